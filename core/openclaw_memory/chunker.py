@@ -1,0 +1,139 @@
+"""Line-based Markdown chunking (spec §2), chunk ids and post-chunking transforms.
+
+Pure functions: no I/O. Sizes are estimated in characters (``tokens * 4``), with dense
+scripts weighted so that one of their characters counts like four Latin ones.
+
+Differences from the original ``chunkMarkdown`` (all deliberate):
+
+* Weights and long-line slices use code points, not UTF-16 units, so an emoji counts 1
+  (the original counts it 2) and no slice can end inside a character.
+* Thai characters are weighted like CJK (the original weights only CJK/kana/Hangul/Yi):
+  Thai is written without spaces and tokenises as densely as CJK.
+* Overlap never makes a chunk overshoot the budget: carried lines are dropped, oldest
+  first, until the next segment fits. The original carried a whole ~maxChars segment of a
+  long line and produced chunks of twice the budget (3201 chars from a 1600-char budget).
+* Empty and whitespace-only chunks are dropped here rather than by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+
+from openclaw_memory.types import Chunk
+
+__all__ = ["chunk_id", "chunk_markdown", "remap_chunk_lines", "split_for_input_limit", "text_weight"]
+
+# The original CJK/kana/Hangul/Yi/compat/ext-B+ ranges, plus Thai (U+0E00–U+0E7F).
+_DENSE = re.compile(
+    "[\u0e00-\u0e7f\u2e80-\u9fff\ua000-\ua4ff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]"
+)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_weight(s: str) -> int:
+    """Estimated size of ``s`` in characters: 1 per code point, 4 per CJK/kana/Hangul/Yi/Thai one."""
+    return len(s) + 3 * len(_DENSE.findall(s))
+
+
+def _split_long(line: str, max_chars: int, tokens: int) -> list[str]:
+    """Cut a line into ``max_chars``-code-point slices; re-cut heavy slices into ``tokens`` ones."""
+    segments: list[str] = []
+    for i in range(0, len(line), max_chars):
+        piece = line[i : i + max_chars]
+        if text_weight(piece) > max_chars:
+            segments.extend(piece[j : j + tokens] for j in range(0, len(piece), tokens))
+        else:
+            segments.append(piece)
+    return segments
+
+
+def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
+    """Split ``content`` into overlapping chunks of about ``tokens`` tokens (1-based inclusive lines).
+
+    ``tokens`` is raised to at least 1 and ``overlap`` clamped to ``[0, tokens - 1]``.
+    Chunks whose text is empty or whitespace-only are not returned.
+    """
+    tokens = max(1, tokens)
+    overlap = min(max(0, overlap), tokens - 1)
+    max_chars = max(32, tokens * 4)
+    overlap_chars = overlap * 4
+
+    chunks: list[Chunk] = []
+    cur: list[tuple[str, int, int]] = []  # (segment, line number, weight incl. its newline)
+    cur_chars = 0
+
+    def flush() -> None:
+        text = "\n".join(seg for seg, _, _ in cur)
+        if text.strip():
+            chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
+
+    for line_no, line in enumerate(content.split("\n"), start=1):
+        for seg in _split_long(line, max_chars, tokens) if line else [""]:
+            size = text_weight(seg) + 1
+            if cur and cur_chars + size > max_chars:
+                flush()
+                kept: list[tuple[str, int, int]] = []
+                acc = 0
+                if overlap_chars > 0:
+                    for entry in reversed(cur):
+                        kept.insert(0, entry)
+                        acc += entry[2]
+                        if acc >= overlap_chars:
+                            break
+                while kept and acc + size > max_chars:
+                    acc -= kept.pop(0)[2]
+                cur, cur_chars = kept, acc
+            cur.append((seg, line_no, size))
+            cur_chars += size
+    if cur:
+        flush()
+    return chunks
+
+
+def chunk_id(source: str, path: str, start_line: int, end_line: int, chunk_hash: str, model: str) -> str:
+    """Stable id of a chunk row: sha256 of ``source:path:start:end:hash:model``."""
+    return _sha256(f"{source}:{path}:{start_line}:{end_line}:{chunk_hash}:{model}")
+
+
+def _utf8_prefix_len(text: str, max_bytes: int) -> int:
+    """Number of leading code points of ``text`` that fit in ``max_bytes`` UTF-8 bytes (at least 1)."""
+    data = text.encode("utf-8")[:max_bytes]
+    return max(1, len(data.decode("utf-8", errors="ignore")))
+
+
+def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
+    """Split chunks longer than ``max_bytes`` UTF-8 bytes into pieces that fit, never inside a character.
+
+    Pieces keep the parent's line range and get their own hash. A single character longer
+    than ``max_bytes`` still becomes a piece of its own.
+    """
+    out: list[Chunk] = []
+    for chunk in chunks:
+        if len(chunk.text.encode("utf-8")) <= max_bytes:
+            out.append(chunk)
+            continue
+        rest = chunk.text
+        while rest:
+            n = _utf8_prefix_len(rest, max_bytes)
+            piece, rest = rest[:n], rest[n:]
+            out.append(replace(chunk, text=piece, hash=_sha256(piece)))
+    return out
+
+
+def remap_chunk_lines(chunks: list[Chunk], line_map: list[int]) -> list[Chunk]:
+    """Map content line ``k`` to ``line_map[k-1]`` for start and end (session transcripts → JSONL lines).
+
+    Lines past the end of ``line_map`` map to its last entry; an empty map changes nothing.
+    """
+    if not line_map:
+        return list(chunks)
+
+    def at(k: int) -> int:
+        return line_map[min(k, len(line_map)) - 1]
+
+    return [replace(c, start_line=at(c.start_line), end_line=at(c.end_line)) for c in chunks]

@@ -1,0 +1,430 @@
+"""Typed configuration mirroring OpenClaw's ``agents.defaults.memorySearch`` and ``compaction``.
+
+Field names are the original camelCase keys in snake_case, with the original defaults. Every
+model accepts both spellings (``max_results`` or ``maxResults``), so an OpenClaw config can be
+used unchanged::
+
+    MemoryConfig(workspace="~/notes", query={"max_results": 8})
+    MemoryConfig.from_dict({"workspace": "~/notes", "query": {"maxResults": 8}})
+    MemoryConfig.from_openclaw_file("~/.openclaw/openclaw.json", agent_id="main")
+
+Invalid values raise :class:`~openclaw_memory.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from openclaw_memory.errors import ConfigError
+
+__all__ = [
+    "BatchConfig",
+    "CacheConfig",
+    "ChunkingConfig",
+    "CompactionConfig",
+    "ExperimentalConfig",
+    "FtsConfig",
+    "HybridConfig",
+    "LocalConfig",
+    "MMRConfig",
+    "MemoryConfig",
+    "MemoryFlushConfig",
+    "QueryConfig",
+    "RemoteConfig",
+    "SessionsSyncConfig",
+    "StoreConfig",
+    "SyncConfig",
+    "TemporalDecayConfig",
+    "VectorConfig",
+    "default_state_dir",
+]
+
+log = logging.getLogger(__name__)
+
+ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "fake", "none"]
+FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_assignment=True,
+        frozen=False,
+    )
+
+
+class ChunkingConfig(_Model):
+    """``chunking``: chunk size and overlap in estimated tokens (chars/4, CJK weighted)."""
+
+    tokens: int = Field(400, ge=1)
+    overlap: int = Field(80, ge=0)
+
+    @model_validator(mode="after")
+    def _clamp_overlap(self) -> ChunkingConfig:
+        if self.overlap > self.tokens - 1:
+            object.__setattr__(self, "overlap", max(0, self.tokens - 1))
+        return self
+
+
+class MMRConfig(_Model):
+    """``query.hybrid.mmr``: maximal marginal relevance re-ranking (opt-in)."""
+
+    enabled: bool = False
+    lambda_: float = Field(0.7, alias="lambda", ge=0.0, le=1.0)
+
+
+class TemporalDecayConfig(_Model):
+    """``query.hybrid.temporalDecay``: exponential decay of dated notes (opt-in)."""
+
+    enabled: bool = False
+    half_life_days: float = Field(30, ge=1)
+
+
+class HybridConfig(_Model):
+    """``query.hybrid``: how vector and keyword candidates are merged."""
+
+    enabled: bool = True
+    vector_weight: float = Field(0.7, ge=0.0, le=1.0)
+    text_weight: float = Field(0.3, ge=0.0, le=1.0)
+    candidate_multiplier: int = Field(4, ge=1, le=20)
+    merge: Literal["weighted", "rrf"] = "weighted"
+    rrf_k: int = Field(60, ge=1)
+    mmr: MMRConfig = Field(default_factory=MMRConfig)
+    temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
+
+    @model_validator(mode="after")
+    def _normalise_weights(self) -> HybridConfig:
+        total = self.vector_weight + self.text_weight
+        if total <= 0:
+            vw, tw = 0.7, 0.3
+        else:
+            vw, tw = self.vector_weight / total, self.text_weight / total
+        object.__setattr__(self, "vector_weight", vw)
+        object.__setattr__(self, "text_weight", tw)
+        return self
+
+
+class QueryConfig(_Model):
+    """``query``: result count, score floor and the hybrid merge."""
+
+    max_results: int = Field(6, ge=1)
+    min_score: float = Field(0.35, ge=0.0, le=1.0)
+    hybrid: HybridConfig = Field(default_factory=HybridConfig)
+    max_injected_chars: int | None = Field(None, ge=1)
+    snippet_max_chars: int = Field(700, ge=1)
+
+
+class CacheConfig(_Model):
+    """``cache``: the embedding cache (unbounded unless ``max_entries`` is set)."""
+
+    enabled: bool = True
+    max_entries: int | None = Field(None, ge=1)
+
+
+class VectorConfig(_Model):
+    """``store.vector``: the sqlite-vec index (falls back to numpy when it cannot load)."""
+
+    enabled: bool = True
+    extension_path: str | None = None
+
+
+class FtsConfig(_Model):
+    """``store.fts``: the keyword index tokenizer."""
+
+    tokenizer: Literal["unicode61", "trigram"] = "unicode61"
+
+
+class StoreConfig(_Model):
+    """``store``: where the index lives. ``path`` may use ``{agent_id}`` and ``~``."""
+
+    driver: Literal["sqlite"] = "sqlite"
+    path: str | None = None
+    vector: VectorConfig = Field(default_factory=VectorConfig)
+    fts: FtsConfig = Field(default_factory=FtsConfig)
+
+
+class SessionsSyncConfig(_Model):
+    """``sync.sessions``: re-index a transcript only after it grew this much."""
+
+    delta_bytes: int = 100_000
+    delta_messages: int = 50
+    post_compaction_force: bool = True
+
+
+class SyncConfig(_Model):
+    """``sync``: when the index is refreshed."""
+
+    on_session_start: bool = True
+    on_search: bool = True
+    watch: bool = True
+    watch_debounce_ms: int = Field(1500, ge=0)
+    interval_minutes: float = Field(0, ge=0)
+    sessions: SessionsSyncConfig = Field(default_factory=SessionsSyncConfig)
+
+
+class BatchConfig(_Model):
+    """``remote.batch``: vendor batch APIs for large (re)indexing jobs."""
+
+    enabled: bool = False
+    wait: bool = True
+    concurrency: int = Field(2, ge=1)
+    poll_interval_ms: int = Field(2000, ge=1)
+    timeout_minutes: float = Field(60, gt=0)
+
+
+class RemoteConfig(_Model):
+    """``remote``: endpoint, key and headers for a remote provider."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    batch: BatchConfig = Field(default_factory=BatchConfig)
+
+
+class LocalConfig(_Model):
+    """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file)."""
+
+    model_path: str | None = None
+    model_cache_dir: str | None = None
+
+
+class ExperimentalConfig(_Model):
+    """``experimental``: the original gates session-transcript indexing behind this flag."""
+
+    session_memory: bool = False
+
+
+class MemoryFlushConfig(_Model):
+    """``compaction.memoryFlush``: the silent pre-compaction turn."""
+
+    enabled: bool = True
+    soft_threshold_tokens: int = Field(4000, ge=0)
+    force_flush_transcript_bytes: int = Field(2 * 1024 * 1024, ge=0)
+    prompt: str | None = None
+    system_prompt: str | None = None
+
+
+class CompactionConfig(_Model):
+    """``agents.defaults.compaction`` keys that drive the memory flush."""
+
+    reserve_tokens_floor: int = Field(20_000, ge=0)
+    context_window: int = Field(200_000, ge=1)
+    memory_flush: MemoryFlushConfig = Field(default_factory=MemoryFlushConfig)
+    post_index_sync: Literal["async", "await", "off"] = "async"
+
+
+def default_state_dir() -> Path:
+    """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
+    env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
+    return Path(env).expanduser() if env else Path("~/.openclaw").expanduser()
+
+
+class MemoryConfig(_Model):
+    """All settings of one agent's memory: ``memorySearch`` keys plus ``compaction``."""
+
+    enabled: bool = True
+    agent_id: str = "main"
+    workspace: Path | None = None
+    state_dir: Path | None = None
+    sources: list[Literal["memory", "sessions"]] = Field(default_factory=lambda: ["memory"])
+    extra_paths: list[str] = Field(default_factory=list)
+    sessions_dir: Path | None = None
+    provider: ProviderName = "auto"
+    model: str | None = None
+    fallback: FallbackName = "none"
+    output_dimensionality: int | None = Field(None, ge=1)
+    remote: RemoteConfig = Field(default_factory=RemoteConfig)
+    local: LocalConfig = Field(default_factory=LocalConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    query: QueryConfig = Field(default_factory=QueryConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    sync: SyncConfig = Field(default_factory=SyncConfig)
+    experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
+    citations: Literal["auto", "on", "off"] = "auto"
+    timezone: str | None = None
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise config_error(exc) from None
+
+    @field_validator("sources")
+    @classmethod
+    def _memory_always(cls, v: list[str]) -> list[str]:
+        out = sorted(set(v) | {"memory"})
+        return out  # type: ignore[return-value]
+
+    @field_validator("extra_paths")
+    @classmethod
+    def _clean_extra(cls, v: list[str]) -> list[str]:
+        seen: list[str] = []
+        for p in v:
+            p = str(p).strip()
+            if p and p not in seen:
+                seen.append(p)
+        return seen
+
+    # ---- derived values -------------------------------------------------------------------
+
+    def resolved_state_dir(self) -> Path:
+        """The state directory: ``state_dir`` if set, else ``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
+        return Path(self.state_dir).expanduser() if self.state_dir else default_state_dir()
+
+    def resolved_workspace(self) -> Path:
+        """The workspace directory (default ``<state_dir>/workspace``), absolute."""
+        ws = Path(self.workspace).expanduser() if self.workspace else self.resolved_state_dir() / "workspace"
+        return ws.resolve()
+
+    def resolved_store_path(self) -> Path:
+        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded."""
+        raw = self.store.path
+        if not raw:
+            return self.resolved_state_dir() / "memory" / f"{self.agent_id}.sqlite"
+        raw = raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
+        return Path(raw).expanduser().resolve()
+
+    def resolved_sessions_dir(self) -> Path:
+        """Transcripts directory: ``sessions_dir`` or ``<state_dir>/agents/<agent_id>/sessions``."""
+        if self.sessions_dir:
+            return Path(self.sessions_dir).expanduser().resolve()
+        return self.resolved_state_dir() / "agents" / self.agent_id / "sessions"
+
+    def resolved_extra_paths(self) -> list[Path]:
+        """Extra paths resolved against the workspace, de-duplicated, in order."""
+        ws = self.resolved_workspace()
+        out: list[Path] = []
+        for p in self.extra_paths:
+            path = Path(p).expanduser()
+            path = path if path.is_absolute() else ws / path
+            path = Path(os.path.normpath(path))
+            if path not in out:
+                out.append(path)
+        return out
+
+    def sessions_enabled(self) -> bool:
+        """True when ``sources`` includes ``"sessions"`` (no experimental gate in this library)."""
+        return "sessions" in self.sources
+
+    # ---- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, ignore_unknown: bool = False) -> MemoryConfig:
+        """Build from a dict in snake_case or camelCase. Unknown keys are an error unless ignored."""
+        if ignore_unknown:
+            data = _prune_unknown(cls, data, "")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, config: MemoryConfig | dict[str, Any] | None = None, **overrides: Any) -> MemoryConfig:
+        """Accept a config, a dict or nothing, then apply keyword overrides (validated)."""
+        if isinstance(config, MemoryConfig):
+            base = config.model_dump(by_alias=False, exclude_unset=True)
+        else:
+            base = dict(config or {})
+        base = _deep_merge(base, overrides)
+        return cls.from_dict(base)
+
+    @classmethod
+    def from_openclaw_file(cls, path: str | os.PathLike[str], *, agent_id: str | None = None, **overrides: Any) -> MemoryConfig:
+        """Read an ``openclaw.json`` (JSON5) file: ``agents.defaults.memorySearch`` merged with the
+        agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace and
+        ``memory.citations``. Keys this library does not use are ignored with a debug log."""
+        import json5
+
+        file = Path(path).expanduser()
+        try:
+            raw = json5.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {file}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{file} is not valid JSON5: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{file}: the top level must be an object")
+        base = cls.from_dict(_from_openclaw(raw, agent_id, file.parent), ignore_unknown=True)
+        return cls.load(base, **overrides) if overrides else base
+
+def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) -> dict[str, Any]:
+    agents = raw.get("agents") or {}
+    defaults = agents.get("defaults") or {}
+    agent_list = agents.get("list") or []
+    chosen: dict[str, Any] = {}
+    if agent_id is None:
+        default_agents = [a for a in agent_list if isinstance(a, dict) and a.get("default")]
+        chosen = default_agents[0] if default_agents else (agent_list[0] if agent_list and isinstance(agent_list[0], dict) else {})
+        agent_id = str(chosen.get("id") or "main")
+    else:
+        chosen = next((a for a in agent_list if isinstance(a, dict) and a.get("id") == agent_id), {})
+    data: dict[str, Any] = _deep_merge(dict(defaults.get("memorySearch") or {}), dict(chosen.get("memorySearch") or {}))
+    extra = list((defaults.get("memorySearch") or {}).get("extraPaths") or []) + list(
+        (chosen.get("memorySearch") or {}).get("extraPaths") or []
+    )
+    if extra:
+        data["extraPaths"] = extra
+    data["agentId"] = agent_id
+    workspace = chosen.get("workspace") or defaults.get("workspace")
+    if workspace and "workspace" not in data:
+        data["workspace"] = workspace
+    compaction = _deep_merge(dict(defaults.get("compaction") or {}), dict(chosen.get("compaction") or {}))
+    if compaction:
+        data["compaction"] = compaction
+    citations = (raw.get("memory") or {}).get("citations")
+    if citations:
+        data["citations"] = citations
+    store = data.get("store") or {}
+    if isinstance(store, dict) and store.get("path"):
+        p = Path(str(store["path"]).replace("{agentId}", agent_id).replace("{agent_id}", agent_id)).expanduser()
+        if not p.is_absolute():
+            store = {**store, "path": str(base_dir / p)}
+            data["store"] = store
+    return data
+
+
+def _field_key(model: type[BaseModel], key: str) -> str | None:
+    for name, info in model.model_fields.items():
+        if key == name or key == info.alias:
+            return name
+    return None
+
+
+def _prune_unknown(model: type[BaseModel], data: dict[str, Any], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _field_key(model, key)
+        if name is None:
+            log.debug("ignoring unknown config key %s%s", where, key)
+            continue
+        ann = model.model_fields[name].annotation
+        if isinstance(value, dict) and isinstance(ann, type) and issubclass(ann, BaseModel):
+            value = _prune_unknown(ann, value, f"{where}{key}.")
+        out[key] = value
+    return out
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def config_error(exc: ValidationError) -> ConfigError:
+    """Turn a pydantic ValidationError into a ConfigError whose message names each bad key."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
+        parts.append(f"{key}: {err.get('msg')} (got {err.get('input')!r})")
+    return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -1,0 +1,84 @@
+"""Exceptions raised by openclaw-memory.
+
+The tree::
+
+    OpenClawMemoryError
+    ├── ConfigError                 invalid configuration (names the offending key)
+    ├── MissingDependencyError      an optional extra is not installed (names the extra)
+    ├── StoreError                  the index database cannot be opened, read or written
+    │   └── IndexLockedError        another process holds the index for too long
+    ├── ProviderError               an embedding provider failed or returned bad vectors
+    │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
+    │   └── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
+    ├── IndexingError               a sync could not complete; the previous index is intact
+    └── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "IndexLockedError",
+    "IndexingError",
+    "MemoryPathError",
+    "MissingDependencyError",
+    "OpenClawMemoryError",
+    "ProviderError",
+    "ProviderRequestError",
+    "ProviderUnavailableError",
+    "StoreError",
+]
+
+
+class OpenClawMemoryError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class ConfigError(OpenClawMemoryError, ValueError):
+    """The configuration is invalid; the message names the key and what is allowed."""
+
+
+class MissingDependencyError(OpenClawMemoryError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+        self.package = package
+        self.extra = extra
+        what = f" for {purpose}" if purpose else ""
+        super().__init__(
+            f"{package!r} is required{what} but is not installed. "
+            f"Install it with: pip install 'openclaw-memory[{extra}]'"
+        )
+
+
+class StoreError(OpenClawMemoryError):
+    """The index database cannot be opened, read or written."""
+
+
+class IndexLockedError(StoreError):
+    """Another process kept the index locked for longer than the timeout."""
+
+
+class ProviderError(OpenClawMemoryError):
+    """An embedding provider failed or returned unusable vectors."""
+
+
+class ProviderUnavailableError(ProviderError):
+    """The provider cannot start: missing API key, model file or package."""
+
+
+class ProviderRequestError(ProviderError):
+    """An embedding request failed (after retries where they apply)."""
+
+    def __init__(self, message: str, *, status_code: int | None = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retryable = retryable
+
+
+class IndexingError(OpenClawMemoryError):
+    """A sync could not complete. The previous index is left intact and searchable."""
+
+
+class MemoryPathError(OpenClawMemoryError, ValueError):
+    """A path was refused: only MEMORY.md, memory.md, memory/**/*.md and extra paths are allowed."""

@@ -1,0 +1,502 @@
+"""MemoryIndex: one agent's memory — sync, search, get and status, with async twins.
+
+    >>> from openclaw_memory import MemoryIndex
+    >>> with MemoryIndex(workspace="~/notes") as memory:       # doctest: +SKIP
+    ...     for hit in memory.search("what did we decide about the API?").hits:
+    ...         print(hit.citation, hit.score)
+
+The index is derived data: delete it and the next sync rebuilds it from the Markdown files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from openclaw_memory import discovery
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage import MemoryStore
+from openclaw_memory.sync import Progress, SyncPlan, run_sync, workspace_issues
+from openclaw_memory.types import FallbackInfo, MemoryText, SearchResult, SyncReport
+
+__all__ = ["IndexStatus", "MemoryIndex"]
+
+log = logging.getLogger(__name__)
+
+_AUTO: Any = object()
+_STALE_CHECK_INTERVAL_S = 2.0
+
+
+@dataclass
+class IndexStatus:
+    """What ``status()`` reports: counts, provider, search mode, store paths and degradations."""
+
+    agent_id: str
+    workspace: str
+    store_path: str
+    backend: str
+    files: int
+    chunks: int
+    source_counts: dict[str, dict[str, int]]
+    dirty: bool
+    sources: list[str]
+    extra_paths: list[str]
+    provider: str
+    model: str
+    requested_provider: str
+    search_mode: str  # "hybrid" | "keyword"
+    keyword_only_reason: str | None
+    fallback: dict[str, str] | None
+    key_source: str | None
+    driver: str
+    sqlite_version: str
+    fts: dict[str, Any]
+    vector: dict[str, Any]
+    cache: dict[str, Any]
+    batch: dict[str, Any] | None
+    issues: list[str]
+    last_sync: dict[str, Any] | None
+    embedding_probe: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class MemoryIndex:
+    """Index and search one agent's Markdown memory.
+
+    ``config`` is a :class:`MemoryConfig`, a dict (snake_case or camelCase) or None; keyword
+    arguments override it (``MemoryIndex(workspace="~/notes", provider="openai")``).
+    ``provider`` may also be an :class:`EmbeddingProvider` instance (or None for keyword-only),
+    which takes precedence over the configured one; ``storage`` replaces the SQLite store with
+    another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
+    watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never.
+    Thread-safe; close it (or use ``with``).
+    """
+
+    def __init__(
+        self,
+        config: MemoryConfig | dict[str, Any] | None = None,
+        *,
+        provider: EmbeddingProvider | None = _AUTO,
+        storage: MemoryStore | None = None,
+        watch: bool | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.config = MemoryConfig.load(config, **overrides)
+        self.workspace = self.config.resolved_workspace()
+        if storage is None:
+            cfg = self.config.store
+            storage = SQLiteStore(
+                self.config.resolved_store_path(),
+                vector_enabled=cfg.vector.enabled,
+                extension_path=cfg.vector.extension_path,
+                fts_tokenizer=cfg.fts.tokenizer,
+            )
+        self.store: MemoryStore = storage
+        self._explicit_provider = provider
+        self._provider: EmbeddingProvider | None = None
+        self._provider_ready = False
+        self._requested = self.config.provider if provider is _AUTO else (provider.id if provider else "none")
+        self._fallback: FallbackInfo | None = None
+        self._keyword_only_reason: str | None = None
+        self._key_source: str | None = None
+        self._provider_lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self._sync_future: Future[SyncReport] | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openclaw-memory-sync")
+        self._dirty = True
+        self._last_sync: SyncReport | None = None
+        self._last_sync_error: str | None = None
+        self._last_stale_check = 0.0
+        self._closed = False
+        # The watcher (sync.watch) starts on the first search, or right away with watch=True.
+        self._auto_background = watch is None
+        self._embed_state: Any = None
+        self._watcher: Any = None
+        self._interval: threading.Event | None = None
+        if watch:
+            self.start_watching()
+
+    # ---- provider -------------------------------------------------------------------------------
+
+    def _ensure_provider(self) -> EmbeddingProvider | None:
+        if self._provider_ready:
+            return self._provider
+        with self._provider_lock:
+            if self._provider_ready:
+                return self._provider
+            if self._explicit_provider is not _AUTO:
+                self._provider = self._explicit_provider
+                if self._provider is None:
+                    self._keyword_only_reason = "no embedding provider given (keyword-only mode)"
+            else:
+                from openclaw_memory.providers.registry import resolve_provider
+
+                res = resolve_provider(self.config)
+                self._provider = res.provider
+                self._fallback = res.fallback
+                self._keyword_only_reason = res.unavailable_reason if res.provider is None else None
+                self._key_source = res.key_source
+            self._provider_ready = True
+            return self._provider
+
+    @property
+    def provider(self) -> EmbeddingProvider | None:
+        """The embedding provider in use (resolved on first use), or None in keyword-only mode."""
+        return self._ensure_provider()
+
+    def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
+        from openclaw_memory.providers import batching
+
+        if not hasattr(batching, "embed_for_index"):  # TODO(lead): remove once providers land
+            return batching.embed_documents_batched(provider, texts)
+        return batching.embed_for_index(provider, texts, self.config, self._batch_state())
+
+    def _batch_state(self) -> Any:
+        if self._embed_state is None:
+            from openclaw_memory.providers import batching
+
+            self._embed_state = batching.BatchState.from_config(self.config)
+        return self._embed_state
+
+    def _plan(self) -> SyncPlan:
+        return SyncPlan(
+            config=self.config,
+            provider=self._ensure_provider(),
+            embed=self._embed_documents,
+            fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
+        )
+
+    # ---- sync -------------------------------------------------------------------------------------
+
+    def _run_sync(self, force: bool, reason: str, progress: Progress | None) -> SyncReport:
+        self._dirty = False
+        try:
+            report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress)
+        except IndexingError as exc:
+            self._dirty = True
+            self._last_sync_error = str(exc)
+            if self._activate_fallback(exc):
+                return run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)", progress=progress)
+            raise
+        except BaseException:
+            self._dirty = True
+            raise
+        self._last_sync, self._last_sync_error = report, None
+        return report
+
+    def _activate_fallback(self, exc: Exception) -> bool:
+        """Switch to the configured fallback provider after an embedding failure (one hop)."""
+        if self._explicit_provider is not _AUTO or self._fallback is not None:
+            return False
+        if self.config.fallback in ("none", self.config.provider) or not isinstance(exc.__cause__, ProviderError):
+            return False
+        from openclaw_memory.providers.registry import create_fallback
+
+        primary = self._provider.id if self._provider else self.config.provider
+        try:
+            fb = create_fallback(self.config, exc.__cause__)
+        except Exception as fb_exc:
+            log.warning("fallback provider %s failed to start: %s", self.config.fallback, fb_exc)
+            return False
+        with self._provider_lock:
+            self._provider = fb
+            self._fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
+        log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
+        return True
+
+    def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date (a full atomic rebuild when forced or when settings changed).
+
+        A call while another sync of this index is running waits for it and returns its report,
+        unless ``force`` is set, in which case a forced sync runs afterwards.
+        """
+        self._check_open()
+        fut = self._submit(force, reason, progress)
+        return fut.result()
+
+    async def async_sync(
+        self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None
+    ) -> SyncReport:
+        """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
+        self._check_open()
+        return await asyncio.wrap_future(self._submit(force, reason, progress))
+
+    def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
+        with self._sync_lock:
+            fut = self._sync_future
+            if fut is not None and not fut.done() and not force:
+                return fut
+            fut = self._executor.submit(self._run_sync, force, reason, progress)
+            self._sync_future = fut
+            return fut
+
+    def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
+        """Schedule a sync without waiting; joins a running one. Errors are logged, not raised."""
+        fut = self._submit(False, reason, None)
+
+        def _log(f: Future[SyncReport]) -> None:
+            if f.exception() is not None:
+                log.warning("background sync (%s) failed: %s", reason, f.exception())
+
+        fut.add_done_callback(_log)
+        return fut
+
+    @property
+    def syncing(self) -> bool:
+        """True while a sync is running."""
+        fut = self._sync_future
+        return fut is not None and not fut.done()
+
+    @property
+    def dirty(self) -> bool:
+        """True when files may have changed since the last sync."""
+        return self._dirty
+
+    def mark_dirty(self) -> None:
+        """Tell the index that files changed (the watcher calls this)."""
+        self._dirty = True
+
+    def _quick_stale_check(self) -> None:
+        """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""
+        if self._watcher is not None or self._dirty:
+            return
+        now = time.monotonic()
+        if now - self._last_stale_check < _STALE_CHECK_INTERVAL_S:
+            return
+        self._last_stale_check = now
+        known = self.store.file_records("memory")
+        files = discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())
+        if len(files) != len(known):
+            self._dirty = True
+            return
+        for p in files:
+            rec = known.get(discovery.relative_path(self.workspace, p))
+            try:
+                st = p.stat()
+            except OSError:
+                self._dirty = True
+                return
+            if rec is None or rec.size != st.st_size or rec.mtime_ms != st.st_mtime_ns / 1e6:
+                self._dirty = True
+                return
+
+    # ---- watching ----------------------------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        """Watch the workspace in the background: changes mark the index dirty and trigger one
+        debounced sync per burst. Also starts the ``sync.interval_minutes`` timer when set.
+        ``close()`` stops both."""
+        from openclaw_memory.watch import MemoryWatcher
+
+        self._check_open()
+        if self._watcher is None:
+            self._watcher = MemoryWatcher(
+                self.workspace, self.config.resolved_extra_paths(),
+                lambda _changes: self._on_files_changed(), debounce_ms=self.config.sync.watch_debounce_ms,
+            ).start()
+        minutes = self.config.sync.interval_minutes
+        if minutes > 0 and self._interval is None:
+            self._interval = threading.Event()
+            threading.Thread(target=self._interval_loop, args=(minutes * 60, self._interval), daemon=True,
+                             name="openclaw-memory-interval").start()
+
+    def _interval_loop(self, seconds: float, stop: threading.Event) -> None:
+        while not stop.wait(seconds):
+            self.sync_in_background("interval")
+
+    def _on_files_changed(self) -> None:
+        self._dirty = True
+        if not self._closed:
+            self.sync_in_background("watch")
+
+    def watch_forever(self, on_sync: Any = None) -> None:
+        """Watch in the foreground, syncing after each burst of changes, until KeyboardInterrupt."""
+        from openclaw_memory.watch import MemoryWatcher
+
+        def changed(_changes: Any) -> None:
+            self._dirty = True
+            report = self.sync(reason="watch")
+            if on_sync is not None:
+                on_sync(report)
+
+        MemoryWatcher(self.workspace, self.config.resolved_extra_paths(), changed,
+                      debounce_ms=self.config.sync.watch_debounce_ms).run()
+
+    # ---- search -------------------------------------------------------------------------------------
+
+    def _is_empty(self) -> bool:
+        return not any(v.get("chunks") for v in self.store.counts().values())
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``)."""
+        from openclaw_memory.search import run_search
+
+        self._check_open()
+        if not query or not query.strip():
+            return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
+                                empty_reason="no_match")
+        provider = self._ensure_provider()
+        if self._auto_background:
+            self._auto_background = False
+            if self.config.sync.watch or self.config.sync.interval_minutes > 0:
+                self.start_watching()
+        if self._is_empty():
+            try:
+                self.sync(reason="search")
+            except Exception as exc:  # the search still answers, and says why it is empty
+                log.warning("first-search sync failed: %s", exc)
+        scheduled = False
+        if self.config.sync.on_search:
+            self._quick_stale_check()
+            if self._dirty and not self.syncing:
+                self.sync_in_background("search")
+                scheduled = True
+        result = run_search(
+            self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
+            sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
+            workspace=self.workspace,
+        )
+        result.fallback = result.fallback or self._fallback
+        result.sync_scheduled = scheduled or self.syncing
+        if not result.hits:
+            if self._is_empty():
+                result.empty_reason = "empty_index"
+            elif self.syncing:
+                result.empty_reason = "stale"
+        return result
+
+    async def asearch(self, query: str, **kwargs: Any) -> SearchResult:
+        """Async twin of :meth:`search`."""
+        return await asyncio.to_thread(self.search, query, **kwargs)
+
+    # ---- get ------------------------------------------------------------------------------------------
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+        """Read lines of a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path).
+
+        Raises MemoryPathError for anything else. A missing allowed file returns empty text.
+        """
+        abs_path, rel = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
+        text, start, end = discovery.read_lines(abs_path, from_line, lines)
+        return MemoryText(path=rel, text=text, start_line=start, end_line=end)
+
+    async def aget(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+        """Async twin of :meth:`get`."""
+        return await asyncio.to_thread(self.get, path, from_line, lines)
+
+    # ---- status ---------------------------------------------------------------------------------------
+
+    def status(self, *, deep: bool = False) -> IndexStatus:
+        """Counts, provider, search mode, vector/FTS paths and anything degraded (``deep`` probes the provider)."""
+        self._check_open()
+        provider = self._ensure_provider()
+        info = self.store.info()
+        counts = self.store.counts()
+        probe = None
+        if deep:
+            if provider is None:
+                probe = {"ok": False, "error": self._keyword_only_reason or "no embedding provider (keyword-only mode)"}
+            else:
+                try:
+                    started = time.perf_counter()
+                    vec = provider.embed_query("ping")
+                    probe = {"ok": True, "dims": int(vec.size), "ms": round((time.perf_counter() - started) * 1000, 1)}
+                except Exception as exc:
+                    probe = {"ok": False, "error": str(exc)}
+        batch = None
+        if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
+            batch = self._embed_state.to_dict()
+        notes = list(info.notes)
+        if self._last_sync_error:
+            notes.append(f"last sync failed: {self._last_sync_error}")
+        return IndexStatus(
+            agent_id=self.config.agent_id,
+            workspace=str(self.workspace),
+            store_path=info.path,
+            backend=info.backend,
+            files=sum(v["files"] for v in counts.values()),
+            chunks=sum(v["chunks"] for v in counts.values()),
+            source_counts=counts,
+            dirty=self._dirty,
+            sources=list(self.config.sources),
+            extra_paths=[str(p) for p in self.config.resolved_extra_paths()],
+            provider=provider.id if provider else "none",
+            model=provider.model if provider else "fts-only",
+            requested_provider=self._requested,
+            search_mode="hybrid" if provider else "keyword",
+            keyword_only_reason=None if provider else self._keyword_only_reason,
+            fallback=self._fallback.to_dict() if self._fallback else None,
+            key_source=self._key_source,
+            driver=info.driver,
+            sqlite_version=info.sqlite_version,
+            fts={"available": info.fts_available, "error": info.fts_error,
+                 "tokenizer": getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer)},
+            vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
+                    "error": info.vector_error, "dims": info.vector_dims},
+            cache={"enabled": self.config.cache.enabled, "entries": self.store.cache_count(),
+                   "max_entries": self.config.cache.max_entries},
+            batch=batch,
+            issues=workspace_issues(self.config),
+            last_sync=self._last_sync.to_dict() if self._last_sync else None,
+            embedding_probe=probe,
+            notes=notes,
+        )
+
+    # ---- lifecycle ------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this MemoryIndex is closed; create a new one")
+
+    def close(self) -> None:
+        """Stop the watcher and timers, wait for a running sync, close the store."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self._interval is not None:
+            self._interval.set()
+        self._executor.shutdown(wait=True)
+        self.store.close()
+        if self._provider is not None and hasattr(self._provider, "close"):
+            self._provider.close()
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemoryIndex:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __repr__(self) -> str:
+        return f"MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})"
+

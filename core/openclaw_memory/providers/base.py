@@ -1,0 +1,144 @@
+"""The embedding-provider protocol and a base class that validates and normalises vectors.
+
+A provider turns text into unit-length float32 vectors. Subclasses implement
+``_embed(texts, kind)`` (and optionally ``_aembed``); the base class L2-normalises every
+vector and rejects NaN/inf/zero/wrong-dimension output with a :class:`ProviderError`, so a
+bad vector never reaches the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from openclaw_memory.errors import ProviderError
+
+__all__ = ["BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "normalize_vectors", "provider_key"]
+
+EmbedKind = Literal["query", "document"]
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """What the index needs from an embedding provider."""
+
+    id: str
+    model: str
+
+    @property
+    def dims(self) -> int | None:
+        """Vector length, or None until the first embedding when the API decides it."""
+
+    @property
+    def max_input_tokens(self) -> int:
+        """Largest input the model accepts (UTF-8 bytes are used as an upper bound of tokens)."""
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Data identifying the vector space (provider, model, base URL, headers): never secrets."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One unit-length float32 vector for a search query."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """One unit-length float32 vector per document, in order."""
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """Async twin of :meth:`embed_query`."""
+
+    async def aembed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Async twin of :meth:`embed_documents`."""
+
+
+def provider_key(fingerprint: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a provider fingerprint (the cache / rebuild key)."""
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def normalize_vectors(raw: Sequence[Sequence[float]], *, expected_dims: int | None, who: str) -> list[np.ndarray]:
+    """L2-normalise vectors; raise ProviderError on NaN/inf, zero norm or a dimension mismatch."""
+    out: list[np.ndarray] = []
+    dims = expected_dims
+    for i, vec in enumerate(raw):
+        arr = np.asarray(vec, dtype=np.float32)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ProviderError(f"{who} returned an empty or malformed vector at position {i}")
+        if dims is None:
+            dims = int(arr.size)
+        elif arr.size != dims:
+            raise ProviderError(f"{who} returned a {arr.size}-dimensional vector at position {i}; expected {dims}")
+        if not np.all(np.isfinite(arr)):
+            raise ProviderError(f"{who} returned a vector with NaN or infinite values at position {i}")
+        norm = float(np.linalg.norm(arr))
+        if norm < 1e-10:
+            raise ProviderError(f"{who} returned an all-zero vector at position {i}")
+        out.append(arr / norm)
+    return out
+
+
+class BaseEmbeddingProvider(ABC):
+    """Shared behaviour: validation, normalisation, dims tracking and async twins."""
+
+    id: str = "base"
+    model: str = ""
+    default_max_input_tokens: int = 8192
+
+    def __init__(self, *, model: str, dims: int | None = None, max_input_tokens: int | None = None) -> None:
+        self.model = model
+        self._dims = dims
+        self._max_input_tokens = max_input_tokens
+
+    @property
+    def dims(self) -> int | None:
+        return self._dims
+
+    @property
+    def max_input_tokens(self) -> int:
+        return self._max_input_tokens or self.default_max_input_tokens
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"provider": self.id, "model": self.model}
+
+    @abstractmethod
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        """Call the model/API; return one raw vector per text."""
+
+    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        return await asyncio.to_thread(self._embed, texts, kind)
+
+    def _check(self, texts: list[str], raw: list[Sequence[float]]) -> list[np.ndarray]:
+        if len(raw) != len(texts):
+            raise ProviderError(f"{self.id} returned {len(raw)} vectors for {len(texts)} inputs")
+        vecs = normalize_vectors(raw, expected_dims=self._dims, who=f"{self.id}:{self.model}")
+        if vecs and self._dims is None:
+            self._dims = int(vecs[0].size)
+        return vecs
+
+    def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        items = list(texts)
+        if not items:
+            return []
+        return self._check(items, self._embed(items, "document"))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._check([text], self._embed([text], "query"))[0]
+
+    async def aembed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        items = list(texts)
+        if not items:
+            return []
+        return self._check(items, await self._aembed(items, "document"))
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        return self._check([text], await self._aembed([text], "query"))[0]
+
+    def close(self) -> None:
+        """Release clients or models (no-op by default)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, dims={self._dims})"

@@ -1,0 +1,591 @@
+"""SQLiteStore: the embedded index (FTS5 for keywords, sqlite-vec or numpy for vectors).
+
+Tables mirror the original: ``meta``, ``files``, ``chunks``, ``embedding_cache``, the FTS5
+table ``chunks_fts`` and the vec0 table ``chunks_vec``. Vectors are stored as float32 BLOBs in
+``chunks.embedding`` (the source of truth); ``chunks_vec`` is an index over them, so the numpy
+path always works, even on a driver that cannot load sqlite-vec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+from openclaw_memory.errors import IndexLockedError, StoreError
+from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
+from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
+from openclaw_memory.textprep import FTS_TOKENIZER_ID, segment_for_fts
+from openclaw_memory.types import Candidate, MemoryFile
+
+__all__ = ["SQLiteStore"]
+
+log = logging.getLogger(__name__)
+
+_GENERATION_KEY = "generation"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+  path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory',
+  hash TEXT NOT NULL, mtime INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+  id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
+  start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
+  model TEXT NOT NULL, text TEXT NOT NULL, embedding BLOB, updated_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS idx_chunks_source ON chunks(source);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+  provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL, hash TEXT NOT NULL,
+  embedding BLOB NOT NULL, dims INTEGER, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (provider, model, provider_key, hash));
+CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
+"""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def _vec(blob: bytes | None) -> np.ndarray | None:
+    if not blob:
+        return None
+    return np.frombuffer(blob, dtype="<f4")
+
+
+class SQLiteStore:
+    """The embedded :class:`~openclaw_memory.storage.MemoryStore` on one SQLite file.
+
+    Thread-safe (one connection guarded by a lock). ``vector_enabled=False`` forces the numpy
+    vector path; ``fts_tokenizer`` is ``"unicode61"`` (with CJK/Thai segmentation) or ``"trigram"``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        vector_enabled: bool = True,
+        extension_path: str | None = None,
+        fts_tokenizer: str = "unicode61",
+        driver: DriverChoice | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.vector_enabled = vector_enabled
+        self.extension_path = extension_path
+        self.fts_tokenizer = fts_tokenizer
+        self._driver = driver or choose_driver(vector_enabled=vector_enabled, extension_path=extension_path)
+        self._lock = threading.RLock()
+        self._file_lock = FileLock(str(self.path) + ".lock")
+        self._np_cache: tuple[str, np.ndarray, list[str], list[str]] | None = None
+        self._vec_dims: int | None = None
+        self._conn: Any = None
+        self._inode: int | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._open()
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot open the memory index at {self.path}: {exc}. "
+                             "Check that the directory is writable, or delete the file to rebuild it.") from exc
+
+    # ---- connection -------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
+        self._conn.executescript(_SCHEMA)
+        self._fts_ok, self._fts_error = fts5_available(self._conn)
+        if self._fts_ok:
+            tok = "trigram case_sensitive 0" if self.fts_tokenizer == "trigram" else "unicode61 remove_diacritics 2"
+            self._conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, "
+                f"source UNINDEXED, model UNINDEXED, start_line UNINDEXED, end_line UNINDEXED, tokenize='{tok}')"
+            )
+        self._vec_dims = self._existing_vec_dims()
+        self._inode = self.path.stat().st_ino
+        self._np_cache = None
+
+    def _existing_vec_dims(self) -> int | None:
+        if not self._driver.vec_loaded:
+            return None
+        row = self._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+        if not row or not row[0]:
+            return None
+        sql = str(row[0]).lower()
+        start = sql.find("float[")
+        return int(sql[start + 6 : sql.index("]", start)]) if start >= 0 else None
+
+    def _db(self) -> Any:
+        """The connection, reopened if another process swapped in a rebuilt index file."""
+        if self._conn is None:
+            raise StoreError(f"the memory index at {self.path} is closed")
+        try:
+            inode = self.path.stat().st_ino
+        except FileNotFoundError:
+            inode = None
+        if inode is not None and inode != self._inode:
+            log.info("index file %s was replaced by a rebuild; reopening", self.path)
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._open()
+        return self._conn
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[Any]:
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            else:
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET "
+                    "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                    (_GENERATION_KEY,),
+                )
+                db.execute("COMMIT")
+
+    def _fts_text(self, text: str) -> str:
+        return text if self.fts_tokenizer == "trigram" else segment_for_fts(text)
+
+    # ---- meta -------------------------------------------------------------------------------
+
+    def read_meta(self) -> IndexMeta | None:
+        with self._lock:
+            row = self._db().execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
+        if not row:
+            return None
+        try:
+            return IndexMeta.from_json(json.loads(row[0]))
+        except (ValueError, TypeError):
+            return None
+
+    def write_meta(self, meta: IndexMeta) -> None:
+        value = json.dumps(meta.to_json(), separators=(",", ":"))
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (META_KEY, value),
+            )
+
+    def generation(self) -> str:
+        """Changes whenever any write commits (from any process)."""
+        with self._lock:
+            row = self._db().execute("SELECT value FROM meta WHERE key = ?", (_GENERATION_KEY,)).fetchone()
+        return f"{self._inode}:{row[0] if row else 0}"
+
+    # ---- files and chunks ----------------------------------------------------------------------
+
+    def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
+        sql = "SELECT path, source, hash, mtime, size FROM files"
+        args: tuple[Any, ...] = ()
+        if source:
+            sql += " WHERE source = ?"
+            args = (source,)
+        with self._lock:
+            rows = self._db().execute(sql, args).fetchall()
+        return {r[0]: FileRecord(r[0], r[1], r[2], float(r[3]), int(r[4])) for r in rows}
+
+    def _ensure_vec_table(self, db: Any, dims: int) -> bool:
+        if not self._driver.vec_loaded:
+            return False
+        if self._vec_dims == dims:
+            return True
+        if self._vec_dims is not None:
+            log.info("vector dimension changed %s -> %s; recreating chunks_vec", self._vec_dims, dims)
+            db.execute("DROP TABLE IF EXISTS chunks_vec")
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(id TEXT PRIMARY KEY, "
+            f"embedding FLOAT[{int(dims)}] distance_metric=cosine)"
+        )
+        self._vec_dims = dims
+        return True
+
+    def _delete_rows(self, db: Any, path: str, source: str | None) -> None:
+        where, args = ("path = ? AND source = ?", (path, source)) if source else ("path = ?", (path,))
+        ids = [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE {where}", args).fetchall()]
+        if self._vec_dims is not None and ids:
+            db.executemany("DELETE FROM chunks_vec WHERE id = ?", [(i,) for i in ids])
+        if self._fts_ok:
+            db.execute(f"DELETE FROM chunks_fts WHERE {where}", args)
+        db.execute(f"DELETE FROM chunks WHERE {where}", args)
+
+    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        now = _now_ms()
+        with self._tx() as db:
+            self._delete_rows(db, file.path, None)
+            vec_ready = False
+            dims = next((int(c.embedding.size) for c in chunks if c.embedding is not None), None)
+            if dims is not None:
+                vec_ready = self._ensure_vec_table(db, dims)
+            for c in chunks:
+                emb = _blob(c.embedding) if c.embedding is not None else None
+                db.execute(
+                    "INSERT OR REPLACE INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
+                    "embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, emb, now),
+                )
+                if vec_ready and emb is not None:
+                    db.execute("DELETE FROM chunks_vec WHERE id = ?", (c.id,))
+                    db.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (c.id, emb))
+                if self._fts_ok:
+                    db.execute(
+                        "INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line) "
+                        "VALUES (?,?,?,?,?,?,?)",
+                        (self._fts_text(c.text), c.id, c.path, c.source, c.model, c.start_line, c.end_line),
+                    )
+            db.execute(
+                "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
+                "SET source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size",
+                (file.path, file.source, file.hash, file.mtime_ms, file.size),
+            )
+
+    def touch_file(self, file: MemoryFile) -> None:
+        with self._lock:
+            self._db().execute(
+                "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (file.mtime_ms, file.size, file.path)
+            )
+
+    def delete_file(self, path: str, source: str | None = None) -> None:
+        with self._tx() as db:
+            self._delete_rows(db, path, source)
+            if source:
+                db.execute("DELETE FROM files WHERE path = ? AND source = ?", (path, source))
+            else:
+                db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def _row_to_chunk(self, r: Sequence[Any]) -> StoredChunk:
+        return StoredChunk(
+            id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), hash=r[5], model=r[6],
+            text=r[7], embedding=_vec(r[8]),
+        )
+
+    _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding"
+
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        sql = f"SELECT {self._CHUNK_COLS} FROM chunks"
+        args: tuple[Any, ...] = ()
+        if source:
+            sql += " WHERE source = ?"
+            args = (source,)
+        sql += " ORDER BY path, start_line, id"
+        with self._lock:
+            rows = self._db().execute(sql, args).fetchall()
+        for r in rows:
+            yield self._row_to_chunk(r)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
+        out: dict[str, StoredChunk] = {}
+        with self._lock:
+            db = self._db()
+            for i in range(0, len(ids), 400):
+                part = list(ids[i : i + 400])
+                marks = ",".join("?" * len(part))
+                for r in db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
+                    out[r[0]] = self._row_to_chunk(r)
+        return [out[i] for i in ids if i in out]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            rows = self._db().execute(
+                "SELECT source, 'files', COUNT(*) FROM files GROUP BY source UNION ALL "
+                "SELECT source, 'chunks', COUNT(*) FROM chunks GROUP BY source"
+            ).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for source, kind, n in rows:
+            out.setdefault(source, {"files": 0, "chunks": 0})[kind] = int(n)
+        return out
+
+    # ---- search -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _source_clause(sources: Sequence[str] | None, col: str = "c.source") -> tuple[str, list[Any]]:
+        if not sources:
+            return "", []
+        return f" AND {col} IN ({','.join('?' * len(sources))})", list(sources)
+
+    def keyword_search(
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = ()
+    ) -> list[tuple[Candidate, float]]:
+        if not self._fts_ok or (not match and not like_terms):
+            return []
+        src_sql, src_args = self._source_clause(sources)
+        like_sql = "".join(" AND c.text LIKE ? ESCAPE '\\'" for _ in like_terms)
+        like_args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in like_terms]
+        if match:
+            sql = (
+                "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, bm25(chunks_fts) AS rank "
+                "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.id WHERE chunks_fts MATCH ?"
+                f"{src_sql}{like_sql} ORDER BY rank LIMIT ?"
+            )
+            args = [match, *src_args, *like_args, int(limit)]
+        else:
+            sql = (
+                "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0 AS rank FROM chunks c "
+                f"WHERE 1=1{src_sql}{like_sql} LIMIT ?"
+            )
+            args = [*src_args, *like_args, int(limit)]
+        try:
+            with self._lock:
+                rows = self._db().execute(sql, args).fetchall()
+        except Exception as exc:  # a malformed MATCH expression must never break search
+            log.warning("keyword search failed for %r: %s", match, exc)
+            return []
+        out = []
+        for rank_pos, r in enumerate(rows, start=1):
+            cand = Candidate(id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), text=r[5],
+                             text_rank=rank_pos)
+            out.append((cand, float(r[6])))
+        return out
+
+    def vector_search(self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None) -> list[Candidate]:
+        q = np.asarray(query, dtype=np.float32)
+        if limit <= 0 or q.size == 0:
+            return []
+        if self._driver.vec_loaded and self._vec_dims is not None and self._vec_dims == q.size:
+            return self._vec0_search(q, limit, sources)
+        return self._numpy_search(q, limit, sources)
+
+    def _vec0_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[Candidate]:
+        with self._lock:
+            db = self._db()
+            k = int(limit)
+            present = {r[0] for r in db.execute("SELECT DISTINCT source FROM files")}
+            if sources and not present.issubset(set(sources)):
+                k = int(limit) * 4
+            hits = db.execute(
+                "SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+                (_blob(q), k),
+            ).fetchall()
+            rows = {c.id: c for c in self.get_chunks([h[0] for h in hits])}
+        out: list[Candidate] = []
+        for vid, dist in hits:
+            c = rows.get(vid)
+            if c is None or (sources and c.source not in sources):
+                continue
+            out.append(self._cand(c, 1.0 - float(dist), len(out) + 1))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _cand(self, c: StoredChunk, score: float, rank: int) -> Candidate:
+        return Candidate(id=c.id, path=c.path, source=c.source, start_line=c.start_line,  # type: ignore[arg-type]
+                         end_line=c.end_line, text=c.text, vector_score=score, vector_rank=rank, embedding=c.embedding)
+
+    def _matrix(self) -> tuple[np.ndarray, list[str], list[str]]:
+        gen = self.generation()
+        cached = self._np_cache
+        if cached is not None and cached[0] == gen:
+            return cached[1], cached[2], cached[3]
+        with self._lock:
+            rows = self._db().execute(
+                "SELECT id, source, embedding FROM chunks WHERE embedding IS NOT NULL ORDER BY rowid"
+            ).fetchall()
+        dims = max((len(r[2]) // 4 for r in rows), default=0)
+        rows = [r for r in rows if len(r[2]) // 4 == dims]
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dims) if rows else \
+            np.zeros((0, 0), dtype=np.float32)
+        ids, srcs = [r[0] for r in rows], [r[1] for r in rows]
+        self._np_cache = (gen, matrix, ids, srcs)
+        return matrix, ids, srcs
+
+    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[Candidate]:
+        matrix, ids, srcs = self._matrix()
+        if matrix.shape[0] == 0 or matrix.shape[1] != q.size:
+            return []
+        scores = matrix @ q
+        if sources:
+            mask = np.isin(np.asarray(srcs), list(sources))
+            scores = np.where(mask, scores, -np.inf)
+        n = min(int(limit), int(np.isfinite(scores).sum()))
+        if n <= 0:
+            return []
+        top = np.argpartition(-scores, n - 1)[:n] if n < scores.size else np.arange(scores.size)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        by_id = {c.id: c for c in self.get_chunks([ids[i] for i in top])}
+        out: list[Candidate] = []
+        for i in top:
+            c = by_id.get(ids[i])
+            if c is not None and np.isfinite(scores[i]):
+                out.append(self._cand(c, float(scores[i]), len(out) + 1))
+        return out
+
+    # ---- embedding cache ------------------------------------------------------------------------
+
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        unique = list(dict.fromkeys(hashes))
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            db = self._db()
+            for i in range(0, len(unique), 400):
+                part = unique[i : i + 400]
+                marks = ",".join("?" * len(part))
+                for h, blob in db.execute(
+                    f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? "
+                    f"AND hash IN ({marks})",
+                    [provider, model, provider_key, *part],
+                ):
+                    vec = _vec(blob)
+                    if vec is not None and vec.size:
+                        out[h] = vec
+        return out
+
+    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = _now_ms()
+        with self._tx() as db:
+            db.executemany(
+                "INSERT INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
+                "VALUES (?,?,?,?,?,?,?) ON CONFLICT(provider, model, provider_key, hash) DO UPDATE SET "
+                "embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
+                [(provider, model, provider_key, h, _blob(v), int(v.size), now) for h, v in items.items()],
+            )
+
+    def cache_prune(self, max_entries: int) -> int:
+        with self._tx() as db:
+            total = int(db.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
+            excess = total - int(max_entries)
+            if excess <= 0:
+                return 0
+            db.execute(
+                "DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache "
+                "ORDER BY updated_at ASC, rowid ASC LIMIT ?)",
+                (excess,),
+            )
+        return excess
+
+    def cache_count(self) -> int:
+        with self._lock:
+            return int(self._db().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        try:
+            with self._file_lock.acquire(timeout=timeout):
+                yield
+        except Timeout:
+            raise IndexLockedError(
+                f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
+                "wait for it to finish or stop it"
+            ) from None
+
+    @contextlib.contextmanager
+    def rebuild(self) -> Iterator[SQLiteStore]:
+        tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
+        new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
+                          fts_tokenizer=self.fts_tokenizer, driver=self._driver)
+        try:
+            with self._lock:
+                new._seed_cache_from(self.path)
+            yield new
+            new._finish_for_swap()
+        except BaseException:
+            new.close()
+            for suffix in ("", "-wal", "-shm", ".lock"):
+                with contextlib.suppress(OSError):
+                    os.unlink(str(tmp) + suffix)
+            raise
+        with self._lock:
+            self._swap_in(tmp)
+
+    def _seed_cache_from(self, old_path: Path) -> None:
+        db = self._conn
+        db.execute("ATTACH DATABASE ? AS old", (str(old_path),))
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT OR REPLACE INTO main.embedding_cache SELECT * FROM old.embedding_cache")
+            db.execute("COMMIT")
+        finally:
+            db.execute("DETACH DATABASE old")
+
+    def _finish_for_swap(self) -> None:
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("PRAGMA journal_mode = DELETE")
+            self._conn.close()
+            self._conn = None
+
+    def _swap_in(self, tmp: Path) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+            self._conn = None
+        stale = f"{self.path}.old-{uuid.uuid4().hex[:8]}"
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(str(self.path) + suffix):
+                os.replace(str(self.path) + suffix, stale + suffix)
+        os.replace(tmp, self.path)  # atomic: readers see the old or the new index, never neither
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(stale + suffix)
+        with contextlib.suppress(OSError):
+            os.unlink(str(tmp) + ".lock")
+        self._open()
+
+    def cleanup_stale_temp_files(self) -> list[str]:
+        """Delete leftovers of rebuilds that were killed (call while holding ``sync_lock``)."""
+        removed = []
+        for p in self.path.parent.glob(f"{self.path.name}.tmp-*"):
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(str(p))
+        return removed
+
+    def info(self) -> StoreInfo:
+        notes = []
+        if self._driver.name != "sqlite3":
+            notes.append(f"stdlib sqlite3 cannot load extensions here; using {self._driver.name}")
+        vector_path = "sqlite-vec" if self._driver.vec_loaded else ("disabled" if not self.vector_enabled else "numpy")
+        return StoreInfo(
+            backend="sqlite",
+            path=str(self.path),
+            driver=self._driver.name,
+            sqlite_version=self._driver.sqlite_version,
+            fts_available=self._fts_ok,
+            fts_error=self._fts_error,
+            vector_path=vector_path if self.vector_enabled else "numpy",
+            vector_error=self._driver.vec_error,
+            vector_dims=self._vec_dims,
+            notes=notes,
+        )
+
+    @property
+    def fts_tokenizer_id(self) -> str:
+        """The tokenizer identity recorded in the index fingerprint."""
+        return "trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r}, driver={self._driver.name!r})"

@@ -1,0 +1,154 @@
+"""The storage interface the index needs: files, chunks, vectors, keyword search, cache, meta.
+
+Discovery, sync and retrieval talk only to :class:`MemoryStore`, so another backend (a server
+database for multi-host use, LanceDB, …) can be added without touching them.
+``openclaw_memory.sqlite.SQLiteStore`` is the embedded implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from openclaw_memory.types import Candidate, MemoryFile
+
+__all__ = ["FileRecord", "IndexMeta", "MemoryStore", "StoreInfo", "StoredChunk"]
+
+META_KEY = "memory_index_meta_v1"
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the index remembers about a file (to skip unchanged ones)."""
+
+    path: str
+    source: str
+    hash: str
+    mtime_ms: float
+    size: int
+
+
+@dataclass
+class StoredChunk:
+    """A chunk ready to be written: id, location, text, and its vector (None in keyword-only mode)."""
+
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    model: str
+    text: str
+    embedding: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """The index fingerprint: when any field differs from the config, the index is rebuilt."""
+
+    model: str
+    provider: str
+    provider_key: str
+    sources: tuple[str, ...]
+    scope_hash: str
+    chunk_tokens: int
+    chunk_overlap: int
+    fts_tokenizer: str
+    vector_dims: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Camel-cased like the original's meta record."""
+        out: dict[str, Any] = {
+            "model": self.model,
+            "provider": self.provider,
+            "providerKey": self.provider_key,
+            "sources": list(self.sources),
+            "scopeHash": self.scope_hash,
+            "chunkTokens": self.chunk_tokens,
+            "chunkOverlap": self.chunk_overlap,
+            "ftsTokenizer": self.fts_tokenizer,
+        }
+        if self.vector_dims is not None:
+            out["vectorDims"] = self.vector_dims
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexMeta:
+        return cls(
+            model=str(data.get("model", "")),
+            provider=str(data.get("provider", "")),
+            provider_key=str(data.get("providerKey", "")),
+            sources=tuple(sorted(data.get("sources") or ["memory"])),
+            scope_hash=str(data.get("scopeHash", "")),
+            chunk_tokens=int(data.get("chunkTokens", 0)),
+            chunk_overlap=int(data.get("chunkOverlap", 0)),
+            fts_tokenizer=str(data.get("ftsTokenizer") or "unicode61"),
+            vector_dims=data.get("vectorDims"),
+        )
+
+
+@dataclass
+class StoreInfo:
+    """How the store is running: driver, SQLite version, FTS5 and vector path, and why anything is degraded."""
+
+    backend: str
+    path: str
+    driver: str
+    sqlite_version: str
+    fts_available: bool
+    fts_error: str | None
+    vector_path: str  # "sqlite-vec" | "numpy" | "disabled"
+    vector_error: str | None
+    vector_dims: int | None
+    notes: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """The narrow interface the index uses. Implementations must be safe to call from several threads."""
+
+    # --- meta -------------------------------------------------------------------------------
+    def read_meta(self) -> IndexMeta | None: ...
+    def write_meta(self, meta: IndexMeta) -> None: ...
+
+    # --- files and chunks ---------------------------------------------------------------------
+    def file_records(self, source: str | None = None) -> dict[str, FileRecord]: ...
+    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        """Atomically replace every row of ``file.path`` (chunks, keyword and vector rows, file row)."""
+    def delete_file(self, path: str, source: str | None = None) -> None: ...
+    def touch_file(self, file: MemoryFile) -> None:
+        """Record a new mtime/size for a file whose content hash did not change."""
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]: ...
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]: ...
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{source: {"files": n, "chunks": m}}``."""
+
+    # --- search --------------------------------------------------------------------------------
+    def keyword_search(
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = ()
+    ) -> list[tuple[Candidate, float]]:
+        """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better)."""
+    def vector_search(
+        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None
+    ) -> list[Candidate]:
+        """Top ``limit`` chunks by cosine similarity (``Candidate.vector_score``), best first."""
+
+    # --- embedding cache -------------------------------------------------------------------------
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None: ...
+    def cache_prune(self, max_entries: int) -> int: ...
+    def cache_count(self) -> int: ...
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def rebuild(self) -> AbstractContextManager[MemoryStore]:
+        """A fresh store (seeded with this one's embedding cache) that replaces this one atomically on
+        success; on failure or a crash the current index stays as it was."""
+    def sync_lock(self, timeout: float = ...) -> AbstractContextManager[None]:
+        """A cross-process lock held for the duration of a sync."""
+    def info(self) -> StoreInfo: ...
+    def close(self) -> None: ...

@@ -1,0 +1,234 @@
+"""One sync run: discover files, skip unchanged ones, re-chunk and re-embed changed ones,
+drop deleted ones, and rebuild atomically when the index fingerprint changed.
+
+Unchanged files cost a ``stat`` (size + mtime shortcut); the content hash is the truth. Each
+changed file is replaced in one transaction. A full rebuild is written to a temporary
+database that replaces the old one only when complete, so a failure or a ``kill -9`` leaves
+the previous index searchable. Markdown files are only ever read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from openclaw_memory import discovery
+from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.fingerprint import expected_meta, rebuild_reason
+from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk
+from openclaw_memory.types import Chunk, MemoryFile, SyncReport
+
+__all__ = ["Progress", "SyncPlan", "run_sync"]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, label)``: called as files are processed."""
+
+EmbedFn = Callable[[EmbeddingProvider, list[str]], list[np.ndarray]]
+
+
+@dataclass
+class SyncPlan:
+    """What a sync needs besides the store: settings, provider and how to embed."""
+
+    config: MemoryConfig
+    provider: EmbeddingProvider | None
+    embed: EmbedFn
+    fts_tokenizer_id: str
+
+    def meta(self, vector_dims: int | None) -> IndexMeta:
+        p = self.provider
+        return expected_meta(
+            provider_id=p.id if p else None,
+            model=p.model if p else None,
+            provider_key=provider_key(p.fingerprint()) if p else None,
+            sources=self.config.sources,
+            extra_paths=self.config.resolved_extra_paths(),
+            chunk_tokens=self.config.chunking.tokens,
+            chunk_overlap=self.config.chunking.overlap,
+            fts_tokenizer=self.fts_tokenizer_id,
+            vector_dims=vector_dims,
+        )
+
+
+@dataclass
+class _Doc:
+    file: MemoryFile
+    text: str
+    line_map: list[int] | None = None
+
+
+def _memory_docs(config: MemoryConfig, report: SyncReport) -> list[_Doc]:
+    ws = config.resolved_workspace()
+    docs: list[_Doc] = []
+    for abs_path in discovery.list_memory_files(ws, config.resolved_extra_paths()):
+        try:
+            entry = discovery.build_file_entry(abs_path, ws)
+        except discovery.UnreadableFileError as exc:
+            report.files_skipped.append(discovery.relative_path(ws, abs_path))
+            report.warnings.append(str(exc))
+            log.warning("%s", exc)
+            continue
+        if entry is not None:  # None: vanished between listing and reading
+            docs.append(_Doc(entry[0], entry[1]))
+    return docs
+
+
+def _session_docs(config: MemoryConfig, report: SyncReport) -> list[_Doc]:
+    from openclaw_memory import sessions
+
+    docs: list[_Doc] = []
+    for path in sessions.list_session_files(config.resolved_sessions_dir()):
+        try:
+            st = path.stat()
+            doc = sessions.extract_session(path)
+        except FileNotFoundError:
+            continue
+        if doc.malformed_lines:
+            report.warnings.append(f"{path.name}: skipped {doc.malformed_lines} malformed JSON line(s)")
+        file = MemoryFile(
+            path=f"sessions/{path.name}", abs_path=str(path), mtime_ms=st.st_mtime_ns / 1e6, size=st.st_size,
+            hash=doc.hash, source="sessions",
+        )
+        docs.append(_Doc(file, doc.content, doc.line_map))
+    return docs
+
+
+def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
+    cfg = plan.config.chunking
+    chunks = chunk_markdown(doc.text, cfg.tokens, cfg.overlap)
+    if doc.line_map is not None:
+        chunks = remap_chunk_lines(chunks, doc.line_map)
+    if plan.provider is not None:
+        chunks = split_for_input_limit(chunks, min(plan.provider.max_input_tokens, 8000))
+    return chunks
+
+
+def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:
+    chunks = _chunks_for(plan, doc)
+    p = plan.provider
+    model = p.model if p else "fts-only"
+    vectors: dict[str, np.ndarray] = {}
+    if p is not None and chunks:
+        key = provider_key(p.fingerprint())
+        hashes = [c.hash for c in chunks]
+        if plan.config.cache.enabled:
+            vectors = store.cache_get(p.id, p.model, key, hashes)
+        report.cache_hits += sum(1 for h in hashes if h in vectors)
+        missing = list(dict.fromkeys(c.hash for c in chunks if c.hash not in vectors))
+        if missing:
+            by_hash = {c.hash: c.text for c in chunks}
+            new = plan.embed(p, [by_hash[h] for h in missing])
+            fresh = dict(zip(missing, new, strict=True))
+            report.embedded += len(fresh)
+            if plan.config.cache.enabled:
+                store.cache_put(p.id, p.model, key, fresh)
+            vectors.update(fresh)
+    rows = [
+        StoredChunk(
+            id=chunk_id(doc.file.source, doc.file.path, c.start_line, c.end_line, c.hash, model),
+            path=doc.file.path, source=doc.file.source, start_line=c.start_line, end_line=c.end_line,
+            hash=c.hash, model=model, text=c.text, embedding=vectors.get(c.hash),
+        )
+        for c in chunks
+    ]
+    store.replace_file(doc.file, rows)
+    report.files_indexed += 1
+    report.chunks_written += len(rows)
+
+
+def _sync_into(store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None) -> None:
+    docs = _memory_docs(plan.config, report)
+    if plan.config.sessions_enabled():
+        docs += _session_docs(plan.config, report)
+    report.files_scanned = len(docs)
+    known = {} if full else store.file_records()
+    seen = {d.file.path for d in docs}
+    total = len(docs)
+    for i, doc in enumerate(docs, start=1):
+        rec = known.get(doc.file.path)
+        if rec is not None and rec.hash == doc.file.hash and rec.source == doc.file.source:
+            if rec.mtime_ms != doc.file.mtime_ms or rec.size != doc.file.size:
+                store.touch_file(doc.file)
+            report.files_unchanged += 1
+        else:
+            _index_doc(store, plan, doc, report)
+        if progress:
+            progress(i, total, doc.file.path)
+    for path in set(known) - seen - set(report.files_skipped):
+        store.delete_file(path)
+        report.files_deleted += 1
+
+
+def _dims(store: MemoryStore) -> int | None:
+    return store.info().vector_dims
+
+
+def run_sync(
+    store: MemoryStore,
+    plan: SyncPlan,
+    *,
+    force: bool = False,
+    reason: str = "manual",
+    progress: Progress | None = None,
+    lock_timeout: float = 600.0,
+) -> SyncReport:
+    """Bring the index up to date with the workspace. Raises IndexingError; the old index stays usable."""
+    started = time.perf_counter()
+    report = SyncReport(reason=reason)
+    with store.sync_lock(timeout=lock_timeout):
+        cleanup = getattr(store, "cleanup_stale_temp_files", None)
+        if cleanup:
+            cleanup()
+        current = store.read_meta()
+        why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
+        try:
+            if why:
+                report.full_rebuild, report.rebuild_reason = True, why
+                log.info("full rebuild of %s: %s", getattr(store, "path", "index"), why)
+                with store.rebuild() as fresh:
+                    _sync_into(fresh, plan, report, full=True, progress=progress)
+                    fresh.write_meta(plan.meta(_dims(fresh)))
+                    if plan.config.cache.max_entries:
+                        fresh.cache_prune(plan.config.cache.max_entries)
+            else:
+                _sync_into(store, plan, report, full=False, progress=progress)
+                new_meta = plan.meta(_dims(store))
+                if new_meta != current:
+                    store.write_meta(new_meta)
+        except ProviderError as exc:
+            raise IndexingError(
+                f"embedding failed during sync ({exc}); the previous index is unchanged and still searchable. "
+                "Fix the provider, or set `fallback` to use another one."
+            ) from exc
+        except OSError as exc:
+            raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def workspace_issues(config: MemoryConfig) -> list[str]:
+    """Problems worth showing in status: missing memory dir, no files, missing extra paths."""
+    ws = config.resolved_workspace()
+    issues: list[str] = []
+    if not ws.is_dir():
+        return [f"workspace missing ({ws})"]
+    if not (ws / "memory").is_dir():
+        issues.append(f"memory directory missing ({ws / 'memory'})")
+    if not discovery.list_memory_files(ws, config.resolved_extra_paths()):
+        issues.append(f"no memory files found in {ws}")
+    for p in config.resolved_extra_paths():
+        if not Path(p).exists():
+            issues.append(f"additional memory path missing ({p})")
+    if config.sessions_enabled() and not config.resolved_sessions_dir().is_dir():
+        issues.append(f"sessions directory missing ({config.resolved_sessions_dir()})")
+    return issues

@@ -1,0 +1,50 @@
+"""Text preparation shared by indexing and querying for the FTS5 keyword index.
+
+SQLite's ``unicode61`` tokenizer cannot split Chinese, Japanese, Thai (no spaces) and keeps
+Korean particles glued to their nouns. Before indexing, every character of those scripts is
+surrounded by spaces, so each becomes its own token; a query term in those scripts is then
+searched as a phrase of its characters (``"咖 啡"``), which matches the word anywhere,
+including 1–2 character words that a trigram index cannot find.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts"]
+
+# Bump the suffix whenever segment_for_fts changes: it is part of the index fingerprint.
+FTS_TOKENIZER_ID = "unicode61+seg1"
+
+SEGMENTED_SCRIPTS = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK radicals
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3100-\u312f"  # Bopomofo
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana extensions
+    "\u3400-\u4dbf"  # CJK ext A
+    "\u4e00-\u9fff"  # CJK unified
+    "\ua960-\ua97f"  # Hangul Jamo ext A
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0002fa1f"  # CJK ext B+
+)
+# A base character of those scripts plus any combining marks that follow it (Thai vowels/tones).
+_UNIT = re.compile(f"[{SEGMENTED_SCRIPTS}][\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd]*")
+_ANY = re.compile(f"[{SEGMENTED_SCRIPTS}]")
+
+
+def has_segmented_script(text: str) -> bool:
+    """True when ``text`` contains a character that ``segment_for_fts`` splits out."""
+    return _ANY.search(text) is not None
+
+
+def segment_for_fts(text: str) -> str:
+    """Surround each CJK/kana/Hangul/Thai character (with its combining marks) by spaces."""
+    if not has_segmented_script(text):
+        return text
+    return _UNIT.sub(lambda m: f" {m.group(0)} ", text)

@@ -1,0 +1,171 @@
+"""Public value types shared by the core, the store and the adapters."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Candidate",
+    "Chunk",
+    "FallbackInfo",
+    "MemoryFile",
+    "MemoryText",
+    "SearchHit",
+    "SearchMode",
+    "SearchResult",
+    "Source",
+    "SyncReport",
+]
+
+Source = Literal["memory", "sessions"]
+SearchMode = Literal["hybrid", "vector", "keyword"]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A slice of a Markdown file: 1-based inclusive line range, text and its sha256."""
+
+    start_line: int
+    end_line: int
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A discovered file: workspace-relative ``path`` (forward slashes) and its on-disk state."""
+
+    path: str
+    abs_path: str
+    mtime_ms: float
+    size: int
+    hash: str
+    source: Source = "memory"
+
+
+@dataclass
+class Candidate:
+    """One chunk found by the vector side, the keyword side, or both, before final ranking.
+
+    ``vector_score`` and ``text_score`` are in 0..1 (cosine similarity; BM25 mapped to 0..1).
+    ``text_rank`` / ``vector_rank`` are 1-based ranks within their own list (None when absent),
+    used by rank fusion.
+    """
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    source: Source = "memory"
+    vector_score: float = 0.0
+    text_score: float = 0.0
+    vector_rank: int | None = None
+    text_rank: int | None = None
+    score: float = 0.0
+    embedding: Any = None  # numpy float32 vector when the vector side loaded it, else None
+    exact_match: bool = False  # the keyword side matched an exact token/phrase of the query
+
+
+@dataclass
+class SearchHit:
+    """A search result as tools and adapters return it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: Source = "memory"
+    vector_score: float = 0.0
+    text_score: float = 0.0
+    citation: str | None = None
+    chunk_id: str = ""
+    text: str = ""  # the full chunk text (snippet may be truncated)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (used by the CLI ``--json`` output and tool payloads)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FallbackInfo:
+    """Why the configured provider is not the one in use."""
+
+    from_provider: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"from": self.from_provider, "reason": self.reason}
+
+
+@dataclass
+class SearchResult:
+    """What ``MemoryIndex.search`` returns: hits plus how they were found.
+
+    ``empty_reason`` is set whenever ``hits`` is empty: ``"empty_index"``, ``"stale"``
+    (a sync is running and may add results) or ``"no_match"``.
+    ``keyword_only_reason`` says why the vector side was not used in keyword mode.
+    """
+
+    query: str
+    hits: list[SearchHit]
+    mode: SearchMode
+    provider: str
+    model: str
+    fallback: FallbackInfo | None = None
+    keyword_only_reason: str | None = None
+    empty_reason: str | None = None
+    sync_scheduled: bool = False
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form with the hits as dicts."""
+        return {
+            "query": self.query,
+            "results": [h.to_dict() for h in self.hits],
+            "mode": self.mode,
+            "provider": self.provider,
+            "model": self.model,
+            "fallback": self.fallback.to_dict() if self.fallback else None,
+            "keyword_only_reason": self.keyword_only_reason,
+            "empty_reason": self.empty_reason,
+            "sync_scheduled": self.sync_scheduled,
+            "took_ms": round(self.took_ms, 3),
+        }
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """What ``memory_get`` returns: the requested lines of one memory file."""
+
+    path: str
+    text: str
+    start_line: int
+    end_line: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    reason: str
+    full_rebuild: bool = False
+    rebuild_reason: str | None = None
+    files_scanned: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_skipped: list[str] = field(default_factory=list)
+    chunks_written: int = 0
+    embedded: int = 0
+    cache_hits: int = 0
+    warnings: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
