@@ -1,0 +1,240 @@
+"""Append-only writes to memory files: ``MEMORY.md`` and the daily notes ``memory/YYYY-MM-DD.md``.
+
+``append_memory`` never truncates or rewrites a file. It refuses paths outside the allowed set
+(``..`` segments, absolute paths outside the workspace, symlinks, anything the ``allowed`` policy
+rejects) with :class:`~openclaw_memory.errors.MemoryPathError`. Two processes may append to the
+same file at once: each append holds a sidecar ``filelock`` and writes through ``O_APPEND``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from collections.abc import Callable, Collection
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from filelock import FileLock, Timeout
+
+from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
+
+__all__ = [
+    "DAILY_NOTE_RE",
+    "LOCK_TIMEOUT_S",
+    "AllowedPaths",
+    "append_memory",
+    "daily_note_path",
+    "is_default_append_path",
+    "local_now",
+    "locked_append",
+    "normalize_rel_path",
+    "resolve_tz",
+    "today",
+]
+
+log = logging.getLogger(__name__)
+
+#: A daily note path relative to the workspace: ``memory/YYYY-MM-DD.md``.
+DAILY_NOTE_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+#: Seconds an append waits for another writer of the same file before giving up.
+LOCK_TIMEOUT_S = 30.0
+
+AllowedPaths = Callable[[str], bool] | Collection[str] | None
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def resolve_tz(tz: str | tzinfo | None) -> tzinfo | None:
+    """An IANA zone name (or tzinfo) as a tzinfo; ``None`` means the system's local zone."""
+    if tz is None or isinstance(tz, tzinfo):
+        return tz
+    name = str(tz).strip()
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"timezone: unknown time zone {name!r}; use an IANA name such as 'Europe/Berlin' or 'UTC'"
+        ) from None
+
+
+def local_now(tz: str | tzinfo | None = None, now: datetime | None = None) -> datetime:
+    """``now`` (default: the current time) as an aware datetime in ``tz`` (system zone if None).
+
+    A naive ``now`` is taken to be wall-clock time in ``tz`` already.
+    """
+    zone = resolve_tz(tz)
+    if now is None:
+        return datetime.now(zone) if zone else datetime.now().astimezone()
+    if now.tzinfo is None:
+        return now.replace(tzinfo=zone) if zone else now.astimezone()
+    return now.astimezone(zone) if zone else now.astimezone()
+
+
+def today(tz: str | tzinfo | None = None, *, now: datetime | None = None) -> date:
+    """Today's date in ``tz`` (an IANA name such as ``"Asia/Tokyo"``; None = system local zone)."""
+    return local_now(tz, now).date()
+
+
+def daily_note_path(day: date) -> str:
+    """The workspace-relative daily note path for ``day``: ``memory/YYYY-MM-DD.md``."""
+    return f"memory/{day.isoformat()}.md"
+
+
+def is_default_append_path(rel_path: str) -> bool:
+    """True for ``MEMORY.md`` and a daily note ``memory/YYYY-MM-DD.md`` with a real date."""
+    if rel_path == "MEMORY.md":
+        return True
+    m = DAILY_NOTE_RE.match(rel_path)
+    if not m:
+        return False
+    try:
+        date.fromisoformat(m.group(1))
+    except ValueError:
+        return False
+    return True
+
+
+def normalize_rel_path(workspace: Path, rel_path: str | os.PathLike[str]) -> str:
+    """``rel_path`` as a clean workspace-relative POSIX path, or MemoryPathError.
+
+    Backslashes become ``/``, leading ``./`` is dropped; an absolute path is accepted only when it
+    lies inside ``workspace``. Any ``..`` segment is refused.
+    """
+    raw = os.fspath(rel_path).strip()
+    if not raw:
+        raise MemoryPathError("path required: give a workspace-relative path such as 'memory/2026-01-16.md'")
+    if "\x00" in raw:
+        raise MemoryPathError(f"path {raw!r} contains a NUL byte")
+    ws = Path(workspace).resolve()
+    candidate = Path(raw)
+    if candidate.is_absolute() or raw.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", raw):
+        absolute = Path(os.path.normpath(raw))
+        # Also accept the workspace reached through a symlinked prefix (e.g. /tmp -> /private/tmp).
+        real = Path(os.path.realpath(absolute.parent)) / absolute.name
+        for option in (absolute, real):
+            if option.is_relative_to(ws):
+                raw = option.relative_to(ws).as_posix()
+                break
+        else:
+            raise MemoryPathError(
+                f"path {rel_path!s} is outside the workspace {ws}; use a path relative to the workspace"
+            ) from None
+    parts = [p for p in raw.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise MemoryPathError(f"path {rel_path!s} contains '..'; use a path inside the workspace without '..'")
+    if not parts:
+        raise MemoryPathError(f"path {rel_path!s} names the workspace itself, not a file")
+    return "/".join(parts)
+
+
+def _check_allowed(ws: Path, rel: str, allowed: AllowedPaths) -> None:
+    if allowed is None:
+        ok = is_default_append_path(rel)
+        hint = "only MEMORY.md and daily notes memory/YYYY-MM-DD.md may be appended to"
+    elif callable(allowed):
+        ok = bool(allowed(rel))
+        hint = "the allowed-paths policy refused it"
+    else:
+        allowed_set = {normalize_rel_path(ws, p) for p in allowed}
+        ok = rel in allowed_set
+        hint = "allowed: " + ", ".join(sorted(allowed_set))
+    if not ok:
+        raise MemoryPathError(f"refusing to append to {rel!r}: {hint}")
+
+
+def _check_no_symlinks(ws: Path, rel: str) -> Path:
+    """Refuse when any component below the workspace is a symlink; return the absolute target."""
+    current = ws
+    for part in rel.split("/"):
+        current = current / part
+        if current.is_symlink():
+            raise MemoryPathError(
+                f"refusing to write through symlink {current}: memory files must be regular files inside the workspace"
+            )
+    return current
+
+
+def _lock_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.lock"
+
+
+def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = True, fsync: bool = True) -> None:
+    """Append ``data`` to ``target`` under a sidecar file lock, through ``O_APPEND``.
+
+    When ``ensure_leading_newline`` is set and the file is non-empty without a trailing newline,
+    a ``"\\n"`` is written first so ``data`` starts on its own line. Never truncates; refuses a
+    symlink or non-regular file.
+    """
+    encoded = data.encode("utf-8")
+    lock = FileLock(str(_lock_path(target)), timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OpenClawMemoryError(
+            f"could not lock {target} within {LOCK_TIMEOUT_S:.0f}s: another process keeps appending to it; retry later"
+        ) from None
+    try:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
+        try:
+            fd = os.open(target, flags, 0o644)
+        except OSError as exc:
+            if target.is_symlink():
+                raise MemoryPathError(f"refusing to write through symlink {target}") from None
+            raise OSError(exc.errno, f"cannot open {target} for appending: {exc.strerror}") from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise MemoryPathError(f"refusing to append to {target}: not a regular file")
+            if ensure_leading_newline and st.st_size > 0:
+                os.lseek(fd, -1, os.SEEK_END)  # reading only; O_APPEND writes always go to the end
+                if os.read(fd, 1) != b"\n":
+                    encoded = b"\n" + encoded
+            view = memoryview(encoded)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    finally:
+        lock.release()
+
+
+def append_memory(
+    workspace: str | os.PathLike[str],
+    rel_path: str | os.PathLike[str],
+    text: str,
+    *,
+    allowed: AllowedPaths = None,
+) -> Path:
+    """Append ``text`` to a memory file inside ``workspace`` and return its absolute path.
+
+    Creates ``memory/`` if needed, starts on a new line when the file lacks a trailing newline,
+    ends the appended text with a newline, and never truncates. ``allowed`` is a predicate on the
+    normalized relative path, a collection of allowed relative paths, or None for the default
+    (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). Raises MemoryPathError for refused paths.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    ws = Path(workspace).expanduser().resolve()
+    rel = normalize_rel_path(ws, rel_path)
+    _check_allowed(ws, rel, allowed)
+    target = _check_no_symlinks(ws, rel)
+    if not text:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Re-check after mkdir: a symlinked directory created concurrently must not let us escape.
+    _check_no_symlinks(ws, rel)
+    if not target.parent.resolve().is_relative_to(ws):
+        raise MemoryPathError(f"refusing to append to {rel!r}: its directory resolves outside the workspace {ws}")
+    payload = text if text.endswith("\n") else text + "\n"
+    locked_append(target, payload)
+    log.debug("appended %d chars to %s", len(payload), rel)
+    return target

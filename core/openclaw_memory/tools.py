@@ -1,0 +1,229 @@
+"""The two agent tools, framework-neutral: ``memory_search`` and ``memory_get``.
+
+Adapters wrap these (LangChain ``StructuredTool``, LlamaIndex ``FunctionTool``). They return
+plain JSON-able payloads and never raise for provider or path problems: the model gets an
+explanation it can act on (``disabled``/``unavailable`` with ``warning`` and ``action``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
+from openclaw_memory.index import MemoryIndex
+from openclaw_memory.types import SearchResult
+
+__all__ = [
+    "MEMORY_GET_DESCRIPTION",
+    "MEMORY_SEARCH_DESCRIPTION",
+    "MemoryGetArgs",
+    "MemorySearchArgs",
+    "amemory_get",
+    "amemory_search",
+    "format_search_text",
+    "memory_get",
+    "memory_recall_prompt",
+    "memory_search",
+]
+
+log = logging.getLogger(__name__)
+
+MEMORY_SEARCH_DESCRIPTION = (
+    "Mandatory recall step: search MEMORY.md + memory/*.md (and indexed session transcripts, if enabled) "
+    "before answering questions about prior work, decisions, dates, people, preferences, or todos. "
+    "Finds paraphrases and exact tokens (IDs, names, error strings). Returns snippets with path and line "
+    "numbers; use memory_get to read more lines. If the response has disabled=true, memory retrieval is "
+    "unavailable and that should be surfaced to the user."
+)
+MEMORY_GET_DESCRIPTION = (
+    "Safe read of MEMORY.md, memory.md or memory/**/*.md (and configured extra paths) with optional "
+    "from_line/lines. Use after memory_search to pull only the needed lines and keep context small."
+)
+
+
+class MemorySearchArgs(BaseModel):
+    """Arguments of ``memory_search`` (camelCase names are accepted too)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
+    max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
+    min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+
+
+class MemoryGetArgs(BaseModel):
+    """Arguments of ``memory_get`` (camelCase ``from``/``lines`` are accepted too)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    path: str = Field(description="A memory file path as returned by memory_search, e.g. memory/2026-01-16.md.")
+    from_line: int | None = Field(None, ge=1, alias="from", description="First line to read (1-based).")
+    lines: int | None = Field(None, ge=1, description="How many lines to read (default: to the end).")
+
+
+def _unavailable(error: str) -> dict[str, Any]:
+    quota = any(word in error.lower() for word in ("insufficient_quota", "quota", "429"))
+    warning = (
+        "Memory search is unavailable because the embedding provider quota is exhausted."
+        if quota else "Memory search is unavailable due to an embedding/provider error."
+    )
+    action = (
+        "Top up or switch embedding provider, then retry memory_search."
+        if quota else "Check embedding provider configuration and retry memory_search."
+    )
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action}
+
+
+def _clamp(results: list[dict[str, Any]], budget: int | None) -> list[dict[str, Any]]:
+    if not budget:
+        return results
+    out: list[dict[str, Any]] = []
+    left = budget
+    for r in results:
+        snippet = r["snippet"]
+        if len(snippet) <= left:
+            out.append(r)
+            left -= len(snippet)
+            continue
+        if left > 0:
+            out.append({**r, "snippet": snippet[:left]})
+        break
+    return out
+
+
+def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
+    results = [
+        {
+            "path": h.path,
+            "start_line": h.start_line,
+            "end_line": h.end_line,
+            "score": round(h.score, 4),
+            "vector_score": round(h.vector_score, 4),
+            "text_score": round(h.text_score, 4),
+            "snippet": h.snippet,
+            "source": h.source,
+            **({"citation": h.citation} if h.citation else {}),
+        }
+        for h in result.hits
+    ]
+    payload: dict[str, Any] = {
+        "results": _clamp(results, memory.config.query.max_injected_chars),
+        "provider": result.provider,
+        "model": result.model,
+        "mode": result.mode,
+        "citations": memory.config.citations,
+    }
+    if result.fallback:
+        payload["fallback"] = result.fallback.to_dict()
+    if result.keyword_only_reason:
+        payload["keyword_only_reason"] = result.keyword_only_reason
+    if not result.hits:
+        payload["empty_reason"] = result.empty_reason or "no_match"
+        payload["message"] = {
+            "empty_index": "The memory index is empty: no memory files have been written yet.",
+            "stale": "Nothing matched yet, but the index is being updated; try again shortly.",
+        }.get(payload["empty_reason"], "No memory matched this query. Say that you checked.")
+    if result.sync_scheduled:
+        payload["sync_scheduled"] = True
+    return payload
+
+
+def memory_search(
+    memory: MemoryIndex,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    *,
+    session_key: str | None = None,
+) -> dict[str, Any]:
+    """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found."""
+    if not query or not query.strip():
+        return {"results": [], "error": "query required: pass the text to search for"}
+    try:
+        result = memory.search(query, max_results=max_results, min_score=min_score, session_key=session_key)
+    except OpenClawMemoryError as exc:
+        log.warning("memory_search failed: %s", exc)
+        return _unavailable(str(exc))
+    return _payload(memory, result)
+
+
+def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+    """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{..., disabled, error}``."""
+    try:
+        got = memory.get(path, from_line=from_line, lines=lines)
+    except MemoryPathError as exc:
+        return {"path": path, "text": "", "disabled": True, "error": str(exc)}
+    except OSError as exc:
+        return {"path": path, "text": "", "disabled": True, "error": f"cannot read {path}: {exc.strerror or exc}"}
+    return got.to_dict()
+
+
+async def amemory_search(
+    memory: MemoryIndex,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    *,
+    session_key: str | None = None,
+) -> dict[str, Any]:
+    """Async twin of :func:`memory_search`."""
+    return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key)
+
+
+async def amemory_get(
+    memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None
+) -> dict[str, Any]:
+    """Async twin of :func:`memory_get`."""
+    return await asyncio.to_thread(memory_get, memory, path, from_line, lines)
+
+
+def format_search_text(payload: dict[str, Any]) -> str:
+    """The text a model sees for a ``memory_search`` payload: compact, with citations."""
+    if payload.get("disabled"):
+        return json.dumps({k: payload[k] for k in ("disabled", "unavailable", "error", "warning", "action")
+                           if k in payload}, ensure_ascii=False)
+    if not payload.get("results"):
+        return payload.get("message") or payload.get("error") or "No memory matched."
+    parts = []
+    for r in payload["results"]:
+        where = r.get("citation") or f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
+        snippet = r["snippet"]
+        if r.get("citation") and snippet.endswith(f"Source: {r['citation']}"):
+            snippet = snippet[: -len(f"Source: {r['citation']}")].rstrip()
+        parts.append(f"[{where}] (score {r['score']:.2f})\n{snippet}")
+    if payload.get("mode") == "keyword":
+        parts.append(f"(keyword-only search: {payload.get('keyword_only_reason') or 'no embeddings'})")
+    return "\n\n".join(parts)
+
+
+def memory_recall_prompt(*, citations: str = "auto", search: bool = True, get: bool = True,
+                         sessions: bool = False) -> str:
+    """The "## Memory Recall" system-prompt section for agents that have the memory tools."""
+    if not (search or get):
+        return ""
+    where = "MEMORY.md + memory/*.md" + (" + indexed session transcripts" if sessions else "")
+    if search and get:
+        body = (
+            "Before answering anything about prior work, decisions, dates, people, preferences, or todos: "
+            f"run memory_search on {where}; then use memory_get to pull only the needed lines. "
+            "If low confidence after search, say you checked."
+        )
+    elif search:
+        body = (
+            "Before answering anything about prior work, decisions, dates, people, preferences, or todos: "
+            f"run memory_search on {where}. If low confidence after search, say you checked."
+        )
+    else:
+        body = "Use memory_get to read MEMORY.md or memory/*.md when prior work, decisions or preferences matter."
+    cite = (
+        "Citations are disabled: do not mention file paths or line numbers in replies unless the user "
+        "explicitly asks."
+        if citations == "off" else
+        "Citations: include Source: <path#line> when it helps the user verify memory snippets."
+    )
+    return f"## Memory Recall\n{body}\n{cite}"
