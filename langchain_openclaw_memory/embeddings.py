@@ -1,0 +1,125 @@
+"""Embeddings in both directions between openclaw-memory and LangChain.
+
+* :class:`OpenClawMemoryEmbeddings`: an openclaw embedding provider (or the one a
+  ``MemoryIndex`` uses) as a LangChain ``Embeddings``, to reuse it elsewhere in an app.
+* :class:`LangChainEmbeddingProvider`: any LangChain ``Embeddings`` as an openclaw provider, to
+  index memory with the embeddings an app already uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from openclaw_memory.errors import ProviderUnavailableError
+from openclaw_memory.index import MemoryIndex
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
+from pydantic import BaseModel, ConfigDict, model_validator
+
+__all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
+
+
+class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
+    """A LangChain ``Embeddings`` backed by an openclaw-memory embedding provider.
+
+    Give either ``provider`` (any :class:`~openclaw_memory.providers.base.EmbeddingProvider`)
+    or ``memory`` (a ``MemoryIndex``: its resolved provider is used). Vectors are unit-length,
+    exactly the ones the memory index stores.
+
+    Example:
+        ```python
+        embeddings = OpenClawMemoryEmbeddings(memory=memory)
+        vector = embeddings.embed_query("cache decision")
+        ```
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    provider: Any = None
+    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider`."""
+    memory: MemoryIndex | None = None
+    """A memory index whose provider to use (when ``provider`` is not given)."""
+
+    @model_validator(mode="after")
+    def _check_source(self) -> OpenClawMemoryEmbeddings:
+        if self.provider is None and self.memory is None:
+            raise ValueError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or memory=<MemoryIndex>")
+        if self.provider is not None and not isinstance(self.provider, EmbeddingProvider):
+            got = type(self.provider).__name__
+            raise ValueError(f"provider must implement openclaw_memory's EmbeddingProvider protocol, got {got}")
+        return self
+
+    def _provider(self) -> EmbeddingProvider:
+        provider = self.provider if self.provider is not None else self.memory.provider  # type: ignore[union-attr]
+        if provider is None:
+            reason = self.memory.status().keyword_only_reason if self.memory is not None else None
+            raise ProviderUnavailableError(
+                "the memory index runs in keyword-only mode, so there are no embeddings to expose"
+                + (f" ({reason})" if reason else "")
+                + "; configure an embedding provider (provider='local', 'openai', ...) or pass provider=..."
+            )
+        return provider
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One unit-length vector per text."""
+        return [v.tolist() for v in self._provider().embed_documents(texts)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """One unit-length vector for a search query."""
+        return self._provider().embed_query(text).tolist()  # type: ignore[no-any-return]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Async twin of :meth:`embed_documents`."""
+        return [v.tolist() for v in await self._provider().aembed_documents(texts)]
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Async twin of :meth:`embed_query`."""
+        return (await self._provider().aembed_query(text)).tolist()  # type: ignore[no-any-return]
+
+
+class LangChainEmbeddingProvider(BaseEmbeddingProvider):
+    """An openclaw-memory embedding provider backed by a LangChain ``Embeddings`` object.
+
+    ``model`` names the vector space in the index fingerprint (default: the object's ``model``
+    or ``model_name`` attribute, else its class name); changing it forces a re-index, so give a
+    stable, specific name when the object has none.
+
+    Example:
+        ```python
+        provider = LangChainEmbeddingProvider(OpenAIEmbeddings(model="text-embedding-3-small"))
+        memory = MemoryIndex(workspace="~/notes", provider=provider)
+        ```
+    """
+
+    id = "langchain"
+
+    def __init__(
+        self,
+        embeddings: Embeddings,
+        *,
+        model: str | None = None,
+        dims: int | None = None,
+        max_input_tokens: int | None = None,
+    ) -> None:
+        if not isinstance(embeddings, Embeddings):
+            raise TypeError(f"embeddings must be a langchain_core Embeddings, got {type(embeddings).__name__}")
+        self.embeddings = embeddings
+        name = model or getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+        super().__init__(
+            model=str(name) if name else type(embeddings).__name__, dims=dims, max_input_tokens=max_input_tokens
+        )
+
+    def fingerprint(self) -> dict[str, Any]:
+        cls = type(self.embeddings)
+        return {"provider": self.id, "model": self.model, "class": f"{cls.__module__}.{cls.__qualname__}"}
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind == "query":
+            return [self.embeddings.embed_query(t) for t in texts]
+        return list(self.embeddings.embed_documents(texts))
+
+    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind == "query":
+            return [await self.embeddings.aembed_query(t) for t in texts]
+        return list(await self.embeddings.aembed_documents(texts))

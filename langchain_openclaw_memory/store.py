@@ -1,0 +1,251 @@
+"""``OpenClawMemoryStore``: Markdown memory as a LangGraph ``BaseStore``.
+
+* Namespaces are ``(root, agent_id)``: one per memory index (agent / workspace).
+* Keys are workspace-relative memory file paths: ``MEMORY.md``, ``memory/2026-01-16.md``,
+  ``memory/projects/api.md``.
+* ``put`` appends Markdown (creating the file if needed) and re-indexes; it never rewrites or
+  deletes a file, so ``MEMORY.md`` content is never silently overwritten.
+* ``search(query=...)`` is the hybrid memory search; without a query it lists the files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+from openclaw_memory import discovery
+from openclaw_memory.append import append_memory
+from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.index import MemoryIndex
+
+__all__ = ["OpenClawMemoryStore"]
+
+log = logging.getLogger(__name__)
+
+_KEY_HINT = "store keys are memory file paths such as 'MEMORY.md' or 'memory/2026-01-16.md'"
+
+
+def _writable(rel: str) -> bool:
+    return rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))
+
+
+def _mtime(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+    except OSError:
+        return datetime.now(timezone.utc)
+
+
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": operator.eq,
+    "$ne": operator.ne,
+    "$gt": operator.gt,
+    "$gte": operator.ge,
+    "$lt": operator.lt,
+    "$lte": operator.le,
+}
+
+
+def _matches(value: Any, condition: Any) -> bool:
+    """LangGraph filter semantics: exact match, or a dict of ``$eq $ne $gt $gte $lt $lte``."""
+    if isinstance(condition, Mapping) and condition and all(str(k).startswith("$") for k in condition):
+        for op, expected in condition.items():
+            compare = _OPERATORS.get(op)
+            if compare is None:
+                raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
+            if op not in ("$eq", "$ne") and value is None:
+                return False
+            if not compare(value, expected):
+                return False
+        return True
+    return bool(value == condition)
+
+
+def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
+    path = tuple(condition.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path) :]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+
+
+class OpenClawMemoryStore(BaseStore):
+    """A LangGraph store over one or more OpenClaw memory workspaces.
+
+    Args:
+        memories: One ``MemoryIndex`` (namespace ``(root, config.agent_id)``) or a mapping
+            ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
+        root: First namespace label.
+        min_score: Score floor of ``search`` (None: ``query.min_score`` of each memory config).
+
+    Example:
+        ```python
+        store = OpenClawMemoryStore(memory)            # namespace ("memory", "main")
+        store.put(("memory", "main"), "memory/2026-01-16.md", {"text": "- Chose SQLite."})
+        hits = store.search(("memory",), query="which database?")
+        agent = create_agent(model, tools, store=store)
+        ```
+    """
+
+    def __init__(
+        self,
+        memories: MemoryIndex | Mapping[str, MemoryIndex],
+        *,
+        root: str = "memory",
+        min_score: float | None = None,
+    ) -> None:
+        named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
+        if not named:
+            raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
+        for label in (root, *named):
+            if not label or "." in label:
+                raise ValueError(f"namespace label {label!r} must be non-empty and must not contain '.'")
+        if root == "langgraph":
+            raise ValueError("the root namespace label 'langgraph' is reserved by LangGraph; pick another root")
+        self.root = root
+        self.min_score = min_score
+        self.memories: dict[tuple[str, ...], MemoryIndex] = {(root, name): m for name, m in named.items()}
+
+    # ---- helpers -----------------------------------------------------------------------------
+
+    def _memory(self, namespace: tuple[str, ...]) -> MemoryIndex | None:
+        return self.memories.get(tuple(namespace))
+
+    def _under(self, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], MemoryIndex]]:
+        return [(ns, m) for ns, m in self.memories.items() if ns[: len(prefix)] == tuple(prefix)]
+
+    def _require(self, namespace: tuple[str, ...]) -> MemoryIndex:
+        memory = self._memory(namespace)
+        if memory is None:
+            known = ", ".join(repr(ns) for ns in self.memories)
+            raise KeyError(f"unknown memory namespace {tuple(namespace)!r}; known namespaces: {known}")
+        return memory
+
+    @staticmethod
+    def _resolve(memory: MemoryIndex, key: str) -> tuple[Path, str]:
+        try:
+            return discovery.resolve_memory_path(memory.workspace, memory.config.resolved_extra_paths(), key)
+        except MemoryPathError as exc:
+            raise MemoryPathError(f"{exc} ({_KEY_HINT})") from None
+
+    # ---- operations --------------------------------------------------------------------------
+
+    def _get(self, op: GetOp) -> Item | None:
+        memory = self._memory(op.namespace)
+        if memory is None:
+            return None
+        abs_path, rel = self._resolve(memory, op.key)
+        if not abs_path.is_file():
+            return None
+        text = memory.get(rel).text
+        stamp = _mtime(abs_path)
+        return Item(value={"text": text, "path": rel}, key=rel, namespace=op.namespace, created_at=stamp,
+                    updated_at=stamp)
+
+    def _put(self, op: PutOp) -> MemoryIndex | None:
+        memory = self._require(op.namespace)
+        if op.value is None:
+            raise MemoryPathError(
+                f"refusing to delete {op.key!r}: Markdown memory is append-only through the store; "
+                "edit or delete the file by hand"
+            )
+        text = op.value.get("text", op.value.get("content"))
+        if not isinstance(text, str):
+            raise ValueError(f"put value must be {{'text': <markdown str>}}, got keys {sorted(op.value)}")
+        _, rel = self._resolve(memory, op.key)
+        append_memory(memory.workspace, rel, text, allowed=_writable)
+        memory.mark_dirty()
+        return None if op.index is False else memory
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        items: list[SearchItem] = []
+        for ns, memory in self._under(op.namespace_prefix):
+            items.extend(self._search_one(ns, memory, op))
+        if op.filter:
+            items = [i for i in items if all(_matches(i.value.get(k), c) for k, c in op.filter.items())]
+        if op.query:
+            items.sort(key=lambda i: i.score or 0.0, reverse=True)
+        return items[op.offset : op.offset + op.limit]
+
+    def _search_one(self, ns: tuple[str, ...], memory: MemoryIndex, op: SearchOp) -> list[SearchItem]:
+        if not op.query:
+            out = []
+            for path in discovery.list_memory_files(memory.workspace, memory.config.resolved_extra_paths()):
+                rel = discovery.relative_path(memory.workspace, path)
+                stamp = _mtime(path)
+                out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
+            return out
+        result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score)
+        out = []
+        for hit in result.hits:
+            stamp = _mtime(memory.workspace / hit.path)
+            value = {
+                "text": hit.snippet,
+                "path": hit.path,
+                "start_line": hit.start_line,
+                "end_line": hit.end_line,
+                "source": hit.source,
+                "citation": hit.citation,
+                "vector_score": hit.vector_score,
+                "text_score": hit.text_score,
+            }
+            out.append(SearchItem(ns, hit.path, value, stamp, stamp, score=hit.score))
+        return out
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        found: set[tuple[str, ...]] = set()
+        for ns in self.memories:
+            if op.match_conditions and not all(_namespace_matches(ns, c) for c in op.match_conditions):
+                continue
+            found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+        return sorted(found)[op.offset : op.offset + op.limit]
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run get / put / search / list-namespaces operations in order."""
+        results: list[Result] = []
+        to_sync: dict[int, MemoryIndex] = {}
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, PutOp):
+                touched = self._put(op)
+                if touched is not None:
+                    to_sync[id(touched)] = touched
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                self._sync(to_sync)
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                raise TypeError(f"unsupported store operation {type(op).__name__}")
+        self._sync(to_sync)
+        return results
+
+    @staticmethod
+    def _sync(pending: dict[int, MemoryIndex]) -> None:
+        """Re-index memories written to, so a search right after a put sees the new text."""
+        for memory in pending.values():
+            memory.sync(reason="store put")
+        pending.clear()
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async twin of :meth:`batch` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.batch, list(ops))

@@ -1,0 +1,133 @@
+"""The agent tools ``memory_search`` / ``memory_get`` as LangChain ``StructuredTool`` objects.
+
+Both return ``(text for the model, structured artifact)``; a refused path, an empty query or an
+unavailable embedding provider comes back to the model as a tool error (``ToolMessage`` with
+``status="error"``) it can act on, never as an exception in the agent loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import StructuredTool, ToolException
+from openclaw_memory.bootstrap import SessionKind
+from openclaw_memory.bootstrap import memory_recall_prompt as _recall_prompt
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.index import MemoryIndex
+from openclaw_memory.tools import (
+    MEMORY_GET_DESCRIPTION,
+    MEMORY_SEARCH_DESCRIPTION,
+    MemoryGetArgs,
+    MemorySearchArgs,
+    amemory_get,
+    amemory_search,
+    format_search_text,
+    memory_get,
+    memory_search,
+)
+from pydantic import ValidationError
+
+__all__ = [
+    "create_memory_get_tool",
+    "create_memory_search_tool",
+    "create_memory_tools",
+    "memory_recall_prompt",
+]
+
+SearchOutput = tuple[str, dict[str, Any]]
+
+
+def _validation_error_text(exc: ValidationError | Exception) -> str:
+    errors = exc.errors() if isinstance(exc, ValidationError) else None
+    if not errors:
+        return f"Invalid tool arguments: {exc}"
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')}" for e in errors]
+    return "Invalid tool arguments: " + "; ".join(parts) + ". Fix them and call the tool again."
+
+
+def _search_output(payload: dict[str, Any]) -> SearchOutput:
+    if payload.get("error"):
+        raise ToolException(format_search_text(payload))
+    return format_search_text(payload), payload
+
+
+def _get_output(payload: dict[str, Any]) -> SearchOutput:
+    if payload.get("error"):
+        raise ToolException(str(payload["error"]))
+    text = payload.get("text") or f"{payload.get('path')} is empty or does not exist yet."
+    return text, payload
+
+
+def create_memory_search_tool(
+    memory: MemoryIndex,
+    *,
+    name: str = "memory_search",
+    description: str = MEMORY_SEARCH_DESCRIPTION,
+    session_key: str | None = None,
+) -> StructuredTool:
+    """The ``memory_search`` tool over ``memory``: cited snippets for the model, the full
+    result payload (hits with path, lines and scores) as the ``ToolMessage.artifact``."""
+
+    def _run(query: str, max_results: int | None = None, min_score: float | None = None) -> SearchOutput:
+        try:
+            payload = memory_search(memory, query, max_results, min_score, session_key=session_key)
+        except OpenClawMemoryError as exc:
+            raise ToolException(f"memory_search failed: {exc}") from exc
+        return _search_output(payload)
+
+    async def _arun(query: str, max_results: int | None = None, min_score: float | None = None) -> SearchOutput:
+        try:
+            payload = await amemory_search(memory, query, max_results, min_score, session_key=session_key)
+        except OpenClawMemoryError as exc:
+            raise ToolException(f"memory_search failed: {exc}") from exc
+        return _search_output(payload)
+
+    return StructuredTool.from_function(
+        func=_run,
+        coroutine=_arun,
+        name=name,
+        description=description,
+        args_schema=MemorySearchArgs,
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+        handle_validation_error=_validation_error_text,
+    )
+
+
+def create_memory_get_tool(
+    memory: MemoryIndex, *, name: str = "memory_get", description: str = MEMORY_GET_DESCRIPTION
+) -> StructuredTool:
+    """The ``memory_get`` tool over ``memory``: the requested lines for the model,
+    ``{path, text, start_line, end_line}`` as the artifact."""
+
+    def _run(path: str, from_line: int | None = None, lines: int | None = None) -> SearchOutput:
+        return _get_output(memory_get(memory, path, from_line, lines))
+
+    async def _arun(path: str, from_line: int | None = None, lines: int | None = None) -> SearchOutput:
+        return _get_output(await amemory_get(memory, path, from_line, lines))
+
+    return StructuredTool.from_function(
+        func=_run,
+        coroutine=_arun,
+        name=name,
+        description=description,
+        args_schema=MemoryGetArgs,
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+        handle_validation_error=_validation_error_text,
+    )
+
+
+def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[StructuredTool]:
+    """``[memory_search, memory_get]`` over ``memory``, ready for ``create_agent(tools=...)``."""
+    return [create_memory_search_tool(memory, session_key=session_key), create_memory_get_tool(memory)]
+
+
+def memory_recall_prompt(memory: MemoryIndex | MemoryConfig, *, session_kind: SessionKind = "private") -> str:
+    """The "## Memory Recall" system-prompt section for an agent that has the memory tools.
+
+    Citations follow ``config.citations`` (``auto``: on in private sessions, off elsewhere).
+    """
+    config = memory.config if isinstance(memory, MemoryIndex) else memory
+    return _recall_prompt(config, session_kind)

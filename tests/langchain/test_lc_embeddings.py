@@ -1,0 +1,106 @@
+"""Embeddings both ways: openclaw provider -> LangChain Embeddings, LangChain Embeddings -> provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+from openclaw_memory import MemoryIndex, ProviderError, ProviderUnavailableError
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+from langchain_openclaw_memory import LangChainEmbeddingProvider, OpenClawMemoryEmbeddings
+
+
+class RecordingEmbeddings(Embeddings):
+    """A LangChain Embeddings that delegates to the fake provider and records which method ran."""
+
+    def __init__(self, dims: int = 64) -> None:
+        self.inner = FakeEmbeddingProvider(dims=dims)
+        self.log: list[tuple[str, int]] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.log.append(("documents", len(texts)))
+        return [(v * 3).tolist() for v in self.inner.embed_documents(texts)]  # not unit length on purpose
+
+    def embed_query(self, text: str) -> list[float]:
+        self.log.append(("query", 1))
+        return self.inner.embed_query(text).tolist()
+
+
+def test_memory_embeddings_expose_the_index_provider(memory: MemoryIndex) -> None:
+    embeddings = OpenClawMemoryEmbeddings(memory=memory)
+    vector = embeddings.embed_query("SQLite cache")
+    assert np.allclose(vector, memory.provider.embed_query("SQLite cache"))  # type: ignore[union-attr]
+    docs = embeddings.embed_documents(["a", "b c"])
+    assert len(docs) == 2 and all(len(v) == 64 for v in docs)
+    assert abs(float(np.linalg.norm(docs[1])) - 1.0) < 1e-5
+
+
+async def test_async_embeddings(memory: MemoryIndex) -> None:
+    embeddings = OpenClawMemoryEmbeddings(memory=memory)
+    assert np.allclose(await embeddings.aembed_query("x y"), embeddings.embed_query("x y"))
+    assert len(await embeddings.aembed_documents(["x", "y", "z"])) == 3
+
+
+def test_keyword_only_memory_has_no_embeddings(corpus: Path, tmp_path: Path) -> None:
+    with MemoryIndex(workspace=corpus, store={"path": str(tmp_path / "kw.sqlite")}, provider=None, watch=False) as kw:
+        with pytest.raises(ProviderUnavailableError, match="keyword-only"):
+            OpenClawMemoryEmbeddings(memory=kw).embed_query("x")
+
+
+def test_embeddings_need_a_source() -> None:
+    with pytest.raises(ValueError, match="provider=<EmbeddingProvider> or memory=<MemoryIndex>"):
+        OpenClawMemoryEmbeddings()
+    with pytest.raises(ValueError, match="EmbeddingProvider protocol"):
+        OpenClawMemoryEmbeddings(provider="openai")
+
+
+def test_index_with_langchain_embeddings(corpus: Path, tmp_path: Path) -> None:
+    lc = RecordingEmbeddings()
+    provider = LangChainEmbeddingProvider(lc, model="recording-fake")
+    via_lc = MemoryIndex(workspace=corpus, store={"path": str(tmp_path / "lc.sqlite")}, provider=provider, watch=False)
+    direct = MemoryIndex(
+        workspace=corpus, store={"path": str(tmp_path / "direct.sqlite")}, provider=FakeEmbeddingProvider(), watch=False
+    )
+    with via_lc, direct:
+        got = via_lc.search("who owns billing", min_score=0.0)
+        want = direct.search("who owns billing", min_score=0.0)
+        assert got.mode == "hybrid"
+        # Same vectors (up to scale) as the provider used directly: same ranking, same cosines.
+        assert [(h.path, h.start_line, round(h.vector_score, 5)) for h in got.hits] == [
+            (h.path, h.start_line, round(h.vector_score, 5)) for h in want.hits
+        ]
+        assert got.hits[0].path == "memory/2026-01-15.md" and got.hits[0].vector_score > 0
+        assert ("query", 1) in lc.log and any(kind == "documents" for kind, _ in lc.log)
+        assert via_lc.status().provider == "langchain" and via_lc.status().model == "recording-fake"
+    assert provider.dims == 64
+    assert provider.fingerprint()["class"].endswith("RecordingEmbeddings")
+
+
+def test_provider_validates_langchain_vectors() -> None:
+    class Broken(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[0.0, 0.0] for _ in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return [float("nan"), 1.0]
+
+    provider = LangChainEmbeddingProvider(Broken())
+    assert provider.model == "Broken"
+    with pytest.raises(ProviderError, match="all-zero"):
+        provider.embed_documents(["x"])
+    with pytest.raises(ProviderError, match="NaN"):
+        provider.embed_query("x")
+    with pytest.raises(TypeError, match="Embeddings"):
+        LangChainEmbeddingProvider(FakeEmbeddingProvider())  # type: ignore[arg-type]
+
+
+async def test_provider_async_uses_langchain_async_methods() -> None:
+    lc = RecordingEmbeddings(dims=8)
+    provider = LangChainEmbeddingProvider(lc)
+    vecs = await provider.aembed_documents(["one", "two"])
+    assert len(vecs) == 2 and abs(float(np.linalg.norm(vecs[0])) - 1.0) < 1e-5
+    await provider.aembed_query("three")
+    assert lc.log == [("documents", 2), ("query", 1)]

@@ -1,0 +1,86 @@
+"""OpenClawMemoryRetriever: documents, metadata, per-call k, async, and use inside an LCEL chain."""
+
+from __future__ import annotations
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import ConfigurableField, RunnablePassthrough
+from openclaw_memory import MemoryIndex
+
+from langchain_openclaw_memory import OpenClawMemoryRetriever
+
+METADATA_KEYS = {"path", "start_line", "end_line", "score", "vector_score", "text_score", "source", "citation"}
+
+
+def test_documents_carry_hit_metadata_and_chunk_id(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory=memory, k=2, min_score=0.0)
+    docs = retriever.invoke("ECONNRESET payments worker")
+    hits = memory.search("ECONNRESET payments worker", max_results=2, min_score=0.0).hits
+
+    assert [d.id for d in docs] == [h.chunk_id for h in hits]
+    top = docs[0]
+    assert set(top.metadata) == METADATA_KEYS
+    assert top.metadata["path"] == "memory/2026-01-16.md"
+    assert top.metadata["source"] == "memory"
+    assert (top.metadata["start_line"], top.metadata["end_line"]) == (hits[0].start_line, hits[0].end_line)
+    assert top.metadata["score"] == hits[0].score > 0
+    assert "ECONNRESET" in top.page_content
+
+
+def test_content_text_returns_full_chunk(memory: MemoryIndex) -> None:
+    snippet = OpenClawMemoryRetriever(memory=memory, k=1, min_score=0.0).invoke("Alice billing")[0]
+    full = OpenClawMemoryRetriever(memory=memory, k=1, min_score=0.0, content="text").invoke("Alice billing")[0]
+    assert snippet.id == full.id
+    assert "Source:" in snippet.page_content  # the snippet carries its citation (citations=auto)
+    assert "Source:" not in full.page_content
+    assert "Alice owns the billing service." in full.page_content
+
+
+def test_defaults_follow_memory_config(memory: MemoryIndex) -> None:
+    # Without k / min_score the configured query.max_results / query.min_score apply.
+    docs = OpenClawMemoryRetriever(memory=memory).invoke("SQLite cache")
+    expected = memory.search("SQLite cache").hits
+    assert [d.id for d in docs] == [h.chunk_id for h in expected]
+
+
+def test_high_min_score_filters_everything(memory: MemoryIndex) -> None:
+    assert OpenClawMemoryRetriever(memory=memory, min_score=1.0).invoke("rate limit") == []
+
+
+def test_k_is_configurable_at_runtime(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory=memory, k=4, min_score=0.0).configurable_fields(
+        k=ConfigurableField(id="memory_k")
+    )
+    assert len(retriever.invoke("SQLite cache")) == 4
+    assert len(retriever.invoke("SQLite cache", config={"configurable": {"memory_k": 1}})) == 1
+
+
+async def test_async_matches_sync(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory=memory, k=3, min_score=0.0)
+    sync_docs = retriever.invoke("SQLite cache")
+    async_docs = await retriever.ainvoke("SQLite cache", k=2)
+    assert [d.id for d in async_docs] == [d.id for d in sync_docs[:2]]
+
+
+def test_retriever_inside_lcel_chain(memory: MemoryIndex, scripted) -> None:
+    def answer(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        return AIMessage(f"ANSWER FROM: {messages[-1].text}")
+
+    model = scripted(answer)
+    retriever = OpenClawMemoryRetriever(memory=memory, k=1, min_score=0.0, content="text")
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Answer from memory."), ("human", "Context:\n{context}\n\nQuestion: {question}")]
+    )
+
+    def join(docs: list[Document]) -> str:
+        return "\n".join(f"[{d.metadata['citation']}] {d.page_content}" for d in docs)
+
+    chain = {"context": retriever | join, "question": RunnablePassthrough()} | prompt | model | StrOutputParser()
+    out = chain.invoke("Who owns the billing service?")
+
+    assert out.startswith("ANSWER FROM: Context:")
+    assert "[memory/2026-01-15.md#L1-" in out
+    assert "Alice owns the billing service." in out
+    assert out.endswith("Question: Who owns the billing service?")

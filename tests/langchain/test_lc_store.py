@@ -1,0 +1,129 @@
+"""OpenClawMemoryStore: LangGraph BaseStore operations over Markdown memory, and inside a graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
+from openclaw_memory import MemoryIndex, MemoryPathError
+from typing_extensions import TypedDict
+
+from langchain_openclaw_memory import OpenClawMemoryStore
+
+NS = ("memory", "main")
+
+
+@pytest.fixture
+def store(memory: MemoryIndex) -> OpenClawMemoryStore:
+    return OpenClawMemoryStore(memory)
+
+
+def test_get_returns_the_file(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    item = store.get(NS, "memory/2026-01-15.md")
+    assert item is not None
+    assert item.key == "memory/2026-01-15.md" and item.namespace == NS
+    assert item.value == {"text": (memory.workspace / "memory/2026-01-15.md").read_text(), "path": item.key}
+    assert store.get(NS, "memory/2030-01-01.md") is None  # allowed but missing
+    assert store.get(("memory", "other"), "MEMORY.md") is None  # unknown namespace
+    with pytest.raises(MemoryPathError, match="memory file paths"):
+        store.get(NS, "../secrets.md")
+
+
+def test_put_appends_and_never_overwrites_memory_md(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    before = (memory.workspace / "MEMORY.md").read_text()
+    store.put(NS, "MEMORY.md", {"text": "- The user's cat is called Miso."})
+    after = store.get(NS, "MEMORY.md")
+    assert after is not None
+    assert after.value["text"] == before + "- The user's cat is called Miso.\n"
+
+    store.put(NS, "memory/topics/pets.md", {"content": "# Pets\n"})  # creates a new topic file
+    store.put(NS, "memory/topics/pets.md", {"text": "- Miso is 3."})
+    assert (memory.workspace / "memory/topics/pets.md").read_text() == "# Pets\n- Miso is 3.\n"
+
+
+def test_put_refusals_are_specific(store: OpenClawMemoryStore) -> None:
+    with pytest.raises(MemoryPathError, match="append-only"):
+        store.delete(NS, "MEMORY.md")
+    with pytest.raises(MemoryPathError):
+        store.put(NS, "notes/todo.md", {"text": "x"})  # outside the memory files
+    with pytest.raises(MemoryPathError):
+        store.put(NS, "DREAMS.md", {"text": "x"})  # readable memory, but not writable
+    with pytest.raises(ValueError, match="text"):
+        store.put(NS, "MEMORY.md", {"body": "x"})
+    with pytest.raises(KeyError, match="known namespaces"):
+        store.put(("memory", "nobody"), "MEMORY.md", {"text": "x"})
+
+
+def test_put_is_searchable_immediately(store: OpenClawMemoryStore) -> None:
+    store.put(NS, "memory/2026-02-01.md", {"text": "- Migrated the queue to Kafka with 12 partitions."})
+    hits = store.search(("memory",), query="Kafka partitions", limit=3)
+    assert hits and hits[0].key == "memory/2026-02-01.md"
+    assert hits[0].namespace == NS and hits[0].score is not None and hits[0].score > 0
+    assert "Kafka" in hits[0].value["text"]
+    assert {"path", "start_line", "end_line", "source", "citation"} <= set(hits[0].value)
+
+
+def test_search_without_query_lists_files_with_filter_and_paging(store: OpenClawMemoryStore) -> None:
+    listed = store.search(NS, limit=10)
+    assert sorted(i.key for i in listed) == sorted(
+        ["MEMORY.md", "memory/2026-01-15.md", "memory/2026-01-16.md", "memory/projects/api.md"]
+    )
+    assert [i.key for i in store.search(NS, filter={"path": "MEMORY.md"})] == ["MEMORY.md"]
+    assert [i.key for i in store.search(NS, filter={"path": {"$gt": "memory/2026-01-15.md"}})] == [
+        "memory/2026-01-16.md", "memory/projects/api.md"
+    ]
+    assert len(store.search(NS, limit=2, offset=3)) == 1
+    with pytest.raises(ValueError, match="operator"):
+        store.search(NS, filter={"path": {"$regex": "x"}})
+
+
+def test_namespaces_map_to_memories(memory: MemoryIndex) -> None:
+    store = OpenClawMemoryStore({"main": memory, "research": memory}, root="agents")
+    assert store.list_namespaces() == [("agents", "main"), ("agents", "research")]
+    assert store.list_namespaces(suffix=("research",)) == [("agents", "research")]
+    assert store.list_namespaces(prefix=("agents", "*")) == [("agents", "main"), ("agents", "research")]
+    assert store.list_namespaces(max_depth=1) == [("agents",)]
+    assert store.search(("elsewhere",), query="SQLite") == []
+    with pytest.raises(ValueError, match="reserved"):
+        OpenClawMemoryStore(memory, root="langgraph")
+
+
+async def test_async_batch(store: OpenClawMemoryStore) -> None:
+    await store.aput(NS, "memory/2026-02-02.md", {"text": "- Async note about Grafana dashboards."})
+    item = await store.aget(NS, "memory/2026-02-02.md")
+    assert item is not None and "Grafana" in item.value["text"]
+    hits = await store.asearch(NS, query="Grafana dashboards")
+    assert hits[0].key == "memory/2026-02-02.md"
+
+
+class GraphState(TypedDict):
+    question: str
+    note: str
+    found: list[dict[str, Any]]
+
+
+def test_store_inside_a_langgraph_graph(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    def remember(state: GraphState, *, store: BaseStore) -> dict[str, Any]:
+        store.put(NS, "memory/2026-03-01.md", {"text": state["note"]})
+        return {}
+
+    def recall(state: GraphState, *, store: BaseStore) -> dict[str, Any]:
+        hits = store.search(("memory",), query=state["question"], limit=2)
+        return {"found": [{"key": h.key, "text": h.value["text"], "score": h.score} for h in hits]}
+
+    graph = StateGraph(GraphState)
+    graph.add_node("remember", remember)
+    graph.add_node("recall", recall)
+    graph.add_edge(START, "remember")
+    graph.add_edge("remember", "recall")
+    graph.add_edge("recall", END)
+    app = graph.compile(store=store)
+
+    out = app.invoke({"question": "Which region hosts the Postgres replica?", "note":
+                      "- The Postgres replica lives in the Warsaw region.", "found": []})
+    assert out["found"][0]["key"] == "memory/2026-03-01.md"
+    assert "Warsaw" in out["found"][0]["text"]
+    written = (memory.workspace / "memory/2026-03-01.md").read_text()
+    assert written == "- The Postgres replica lives in the Warsaw region.\n"

@@ -1,0 +1,153 @@
+"""memory_search / memory_get as StructuredTools: content + artifact, tool errors, an agent using them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import ProviderError
+
+from langchain_openclaw_memory import create_memory_tools, memory_recall_prompt
+
+
+def _call(tool: StructuredTool, args: dict[str, object], call_id: str = "c1") -> ToolMessage:
+    return tool.invoke({"name": tool.name, "args": args, "id": call_id, "type": "tool_call"})
+
+
+def test_tools_are_structured_with_pydantic_schemas(memory: MemoryIndex) -> None:
+    search, get = create_memory_tools(memory)
+    assert (search.name, get.name) == ("memory_search", "memory_get")
+    assert search.response_format == get.response_format == "content_and_artifact"
+    assert search.coroutine is not None and get.coroutine is not None
+    search_params = convert_to_openai_tool(search)["function"]["parameters"]
+    get_params = convert_to_openai_tool(get)["function"]["parameters"]
+    assert set(search_params["properties"]) == {"query", "max_results", "min_score"}
+    assert search_params["required"] == ["query"]
+    assert "Maximum results" in search_params["properties"]["max_results"]["description"]
+    assert set(get_params["properties"]) == {"path", "from_line", "lines"}
+
+
+def test_snake_and_camel_case_arguments_both_work(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    snake = _call(get, {"path": "memory/2026-01-15.md", "from_line": 4, "lines": 1})
+    camel = _call(get, {"path": "memory/2026-01-15.md", "from": 4, "lines": 1})
+    assert snake.content == camel.content == "- Alice owns the billing service."
+
+
+def test_search_returns_cited_text_and_structured_artifact(memory: MemoryIndex) -> None:
+    search, _ = create_memory_tools(memory)
+    msg = _call(search, {"query": "ECONNRESET payments", "maxResults": 2, "minScore": 0.0})
+    assert msg.status == "success"
+    assert msg.text.startswith("[memory/2026-01-16.md#L")
+    hits = msg.artifact["results"]
+    assert 1 <= len(hits) <= 2
+    assert hits[0]["path"] == "memory/2026-01-16.md"
+    assert {"start_line", "end_line", "score", "snippet", "source"} <= set(hits[0])
+
+
+def test_get_reads_requested_lines(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    msg = _call(get, {"path": "memory/2026-01-15.md", "from": 4, "lines": 1})
+    assert msg.content == "- Alice owns the billing service."
+    assert msg.artifact == {"path": "memory/2026-01-15.md", "text": msg.content, "start_line": 4, "end_line": 4}
+
+
+def test_get_of_missing_allowed_file_is_not_an_error(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    msg = _call(get, {"path": "memory/2030-01-01.md"})
+    assert msg.status == "success"
+    assert "does not exist yet" in msg.content
+    assert msg.artifact["text"] == ""
+
+
+def test_refused_path_is_a_tool_error_not_an_exception(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    msg = _call(get, {"path": "../outside.md"})
+    assert msg.status == "error"
+    assert "outside.md" in msg.text and msg.text.strip()
+
+
+def test_empty_query_and_invalid_arguments_are_tool_errors(memory: MemoryIndex) -> None:
+    search, _ = create_memory_tools(memory)
+    empty = _call(search, {"query": "   "})
+    assert empty.status == "error"
+    assert "query required" in empty.content
+    invalid = _call(search, {"query": "x", "maxResults": 0})
+    assert invalid.status == "error"
+    assert "maxResults" in invalid.content and "Invalid tool arguments" in invalid.content
+
+
+def test_query_embedding_failure_degrades_visibly_to_keyword_search(memory: MemoryIndex) -> None:
+    memory.provider.fail_with = RuntimeError("insufficient_quota")  # type: ignore[union-attr]
+    search, _ = create_memory_tools(memory)
+    msg = _call(search, {"query": "Benchmarked"})
+    assert msg.status == "success"
+    assert msg.text.startswith("[memory/2026-01-16.md#L")
+    assert "(keyword-only search: query embedding failed" in msg.content
+    assert msg.artifact["mode"] == "keyword"
+
+
+def test_unavailable_memory_reaches_the_model_as_tool_error(
+    memory: MemoryIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise ProviderError("embedding provider returned 429 insufficient_quota")
+
+    monkeypatch.setattr(memory, "search", fail)
+    search, _ = create_memory_tools(memory)
+    msg = _call(search, {"query": "SQLite"})
+    assert msg.status == "error"
+    payload = json.loads(msg.text)
+    assert payload["disabled"] is True and payload["unavailable"] is True
+    assert "quota" in payload["warning"] and payload["action"]
+
+
+async def test_async_tools(memory: MemoryIndex) -> None:
+    search, get = create_memory_tools(memory)
+    msg = await search.ainvoke(
+        {"name": "memory_search", "args": {"query": "rate limit", "minScore": 0}, "id": "a", "type": "tool_call"}
+    )
+    assert "memory/projects/api.md" in msg.content
+    bad = await get.ainvoke({"name": "memory_get", "args": {"path": "/etc/passwd"}, "id": "b", "type": "tool_call"})
+    assert bad.status == "error"
+
+
+def test_recall_prompt_follows_session_kind(memory: MemoryIndex) -> None:
+    private = memory_recall_prompt(memory)
+    group = memory_recall_prompt(memory.config, session_kind="group")
+    assert private.startswith("## Memory Recall") and "memory_search" in private and "memory_get" in private
+    assert "Source: <path#line>" in private
+    assert "Citations are disabled" in group
+
+
+def test_agent_calls_the_tools(memory: MemoryIndex, scripted) -> None:
+    def respond(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, HumanMessage):
+            return AIMessage(
+                "",
+                tool_calls=[
+                    {"name": "memory_search", "args": {"query": "who owns billing", "minScore": 0}, "id": "s1"},
+                    {"name": "memory_get", "args": {"path": "../secrets.md"}, "id": "g1"},
+                ],
+            )
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        return AIMessage("Checked memory: " + " | ".join(f"{m.name}:{m.status}" for m in results))
+
+    model = scripted(respond)
+    agent = create_agent(model, create_memory_tools(memory), system_prompt=memory_recall_prompt(memory))
+    out = agent.invoke({"messages": [HumanMessage("Who owns the billing service?")]})
+
+    tool_messages = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert tool_messages["s1"].status == "success"
+    assert "Alice owns the billing service." in tool_messages["s1"].content
+    assert tool_messages["s1"].artifact["results"][0]["path"] == "memory/2026-01-15.md"
+    assert tool_messages["g1"].status == "error"
+    assert out["messages"][-1].content == "Checked memory: memory_search:success | memory_get:error"
+    assert model.calls[0].tools == ["memory_search", "memory_get"]
+    assert "## Memory Recall" in model.calls[0].messages[0].text
