@@ -1,0 +1,129 @@
+"""Translation between the core's records (hits, chunks, sections) and LlamaIndex nodes.
+
+Every node carries ``path``, ``source``, ``start_line`` and ``end_line`` metadata (plus ``date``
+for dated notes such as ``memory/2026-01-16.md``) and a SOURCE relationship naming its source
+document. These keys are hidden from the embedding text; the LLM sees the location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+from openclaw_memory.hybrid import dated_path_timestamp
+from openclaw_memory.types import SearchHit
+
+from llama_index_openclaw_memory._sections import Section
+
+__all__ = [
+    "LOCATION_KEYS",
+    "ChunkLike",
+    "chunk_node",
+    "hit_node",
+    "location_metadata",
+    "matches_filters",
+    "section_node",
+    "strip_location",
+]
+
+#: Metadata keys the adapter derives from where a node lives (never stored in a section).
+LOCATION_KEYS = ("path", "source", "start_line", "end_line", "date")
+_SCORE_KEYS = ("vector_score", "text_score", "chunk_id", "citation")
+_HIDDEN_FROM_LLM = ("source", "date", "vector_score", "text_score", "chunk_id")
+
+
+class ChunkLike(Protocol):
+    """What :func:`chunk_node` reads: a stored chunk, a search candidate or a hit record."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+
+
+def location_metadata(path: str, source: str, start_line: int, end_line: int) -> dict[str, Any]:
+    """``path``, ``source``, ``start_line``, ``end_line`` and, for dated files, ``date`` (YYYY-MM-DD)."""
+    meta: dict[str, Any] = {"path": path, "source": source, "start_line": start_line, "end_line": end_line}
+    dated = dated_path_timestamp(path)
+    if dated is not None:
+        meta["date"] = dated.date().isoformat()
+    return meta
+
+
+def strip_location(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's own metadata without the keys the adapter derives (they are recomputed on read)."""
+    return {k: v for k, v in metadata.items() if k not in LOCATION_KEYS and k not in _SCORE_KEYS}
+
+
+def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str) -> TextNode:
+    derived = [k for k in (*LOCATION_KEYS, *_SCORE_KEYS) if k in metadata]
+    return TextNode(
+        id_=node_id,
+        text=text,
+        metadata=metadata,
+        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref_doc_id)},
+        excluded_embed_metadata_keys=derived,
+        excluded_llm_metadata_keys=[k for k in derived if k in _HIDDEN_FROM_LLM],
+    )
+
+
+def chunk_node(chunk: ChunkLike, own: tuple[int, int, str] | None = None) -> TextNode:
+    """A hand-written chunk as a node: id = chunk id, ``ref_doc_id`` = its file path.
+
+    ``own`` narrows it to its hand-written lines ``(first, last, text)`` when the chunk also
+    covers sections the store wrote.
+    """
+    start, end, text = own if own is not None else (chunk.start_line, chunk.end_line, chunk.text)
+    return _node(chunk.id, text, location_metadata(chunk.path, chunk.source, start, end), chunk.path)
+
+
+def hit_node(hit: SearchHit) -> TextNode:
+    """A search hit as a node (full chunk text; scores and citation in the metadata)."""
+    meta = location_metadata(hit.path, hit.source, hit.start_line, hit.end_line)
+    meta.update(vector_score=hit.vector_score, text_score=hit.text_score, chunk_id=hit.chunk_id)
+    if hit.citation:
+        meta["citation"] = hit.citation
+    return _node(hit.chunk_id, hit.text or hit.snippet, meta, hit.path)
+
+
+def section_node(section: Section, path: str) -> TextNode:
+    """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path)."""
+    meta = {**section.metadata, **location_metadata(path, "memory", section.start_line, section.end_line)}
+    return _node(section.id, section.text, meta, section.ref_doc_id or path)
+
+
+def _single(f: MetadataFilter) -> Callable[[Mapping[str, Any]], bool]:
+    fn = build_metadata_filter_fn(lambda meta: meta, MetadataFilters(filters=[f]))  # type: ignore[arg-type,return-value]
+    return fn  # type: ignore[return-value]
+
+
+def matches_filters(metadata: Mapping[str, Any], filters: MetadataFilters | None) -> bool:
+    """Whether ``metadata`` passes ``filters`` (LlamaIndex operator semantics; nesting allowed).
+
+    ``AND``/``OR`` combine the filters; ``NOT`` matches when none of them does.
+    """
+    if filters is None or not filters.filters:
+        return True
+    results = (
+        matches_filters(metadata, f) if isinstance(f, MetadataFilters) else _single(f)(metadata)  # type: ignore[arg-type]
+        for f in filters.filters
+    )
+    condition = filters.condition or FilterCondition.AND
+    if condition == FilterCondition.AND:
+        return all(results)
+    if condition == FilterCondition.OR:
+        return any(results)
+    if condition == FilterCondition.NOT:
+        return not any(results)
+    raise ValueError(f"unsupported filter condition {condition!r}; use AND, OR or NOT")

@@ -1,0 +1,112 @@
+"""Embedding bridges in both directions, so the memory index and LlamaIndex share one vector space.
+
+* :class:`LlamaIndexEmbeddingProvider`: any LlamaIndex ``BaseEmbedding`` (``MockEmbedding``,
+  ``OpenAIEmbedding``, ``HuggingFaceEmbedding`` …) as an openclaw-memory provider, so the memory
+  index embeds its Markdown chunks with the model a LlamaIndex app already uses.
+* :class:`OpenClawEmbedding`: an openclaw-memory provider (the bundled local model, OpenAI,
+  Gemini, Voyage …) as a LlamaIndex ``BaseEmbedding``, to pass as ``embed_model=``.
+
+    >>> store = OpenClawVectorStore.from_workspace("~/notes", embed_model=MockEmbedding(embed_dim=8))  # doctest: +SKIP
+    >>> embed = OpenClawEmbedding(store.memory.provider)                                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
+from llama_index.core.bridge.pydantic import PrivateAttr
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
+
+__all__ = ["LlamaIndexEmbeddingProvider", "OpenClawEmbedding"]
+
+
+class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
+    """An openclaw-memory embedding provider backed by a LlamaIndex ``BaseEmbedding``.
+
+    Documents are embedded with ``get_text_embedding_batch``, queries with
+    ``get_query_embedding`` (so models with query/passage prefixes work as intended). Vectors are
+    L2-normalised and validated by the base class. The fingerprint names the LlamaIndex class and
+    model (not the dimension, which some models only reveal on the first call), so switching models
+    rebuilds the index.
+
+    Example:
+        >>> provider = LlamaIndexEmbeddingProvider(MockEmbedding(embed_dim=8))  # doctest: +SKIP
+        >>> memory = MemoryIndex(workspace="~/notes", provider=provider)         # doctest: +SKIP
+    """
+
+    id = "llamaindex"
+
+    def __init__(self, embed_model: BaseEmbedding, *, max_input_tokens: int | None = None) -> None:
+        if not isinstance(embed_model, BaseEmbedding):
+            raise TypeError(
+                f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
+            )
+        dims = getattr(embed_model, "embed_dim", None)
+        super().__init__(
+            model=f"{type(embed_model).__name__}:{embed_model.model_name}",
+            dims=dims if isinstance(dims, int) and dims > 0 else None,
+            max_input_tokens=max_input_tokens,
+        )
+        self.embed_model = embed_model
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind == "query":
+            return [self.embed_model.get_query_embedding(t) for t in texts]
+        return list(self.embed_model.get_text_embedding_batch(texts))
+
+    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind == "query":
+            return [await self.embed_model.aget_query_embedding(t) for t in texts]
+        return list(await self.embed_model.aget_text_embedding_batch(texts))
+
+
+class OpenClawEmbedding(BaseEmbedding):
+    """A LlamaIndex embedding model backed by an openclaw-memory provider.
+
+    Use it as ``embed_model=`` next to an :class:`~llama_index_openclaw_memory.OpenClawVectorStore`
+    whose memory index uses the same provider: query embeddings then live in the index's space.
+
+    Example:
+        >>> index = VectorStoreIndex.from_vector_store(store, embed_model=OpenClawEmbedding(store.memory.provider))  # doctest: +SKIP
+    """
+
+    _provider: EmbeddingProvider = PrivateAttr()
+
+    def __init__(self, provider: EmbeddingProvider, **kwargs: Any) -> None:
+        if provider is None or not isinstance(provider, EmbeddingProvider):
+            raise TypeError(
+                "provider must be an openclaw-memory EmbeddingProvider (for example memory.provider); "
+                f"got {type(provider).__name__}. A keyword-only memory index has no provider to share."
+            )
+        kwargs.setdefault("model_name", f"{provider.id}:{provider.model}")
+        super().__init__(**kwargs)
+        self._provider = provider
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OpenClawEmbedding"
+
+    @property
+    def provider(self) -> EmbeddingProvider:
+        """The wrapped openclaw-memory provider."""
+        return self._provider
+
+    def _get_query_embedding(self, query: str) -> Embedding:
+        return self._provider.embed_query(query).tolist()
+
+    async def _aget_query_embedding(self, query: str) -> Embedding:
+        return (await self._provider.aembed_query(query)).tolist()
+
+    def _get_text_embedding(self, text: str) -> Embedding:
+        return self._provider.embed_documents([text])[0].tolist()
+
+    async def _aget_text_embedding(self, text: str) -> Embedding:
+        return (await self._provider.aembed_documents([text]))[0].tolist()
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
+        return [v.tolist() for v in self._provider.embed_documents(texts)]
+
+    async def _aget_text_embeddings(self, texts: list[str]) -> list[Embedding]:
+        return [v.tolist() for v in await self._provider.aembed_documents(texts)]

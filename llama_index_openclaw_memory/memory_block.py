@@ -1,0 +1,224 @@
+"""OpenClawMemoryBlock: OpenClaw's Markdown memory inside ``llama_index.core.memory.Memory``.
+
+* **Write (the pre-compaction flush).** ``Memory`` hands a block the messages it evicts from the
+  short-term buffer. This block writes durable notes about them to today's daily note
+  ``memory/YYYY-MM-DD.md`` (append-only) and re-indexes, so they survive the eviction and are
+  searchable later. The notes come from ``extractor`` (for example :func:`llm_note_extractor`)
+  when given, otherwise from a plain transcript summary. Failures are logged, never raised: the
+  messages are already archived when the block runs, and an exception would fail ``Memory.aput``.
+* **Read (recall).** Each ``Memory.aget`` searches the memory for the latest user message and
+  contributes the hits with ``path#Lstart-Lend`` citations. On the first turn of a session it
+  also contributes the session bootstrap context: today's and yesterday's daily notes, and
+  ``MEMORY.md`` in private sessions.
+
+    >>> block = OpenClawMemoryBlock(memory=MemoryIndex(workspace="~/notes"))          # doctest: +SKIP
+    >>> memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.llms import LLM
+from llama_index.core.memory import BaseMemoryBlock
+from openclaw_memory import MemoryIndex
+from openclaw_memory.append import append_memory, daily_note_path, local_now
+from openclaw_memory.bootstrap import build_session_context
+from openclaw_memory.flush import is_no_reply
+from openclaw_memory.session_hook import format_conversation
+from openclaw_memory.tools import amemory_search, format_search_text
+
+__all__ = [
+    "DEFAULT_EXTRACTION_PROMPT",
+    "NoteExtractor",
+    "OpenClawMemoryBlock",
+    "llm_note_extractor",
+    "transcript_lines",
+]
+
+log = logging.getLogger(__name__)
+
+NoteExtractor = Callable[[list[ChatMessage]], str | None | Awaitable[str | None]]
+"""Turns evicted messages into Markdown notes; ``""``, None or ``NO_REPLY`` means nothing to keep."""
+
+DEFAULT_EXTRACTION_PROMPT = (
+    "The messages below are leaving an assistant's short-term context. Write down what is worth "
+    "remembering for later sessions (decisions, preferences, facts about people and projects, open "
+    "todos) as short Markdown bullet points. Skip small talk and anything already resolved. If nothing "
+    "is worth keeping, reply with NO_REPLY only.\n\nMessages:\n{transcript}"
+)
+
+
+def _role(message: ChatMessage) -> str:
+    return message.role.value if isinstance(message.role, MessageRole) else str(message.role)
+
+
+def _as_dicts(messages: list[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": _role(m), "content": m.content or ""} for m in messages]
+
+
+def transcript_lines(messages: list[ChatMessage], max_chars: int | None = None) -> list[str]:
+    """``"<role>: <text>"`` for each user/assistant message (one line each, cut to ``max_chars``)."""
+    lines = format_conversation(_as_dicts(messages), max_messages=len(messages))
+    out = []
+    for line in lines:
+        flat = " ".join(line.split())
+        if max_chars is not None and len(flat) > max_chars:
+            flat = flat[: max_chars - 1].rstrip() + "…"
+        out.append(flat)
+    return out
+
+
+def llm_note_extractor(llm: LLM, *, prompt: str = DEFAULT_EXTRACTION_PROMPT) -> NoteExtractor:
+    """A :data:`NoteExtractor` that asks ``llm`` which parts of the evicted messages are durable.
+
+    ``prompt`` must contain ``{transcript}``; the reply is written as is (``NO_REPLY`` = nothing).
+    """
+    if "{transcript}" not in prompt:
+        raise ValueError("prompt must contain '{transcript}', where the evicted messages are inserted")
+
+    async def extract(messages: list[ChatMessage]) -> str | None:
+        transcript = "\n".join(transcript_lines(messages))
+        if not transcript:
+            return None
+        response = await llm.acomplete(prompt.replace("{transcript}", transcript))
+        return response.text
+
+    return extract
+
+
+class OpenClawMemoryBlock(BaseMemoryBlock[str]):
+    """A ``Memory`` block that saves evicted messages as Markdown notes and recalls relevant memory.
+
+    Args:
+        memory: The :class:`openclaw_memory.MemoryIndex` to write to and search.
+        extractor: Turns evicted messages into notes (sync or async); None = transcript summary.
+        max_results / min_score: Recall limits (default: the memory's configuration).
+        session_key: OpenClaw session key; decides citations in ``citations="auto"`` mode.
+        session_kind: ``"private"`` bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"`` do not.
+        bootstrap: ``"first_turn"`` (while the history holds one user message), ``"always"`` or ``"off"``.
+        bootstrap_max_chars: Character budget of the bootstrap context.
+        recall_instructions: Append the "Memory Recall" instructions (for agents with the memory tools).
+        max_message_chars: Length a message is cut to in the transcript summary.
+    """
+
+    name: str = "openclaw_memory"
+    description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
+    memory: MemoryIndex = Field(exclude=True)
+    extractor: Callable[..., Any] | None = Field(default=None, exclude=True)
+    max_results: int | None = Field(default=None, ge=1)
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    session_key: str | None = None
+    session_kind: Literal["private", "group", "channel"] = "private"
+    bootstrap: Literal["first_turn", "always", "off"] = "first_turn"
+    bootstrap_max_chars: int = Field(default=8000, ge=500)
+    recall_instructions: bool = False
+    max_message_chars: int = Field(default=500, ge=20)
+
+    _bootstrap_cache: dict[str, str] = PrivateAttr(default_factory=dict)
+    _flushed: set[str] = PrivateAttr(default_factory=set)
+
+    # ---- read -----------------------------------------------------------------------------------
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        history = list(messages or [])
+        parts: list[str] = []
+        if self._wants_bootstrap(history):
+            parts.append(await self._bootstrap_text(str(block_kwargs.get("session_id") or "")))
+        parts.append(await self._recall(history))
+        return "\n\n".join(p for p in parts if p)
+
+    def _wants_bootstrap(self, history: list[ChatMessage]) -> bool:
+        if self.bootstrap == "off":
+            return False
+        if self.bootstrap == "always":
+            return True
+        return sum(1 for m in history if m.role == MessageRole.USER) <= 1
+
+    async def _bootstrap_text(self, session_id: str) -> str:
+        """The session's bootstrap context, read once per session (a snapshot of session start)."""
+        cached = self._bootstrap_cache.get(session_id)
+        if cached is not None:
+            return cached
+        try:
+            text = await asyncio.to_thread(
+                build_session_context,
+                self.memory.config,
+                session_kind=self.session_kind,
+                max_chars=self.bootstrap_max_chars,
+                include_recall_instructions=self.recall_instructions,
+            )
+        except Exception as exc:
+            log.warning("memory block: could not build the session bootstrap context: %s", exc, exc_info=True)
+            return ""
+        self._bootstrap_cache[session_id] = text.strip()
+        return text.strip()
+
+    async def _recall(self, history: list[ChatMessage]) -> str:
+        query = next((m.content for m in reversed(history) if m.role == MessageRole.USER and m.content), None)
+        if not query or not query.strip():
+            return ""
+        try:
+            payload = await amemory_search(
+                self.memory, query, self.max_results, self.min_score, session_key=self.session_key
+            )
+        except Exception as exc:
+            log.warning("memory block: recall failed: %s", exc, exc_info=True)
+            return ""
+        if payload.get("disabled"):
+            log.warning("memory block: recall unavailable: %s", payload.get("error"))
+            return ""
+        if not payload.get("results"):
+            return ""
+        return "## Recalled memory\n" + format_search_text(payload)
+
+    # ---- write ----------------------------------------------------------------------------------
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        try:
+            await self._flush(messages)
+        except Exception as exc:  # the messages are already archived; never fail Memory.aput
+            log.warning("memory block: could not save notes of %d evicted message(s): %s",
+                        len(messages), exc, exc_info=True)
+
+    async def _flush(self, messages: list[ChatMessage]) -> None:
+        if not messages:
+            return
+        digest = hashlib.sha256(json.dumps(_as_dicts(messages), ensure_ascii=False).encode()).hexdigest()
+        if digest in self._flushed:
+            log.debug("memory block: these messages were already saved; skipping")
+            return
+        notes = await self._notes(messages)
+        if notes:
+            local = local_now(self.memory.config.timezone)
+            session = next((m.additional_kwargs.get("session_id") for m in messages
+                            if m.additional_kwargs.get("session_id")), None)
+            header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
+            await asyncio.to_thread(self._append, daily_note_path(local.date()), f"{header}\n{notes}\n")
+        self._flushed.add(digest)
+        if notes:
+            await self.memory.async_sync(reason="llamaindex memory flush")
+
+    async def _notes(self, messages: list[ChatMessage]) -> str:
+        if self.extractor is not None:
+            out = self.extractor(messages)
+            if inspect.isawaitable(out):
+                out = await out
+            if out is None or not str(out).strip() or is_no_reply(str(out)):
+                return ""
+            return str(out).strip()
+        return "\n".join(f"- {line}" for line in transcript_lines(messages, self.max_message_chars))
+
+    def _append(self, rel: str, text: str) -> None:
+        target = self.memory.workspace / rel
+        prefix = "\n" if target.exists() and target.stat().st_size > 0 else ""
+        append_memory(self.memory.workspace, rel, prefix + text)
+        log.info("memory block: saved notes to %s", rel)

@@ -1,0 +1,74 @@
+"""OpenClawMemoryRetriever: the memory's hybrid search as a LlamaIndex retriever."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from openclaw_memory import MemoryIndex, SearchResult
+
+from llama_index_openclaw_memory._convert import hit_node
+
+__all__ = ["OpenClawMemoryRetriever"]
+
+
+class OpenClawMemoryRetriever(BaseRetriever):
+    """Retrieve memory chunks with OpenClaw's hybrid (vector + BM25) search.
+
+    Each result is a ``NodeWithScore`` whose score is the hybrid score and whose node is the
+    chunk: ``id_`` = chunk id, ``ref_doc_id`` = file path, metadata ``path``, ``start_line``,
+    ``end_line``, ``source``, ``vector_score``, ``text_score`` (and ``citation`` when citations
+    are on). ``max_results`` and ``min_score`` default to the memory's configuration.
+    ``last_result`` keeps the last :class:`~openclaw_memory.SearchResult`, which says how the
+    search ran (``mode``) and why it came back empty (``empty_reason``).
+
+    Example:
+        >>> retriever = OpenClawMemoryRetriever(MemoryIndex(workspace="~/notes"), max_results=4)  # doctest: +SKIP
+        >>> RetrieverQueryEngine.from_args(retriever, llm=llm).query("what did we decide?")   # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        memory: MemoryIndex,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if not isinstance(memory, MemoryIndex):
+            raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+        if max_results is not None and max_results < 1:
+            raise ValueError(f"max_results must be at least 1, got {max_results}")
+        if min_score is not None and not 0.0 <= min_score <= 1.0:
+            raise ValueError(f"min_score must be between 0 and 1, got {min_score}")
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+        self.memory = memory
+        self.max_results = max_results
+        self.min_score = min_score
+        self.session_key = session_key
+        self.sources = list(sources) if sources is not None else None
+        self.last_result: SearchResult | None = None
+
+    def _search_kwargs(self) -> dict[str, Any]:
+        return {
+            "max_results": self.max_results,
+            "min_score": self.min_score,
+            "session_key": self.session_key,
+            "sources": self.sources,
+        }
+
+    def _to_nodes(self, result: SearchResult) -> list[NodeWithScore]:
+        self.last_result = result
+        return [NodeWithScore(node=hit_node(h), score=h.score) for h in result.hits]
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._to_nodes(self.memory.search(query_bundle.query_str, **self._search_kwargs()))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._to_nodes(await self.memory.asearch(query_bundle.query_str, **self._search_kwargs()))

@@ -1,0 +1,90 @@
+"""The ``memory_search`` and ``memory_get`` agent tools as LlamaIndex ``FunctionTool``s.
+
+Both have a sync and an async implementation, so they work in ``FunctionAgent``,
+``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
+compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as JSON);
+``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.tools`. Provider or
+path problems are returned to the model as an explanation, never raised.
+
+    >>> agent = FunctionAgent(tools=memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())  # doctest: +SKIP
+"""
+
+# No `from __future__ import annotations`: FunctionTool builds the argument schema from these
+# annotations at runtime, so they must be real objects, not strings.
+import json
+from typing import Annotated, Any
+
+from llama_index.core.tools import FunctionTool
+from openclaw_memory import MemoryIndex
+from openclaw_memory.tools import (
+    MEMORY_GET_DESCRIPTION,
+    MEMORY_SEARCH_DESCRIPTION,
+    amemory_get,
+    amemory_search,
+    format_search_text,
+    memory_get,
+    memory_recall_prompt,
+    memory_search,
+)
+from pydantic import Field
+
+__all__ = ["memory_get_tool", "memory_recall_prompt", "memory_search_tool", "memory_tools"]
+
+_Query = Annotated[str, Field(description="What to look for: a question, a name, an ID or an error message.")]
+_MaxResults = Annotated[int | None, Field(description="Maximum results (default 6).", ge=1, le=50)]
+_MinScore = Annotated[float | None, Field(description="Score floor 0..1 (default 0.35).", ge=0, le=1)]
+_Path = Annotated[str, Field(description="A memory file path as returned by memory_search, e.g. memory/2026-01-16.md.")]
+_FromLine = Annotated[int | None, Field(description="First line to read (1-based).", ge=1)]
+_Lines = Annotated[int | None, Field(description="How many lines to read (default: to the end).", ge=1)]
+
+
+def _get_text(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def _check(memory: MemoryIndex) -> None:
+    if not isinstance(memory, MemoryIndex):
+        raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+
+
+def memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, name: str = "memory_search") -> FunctionTool:
+    """The ``memory_search`` tool over ``memory`` (``session_key`` decides citations in ``auto`` mode)."""
+    _check(memory)
+
+    def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None) -> dict[str, Any]:
+        return memory_search(memory, query, max_results, min_score, session_key=session_key)
+
+    async def asearch(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None) -> dict[str, Any]:
+        return await amemory_search(memory, query, max_results, min_score, session_key=session_key)
+
+    async def aformat(payload: dict[str, Any]) -> str:
+        return format_search_text(payload)
+
+    return FunctionTool.from_defaults(
+        fn=search, async_fn=asearch, name=name, description=MEMORY_SEARCH_DESCRIPTION,
+        callback=format_search_text, async_callback=aformat,
+    )
+
+
+def memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> FunctionTool:
+    """The ``memory_get`` tool over ``memory``: read lines of one memory file."""
+    _check(memory)
+
+    def get(path: _Path, from_line: _FromLine = None, lines: _Lines = None) -> dict[str, Any]:
+        return memory_get(memory, path, from_line, lines)
+
+    async def aget(path: _Path, from_line: _FromLine = None, lines: _Lines = None) -> dict[str, Any]:
+        return await amemory_get(memory, path, from_line, lines)
+
+    async def aformat(payload: dict[str, Any]) -> str:
+        return _get_text(payload)
+
+    return FunctionTool.from_defaults(
+        fn=get, async_fn=aget, name=name, description=MEMORY_GET_DESCRIPTION,
+        callback=_get_text, async_callback=aformat,
+    )
+
+
+def memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[FunctionTool]:
+    """``[memory_search, memory_get]`` for an agent's ``tools=``."""
+    return [memory_search_tool(memory, session_key=session_key), memory_get_tool(memory)]

@@ -1,0 +1,500 @@
+"""OpenClawVectorStore: an OpenClaw memory workspace as a LlamaIndex vector store.
+
+The Markdown files stay the source of truth. The store is a *view* over them:
+
+* **Hand-written memory** (``MEMORY.md``, ``memory/*.md``, extra paths, indexed transcripts)
+  appears as one node per indexed chunk: ``id_`` = chunk id, ``ref_doc_id`` = the file path
+  (in a file that also holds sections, the node keeps only the chunk's hand-written lines).
+* **Nodes added through the store** (``add``, ``VectorStoreIndex.insert``, ``from_documents``)
+  are appended, append-only, to one memory file (``append_path``, default
+  ``memory/llamaindex.md``; ``"memory/{date}.md"`` targets today's daily note) as Markdown
+  sections that keep their id, ``ref_doc_id`` and metadata (see :mod:`._sections`). The index is
+  synced right after, so they are searchable by every OpenClaw tool too.
+
+What deletes do: ``delete``, ``delete_nodes`` and ``clear`` remove only sections the store
+wrote. A request that would remove hand-written memory raises :class:`ProtectedMemoryError`
+and changes nothing; edit those files yourself. (Text edited *inside* a section's markers
+belongs to that node and goes with it.)
+
+Embeddings: the memory index embeds the Markdown with its own provider, and the embeddings that
+arrive on added nodes are not stored. Give the store the embed model your index uses
+(``from_workspace(..., embed_model=...)``) or give the index the store's provider
+(``OpenClawEmbedding(store.memory.provider)``), so query embeddings are in the same space.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode
+from llama_index.core.vector_stores.types import (
+    BasePydanticVectorStore,
+    MetadataFilters,
+    VectorStoreQuery,
+    VectorStoreQueryMode,
+    VectorStoreQueryResult,
+)
+from openclaw_memory import MemoryIndex
+from openclaw_memory.append import normalize_rel_path, today
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.providers.base import normalize_vectors
+from openclaw_memory.search import run_search
+
+from llama_index_openclaw_memory._convert import chunk_node, matches_filters, section_node, strip_location
+from llama_index_openclaw_memory._files import SectionFiles
+from llama_index_openclaw_memory._sections import Section, render_section
+from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider
+
+__all__ = ["DEFAULT_APPEND_PATH", "OpenClawVectorStore", "ProtectedMemoryError"]
+
+log = logging.getLogger(__name__)
+
+#: Where added nodes are written unless ``append_path`` says otherwise.
+DEFAULT_APPEND_PATH = "memory/llamaindex.md"
+_UNSET: Any = object()
+_SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
+
+
+class ProtectedMemoryError(OpenClawMemoryError, PermissionError):
+    """A delete would have removed hand-written memory. Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class _Hit:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+
+
+class OpenClawVectorStore(BasePydanticVectorStore):
+    """A LlamaIndex vector store over an OpenClaw memory workspace (Markdown + SQLite hybrid index).
+
+    Query modes: ``DEFAULT`` (dense similarity; the memory's provider embeds ``query_str`` when no
+    embedding is given, keyword search when it has none), ``HYBRID`` (``alpha`` = vector weight,
+    ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
+    ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
+    ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
+    plus the metadata of added nodes), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
+    (an empty list means no restriction). Each returned node's similarity is the score of the best
+    indexed chunk that covers it; nodes written next to each other can share a chunk, and then a
+    score. The query mode decides MMR; temporal decay follows the memory's configuration. Filters
+    apply to the candidates the core search returns (at most 200 per side), so on a very large
+    memory a narrow filter can return fewer than ``similarity_top_k`` nodes.
+
+    Example:
+        >>> store = OpenClawVectorStore.from_workspace("~/notes", embed_model=embed_model)      # doctest: +SKIP
+        >>> index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)         # doctest: +SKIP
+        >>> index.as_retriever(vector_store_query_mode="hybrid", alpha=0.7).retrieve("db?")   # doctest: +SKIP
+    """
+
+    stores_text: bool = True
+    is_embedding_query: bool = True
+    append_path: str = Field(
+        default=DEFAULT_APPEND_PATH,
+        description="Workspace-relative Markdown file added nodes are appended to; '{date}' becomes today's date.",
+    )
+    min_score: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="Score floor for query results (LlamaIndex expects plain top-k, hence 0).",
+    )
+
+    _memory: MemoryIndex = PrivateAttr()
+    _close_memory: bool = PrivateAttr(default=False)
+    _files: SectionFiles = PrivateAttr()
+    _configs: dict[tuple[Any, ...], MemoryConfig] = PrivateAttr(default_factory=dict)
+
+    def __init__(
+        self,
+        memory: MemoryIndex,
+        *,
+        append_path: str = DEFAULT_APPEND_PATH,
+        min_score: float = 0.0,
+        close_memory: bool = False,
+    ) -> None:
+        """Wrap ``memory``; ``close_memory`` makes :meth:`close` close it too."""
+        if not isinstance(memory, MemoryIndex):
+            raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+        super().__init__(append_path=append_path, min_score=min_score)
+        self._memory = memory
+        self._close_memory = close_memory
+        self._files = SectionFiles(memory)
+        self._target_rel()  # validate now, not at the first add
+
+    @classmethod
+    def from_workspace(
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        embed_model: BaseEmbedding | None = None,
+        provider: Any = _UNSET,
+        append_path: str = DEFAULT_APPEND_PATH,
+        min_score: float = 0.0,
+        **memory_options: Any,
+    ) -> OpenClawVectorStore:
+        """Open a memory index on ``workspace`` and wrap it (the store closes it on :meth:`close`).
+
+        Args:
+            workspace: The directory holding ``MEMORY.md`` and ``memory/``.
+            embed_model: A LlamaIndex embedding model the memory index should embed with
+                (recommended: the same one the ``VectorStoreIndex`` uses).
+            provider: An openclaw-memory provider or None (keyword-only) instead of
+                ``embed_model``; by default the configured provider (``auto``).
+            append_path: See the class docstring.
+            min_score: Score floor for query results.
+            **memory_options: Passed to :class:`openclaw_memory.MemoryIndex` (``store={"path": ...}``,
+                ``watch=False``, ``query={...}`` …).
+        """
+        if embed_model is not None and provider is not _UNSET:
+            raise ValueError("pass either embed_model or provider, not both")
+        if embed_model is not None:
+            provider = LlamaIndexEmbeddingProvider(embed_model)
+        kwargs = dict(memory_options)
+        if provider is not _UNSET:
+            kwargs["provider"] = provider
+        memory = MemoryIndex(workspace=workspace, **kwargs)
+        try:
+            return cls(memory, append_path=append_path, min_score=min_score, close_memory=True)
+        except Exception:
+            memory.close()
+            raise
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OpenClawVectorStore"
+
+    @property
+    def client(self) -> MemoryIndex:
+        """The wrapped :class:`openclaw_memory.MemoryIndex`."""
+        return self._memory
+
+    @property
+    def memory(self) -> MemoryIndex:
+        """The wrapped :class:`openclaw_memory.MemoryIndex`."""
+        return self._memory
+
+    def close(self) -> None:
+        """Close the memory index if this store opened it (``from_workspace``)."""
+        if self._close_memory:
+            self._memory.close()
+
+    # ---- files and sections --------------------------------------------------------------------
+
+    def _target_rel(self) -> str:
+        """``append_path`` for today, validated: MEMORY.md or a Markdown file under memory/."""
+        ws = self._memory.workspace
+        raw = self.append_path.replace("{date}", today(self._memory.config.timezone).isoformat())
+        rel = normalize_rel_path(ws, raw)
+        if "{" in rel or "}" in rel or not (rel == "MEMORY.md" or (rel.startswith("memory/") and rel.endswith(".md"))):
+            raise ValueError(
+                f"append_path must be MEMORY.md or a Markdown file under memory/ (for example "
+                f"{DEFAULT_APPEND_PATH!r} or 'memory/{{date}}.md') so what the store writes gets indexed; "
+                f"got {self.append_path!r}"
+            )
+        return rel
+
+    def _remove(self, should_remove: Callable[[str, Section], bool]) -> int:
+        removed = self._files.remove(should_remove, extra=[self._target_rel()])
+        if removed:
+            self._memory.sync(reason="llamaindex delete")
+        return removed
+
+    def _view(self) -> list[tuple[TextNode, bool]]:
+        """Every node: sections the store wrote (True) and chunks of hand-written text (False)."""
+        self._refresh()
+        out: list[tuple[TextNode, bool]] = []
+        for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items():
+            out.extend((section_node(s, rel), True) for s in sections)
+        for chunk in self._memory.store.iter_chunks():
+            parsed = self._files.read(chunk.path) if chunk.source == "memory" else None
+            if parsed is None or not parsed.sections:
+                out.append((chunk_node(chunk), False))
+            elif (own := parsed.own_text(chunk.start_line, chunk.end_line)) is not None:
+                out.append((chunk_node(chunk, own), False))
+        out.sort(key=lambda item: (item[0].metadata["path"], item[0].metadata["start_line"]))
+        return out
+
+    def _refresh(self) -> None:
+        if self._memory.dirty:
+            try:
+                self._memory.sync(reason="llamaindex query")
+            except OpenClawMemoryError as exc:  # the previous index still answers
+                log.warning("memory sync before the query failed: %s", exc)
+
+    # ---- writes -----------------------------------------------------------------------------------
+
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        """Append ``nodes`` as Markdown sections to ``append_path``, sync, and return their ids.
+
+        A node whose id the store already wrote is replaced (its old section is removed first).
+        Node embeddings are not kept: the memory index embeds the Markdown itself.
+        Raises ValueError for a node without text or with non-JSON metadata (nothing is written).
+        """
+        if not nodes:
+            return []
+        ids = [n.node_id for n in nodes]
+        if len(set(ids)) != len(ids):
+            raise ValueError("add() got the same node id twice; node ids must be unique")
+        rendered = [
+            render_section(
+                n.node_id,
+                n.get_content(metadata_mode=MetadataMode.NONE),
+                ref_doc_id=n.ref_doc_id,
+                metadata=strip_location(n.metadata),
+            )
+            for n in nodes
+        ]
+        rel = self._target_rel()
+        wanted = set(ids)
+        self._files.remove(lambda _rel, s: s.id in wanted, extra=[rel])  # re-adding an id replaces its section
+        self._files.append(rel, rendered)
+        self._memory.sync(reason="llamaindex add")
+        log.info("appended %d node(s) to %s", len(nodes), rel)
+        return ids
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Remove every node of source document ``ref_doc_id`` that the store wrote.
+
+        A section without its own source document belongs to its file, so passing that file's path
+        removes it. Raises ProtectedMemoryError when ``ref_doc_id`` names an indexed file that holds
+        no section of that document (hand-written memory). An unknown id is a no-op.
+        """
+        removed = self._remove(lambda rel, s: (s.ref_doc_id or rel) == ref_doc_id)
+        if removed:
+            return
+        if ref_doc_id in self._memory.store.file_records():
+            raise ProtectedMemoryError(
+                f"refusing to delete {ref_doc_id!r}: it holds hand-written memory that this store did not write. "
+                "Only nodes added through OpenClawVectorStore can be deleted; edit or remove the file yourself."
+            )
+        log.debug("delete(%r): no node of that document; nothing to do", ref_doc_id)
+
+    def delete_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **delete_kwargs: Any
+    ) -> None:
+        """Remove the nodes matching ``node_ids`` and ``filters`` (both must match when both are given).
+
+        Raises ValueError when neither is given, and ProtectedMemoryError (removing nothing) when any
+        match is hand-written memory. Unknown ids are ignored; an empty ``node_ids`` without filters
+        deletes nothing.
+        """
+        if node_ids is None and filters is None:
+            raise ValueError("delete_nodes needs node_ids or filters; clear() removes every node this store wrote")
+        if node_ids is not None and not node_ids and filters is None:
+            return
+        targets = self._select(self._view(), node_ids, filters)
+        protected = [n for n, written in targets if not written]
+        if protected:
+            where = ", ".join(sorted({f"{n.metadata['path']}#L{n.metadata['start_line']}" for n in protected})[:3])
+            raise ProtectedMemoryError(
+                f"refusing to delete {len(protected)} node(s) of hand-written memory ({where}); nothing was deleted. "
+                "Only nodes added through OpenClawVectorStore can be deleted; narrow node_ids/filters."
+            )
+        doomed = {n.node_id for n, _ in targets}
+        if doomed:
+            self._remove(lambda _rel, s: s.id in doomed)
+
+    def clear(self) -> None:
+        """Remove every node the store wrote, in every memory file. Hand-written memory is untouched."""
+        self._remove(lambda _rel, _s: True)
+
+    def get_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
+        """Nodes by id and/or metadata filters (all nodes when neither is given), in file order."""
+        return [n for n, _ in self._select(self._view(), node_ids, filters)]
+
+    @staticmethod
+    def _select(
+        view: list[tuple[TextNode, bool]], node_ids: list[str] | None, filters: MetadataFilters | None
+    ) -> list[tuple[TextNode, bool]]:
+        wanted = set(node_ids) if node_ids else None
+        return [
+            (n, w) for n, w in view
+            if (wanted is None or n.node_id in wanted) and matches_filters(n.metadata, filters)
+        ]
+
+    # ---- query ------------------------------------------------------------------------------------
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """Search the memory; see the class docstring for modes and filters."""
+        mode = VectorStoreQueryMode(query.mode)
+        if mode.value not in _SUPPORTED_MODES:
+            raise ValueError(
+                f"query mode {mode.value!r} is not supported by OpenClawVectorStore; "
+                f"use one of {', '.join(_SUPPORTED_MODES)}"
+            )
+        text = (query.query_str or "").strip()
+        if not text and (mode != VectorStoreQueryMode.DEFAULT or query.query_embedding is None):
+            raise ValueError(
+                f"a {mode.value} query needs query_str"
+                + (" or query_embedding" if mode == VectorStoreQueryMode.DEFAULT else "")
+                + " (the keyword side of the memory index searches the text)"
+            )
+        top_k = query.similarity_top_k
+        if mode == VectorStoreQueryMode.HYBRID and query.hybrid_top_k:
+            top_k = query.hybrid_top_k
+        elif mode == VectorStoreQueryMode.SPARSE and query.sparse_top_k:
+            top_k = query.sparse_top_k
+        if top_k < 1:
+            raise ValueError(f"similarity_top_k must be at least 1, got {top_k}")
+        self._refresh()
+        fetch = self._fetcher(query, mode, text)
+        return self._collect(fetch, query, top_k)
+
+    def _query_vector(self, embedding: list[float]) -> np.ndarray:
+        provider = self._memory.provider
+        if provider is None:
+            raise ValueError(
+                "this memory index has no embedding provider (keyword-only), so it holds no vectors; "
+                "use TEXT_SEARCH mode, or build the store with embed_model=... / a provider"
+            )
+        dims = provider.dims
+        if dims is not None and len(embedding) != dims:
+            raise ValueError(
+                f"the query embedding has {len(embedding)} dimensions but the memory index stores {dims}-dimensional "
+                f"vectors from {provider.id}:{provider.model}. Use the same embedding model for the index and the "
+                "store: OpenClawVectorStore.from_workspace(..., embed_model=<your model>) or "
+                "VectorStoreIndex.from_vector_store(store, embed_model=OpenClawEmbedding(store.memory.provider))"
+            )
+        return normalize_vectors([embedding], expected_dims=dims, who="query_embedding")[0]
+
+    def _config(self, *, hybrid: bool, alpha: float | None = None, mmr: float | None | bool = False) -> MemoryConfig:
+        key = (hybrid, alpha, mmr)
+        cached = self._configs.get(key)
+        if cached is not None:
+            return cached
+        hy: dict[str, Any] = {"enabled": hybrid, "mmr": {"enabled": mmr is not False}}
+        if alpha is not None:
+            if not 0.0 <= alpha <= 1.0:
+                raise ValueError(f"alpha must be between 0 (keywords only) and 1 (vectors only), got {alpha}")
+            hy["vector_weight"], hy["text_weight"] = alpha, 1.0 - alpha
+        if isinstance(mmr, float):
+            if not 0.0 <= mmr <= 1.0:
+                raise ValueError(f"mmr_threshold (MMR lambda) must be between 0 and 1, got {mmr}")
+            hy["mmr"]["lambda_"] = mmr
+        cfg = MemoryConfig.load(self._memory.config, query={"hybrid": hy})
+        self._configs[key] = cfg
+        return cfg
+
+    def _fetcher(self, query: VectorStoreQuery, mode: VectorStoreQueryMode, text: str) -> Callable[[int], list[_Hit]]:
+        mem = self._memory
+        qv = self._query_vector(query.query_embedding) if query.query_embedding is not None and mode not in (
+            VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE) else None
+
+        if not text:  # DEFAULT with an embedding only: plain nearest neighbours
+            def by_vector(n: int) -> list[_Hit]:
+                cands = mem.store.vector_search(qv, limit=n)  # type: ignore[arg-type]
+                return [_Hit(c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.vector_score) for c in cands]
+            return by_vector
+
+        provider = mem.provider
+        reason: str | None = None
+        if mode in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
+            cfg, provider, reason = self._config(hybrid=True), None, f"{mode.value} query mode"
+        elif mode == VectorStoreQueryMode.HYBRID:
+            cfg = self._config(hybrid=True, alpha=query.alpha)
+        elif mode == VectorStoreQueryMode.MMR:
+            lam = float(query.mmr_threshold) if query.mmr_threshold is not None else None
+            cfg = self._config(hybrid=True, alpha=query.alpha, mmr=lam)
+        else:
+            cfg = self._config(hybrid=False)
+
+        def by_search(n: int) -> list[_Hit]:
+            result = run_search(
+                mem.store, cfg, text, provider=provider, max_results=n, min_score=self.min_score,
+                keyword_only_reason=reason, workspace=mem.workspace, query_vector=qv,
+            )
+            if result.mode == "keyword" and reason is None:
+                log.info("memory query ran keyword-only: %s", result.keyword_only_reason)
+            return [_Hit(h.chunk_id, h.path, h.source, h.start_line, h.end_line, h.text, h.score) for h in result.hits]
+        return by_search
+
+    def _nodes_for(self, hits: list[_Hit]) -> list[tuple[TextNode, float]]:
+        """Map chunk hits to nodes: the sections a chunk covers, and the chunk's hand-written lines
+        when it has any. First (best) occurrence wins."""
+        out: list[tuple[TextNode, float]] = []
+        seen: set[str] = set()
+
+        def emit(node: TextNode, score: float) -> None:
+            if node.node_id not in seen:
+                seen.add(node.node_id)
+                out.append((node, score))
+
+        for h in hits:
+            parsed = self._files.read(h.path) if h.source == "memory" else None
+            if parsed is None or not parsed.sections:
+                emit(chunk_node(h), h.score)
+                continue
+            for s in parsed.sections:
+                if h.start_line <= s.end_line and h.end_line >= s.start_line:
+                    emit(section_node(s, h.path), h.score)
+            if (own := parsed.own_text(h.start_line, h.end_line)) is not None:
+                emit(chunk_node(h, own), h.score)
+        return out
+
+    def _collect(self, fetch: Callable[[int], list[_Hit]], query: VectorStoreQuery, top_k: int) -> VectorStoreQueryResult:
+        doc_ids = set(query.doc_ids) if query.doc_ids else None
+        node_ids = set(query.node_ids) if query.node_ids else None
+        total = sum(v.get("chunks", 0) for v in self._memory.store.counts().values())
+        n = max(top_k, 1)
+        while True:
+            hits = fetch(n)
+            chosen = [
+                (node, score) for node, score in self._nodes_for(hits)
+                if (doc_ids is None or node.ref_doc_id in doc_ids)
+                and (node_ids is None or node.node_id in node_ids)
+                and matches_filters(node.metadata, query.filters)
+            ]
+            if len(chosen) >= top_k or len(hits) < n or n >= total:
+                break
+            n = min(total, n * 4)
+        chosen = chosen[:top_k]
+        return VectorStoreQueryResult(
+            nodes=[node for node, _ in chosen],
+            similarities=[float(score) for _, score in chosen],
+            ids=[node.node_id for node, _ in chosen],
+        )
+
+    # ---- async twins --------------------------------------------------------------------------------
+
+    async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        """Async twin of :meth:`add`."""
+        return await asyncio.to_thread(self.add, nodes, **kwargs)
+
+    async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Async twin of :meth:`delete`."""
+        await asyncio.to_thread(self.delete, ref_doc_id, **delete_kwargs)
+
+    async def adelete_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None, **delete_kwargs: Any
+    ) -> None:
+        """Async twin of :meth:`delete_nodes`."""
+        await asyncio.to_thread(self.delete_nodes, node_ids, filters, **delete_kwargs)
+
+    async def aclear(self) -> None:
+        """Async twin of :meth:`clear`."""
+        await asyncio.to_thread(self.clear)
+
+    async def aget_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
+        """Async twin of :meth:`get_nodes`."""
+        return await asyncio.to_thread(self.get_nodes, node_ids, filters)
+
+    async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """Async twin of :meth:`query`."""
+        return await asyncio.to_thread(self.query, query, **kwargs)
+

@@ -1,0 +1,102 @@
+"""memory_search / memory_get as FunctionTools, called directly and by a FunctionAgent."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ToolCallResult
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms import MockFunctionCallingLLM
+from llama_index.core.memory import Memory
+
+from llama_index_openclaw_memory import memory_get_tool, memory_recall_prompt, memory_search_tool, memory_tools
+from openclaw_memory import MemoryIndex
+from openclaw_memory.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
+
+
+def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
+    search, get = memory_tools(memory)
+    assert (search.metadata.name, search.metadata.description) == ("memory_search", MEMORY_SEARCH_DESCRIPTION)
+    assert (get.metadata.name, get.metadata.description) == ("memory_get", MEMORY_GET_DESCRIPTION)
+    s_schema = search.metadata.get_parameters_dict()
+    g_schema = get.metadata.get_parameters_dict()
+    assert s_schema["required"] == ["query"] and set(s_schema["properties"]) == {"query", "max_results", "min_score"}
+    assert g_schema["required"] == ["path"] and set(g_schema["properties"]) == {"path", "from_line", "lines"}
+    assert "memory_search" in memory_recall_prompt()
+
+
+def test_search_returns_cited_text_and_the_full_payload(memory: MemoryIndex) -> None:
+    out = memory_search_tool(memory).call(query="payments worker error E429-RL", max_results=2)
+    assert re.match(r"\[memory/2026-01-16\.md#L1-L\d+\] \(score 0\.\d\d\)\n", out.content)
+    assert "E429-RL" in out.content
+    assert out.raw_output["results"][0]["path"] == "memory/2026-01-16.md"
+    assert out.raw_output["mode"] == "hybrid" and len(out.raw_output["results"]) <= 2
+
+
+def test_get_reads_lines_and_refusals_reach_the_model(memory: MemoryIndex) -> None:
+    get = memory_get_tool(memory)
+    out = get.call(path="memory/2026-01-16.md", from_line=3, lines=1)
+    assert json.loads(out.content) == {
+        "path": "memory/2026-01-16.md", "text": "- We chose SQLite with FTS5 and sqlite-vec for the memory index.",
+        "start_line": 3, "end_line": 3,
+    }
+    refused = get.call(path="../secrets.txt")
+    assert refused.raw_output["disabled"] is True and "secrets.txt" in refused.raw_output["error"]
+    assert not refused.is_error  # an explanation for the model, not a crash
+
+
+async def test_async_tools(memory: MemoryIndex) -> None:
+    search, get = memory_tools(memory)
+    found = await search.acall(query="Stripe webhooks")
+    assert found.content.startswith("[memory/2026-01-20.md#L")
+    got = await get.acall(path="MEMORY.md", from_line=1, lines=1)
+    assert json.loads(got.content)["text"] == "# Long-term memory"
+
+
+def test_non_memory_argument_is_refused() -> None:
+    with pytest.raises(TypeError, match="MemoryIndex"):
+        memory_tools("not an index")  # type: ignore[arg-type]
+
+
+def _scripted_llm() -> MockFunctionCallingLLM:
+    """Calls memory_search, then memory_get on the first hit's file, then answers from what it read."""
+
+    def respond(messages: Sequence[ChatMessage], **_: Any) -> ChatMessage:
+        tool_results = [m for m in messages if m.role == MessageRole.TOOL]
+        if not tool_results:
+            call = ToolCallBlock(tool_call_id="call-1", tool_name="memory_search",
+                                 tool_kwargs={"query": "payments worker error"})
+            return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
+        if len(tool_results) == 1:
+            path = re.match(r"\[([^\]#]+)#L", tool_results[0].content or "")
+            assert path is not None, tool_results[0].content
+            call = ToolCallBlock(tool_call_id="call-2", tool_name="memory_get",
+                                 tool_kwargs={"path": path.group(1), "from_line": 4, "lines": 1})
+            return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
+        return ChatMessage(role=MessageRole.ASSISTANT, content="From memory: " + json.loads(tool_results[-1].content)["text"])
+
+    return MockFunctionCallingLLM(response_generator=respond)
+
+
+@pytest.mark.parametrize("kind", ["function_agent", "agent_workflow"])
+async def test_an_agent_calls_both_tools(memory: MemoryIndex, kind: str) -> None:
+    llm = _scripted_llm()
+    if kind == "function_agent":
+        agent: Any = FunctionAgent(tools=memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
+    else:
+        agent = AgentWorkflow.from_tools_or_functions(memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
+    chat = Memory.from_defaults(session_id=f"tools-{kind}")
+    handler = agent.run(user_msg="What error did the payments worker hit?", memory=chat)
+    results = [ev async for ev in handler.stream_events() if isinstance(ev, ToolCallResult)]
+    answer = await handler
+    assert [r.tool_name for r in results] == ["memory_search", "memory_get"]
+    assert results[0].tool_kwargs == {"query": "payments worker error"}
+    assert "E429-RL" in results[0].tool_output.content
+    assert results[1].tool_kwargs["path"] == "memory/2026-01-16.md"
+    assert "E429-RL" in str(answer)
+    roles = [m.role for m in await chat.aget_all()]
+    assert roles.count(MessageRole.TOOL) == 2
