@@ -24,7 +24,7 @@ from typing import Any, Literal
 from openclaw_memory.append import append_memory, daily_note_path, local_now, normalize_rel_path
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.sessions import SessionFlushState, SessionStateStore
+from openclaw_memory.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
     "DEFAULT_FLUSH_PROMPT",
@@ -283,8 +283,16 @@ class FlushPolicy:
     """Decides when to run the pre-compaction flush and records that it ran.
 
     ``decisions`` keeps the most recent decisions (also logged on ``openclaw_memory.flush``).
-    Call :meth:`mark_flushed` after running the turn and :meth:`record_compaction` after each
-    compaction, so the flush fires at most once per compaction cycle, across restarts.
+    Call :meth:`record_compaction` after each compaction, and record each flush, so the flush
+    fires at most once per compaction cycle, across restarts. When several processes (or
+    threads) may serve the same session, claim the cycle right before running the turn::
+
+        decision = policy.should_flush(key, total_tokens=usage)
+        if decision.flush and policy.claim_flush(key, compaction_count=decision.compaction_count):
+            ...  # run the flush turn; the claim already recorded it
+
+    Only one caller per cycle gets True from :meth:`claim_flush`. A single process may instead
+    run the turn and then call :meth:`mark_flushed`.
     """
 
     def __init__(
@@ -379,6 +387,31 @@ class FlushPolicy:
         if state.flushed_at_count == state.compaction_count:
             return decide(False, "already_flushed_this_cycle")
         return decide(True, "threshold_reached" if token_hit else "transcript_bytes_reached")
+
+    def claim_flush(self, session_key: str, *, compaction_count: int | None = None) -> bool:
+        """Atomically claim (and record) the flush of the current or given compaction cycle.
+
+        True for exactly one caller per cycle across threads and processes sharing the store;
+        False when the cycle was already flushed or claimed, or a newer compaction was recorded
+        since the caller decided. A lost claim is recorded as an ``already_claimed`` decision.
+        """
+        won = self.store.claim_flush(session_key, compaction_count)
+        if won:
+            log.info("memory flush: %s claimed the flush of compaction cycle %s", session_key,
+                     "current" if compaction_count is None else compaction_count)
+        else:
+            state = self.store.get(session_key)
+            self._record(
+                FlushDecision(
+                    flush=False,
+                    reason="already_claimed",
+                    threshold=self.threshold,
+                    session_key=session_key,
+                    compaction_count=state.compaction_count,
+                    flushed_at_count=state.flushed_at_count,
+                )
+            )
+        return won
 
     def mark_flushed(self, session_key: str, *, compaction_count: int | None = None) -> SessionFlushState:
         """Record that the flush ran in the current (or given) compaction cycle."""

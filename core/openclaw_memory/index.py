@@ -362,7 +362,7 @@ class MemoryIndex:
         only transcripts changed and one is due for re-indexing, else None."""
         sessions_dir = self._sessions_watch_dir()
         transcripts = {p for _, p in changes if sessions_dir is not None and Path(p).parent == sessions_dir}
-        if len(transcripts) < len(changes):
+        if any(p not in transcripts for _, p in changes):
             self._dirty = True
             return "watch"
         if transcripts and self._transcripts_due(transcripts):

@@ -3,11 +3,12 @@
 * :func:`list_session_files` / :func:`extract_session`: the text an index stores for a transcript,
   user and assistant turns only, each content line mapped back to its JSONL line.
 * :func:`redact_secrets`: API keys and bearer tokens replaced by ``[REDACTED]`` before indexing.
-* :class:`SessionDeltaTracker`: re-index a transcript only after it grew by ``delta_bytes`` or
-  ``delta_messages``.
+* :class:`SessionDeltaTracker` / :func:`transcript_delta`: re-index a transcript only after it
+  grew by ``delta_bytes`` or ``delta_messages`` (or shrank).
+* :func:`transcript_file_name`: the file a session id's transcript lives in.
 * :class:`TranscriptWriter`: appends framework messages in the format the extractor reads.
-* :class:`SessionStateStore`: a small ``sessions.json``-like file with each session's compaction
-  and flush counters, updated atomically.
+* :class:`SessionStateStore` (defined in :mod:`openclaw_memory.session_state`, re-exported here):
+  each session's compaction and flush counters, updated atomically.
 """
 
 from __future__ import annotations
@@ -17,20 +18,17 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
-from openclaw_memory.append import LOCK_TIMEOUT_S, locked_append
+from openclaw_memory.append import locked_append
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
     "DeltaResult",
@@ -40,10 +38,13 @@ __all__ = [
     "SessionStateStore",
     "TranscriptWriter",
     "extract_session",
+    "is_transcript_name",
     "list_session_files",
     "message_text",
     "redact_secrets",
     "session_rel_path",
+    "transcript_delta",
+    "transcript_file_name",
 ]
 
 log = logging.getLogger(__name__)
@@ -60,13 +61,37 @@ def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[Path]:
         return []
     out = []
     for entry in root.iterdir():
-        name = entry.name
-        if not (name.endswith(".jsonl") or _ARCHIVE_RE.search(name)):
+        if not is_transcript_name(entry.name):
             continue
         if entry.is_symlink() or not entry.is_file():
             continue
         out.append(entry)
     return sorted(out, key=lambda p: p.name)
+
+
+def is_transcript_name(name: str) -> bool:
+    """True for a transcript file name: ``*.jsonl`` or a ``*.jsonl.reset|deleted.<ISO>`` archive."""
+    return name.endswith(".jsonl") or _ARCHIVE_RE.search(name) is not None
+
+
+_UNSAFE_ID_RE = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_ID_LEN = 120
+
+
+def transcript_file_name(session_id: str) -> str:
+    """The transcript file name for a session id: ``<id>.jsonl``, the id made filesystem-safe.
+
+    Ids made of letters, digits, ``.``, ``_`` and ``-`` (UUIDs, OpenClaw session ids) are kept
+    as they are; any other id is sanitised and suffixed with a short hash of the original, so
+    two distinct ids never share a file and no id can name a path outside the directory.
+    """
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+    safe = _UNSAFE_ID_RE.sub("_", session_id).strip("._")
+    if safe != session_id or len(safe) > _MAX_ID_LEN:
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        safe = f"{safe[:_MAX_ID_LEN]}-{digest}" if safe else f"session-{digest}"
+    return f"{safe}.jsonl"
 
 
 def session_rel_path(path: str | os.PathLike[str]) -> str:
@@ -253,7 +278,7 @@ class SessionDeltaTracker:
             delta = size - start
             st.last_size = size
             if delta <= 0:
-                return DeltaResult(key, False, size, 0, st.pending_bytes, st.pending_messages)
+                return DeltaResult(key, False, size, 0, st.pending_bytes, st.pending_messages, truncated)
             st.pending_bytes += delta
             bytes_hit = self.delta_bytes <= 0 or st.pending_bytes >= self.delta_bytes
             if not bytes_hit:
@@ -267,6 +292,11 @@ class SessionDeltaTracker:
                     max(0, st.pending_messages - self.delta_messages) if self.delta_messages > 0 else 0
                 )
             return DeltaResult(key, hit, size, delta, st.pending_bytes, st.pending_messages, truncated)
+
+    def seed(self, path: str | os.PathLike[str], size: int) -> None:
+        """Start counting growth from ``size`` bytes (e.g. the size recorded when it was indexed)."""
+        with self._lock:
+            self._states[os.fspath(path)] = _DeltaState(last_size=max(0, size))
 
     def mark_indexed(self, path: str | os.PathLike[str]) -> None:
         """Reset the counters to the file's current size after it was (re)indexed or found unchanged."""
@@ -313,6 +343,21 @@ class SessionDeltaTracker:
         return count
 
 
+def transcript_delta(
+    path: str | os.PathLike[str], indexed_size: int, *, delta_bytes: int = 100_000, delta_messages: int = 50
+) -> DeltaResult:
+    """Whether a transcript indexed at ``indexed_size`` bytes is due for re-indexing.
+
+    ``hit`` when it grew by ``delta_bytes`` or by ``delta_messages`` JSONL lines since then
+    (a threshold ≤ 0 means any growth), or when it shrank (truncated or replaced: the indexed
+    text no longer matches the file). A vanished file gives ``hit=False`` and ``size=0``.
+    """
+    tracker = SessionDeltaTracker(delta_bytes=delta_bytes, delta_messages=delta_messages)
+    tracker.seed(path, indexed_size)
+    result = tracker.observe(path)
+    return replace(result, hit=True) if result.truncated and not result.hit else result
+
+
 # ---- writer ------------------------------------------------------------------------------------
 
 
@@ -353,126 +398,3 @@ class TranscriptWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             locked_append(self.path, "".join(records), fsync=False)
         return len(records)
-
-
-# ---- per-session state ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SessionFlushState:
-    """A session's compaction count and the count at which the memory flush last ran."""
-
-    compaction_count: int = 0
-    flushed_at_count: int | None = None
-    flushed_at: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-
-def _state_from_json(entry: Any) -> SessionFlushState:
-    if not isinstance(entry, dict):
-        return SessionFlushState()
-    known = ("compactionCount", "memoryFlushCompactionCount", "memoryFlushAt")
-    flushed = entry.get("memoryFlushCompactionCount")
-    at = entry.get("memoryFlushAt")
-    return SessionFlushState(
-        compaction_count=int(entry.get("compactionCount") or 0),
-        flushed_at_count=int(flushed) if isinstance(flushed, (int, float)) else None,
-        flushed_at=at / 1000.0 if isinstance(at, (int, float)) else None,
-        extra={k: v for k, v in entry.items() if k not in known},
-    )
-
-
-def _state_to_json(state: SessionFlushState) -> dict[str, Any]:
-    out = dict(state.extra)
-    out["compactionCount"] = state.compaction_count
-    out["memoryFlushCompactionCount"] = state.flushed_at_count
-    out["memoryFlushAt"] = round(state.flushed_at * 1000) if state.flushed_at is not None else None
-    out["updatedAt"] = round(time.time() * 1000)
-    return out
-
-
-class SessionStateStore:
-    """Per-session ``(compaction_count, flushed_at_count)`` in a JSON file keyed by session key.
-
-    Entries use OpenClaw's ``sessions.json`` field names (``compactionCount``,
-    ``memoryFlushCompactionCount``, ``memoryFlushAt``). Every update holds a file lock and
-    replaces the file atomically (temp file + ``os.replace``); unknown fields are preserved.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
-        self._lock = FileLock(str(self.path.parent / f".{self.path.name}.lock"), timeout=LOCK_TIMEOUT_S)
-
-    @classmethod
-    def for_config(cls, config: MemoryConfig, *, path: str | os.PathLike[str] | None = None) -> SessionStateStore:
-        """``path`` or ``<state_dir>/memory/<agent_id>.sessions.json``."""
-        return cls(
-            path if path is not None else config.resolved_state_dir() / "memory" / f"{config.agent_id}.sessions.json"
-        )
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (ValueError, UnicodeDecodeError) as exc:
-            log.warning("session state %s is unreadable (%s); starting from empty state", self.path, exc)
-            return {}
-        if not isinstance(data, dict):
-            log.warning("session state %s is not a JSON object; starting from empty state", self.path)
-            return {}
-        return data
-
-    def get(self, session_key: str) -> SessionFlushState:
-        """The stored state of ``session_key`` (zeros when unknown)."""
-        return _state_from_json(self._read().get(session_key))
-
-    def all(self) -> dict[str, SessionFlushState]:
-        """Every stored session's state."""
-        return {k: _state_from_json(v) for k, v in self._read().items()}
-
-    def update(self, session_key: str, fn: Callable[[SessionFlushState], SessionFlushState]) -> SessionFlushState:
-        """Apply ``fn`` to the session's state under the file lock and save atomically."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire()
-        except Timeout:
-            raise OpenClawMemoryError(
-                f"could not lock session state {self.path} within {LOCK_TIMEOUT_S:.0f}s; another process holds it"
-            ) from None
-        try:
-            data = self._read()
-            new = fn(_state_from_json(data.get(session_key)))
-            data[session_key] = _state_to_json(new)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(data, fh, ensure_ascii=False, indent=2, sort_keys=True)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            return new
-        finally:
-            self._lock.release()
-
-    def set_compaction_count(self, session_key: str, count: int) -> SessionFlushState:
-        """Store the caller's authoritative compaction count."""
-        if count < 0:
-            raise ValueError(f"compaction_count must be >= 0, got {count}")
-        return self.update(session_key, lambda s: replace(s, compaction_count=count))
-
-    def record_compaction(self, session_key: str) -> int:
-        """Increment the compaction count; returns the new count."""
-        return self.update(session_key, lambda s: replace(s, compaction_count=s.compaction_count + 1)).compaction_count
-
-    def mark_flushed(self, session_key: str, *, compaction_count: int | None = None) -> SessionFlushState:
-        """Record a flush in the current cycle (or at ``compaction_count``, which is also stored)."""
-
-        def apply(s: SessionFlushState) -> SessionFlushState:
-            count = s.compaction_count if compaction_count is None else compaction_count
-            return replace(s, compaction_count=count, flushed_at_count=count, flushed_at=time.time())
-
-        return self.update(session_key, apply)

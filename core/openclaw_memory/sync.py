@@ -5,11 +5,16 @@ Unchanged files cost a ``stat`` (size + mtime shortcut); the content hash is the
 changed file is replaced in one transaction. A full rebuild is written to a temporary
 database that replaces the old one only when complete, so a failure or a ``kill -9`` leaves
 the previous index searchable. Markdown files are only ever read.
+
+Session transcripts (when ``sources`` includes ``"sessions"``) are read when first seen, then
+again only once they grew past ``sync.sessions.delta_bytes`` / ``delta_messages`` or shrank; a
+forced sync re-reads them all. Their chunks cite JSONL line numbers.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,10 +28,10 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, ProviderError
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
-from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk
+from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 
-__all__ = ["Progress", "SyncPlan", "run_sync"]
+__all__ = ["Progress", "SessionIndexStats", "SyncPlan", "run_sync"]
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +41,50 @@ Progress = Callable[[int, int, str], None]
 EmbedFn = Callable[[EmbeddingProvider, list[str]], list[np.ndarray]]
 
 
+class SessionIndexStats:
+    """What syncs learned about transcripts that a report does not keep: the malformed JSON lines
+    skipped in each transcript when it was last read. Thread-safe; shared across syncs."""
+
+    def __init__(self) -> None:
+        self._malformed: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def record(self, rel_path: str, malformed_lines: int) -> None:
+        """Remember the malformed-line count of a transcript just read (``sessions/<file>``)."""
+        with self._lock:
+            if malformed_lines:
+                self._malformed[rel_path] = malformed_lines
+            else:
+                self._malformed.pop(rel_path, None)
+
+    def reset(self, counts: dict[str, int]) -> None:
+        """Replace every count (after re-reading all transcripts)."""
+        with self._lock:
+            self._malformed = {k: v for k, v in counts.items() if v}
+
+    def forget(self, rel_path: str) -> None:
+        """Drop a transcript that left the index."""
+        with self._lock:
+            self._malformed.pop(rel_path, None)
+
+    def malformed(self) -> dict[str, int]:
+        """Transcripts with skipped lines, by stored path, and how many lines each."""
+        with self._lock:
+            return dict(sorted(self._malformed.items()))
+
+
 @dataclass
 class SyncPlan:
-    """What a sync needs besides the store: settings, provider and how to embed."""
+    """What a sync needs besides the store: settings, provider and how to embed.
+
+    ``session_stats``, when given, receives per-transcript malformed-line counts.
+    """
 
     config: MemoryConfig
     provider: EmbeddingProvider | None
     embed: EmbedFn
     fts_tokenizer_id: str
+    session_stats: SessionIndexStats | None = None
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -83,24 +124,42 @@ def _memory_docs(config: MemoryConfig, report: SyncReport) -> list[_Doc]:
     return docs
 
 
-def _session_docs(config: MemoryConfig, report: SyncReport) -> list[_Doc]:
+def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecord]) -> tuple[list[_Doc], set[str]]:
+    """Transcripts to (re)consider, and the stored paths of those left as indexed.
+
+    A transcript not in the index is read; an indexed one only once it grew past the
+    ``sync.sessions`` thresholds or shrank (see :func:`sessions.transcript_delta`).
+    """
     from openclaw_memory import sessions
 
+    thresholds = plan.config.sync.sessions
     docs: list[_Doc] = []
-    for path in sessions.list_session_files(config.resolved_sessions_dir()):
+    deferred: set[str] = set()
+    for path in sessions.list_session_files(plan.config.resolved_sessions_dir()):
+        rel = sessions.session_rel_path(path)
+        rec = known.get(rel)
+        if rec is not None and rec.source == "sessions":
+            delta = sessions.transcript_delta(
+                path, rec.size, delta_bytes=thresholds.delta_bytes, delta_messages=thresholds.delta_messages
+            )
+            if not delta.hit and delta.size:
+                deferred.add(rel)
+                continue
         try:
             st = path.stat()
             doc = sessions.extract_session(path)
         except FileNotFoundError:
             continue
+        if plan.session_stats is not None:
+            plan.session_stats.record(rel, doc.malformed_lines)
         if doc.malformed_lines:
             report.warnings.append(f"{path.name}: skipped {doc.malformed_lines} malformed JSON line(s)")
         file = MemoryFile(
-            path=f"sessions/{path.name}", abs_path=str(path), mtime_ms=st.st_mtime_ns / 1e6, size=st.st_size,
+            path=rel, abs_path=str(path), mtime_ms=st.st_mtime_ns / 1e6, size=st.st_size,
             hash=doc.hash, source="sessions",
         )
         docs.append(_Doc(file, doc.content, doc.line_map))
-    return docs
+    return docs, deferred
 
 
 def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
@@ -146,13 +205,18 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
     report.chunks_written += len(rows)
 
 
-def _sync_into(store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None) -> None:
+def _sync_into(
+    store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
+) -> None:
     docs = _memory_docs(plan.config, report)
-    if plan.config.sessions_enabled():
-        docs += _session_docs(plan.config, report)
-    report.files_scanned = len(docs)
     known = {} if full else store.file_records()
-    seen = {d.file.path for d in docs}
+    deferred: set[str] = set()  # transcripts below the re-index thresholds: kept as indexed
+    if plan.config.sessions_enabled():
+        session_docs, deferred = _session_docs(plan, report, known)
+        docs += session_docs
+    report.files_scanned = len(docs) + len(deferred)
+    report.files_unchanged += len(deferred)
+    seen = {d.file.path for d in docs} | deferred
     total = len(docs)
     for i, doc in enumerate(docs, start=1):
         rec = known.get(doc.file.path)
@@ -167,6 +231,8 @@ def _sync_into(store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: 
     for path in set(known) - seen - set(report.files_skipped):
         store.delete_file(path)
         report.files_deleted += 1
+        if plan.session_stats is not None:
+            plan.session_stats.forget(path)
 
 
 def _dims(store: MemoryStore) -> int | None:

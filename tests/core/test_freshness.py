@@ -1,0 +1,252 @@
+"""Background freshness of a MemoryIndex: watcher-driven syncs (one per burst), edits and
+deletions reaching search, the session-start and interval triggers, asyncio use, and shutdown
+without stray threads."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import openclaw_memory.index as index_mod
+from openclaw_memory import MemoryIndex, SyncReport
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+FAST = {"watch_debounce_ms": 200, "on_search": False}  # only the watcher keeps the index fresh
+
+
+def wait_for(cond: Callable[[], object], timeout: float = 4.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class SyncLog:
+    """Counts every sync run of every index (wraps ``run_sync`` as MemoryIndex calls it)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.finished: list[SyncReport] = []
+        self.lock = threading.Lock()
+
+    def reasons(self, reason: str) -> int:
+        with self.lock:
+            return sum(1 for r in self.finished if r.reason == reason)
+
+
+@pytest.fixture
+def syncs(monkeypatch: pytest.MonkeyPatch) -> SyncLog:
+    log = SyncLog()
+    real = index_mod.run_sync
+
+    def counting(store: Any, plan: Any, **kw: Any) -> SyncReport:
+        with log.lock:
+            log.started.append(kw.get("reason", "?"))
+        report = real(store, plan, **kw)
+        with log.lock:
+            log.finished.append(report)
+        return report
+
+    monkeypatch.setattr(index_mod, "run_sync", counting)
+    return log
+
+
+def words(memory: MemoryIndex) -> str:
+    return "\n".join(c.text for c in memory.store.iter_chunks())
+
+
+def found(memory: MemoryIndex, word: str) -> bool:
+    return any(h.path for h in memory.search(word, max_results=5).hits if word in h.text)
+
+
+@pytest.fixture
+def watched(make_index, write, syncs: SyncLog) -> Iterator[MemoryIndex]:
+    write({"MEMORY.md": "# Memory\nThe user prefers tea.\n", "memory/2026-01-15.md": "kickoff meeting\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=True, sync=FAST)
+    memory.sync()
+    assert memory.watching
+    yield memory
+
+
+def test_many_writes_cause_one_sync(watched: MemoryIndex, syncs: SyncLog, workspace: Path) -> None:
+    before = len(syncs.started)
+    for i in range(40):
+        (workspace / "memory" / f"burst-{i % 8}.md").write_text(f"burstword{i % 8} entry {i}\n")
+        time.sleep(0.01)  # spread over ~0.4 s, never quiet for the debounce
+    wait_for(lambda: syncs.reasons("watch") == 1 and not watched.syncing, what="the watch sync")
+    assert all(f"burstword{k}" in words(watched) for k in range(8))  # the one sync saw every write
+    (workspace / "memory" / "sentinel.md").write_text("sentinelword\n")
+    wait_for(lambda: "sentinelword" in words(watched), what="the sentinel")
+    assert syncs.started[before:] == ["watch", "watch"]
+
+
+def test_edit_is_searchable_after_debounce(watched: MemoryIndex, workspace: Path) -> None:
+    assert not found(watched, "zanzibar")
+    (workspace / "memory" / "2026-01-15.md").write_text("kickoff meeting\nWe chose zanzibar as codename.\n")
+    wait_for(lambda: found(watched, "zanzibar"), what="the edit in search")
+    hit = next(h for h in watched.search("zanzibar").hits if "zanzibar" in h.text)
+    assert hit.path == "memory/2026-01-15.md"
+
+
+def test_deletion_removes_hits(watched: MemoryIndex, workspace: Path) -> None:
+    assert found(watched, "kickoff")
+    (workspace / "memory" / "2026-01-15.md").unlink()
+    wait_for(lambda: not found(watched, "kickoff"), what="the deletion")
+    assert "memory/2026-01-15.md" not in watched.store.file_records()
+
+
+def test_non_markdown_churn_triggers_no_sync(watched: MemoryIndex, syncs: SyncLog, workspace: Path) -> None:
+    before = len(syncs.started)
+    (workspace / "node_modules" / "x").mkdir(parents=True)
+    for i in range(20):
+        (workspace / "memory" / f"blob{i}.json").write_text("{}")
+        (workspace / "node_modules" / "x" / f"r{i}.md").write_text("x")
+        (workspace / ".venv").mkdir(exist_ok=True)
+        (workspace / "notes.txt").write_text(str(i))
+    (workspace / "memory" / "real.md").write_text("realword\n")
+    wait_for(lambda: "realword" in words(watched), what="the real note")
+    assert syncs.started[before:] == ["watch"]
+
+
+def test_change_during_a_running_sync_gets_its_own_sync(make_index, write, workspace: Path) -> None:
+    gate = threading.Event()
+    entered = threading.Event()
+
+    class Gated(FakeEmbeddingProvider):
+        def _embed(self, texts: list[str], kind: Any) -> Any:
+            if kind != "query":
+                entered.set()
+                assert gate.wait(5)
+            return super()._embed(texts, kind)
+
+    write({"memory/a.md": "alpha\n"})
+    memory = make_index(Gated(), watch=True, sync=FAST)
+    memory.sync_in_background("manual")
+    assert entered.wait(3)  # the sync has listed the files and is embedding
+    (workspace / "memory" / "b.md").write_text("latecomer\n")
+    wait_for(lambda: memory._watcher.bursts == 1, what="the watcher's burst")  # it joined the running sync
+    assert memory.syncing
+    gate.set()
+    wait_for(lambda: "latecomer" in words(memory), what="the follow-up sync")
+
+
+def test_session_start_syncs_once_per_session_key(make_index, write, syncs: SyncLog, workspace: Path) -> None:
+    write({"MEMORY.md": "original\n"})
+    memory = make_index(FakeEmbeddingProvider(), sync={"on_search": False})
+    memory.sync()
+    (workspace / "MEMORY.md").write_text("original plus papaya\n")
+    memory.search("papaya", session_key="agent:main:one")
+    wait_for(lambda: syncs.reasons("session-start") == 1 and not memory.syncing, what="the session-start sync")
+    assert "papaya" in words(memory)
+
+    memory.mark_dirty()
+    memory.search("papaya", session_key="agent:main:one")  # same key: no second warm-up
+    memory.search("papaya")  # no key: nothing either
+    assert syncs.reasons("session-start") == 1
+    memory.search("papaya", session_key="agent:main:two")  # a new key while dirty
+    wait_for(lambda: syncs.reasons("session-start") == 2 and not memory.syncing, what="the second key's sync")
+
+    memory.search("papaya", session_key="agent:main:three")  # clean now: nothing to do
+    assert syncs.started.count("session-start") == 2
+
+
+def test_session_start_can_be_disabled(make_index, write, syncs: SyncLog) -> None:
+    write({"MEMORY.md": "x\n"})
+    memory = make_index(FakeEmbeddingProvider(), sync={"on_search": False, "on_session_start": False})
+    memory.sync()
+    memory.mark_dirty()
+    memory.search("x", session_key="agent:main:one")
+    assert syncs.started.count("session-start") == 0
+
+
+def test_interval_timer_syncs_and_stops(make_index, write, syncs: SyncLog) -> None:
+    write({"MEMORY.md": "x\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=None, sync={"interval_minutes": 0.002, "watch": False})
+    memory.search("x")  # background work starts with the first search
+    wait_for(lambda: syncs.reasons("interval") >= 2, what="two interval syncs")
+    assert not memory.watching  # sync.watch off: the timer alone
+    memory.close()
+    n = len(syncs.started)
+    assert not any(t.name.startswith("openclaw-memory") for t in threading.enumerate())
+    time.sleep(0.3)  # two timer periods: a leftover timer would have fired
+    assert len(syncs.started) == n
+
+
+def test_close_leaves_no_threads(make_index, write, workspace: Path) -> None:
+    baseline = set(threading.enumerate())
+    write({"MEMORY.md": "x\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=True, sync={**FAST, "interval_minutes": 0.001})
+    memory.sync()
+    (workspace / "MEMORY.md").write_text("y\n")
+    names = {t.name for t in threading.enumerate()}
+    assert "openclaw-memory-watch" in names and "openclaw-memory-interval" in names
+    memory.close()
+    memory.close()  # idempotent
+    assert set(threading.enumerate()) - baseline == set()
+    with pytest.raises(RuntimeError):
+        memory.start_watching()
+
+
+def test_context_manager_closes_watcher(workspace: Path, write, tmp_path: Path) -> None:
+    baseline = set(threading.enumerate())
+    write({"MEMORY.md": "x\n"})
+    with MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "i.sqlite")},
+                     provider=FakeEmbeddingProvider(), watch=True, sync=FAST) as memory:
+        assert memory.watching
+    assert set(threading.enumerate()) - baseline == set()
+
+
+def test_watcher_starts_on_first_search_by_default(workspace: Path, write, tmp_path: Path) -> None:
+    write({"MEMORY.md": "x\n"})
+    with MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "i.sqlite")},
+                     provider=FakeEmbeddingProvider(), sync=FAST) as memory:
+        assert not memory.watching
+        memory.search("x")
+        assert memory.watching
+    with MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "i.sqlite")},
+                     provider=FakeEmbeddingProvider(), sync={**FAST, "watch": False}) as memory:
+        memory.search("x")
+        assert not memory.watching
+
+
+async def test_asyncio_search_while_watching_does_not_block_the_loop(workspace: Path, write, tmp_path: Path) -> None:
+    class Slow(FakeEmbeddingProvider):
+        def _embed(self, texts: list[str], kind: Any) -> Any:
+            time.sleep(0.2)  # a network call, in a worker thread
+            return super()._embed(texts, kind)
+
+    write({"MEMORY.md": "# Memory\nlemonade stand\n"})
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    async with MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "a.sqlite")},
+                           provider=Slow(), watch=True, sync=FAST) as memory:
+        tick = asyncio.create_task(ticker())
+        await memory.async_sync()
+        assert any("lemonade" in h.text for h in (await memory.asearch("lemonade")).hits)
+        (workspace / "memory").mkdir()
+        (workspace / "memory" / "2026-02-01.md").write_text("pineapple pizza decision\n")
+        deadline = time.monotonic() + 4
+        while not any("pineapple" in h.text for h in (await memory.asearch("pineapple")).hits):
+            assert time.monotonic() < deadline, "edit never reached search"
+            await asyncio.sleep(0.02)
+        stop.set()
+        await tick
+    assert len(gaps) > 20
+    assert max(gaps) < 0.15  # each search embeds for 200 ms; the loop never waited for it
