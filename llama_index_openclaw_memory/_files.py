@@ -17,7 +17,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import LOCK_TIMEOUT_S, _lock_path, append_memory
+from openclaw_memory.append import LOCK_TIMEOUT_S, lock_path, append_memory
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 
@@ -114,7 +114,7 @@ class SectionFiles:
         if target.is_symlink():
             raise MemoryPathError(f"refusing to rewrite {rel}: it is a symbolic link")
         try:
-            with FileLock(str(_lock_path(target)), timeout=LOCK_TIMEOUT_S):
+            with FileLock(str(lock_path(target)), timeout=LOCK_TIMEOUT_S):
                 text = read_memory_text(target)
                 if text is None:
                     return 0

@@ -227,7 +227,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         return out
 
     def _refresh(self) -> None:
-        if self._memory.dirty:
+        """Make queries see the current Markdown: the core's freshness check, then wait for the sync."""
+        if self._memory.ensure_fresh() or self._memory.dirty:
             try:
                 self._memory.sync(reason="llamaindex query")
             except OpenClawMemoryError as exc:  # the previous index still answers

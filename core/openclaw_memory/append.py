@@ -29,6 +29,7 @@ __all__ = [
     "daily_note_path",
     "is_default_append_path",
     "local_now",
+    "lock_path",
     "locked_append",
     "normalize_rel_path",
     "resolve_tz",
@@ -160,7 +161,8 @@ def _check_no_symlinks(ws: Path, rel: str) -> Path:
     return current
 
 
-def _lock_path(target: Path) -> Path:
+def lock_path(target: Path) -> Path:
+    """The sidecar lock file that guards appends (and rewrites) of ``target``."""
     return target.parent / f".{target.name}.lock"
 
 
@@ -172,7 +174,7 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
     symlink or non-regular file.
     """
     encoded = data.encode("utf-8")
-    lock = FileLock(str(_lock_path(target)), timeout=LOCK_TIMEOUT_S)
+    lock = FileLock(str(lock_path(target)), timeout=LOCK_TIMEOUT_S)
     try:
         lock.acquire()
     except Timeout:

@@ -515,6 +515,30 @@ class MemoryIndex:
     def _is_empty(self) -> bool:
         return not any(v.get("chunks") for v in self.store.counts().values())
 
+    def ensure_fresh(self, *, session_key: str | None = None) -> bool:
+        """What every search does first: start the watcher (``sync.watch``) on first use, build an
+        empty index (waiting for it), notice hand edits, and schedule a background sync when files
+        changed. Returns True when a sync is scheduled or running. Adapters that query the store
+        directly call this before they do."""
+        self._check_open()
+        self._warm_session(session_key)
+        if self._auto_background:
+            self._auto_background = False
+            if self.config.sync.watch or self.config.sync.interval_minutes > 0:
+                self.start_watching(files=self.config.sync.watch)
+        if self._is_empty():
+            try:
+                self.sync(reason="search")
+            except Exception as exc:  # the search still answers, and says why it is empty
+                log.warning("first-search sync failed: %s", exc)
+        scheduled = False
+        if self.config.sync.on_search:
+            self._quick_stale_check()
+            if self._dirty and not self.syncing:
+                self.sync_in_background("search")
+                scheduled = True
+        return scheduled or self.syncing
+
     def search(
         self,
         query: str,
@@ -532,29 +556,14 @@ class MemoryIndex:
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
-        self._warm_session(session_key)
-        if self._auto_background:
-            self._auto_background = False
-            if self.config.sync.watch or self.config.sync.interval_minutes > 0:
-                self.start_watching(files=self.config.sync.watch)
-        if self._is_empty():
-            try:
-                self.sync(reason="search")
-            except Exception as exc:  # the search still answers, and says why it is empty
-                log.warning("first-search sync failed: %s", exc)
-        scheduled = False
-        if self.config.sync.on_search:
-            self._quick_stale_check()
-            if self._dirty and not self.syncing:
-                self.sync_in_background("search")
-                scheduled = True
+        scheduled = self.ensure_fresh(session_key=session_key)
         result = run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace,
         )
         result.fallback = result.fallback or self._fallback
-        result.sync_scheduled = scheduled or self.syncing
+        result.sync_scheduled = scheduled
         if not result.hits:
             if self._is_empty():
                 result.empty_reason = "empty_index"
