@@ -1,0 +1,376 @@
+"""Pure ranking: BM25 mapping, weighted / rank-fusion merge, keyword rescue, temporal decay, MMR,
+snippets, citations and the injected-characters clamp.
+
+Keyword scores and the rescue rule
+----------------------------------
+The original maps BM25 to 0..1 on an absolute scale and merges with ``0.7·vector + 0.3·text``,
+so a chunk found only by keyword scores at most 0.3 and can never pass ``min_score`` 0.35: an
+exact ID or error string that the embedding misses is invisible. Absolute BM25 is also unstable
+on small indexes (a term in most chunks gets an IDF near zero). Here the text score is computed
+per query instead: ``text_score = 0.5·(bm25 / best bm25 of this query) + 0.5·coverage``, where
+coverage is the weighted share of the query's informative terms the chunk contains (see
+:meth:`openclaw_memory.query.QueryAnalysis.coverage`). Then a **rescue rule** lifts chunks whose
+text contains an *exact* piece of the query — a distinctive token (``a828e60``, ``sqlite-vec``,
+``memorySearch.query.hybrid``, camelCase, ALLCAPS), the whole query as a phrase, or every
+informative term — to ``score = max(weighted, EXACT_MATCH_WEIGHT · text_score)``
+(``EXACT_MATCH_WEIGHT`` = 0.6). The best exact hit therefore scores 0.6 and passes the default
+floor; a chunk that shares only one incidental word with the question is not an exact match, keeps
+``0.3·text_score`` < 0.3, and cannot flood the results. With ``text_weight`` 0 the rescue is off.
+Under rank fusion (``merge="rrf"``) every top vector hit scores about 0.65–0.7 whatever its
+cosine, so there an exact match scores as if the vector list had ranked it where the keyword list
+did (``text_score·(k+1)/(k+text_rank)``).
+
+MMR similarity
+--------------
+MMR uses Jaccard similarity over token sets (words, plus CJK/kana/Hangul/Thai characters and
+their bigrams), as the original does, rather than embedding cosine: it is defined for every
+candidate (keyword-only hits carry no embedding, and mixing two similarity scales in one pass
+would be inconsistent); it measures textual near-duplication (overlapping chunks, a note pasted
+into two files), which is what MMR is for here, whereas embedding cosine is high for any two
+chunks on the same topic and would push out related-but-different facts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Literal
+
+from openclaw_memory.types import Candidate, SearchHit
+
+__all__ = [
+    "EXACT_MATCH_WEIGHT",
+    "apply_keyword_rescue",
+    "apply_mmr",
+    "apply_temporal_decay",
+    "bm25_rank_to_score",
+    "chat_type",
+    "citations_enabled",
+    "clamp_injected",
+    "dated_path_timestamp",
+    "decay_multiplier",
+    "decorate_citation",
+    "format_citation",
+    "is_evergreen",
+    "jaccard",
+    "keyword_text_scores",
+    "merge_rrf",
+    "merge_weighted",
+    "mmr_tokens",
+    "relative_bm25",
+    "truncate_snippet",
+]
+
+#: Scale applied to ``text_score`` for exact keyword matches (the rescue rule, see module docs).
+EXACT_MATCH_WEIGHT = 0.6
+
+# ---- BM25 ---------------------------------------------------------------------------------------
+
+
+def bm25_rank_to_score(rank: float) -> float:
+    """The original's (HEAD) mapping of an FTS5 ``bm25()`` rank (lower is better) to 0..1."""
+    if not math.isfinite(rank):
+        return 1 / 1000
+    if rank < 0:
+        r = -rank
+        return r / (1 + r)
+    return 1 / (1 + rank)
+
+
+def relative_bm25(ranks: Sequence[float]) -> list[float]:
+    """Each rank relative to the best one of the same query: best → 1.0, others in (0, 1]."""
+    finite = [r for r in ranks if math.isfinite(r)]
+    best = min(finite, default=0.0)
+    if best >= 0:  # no real BM25 (e.g. LIKE-only matches): every hit is equally good
+        return [1.0 if math.isfinite(r) else 0.0 for r in ranks]
+    return [max(0.0, min(1.0, r / best)) if math.isfinite(r) and r < 0 else 0.0 for r in ranks]
+
+
+def keyword_text_scores(ranks: Sequence[float], coverages: Sequence[float]) -> list[float]:
+    """``0.5·relative_bm25 + 0.5·coverage`` per keyword hit (see the module docstring)."""
+    return [0.5 * r + 0.5 * max(0.0, min(1.0, c)) for r, c in zip(relative_bm25(ranks), coverages)]
+
+
+# ---- merging ------------------------------------------------------------------------------------
+
+
+def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate]) -> dict[str, Candidate]:
+    out: dict[str, Candidate] = {}
+    for pos, c in enumerate(vector, start=1):
+        out[c.id] = replace(c, text_score=0.0, text_rank=None, exact_match=False,
+                            vector_score=max(0.0, c.vector_score), vector_rank=pos)
+    for pos, k in enumerate(keyword, start=1):
+        cur = out.get(k.id)
+        if cur is None:
+            out[k.id] = replace(k, vector_score=0.0, vector_rank=None, text_rank=pos)
+        else:
+            cur.text_score, cur.text_rank, cur.exact_match = k.text_score, pos, k.exact_match
+            if k.text:
+                cur.text = k.text
+    return out
+
+
+def merge_weighted(
+    vector: Sequence[Candidate], keyword: Sequence[Candidate], *, vector_weight: float, text_weight: float
+) -> list[Candidate]:
+    """Union by chunk id with ``score = vector_weight·vector_score + text_weight·text_score``.
+
+    Inputs are in their own rank order; outputs are copies, in no particular order.
+    """
+    merged = _union(vector, keyword)
+    for c in merged.values():
+        c.score = vector_weight * c.vector_score + text_weight * c.text_score
+    return list(merged.values())
+
+
+def merge_rrf(
+    vector: Sequence[Candidate], keyword: Sequence[Candidate], *, vector_weight: float, text_weight: float,
+    k: int = 60,
+) -> list[Candidate]:
+    """Weighted Reciprocal Rank Fusion, scaled so rank 1 in both lists scores 1.0.
+
+    ``score = (k+1)·(vector_weight/(k+rank_v) + text_weight/(k+rank_t))`` (a missing rank adds 0).
+    Scores reflect ranks only, so ``min_score`` filters less under RRF than under the weighted merge.
+    """
+    merged = _union(vector, keyword)
+    total = (vector_weight + text_weight) or 1.0
+    for c in merged.values():
+        s = 0.0
+        if c.vector_rank is not None:
+            s += vector_weight / (k + c.vector_rank)
+        if c.text_rank is not None:
+            s += text_weight / (k + c.text_rank)
+        c.score = s * (k + 1) / total
+    return list(merged.values())
+
+
+def apply_keyword_rescue(
+    candidates: Iterable[Candidate], *, weight: float = EXACT_MATCH_WEIGHT, rrf_k: int | None = None
+) -> None:
+    """In place, for exact keyword matches: ``score = max(score, weight·text_score)``.
+
+    With ``rrf_k`` (rank fusion), an exact match instead scores at least as if the vector list
+    had ranked it where the keyword list did: ``text_score·(k+1)/(k+text_rank)``.
+    """
+    for c in candidates:
+        if not (c.exact_match and c.text_score > 0):
+            continue
+        if rrf_k is not None and c.text_rank is not None:
+            c.score = max(c.score, c.text_score * (rrf_k + 1) / (rrf_k + c.text_rank))
+        else:
+            c.score = max(c.score, weight * c.text_score)
+
+
+# ---- temporal decay -----------------------------------------------------------------------------
+
+_DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$", re.IGNORECASE)
+
+
+def decay_multiplier(age_days: float, half_life_days: float) -> float:
+    """``exp(-ln2/half_life · max(0, age))``; the half-life is floored to a whole day, min 1."""
+    half = max(1, math.floor(half_life_days))
+    return math.exp(-math.log(2) / half * max(0.0, age_days))
+
+
+def dated_path_timestamp(path: str) -> datetime | None:
+    """UTC midnight of ``memory/[…/]YYYY-MM-DD[-slug].md``, or None (undated or invalid date)."""
+    m = _DATED.search(path.replace("\\", "/"))
+    if not m:
+        return None
+    try:
+        return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def is_evergreen(path: str, source: str) -> bool:
+    """MEMORY.md, memory.md and undated files under memory/ never decay."""
+    p = path.replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    if source != "memory" or dated_path_timestamp(p) is not None:
+        return False
+    return p in ("MEMORY.md", "memory.md") or p.startswith("memory/")
+
+
+def apply_temporal_decay(
+    candidates: Iterable[Candidate],
+    timestamp_of: Callable[[Candidate], datetime | None],
+    *,
+    now: datetime,
+    half_life_days: float,
+) -> None:
+    """In place: multiply each score by its decay; ``timestamp_of`` returns None for no decay."""
+    now = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    cache: dict[tuple[str, str], datetime | None] = {}
+    for c in candidates:
+        key = (c.source, c.path) if c.source != "sessions" else (c.source, f"{c.path}#{c.start_line}-{c.end_line}")
+        if key not in cache:
+            cache[key] = timestamp_of(c)
+        ts = cache[key]
+        if ts is None:
+            continue
+        ts = ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+        c.score *= decay_multiplier((now - ts).total_seconds() / 86400.0, half_life_days)
+
+
+# ---- MMR ----------------------------------------------------------------------------------------
+
+_MMR_WORD = re.compile(r"[^\W_]+|_+")
+_MMR_CJK = re.compile(
+    "[\u0e00-\u0eff\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
+
+
+def mmr_tokens(text: str) -> frozenset[str]:
+    """Lowercased word tokens, plus each CJK/kana/Hangul/Thai character and adjacent-pair bigram."""
+    out: set[str] = set()
+    low = text.lower()
+    prev_end, prev = -1, ""
+    for m in _MMR_CJK.finditer(low):
+        ch = m.group(0)
+        out.add(ch)
+        if m.start() == prev_end:
+            out.add(prev + ch)
+        prev_end, prev = m.end(), ch
+    for w in _MMR_WORD.findall(_MMR_CJK.sub(" ", low)):
+        if w.strip("_"):
+            out.add(w)
+    return frozenset(out)
+
+
+def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    """|a∩b| / |a∪b|; two empty sets are identical (1.0), one empty set shares nothing (0.0)."""
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Candidate]:
+    """Maximal-marginal-relevance order of score-sorted ``candidates`` (scores are unchanged).
+
+    Picks ``argmax λ·rel(x) − (1−λ)·max_sim(x, selected)`` with ``rel`` the min-max normalised
+    score; ties go to the higher original score, then to the earlier candidate.
+    """
+    lam = max(0.0, min(1.0, lambda_))
+    items = list(candidates)
+    if len(items) <= 1 or lam >= 1.0:
+        return sorted(items, key=lambda c: -c.score) if lam >= 1.0 else items
+    scores = [c.score for c in items]
+    lo, hi = min(scores), max(scores)
+    rel = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
+    toks = [mmr_tokens(c.text) for c in items]
+    max_sim = [0.0] * len(items)
+    remaining = list(range(len(items)))
+    order: list[int] = []
+    while remaining:
+        best = max(remaining, key=lambda i: (lam * rel[i] - (1 - lam) * max_sim[i], scores[i], -i))
+        order.append(best)
+        remaining.remove(best)
+        for i in remaining:
+            max_sim[i] = max(max_sim[i], jaccard(toks[i], toks[best]))
+    return [items[i] for i in order]
+
+
+# ---- snippets, citations, clamp -------------------------------------------------------------------
+
+_ZWJ = "\u200d"
+
+
+def _extends_previous(ch: str) -> bool:
+    """True for characters that belong to the preceding character's grapheme."""
+    cp = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Mn", "Mc", "Me")
+        or ch == _ZWJ
+        or 0xFE00 <= cp <= 0xFE0F
+        or 0x1F3FB <= cp <= 0x1F3FF  # skin tones
+        or 0xE0020 <= cp <= 0xE007F  # tag sequences
+        or 0xDC00 <= cp <= 0xDFFF  # a lone low surrogate
+    )
+
+
+def truncate_snippet(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` characters without splitting a character.
+
+    Never ends inside a combining sequence, an emoji ZWJ/skin-tone/flag sequence or a surrogate
+    pair; no ellipsis is added.
+    """
+    if max_chars <= 0:
+        return ""
+    if len(text) <= max_chars:
+        return text
+    cut = max_chars
+    while cut > 0 and (_extends_previous(text[cut]) or text[cut - 1] == _ZWJ):
+        cut -= 1
+    # regional-indicator flags come in pairs
+    ri = 0
+    while cut - ri > 0 and 0x1F1E6 <= ord(text[cut - 1 - ri]) <= 0x1F1FF:
+        ri += 1
+    if ri % 2 == 1 and 0x1F1E6 <= ord(text[cut]) <= 0x1F1FF:
+        cut -= 1
+    if cut > 0 and 0xD800 <= ord(text[cut - 1]) <= 0xDBFF:
+        cut -= 1
+    return text[:cut]
+
+
+def format_citation(path: str, start_line: int, end_line: int) -> str:
+    """``path#L<start>`` when one line, else ``path#L<start>-L<end>``."""
+    return f"{path}#L{start_line}" if start_line == end_line else f"{path}#L{start_line}-L{end_line}"
+
+
+ChatType = Literal["direct", "group", "channel"]
+
+
+def chat_type(session_key: str | None) -> ChatType:
+    """Chat type of an agent session key (``agent:<id>:<rest>``): channel, group, or direct."""
+    if not session_key or not session_key.strip():
+        return "direct"
+    parts = [p.strip().lower() for p in session_key.split(":")]
+    if len(parts) >= 2 and parts[0] == "agent":
+        parts = parts[2:]
+    if "channel" in parts:
+        return "channel"
+    if "group" in parts:
+        return "group"
+    return "direct"
+
+
+def citations_enabled(mode: str, session_key: str | None) -> bool:
+    """``on`` → True, ``off`` → False, ``auto`` → only in direct chats (or with no session key)."""
+    if mode == "on":
+        return True
+    if mode == "off":
+        return False
+    return chat_type(session_key) == "direct"
+
+
+def decorate_citation(hit: SearchHit) -> SearchHit:
+    """Copy of ``hit`` with ``citation`` set and ``Source: <citation>`` appended to the snippet."""
+    citation = format_citation(hit.path, hit.start_line, hit.end_line)
+    return replace(hit, citation=citation, snippet=f"{hit.snippet.strip()}\n\nSource: {citation}")
+
+
+def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[SearchHit]:
+    """Keep whole snippets while they fit ``max_chars`` in total, cut the first that does not, drop the rest."""
+    if max_chars is None:
+        return list(hits)
+    out: list[SearchHit] = []
+    left = max(0, int(max_chars))
+    for h in hits:
+        if len(h.snippet) <= left:
+            out.append(h)
+            left -= len(h.snippet)
+            continue
+        cut = truncate_snippet(h.snippet, left)
+        if cut:
+            out.append(replace(h, snippet=cut))
+        break
+    return out

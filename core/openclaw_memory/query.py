@@ -1,0 +1,538 @@
+"""Query analysis for keyword search: multilingual keyword extraction and safe FTS5 MATCH building.
+
+* :func:`extract_keywords` is the original's query expansion (spec §5.4): stop words of
+  EN/ES/PT/AR/KO/JA/ZH removed, CJK unigrams and bigrams, Korean particles stripped.
+* :func:`build_fts_query` turns any user text into a MATCH expression that is an ``OR`` of
+  quoted phrases, so FTS5 syntax typed by the user (``"``, ``*``, ``NEAR``, ``:``, ``^``,
+  parentheses, ``AND/OR/NOT``) is only ever searched for as text. Chunks containing more of the
+  query's informative terms rank higher (BM25 sums over terms) but no term is required.
+  Exact tokens stay findable: ``memorySearch.query.hybrid`` and ``sqlite-vec`` become phrases,
+  and the longest run of informative words is OR-ed in as a phrase so an exact error string
+  ranks first.
+* :func:`analyze_query` exposes the terms grouped by concept: the search uses
+  :meth:`QueryAnalysis.match_tiers` (all concepts, then all but one, …, then any) to keep FTS5
+  from ranking most of the index for frequent words, and :meth:`QueryAnalysis.coverage` to
+  measure how much of the query a chunk covers and whether it contains an exact token of it.
+
+Text in scripts written without spaces is indexed one character per token
+(:func:`~openclaw_memory.textprep.segment_for_fts`), so such terms are searched as phrases of
+their characters: Chinese and kanji runs as bigrams, Thai runs as character trigrams plus the
+whole run, Korean words plus their particle-stripped stems.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import re
+import string
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
+
+__all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analyze_query", "build_fts_query",
+           "extract_keywords", "query_terms"]
+
+#: Upper bound on the phrases OR-ed into one MATCH expression.
+MAX_TERMS = 32
+_MAX_PHRASE_TOKENS = 16
+
+# ---- stop words (spec §5.4, verbatim) -----------------------------------------------------------
+
+_EN = """a an the this that these those i me my we our you your he she it they them is are was were be
+been being have has had do does did will would could should can may might in on at to for of with by from
+about into through during before after above below between under over and or but if then because as while
+when where what which who how why yesterday today tomorrow earlier later recently before ago just now thing
+things stuff something anything everything nothing please help find show get tell give"""
+_ES = """el la los las un una unos unas este esta ese esa yo me mi nosotros nosotras tu tus usted ustedes
+ellos ellas de del a en con por para sobre entre y o pero si porque como es son fue fueron ser estar haber
+tener hacer ayer hoy mañana antes despues después ahora recientemente que qué cómo cuando cuándo donde dónde
+porqué favor ayuda"""
+_PT = """o a os as um uma uns umas este esta esse essa eu me meu minha nos nós você vocês ele ela eles elas
+de do da em com por para sobre entre e ou mas se porque como é são foi foram ser estar ter fazer ontem hoje
+amanhã antes depois agora recentemente que quê quando onde porquê favor ajuda"""
+_AR = """ال و أو لكن ثم بل أنا نحن هو هي هم هذا هذه ذلك تلك هنا هناك من إلى الى في على عن مع بين ل ب ك كان
+كانت يكون تكون صار أصبح يمكن ممكن بالأمس امس اليوم غدا الآن قبل بعد مؤخرا لماذا كيف ماذا متى أين هل من فضلك
+فضلا ساعد"""
+_KO = """은 는 이 가 을 를 의 에 에서 로 으로 와 과 도 만 까지 부터 한테 에게 께 처럼 같이 보다 마다 밖에 대로 나
+나는 내가 나를 너 우리 저 저희 그 그녀 그들 이것 저것 그것 여기 저기 거기 있다 없다 하다 되다 이다 아니다 보다 주다
+오다 가다 것 거 등 수 때 곳 중 분 잘 더 또 매우 정말 아주 많이 너무 좀 그리고 하지만 그래서 그런데 그러나 또는
+그러면 왜 어떻게 뭐 언제 어디 누구 무엇 어떤 어제 오늘 내일 최근 지금 아까 나중 전에 제발 부탁"""
+_JA = """これ それ あれ この その あの ここ そこ あそこ する した して です ます いる ある なる できる の こと
+もの ため そして しかし また でも から まで より だけ なぜ どう 何 いつ どこ 誰 どれ 昨日 今日 明日 最近 今
+さっき 前 後"""
+_ZH = """我 我们 你 你们 他 她 它 他们 这 那 这个 那个 这些 那些 的 了 着 过 得 地 吗 呢 吧 啊 呀 嘛 啦 是 有 在
+被 把 给 让 用 到 去 来 做 说 看 找 想 要 能 会 可以 和 与 或 但 但是 因为 所以 如果 虽然 而 也 都 就 还 又 再
+才 只 之前 以前 之后 以后 刚才 现在 昨天 今天 明天 最近 东西 事情 事 什么 哪个 哪些 怎么 为什么 多少 请 帮 帮忙
+告诉"""
+
+STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
+#: Multi-character CJK stop words, cut out of a run before its bigrams are taken.
+_CJK_MULTI_STOPS = sorted(
+    (w for w in (_JA + " " + _ZH).split() if len(w) >= 2 and all("\u4e00" <= ch <= "\u9fff" for ch in w)),
+    key=len, reverse=True,
+)
+_KO_PARTICLES = sorted("에서 으로 에게 한테 처럼 같이 보다 까지 부터 마다 밖에 대로 은 는 이 가 을 를 의 에 로 와 과 도 만".split(),
+                       key=len, reverse=True)
+
+# ---- character classes --------------------------------------------------------------------------
+
+
+def _category_classes(*prefixes: str) -> dict[str, str]:
+    """Regex class bodies of the BMP characters whose Unicode category starts with each prefix."""
+    cps: dict[str, list[int]] = {p: [] for p in prefixes}
+    for cp in range(0x80, 0x10000):
+        cat = unicodedata.category(chr(cp))[0]
+        if cat in cps:
+            cps[cat].append(cp)
+    out = {}
+    for p, points in cps.items():
+        runs = (list(g) for _, g in itertools.groupby(enumerate(points), key=lambda x: x[1] - x[0]))
+        out[p] = "".join(f"{re.escape(chr(r[0][1]))}-{re.escape(chr(r[-1][1]))}" for r in runs)
+    return out
+
+
+_CLASSES = _category_classes("M", "P")
+_MARKS = _CLASSES["M"]
+# A token as SQLite's unicode61 sees words: letters and digits (no underscore), kept together with
+# combining marks so that Thai/Indic words are not cut at their vowel signs.
+_WORD = re.compile(rf"(?:[^\W_]|[{_MARKS}])+")
+_PIECE_SPLIT = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b\u2028\u2029\u2060\ufeff]+")
+_SEG = re.compile(f"[{SEGMENTED_SCRIPTS}]")
+_HANGUL = "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\ua960-\ua97f"
+_HIRAGANA = "\u3040-\u309f"
+_KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_THAI = "\u0e00-\u0eff"
+_HAN = "\u2e80-\u2fdf\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_SCRIPT_RUN = re.compile(
+    rf"(?P<hangul>[{_HANGUL}]+)|(?P<hira>[{_HIRAGANA}]+)|(?P<kata>[{_KATAKANA}]+)|(?P<thai>[{_THAI}]+)"
+    rf"|(?P<han>[{_HAN}]+)|(?P<other>[^{SEGMENTED_SCRIPTS}]+)"
+)
+_THAI_UNIT = re.compile(r".[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd]*", re.S)
+_LATIN_ONLY = re.compile(r"[a-z\u00c0-\u024f]+")
+
+
+def _fold_text(text: str) -> str:
+    """``text`` segmented, lowercased and stripped of Latin diacritics (C-speed, whole text at once)."""
+    t = segment_for_fts(text).lower()
+    if not t.isascii():
+        t = unicodedata.normalize("NFC", re.sub("[\u0300-\u036f]", "", unicodedata.normalize("NFD", t)))
+    return t
+
+
+# Compact word class for per-query patterns (compiling the full mark list costs milliseconds):
+# letters/digits plus the combining-mark blocks of the scripts that use marks inside words.
+_WORD_CLASS = (r"[^\W_]|[\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+               r"\u06d6-\u06ed\u0900-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fbc\u1000-\u109f"
+               r"\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u302a-\u302f\u3099\u309a\ufe00-\ufe0f\ufe20-\ufe2f]")
+_SEP = rf"(?:(?!{_WORD_CLASS}).)+"
+
+
+@functools.lru_cache(maxsize=256)
+def _key_finder(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex finding any of ``keys`` (normalised token sequences) as whole tokens in folded text."""
+    alts = "|".join(_SEP.join(re.escape(tok) for tok in k.split(" ")) for k in keys)
+    # a capturing lookahead, so overlapping occurrences (CJK bigrams "讨论", "论的") are all seen
+    return re.compile(rf"(?=((?<!{_WORD_CLASS})(?:{alts})(?!{_WORD_CLASS})))", re.S)
+
+
+def _found(finder: re.Pattern[str], folded: str) -> set[str]:
+    return {" ".join(_WORD.findall(m.group(1))) for m in finder.finditer(folded)}
+
+
+def _key(text: str) -> str:
+    """Normalised token sequence of ``text`` (segmented scripts split per character)."""
+    return " ".join(_WORD.findall(_fold_text(text)))
+
+
+# ---- extract_keywords (spec §5.4) -------------------------------------------------------------------
+
+_KANA_CHECK, _HAN_CHECK, _HANGUL_CHECK = (re.compile(c) for c in ("[\u3040-\u30ff]", "[\u4e00-\u9fff]", "[\uac00-\ud7af]"))
+_JA_PARTS = re.compile(r"(?P<ascii>[a-z0-9_]+)|(?P<kata>[\u30a0-\u30ffー]+)|(?P<kanji>[\u4e00-\u9fff]+)"
+                       r"|(?P<hira>[\u3040-\u309f]{2,})")
+
+
+_ASCII_PUNCT = "".join(re.escape(c) for c in string.punctuation if unicodedata.category(c)[0] == "P")
+_SEGMENT_SPLIT = re.compile(rf"[\s{_ASCII_PUNCT}{_CLASSES['P']}]+")  # spec: [\s\p{{P}}]+
+
+
+def _strip_particle(word: str) -> str:
+    for p in _KO_PARTICLES:
+        if len(word) > len(p) and word.endswith(p):
+            return word[: -len(p)]
+    return word
+
+
+def _keep_keyword(tok: str) -> bool:
+    if not tok or tok in STOP_WORDS or tok.isdigit():
+        return False
+    if _LATIN_ONLY.fullmatch(tok) and len(tok) < 3:
+        return False
+    return any(ch.isalnum() for ch in tok)
+
+
+def extract_keywords(query: str) -> list[str]:
+    """Content keywords of ``query`` (lowercased, stop words removed, de-duplicated, in order).
+
+    ``"that thing we discussed about the API"`` → ``["discussed", "api"]``;
+    ``"서버에서 발생한 에러를 확인"`` includes the stems ``서버`` and ``에러``.
+    """
+    out: list[str] = []
+    for seg in filter(None, _SEGMENT_SPLIT.split(query.lower())):
+        if _KANA_CHECK.search(seg):
+            for m in _JA_PARTS.finditer(seg):
+                tok = m.group(0)
+                out.append(tok)
+                if m.lastgroup == "kanji":
+                    out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+        elif _HAN_CHECK.search(seg):
+            out.extend(re.findall(r"[a-z0-9_]+", seg))  # improvement: keep the Latin part (e.g. "redis集群")
+            for run in re.findall("[\u4e00-\u9fff]+", seg):
+                out.extend(run)
+                out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        elif _HANGUL_CHECK.search(seg):
+            stem = _strip_particle(seg)
+            if seg not in STOP_WORDS and stem not in STOP_WORDS:
+                out.append(seg)
+            if stem != seg and stem not in STOP_WORDS and (
+                len(_HANGUL_CHECK.findall(stem)) >= 2 or (stem.isascii() and stem.isalnum())
+            ):
+                out.append(stem)
+        else:
+            out.append(seg)
+    return list(dict.fromkeys(t for t in out if _keep_keyword(t)))
+
+
+# ---- query analysis for FTS ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One quoted phrase of the MATCH expression.
+
+    ``text`` is what is searched (tokens separated by spaces, original case); ``key`` its
+    normalised form; ``kind`` one of ``phrase`` (the whole query), ``exact`` (identifier-like),
+    ``word``, ``ngram`` (CJK/Thai piece) or ``recall`` (low-priority part); ``group`` indexes
+    :attr:`QueryAnalysis.groups` (None for terms that only boost or widen recall).
+    """
+
+    text: str
+    key: str
+    kind: str
+    group: int | None = None
+
+
+@dataclass
+class TermGroup:
+    """A concept of the query: alternative normalised keys (a Korean word and its stem, …).
+
+    ``distinctive`` groups (identifiers, tokens with digits, camelCase, dotted names) make a chunk
+    that contains them an exact match; ``ngram`` groups only count toward coverage when some
+    candidate contains them (most CJK/Thai n-grams of a sentence are not words).
+    """
+
+    keys: list[str]
+    weight: float = 1.0
+    distinctive: bool = False
+    ngram: bool = False
+
+
+_FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+_PRIORITY = {"phrase": 0, "exact": 1, "word": 2, "ngram": 2, "recall": 3}
+
+
+@dataclass
+class QueryAnalysis:
+    """The parsed query: MATCH expression, terms, coverage groups and the whole-query phrase key."""
+
+    query: str
+    terms: list[QueryTerm] = field(default_factory=list)
+    groups: list[TermGroup] = field(default_factory=list)
+    phrase_key: str | None = None
+    tokenizer: str = "unicode61"
+
+    fallback: bool = False  # every token was a stop word: the query is searched as typed
+
+    def _quote(self, t: QueryTerm) -> str | None:
+        if self.tokenizer == "trigram":
+            if len(t.text.replace(" ", "")) < 3:
+                return None
+            body = t.text
+        else:
+            body = " ".join(segment_for_fts(t.text).split())
+        return '"' + body.replace('"', '""') + '"' if body else None
+
+    @property
+    def match(self) -> str | None:
+        """The FTS5 MATCH expression: every term OR-ed (None when nothing is searchable)."""
+        parts = [q for q in map(self._quote, self.terms) if q]
+        return " OR ".join(parts) if parts else None
+
+    @property
+    def phrase_match(self) -> str | None:
+        """The query's longest informative phrase as a MATCH expression (None if under 2 tokens)."""
+        return next((q for t in self.terms if t.kind == "phrase" and (q := self._quote(t))), None)
+
+    def match_tiers(self, max_combinations: int = 10) -> list[str]:
+        """MATCH expressions from strict to loose, without the phrase (see :attr:`phrase_match`).
+
+        Strict tiers require all groups, then all but one, … (as long as that takes at most
+        ``max_combinations`` AND-clauses); the last tier OR-s every term. A search can stop at the
+        first tier that yields enough rows, so frequent words never make FTS5 rank most of the
+        index. A stop-word-only query of several tokens has no tier: only its phrase is searched.
+        """
+        loose = [q for t in self.terms if t.kind != "phrase" and (q := self._quote(t))]
+        if not loose or (self.fallback and self.phrase_match):
+            return []
+        full = " OR ".join(loose)
+        if self.tokenizer == "trigram" or len(self.groups) < 2:
+            return [full]
+        alts: list[str] = []
+        for gi in range(len(self.groups)):
+            qs = [q for t in self.terms if t.group == gi and (q := self._quote(t))]
+            if not qs:
+                return [full]
+            alts.append(qs[0] if len(qs) == 1 else "(" + " OR ".join(qs) + ")")
+        tiers: list[str] = []
+        n = len(alts)
+        for k in range(n, 1, -1):
+            if math.comb(n, k) > max_combinations:
+                break
+            tiers.append(" OR ".join("(" + " AND ".join(c) + ")" for c in itertools.combinations(alts, k)))
+        return [*tiers, full]
+
+    def coverage(self, texts: Sequence[str]) -> list[tuple[float, bool]]:
+        """For each text: (weighted share of the query's groups it contains, exact match?).
+
+        N-gram groups that no text contains are left out of the denominator. A text is an exact
+        match when it contains a distinctive group, the whole query phrase, or every group while
+        those groups carry at least half of the query's weight.
+        """
+        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        finder = _key_finder(tuple(sorted(owner, key=len, reverse=True)))
+        phrase = _key_finder((self.phrase_key,)) if self.phrase_key else None
+        folded = [_fold_text(t) for t in texts]
+        present = [{owner[k] for k in _found(finder, f)} for f in folded] if owner else [set() for _ in folded]
+        seen = set().union(*present) if present else set()
+        considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
+        total = sum(self.groups[i].weight for i in considered)
+        raw_total = sum(g.weight for g in self.groups) or 1.0
+        out: list[tuple[float, bool]] = []
+        for f, have in zip(folded, present):
+            got = sum(self.groups[i].weight for i in considered if i in have)
+            cov = got / total if total > 0 else 0.0
+            exact = any(self.groups[i].distinctive for i in have)
+            exact = exact or (phrase is not None and phrase.search(f) is not None)
+            exact = exact or (bool(have) and cov >= 1.0 - 1e-9 and got / raw_total >= 0.5)
+            out.append((cov, exact))
+        return out
+
+
+def _opaque(ch: str) -> bool:
+    """Not a word character here, yet not plain punctuation/space: a symbol, format or unassigned char."""
+    if ch.isascii() or _WORD.match(ch):
+        return False
+    return unicodedata.category(ch) not in ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Zs", "Zl", "Zp", "Cs", "Cc")
+
+
+def _distinctive(token: str) -> bool:
+    has_digit = any(ch.isdigit() for ch in token)
+    has_alpha = any(ch.isalpha() for ch in token)
+    if has_digit and has_alpha:
+        return True
+    if any(a.islower() and b.isupper() for a, b in zip(token, token[1:])):
+        return True  # camelCase
+    return token.isupper() and len(token) >= 3 and token.isascii() and token not in _FTS_OPERATORS
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.terms: list[tuple[int, int, QueryTerm]] = []
+        self.groups: list[TermGroup] = []
+        self.keys: set[str] = set()
+        self.order = 0
+
+    def add(self, text: str, kind: str, group: int | None = None) -> bool:
+        key = _key(text)
+        if not key or key in self.keys:
+            return False
+        self.keys.add(key)
+        if group is not None:
+            self.groups[group].keys.append(key)
+        self.terms.append((_PRIORITY[kind], self.order, QueryTerm(text, key, kind, group)))
+        self.order += 1
+        return True
+
+    def group(self, *, weight: float = 1.0, distinctive: bool = False, ngram: bool = False) -> int:
+        self.groups.append(TermGroup([], weight, distinctive, ngram))
+        return len(self.groups) - 1
+
+    def concept(self, text: str, kind: str, *, weight: float = 1.0, distinctive: bool = False,
+                ngram: bool = False) -> None:
+        """Add ``text`` as a term with its own coverage group."""
+        g = self.group(weight=weight, distinctive=distinctive, ngram=ngram)
+        if not self.add(text, kind, g):
+            self.groups.pop()
+
+
+def _is_stop(token: str) -> bool:
+    return token.lower() in STOP_WORDS
+
+
+def _han_terms(b: _Builder, run: str) -> None:
+    """Chinese / kanji run: multi-char stop words cut out, then bigrams (+ unigrams for recall)."""
+    parts = [run]
+    for stop in _CJK_MULTI_STOPS:
+        parts = [p for part in parts for p in part.split(stop)]
+    parts = [p for p in parts if p]
+    if len(parts) > 1 or len(run) >= 3:
+        b.add(run, "recall")  # the run itself, as a phrase
+    for part in parts:
+        if len(part) == 1:
+            if not _is_stop(part):
+                b.concept(part, "word")
+            continue
+        for i in range(len(part) - 1):
+            bigram = part[i : i + 2]
+            if not _is_stop(bigram):
+                b.concept(bigram, "ngram", ngram=len(part) > 2)
+        if len(part) >= 3:
+            b.add(part, "recall")
+        for ch in part:
+            if not _is_stop(ch):
+                b.add(ch, "recall")
+
+
+def _thai_terms(b: _Builder, run: str) -> None:
+    units = _THAI_UNIT.findall(run)
+    if len(units) <= 4:
+        b.concept(run, "word")
+        return
+    b.add(run, "exact")  # whole run as a phrase: ranks exact occurrences first
+    for i in range(len(units) - 2):
+        b.concept("".join(units[i : i + 3]), "ngram", ngram=True)
+
+
+def _hangul_terms(b: _Builder, word: str) -> None:
+    stem = _strip_particle(word)
+    if _is_stop(word) or _is_stop(stem):
+        return
+    g = b.group()
+    b.add(word, "word", g)
+    if stem != word and len(stem) >= 2:
+        b.add(stem, "word", g)
+    if len(stem) >= 3:
+        b.add(stem[:2], "recall", g)  # verbs/adjectives: 배포했다 → 배포
+    if not b.groups[g].keys:
+        b.groups.pop()
+
+
+def _run_terms(b: _Builder, run: str) -> None:
+    for m in _SCRIPT_RUN.finditer(run):
+        text, script = m.group(0), m.lastgroup
+        if script == "other":
+            for tok in _WORD.findall(text):
+                if _is_stop(tok) or (len(tok) == 1 and not tok.isdigit()) or (tok.isdigit() and len(tok) < 2):
+                    continue
+                if _distinctive(tok):
+                    b.concept(tok, "exact", weight=2.0, distinctive=True)
+                else:
+                    b.concept(tok, "word")
+        elif script == "hangul":
+            _hangul_terms(b, text)
+        elif script == "thai":
+            _thai_terms(b, text)
+        elif script == "kata":
+            if not _is_stop(text):
+                b.concept(text, "word")
+        elif script == "hira":
+            if len(text) >= 2 and not _is_stop(text):
+                b.concept(text, "recall", weight=0.5)
+        else:
+            _han_terms(b, text)
+
+
+def _longest_informative_run(tokens: Sequence[str]) -> list[str]:
+    """The longest run of consecutive non-stop tokens: the FTS phrase (a phrase containing "the"
+    would make FTS5 walk that word's whole posting list)."""
+    best: list[str] = []
+    cur: list[str] = []
+    for tok in [*tokens, ""]:
+        if tok and not _is_stop(tok) and (len(tok) > 1 or tok.isdigit()):
+            cur.append(tok)
+        else:
+            best, cur = (cur if len(cur) > len(best) else best), []
+    return best
+
+
+def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = MAX_TERMS) -> QueryAnalysis:
+    """Parse ``query`` into searchable terms (see the module docstring). Never raises."""
+    b = _Builder()
+    pieces = [p for p in _PIECE_SPLIT.split(query or "") if p]
+    all_tokens: list[str] = []
+    for piece in pieces:
+        runs = _WORD.findall(piece)
+        if tokenizer != "trigram" and any(_opaque(ch) for ch in piece):
+            # symbols/format/unassigned characters that SQLite's older Unicode tables may treat as
+            # letters: also search the piece verbatim, tokenised by FTS5 exactly like the index
+            raw = "".join(ch for ch in piece if not 0xD800 <= ord(ch) <= 0xDFFF)
+            if raw and "raw:" + raw not in b.keys:
+                b.keys.add("raw:" + raw)
+                b.terms.append((_PRIORITY["recall"], b.order, QueryTerm(raw, "raw:" + raw, "recall", None)))
+                b.order += 1
+        if not runs:
+            continue
+        all_tokens.extend(runs)
+        seps = _WORD.split(piece)[1:-1]
+        joined_by_connectors = len(runs) >= 2 and not any(set(s) <= {"'", "\u2019"} for s in seps)
+        meaningful = [r for r in runs if not _is_stop(r) and len(r) > 1]
+        if joined_by_connectors and meaningful and not _SEG.search(piece):
+            # dotted/hyphenated identifiers, paths, versions, IPs: one exact phrase, parts for recall
+            text = piece if tokenizer == "trigram" else " ".join(runs)
+            b.concept(text, "exact", weight=2.0, distinctive=True)
+            for r in meaningful:
+                b.add(r, "recall")
+            continue
+        for r in runs:
+            _run_terms(b, r)
+    fallback = bool(all_tokens) and all(t.key.startswith("raw:") for _, _, t in b.terms)
+    if fallback:  # only stop words / single letters: search them all
+        for tok in all_tokens:
+            b.concept(tok, "word")
+    phrase_key = None
+    if 2 <= len(all_tokens) <= _MAX_PHRASE_TOKENS:
+        phrase_key = _key(" ".join(all_tokens))  # exactness is judged on the whole query
+        best = list(all_tokens) if fallback else _longest_informative_run(all_tokens)
+        phrase_text = " ".join(best)
+        if tokenizer == "trigram":
+            best = all_tokens if len(best) == len(all_tokens) else []
+            phrase_text = " ".join(_PIECE_SPLIT.split(query.strip()))
+        key = _key(" ".join(best)) if len(best) >= 2 else ""
+        if key and key not in b.keys:
+            b.keys.add(key)
+            b.terms.append((_PRIORITY["phrase"], -1, QueryTerm(phrase_text, key, "phrase", None)))
+    chosen = [t for _, _, t in sorted(b.terms, key=lambda x: (x[0], x[1]))[:max_terms]]
+    # keep only groups that still have a term in the MATCH (bounds the coverage work)
+    used = sorted({t.group for t in chosen if t.group is not None})
+    remap = {old: new for new, old in enumerate(used)}
+    groups = [b.groups[i] for i in used]
+    kept_keys = {t.key for t in chosen}
+    for g in groups:
+        g.keys = [k for k in g.keys if k in kept_keys]
+    terms = [QueryTerm(t.text, t.key, t.kind, remap.get(t.group) if t.group is not None else None) for t in chosen]
+    return QueryAnalysis(query=query, terms=terms, groups=groups, phrase_key=phrase_key, tokenizer=tokenizer,
+                         fallback=fallback)
+
+
+def build_fts_query(query: str, *, tokenizer: str = "unicode61") -> str | None:
+    """A safe FTS5 MATCH expression for ``query`` (OR of quoted phrases), or None if nothing to search."""
+    return analyze_query(query, tokenizer=tokenizer).match
+
+
+def query_terms(query: str) -> list[str]:
+    """The normalised informative terms of ``query`` (one per concept), for lexical boosts."""
+    a = analyze_query(query)
+    return [g.keys[0].replace(" ", "") if _SEG.search(g.keys[0]) else g.keys[0] for g in a.groups if g.keys]

@@ -1,0 +1,276 @@
+"""Keyword extraction (spec §5.4 examples) and the FTS5 MATCH builder, checked against real FTS5."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from openclaw_memory.query import (
+    MAX_TERMS,
+    STOP_WORDS,
+    analyze_query,
+    build_fts_query,
+    extract_keywords,
+    query_terms,
+)
+from openclaw_memory.textprep import segment_for_fts
+
+# ---- extract_keywords: the spec's examples ------------------------------------------------------
+
+
+def test_english_example() -> None:
+    kws = extract_keywords("that thing we discussed about the API")
+    assert kws == ["discussed", "api"]
+
+
+def test_chinese_example() -> None:
+    kws = extract_keywords("之前讨论的那个方案")
+    assert {"讨论", "方案", "讨", "论", "方", "案"} <= set(kws)
+    assert "之前" not in kws and "那个" not in kws and "的" not in kws
+
+
+def test_korean_examples() -> None:
+    assert extract_keywords("어제 논의한 배포 전략") == ["논의한", "배포", "전략"]
+    kws = extract_keywords("서버에서 발생한 에러를 확인")
+    assert "서버" in kws and "에러" in kws
+    kws = extract_keywords("API를 배포했다")
+    assert "api" in kws and "배포했다" in kws
+
+
+def test_japanese_example() -> None:
+    kws = extract_keywords("昨日話したデプロイ戦略")
+    assert "デプロイ" in kws and "戦略" in kws
+    assert "昨日" not in kws and "した" not in kws
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("¿Qué decidimos sobre la base de datos ayer?", ["decidimos", "base", "datos"]),
+        ("o que decidimos sobre o banco de dados ontem", ["decidimos", "banco", "dados"]),
+        ("ماذا قررنا بشأن قاعدة البيانات", ["قررنا", "بشأن", "قاعدة", "البيانات"]),
+    ],
+)
+def test_es_pt_ar(query: str, expected: list[str]) -> None:
+    assert extract_keywords(query) == expected
+
+
+def test_empty_stopword_only_and_duplicates() -> None:
+    assert extract_keywords("") == []
+    assert extract_keywords("   ") == []
+    assert extract_keywords("what is this about") == []
+    assert extract_keywords("deploy deploy Deploy, 2024 go") == ["deploy"]
+
+
+def test_stop_word_lists_present() -> None:
+    for w in ("the", "después", "você", "الآن", "에서", "ます", "为什么"):
+        assert w in STOP_WORDS
+
+
+# ---- build_fts_query ----------------------------------------------------------------------------
+
+
+def test_simple_terms_are_or_ed_and_quoted() -> None:
+    assert build_fts_query("a828e60") == '"a828e60"'
+    q = build_fts_query("rotate postgres password")
+    assert q is not None
+    assert '"rotate"' in q and '"postgres"' in q and '"password"' in q and " OR " in q
+    assert " AND " not in q
+
+
+def test_blank_and_symbol_only_queries_give_none() -> None:
+    for q in ("", "   ", "!!! ??? ...", "\x00\x01", "\ud800"):
+        assert build_fts_query(q) is None
+    # symbol-only text is searched verbatim (FTS5 decides whether it holds tokens), never as syntax
+    assert build_fts_query("🎉🎉") == '"🎉🎉"'
+
+
+def test_stop_words_removed_unless_nothing_else() -> None:
+    q = build_fts_query("what is the deploy strategy")
+    assert q is not None and '"what"' not in q and '"deploy"' in q
+    fallback = build_fts_query("what is this")
+    assert fallback is not None and '"what"' in fallback and '"this"' in fallback
+
+
+def test_identifiers_become_phrases() -> None:
+    q = build_fts_query("memorySearch.query.hybrid")
+    assert q is not None and '"memorySearch query hybrid"' in q
+    q = build_fts_query("sqlite-vec unavailable")
+    assert q is not None and '"sqlite vec unavailable"' in q and '"sqlite vec"' in q
+
+
+def test_cjk_terms_are_segmented_phrases() -> None:
+    q = build_fts_query("咖啡")
+    assert q is not None and q.startswith('"咖 啡"')
+    assert '"서 버"' in (build_fts_query("서버에서") or "")
+
+
+def test_term_count_is_bounded() -> None:
+    long_query = " ".join(f"word{i} term{i}x" for i in range(5000))[:10_000]
+    a = analyze_query(long_query)
+    assert len(a.terms) <= MAX_TERMS
+    assert a.match is not None and a.match.count(" OR ") <= MAX_TERMS - 1
+
+
+def test_match_tiers_go_from_all_terms_to_any_term() -> None:
+    a = analyze_query("how do I rotate the postgres password?")
+    assert a.phrase_match == '"postgres password"'
+    tiers = a.match_tiers()
+    assert tiers[0] == '("rotate" AND "postgres" AND "password")'
+    assert tiers[1].count(" AND ") == 3 and tiers[1].count(" OR ") == 2
+    assert tiers[-1] == '"rotate" OR "postgres" OR "password"'
+    assert analyze_query("a828e60").match_tiers() == ['"a828e60"']
+    stop = analyze_query("what is this")
+    assert stop.match_tiers() == [] and stop.phrase_match == '"what is this"'
+    korean = analyze_query("서버에서 에러").match_tiers()
+    assert korean[0] == '(("서 버 에 서" OR "서 버") AND "에 러")'
+    many = analyze_query("alpha bravo charlie delta echo foxtrot golf hotel").match_tiers()
+    assert len(many) == 3  # all 8, 7 of 8 (8 clauses), then any: C(8,6)=28 clauses is too many
+
+
+def test_tiers_are_valid_fts_and_strict_first(fts: sqlite3.Connection) -> None:
+    tiers = analyze_query("postgres password rotation schedule").match_tiers()
+    counts = [len(conn_rows(fts, t)) for t in tiers]
+    assert counts[0] == 0 and counts[-1] == 2 and counts == sorted(counts)
+
+
+def conn_rows(conn: sqlite3.Connection, match: str) -> list[int]:
+    return [r[0] for r in conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (match,))]
+
+
+def test_query_terms() -> None:
+    assert query_terms("that thing we discussed about the API") == ["discussed", "api"]
+    assert "咖啡" in query_terms("咖啡")
+
+
+# ---- against a real FTS5 table ------------------------------------------------------------------
+
+DOCS = [
+    "We deployed commit a828e60 to production on Friday.",
+    "memorySearch.query.hybrid controls the vector and text weights.",
+    "Error: sqlite-vec unavailable, falling back to numpy.",
+    "The vec table and sqlite are both fine; nothing is unavailable here.",
+    "我每天早上喝一杯美式咖啡。",
+    "这个项目的进度很好，下周发布。",
+    "サーバーが昨夜ダウンしました。",
+    "서버에서 에러가 발생했습니다.",
+    "ร้านนี้ขายอาหารทะเลสด กุ้งตัวใหญ่มาก",
+    "Rotate the postgres password every 90 days and store it in the vault.",
+    "Postgres backups run nightly.",
+    "Use NOT NULL constraints; (a AND b) OR c is a boolean expression.",
+]
+
+
+@pytest.fixture(scope="module")
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, tokenize='unicode61 remove_diacritics 2')")
+    conn.executemany("INSERT INTO f(rowid, text) VALUES (?, ?)", [(i, segment_for_fts(d)) for i, d in enumerate(DOCS)])
+    return conn
+
+
+def search(conn: sqlite3.Connection, query: str) -> list[int]:
+    match = build_fts_query(query)
+    if match is None:
+        return []
+    return [r[0] for r in conn.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY rank", (match,))]
+
+
+@pytest.mark.parametrize(
+    ("query", "doc"),
+    [
+        ("a828e60", 0),
+        ("memorySearch.query.hybrid", 1),
+        ("sqlite-vec unavailable", 2),
+        ("咖啡", 4),
+        ("项目", 5),
+        ("サーバー", 6),
+        ("서버", 7),
+        ("서버에서", 7),
+        ("อาหารทะเล", 8),
+        ("กุ้ง", 8),
+        ("how often do we rotate the postgres password?", 9),
+    ],
+)
+def test_top_hit(fts: sqlite3.Connection, query: str, doc: int) -> None:
+    assert search(fts, query)[0] == doc
+
+
+def test_partial_match_found_and_fuller_match_ranks_higher(fts: sqlite3.Connection) -> None:
+    hits = search(fts, "postgres password rotation schedule")
+    assert hits[:2] == [9, 10]  # 9 has postgres+password, 10 only postgres: both returned
+
+
+def test_exact_phrase_outranks_scattered_words(fts: sqlite3.Connection) -> None:
+    hits = search(fts, "sqlite-vec unavailable")
+    assert hits.index(2) < hits.index(3)
+
+
+def test_operators_are_plain_text(fts: sqlite3.Connection) -> None:
+    # "NOT" must not exclude doc 11, "AND" must not require, parentheses are not grouping
+    assert search(fts, "NOT NULL") == [11]
+    assert 11 in search(fts, "(a AND b) OR c")
+    assert search(fts, "text: weights") == [1]  # a column-filter lookalike is just a word
+    assert search(fts, "postgres*")[0] in (9, 10)
+    assert search(fts, "-postgres") != []
+
+
+HOSTILE = [
+    '"', '""', '"unbalanced', 'a"b"c', "NEAR(a b, 3)", "NEAR", "AND", "OR NOT", "(((", ")))", "a:b:c", "text:foo",
+    "^start", "*", "foo*", "-minus", "+plus", "{a b}:c", "col : x", "\x00\x01\x02 nul", "\u202e rtl \u200d zwj",
+    "🎉 party 👨‍👩‍👧 family 🇯🇵", "x" * 10_000, "a828e60 " * 2000, "'; DROP TABLE f; --", "\\", "%_%", "\ud800",
+    "ﷺ ﷽", "e\u0301", "NEAR/3", "^^^", "''", "a AND", "OR", "NOT a", "1 2 3 4 5 6 7 8 9 0",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(fts: sqlite3.Connection, query: str) -> None:
+    search(fts, query)  # must not raise sqlite3.OperationalError
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_is_a_valid_match(query: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, tokenize='unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO f(text) VALUES ('hello world')")
+    match = build_fts_query(query)
+    if match is not None:
+        conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (match,)).fetchall()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40))
+def test_a_word_is_found_in_its_own_document(word: str) -> None:
+    """Whatever the script, a document containing the query text is matched by it."""
+    match = build_fts_query(word)
+    if match is None:
+        return
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, tokenize='unicode61 remove_diacritics 2')")
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'row')")
+    conn.execute("INSERT INTO f(text) VALUES (?)", (segment_for_fts(word),))
+    if conn.execute("SELECT count(*) FROM v").fetchone()[0] == 0:
+        return  # FTS5 itself sees no token in this text
+    conn.execute("DELETE FROM f")
+    conn.execute("INSERT INTO f(text) VALUES (?)", (segment_for_fts(f"before {word} after"),))
+    conn.execute("INSERT INTO f(text) VALUES ('unrelated')")
+    assert conn.execute("SELECT count(*) FROM f WHERE f MATCH ?", (match,)).fetchone()[0] >= 1
+
+
+def test_coverage_and_exact_match() -> None:
+    a = analyze_query("what did we decide about commit a828e60")
+    (cov_full, exact_full), (cov_id, exact_id), (cov_none, exact_none) = a.coverage(
+        ["we decided on commit a828e60", "a828e60 was reverted", "nothing relevant"]
+    )
+    assert exact_id and exact_full and not exact_none
+    assert cov_full > cov_id > cov_none == 0.0
+    # one incidental shared word is not an exact match
+    b = analyze_query("how do I rotate the postgres password")
+    ((cov, exact),) = b.coverage(["reset your password on the website"])
+    assert not exact and 0 < cov < 0.5
+    ((cov, exact),) = b.coverage(["Postgres password: rotate it monthly"])
+    assert exact and cov == 1.0
