@@ -109,19 +109,33 @@ def _utf8_prefix_len(text: str, max_bytes: int) -> int:
 def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     """Split chunks longer than ``max_bytes`` UTF-8 bytes into pieces that fit, never inside a character.
 
-    Pieces keep the parent's line range and get their own hash. A single character longer
-    than ``max_bytes`` still becomes a piece of its own.
+    Pieces end at a line break (or else a space) when one falls in the second half of the
+    window. When the chunk's line breaks are its source lines, each piece carries the lines it
+    covers; otherwise (segments of a split long line) it keeps the parent's range. A single character
+    longer than ``max_bytes`` still becomes a piece of its own.
     """
     out: list[Chunk] = []
     for chunk in chunks:
         if len(chunk.text.encode("utf-8")) <= max_bytes:
             out.append(chunk)
             continue
-        rest = chunk.text
+        rest, line = chunk.text, chunk.start_line
+        mappable = chunk.text.count("\n") == chunk.end_line - chunk.start_line
         while rest:
             n = _utf8_prefix_len(rest, max_bytes)
+            if n < len(rest):
+                for sep in ("\n", " "):
+                    cut = rest.rfind(sep, 0, n)
+                    if cut >= n // 2:
+                        n = cut + 1
+                        break
             piece, rest = rest[:n], rest[n:]
-            out.append(replace(chunk, text=piece, hash=_sha256(piece)))
+            start, end = chunk.start_line, chunk.end_line
+            if mappable:
+                start = min(line, chunk.end_line)
+                end = min(chunk.end_line, start + piece.rstrip("\n").count("\n"))
+            out.append(replace(chunk, start_line=start, end_line=end, text=piece, hash=_sha256(piece)))
+            line += piece.count("\n")
     return out
 
 

@@ -107,7 +107,8 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"FTS error: {st.fts['error']}")
     cache = st.cache
     cap = f", cap {cache['max_entries']}" if cache.get("max_entries") else ""
-    click.echo(f"Embedding cache: {'enabled' if cache['enabled'] else 'disabled'} ({cache['entries']} entries{cap})")
+    rate = f", last sync hit rate {cache['last_sync_hit_rate']:.0%}" if cache.get("last_sync_hit_rate") is not None else ""
+    click.echo(f"Embedding cache: {'enabled' if cache['enabled'] else 'disabled'} ({cache['entries']} entries{cap}{rate})")
     if st.batch:
         click.echo(f"Batch: {'enabled' if st.batch.get('enabled') else 'disabled'} "
                    f"(failures {st.batch.get('failures', 0)}/{st.batch.get('limit', 2)})")

@@ -129,6 +129,7 @@ class MemoryIndex:
         # The watcher (sync.watch) starts on the first search, or right away with watch=True.
         self._auto_background = watch is None
         self._embed_state: Any = None
+        self._query_cache: Any = None
         self._watcher: Any = None
         self._interval: threading.Event | None = None
         self._interval_thread: threading.Thread | None = None
@@ -165,6 +166,17 @@ class MemoryIndex:
     def provider(self) -> EmbeddingProvider | None:
         """The embedding provider in use (resolved on first use), or None in keyword-only mode."""
         return self._ensure_provider()
+
+    def _query_embedder(self, provider: EmbeddingProvider | None) -> Any:
+        """Query embeddings through an LRU cache, so a repeated query costs no model call."""
+        if provider is None:
+            return None
+        from openclaw_memory.providers.batching import CachedQueryEmbedder
+
+        cached = self._query_cache
+        if cached is None or cached.provider is not provider:
+            cached = self._query_cache = CachedQueryEmbedder(provider)
+        return cached.embed_query
 
     def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
         from openclaw_memory.providers.batch import embed_for_index
@@ -560,7 +572,7 @@ class MemoryIndex:
         result = run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
-            workspace=self.workspace,
+            workspace=self.workspace, query_embedder=self._query_embedder(provider),
         )
         result.fallback = result.fallback or self._fallback
         result.sync_scheduled = scheduled
@@ -640,8 +652,7 @@ class MemoryIndex:
                  "tokenizer": getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer)},
             vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
                     "error": info.vector_error, "dims": info.vector_dims},
-            cache={"enabled": self.config.cache.enabled, "entries": self.store.cache_count(),
-                   "max_entries": self.config.cache.max_entries},
+            cache=self._cache_status(),
             batch=batch,
             issues=workspace_issues(self.config),
             last_sync=self._last_sync.to_dict() if self._last_sync else None,
@@ -649,6 +660,17 @@ class MemoryIndex:
             notes=notes,
             sessions=sessions,
         )
+
+    def _cache_status(self) -> dict[str, Any]:
+        last = self._last_sync
+        looked_up = (last.cache_hits + last.embedded) if last else 0
+        return {
+            "enabled": self.config.cache.enabled,
+            "entries": self.store.cache_count(),
+            "max_entries": self.config.cache.max_entries,
+            "last_sync_hit_rate": round(last.cache_hits / looked_up, 3) if last and looked_up else None,
+            "query_cache": self._query_cache.stats() if self._query_cache is not None else None,
+        }
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 

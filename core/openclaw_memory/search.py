@@ -191,10 +191,11 @@ def run_search(
     workspace: Path | None = None,
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
+    query_embedder: Callable[[str], np.ndarray] | None = None,
 ) -> SearchResult:
     """Search the index for ``query`` (spec §5, with the improvements described in :mod:`hybrid`).
 
-    ``query_vector`` skips ``provider.embed_query``. ``empty_reason`` is ``"no_match"`` when
+    ``query_vector`` skips ``provider.embed_query``; ``query_embedder`` replaces it (e.g. a cache). ``empty_reason`` is ``"no_match"`` when
     nothing is returned (the caller knows better when the index is empty or stale).
     """
     started = time.perf_counter()
@@ -228,7 +229,8 @@ def run_search(
         qv = np.asarray(query_vector, dtype=np.float32)
     elif provider is not None:
         try:
-            qv = np.asarray(provider.embed_query(q), dtype=np.float32)
+            embed = query_embedder or provider.embed_query
+            qv = np.asarray(embed(q), dtype=np.float32)
         except Exception as exc:
             log.warning("query embedding failed; searching keywords only: %s", exc)
             reason = f"query embedding failed ({type(exc).__name__}: {exc})"

@@ -181,6 +181,20 @@ def test_split_for_input_limit_bounds_bytes_and_keeps_lines() -> None:
         assert p.hash == sha(p.text)
 
 
+def test_split_for_input_limit_cuts_at_line_breaks_and_narrows_line_ranges() -> None:
+    text = "\n".join(f"line {i} " + "word " * 8 for i in range(1, 11))  # 10 lines, ~48 bytes each
+    parent = Chunk(start_line=5, end_line=14, text=text, hash=sha(text))
+    pieces = split_for_input_limit([parent], max_bytes=120)
+    assert "".join(p.text for p in pieces) == text
+    assert all(p.text.startswith("line ") for p in pieces)  # never cut mid-line here
+    assert pieces[0].start_line == 5 and pieces[-1].end_line == 14
+    for a, b in zip(pieces, pieces[1:]):
+        assert b.start_line == a.end_line + 1
+    for p in pieces:
+        first = int(p.text.split()[1])
+        assert p.start_line == 4 + first
+
+
 def test_split_for_input_limit_with_limit_below_one_character() -> None:
     out = split_for_input_limit([Chunk(1, 1, "😀😀", sha("😀😀"))], max_bytes=2)
     assert [c.text for c in out] == ["😀", "😀"]

