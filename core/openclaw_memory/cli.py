@@ -54,11 +54,11 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
 def _index(ctx: click.Context, **overrides: Any) -> Iterator[MemoryIndex]:
     try:
         memory = MemoryIndex(_config(ctx, **overrides))
-    except OpenClawMemoryError as exc:
+    except (OpenClawMemoryError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
         yield memory
-    except OpenClawMemoryError as exc:
+    except (OpenClawMemoryError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         memory.close()
@@ -68,7 +68,7 @@ def _index(ctx: click.Context, **overrides: Any) -> Iterator[MemoryIndex]:
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="Workspace holding MEMORY.md and memory/.")
 @click.option("--config", "-c", type=click.Path(dir_okay=False), help="An openclaw.json (JSON5) config file.")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
-@click.option("--store", type=click.Path(dir_okay=False), help="Index file (default <state_dir>/memory/<agent>.sqlite).")
+@click.option("--store", type=click.Path(dir_okay=False), help="Index file (default <state_dir>/memory/<agent>.openclaw-memory.sqlite).")
 @click.option("--provider", "-p", type=click.Choice(["auto", "local", "openai", "gemini", "voyage", "none"]),
               help="Embedding provider (default: auto).")
 @click.option("--verbose", "-v", is_flag=True, help="Log what the index does.")
@@ -220,7 +220,7 @@ def _read_queries(path: str) -> Iterator[tuple[str, str]]:
 @click.option("--max-results", "-n", type=click.IntRange(min=1), help="Maximum results (default 6).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Score floor (default 0.35).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--queries", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Run one query per line (or JSONL with id/query); prints one JSON line per query.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,

@@ -143,7 +143,8 @@ class FtsConfig(_Model):
 
 
 class StoreConfig(_Model):
-    """``store``: where the index lives. ``path`` may use ``{agent_id}`` and ``~``."""
+    """``store``: where the index lives. ``path`` may use ``{agent_id}`` and ``~``
+    (default ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite``)."""
 
     driver: Literal["sqlite"] = "sqlite"
     path: str | None = None
@@ -221,6 +222,11 @@ class CompactionConfig(_Model):
     post_index_sync: Literal["async", "await", "off"] = "async"
 
 
+# Not OpenClaw's own ``<agent_id>.sqlite``: both tools may run on one machine, and their index
+# schemas differ, so sharing one file would make each rebuild the other's index.
+DEFAULT_STORE_SUFFIX = ".openclaw-memory.sqlite"
+
+
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
@@ -287,10 +293,11 @@ class MemoryConfig(_Model):
         return ws.resolve()
 
     def resolved_store_path(self) -> Path:
-        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded."""
+        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded, else
+        ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite`` (beside, never on, OpenClaw's own index)."""
         raw = self.store.path
         if not raw:
-            return self.resolved_state_dir() / "memory" / f"{self.agent_id}.sqlite"
+            return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
         raw = raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
         return Path(raw).expanduser().resolve()
 
@@ -329,7 +336,9 @@ class MemoryConfig(_Model):
     def load(cls, config: MemoryConfig | dict[str, Any] | None = None, **overrides: Any) -> MemoryConfig:
         """Accept a config, a dict or nothing, then apply keyword overrides (validated)."""
         if isinstance(config, MemoryConfig):
-            base = config.model_dump(by_alias=False, exclude_unset=True)
+            if not overrides:
+                return config
+            base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
         else:
             base = dict(config or {})
         base = _deep_merge(base, overrides)

@@ -133,6 +133,7 @@ class MemoryIndex:
         self._auto_background = watch is None
         self._embed_state: Any = None
         self._query_cache: Any = None
+        self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
         self._watcher: Any = None
         self._interval: threading.Event | None = None
         self._interval_thread: threading.Thread | None = None
@@ -200,6 +201,7 @@ class MemoryIndex:
             embed=self._embed_documents,
             fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
             session_stats=self._session_stats,
+            cancel=self._cancel,
         )
 
     # ---- sync -------------------------------------------------------------------------------------
@@ -211,9 +213,10 @@ class MemoryIndex:
         except IndexingError as exc:
             self._dirty = True
             self._last_sync_error = str(exc)
-            if self._activate_fallback(exc):
-                return run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)", progress=progress)
-            raise
+            if not self._activate_fallback(exc):
+                raise
+            self._dirty = False
+            report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)", progress=progress)
         except BaseException:
             self._dirty = True
             raise
@@ -301,7 +304,9 @@ class MemoryIndex:
             return
         self._last_stale_check = now
         known = self.store.file_records("memory")
-        files = discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())
+        skipped = set(self._last_sync.files_skipped) if self._last_sync else set()
+        files = [p for p in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())
+                 if discovery.relative_path(self.workspace, p) not in skipped]
         if len(files) != len(known):
             self._dirty = True
             return
@@ -682,12 +687,14 @@ class MemoryIndex:
             raise RuntimeError("this MemoryIndex is closed; create a new one")
 
     def close(self) -> None:
-        """Stop the watcher and timers, wait for a running sync, close the store."""
+        """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
+        is discarded; the index stays as it was), and close the store."""
         if self._closed:
             return
         self._closed = True
+        self._cancel.set()
         self._stop_background()
-        self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=True, cancel_futures=True)
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):
             self._provider.close()

@@ -238,7 +238,8 @@ def run_search(
     vector: list[Candidate] = []
     if qv is not None and qv.size and np.all(np.isfinite(qv)) and np.any(qv):
         try:
-            vector = store.vector_search(qv, limit=n_cand, sources=sources)
+            vector = store.vector_search(qv, limit=n_cand, sources=sources,
+                                         model=provider.model if provider is not None else None)
             sim_floor = getattr(provider, "similarity_floor", None)
             for c in vector:
                 c.vector_score = calibrate_similarity(c.vector_score, sim_floor)

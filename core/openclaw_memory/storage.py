@@ -134,9 +134,10 @@ class MemoryStore(Protocol):
     ) -> list[tuple[Candidate, float]]:
         """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better)."""
     def vector_search(
-        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None
+        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
-        """Top ``limit`` chunks by cosine similarity (``Candidate.vector_score``), best first."""
+        """Top ``limit`` chunks by cosine similarity (``Candidate.vector_score``), best first; with
+        ``model``, nothing unless the index holds that model's vectors."""
 
     # --- embedding cache -------------------------------------------------------------------------
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...

@@ -31,7 +31,7 @@ from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 
-__all__ = ["Progress", "SessionIndexStats", "SyncPlan", "run_sync"]
+__all__ = ["Progress", "SessionIndexStats", "SyncCancelled", "SyncPlan", "run_sync"]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,7 @@ class SyncPlan:
     embed: EmbedFn
     fts_tokenizer_id: str
     session_stats: SessionIndexStats | None = None
+    cancel: threading.Event | None = None
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -108,20 +109,33 @@ class _Doc:
     line_map: list[int] | None = None
 
 
-def _memory_docs(config: MemoryConfig, report: SyncReport) -> list[_Doc]:
+def _memory_docs(
+    config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord]
+) -> tuple[list[_Doc], set[str]]:
+    """Files to (re)consider, and the paths skipped unread because size and mtime match the index."""
     ws = config.resolved_workspace()
     docs: list[_Doc] = []
+    unchanged: set[str] = set()
     for abs_path in discovery.list_memory_files(ws, config.resolved_extra_paths()):
+        rel = discovery.relative_path(ws, abs_path)
         try:
+            rec = known.get(rel)
+            if rec is not None and rec.source == "memory":
+                st = abs_path.stat()
+                if rec.size == st.st_size and rec.mtime_ms == st.st_mtime_ns / 1e6:
+                    unchanged.add(rel)  # the shortcut; the content hash decides otherwise
+                    continue
             entry = discovery.build_file_entry(abs_path, ws)
-        except discovery.UnreadableFileError as exc:
-            report.files_skipped.append(discovery.relative_path(ws, abs_path))
-            report.warnings.append(str(exc))
-            log.warning("%s", exc)
+        except FileNotFoundError:
+            continue  # vanished between listing and reading
+        except (discovery.UnreadableFileError, OSError) as exc:
+            report.files_skipped.append(rel)
+            report.warnings.append(f"{rel}: skipped ({exc})")
+            log.warning("skipping %s: %s", rel, exc)
             continue
         if entry is not None:  # None: vanished between listing and reading
             docs.append(_Doc(entry[0], entry[1]))
-    return docs
+    return docs, unchanged
 
 
 def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecord]) -> tuple[list[_Doc], set[str]]:
@@ -219,17 +233,19 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
 def _sync_into(
     store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
 ) -> None:
-    docs = _memory_docs(plan.config, report)
     known = {} if full else store.file_records()
-    deferred: set[str] = set()  # transcripts below the re-index thresholds: kept as indexed
+    docs, deferred = _memory_docs(plan.config, report, known)
     if plan.config.sessions_enabled():
-        session_docs, deferred = _session_docs(plan, report, known)
+        session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
         docs += session_docs
+        deferred |= kept
     report.files_scanned = len(docs) + len(deferred)
     report.files_unchanged += len(deferred)
     seen = {d.file.path for d in docs} | deferred
     total = len(docs)
     for i, doc in enumerate(docs, start=1):
+        if plan.cancel is not None and plan.cancel.is_set():
+            raise SyncCancelled("sync cancelled; the index is as it was before this file")
         rec = known.get(doc.file.path)
         if rec is not None and rec.hash == doc.file.hash and rec.source == doc.file.source:
             if rec.mtime_ms != doc.file.mtime_ms or rec.size != doc.file.size:
@@ -244,6 +260,10 @@ def _sync_into(
         report.files_deleted += 1
         if plan.session_stats is not None:
             plan.session_stats.forget(path)
+
+
+class SyncCancelled(IndexingError):
+    """The sync was stopped (``close()``, Ctrl-C); a rebuild in progress was discarded."""
 
 
 def _dims(store: MemoryStore) -> int | None:
@@ -287,7 +307,9 @@ def run_sync(
                 f"embedding failed during sync ({exc}); the previous index is unchanged and still searchable. "
                 "Fix the provider, or set `fallback` to use another one."
             ) from exc
-        except OSError as exc:
+        except SyncCancelled:
+            raise
+        except (OSError, *getattr(store, "db_errors", ())) as exc:
             raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report

@@ -125,6 +125,8 @@ def memory_search(
     session_key: str | None = None,
 ) -> dict[str, Any]:
     """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found."""
+    if not memory.config.enabled:
+        return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
     if not query or not query.strip():
         return {"results": [], "error": "query required: pass the text to search for"}
     try:
@@ -137,6 +139,8 @@ def memory_search(
 
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{..., disabled, error}``."""
+    if not memory.config.enabled:
+        return {"path": path, "text": "", "disabled": True, "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
     except MemoryPathError as exc:

@@ -29,7 +29,8 @@ def test_defaults_match_openclaw():
 
 def test_store_path_default_token_and_tilde(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "state"))
-    assert MemoryConfig(agent_id="ops").resolved_store_path() == tmp_path / "state" / "memory" / "ops.sqlite"
+    default = MemoryConfig(agent_id="ops").resolved_store_path()
+    assert default == tmp_path / "state" / "memory" / "ops.openclaw-memory.sqlite"  # never OpenClaw's ops.sqlite
     monkeypatch.setenv("HOME", str(tmp_path))
     c = MemoryConfig(agent_id="ops", store={"path": "~/idx/{agent_id}.db"})
     assert c.resolved_store_path() == tmp_path / "idx" / "ops.db"
@@ -132,3 +133,11 @@ def test_extra_paths_resolve_against_workspace(tmp_path: Path):
 
 def test_sources_always_include_memory():
     assert MemoryConfig(sources=["sessions"]).sources == ["memory", "sessions"]
+
+
+def test_reloading_a_config_does_not_drift():
+    c = MemoryConfig(query={"hybrid": {"vector_weight": 0.5}})
+    for _ in range(3):
+        c = MemoryConfig.load(c, agent_id="x")
+    assert c.query.hybrid.vector_weight == pytest.approx(0.625) and c.query.hybrid.text_weight == pytest.approx(0.375)
+    assert MemoryConfig.load(c) is c

@@ -309,3 +309,96 @@ def test_provider_can_be_given_by_name(write, make_index):
     idx = make_index("none")
     assert idx.config.provider == "none" and idx.provider is None
     assert idx.status().requested_provider == "none"
+
+
+def test_unchanged_files_are_not_read_again(write, make_index, fake_provider, monkeypatch):
+    write(BASE)
+    idx = make_index(fake_provider)
+    idx.sync()
+    from openclaw_memory import discovery
+
+    reads: list[str] = []
+    real = discovery.build_file_entry
+    monkeypatch.setattr(discovery, "build_file_entry", lambda p, ws, *a: reads.append(p.name) or real(p, ws, *a))
+    report = idx.sync()
+    assert reads == [] and report.files_unchanged == 3
+
+
+def test_an_unreadable_file_is_skipped_not_fatal(write, make_index, fake_provider, monkeypatch):
+    write(BASE)
+    from openclaw_memory import discovery
+
+    real = discovery.build_file_entry
+
+    def deny(path, ws, *a):
+        if path.name == "api.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, ws, *a)
+
+    monkeypatch.setattr(discovery, "build_file_entry", deny)
+    idx = make_index(fake_provider)
+    report = idx.sync()
+    assert report.files_skipped == ["memory/projects/api.md"] and "Permission denied" in report.warnings[0]
+    assert set(_rows(idx)) == {"MEMORY.md", "memory/2026-01-16.md"}
+
+
+def test_failed_swap_keeps_the_old_index_usable(write, make_index, fake_provider, monkeypatch, tmp_path):
+    write(BASE)
+    idx = make_index(fake_provider)
+    idx.sync()
+    import openclaw_memory.sqlite.store as store_mod
+
+    real_replace = os.replace
+
+    def fail_on_swap(src, dst):
+        if ".tmp-" in str(src) and str(dst).endswith("index.sqlite"):
+            raise PermissionError(13, "file in use", str(dst))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(store_mod.os, "replace", fail_on_swap)
+    from openclaw_memory.errors import IndexingError
+
+    with pytest.raises(IndexingError):
+        idx.sync(force=True)
+    assert set(_rows(idx)) == set(BASE)
+    assert idx.store.keyword_search('"pagination"', limit=3)
+    assert not list(tmp_path.glob("index.sqlite.tmp-*"))
+
+
+def test_openclaws_own_index_is_never_taken_over(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "main.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, embedding TEXT NOT NULL)")
+    con.execute("INSERT INTO chunks VALUES ('x', 'MEMORY.md', '[]')")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    from openclaw_memory.errors import StoreError
+
+    with pytest.raises(StoreError, match="written by OpenClaw itself"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before
+
+
+def test_close_stops_a_running_sync(write, workspace, tmp_path):
+    write({f"memory/n{i:02d}.md": f"note {i}\n" for i in range(30)})
+
+    class Slow(FakeEmbeddingProvider):
+        def _embed(self, texts, kind):
+            time.sleep(0.2)
+            return super()._embed(texts, kind)
+
+    idx = MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "s.sqlite")}, provider=Slow(), watch=False)
+    fut = idx.sync_in_background("test")
+    time.sleep(0.5)
+    started = time.perf_counter()
+    idx.close()
+    assert time.perf_counter() - started < 2.0  # not the ~6 s the whole sync would take
+    assert fut.done()
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    try:
+        assert store.read_meta() is None and not list(store.iter_chunks())  # the first rebuild was discarded
+    finally:
+        store.close()

@@ -115,3 +115,10 @@ def test_recall_prompt_variants():
     assert "session transcripts" in memory_recall_prompt(sessions=True)
     assert "memory_get" not in memory_recall_prompt(get=False)
     assert memory_recall_prompt(search=False, get=False) == ""
+
+
+def test_disabled_memory_offers_nothing(write, make_index, fake_provider):
+    write(NOTES)
+    memory = make_index(fake_provider, enabled=False)
+    assert memory_search(memory, "a828e60")["disabled"] is True
+    assert memory_get(memory, "MEMORY.md")["disabled"] is True

@@ -9,6 +9,7 @@ path always works, even on a driver that cannot load sqlite-vec.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import json
 import logging
 import os
@@ -106,6 +107,7 @@ class SQLiteStore:
     # ---- connection -------------------------------------------------------------------------
 
     def _open(self) -> None:
+        self._refuse_foreign_index()
         self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
         self._conn.executescript(_SCHEMA)
         self._fts_ok, self._fts_error = fts5_available(self._conn)
@@ -118,6 +120,28 @@ class SQLiteStore:
         self._vec_dims = self._existing_vec_dims()
         self._inode = self.path.stat().st_ino
         self._np_cache = None
+
+    def _refuse_foreign_index(self) -> None:
+        """Never touch OpenClaw's (TypeScript) own index, whose ``chunks.embedding`` is JSON TEXT.
+
+        Peeks read-only before opening, so not even the journal mode of such a file changes.
+        """
+        if not self.path.exists():
+            return
+        try:
+            peek = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                cols = peek.execute("PRAGMA table_info(chunks)").fetchall()
+            finally:
+                peek.close()
+        except sqlite3.Error:
+            return  # unreadable here: the real open reports the problem
+        if any(c[1] == "embedding" and str(c[2]).upper() == "TEXT" for c in cols):
+            raise StoreError(
+                f"{self.path} is an index written by OpenClaw itself (different schema); this library keeps "
+                "its own index beside it. Set store.path (or --store) to another file, e.g. "
+                f"{self.path.with_suffix('')}.openclaw-memory.sqlite"
+            )
 
     def _existing_vec_dims(self) -> int | None:
         if not self._driver.vec_loaded:
@@ -351,8 +375,10 @@ class SQLiteStore:
         try:
             with self._lock:
                 rows = self._db().execute(sql, args).fetchall()
-        except Exception as exc:  # a malformed MATCH expression must never break search
-            log.warning("keyword search failed for %r: %s", match, exc)
+        except self._driver.module.OperationalError as exc:
+            if "fts5" not in str(exc).lower() and "syntax" not in str(exc).lower():
+                raise StoreError(f"keyword search failed on {self.path}: {exc}") from exc
+            log.warning("keyword query %r rejected by FTS5: %s", match, exc)  # search goes on without it
             return []
         out = []
         for rank_pos, r in enumerate(rows, start=1):
@@ -361,13 +387,21 @@ class SQLiteStore:
             out.append((cand, float(r[6])))
         return out
 
-    def vector_search(self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None) -> list[Candidate]:
+    def vector_search(
+        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
+    ) -> list[Candidate]:
         q = np.asarray(query, dtype=np.float32)
         if limit <= 0 or q.size == 0:
             return []
+        if model is not None and not self._has_model(model):
+            return []  # e.g. the index is still being rebuilt for a new model: never compare two spaces
         if self._driver.vec_loaded and self._vec_dims is not None and self._vec_dims == q.size:
             return self._vec0_search(q, limit, sources)
         return self._numpy_search(q, limit, sources)
+
+    def _has_model(self, model: str) -> bool:
+        with self._lock:
+            return self._db().execute("SELECT 1 FROM chunks WHERE model = ? LIMIT 1", (model,)).fetchone() is not None
 
     def _vec0_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[Candidate]:
         with self._lock:
@@ -538,16 +572,28 @@ class SQLiteStore:
             self._conn.close()
             self._conn = None
         stale = f"{self.path}.old-{uuid.uuid4().hex[:8]}"
-        for suffix in ("-wal", "-shm"):
-            if os.path.exists(str(self.path) + suffix):
-                os.replace(str(self.path) + suffix, stale + suffix)
-        os.replace(tmp, self.path)  # atomic: readers see the old or the new index, never neither
-        for suffix in ("-wal", "-shm"):
+        moved: list[str] = []
+        try:
+            for suffix in ("-wal", "-shm"):
+                if os.path.exists(str(self.path) + suffix):
+                    os.replace(str(self.path) + suffix, stale + suffix)
+                    moved.append(suffix)
+            os.replace(tmp, self.path)  # atomic: readers see the old or the new index, never neither
+        except OSError:
+            for suffix in moved:  # the old index stays exactly as it was
+                with contextlib.suppress(OSError):
+                    os.replace(stale + suffix, str(self.path) + suffix)
+            for suffix in ("", "-wal", "-shm", ".lock"):
+                with contextlib.suppress(OSError):
+                    os.unlink(str(tmp) + suffix)
+            raise
+        finally:
+            self._open()
+        for suffix in moved:
             with contextlib.suppress(OSError):
                 os.unlink(stale + suffix)
         with contextlib.suppress(OSError):
             os.unlink(str(tmp) + ".lock")
-        self._open()
 
     def cleanup_stale_temp_files(self) -> list[str]:
         """Delete leftovers of rebuilds that were killed (call while holding ``sync_lock``)."""
@@ -575,6 +621,11 @@ class SQLiteStore:
             vector_dims=self._vec_dims,
             notes=notes,
         )
+
+    @property
+    def db_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's exception classes (they differ between sqlite3, sqlean and pysqlite3)."""
+        return (self._driver.module.Error,)
 
     @property
     def fts_tokenizer_id(self) -> str:
