@@ -34,7 +34,6 @@ __all__ = ["SQLiteStore"]
 log = logging.getLogger(__name__)
 
 _GENERATION_KEY = "generation"
-_RANK_WINDOW = 10_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -354,18 +353,16 @@ class SQLiteStore:
         like_sql = "".join(" AND c.text LIKE ? ESCAPE '\\'" for _ in like_terms)
         like_args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in like_terms]
         if match:
-            # Rank inside FTS5 first (only the top rows are joined), and let BM25 score at most the
-            # newest _RANK_WINDOW matches: a query of very common words would otherwise score most
-            # of the index. Filters that FTS5 cannot apply widen the inner limit.
+            # Rank inside FTS5 first, so only the top rows are joined with chunks. Filters FTS5 cannot
+            # apply (sources, LIKE terms) widen the inner limit.
             inner_limit = int(limit) * (4 if (src_sql or like_sql) else 1)
             sql = (
                 "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.rank FROM ("
-                "SELECT id, rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ("
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ?) "
-                "ORDER BY rank LIMIT ?) f JOIN chunks c ON c.id = f.id WHERE 1=1"
+                "SELECT id, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+                ") f JOIN chunks c ON c.id = f.id WHERE 1=1"
                 f"{src_sql}{like_sql} ORDER BY f.rank LIMIT ?"
             )
-            args = [match, match, _RANK_WINDOW, inner_limit, *src_args, *like_args, int(limit)]
+            args = [match, inner_limit, *src_args, *like_args, int(limit)]
         else:
             sql = (
                 "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0 AS rank FROM chunks c "
