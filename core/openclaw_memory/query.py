@@ -22,7 +22,6 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
@@ -121,26 +120,6 @@ def _fold_text(text: str) -> str:
     if not t.isascii():
         t = unicodedata.normalize("NFC", re.sub("[\u0300-\u036f]", "", unicodedata.normalize("NFD", t)))
     return t
-
-
-# Compact word class for per-query patterns (compiling the full mark list costs milliseconds):
-# letters/digits plus the combining-mark blocks of the scripts that use marks inside words.
-_WORD_CLASS = (r"[^\W_]|[\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
-               r"\u06d6-\u06ed\u0900-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u0f18-\u0fbc\u1000-\u109f"
-               r"\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u302a-\u302f\u3099\u309a\ufe00-\ufe0f\ufe20-\ufe2f]")
-_SEP = rf"(?:(?!{_WORD_CLASS}).)+"
-
-
-@functools.lru_cache(maxsize=256)
-def _key_finder(keys: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex finding any of ``keys`` (normalised token sequences) as whole tokens in folded text."""
-    alts = "|".join(_SEP.join(re.escape(tok) for tok in k.split(" ")) for k in keys)
-    # a capturing lookahead, so overlapping occurrences (CJK bigrams "讨论", "论的") are all seen
-    return re.compile(rf"(?=((?<!{_WORD_CLASS})(?:{alts})(?!{_WORD_CLASS})))", re.S)
-
-
-def _found(finder: re.Pattern[str], folded: str) -> set[str]:
-    return {" ".join(_WORD.findall(m.group(1))) for m in finder.finditer(folded)}
 
 
 def _key(text: str) -> str:
@@ -312,20 +291,21 @@ class QueryAnalysis:
         those groups carry at least half of the query's weight.
         """
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
-        finder = _key_finder(tuple(sorted(owner, key=len, reverse=True)))
-        phrase = _key_finder((self.phrase_key,)) if self.phrase_key else None
-        folded = [_fold_text(t) for t in texts]
-        present = [{owner[k] for k in _found(finder, f)} for f in folded] if owner else [set() for _ in folded]
+        # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
+        # in the text's own token sequence, padded the same way (no per-query regex to compile).
+        lines = [" " + " ".join(_WORD.findall(_fold_text(t))) + " " for t in texts]
+        present = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
+        phrase = f" {self.phrase_key} " if self.phrase_key else None
         seen = set().union(*present) if present else set()
         considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
         total = sum(self.groups[i].weight for i in considered)
         raw_total = sum(g.weight for g in self.groups) or 1.0
         out: list[tuple[float, bool]] = []
-        for f, have in zip(folded, present):
+        for line, have in zip(lines, present):
             got = sum(self.groups[i].weight for i in considered if i in have)
             cov = got / total if total > 0 else 0.0
             exact = any(self.groups[i].distinctive for i in have)
-            exact = exact or (phrase is not None and phrase.search(f) is not None)
+            exact = exact or (phrase is not None and phrase in line)
             exact = exact or (bool(have) and cov >= 1.0 - 1e-9 and got / raw_total >= 0.5)
             out.append((cov, exact))
         return out
