@@ -124,6 +124,8 @@ class MemoryIndex:
         self._sync_lock = threading.Lock()
         self._sync_future: Future[SyncReport] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openclaw-memory-sync")
+        # runs the keyword side of a hybrid search while the query is embedded
+        self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
         self._dirty = True
         self._last_sync: SyncReport | None = None
         self._last_sync_error: str | None = None
@@ -581,6 +583,7 @@ class MemoryIndex:
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace, query_embedder=self._query_embedder(provider),
+            executor=self._search_pool,
         )
         result.fallback = result.fallback or self._fallback
         result.sync_scheduled = scheduled
@@ -695,6 +698,7 @@ class MemoryIndex:
         self._cancel.set()
         self._stop_background()
         self._executor.shutdown(wait=True, cancel_futures=True)
+        self._search_pool.shutdown(wait=True)
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):
             self._provider.close()

@@ -14,6 +14,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -193,10 +194,13 @@ def run_search(
     now: datetime | None = None,
     query_vector: np.ndarray | None = None,
     query_embedder: Callable[[str], np.ndarray] | None = None,
+    executor: Executor | None = None,
 ) -> SearchResult:
     """Search the index for ``query`` (spec §5, with the improvements described in :mod:`hybrid`).
 
-    ``query_vector`` skips ``provider.embed_query``; ``query_embedder`` replaces it (e.g. a cache). ``empty_reason`` is ``"no_match"`` when
+    ``query_vector`` skips ``provider.embed_query``; ``query_embedder`` replaces it (e.g. a cache).
+    With an ``executor``, the keyword side runs there while the query is embedded and the vector
+    side searched (SQLite and numpy release the GIL), so hybrid latency is close to the slower side. ``empty_reason`` is ``"no_match"`` when
     nothing is returned (the caller knows better when the index is empty or stale).
     """
     started = time.perf_counter()
@@ -223,6 +227,13 @@ def run_search(
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer)
+
+    # keyword side, in parallel with the vector side when it can run concurrently
+    hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
+    pending: Future[list[Candidate]] | None = None
+    if hybrid_planned and executor is not None:
+        pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
+                                  enough=n_results)
 
     # vector side
     qv: np.ndarray | None = None
@@ -262,7 +273,8 @@ def run_search(
             c.score = c.vector_score
     else:
         mode = "hybrid"
-        keyword = keyword_candidates(store, analysis, limit=n_cand, sources=sources, enough=n_results)
+        keyword = pending.result() if pending is not None else keyword_candidates(
+            store, analysis, limit=n_cand, sources=sources, enough=n_results)
         vw, tw = hy.vector_weight, hy.text_weight
         if hy.merge == "rrf":
             merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
