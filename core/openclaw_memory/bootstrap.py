@@ -16,6 +16,7 @@ from typing import Literal
 
 from openclaw_memory.append import daily_note_path, local_now
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.tools import memory_recall_prompt as recall_section
 
 __all__ = ["DEFAULT_BOOTSTRAP_MAX_CHARS", "SessionKind", "build_session_context", "memory_recall_prompt"]
 
@@ -25,24 +26,10 @@ SessionKind = Literal["private", "group", "channel"]
 DEFAULT_BOOTSTRAP_MAX_CHARS = 20_000
 _MIN_MAX_CHARS = 500
 
-_RECALL = (
-    "Before answering anything about prior work, decisions, dates, people, preferences, or todos: "
-    "run memory_search on MEMORY.md + memory/*.md{sessions}; then use memory_get to pull only the needed "
-    "lines. If low confidence after search, say you checked."
-)
-_CITATIONS_ON = "Citations: include Source: <path#line> when it helps the user verify memory snippets."
-_CITATIONS_OFF = (
-    "Citations are disabled: do not mention file paths or line numbers in replies unless the user explicitly asks."
-)
-
-
 def memory_recall_prompt(config: MemoryConfig, session_kind: SessionKind = "private") -> str:
     """The "## Memory Recall" section (citations ``auto`` = on in private sessions, off elsewhere)."""
-    sessions = " + indexed session transcripts" if config.sessions_enabled() else ""
     cite_on = config.citations == "on" or (config.citations == "auto" and session_kind == "private")
-    return (
-        "## Memory Recall\n" + _RECALL.format(sessions=sessions) + "\n" + (_CITATIONS_ON if cite_on else _CITATIONS_OFF)
-    )
+    return recall_section(citations="on" if cite_on else "off", sessions=config.sessions_enabled())
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openclaw_memory.append import append_memory, daily_note_path, local_now, normalize_rel_path
+from openclaw_memory.chunker import text_weight
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.session_state import SessionFlushState, SessionStateStore
@@ -52,15 +53,6 @@ WorkspaceAccess = Literal["rw", "ro", "none"]
 TokenCounter = Callable[[Any], int]
 
 # ---- token estimate ------------------------------------------------------------------------
-
-# Same class as the chunker's weight function (spec §2): CJK, kana, Hangul, Yi, ext-B+ weigh 4.
-_NON_LATIN = re.compile("[\u2e80-\u9fff\ua000-\ua4ff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]")
-
-
-def text_weight(text: str) -> int:
-    """Character weight: 1 per code point plus 3 per CJK/kana/Hangul character."""
-    return len(text) + 3 * len(_NON_LATIN.findall(text))
-
 
 def estimate_tokens(value: Any) -> int:
     """Estimated tokens (weight/4, rounded up) of a string, a message, or a list of either.

@@ -307,19 +307,19 @@ class MemoryIndex:
         self._last_stale_check = now
         known = self.store.file_records("memory")
         skipped = set(self._last_sync.files_skipped) if self._last_sync else set()
-        files = [p for p in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())
-                 if discovery.relative_path(self.workspace, p) not in skipped]
-        if len(files) != len(known):
+        rel = {discovery.relative_path(self.workspace, p): p
+               for p in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())}
+        files = {r: p for r, p in rel.items() if r not in skipped}
+        if files.keys() != known.keys():
             self._dirty = True
             return
-        for p in files:
-            rec = known.get(discovery.relative_path(self.workspace, p))
+        for r, p in files.items():
             try:
                 st = p.stat()
             except OSError:
                 self._dirty = True
                 return
-            if rec is None or rec.size != st.st_size or rec.mtime_ms != st.st_mtime_ns / 1e6:
+            if not known[r].matches_stat(st):
                 self._dirty = True
                 return
 
@@ -535,7 +535,7 @@ class MemoryIndex:
     # ---- search -------------------------------------------------------------------------------------
 
     def _is_empty(self) -> bool:
-        return not any(v.get("chunks") for v in self.store.counts().values())
+        return self.store.is_empty()
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an

@@ -37,6 +37,7 @@ from openclaw_memory.hybrid import (
     truncate_snippet,
 )
 from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult
@@ -55,11 +56,7 @@ def candidate_limit(max_results: int, multiplier: int) -> int:
 
 def _keyword_rows(store: MemoryStore, match: str, limit: int, sources: Sequence[str] | None,
                   like: Sequence[str] = ()) -> list[tuple[Candidate, float]]:
-    try:
-        return store.keyword_search(match, limit=limit, sources=sources, like_terms=like)
-    except Exception as exc:
-        log.warning("keyword search failed: %s", exc)
-        return []
+    return store.keyword_search(match, limit=limit, sources=sources, like_terms=like)
 
 
 def keyword_candidates(
@@ -69,8 +66,8 @@ def keyword_candidates(
     """FTS candidates with per-query ``text_score`` and ``exact_match`` set, best first.
 
     Searches the query phrase, then the tiers of :meth:`QueryAnalysis.match_tiers` from strict to
-    loose until ``enough`` (default ``limit``) chunks are found. A failing keyword query is logged
-    and contributes nothing (search must not break on it).
+    loose until ``enough`` (default ``limit``) chunks are found. A query FTS5 rejects contributes
+    nothing (the store logs it); a database failure raises StoreError.
     """
     want = max(1, min(limit, enough or limit))
     batches: list[list[tuple[Candidate, float]]] = []
@@ -115,20 +112,6 @@ def keyword_candidates(
 # ---- timestamps for temporal decay -----------------------------------------------------------------
 
 
-def _parse_ts(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return float(value) if value < 1e11 else float(value) / 1000.0
-    if isinstance(value, str) and value.strip():
-        try:
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
-    return None
-
-
 def _session_timestamp(path: Path, start_line: int, end_line: int) -> datetime | None:
     """Latest message timestamp on JSONL lines ``start..end``, else the file's mtime."""
     latest: float | None = None
@@ -143,7 +126,7 @@ def _session_timestamp(path: Path, start_line: int, end_line: int) -> datetime |
                     continue
                 msg = rec.get("message")
                 raw = msg.get("timestamp") if isinstance(msg, dict) else None
-                ts = _parse_ts(raw if raw is not None else rec.get("timestamp"))
+                ts = parse_timestamp(raw if raw is not None else rec.get("timestamp"))
                 if ts is not None and (latest is None or ts > latest):
                     latest = ts
         if latest is None:

@@ -41,6 +41,7 @@ __all__ = [
     "is_transcript_name",
     "list_session_files",
     "message_text",
+    "parse_timestamp",
     "redact_secrets",
     "session_rel_path",
     "transcript_delta",
@@ -158,7 +159,7 @@ def message_text(content: Any) -> str:
     return ""
 
 
-def _timestamp(value: Any) -> float | None:
+def parse_timestamp(value: Any) -> float | None:
     """Epoch seconds from a number (< 1e11 = seconds, else milliseconds) or an ISO string."""
     if isinstance(value, bool):
         return None
@@ -210,7 +211,7 @@ def extract_session(path: str | os.PathLike[str], *, redact: bool = True) -> Ses
         lines.append(("User: " if role == "user" else "Assistant: ") + text)
         line_map.append(lineno)
         ts = message.get("timestamp")
-        stamps.append(_timestamp(ts if ts is not None else record.get("timestamp")))
+        stamps.append(parse_timestamp(ts if ts is not None else record.get("timestamp")))
     if malformed:
         log.warning("%s: skipped %d malformed JSONL line(s)", p, malformed)
     content = "\n".join(lines)

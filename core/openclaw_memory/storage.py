@@ -7,6 +7,7 @@ database for multi-host use, LanceDB, …) can be added without touching them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ class FileRecord:
     hash: str
     mtime_ms: float
     size: int
+
+    def matches_stat(self, st: os.stat_result) -> bool:
+        """Same size and mtime as when indexed: the shortcut that skips reading (the hash stays the truth)."""
+        return self.size == st.st_size and self.mtime_ms == st.st_mtime_ns / 1e6
 
 
 @dataclass
@@ -127,6 +132,8 @@ class MemoryStore(Protocol):
     def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]: ...
     def counts(self) -> dict[str, dict[str, int]]:
         """``{source: {"files": n, "chunks": m}}``."""
+    def is_empty(self) -> bool:
+        """True when no chunk is indexed (cheap: called on every search)."""
 
     # --- search --------------------------------------------------------------------------------
     def keyword_search(

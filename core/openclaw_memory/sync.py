@@ -121,8 +121,7 @@ def _memory_docs(
         try:
             rec = known.get(rel)
             if rec is not None and rec.source == "memory":
-                st = abs_path.stat()
-                if rec.size == st.st_size and rec.mtime_ms == st.st_mtime_ns / 1e6:
+                if rec.matches_stat(abs_path.stat()):
                     unchanged.add(rel)  # the shortcut; the content hash decides otherwise
                     continue
             entry = discovery.build_file_entry(abs_path, ws)

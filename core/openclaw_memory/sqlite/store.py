@@ -325,6 +325,10 @@ class SQLiteStore:
                     out[r[0]] = self._row_to_chunk(r)
         return [out[i] for i in ids if i in out]
 
+    def is_empty(self) -> bool:
+        with self._lock:
+            return self._db().execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+
     def counts(self) -> dict[str, dict[str, int]]:
         with self._lock:
             rows = self._db().execute(
