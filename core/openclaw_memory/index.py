@@ -623,15 +623,10 @@ class MemoryIndex:
         counts = self.store.counts()
         probe = None
         if deep:
-            if provider is None:
-                probe = {"ok": False, "error": self._keyword_only_reason or "no embedding provider (keyword-only mode)"}
-            else:
-                try:
-                    started = time.perf_counter()
-                    vec = provider.embed_query("ping")
-                    probe = {"ok": True, "dims": int(vec.size), "ms": round((time.perf_counter() - started) * 1000, 1)}
-                except Exception as exc:
-                    probe = {"ok": False, "error": str(exc)}
+            from openclaw_memory.providers.registry import ProviderResolution, probe_provider
+
+            probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,
+                                                      unavailable_reason=self._keyword_only_reason))
         batch = None
         if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
             batch = self._embed_state.to_dict()

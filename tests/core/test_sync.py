@@ -402,3 +402,13 @@ def test_close_stops_a_running_sync(write, workspace, tmp_path):
         assert store.read_meta() is None and not list(store.iter_chunks())  # the first rebuild was discarded
     finally:
         store.close()
+
+
+def test_deep_status_probes_the_provider(make_index, fake_provider):
+    probe = make_index(fake_provider).status(deep=True).embedding_probe
+    assert probe["ok"] and probe["provider"] == "fake" and probe["dims"] == 64
+    fake_provider.fail_with = RuntimeError("endpoint down")
+    probe = make_index(fake_provider).status(deep=True).embedding_probe
+    assert not probe["ok"] and "endpoint down" in probe["error"]
+    probe = make_index(None).status(deep=True).embedding_probe
+    assert not probe["ok"] and probe["provider"] == "none" and "keyword-only" in probe["error"]
