@@ -408,9 +408,8 @@ class SQLiteStore:
         with self._lock:
             db = self._db()
             k = int(limit)
-            present = {r[0] for r in db.execute("SELECT DISTINCT source FROM files")}
-            if sources and not present.issubset(set(sources)):
-                k = int(limit) * 4
+            if sources and not {r[0] for r in db.execute("SELECT DISTINCT source FROM files")} <= set(sources):
+                k = int(limit) * 4  # some sources are filtered out after the scan
             hits = db.execute(
                 "SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
                 (_blob(q), k),
