@@ -27,7 +27,7 @@ import math
 import re
 import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
@@ -122,9 +122,15 @@ def _fold_text(text: str) -> str:
     return t
 
 
+_ASCII_WORD_BYTES = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
+
+
 def _key(text: str) -> str:
     """Normalised token sequence of ``text`` (segmented scripts split per character)."""
-    return " ".join(_WORD.findall(_fold_text(text)))
+    folded = _fold_text(text)
+    if folded.isascii():  # the same tokens as _WORD finds, at C speed
+        return " ".join(folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split())
+    return " ".join(_WORD.findall(folded))
 
 
 # ---- extract_keywords (spec §5.4) -------------------------------------------------------------------
@@ -235,7 +241,8 @@ class QueryAnalysis:
 
     fallback: bool = False  # every token was a stop word: the query is searched as typed
 
-    def _quote(self, t: QueryTerm) -> str | None:
+    def fts_phrase(self, t: QueryTerm) -> str | None:
+        """``t`` as one quoted FTS5 phrase (None when the tokenizer cannot search it)."""
         if self.tokenizer == "trigram":
             if len(t.text.replace(" ", "")) < 3:
                 return None
@@ -247,34 +254,52 @@ class QueryAnalysis:
     @property
     def match(self) -> str | None:
         """The FTS5 MATCH expression: every term OR-ed (None when nothing is searchable)."""
-        parts = [q for q in map(self._quote, self.terms) if q]
+        parts = [q for q in map(self.fts_phrase, self.terms) if q]
         return " OR ".join(parts) if parts else None
 
     @property
     def phrase_match(self) -> str | None:
         """The query's longest informative phrase as a MATCH expression (None if under 2 tokens)."""
-        return next((q for t in self.terms if t.kind == "phrase" and (q := self._quote(t))), None)
+        return next((q for t in self.terms if t.kind == "phrase" and (q := self.fts_phrase(t))), None)
 
-    def match_tiers(self, max_combinations: int = 10) -> list[str]:
+    def _group_alternatives(self, include: Callable[[QueryTerm], bool] | None) -> list[str] | None:
+        """One MATCH operand per group that has an included term (None if a group cannot be quoted)."""
+        alts: list[str] = []
+        for gi in range(len(self.groups)):
+            members = [t for t in self.terms if t.group == gi]
+            kept = [t for t in members if include is None or include(t)]
+            if members and not kept:
+                continue  # the caller left this group out
+            qs = [q for t in kept if (q := self.fts_phrase(t))]
+            if not qs:
+                return None
+            alts.append(qs[0] if len(qs) == 1 else "(" + " OR ".join(qs) + ")")
+        return alts
+
+    def match_all(self, include: Callable[[QueryTerm], bool] | None = None) -> str | None:
+        """AND of every group (of the groups with an ``include``-d term): None under two groups."""
+        alts = self._group_alternatives(include)
+        if self.tokenizer == "trigram" or alts is None or len(alts) < 2:
+            return None
+        return "(" + " AND ".join(alts) + ")"
+
+    def match_tiers(self, max_combinations: int = 10, include: Callable[[QueryTerm], bool] | None = None) -> list[str]:
         """MATCH expressions from strict to loose, without the phrase (see :attr:`phrase_match`).
 
         Strict tiers require all groups, then all but one, … (as long as that takes at most
         ``max_combinations`` AND-clauses); the last tier OR-s every term. A search can stop at the
         first tier that yields enough rows, so frequent words never make FTS5 rank most of the
         index. A stop-word-only query of several tokens has no tier: only its phrase is searched.
+        ``include`` limits every tier to the terms it accepts (groups without one are left out).
         """
-        loose = [q for t in self.terms if t.kind != "phrase" and (q := self._quote(t))]
+        kept = [t for t in self.terms if t.kind != "phrase" and (include is None or include(t))]
+        loose = [q for t in kept if (q := self.fts_phrase(t))]
         if not loose or (self.fallback and self.phrase_match):
             return []
         full = " OR ".join(loose)
-        if self.tokenizer == "trigram" or len(self.groups) < 2:
+        alts = self._group_alternatives(include)
+        if self.tokenizer == "trigram" or alts is None or len(alts) < 2:
             return [full]
-        alts: list[str] = []
-        for gi in range(len(self.groups)):
-            qs = [q for t in self.terms if t.group == gi and (q := self._quote(t))]
-            if not qs:
-                return [full]
-            alts.append(qs[0] if len(qs) == 1 else "(" + " OR ".join(qs) + ")")
         tiers: list[str] = []
         n = len(alts)
         for k in range(n, 1, -1):
@@ -293,7 +318,7 @@ class QueryAnalysis:
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
-        lines = [" " + " ".join(_WORD.findall(_fold_text(t))) + " " for t in texts]
+        lines = [f" {_key(t)} " for t in texts]
         present = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
         phrase = f" {self.phrase_key} " if self.phrase_key else None
         seen = set().union(*present) if present else set()

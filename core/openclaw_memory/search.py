@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -38,11 +39,11 @@ from openclaw_memory.hybrid import (
 )
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sessions import parse_timestamp
-from openclaw_memory.query import QueryAnalysis, analyze_query
+from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult
 
-__all__ = ["candidate_limit", "keyword_candidates", "run_search", "timestamp_resolver"]
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "run_search", "timestamp_resolver"]
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,88 @@ def candidate_limit(max_results: int, multiplier: int) -> int:
     return min(_MAX_CANDIDATES, max(1, math.floor(max_results * multiplier)))
 
 
-def _keyword_rows(store: MemoryStore, match: str, limit: int, sources: Sequence[str] | None,
-                  like: Sequence[str] = ()) -> list[tuple[Candidate, float]]:
-    return store.keyword_search(match, limit=limit, sources=sources, like_terms=like)
+#: A term found in more chunks than this is *common*. FTS5 computes BM25 for every row a MATCH selects
+#: and scans each phrase's whole posting list for its IDF (about 1.5 µs per row here), so expressions
+#: with a common term list their most recently indexed matches instead of ranking them all.
+COMMON_MATCHES = 1000
+#: No MATCH ranks more rows than this (reached only by combinations of several mid-frequency words).
+RANK_WINDOW = 4000
+#: Common-word expressions look at about this many most recently indexed chunks first and widen to
+#: the whole index only when those do not hold enough matches.
+RECENT_CHUNKS = 20_000
+
+
+_Order = Literal["rank", "recent", "recent-first"]
+
+
+class _MatchCounter:
+    """Capped match counts of FTS5 expressions, each asked of the store once per search."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._seen: dict[str, int] = {}
+
+    def __call__(self, match: str | None) -> int:
+        if not match:
+            return 0
+        if match not in self._seen:
+            self._seen[match] = self.store.count_matches(match, cap=COMMON_MATCHES + 1)
+        return self._seen[match]
+
+    def common(self, match: str | None) -> bool:
+        return self(match) > COMMON_MATCHES
+
+
+def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[str, _Order]]:
+    """The MATCH expressions to try after the phrase, strict to loose, each with how to order it.
+
+    Terms are counted first (each count stops after ``COMMON_MATCHES + 1``). Groups without any
+    matching term are left out, so an impossible AND is never run. The first expression ANDs every
+    present group (a chunk with every query word ranks first); the combination tiers are built over
+    the rare groups only, and the loose OR takes terms from the rarest up while their matches stay
+    within ``COMMON_MATCHES``, so a rare word's chunks are ranked in full instead of drowning among
+    a frequent word's. Expressions with a common term are not BM25-ranked.
+    """
+    if analysis.fallback and analysis.phrase_match:
+        return []  # only stop words: the phrase is the whole search
+    n = {t: count(analysis.fts_phrase(t)) for t in analysis.terms if t.kind != "phrase"}
+    present = [t for t in n if n[t] > 0]
+    if not present:
+        return []
+    rare = {t for t in present if n[t] <= COMMON_MATCHES}
+    # every present group; with a rare one among them the matches are few however common the rest
+    plan: list[tuple[str | None, _Order]] = [
+        (analysis.match_all(lambda t: n.get(t, 0) > 0), "rank" if len(rare) == len(present) else
+         "recent" if rare else "recent-first")]
+    if rare:  # combinations of the rarer groups (combinations of common words cost too much to evaluate)
+        plan += [(m, "rank") for m in analysis.match_tiers(include=lambda t: t in rare)[:-1]]
+    loose: set[QueryTerm] = set()
+    total = 0
+    for t in sorted(present, key=lambda t: n[t]):
+        if loose and total + n[t] > COMMON_MATCHES:
+            break
+        loose.add(t)
+        total += n[t]
+    plan.append((" OR ".join(q for t in present if t in loose and (q := analysis.fts_phrase(t))),
+                 "rank" if loose & rare else "recent-first"))
+    out: dict[str, _Order] = {}
+    for match, order in plan:
+        if match and match not in out:
+            out[match] = order
+    return list(out.items())
+
+
+def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
+         need: int) -> list[tuple[Candidate, float]]:
+    """One MATCH: BM25-ranked, or its most recently indexed matches ("recent-first" looks at the
+    newest chunks first and at the whole index only when those hold fewer than ``need``)."""
+    if order == "rank":
+        return store.keyword_search(match, limit=limit, sources=sources, window=RANK_WINDOW)
+    if order == "recent-first":
+        rows = store.keyword_search(match, limit=limit, sources=sources, order="recent", newest=RECENT_CHUNKS)
+        if len(rows) >= min(need, limit):
+            return rows
+    return store.keyword_search(match, limit=limit, sources=sources, order="recent")
 
 
 def keyword_candidates(
@@ -65,25 +145,33 @@ def keyword_candidates(
 ) -> list[Candidate]:
     """FTS candidates with per-query ``text_score`` and ``exact_match`` set, best first.
 
-    Searches the query phrase, then the tiers of :meth:`QueryAnalysis.match_tiers` from strict to
-    loose until ``enough`` (default ``limit``) chunks are found. A query FTS5 rejects contributes
-    nothing (the store logs it); a database failure raises StoreError.
+    Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
+    until ``enough`` (default ``limit``) chunks are found. Expressions of rare terms are ranked by
+    BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
+    recently indexed matches (their order then comes from query coverage, then recency). A query
+    FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
     """
     want = max(1, min(limit, enough or limit))
+    count = _MatchCounter(store)
     batches: list[list[tuple[Candidate, float]]] = []
     seen: set[str] = set()
     phrase = analysis.phrase_match
     if phrase:
-        batches.append(_keyword_rows(store, phrase, limit, sources))
+        key = next(t.key for t in analysis.terms if t.kind == "phrase")
+        words = [f'"{w}"' for w in key.split()] if analysis.tokenizer != "trigram" else []
+        order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
+        batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
-    tiers = analysis.match_tiers()
-    like: list[str] = []
-    if not tiers and not phrase and analysis.tokenizer == "trigram":
+    tiers: list[tuple[str, _Order]] = []
+    if not analysis.match_tiers() and not phrase and analysis.tokenizer == "trigram":
         # a trigram index cannot MATCH terms under 3 characters: fall back to one LIKE scan
         like = sorted((t.text for t in analysis.terms if t.group is not None), key=len, reverse=True)[:1]
-        tiers = [""] if like else []
-    for i, match in enumerate(tiers):  # strict to loose
-        rows = _keyword_rows(store, match, limit, sources, like)
+        if like:
+            batches.append(store.keyword_search("", limit=limit, sources=sources, like_terms=like))
+    else:
+        tiers = _keyword_plan(analysis, count)
+    for i, (match, how) in enumerate(tiers):  # strict to loose
+        rows = _run(store, match, how, limit=limit, sources=sources, need=want)
         if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
             batches.append([(c, r) for c, r in rows if c.id not in seen])
             break

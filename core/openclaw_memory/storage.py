@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -137,9 +137,17 @@ class MemoryStore(Protocol):
 
     # --- search --------------------------------------------------------------------------------
     def keyword_search(
-        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = ()
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
+        window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
     ) -> list[tuple[Candidate, float]]:
-        """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better)."""
+        """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better).
+
+        With ``window``, only the ``window`` most recently indexed matching chunks are ranked (the
+        same result as without it when the MATCH has no more rows than that). ``order="recent"``
+        skips BM25: the ``limit`` most recently indexed matches, each with rank 0. ``newest``
+        restricts the search to about that many most recently indexed chunks."""
+    def count_matches(self, match: str, *, cap: int) -> int:
+        """How many chunks ``match`` selects, counting no further than ``cap`` (cheap for any MATCH)."""
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:

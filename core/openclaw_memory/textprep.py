@@ -40,7 +40,7 @@ _ANY = re.compile(f"[{SEGMENTED_SCRIPTS}]")
 
 def has_segmented_script(text: str) -> bool:
     """True when ``text`` contains a character that ``segment_for_fts`` splits out."""
-    return _ANY.search(text) is not None
+    return not text.isascii() and _ANY.search(text) is not None
 
 
 def segment_for_fts(text: str) -> str:

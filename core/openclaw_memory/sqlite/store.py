@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -349,25 +349,40 @@ class SQLiteStore:
         return f" AND {col} IN ({','.join('?' * len(sources))})", list(sources)
 
     def keyword_search(
-        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = ()
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
+        window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
     ) -> list[tuple[Candidate, float]]:
         if not self._fts_ok or (not match and not like_terms):
             return []
-        src_sql, src_args = self._source_clause(sources)
         like_sql = "".join(" AND c.text LIKE ? ESCAPE '\\'" for _ in like_terms)
         like_args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in like_terms]
         if match:
-            # Rank inside FTS5 first, so only the top rows are joined with chunks. Filters FTS5 cannot
-            # apply (sources, LIKE terms) widen the inner limit.
-            inner_limit = int(limit) * (4 if (src_sql or like_sql) else 1)
+            # Rank inside FTS5, so only the best rows are joined with chunks. The source filter reads the
+            # FTS row's own copy of the column; LIKE terms (never combined with a MATCH today) filter after.
+            src_sql, src_args = self._source_clause(sources, "source")
+            if newest is not None:  # FTS5 seeks its posting lists to this rowid range
+                src_sql += " AND rowid > (SELECT coalesce(max(rowid), 0) FROM chunks_fts) - ?"
+                src_args.append(int(newest))
+            if order == "recent":  # no BM25 at all: the most recently indexed matches, rank 0
+                inner = (f"SELECT rowid AS rid, 0.0 AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
+                         "ORDER BY rowid DESC LIMIT ?")
+                inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
+            elif window is not None:  # BM25 for the `window` most recently indexed matches only
+                inner = ("SELECT rid, r FROM (SELECT rowid AS rid, bm25(chunks_fts) AS r FROM chunks_fts "
+                         f"WHERE chunks_fts MATCH ?{src_sql} ORDER BY rowid DESC LIMIT ?) ORDER BY r LIMIT ?")
+                inner_args = [match, *src_args, max(int(window), int(limit)), int(limit) * (4 if like_sql else 1)]
+            else:
+                inner = (f"SELECT rowid AS rid, rank AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
+                         "ORDER BY rank LIMIT ?")
+                inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
             sql = (
-                "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.rank FROM ("
-                "SELECT id, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
-                ") f JOIN chunks c ON c.id = f.id WHERE 1=1"
-                f"{src_sql}{like_sql} ORDER BY f.rank LIMIT ?"
+                "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r FROM "
+                f"({inner}) f JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id "
+                f"WHERE 1=1{like_sql} ORDER BY f.r, f.rid DESC LIMIT ?"
             )
-            args = [match, inner_limit, *src_args, *like_args, int(limit)]
+            args = [*inner_args, *like_args, int(limit)]
         else:
+            src_sql, src_args = self._source_clause(sources)
             sql = (
                 "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0 AS rank FROM chunks c "
                 f"WHERE 1=1{src_sql}{like_sql} LIMIT ?"
@@ -377,9 +392,7 @@ class SQLiteStore:
             with self._lock:
                 rows = self._db().execute(sql, args).fetchall()
         except self._driver.module.OperationalError as exc:
-            if "fts5" not in str(exc).lower() and "syntax" not in str(exc).lower():
-                raise StoreError(f"keyword search failed on {self.path}: {exc}") from exc
-            log.warning("keyword query %r rejected by FTS5: %s", match, exc)  # search goes on without it
+            self._fts_failure(match, exc)
             return []
         out = []
         for rank_pos, r in enumerate(rows, start=1):
@@ -387,6 +400,26 @@ class SQLiteStore:
                              text_rank=rank_pos)
             out.append((cand, float(r[6])))
         return out
+
+    def count_matches(self, match: str, *, cap: int) -> int:
+        if not self._fts_ok or not match or cap <= 0:
+            return 0
+        try:
+            with self._lock:
+                row = self._db().execute(
+                    "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                    (match, int(cap)),
+                ).fetchone()
+        except self._driver.module.OperationalError as exc:
+            self._fts_failure(match, exc)
+            return 0
+        return int(row[0])
+
+    def _fts_failure(self, match: str, exc: Exception) -> None:
+        """An FTS5 syntax rejection means no rows (logged); anything else is a database failure."""
+        if "fts5" not in str(exc).lower() and "syntax" not in str(exc).lower():
+            raise StoreError(f"keyword search failed on {self.path}: {exc}") from exc
+        log.warning("keyword query %r rejected by FTS5: %s", match, exc)  # search goes on without it
 
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
