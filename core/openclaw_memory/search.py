@@ -359,7 +359,8 @@ def run_search(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
             half_life_days=hy.temporal_decay.half_life_days,
         )
-    merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score,
+                               c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
     if hy.mmr.enabled and len(merged) > 1:
         merged = apply_mmr(merged, hy.mmr.lambda_)
     chosen = [c for c in merged if c.score >= floor][:n_results]

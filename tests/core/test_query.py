@@ -131,6 +131,17 @@ def test_match_tiers_go_from_all_terms_to_any_term() -> None:
     assert len(many) == 3  # all 8, 7 of 8 (8 clauses), then any: C(8,6)=28 clauses is too many
 
 
+def test_match_all_and_tiers_over_chosen_terms() -> None:
+    a = analyze_query("rotate postgres password")
+    assert a.match_all() == '("rotate" AND "postgres" AND "password")'
+    rare = {"postgres", "password"}
+    assert a.match_all(lambda t: t.key in rare) == '("postgres" AND "password")'
+    assert a.match_tiers(include=lambda t: t.key in rare) == ['("postgres" AND "password")', '"postgres" OR "password"']
+    assert a.match_all(lambda t: t.key == "rotate") is None  # one group: nothing to AND
+    korean = analyze_query("서버에서 에러")
+    assert korean.match_all() == '(("서 버 에 서" OR "서 버") AND "에 러")'
+
+
 def test_tiers_are_valid_fts_and_strict_first(fts: sqlite3.Connection) -> None:
     tiers = analyze_query("postgres password rotation schedule").match_tiers()
     counts = [len(conn_rows(fts, t)) for t in tiers]

@@ -230,16 +230,16 @@ def test_mmr_drops_duplicate(tmp_path: Path, cfg: MemoryConfig) -> None:
     docs = {"memory/deploy.md": [
         "Canary rollout for the API gateway starts with five percent of traffic on Friday.",
         "Canary rollout for the API gateway starts with ten percent of traffic on Friday.",
-        "Canary rollout checklist for the API gateway: alerts, dashboards and an owner on call.",
+        "Canary rollout checklist for the API gateway: alerts, dashboards, runbooks, a rollback plan and an owner on call all weekend.",
         *FILLER,
     ]}
     st = _store(tmp_path / "i.sqlite", docs, provider)
     q = "canary rollout for the API gateway"
     base = run_search(st, _with(cfg, max_results=2, min_score=0.0), q, provider=provider)
-    assert ids(base) == ["memory/deploy.md:0", "memory/deploy.md:1"]  # premise: the duplicates lead
+    assert set(ids(base)) == {"memory/deploy.md:0", "memory/deploy.md:1"}  # premise: the duplicates lead
     mmr_cfg = MemoryConfig.load(cfg, query={"max_results": 2, "min_score": 0.0, "hybrid": {"mmr": {"enabled": True}}})
     res = run_search(st, mmr_cfg, q, provider=provider)
-    assert ids(res) == ["memory/deploy.md:0", "memory/deploy.md:2"]
+    assert ids(res) == [ids(base)[0], "memory/deploy.md:2"]
 
 
 def test_min_score_and_max_results(tmp_path: Path, cfg: MemoryConfig) -> None:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.sqlite.driver import choose_driver, connect
 from openclaw_memory.sqlite.store import SQLiteStore
 
 BASE = {
@@ -302,6 +304,33 @@ def test_two_processes_indexing_the_same_store(write, workspace, tmp_path, mode)
         assert len(store.keyword_search('"topic"', limit=100)) == 60
     finally:
         store.close()
+
+
+def test_connections_opened_at_the_same_moment_on_a_new_file_all_open(tmp_path):
+    # Switching a new file to WAL fails with "database is locked" (no busy handler) while another
+    # connection does the same: two agents starting together made one of them fail to open the index.
+    # Without a retry about one round in three failed here.
+    choice = choose_driver(vector_enabled=True)
+    for rep in range(30):
+        path = tmp_path / f"new-{rep}.sqlite"
+        barrier = threading.Barrier(6)
+        errors: list[BaseException] = []
+
+        def open_store() -> None:
+            barrier.wait()
+            try:
+                conn = connect(choice, path)
+                conn.execute("CREATE TABLE IF NOT EXISTS t(x)")
+                conn.close()
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_store) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[0]
 
 
 def test_provider_can_be_given_by_name(write, make_index):

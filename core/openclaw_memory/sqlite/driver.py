@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 import sqlite3 as _stdlib_sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,11 +103,27 @@ def choose_driver(*, vector_enabled: bool = True, extension_path: str | None = N
     return DriverChoice("sqlite3", _stdlib_sqlite3, False, vec_error=reason, tried=tried)
 
 
+def _set_wal(conn: Any, module: Any, timeout_s: float) -> None:
+    """``PRAGMA journal_mode = WAL``, retried: SQLite reports "database is locked" at once, without its
+    busy handler, when another connection opens or converts the same new file at that moment."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except module.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+
 def connect(choice: DriverChoice, path: Path, *, extension_path: str | None = None, busy_timeout_ms: int = 5000) -> Any:
     """Open ``path`` with the chosen driver: WAL, busy timeout, sqlite-vec loaded when available."""
     conn = choice.module.connect(str(path), check_same_thread=False, isolation_level=None, timeout=busy_timeout_ms / 1000)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _set_wal(conn, choice.module, busy_timeout_ms / 1000)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
     if choice.vec_loaded:

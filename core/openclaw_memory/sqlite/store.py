@@ -417,7 +417,7 @@ class SQLiteStore:
 
     def _fts_failure(self, match: str, exc: Exception) -> None:
         """An FTS5 syntax rejection means no rows (logged); anything else is a database failure."""
-        if "fts5" not in str(exc).lower() and "syntax" not in str(exc).lower():
+        if not any(m in str(exc).lower() for m in ("fts5", "syntax", "unterminated string")):
             raise StoreError(f"keyword search failed on {self.path}: {exc}") from exc
         log.warning("keyword query %r rejected by FTS5: %s", match, exc)  # search goes on without it
 
