@@ -100,6 +100,8 @@ def _print_status(st: IndexStatus) -> None:
     click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
     vec = st.vector
     click.echo(f"Vector: {vec['path']}" + (f" (dims {vec['dims']})" if vec.get("dims") else ""))
+    if vec.get("cache"):
+        click.echo(f"Vector cache: {vec['cache']}")
     if vec.get("error"):
         click.echo(f"Vector note: {vec['error']}")
     click.echo(f"FTS: {'ready' if st.fts['available'] else 'unavailable'} ({st.fts['tokenizer']})")

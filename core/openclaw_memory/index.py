@@ -111,6 +111,7 @@ class MemoryIndex:
                 vector_enabled=cfg.vector.enabled,
                 extension_path=cfg.vector.extension_path,
                 fts_tokenizer=cfg.fts.tokenizer,
+                memory_cache=cfg.vector.memory_cache,
             )
         self.store: MemoryStore = storage
         self._explicit_provider = provider
@@ -657,7 +658,7 @@ class MemoryIndex:
             fts={"available": info.fts_available, "error": info.fts_error,
                  "tokenizer": getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer)},
             vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
-                    "error": info.vector_error, "dims": info.vector_dims},
+                    "error": info.vector_error, "dims": info.vector_dims, "cache": info.vector_cache},
             cache=self._cache_status(),
             batch=batch,
             issues=workspace_issues(self.config),

@@ -110,6 +110,8 @@ class StoreInfo:
     vector_path: str  # "sqlite-vec" | "numpy" | "disabled"
     vector_error: str | None
     vector_dims: int | None
+    # the in-memory copy of the vectors: "warm (N vectors, X MB)" | "loading" | "cold" | "off"
+    vector_cache: str | None = None
     notes: list[str] = field(default_factory=list)
 
 

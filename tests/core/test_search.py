@@ -419,7 +419,9 @@ def test_sqlite_vec_and_numpy_rank_the_same(tmp_path: Path, cfg: MemoryConfig) -
     # continuous random vectors: no exact ties, so the order is fully determined by the scores
     vectors = {f"{p}:{j}": rng.standard_normal(64).astype(np.float32) for p in docs for j in range(10)}
     vectors = {k: v / np.linalg.norm(v) for k, v in vectors.items()}
-    vec = _store(tmp_path / "vec.sqlite", docs, provider, vectors=vectors)
+    # memory_cache=False: every query on this side runs on vec0 (test_vector_cache.py covers the cache)
+    vec = _store(tmp_path / "vec.sqlite", docs, provider, vectors=vectors,
+                 store=SQLiteStore(tmp_path / "vec.sqlite", memory_cache=False))
     if vec.info().vector_path != "sqlite-vec":
         pytest.skip(f"sqlite-vec not loadable: {vec.info().vector_error}")
     num = _store(tmp_path / "num.sqlite", docs, provider, vectors=vectors, vector_enabled=False)

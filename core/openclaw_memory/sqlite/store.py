@@ -67,11 +67,18 @@ def _vec(blob: bytes | None) -> np.ndarray | None:
     return np.frombuffer(blob, dtype="<f4")
 
 
+_Matrix = tuple[str, np.ndarray, list[str], list[str]]  # (generation, unit-length rows, ids, sources)
+_WARM_BATCH = 2048
+
+
 class SQLiteStore:
     """The embedded :class:`~openclaw_memory.storage.MemoryStore` on one SQLite file.
 
     Thread-safe (one connection guarded by a lock). ``vector_enabled=False`` forces the numpy
     vector path; ``fts_tokenizer`` is ``"unicode61"`` (with CJK/Thai segmentation) or ``"trigram"``.
+    ``memory_cache`` (with sqlite-vec loaded): vector searches run on an in-memory numpy copy of the
+    vectors once it is loaded for the current index generation; until then they use vec0 while the
+    copy loads in a background thread. ``memory_cache=False`` always uses vec0.
     """
 
     def __init__(
@@ -82,15 +89,22 @@ class SQLiteStore:
         extension_path: str | None = None,
         fts_tokenizer: str = "unicode61",
         driver: DriverChoice | None = None,
+        memory_cache: bool = True,
     ) -> None:
         self.path = Path(path)
         self.vector_enabled = vector_enabled
+        self.memory_cache = memory_cache
         self.extension_path = extension_path
         self.fts_tokenizer = fts_tokenizer
         self._driver = driver or choose_driver(vector_enabled=vector_enabled, extension_path=extension_path)
         self._lock = threading.RLock()
         self._file_lock = FileLock(str(self.path) + ".lock")
-        self._np_cache: tuple[str, np.ndarray, list[str], list[str]] | None = None
+        self._np_cache: _Matrix | None = None
+        self._warm_lock = threading.Lock()
+        self._warm_thread: threading.Thread | None = None
+        self._warm_conn: Any = None
+        self._warm_stop = threading.Event()
+        self._warm_failed: tuple[str, str] | None = None  # (generation, error) of the last failed load
         self._vec_dims: int | None = None
         self._conn: Any = None
         self._inode: int | None = None
@@ -430,7 +444,15 @@ class SQLiteStore:
         if model is not None and not self._has_model(model):
             return []  # e.g. the index is still being rebuilt for a new model: never compare two spaces
         if self._driver.vec_loaded and self._vec_dims is not None and self._vec_dims == q.size:
-            return self._vec0_search(q, limit, sources)
+            if not self.memory_cache:
+                return self._vec0_search(q, limit, sources)
+            gen = self.generation()
+            warm = self._warm_matrix(gen, q.size)
+            if warm is not None:
+                return self._numpy_search(q, limit, sources, warm)
+            hits = self._vec0_search(q, limit, sources)
+            self._start_warmup(q.size)  # after the scan, which it would otherwise slow down
+            return hits
         return self._numpy_search(q, limit, sources)
 
     def _has_model(self, model: str) -> bool:
@@ -462,28 +484,145 @@ class SQLiteStore:
         return Candidate(id=c.id, path=c.path, source=c.source, start_line=c.start_line,  # type: ignore[arg-type]
                          end_line=c.end_line, text=c.text, vector_score=score, vector_rank=rank, embedding=c.embedding)
 
-    def _matrix(self) -> tuple[np.ndarray, list[str], list[str]]:
+    # ---- in-memory vectors (numpy) -------------------------------------------------------------
+
+    def _read_matrix(self, db: Any, inode: int | None, dims: int | None,
+                     stop: threading.Event | None = None) -> _Matrix | None:
+        """The stored vectors of ``dims`` dimensions (the widest stored when None) as unit-length rows
+        in rowid order, tagged with the generation they were read at; None when ``stop`` was set."""
+        began = not db.in_transaction
+        if began:
+            db.execute("BEGIN")  # one read snapshot: the generation tag matches the rows exactly
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (_GENERATION_KEY,)).fetchone()
+            gen = f"{inode}:{row[0] if row else 0}"
+            if dims is None:
+                dims = int(db.execute("SELECT coalesce(max(length(embedding)), 0) FROM chunks").fetchone()[0]) // 4
+            if dims <= 0:
+                return gen, np.zeros((0, 0), dtype=np.float32), [], []
+            width = int(dims) * 4
+            most = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # cheap, unlike a filtered count
+            matrix = np.empty((most, dims), dtype=np.float32)
+            ids: list[str] = []
+            srcs: list[str] = []
+            cur = db.execute("SELECT id, source, embedding FROM chunks WHERE length(embedding) = ? ORDER BY rowid",
+                             (width,))
+            while rows := cur.fetchmany(_WARM_BATCH):
+                if stop is not None and stop.is_set():
+                    return None
+                at = len(ids)
+                matrix[at : at + len(rows)] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, dims)
+                ids.extend(r[0] for r in rows)
+                srcs.extend(r[1] for r in rows)
+        finally:
+            if began and db.in_transaction:
+                db.execute("ROLLBACK")
+        matrix = matrix[: len(ids)] if len(ids) > most // 2 else matrix[: len(ids)].copy()
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        matrix /= np.where(norms > 0, norms, 1.0)[:, None]  # cosine, as vec0 computes it
+        return gen, matrix, ids, srcs
+
+    def _matrix(self) -> _Matrix:
+        """The in-memory vectors for the current generation, (re)loaded synchronously when stale."""
         gen = self.generation()
         cached = self._np_cache
         if cached is not None and cached[0] == gen:
-            return cached[1], cached[2], cached[3]
+            return cached
         with self._lock:
-            rows = self._db().execute(
-                "SELECT id, source, embedding FROM chunks WHERE embedding IS NOT NULL ORDER BY rowid"
-            ).fetchall()
-        dims = max((len(r[2]) // 4 for r in rows), default=0)
-        rows = [r for r in rows if len(r[2]) // 4 == dims]
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dims) if rows else \
-            np.zeros((0, 0), dtype=np.float32)
-        ids, srcs = [r[0] for r in rows], [r[1] for r in rows]
-        self._np_cache = (gen, matrix, ids, srcs)
-        return matrix, ids, srcs
+            loaded = self._read_matrix(self._db(), self._inode, None)
+        assert loaded is not None  # no stop event
+        self._np_cache = loaded
+        return loaded
 
-    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[Candidate]:
-        matrix, ids, srcs = self._matrix()
+    def _warm_matrix(self, gen: str, dims: int) -> _Matrix | None:
+        """The in-memory vectors when they are loaded for generation ``gen`` with ``dims`` columns."""
+        cached = self._np_cache
+        if cached is None or cached[0] != gen:
+            return None
+        matrix = cached[1]
+        return cached if matrix.shape[0] == 0 or matrix.shape[1] == dims else None
+
+    def _start_warmup(self, dims: int) -> None:
+        """Load the in-memory vectors in a daemon thread, unless they are loaded or loading for the
+        current generation (or the last load failed at it)."""
+        with self._warm_lock:
+            if self._warm_stop.is_set() or (self._warm_thread is not None and self._warm_thread.is_alive()):
+                return
+            gen = self.generation()
+            if self._warm_failed is not None and self._warm_failed[0] == gen:
+                return  # retried after the next write
+            cached = self._np_cache
+            if cached is not None and cached[0] == gen:
+                return  # loaded while this search ran on vec0
+            if cached is not None:
+                self._np_cache = None  # stale: free it before loading the new copy
+            thread = threading.Thread(target=self._warm, args=(gen, dims), name="openclaw-memory-vector-cache",
+                                      daemon=True)
+            self._warm_thread = thread
+            thread.start()
+
+    def _warm(self, gen: str, dims: int) -> None:
+        """Thread body: read the vectors through an own read-only connection, never holding ``_lock``."""
+        started = time.monotonic()
+        try:
+            inode = self.path.stat().st_ino
+            conn = self._driver.module.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                               check_same_thread=False, isolation_level=None, timeout=5.0)
+            self._warm_conn = conn
+            try:
+                if self._warm_stop.is_set():
+                    return
+                loaded = self._read_matrix(conn, inode, dims, self._warm_stop)
+            finally:
+                self._warm_conn = None
+                conn.close()
+            if loaded is None or self._warm_stop.is_set():
+                return
+            if self.path.stat().st_ino != inode:
+                return  # a rebuild was swapped in meanwhile: the next search loads the new file
+            self._np_cache = loaded
+            self._warm_failed = None
+            log.debug("vector cache for %s loaded: %d vectors in %.2fs", self.path, len(loaded[2]),
+                      time.monotonic() - started)
+        except Exception as exc:  # noqa: BLE001 - a failed load only means searches stay on vec0
+            if self._warm_stop.is_set():
+                return  # closed while loading (e.g. the query was interrupted)
+            self._warm_failed = (gen, str(exc))
+            log.warning("cannot load the vector cache for %s (searches keep using sqlite-vec): %s", self.path, exc)
+
+    def wait_vector_cache(self, timeout: float | None = None) -> bool:
+        """Wait for a background load of the in-memory vectors (mainly for tests and benchmarks);
+        True when none is running any more."""
+        thread = self._warm_thread
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    def _vector_cache_state(self) -> str:
+        """``"off"``, ``"loading"``, ``"warm (N vectors, X MB)"`` or ``"cold"`` (with the last load error)."""
+        if self._driver.vec_loaded and not self.memory_cache:
+            return "off"
+        thread = self._warm_thread
+        if thread is not None and thread.is_alive():
+            return "loading"
+        cached = self._np_cache
+        try:
+            gen: str | None = self.generation()
+        except (StoreError, self._driver.module.Error):
+            gen = None
+        if cached is not None and cached[0] == gen:
+            return f"warm ({len(cached[2])} vectors, {cached[1].nbytes / 2**20:.1f} MB)"
+        failed = self._warm_failed
+        return f"cold (last load failed: {failed[1]})" if failed is not None else "cold"
+
+    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None,
+                      cached: _Matrix | None = None) -> list[Candidate]:
+        _, matrix, ids, srcs = cached if cached is not None else self._matrix()
         if matrix.shape[0] == 0 or matrix.shape[1] != q.size:
             return []
-        scores = matrix @ q
+        norm = float(np.linalg.norm(q))
+        scores = matrix @ (q / norm if norm > 0 else q)
         if sources:
             mask = np.isin(np.asarray(srcs), list(sources))
             scores = np.where(mask, scores, -np.inf)
@@ -566,7 +705,7 @@ class SQLiteStore:
     def rebuild(self) -> Iterator[SQLiteStore]:
         tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
-                          fts_tokenizer=self.fts_tokenizer, driver=self._driver)
+                          fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache)
         try:
             with self._lock:
                 new._seed_cache_from(self.path)
@@ -652,6 +791,7 @@ class SQLiteStore:
             vector_path=vector_path if self.vector_enabled else "numpy",
             vector_error=self._driver.vec_error,
             vector_dims=self._vec_dims,
+            vector_cache=self._vector_cache_state(),
             notes=notes,
         )
 
@@ -666,6 +806,16 @@ class SQLiteStore:
         return "trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID
 
     def close(self) -> None:
+        with self._warm_lock:
+            self._warm_stop.set()  # a background load of the vector cache stops at its next batch
+            thread = self._warm_thread
+        with contextlib.suppress(Exception):
+            conn = self._warm_conn
+            if conn is not None:
+                conn.interrupt()  # or at once, inside a long query
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2.0)
+        self._np_cache = None
         with self._lock:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
