@@ -59,7 +59,7 @@ def rebuild_reason(current: IndexMeta | None, expected: IndexMeta) -> str | None
         ("extra paths", current.scope_hash, expected.scope_hash),
         ("chunk tokens", current.chunk_tokens, expected.chunk_tokens),
         ("chunk overlap", current.chunk_overlap, expected.chunk_overlap),
-        ("keyword tokenizer", current.fts_tokenizer, expected.fts_tokenizer),
+        ("keyword index (tokenizer or layout)", current.fts_tokenizer, expected.fts_tokenizer),
     )
     for what, old, new in checks:
         if old != new:

@@ -34,6 +34,9 @@ __all__ = ["SQLiteStore"]
 log = logging.getLogger(__name__)
 
 _GENERATION_KEY = "generation"
+#: meta key present (value "chunks") when every chunks_fts row has the rowid of the chunk it indexes;
+#: indexes built before that join through the FTS row's id column and are rebuilt by the next sync.
+_FTS_ROWIDS_KEY = "fts_rowids"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -124,12 +127,18 @@ class SQLiteStore:
         self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
         self._conn.executescript(_SCHEMA)
         self._fts_ok, self._fts_error = fts5_available(self._conn)
+        self._fts_aligned = False
         if self._fts_ok:
             tok = "trigram case_sensitive 0" if self.fts_tokenizer == "trigram" else "unicode61 remove_diacritics 2"
+            new = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is None
             self._conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, "
                 f"source UNINDEXED, model UNINDEXED, start_line UNINDEXED, end_line UNINDEXED, tokenize='{tok}')"
             )
+            if new:  # this table's rows share their rowid with the chunk they index
+                self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_FTS_ROWIDS_KEY, "chunks"))
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_FTS_ROWIDS_KEY,)).fetchone()
+            self._fts_aligned = row is not None and row[0] == "chunks"
         self._vec_dims = self._existing_vec_dims()
         self._inode = self.path.stat().st_ino
         self._np_cache = None
@@ -260,8 +269,10 @@ class SQLiteStore:
         ids = [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE {where}", args).fetchall()]
         if self._vec_dims is not None and ids:
             db.executemany("DELETE FROM chunks_vec WHERE id = ?", [(i,) for i in ids])
-        if self._fts_ok:
-            db.execute(f"DELETE FROM chunks_fts WHERE {where}", args)
+        if self._fts_ok and self._fts_aligned:
+            db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE {where})", args)
+        elif self._fts_ok:
+            db.execute(f"DELETE FROM chunks_fts WHERE {where}", args)  # scans every FTS row
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
 
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
@@ -274,7 +285,9 @@ class SQLiteStore:
                 vec_ready = self._ensure_vec_table(db, dims)
             for c in chunks:
                 emb = _blob(c.embedding) if c.embedding is not None else None
-                db.execute(
+                if self._fts_ok and self._fts_aligned:  # the same id under another path: drop its FTS row too
+                    db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE id = ?)", (c.id,))
+                cur = db.execute(
                     "INSERT OR REPLACE INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
                     "embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, emb, now),
@@ -284,9 +297,10 @@ class SQLiteStore:
                     db.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (c.id, emb))
                 if self._fts_ok:
                     db.execute(
-                        "INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line) "
-                        "VALUES (?,?,?,?,?,?,?)",
-                        (self._fts_text(c.text), c.id, c.path, c.source, c.model, c.start_line, c.end_line),
+                        "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
+                        "VALUES (?,?,?,?,?,?,?,?)",
+                        (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text), c.id, c.path, c.source,
+                         c.model, c.start_line, c.end_line),
                     )
             db.execute(
                 "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
@@ -389,9 +403,11 @@ class SQLiteStore:
                 inner = (f"SELECT rowid AS rid, rank AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
                          "ORDER BY rank LIMIT ?")
                 inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
+            join = ("JOIN chunks c ON c.rowid = f.rid" if self._fts_aligned
+                    else "JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id")
             sql = (
                 "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r FROM "
-                f"({inner}) f JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id "
+                f"({inner}) f {join} "
                 f"WHERE 1=1{like_sql} ORDER BY f.r, f.rid DESC LIMIT ?"
             )
             args = [*inner_args, *like_args, int(limit)]
@@ -802,8 +818,9 @@ class SQLiteStore:
 
     @property
     def fts_tokenizer_id(self) -> str:
-        """The tokenizer identity recorded in the index fingerprint."""
-        return "trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID
+        """The keyword-index identity recorded in the fingerprint: tokenizer, text preparation and row
+        layout (``+rowid``: FTS rows share their chunk's rowid), so an older layout is rebuilt."""
+        return ("trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID) + "+rowid"
 
     def close(self) -> None:
         with self._warm_lock:
