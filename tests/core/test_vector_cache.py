@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_memory.sqlite import store as store_module
+from openclaw_memory.sqlite import vector_cache as vector_cache_module
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
@@ -101,7 +101,7 @@ def _cache_threads() -> list[threading.Thread]:
 def _block_loading(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
     """Make the background load wait (until ``release`` or close) once it has its own connection."""
     entered, release = threading.Event(), threading.Event()
-    real = store._read_matrix
+    real = store._vector_cache._read_matrix
 
     def blocked(db: Any, inode: int | None, dims: int | None, stop: threading.Event | None = None) -> Any:
         if threading.current_thread().name == THREAD_NAME:
@@ -111,7 +111,7 @@ def _block_loading(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> tuple
                 time.sleep(0.005)
         return real(db, inode, dims, stop)
 
-    monkeypatch.setattr(store, "_read_matrix", blocked)
+    monkeypatch.setattr(store._vector_cache, "_read_matrix", blocked)
     return entered, release
 
 
@@ -121,7 +121,7 @@ def _block_loading(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> tuple
 def test_cold_search_uses_vec0_then_numpy_once_warm(
     make_store: Callable[..., SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "_WARM_BATCH", 7)  # many batches
+    monkeypatch.setattr(vector_cache_module, "_WARM_BATCH", 7)  # many batches
     st = make_store()
     paths = Paths(st)
     assert st.info().vector_cache == "cold"
@@ -212,7 +212,7 @@ def test_a_write_committed_during_the_load_leaves_it_stale(
 ) -> None:
     st = make_store()
     q = _unit(np.random.default_rng(14))
-    real = st._read_matrix
+    real = st._vector_cache._read_matrix
 
     def then_write(*a: Any, **kw: Any) -> Any:
         loaded = real(*a, **kw)
@@ -223,7 +223,7 @@ def test_a_write_committed_during_the_load_leaves_it_stale(
             other.close()
         return loaded
 
-    monkeypatch.setattr(st, "_read_matrix", then_write)
+    monkeypatch.setattr(st._vector_cache, "_read_matrix", then_write)
     st.vector_search(q, limit=3)
     assert st.wait_vector_cache(timeout=10)
     monkeypatch.undo()
@@ -293,13 +293,13 @@ def test_vec0_and_warm_numpy_rank_the_same(make_store: Callable[..., SQLiteStore
 def test_memory_cache_off_always_uses_vec0(make_store: Callable[..., SQLiteStore]) -> None:
     st = make_store(memory_cache=False)
     paths = Paths(st)
-    st._read_matrix = lambda *a, **kw: pytest.fail("memory cache loaded")  # type: ignore[method-assign]
+    st._vector_cache._read_matrix = lambda *a, **kw: pytest.fail("memory cache loaded")  # type: ignore[method-assign]
     q = _unit(np.random.default_rng(9))
     for _ in range(4):
         assert len(st.vector_search(q, limit=5)) == 5
     assert st.wait_vector_cache(timeout=0)
     assert (paths.vec0, paths.numpy) == (4, 0)
-    assert st._warm_thread is None and st._np_cache is None
+    assert st._vector_cache._thread is None and st._vector_cache._matrix is None
     assert st.info().vector_cache == "off"
 
 
@@ -307,7 +307,7 @@ def test_without_sqlite_vec_numpy_loads_synchronously(make_store: Callable[..., 
     st = make_store(vector_enabled=False, require_vec=False)
     assert st.info().vector_path == "numpy" and st.info().vector_cache == "cold"
     assert len(st.vector_search(_unit(np.random.default_rng(10)), limit=5)) == 5
-    assert st._warm_thread is None
+    assert st._vector_cache._thread is None
     assert _state(st).startswith("warm (200 vectors")
 
 
@@ -321,7 +321,7 @@ def test_a_failed_load_keeps_vec0_and_says_why(
         calls.append(1)
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(st, "_read_matrix", broken)
+    monkeypatch.setattr(st._vector_cache, "_read_matrix", broken)
     paths = Paths(st)
     q = _unit(np.random.default_rng(11))
     st.vector_search(q, limit=3)
@@ -346,13 +346,13 @@ def test_close_during_a_warm_up_is_prompt_and_leaves_no_thread(
     entered, _ = _block_loading(st, monkeypatch)
     st.vector_search(_unit(np.random.default_rng(12)), limit=3)
     assert entered.wait(10)
-    thread = st._warm_thread
+    thread = st._vector_cache._thread
     assert thread is not None and thread.is_alive()
     t0 = time.monotonic()
     st.close()
     assert time.monotonic() - t0 < 2.5
     assert not thread.is_alive() and not _cache_threads()
-    assert st._np_cache is None
+    assert st._vector_cache._matrix is None
 
 
 def test_close_right_after_a_cold_search(make_store: Callable[..., SQLiteStore]) -> None:

@@ -3,7 +3,8 @@
 Tables mirror the original: ``meta``, ``files``, ``chunks``, ``embedding_cache``, the FTS5
 table ``chunks_fts`` and the vec0 table ``chunks_vec``. Vectors are stored as float32 BLOBs in
 ``chunks.embedding`` (the source of truth); ``chunks_vec`` is an index over them, so the numpy
-path always works, even on a driver that cannot load sqlite-vec.
+path always works, even on a driver that cannot load sqlite-vec. The in-memory numpy copy of the
+vectors and its background loader live in :mod:`openclaw_memory.sqlite.vector_cache`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
+from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
@@ -70,8 +72,10 @@ def _vec(blob: bytes | None) -> np.ndarray | None:
     return np.frombuffer(blob, dtype="<f4")
 
 
-_Matrix = tuple[str, np.ndarray, list[str], list[str]]  # (generation, unit-length rows, ids, sources)
-_WARM_BATCH = 2048
+def _generation_at(db: Any, inode: int | None) -> str:
+    """The index generation as read through ``db`` (inside its transaction, if one is open)."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (_GENERATION_KEY,)).fetchone()
+    return f"{inode}:{row[0] if row else 0}"
 
 
 class SQLiteStore:
@@ -102,12 +106,7 @@ class SQLiteStore:
         self._driver = driver or choose_driver(vector_enabled=vector_enabled, extension_path=extension_path)
         self._lock = threading.RLock()
         self._file_lock = FileLock(str(self.path) + ".lock")
-        self._np_cache: _Matrix | None = None
-        self._warm_lock = threading.Lock()
-        self._warm_thread: threading.Thread | None = None
-        self._warm_conn: Any = None
-        self._warm_stop = threading.Event()
-        self._warm_failed: tuple[str, str] | None = None  # (generation, error) of the last failed load
+        self._vector_cache = VectorCache(self.path, self._driver.module, _generation_at)
         self._vec_dims: int | None = None
         self._conn: Any = None
         self._inode: int | None = None
@@ -141,7 +140,7 @@ class SQLiteStore:
             self._fts_aligned = row is not None and row[0] == "chunks"
         self._vec_dims = self._existing_vec_dims()
         self._inode = self.path.stat().st_ino
-        self._np_cache = None
+        self._vector_cache.drop()
 
     def _refuse_foreign_index(self) -> None:
         """Never touch OpenClaw's (TypeScript) own index, whose ``chunks.embedding`` is JSON TEXT.
@@ -234,8 +233,8 @@ class SQLiteStore:
     def generation(self) -> str:
         """Changes whenever any write commits (from any process)."""
         with self._lock:
-            row = self._db().execute("SELECT value FROM meta WHERE key = ?", (_GENERATION_KEY,)).fetchone()
-        return f"{self._inode}:{row[0] if row else 0}"
+            db = self._db()
+            return _generation_at(db, self._inode)
 
     # ---- files and chunks ----------------------------------------------------------------------
 
@@ -462,12 +461,11 @@ class SQLiteStore:
         if self._driver.vec_loaded and self._vec_dims is not None and self._vec_dims == q.size:
             if not self.memory_cache:
                 return self._vec0_search(q, limit, sources)
-            gen = self.generation()
-            warm = self._warm_matrix(gen, q.size)
+            warm = self._vector_cache.get(self.generation(), q.size)
             if warm is not None:
                 return self._numpy_search(q, limit, sources, warm)
             hits = self._vec0_search(q, limit, sources)
-            self._start_warmup(q.size)  # after the scan, which it would otherwise slow down
+            self._vector_cache.start_loading(q.size, self.generation)  # after the scan, which it would slow down
             return hits
         return self._numpy_search(q, limit, sources)
 
@@ -502,158 +500,43 @@ class SQLiteStore:
 
     # ---- in-memory vectors (numpy) -------------------------------------------------------------
 
-    def _read_matrix(self, db: Any, inode: int | None, dims: int | None,
-                     stop: threading.Event | None = None) -> _Matrix | None:
-        """The stored vectors of ``dims`` dimensions (the widest stored when None) as unit-length rows
-        in rowid order, tagged with the generation they were read at; None when ``stop`` was set."""
-        began = not db.in_transaction
-        if began:
-            db.execute("BEGIN")  # one read snapshot: the generation tag matches the rows exactly
-        try:
-            row = db.execute("SELECT value FROM meta WHERE key = ?", (_GENERATION_KEY,)).fetchone()
-            gen = f"{inode}:{row[0] if row else 0}"
-            if dims is None:
-                dims = int(db.execute("SELECT coalesce(max(length(embedding)), 0) FROM chunks").fetchone()[0]) // 4
-            if dims <= 0:
-                return gen, np.zeros((0, 0), dtype=np.float32), [], []
-            width = int(dims) * 4
-            most = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # cheap, unlike a filtered count
-            matrix = np.empty((most, dims), dtype=np.float32)
-            ids: list[str] = []
-            srcs: list[str] = []
-            cur = db.execute("SELECT id, source, embedding FROM chunks WHERE length(embedding) = ? ORDER BY rowid",
-                             (width,))
-            while rows := cur.fetchmany(_WARM_BATCH):
-                if stop is not None and stop.is_set():
-                    return None
-                at = len(ids)
-                matrix[at : at + len(rows)] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, dims)
-                ids.extend(r[0] for r in rows)
-                srcs.extend(r[1] for r in rows)
-        finally:
-            if began and db.in_transaction:
-                db.execute("ROLLBACK")
-        matrix = matrix[: len(ids)] if len(ids) > most // 2 else matrix[: len(ids)].copy()
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-        matrix /= np.where(norms > 0, norms, 1.0)[:, None]  # cosine, as vec0 computes it
-        return gen, matrix, ids, srcs
-
-    def _matrix(self) -> _Matrix:
+    def _matrix(self) -> VectorMatrix:
         """The in-memory vectors for the current generation, (re)loaded synchronously when stale."""
-        gen = self.generation()
-        cached = self._np_cache
-        if cached is not None and cached[0] == gen:
+        cached = self._vector_cache.get(self.generation())
+        if cached is not None:
             return cached
         with self._lock:
-            loaded = self._read_matrix(self._db(), self._inode, None)
-        assert loaded is not None  # no stop event
-        self._np_cache = loaded
-        return loaded
+            return self._vector_cache.load(self._db(), self._inode)
 
-    def _warm_matrix(self, gen: str, dims: int) -> _Matrix | None:
-        """The in-memory vectors when they are loaded for generation ``gen`` with ``dims`` columns."""
-        cached = self._np_cache
-        if cached is None or cached[0] != gen:
-            return None
-        matrix = cached[1]
-        return cached if matrix.shape[0] == 0 or matrix.shape[1] == dims else None
-
-    def _start_warmup(self, dims: int) -> None:
-        """Load the in-memory vectors in a daemon thread, unless they are loaded or loading for the
-        current generation (or the last load failed at it)."""
-        with self._warm_lock:
-            if self._warm_stop.is_set() or (self._warm_thread is not None and self._warm_thread.is_alive()):
-                return
-            gen = self.generation()
-            if self._warm_failed is not None and self._warm_failed[0] == gen:
-                return  # retried after the next write
-            cached = self._np_cache
-            if cached is not None and cached[0] == gen:
-                return  # loaded while this search ran on vec0
-            if cached is not None:
-                self._np_cache = None  # stale: free it before loading the new copy
-            thread = threading.Thread(target=self._warm, args=(gen, dims), name="openclaw-memory-vector-cache",
-                                      daemon=True)
-            self._warm_thread = thread
-            thread.start()
-
-    def _warm(self, gen: str, dims: int) -> None:
-        """Thread body: read the vectors through an own read-only connection, never holding ``_lock``."""
-        started = time.monotonic()
-        try:
-            inode = self.path.stat().st_ino
-            conn = self._driver.module.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                               check_same_thread=False, isolation_level=None, timeout=5.0)
-            self._warm_conn = conn
-            try:
-                if self._warm_stop.is_set():
-                    return
-                loaded = self._read_matrix(conn, inode, dims, self._warm_stop)
-            finally:
-                self._warm_conn = None
-                conn.close()
-            if loaded is None or self._warm_stop.is_set():
-                return
-            if self.path.stat().st_ino != inode:
-                return  # a rebuild was swapped in meanwhile: the next search loads the new file
-            self._np_cache = loaded
-            self._warm_failed = None
-            log.debug("vector cache for %s loaded: %d vectors in %.2fs", self.path, len(loaded[2]),
-                      time.monotonic() - started)
-        except Exception as exc:  # noqa: BLE001 - a failed load only means searches stay on vec0
-            if self._warm_stop.is_set():
-                return  # closed while loading (e.g. the query was interrupted)
-            self._warm_failed = (gen, str(exc))
-            log.warning("cannot load the vector cache for %s (searches keep using sqlite-vec): %s", self.path, exc)
+    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None,
+                      cached: VectorMatrix | None = None) -> list[Candidate]:
+        hits = (cached if cached is not None else self._matrix()).search(q, limit, sources)
+        if not hits:
+            return []
+        by_id = {c.id: c for c in self.get_chunks([vid for vid, _ in hits])}
+        out: list[Candidate] = []
+        for vid, score in hits:
+            c = by_id.get(vid)
+            if c is not None:
+                out.append(self._cand(c, score, len(out) + 1))
+        return out
 
     def wait_vector_cache(self, timeout: float | None = None) -> bool:
         """Wait for a background load of the in-memory vectors (mainly for tests and benchmarks);
         True when none is running any more."""
-        thread = self._warm_thread
-        if thread is None:
-            return True
-        thread.join(timeout)
-        return not thread.is_alive()
+        return self._vector_cache.wait(timeout)
 
     def _vector_cache_state(self) -> str:
         """``"off"``, ``"loading"``, ``"warm (N vectors, X MB)"`` or ``"cold"`` (with the last load error)."""
         if self._driver.vec_loaded and not self.memory_cache:
             return "off"
-        thread = self._warm_thread
-        if thread is not None and thread.is_alive():
-            return "loading"
-        cached = self._np_cache
-        try:
-            gen: str | None = self.generation()
-        except (StoreError, self._driver.module.Error):
-            gen = None
-        if cached is not None and cached[0] == gen:
-            return f"warm ({len(cached[2])} vectors, {cached[1].nbytes / 2**20:.1f} MB)"
-        failed = self._warm_failed
-        return f"cold (last load failed: {failed[1]})" if failed is not None else "cold"
+        return self._vector_cache.state(self._generation_or_none)
 
-    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None,
-                      cached: _Matrix | None = None) -> list[Candidate]:
-        _, matrix, ids, srcs = cached if cached is not None else self._matrix()
-        if matrix.shape[0] == 0 or matrix.shape[1] != q.size:
-            return []
-        norm = float(np.linalg.norm(q))
-        scores = matrix @ (q / norm if norm > 0 else q)
-        if sources:
-            mask = np.isin(np.asarray(srcs), list(sources))
-            scores = np.where(mask, scores, -np.inf)
-        n = min(int(limit), int(np.isfinite(scores).sum()))
-        if n <= 0:
-            return []
-        top = np.argpartition(-scores, n - 1)[:n] if n < scores.size else np.arange(scores.size)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        by_id = {c.id: c for c in self.get_chunks([ids[i] for i in top])}
-        out: list[Candidate] = []
-        for i in top:
-            c = by_id.get(ids[i])
-            if c is not None and np.isfinite(scores[i]):
-                out.append(self._cand(c, float(scores[i]), len(out) + 1))
-        return out
+    def _generation_or_none(self) -> str | None:
+        try:
+            return self.generation()
+        except (StoreError, self._driver.module.Error):
+            return None
 
     # ---- embedding cache ------------------------------------------------------------------------
 
@@ -823,16 +706,7 @@ class SQLiteStore:
         return ("trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID) + "+rowid"
 
     def close(self) -> None:
-        with self._warm_lock:
-            self._warm_stop.set()  # a background load of the vector cache stops at its next batch
-            thread = self._warm_thread
-        with contextlib.suppress(Exception):
-            conn = self._warm_conn
-            if conn is not None:
-                conn.interrupt()  # or at once, inside a long query
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2.0)
-        self._np_cache = None
+        self._vector_cache.close()  # stops a background load promptly and frees the in-memory vectors
         with self._lock:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
