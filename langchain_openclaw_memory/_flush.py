@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, message_text
 
-__all__ = ["FlushOutcome", "SilentFlushRunner", "flush_run_config"]
+__all__ = ["FlushOutcome", "SilentFlushRunner", "flush_run_config", "sync_after_compaction"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,21 @@ def flush_run_config() -> RunnableConfig:
         "tags": [TAG_NOSTREAM, FLUSH_TAG],
         "metadata": {"lc_source": FLUSH_TAG, **_internal()},
     }
+
+
+def sync_after_compaction(memory: MemoryIndex | None, session_id: str | None) -> None:
+    """The post-compaction sync (``MemoryIndex.after_compaction``) for a session an adapter saw
+    compacted: the transcript ``memory.transcript_path(session_id)`` when it exists, else every
+    transcript that changed since it was indexed. A no-op unless the ``sessions`` source is on;
+    failures are logged, never raised (a compaction must not fail the user's turn)."""
+    if memory is None:
+        return
+    try:
+        scheduled = memory.after_compaction(session_id) if session_id else None
+        if scheduled is None:  # disabled (cheap), or no transcript under that id
+            memory.after_compaction()
+    except Exception as exc:
+        log.warning("post-compaction sync for %s failed: %s", session_id or "the sessions", exc)
 
 
 class WriteMemoryArgs(BaseModel):

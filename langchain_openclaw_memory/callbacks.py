@@ -7,7 +7,9 @@ is crossed, at most once per compaction cycle. The session is ``session_key`` or
 the run's metadata (LangGraph adds ``thread_id`` itself; plain chains pass
 ``config={"metadata": {"session_key": ...}}``), else a default key. A summary message from
 ``SummarizationMiddleware`` in a prompt, or a call to
-:meth:`MemoryFlushCallbackHandler.record_compaction`, starts the next cycle.
+:meth:`MemoryFlushCallbackHandler.record_compaction`, starts the next cycle; given a
+:class:`~openclaw_memory.MemoryIndex` with the ``sessions`` source on, it also indexes that session's
+transcript (``memory.transcript_path(session_key)``, see ``MemoryIndex.after_compaction``).
 Callbacks only observe: the flush runs as a side call, it cannot change the chain's messages.
 """
 
@@ -30,7 +32,7 @@ from openclaw_memory.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, last_summary_id
-from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner
+from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner, sync_after_compaction
 
 __all__ = ["FlushRequest", "MemoryFlushCallbackHandler"]
 
@@ -71,7 +73,8 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
     """Runs the pre-compaction memory flush when a conversation nears its compaction threshold.
 
     Args:
-        memory: The memory index (or its config) the flush writes to.
+        memory: The memory index (or its config) the flush writes to. Only an index gets the
+            post-compaction transcript sync.
         model: Chat model for the default flush runner (the silent turn with an append-only
             ``write_memory`` tool). Not needed when ``flush_runner`` is given.
         flush_runner: Called with a :class:`FlushRequest` instead of the default runner.
@@ -106,6 +109,7 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
     ) -> None:
         index = memory if isinstance(memory, MemoryIndex) else None
         config = memory.config if isinstance(memory, MemoryIndex) else memory
+        self.memory = index
         self.policy = policy if policy is not None else FlushPolicy(config, context_window=context_window)
         if flush_runner is None:
             if model is None:
@@ -134,8 +138,18 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         return self.default_session_key
 
     def record_compaction(self, session_key: str | None = None) -> int:
-        """Record that the session's history was compacted; returns the new compaction count."""
-        return self.policy.record_compaction(session_key or self.default_session_key)
+        """Record that the session's history was compacted; returns the new compaction count.
+
+        With a :class:`MemoryIndex` (``sessions`` source on) this also runs the post-compaction
+        sync of the session's transcript (``compaction.post_index_sync``).
+        """
+        key = session_key or self.default_session_key
+        count = self.policy.record_compaction(key)
+        self._after_compaction(key)
+        return count
+
+    def _after_compaction(self, key: str) -> None:
+        sync_after_compaction(self.memory, None if key == self.default_session_key else key)
 
     def _start(self, run_id: UUID, messages: list[BaseMessage], tags: list[str] | None,
                metadata: dict[str, Any] | None) -> None:
@@ -143,11 +157,15 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
             return  # the flush turn's own model calls
         key = self._session_key(metadata)
         summary = last_summary_id(messages)
+        compacted = False
         with self._lock:
             if summary is not None and self._summary_ids.get(key) != summary:
                 self._summary_ids[key] = summary
                 self.policy.record_compaction(key)
+                compacted = True
             self._runs[run_id] = (key, messages)
+        if compacted:  # outside the lock: in "await" mode this waits for the sync
+            self._after_compaction(key)
 
     # ---- callback hooks ----------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ List it **before** ``SummarizationMiddleware``. Before each model call it counts
 tokens with the summarizer's counter; once they reach ``trigger - soft_threshold_tokens`` it runs
 one silent flush turn (the flush model bound to an append-only ``write_memory`` tool, its reply
 discarded), at most once per compaction cycle. A new summary message (``lc_source ==
-"summarization"``) starts the next cycle. It also gives the agent ``memory_search`` /
+"summarization"``) starts the next cycle and, with the ``sessions`` source on, indexes the thread's
+transcript (``memory.transcript_path(thread_id)``, see :meth:`MemoryIndex.after_compaction`) per
+``compaction.post_index_sync``. It also gives the agent ``memory_search`` /
 ``memory_get`` and adds the session's memory context (daily notes, ``MEMORY.md`` in private
 sessions, the Memory Recall section) to the system prompt.
 """
@@ -32,7 +34,7 @@ from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 
 from langchain_openclaw_memory._convert import last_summary_id
-from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner
+from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner, sync_after_compaction
 from langchain_openclaw_memory.tools import create_memory_tools
 
 __all__ = ["MemoryFlushState", "PreCompactionFlushMiddleware"]
@@ -87,6 +89,11 @@ def _trigger_tokens(summarization: SummarizationMiddleware) -> int:
 
 class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], ContextT, ResponseT]):
     """Flush durable memories to ``memory/YYYY-MM-DD.md`` before the agent's history is summarised.
+
+    After each summarisation (noticed at the next model call) the thread's session transcript is
+    indexed as :meth:`MemoryIndex.after_compaction` describes (``sources`` with ``"sessions"``,
+    ``sync.sessions.post_compaction_force``, ``compaction.post_index_sync``): the file
+    ``memory.transcript_path(thread_id)`` if there is one, else every transcript that changed.
 
     Args:
         memory: The agent's memory index (its config gives the workspace, timezone, prompts).
@@ -214,11 +221,16 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
 
     # ---- the flush -------------------------------------------------------------------------
 
+    @staticmethod
+    def _thread_id(runtime: Runtime[ContextT]) -> str | None:
+        info = getattr(runtime, "execution_info", None)
+        thread_id = getattr(info, "thread_id", None)
+        return str(thread_id) if thread_id else None
+
     def _key(self, state: MemoryFlushState[ResponseT], runtime: Runtime[ContextT]) -> str:
         if self.session_key:
             return self.session_key
-        info = getattr(runtime, "execution_info", None)
-        thread_id = getattr(info, "thread_id", None)
+        thread_id = self._thread_id(runtime)
         if thread_id:
             return f"langchain:thread:{thread_id}"
         return state.get("memory_session_key") or "langchain:default"
@@ -233,6 +245,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         if summary_id is not None and summary_id != state.get("memory_summary_id"):
             compactions += 1
             updates = {"memory_compactions": compactions, "memory_summary_id": summary_id}
+            sync_after_compaction(self.memory, self._thread_id(runtime))
         key = self._key(state, runtime)
         decision = self.policy.should_flush(key, messages=messages, compaction_count=compactions)
         return key, compactions, decision, updates

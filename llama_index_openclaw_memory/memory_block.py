@@ -4,8 +4,11 @@
   short-term buffer. This block writes durable notes about them to today's daily note
   ``memory/YYYY-MM-DD.md`` (append-only) and re-indexes, so they survive the eviction and are
   searchable later. The notes come from ``extractor`` (for example :func:`llm_note_extractor`)
-  when given, otherwise from a plain transcript summary. Failures are logged, never raised: the
-  messages are already archived when the block runs, and an exception would fail ``Memory.aput``.
+  when given, otherwise from a plain transcript summary. With the ``sessions`` source on, each
+  eviction also indexes the session's transcript (``memory.transcript_path(session_id)``, see
+  ``MemoryIndex.after_compaction``) per ``compaction.post_index_sync``. Failures are logged, never
+  raised: the messages are already archived when the block runs, and an exception would fail
+  ``Memory.aput``.
 * **Read (recall).** Each ``Memory.aget`` searches the memory for the latest user message and
   contributes the hits with ``path#Lstart-Lend`` citations. On the first turn of a session it
   also contributes the session bootstrap context: today's and yesterday's daily notes, and
@@ -59,6 +62,13 @@ DEFAULT_EXTRACTION_PROMPT = (
 
 def _role(message: ChatMessage) -> str:
     return message.role.value if isinstance(message.role, MessageRole) else str(message.role)
+
+
+def _session_id(messages: list[ChatMessage]) -> str | None:
+    """The ``Memory`` session the messages came from (``Memory`` tags evicted messages with it)."""
+    value = next((m.additional_kwargs.get("session_id") for m in messages
+                  if m.additional_kwargs.get("session_id")), None)
+    return str(value) if value else None
 
 
 def _as_dicts(messages: list[ChatMessage]) -> list[dict[str, str]]:
@@ -188,6 +198,18 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         except Exception as exc:  # the messages are already archived; never fail Memory.aput
             log.warning("memory block: could not save notes of %d evicted message(s): %s",
                         len(messages), exc, exc_info=True)
+        if messages:
+            await self._after_compaction(_session_id(messages))
+
+    async def _after_compaction(self, session_id: str | None) -> None:
+        """The post-compaction sync (:meth:`MemoryIndex.after_compaction`): the session's transcript
+        (``memory.transcript_path(session_id)``) if it exists, else every changed transcript."""
+        try:
+            scheduled = await self.memory.async_after_compaction(session_id) if session_id else None
+            if scheduled is None:  # disabled (cheap), or no transcript under that id
+                await self.memory.async_after_compaction()
+        except Exception as exc:
+            log.warning("memory block: post-compaction sync failed: %s", exc, exc_info=True)
 
     async def _flush(self, messages: list[ChatMessage]) -> None:
         if not messages:
@@ -199,8 +221,7 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         notes = await self._notes(messages)
         if notes:
             local = local_now(self.memory.config.timezone)
-            session = next((m.additional_kwargs.get("session_id") for m in messages
-                            if m.additional_kwargs.get("session_id")), None)
+            session = _session_id(messages)
             header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
             await asyncio.to_thread(self._append, daily_note_path(local.date()), f"{header}\n{notes}\n")
         self._flushed.add(digest)

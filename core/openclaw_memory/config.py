@@ -160,7 +160,12 @@ class StoreConfig(_Model):
 
 
 class SessionsSyncConfig(_Model):
-    """``sync.sessions``: re-index a transcript only after it grew this much."""
+    """``sync.sessions``: re-index a transcript only after it grew this much.
+
+    ``post_compaction_force`` (OpenClaw's ``postCompactionForce``): after a compaction, index that
+    session's transcript at once, however little it grew (:meth:`MemoryIndex.after_compaction`;
+    when is set by ``compaction.post_index_sync``).
+    """
 
     delta_bytes: int = 100_000
     delta_messages: int = 50
@@ -221,7 +226,13 @@ class MemoryFlushConfig(_Model):
 
 
 class CompactionConfig(_Model):
-    """``agents.defaults.compaction`` keys that drive the memory flush."""
+    """``agents.defaults.compaction`` keys that drive the memory flush.
+
+    ``post_index_sync`` (OpenClaw's ``postIndexSync``): how the index is refreshed after a flush
+    turn wrote memory and after a compaction (the transcript sync of
+    :meth:`MemoryIndex.after_compaction`): ``"async"`` in the background (default), ``"await"``
+    before going on, ``"off"`` not at all (the usual triggers still apply).
+    """
 
     reserve_tokens_floor: int = Field(20_000, ge=0)
     context_window: int = Field(200_000, ge=1)

@@ -412,7 +412,11 @@ class FlushPolicy:
         return state
 
     def record_compaction(self, session_key: str) -> int:
-        """Record a compaction of ``session_key``; returns the new compaction count."""
+        """Record a compaction of ``session_key``; returns the new compaction count.
+
+        To keep the compacted conversation searchable, also call
+        :meth:`MemoryIndex.after_compaction` with the session's transcript (the adapters do both).
+        """
         count = self.store.record_compaction(session_key)
         log.info("memory flush: %s compacted (count %d)", session_key, count)
         return count

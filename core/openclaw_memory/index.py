@@ -124,6 +124,9 @@ class MemoryIndex:
         self._provider_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._sync_future: Future[SyncReport] | None = None
+        # post-compaction (targeted) syncs: transcripts waiting for the next one, and that run's future
+        self._pending_transcripts: dict[str, None] = {}
+        self._targeted_future: Future[SyncReport] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openclaw-memory-sync")
         # runs the keyword side of a hybrid search while the query is embedded
         self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
@@ -209,10 +212,15 @@ class MemoryIndex:
 
     # ---- sync -------------------------------------------------------------------------------------
 
-    def _run_sync(self, force: bool, reason: str, progress: Progress | None) -> SyncReport:
-        self._dirty = False
+    def _run_sync(
+        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None
+    ) -> SyncReport:
+        targeted = session_files is not None
+        if not targeted:  # a targeted run does not look at the memory files
+            self._dirty = False
         try:
-            report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress)
+            report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                              session_files=session_files)
         except IndexingError as exc:
             self._dirty = True
             self._last_sync_error = str(exc)
@@ -486,6 +494,112 @@ class MemoryIndex:
         from openclaw_memory.sessions import transcript_file_name
 
         return self.config.resolved_sessions_dir() / transcript_file_name(session_id)
+
+    def after_compaction(
+        self, session_id: str | None = None, *, transcript: str | os.PathLike[str] | None = None
+    ) -> Future[SyncReport] | None:
+        """Index a session's transcript right after its history was compacted (spec §6.1, the
+        ``post-compaction`` trigger), so what the compaction summarised away stays searchable.
+
+        Runs only when ``sources`` includes ``"sessions"`` and ``sync.sessions.post_compaction_force``
+        is true (the default); otherwise, and with ``compaction.post_index_sync = "off"``, it does
+        nothing and returns None without touching the disk. The sync is targeted and forced: it
+        re-reads just that transcript, however little it grew since it was last indexed (the
+        ``sync.sessions.delta_bytes`` / ``delta_messages`` thresholds are bypassed); memory files
+        are not scanned and nothing is pruned. Which transcript:
+
+        * ``transcript``: a path to it (relative paths are taken in the sessions directory; it must
+          be a ``*.jsonl`` transcript directly in that directory, else ValueError);
+        * else ``session_id``: :meth:`transcript_path` of that id;
+        * else every transcript whose size or modification time differs from the index.
+
+        ``compaction.post_index_sync`` says when: ``"async"`` (default) schedules it in the
+        background and returns its pending Future (failures are logged, not raised);
+        ``"await"`` waits for it and returns the finished Future (``.result()`` is its
+        :class:`SyncReport`; an indexing failure raises IndexingError). Returns None when nothing
+        was scheduled: disabled, or no such transcript file. Targeted syncs requested while one
+        is queued are merged into it; one requested while another sync runs starts after it.
+        When the index needs a full rebuild anyway (none yet, settings changed) that runs instead.
+        """
+        if not self._post_compaction_enabled():
+            return None
+        self._check_open()
+        fut = self._schedule_post_compaction(session_id, transcript)
+        if fut is not None and self.config.compaction.post_index_sync == "await":
+            fut.result()
+        return fut
+
+    async def async_after_compaction(
+        self, session_id: str | None = None, *, transcript: str | os.PathLike[str] | None = None
+    ) -> Future[SyncReport] | None:
+        """Async twin of :meth:`after_compaction` (in ``"await"`` mode the event loop is not
+        blocked while the transcript is indexed)."""
+        if not self._post_compaction_enabled():
+            return None
+        self._check_open()
+        fut = await asyncio.to_thread(self._schedule_post_compaction, session_id, transcript)
+        if fut is not None and self.config.compaction.post_index_sync == "await":
+            await asyncio.wrap_future(fut)
+        return fut
+
+    def _post_compaction_enabled(self) -> bool:
+        cfg = self.config
+        return (cfg.sessions_enabled() and cfg.sync.sessions.post_compaction_force
+                and cfg.compaction.post_index_sync != "off")
+
+    def _schedule_post_compaction(
+        self, session_id: str | None, transcript: str | os.PathLike[str] | None
+    ) -> Future[SyncReport] | None:
+        from openclaw_memory.sessions import is_transcript_name, list_session_files
+
+        directory = self.config.resolved_sessions_dir()
+        if transcript is not None:
+            path = Path(transcript).expanduser()
+            path = path if path.is_absolute() else directory / path
+            if os.path.realpath(path.parent) != os.path.realpath(directory) or not is_transcript_name(path.name):
+                raise ValueError(
+                    f"{transcript!s} is not a transcript (*.jsonl) directly in the sessions directory {directory}; "
+                    "only those are indexed"
+                )
+            targets = [directory / path.name]
+        elif session_id is not None:
+            targets = [self.transcript_path(session_id)]
+        else:
+            targets = list_session_files(directory)  # the sync skips those whose stat matches the index
+        targets = [p for p in targets if p.is_file()]
+        if not targets:
+            log.debug("post-compaction sync: no transcript to index (%s)", transcript or session_id or directory)
+            return None
+        try:
+            return self._submit_targeted([str(p) for p in targets])
+        except RuntimeError:  # the executor shut down: close() raced with us
+            if self._closed:
+                return None
+            raise
+
+    def _submit_targeted(self, paths: list[str]) -> Future[SyncReport]:
+        """Queue a targeted sync of ``paths``, merged into one that is queued and not yet started."""
+        with self._sync_lock:
+            self._pending_transcripts.update(dict.fromkeys(paths))
+            fut = self._targeted_future
+            if fut is not None and not fut.running() and not fut.done():
+                return fut  # it takes the pending paths when it starts
+            fut = self._executor.submit(self._run_targeted, "post-compaction")
+            self._targeted_future = fut
+        if self.config.compaction.post_index_sync != "await":  # nobody waits for it: log a failure
+            def _log(f: Future[SyncReport]) -> None:
+                if not f.cancelled() and f.exception() is not None:
+                    log.warning("post-compaction sync failed: %s", f.exception())
+
+            fut.add_done_callback(_log)
+        return fut
+
+    def _run_targeted(self, reason: str) -> SyncReport:
+        with self._sync_lock:
+            paths, self._pending_transcripts = list(self._pending_transcripts), {}
+        if not paths:  # an earlier run took them already
+            return SyncReport(reason=reason)
+        return self._run_sync(False, reason, None, session_files=paths)
 
     def _warm_session(self, session_key: str | None) -> None:
         """The session-start trigger (``sync.on_session_start``): the first search of each

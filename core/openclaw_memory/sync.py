@@ -8,15 +8,17 @@ the previous index searchable. Markdown files are only ever read.
 
 Session transcripts (when ``sources`` includes ``"sessions"``) are read when first seen, then
 again only once they grew past ``sync.sessions.delta_bytes`` / ``delta_messages`` or shrank; a
-forced sync re-reads them all. Their chunks cite JSONL line numbers.
+forced sync re-reads them all, and a targeted sync (``session_files``, run after a compaction)
+re-reads the named ones whatever their growth. Their chunks cite JSONL line numbers.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,6 +139,27 @@ def _memory_docs(
     return docs, unchanged
 
 
+def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
+    """Read one transcript for indexing (None when it vanished meanwhile)."""
+    from openclaw_memory import sessions
+
+    rel = sessions.session_rel_path(path)
+    try:
+        st = path.stat()
+        doc = sessions.extract_session(path)
+    except FileNotFoundError:
+        return None
+    if plan.session_stats is not None:
+        plan.session_stats.record(rel, doc.malformed_lines)
+    if doc.malformed_lines:
+        report.warnings.append(f"{path.name}: skipped {doc.malformed_lines} malformed JSON line(s)")
+    file = MemoryFile(
+        path=rel, abs_path=str(path), mtime_ms=st.st_mtime_ns / 1e6, size=st.st_size,
+        hash=doc.hash, source="sessions",
+    )
+    return _Doc(file, doc.content, doc.line_map)
+
+
 def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecord]) -> tuple[list[_Doc], set[str]]:
     """Transcripts to (re)consider, and the stored paths of those left as indexed.
 
@@ -158,21 +181,45 @@ def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecor
             if not delta.hit and delta.size:
                 deferred.add(rel)
                 continue
+        doc = _session_doc(plan, report, path)
+        if doc is not None:
+            docs.append(doc)
+    return docs, deferred
+
+
+def _targeted_session_docs(
+    plan: SyncPlan, report: SyncReport, known: dict[str, FileRecord], targets: Sequence[str | os.PathLike[str]]
+) -> tuple[list[_Doc], set[str]]:
+    """The named transcripts, whatever the delta thresholds (a forced, targeted sync, spec §6.3),
+    and the stored paths of those whose size and mtime still match the index.
+
+    A path that is not a transcript directly in the sessions directory is skipped with a warning
+    (non-targeted syncs would prune it again); a missing file is skipped (targeted runs never prune).
+    """
+    from openclaw_memory import sessions
+
+    directory = plan.config.resolved_sessions_dir()
+    docs: list[_Doc] = []
+    unchanged: set[str] = set()
+    real_dir = os.path.realpath(directory)
+    for target in dict.fromkeys(Path(os.path.abspath(os.fspath(t))) for t in targets):
+        if os.path.realpath(target.parent) != real_dir or not sessions.is_transcript_name(target.name):
+            report.warnings.append(f"{target}: not a transcript in {directory}; not indexed")
+            continue
+        raw = directory / target.name
+        if raw.is_symlink() or not raw.is_file():
+            continue
+        rec = known.get(sessions.session_rel_path(raw))
         try:
-            st = path.stat()
-            doc = sessions.extract_session(path)
+            if rec is not None and rec.source == "sessions" and rec.matches_stat(raw.stat()):
+                unchanged.add(rec.path)
+                continue
         except FileNotFoundError:
             continue
-        if plan.session_stats is not None:
-            plan.session_stats.record(rel, doc.malformed_lines)
-        if doc.malformed_lines:
-            report.warnings.append(f"{path.name}: skipped {doc.malformed_lines} malformed JSON line(s)")
-        file = MemoryFile(
-            path=rel, abs_path=str(path), mtime_ms=st.st_mtime_ns / 1e6, size=st.st_size,
-            hash=doc.hash, source="sessions",
-        )
-        docs.append(_Doc(file, doc.content, doc.line_map))
-    return docs, deferred
+        doc = _session_doc(plan, report, raw)
+        if doc is not None:
+            docs.append(doc)
+    return docs, unchanged
 
 
 def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
@@ -229,18 +276,11 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
     report.chunks_written += len(rows)
 
 
-def _sync_into(
-    store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
+def _index_docs(
+    store: MemoryStore, plan: SyncPlan, report: SyncReport, docs: list[_Doc], known: dict[str, FileRecord],
+    progress: Progress | None,
 ) -> None:
-    known = {} if full else store.file_records()
-    docs, deferred = _memory_docs(plan.config, report, known)
-    if plan.config.sessions_enabled():
-        session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
-        docs += session_docs
-        deferred |= kept
-    report.files_scanned = len(docs) + len(deferred)
-    report.files_unchanged += len(deferred)
-    seen = {d.file.path for d in docs} | deferred
+    """Index each doc whose content hash differs from the index (others only get their stat refreshed)."""
     total = len(docs)
     for i, doc in enumerate(docs, start=1):
         if plan.cancel is not None and plan.cancel.is_set():
@@ -254,11 +294,38 @@ def _sync_into(
             _index_doc(store, plan, doc, report)
         if progress:
             progress(i, total, doc.file.path)
+
+
+def _sync_into(
+    store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
+) -> None:
+    known = {} if full else store.file_records()
+    docs, deferred = _memory_docs(plan.config, report, known)
+    if plan.config.sessions_enabled():
+        session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
+        docs += session_docs
+        deferred |= kept
+    report.files_scanned = len(docs) + len(deferred)
+    report.files_unchanged += len(deferred)
+    seen = {d.file.path for d in docs} | deferred
+    _index_docs(store, plan, report, docs, known, progress)
     for path in set(known) - seen - set(report.files_skipped):
         store.delete_file(path)
         report.files_deleted += 1
         if plan.session_stats is not None:
             plan.session_stats.forget(path)
+
+
+def _sync_session_files(
+    store: MemoryStore, plan: SyncPlan, report: SyncReport, targets: Sequence[str | os.PathLike[str]],
+    progress: Progress | None,
+) -> None:
+    """A targeted sync: refresh only these transcripts; memory files are not scanned, nothing is pruned."""
+    known = store.file_records("sessions")
+    docs, unchanged = _targeted_session_docs(plan, report, known, targets)
+    report.files_scanned = len(docs) + len(unchanged)
+    report.files_unchanged += len(unchanged)
+    _index_docs(store, plan, report, docs, known, progress)
 
 
 class SyncCancelled(IndexingError):
@@ -277,8 +344,15 @@ def run_sync(
     reason: str = "manual",
     progress: Progress | None = None,
     lock_timeout: float = 600.0,
+    session_files: Sequence[str | os.PathLike[str]] | None = None,
 ) -> SyncReport:
-    """Bring the index up to date with the workspace. Raises IndexingError; the old index stays usable."""
+    """Bring the index up to date with the workspace. Raises IndexingError; the old index stays usable.
+
+    ``session_files`` makes it a targeted sync (spec §6.3/§6.4, e.g. after a compaction): only those
+    transcripts are re-read, whatever ``sync.sessions.delta_bytes`` / ``delta_messages``; memory files
+    are not scanned and nothing is pruned. It is ignored when a full rebuild runs instead (``force``,
+    no index yet, or settings changed): the rebuild indexes every transcript anyway.
+    """
     started = time.perf_counter()
     report = SyncReport(reason=reason)
     with store.sync_lock(timeout=lock_timeout):
@@ -297,7 +371,11 @@ def run_sync(
                     if plan.config.cache.max_entries:
                         fresh.cache_prune(plan.config.cache.max_entries)
             else:
-                _sync_into(store, plan, report, full=False, progress=progress)
+                if session_files is not None:
+                    if plan.config.sessions_enabled():
+                        _sync_session_files(store, plan, report, session_files, progress)
+                else:
+                    _sync_into(store, plan, report, full=False, progress=progress)
                 new_meta = plan.meta(_dims(store))
                 if new_meta != current:
                     store.write_meta(new_meta)
