@@ -87,7 +87,8 @@ class MemoryIndex:
     :class:`EmbeddingProvider` instance, or None for keyword-only; an instance or None
     which takes precedence over the configured one; ``storage`` replaces the SQLite store with
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
-    watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never.
+    watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never (the
+    ``sync.interval_minutes`` timer, when set, then starts right away on its own).
     Thread-safe; close it (or use ``with``).
     """
 
@@ -148,6 +149,8 @@ class MemoryIndex:
         self._session_stats = SessionIndexStats()
         if watch:
             self.start_watching()
+        elif watch is False and self.config.sync.interval_minutes > 0:
+            self.start_watching(files=False)  # no file watcher, but the configured timer runs
 
     # ---- provider -------------------------------------------------------------------------------
 

@@ -180,6 +180,15 @@ def test_interval_timer_syncs_and_stops(make_index, write, syncs: SyncLog) -> No
     assert len(syncs.started) == n
 
 
+def test_interval_timer_runs_without_the_file_watcher(make_index, write, syncs: SyncLog) -> None:
+    write({"MEMORY.md": "x\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=False, sync={"interval_minutes": 0.002})
+    wait_for(lambda: syncs.reasons("interval") >= 1, what="an interval sync without any search")
+    assert not memory.watching
+    memory.close()
+    assert not any(t.name.startswith("openclaw-memory") for t in threading.enumerate())
+
+
 def test_close_leaves_no_threads(make_index, write, workspace: Path) -> None:
     baseline = set(threading.enumerate())
     write({"MEMORY.md": "x\n"})
