@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import os
-import time
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ import numpy as np
 from openclaw_memory import discovery
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
@@ -37,8 +37,6 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 log = logging.getLogger(__name__)
 
 _AUTO: Any = object()
-_STALE_CHECK_INTERVAL_S = 2.0
-_MAX_WARMED_SESSIONS = 10_000
 
 
 @dataclass
@@ -134,18 +132,13 @@ class MemoryIndex:
         self._dirty = True
         self._last_sync: SyncReport | None = None
         self._last_sync_error: str | None = None
-        self._last_stale_check = 0.0
         self._closed = False
-        # The watcher (sync.watch) starts on the first search, or right away with watch=True.
-        self._auto_background = watch is None
         self._embed_state: Any = None
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
-        self._watcher: Any = None
-        self._interval: threading.Event | None = None
-        self._interval_thread: threading.Thread | None = None
-        self._watch_lock = threading.Lock()
-        self._warmed_sessions: set[str] = set()
+        # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
+        # the first search, or right away with watch=True
+        self._freshness = Freshness(self, auto_start=watch is None)
         self._session_stats = SessionIndexStats()
         if watch:
             self.start_watching()
@@ -309,32 +302,6 @@ class MemoryIndex:
         """Tell the index that files changed (the watcher calls this)."""
         self._dirty = True
 
-    def _quick_stale_check(self) -> None:
-        """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""
-        if self._watcher is not None or self._dirty:
-            return
-        now = time.monotonic()
-        if now - self._last_stale_check < _STALE_CHECK_INTERVAL_S:
-            return
-        self._last_stale_check = now
-        known = self.store.file_records("memory")
-        skipped = set(self._last_sync.files_skipped) if self._last_sync else set()
-        rel = {discovery.relative_path(self.workspace, p): p
-               for p in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths())}
-        files = {r: p for r, p in rel.items() if r not in skipped}
-        if files.keys() != known.keys():
-            self._dirty = True
-            return
-        for r, p in files.items():
-            try:
-                st = p.stat()
-            except OSError:
-                self._dirty = True
-                return
-            if not known[r].matches_stat(st):
-                self._dirty = True
-                return
-
     # ---- watching ----------------------------------------------------------------------------------
 
     def start_watching(self, *, files: bool = True) -> None:
@@ -346,116 +313,12 @@ class MemoryIndex:
         thresholds (or appeared, shrank or vanished) does too. Also starts the
         ``sync.interval_minutes`` timer when set. Idempotent and thread-safe.
         """
-        self._check_open()
-        with self._watch_lock:
-            if self._closed:
-                return
-            if files and self._watcher is None:
-                self._watcher = self._new_watcher(self._on_files_changed).start()
-            minutes = self.config.sync.interval_minutes
-            if minutes > 0 and self._interval_thread is None:
-                self._interval = threading.Event()
-                self._interval_thread = threading.Thread(
-                    target=self._interval_loop, args=(minutes * 60, self._interval), daemon=True,
-                    name="openclaw-memory-interval",
-                )
-                self._interval_thread.start()
+        self._freshness.start(files=files)
 
     @property
     def watching(self) -> bool:
         """True while a file watcher keeps this index fresh."""
-        return self._watcher is not None
-
-    def _sessions_watch_dir(self) -> Path | None:
-        return self.config.resolved_sessions_dir() if self.config.sessions_enabled() else None
-
-    def _new_watcher(self, on_change: Callable[[set[tuple[Any, str]]], None]) -> Any:
-        from openclaw_memory.watch import MemoryWatcher
-
-        return MemoryWatcher(
-            self.workspace, self.config.resolved_extra_paths(), on_change,
-            debounce_ms=self.config.sync.watch_debounce_ms, sessions_dir=self._sessions_watch_dir(),
-        )
-
-    def _interval_loop(self, seconds: float, stop: threading.Event) -> None:
-        while not stop.wait(seconds):
-            if self._closed:
-                return
-            self._background_sync("interval")
-
-    def _on_files_changed(self, changes: set[tuple[Any, str]]) -> None:
-        """Watcher callback (one call per burst): schedule a background sync when it matters."""
-        if self._closed:
-            return
-        reason = self._change_reason(changes)
-        if reason is not None:
-            self._background_sync(reason)
-
-    def _change_reason(self, changes: set[tuple[Any, str]]) -> str | None:
-        """``"watch"`` when memory files changed (marks the index dirty), ``"session-delta"`` when
-        only transcripts changed and one is due for re-indexing, else None."""
-        sessions_dir = self._sessions_watch_dir()
-        transcripts = {p for _, p in changes if sessions_dir is not None and Path(p).parent == sessions_dir}
-        if any(p not in transcripts for _, p in changes):
-            self._dirty = True
-            return "watch"
-        if transcripts and self._transcripts_due(transcripts):
-            return "session-delta"
-        return None
-
-    def _transcripts_due(self, paths: set[str]) -> bool:
-        """True when one of these transcripts is new, gone, shrank, or grew past the thresholds."""
-        from openclaw_memory.sessions import is_transcript_name, session_rel_path, transcript_delta
-
-        known = self.store.file_records("sessions")
-        limits = self.config.sync.sessions
-        for path in sorted(paths):
-            if not is_transcript_name(os.path.basename(path)):
-                continue
-            rec = known.get(session_rel_path(path))
-            exists = os.path.isfile(path) and not os.path.islink(path)
-            if rec is None or not exists:
-                if exists or rec is not None:
-                    return True
-                continue
-            if transcript_delta(path, rec.size, delta_bytes=limits.delta_bytes,
-                                delta_messages=limits.delta_messages).hit:
-                return True
-        return False
-
-    def _background_sync(self, reason: str) -> None:
-        """Schedule a background sync; when one is already running (it may have read the changed
-        files before they changed) run one more after it."""
-        was_running = self.syncing
-        try:
-            fut = self.sync_in_background(reason)
-        except RuntimeError:  # the executor shut down: close() raced with us
-            if self._closed:
-                return
-            raise
-        if was_running:
-            fut.add_done_callback(lambda _f: self._follow_up(reason))
-
-    def _follow_up(self, reason: str) -> None:
-        if self._closed:
-            return
-        try:
-            self.sync_in_background(reason)
-        except RuntimeError:
-            if not self._closed:
-                raise
-
-    def _stop_background(self) -> None:
-        """Stop the watcher and the interval timer and wait for their threads."""
-        with self._watch_lock:
-            watcher, self._watcher = self._watcher, None
-            timer, self._interval_thread = self._interval_thread, None
-            if self._interval is not None:
-                self._interval.set()
-        if watcher is not None:
-            watcher.stop()
-        if timer is not None and timer is not threading.current_thread():
-            timer.join()
+        return self._freshness.watching
 
     def watch_forever(self, on_sync: Callable[[SyncReport], None] | None = None) -> None:
         """Watch in the foreground, syncing after each burst of relevant changes, until Ctrl-C
@@ -464,29 +327,7 @@ class MemoryIndex:
         ``on_sync`` receives each sync's report. A failing sync is logged and watching goes on.
         A background watcher started earlier is replaced by this one.
         """
-        self._check_open()
-
-        def changed(changes: set[tuple[Any, str]]) -> None:
-            if self._closed:
-                return
-            reason = self._change_reason(changes)
-            if reason is None:
-                return
-            report = self.sync(reason=reason)
-            if on_sync is not None:
-                on_sync(report)
-
-        watcher = self._new_watcher(changed)
-        with self._watch_lock:
-            previous, self._watcher = self._watcher, watcher
-        if previous is not None:
-            previous.stop()
-        try:
-            watcher.run()
-        finally:
-            with self._watch_lock:
-                if self._watcher is watcher:
-                    self._watcher = None
+        self._freshness.watch_forever(on_sync)
 
     # ---- sessions -----------------------------------------------------------------------------------
 
@@ -524,61 +365,14 @@ class MemoryIndex:
         is queued are merged into it; one requested while another sync runs starts after it.
         When the index needs a full rebuild anyway (none yet, settings changed) that runs instead.
         """
-        if not self._post_compaction_enabled():
-            return None
-        self._check_open()
-        fut = self._schedule_post_compaction(session_id, transcript)
-        if fut is not None and self.config.compaction.post_index_sync == "await":
-            fut.result()
-        return fut
+        return self._freshness.after_compaction(session_id, transcript=transcript)
 
     async def async_after_compaction(
         self, session_id: str | None = None, *, transcript: str | os.PathLike[str] | None = None
     ) -> Future[SyncReport] | None:
         """Async twin of :meth:`after_compaction` (in ``"await"`` mode the event loop is not
         blocked while the transcript is indexed)."""
-        if not self._post_compaction_enabled():
-            return None
-        self._check_open()
-        fut = await asyncio.to_thread(self._schedule_post_compaction, session_id, transcript)
-        if fut is not None and self.config.compaction.post_index_sync == "await":
-            await asyncio.wrap_future(fut)
-        return fut
-
-    def _post_compaction_enabled(self) -> bool:
-        cfg = self.config
-        return (cfg.sessions_enabled() and cfg.sync.sessions.post_compaction_force
-                and cfg.compaction.post_index_sync != "off")
-
-    def _schedule_post_compaction(
-        self, session_id: str | None, transcript: str | os.PathLike[str] | None
-    ) -> Future[SyncReport] | None:
-        from openclaw_memory.sessions import is_transcript_name, list_session_files
-
-        directory = self.config.resolved_sessions_dir()
-        if transcript is not None:
-            path = Path(transcript).expanduser()
-            path = path if path.is_absolute() else directory / path
-            if os.path.realpath(path.parent) != os.path.realpath(directory) or not is_transcript_name(path.name):
-                raise ValueError(
-                    f"{transcript!s} is not a transcript (*.jsonl) directly in the sessions directory {directory}; "
-                    "only those are indexed"
-                )
-            targets = [directory / path.name]
-        elif session_id is not None:
-            targets = [self.transcript_path(session_id)]
-        else:
-            targets = list_session_files(directory)  # the sync skips those whose stat matches the index
-        targets = [p for p in targets if p.is_file()]
-        if not targets:
-            log.debug("post-compaction sync: no transcript to index (%s)", transcript or session_id or directory)
-            return None
-        try:
-            return self._submit_targeted([str(p) for p in targets])
-        except RuntimeError:  # the executor shut down: close() raced with us
-            if self._closed:
-                return None
-            raise
+        return await self._freshness.async_after_compaction(session_id, transcript=transcript)
 
     def _submit_targeted(self, paths: list[str]) -> Future[SyncReport]:
         """Queue a targeted sync of ``paths``, merged into one that is queued and not yet started."""
@@ -603,21 +397,6 @@ class MemoryIndex:
         if not paths:  # an earlier run took them already
             return SyncReport(reason=reason)
         return self._run_sync(False, reason, None, session_files=paths)
-
-    def _warm_session(self, session_key: str | None) -> None:
-        """The session-start trigger (``sync.on_session_start``): the first search of each
-        distinct session key schedules a background sync if memory files changed."""
-        if not session_key or not self.config.sync.on_session_start:
-            return
-        with self._watch_lock:
-            if session_key in self._warmed_sessions:
-                return
-            if len(self._warmed_sessions) >= _MAX_WARMED_SESSIONS:
-                self._warmed_sessions.clear()
-            self._warmed_sessions.add(session_key)
-        self._quick_stale_check()
-        if self._dirty and not self.syncing:
-            self._background_sync("session-start")
 
     def _sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
         """Transcript details for :meth:`status` (None when sessions are off); ``deep`` re-reads
@@ -660,24 +439,7 @@ class MemoryIndex:
         empty index (waiting for it), notice hand edits, and schedule a background sync when files
         changed. Returns True when a sync is scheduled or running. Adapters that query the store
         directly call this before they do."""
-        self._check_open()
-        self._warm_session(session_key)
-        if self._auto_background:
-            self._auto_background = False
-            if self.config.sync.watch or self.config.sync.interval_minutes > 0:
-                self.start_watching(files=self.config.sync.watch)
-        if self._is_empty():
-            try:
-                self.sync(reason="search")
-            except Exception as exc:  # the search still answers, and says why it is empty
-                log.warning("first-search sync failed: %s", exc)
-        scheduled = False
-        if self.config.sync.on_search:
-            self._quick_stale_check()
-            if self._dirty and not self.syncing:
-                self.sync_in_background("search")
-                scheduled = True
-        return scheduled or self.syncing
+        return self._freshness.ensure_fresh(session_key=session_key)
 
     def search(
         self,
@@ -809,7 +571,7 @@ class MemoryIndex:
             return
         self._closed = True
         self._cancel.set()
-        self._stop_background()
+        self._freshness.stop()
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._search_pool.shutdown(wait=True)
         self.store.close()

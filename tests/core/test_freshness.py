@@ -132,7 +132,7 @@ def test_change_during_a_running_sync_gets_its_own_sync(make_index, write, works
     memory.sync_in_background("manual")
     assert entered.wait(3)  # the sync has listed the files and is embedding
     (workspace / "memory" / "b.md").write_text("latecomer\n")
-    wait_for(lambda: memory._watcher.bursts == 1, what="the watcher's burst")  # it joined the running sync
+    wait_for(lambda: memory._freshness._watcher.bursts == 1, what="the watcher's burst")  # it joined the running sync
     assert memory.syncing
     gate.set()
     wait_for(lambda: "latecomer" in words(memory), what="the follow-up sync")

@@ -241,7 +241,7 @@ def test_growing_transcript_triggers_a_sync_past_the_threshold(make_index, write
     assert reasons == ["session-delta"]
 
     w.append_message("assistant", "raspberry")  # below the threshold: the watcher sees it, no sync
-    wait_for(lambda: memory._watcher.bursts >= 2, what="the watcher noticing the growth")
+    wait_for(lambda: memory._freshness._watcher.bursts >= 2, what="the watcher noticing the growth")
     assert reasons == ["session-delta"] and "raspberry" not in indexed_text(memory)
 
     w.append_messages([("user", "strawberry"), ("assistant", "tangerine")])  # third new line
@@ -253,7 +253,7 @@ def test_growing_transcript_triggers_a_sync_past_the_threshold(make_index, write
 def test_sessions_dir_not_watched_when_sessions_disabled(make_index, write) -> None:
     write({"MEMORY.md": "# Memory\n"})
     memory = make_index(FakeEmbeddingProvider(), watch=True, sync={"watch_debounce_ms": 200})
-    assert memory._watcher.sessions_dir is None
+    assert memory._freshness._watcher.sessions_dir is None
 
 
 # ---- the flush claim ------------------------------------------------------------------------------------
@@ -358,10 +358,10 @@ def test_transcript_only_changes_do_not_mark_memory_dirty(make_index, write) -> 
     assert not memory.dirty
     TranscriptWriter(path).append_message("assistant", "one more line")
     p = str(path)
-    assert memory._change_reason({(Change.added, p), (Change.modified, p)}) is None
+    assert memory._freshness._change_reason({(Change.added, p), (Change.modified, p)}) is None
     assert not memory.dirty
     TranscriptWriter(path).append_messages([("user", "a"), ("assistant", "b")])
-    assert memory._change_reason({(Change.modified, p)}) == "session-delta"
+    assert memory._freshness._change_reason({(Change.modified, p)}) == "session-delta"
     root_file = str(memory.workspace / "MEMORY.md")
-    assert memory._change_reason({(Change.modified, p), (Change.modified, root_file)}) == "watch"
+    assert memory._freshness._change_reason({(Change.modified, p), (Change.modified, root_file)}) == "watch"
     assert memory.dirty
