@@ -153,8 +153,10 @@ class MemoryStore(Protocol):
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
-        """Top ``limit`` chunks by cosine similarity (``Candidate.vector_score``), best first; with
-        ``model``, nothing unless the index holds that model's vectors."""
+        """Top ``limit`` chunks by cosine similarity (``Candidate.vector_score``), best first, equal scores
+        in the order the chunks were indexed; only chunks of ``sources`` and, with ``model``, only chunks
+        embedded by that model (never vectors of another model). A stored zero vector scores 0; a
+        non-finite one is never returned; a zero or non-finite ``query`` matches nothing."""
 
     # --- embedding cache -------------------------------------------------------------------------
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...

@@ -284,10 +284,38 @@ def test_vec0_and_warm_numpy_rank_the_same(make_store: Callable[..., SQLiteStore
         b = warm.vector_search(q, limit=40, sources=sources)
         c = plain.vector_search(q, limit=40, sources=sources)
         assert len(a) == 40 and _hits(a)[0] == _hits(b)[0] == _hits(c)[0]
-        assert np.allclose(_hits(a)[1], _hits(b)[1], atol=1e-5)
-        assert np.allclose(_hits(a)[1], _hits(c)[1], atol=1e-5)
+        assert _hits(a)[1] == _hits(b)[1] == _hits(c)[1]  # the same scores, to the last bit
         assert [x.vector_rank for x in a] == [x.vector_rank for x in b]
     assert paths.numpy == 4 and paths.vec0 == 0
+
+
+def test_chunks_vec_rebuilt_by_another_process(make_store: Callable[..., SQLiteStore], tmp_path: Path) -> None:
+    """Another process rebuilds chunks_vec (here: migrating the layout of an older release): the warm copy
+    is dropped, vec0 searches use the rebuilt table, and the ranking does not change."""
+    st = make_store()
+    q = _unit(np.random.default_rng(15))
+    st.vector_search(q, limit=5)
+    _warm(st)
+    before = _hits(st.vector_search(q, limit=30, sources=["sessions"], model="fake"))
+    old = SQLiteStore(tmp_path / "v.sqlite", memory_cache=False)
+    try:  # what an older release wrote: chunks_vec(id, embedding) without the filter columns
+        db = old._conn
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP TABLE chunks_vec")
+        db.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, embedding FLOAT[{DIMS}] "
+                   "distance_metric=cosine)")
+        db.execute("INSERT INTO chunks_vec(id, embedding) SELECT id, embedding FROM chunks")
+        db.execute("COMMIT")
+    finally:
+        old.close()
+    SQLiteStore(tmp_path / "v.sqlite", memory_cache=False).close()  # opening it rebuilds chunks_vec
+    assert st.info().vector_cache == "cold"
+    paths = Paths(st)
+    assert _hits(st.vector_search(q, limit=30, sources=["sessions"], model="fake")) == before
+    assert (paths.vec0, paths.numpy) == (1, 0)
+    _warm(st)
+    assert _hits(st.vector_search(q, limit=30, sources=["sessions"], model="fake")) == before
+    assert (paths.vec0, paths.numpy) == (1, 1)
 
 
 def test_memory_cache_off_always_uses_vec0(make_store: Callable[..., SQLiteStore]) -> None:

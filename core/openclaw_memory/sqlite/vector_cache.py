@@ -9,6 +9,13 @@ searches with vec0. Without sqlite-vec the copy is the only vector path and is l
 
 A copy is read inside one read snapshot and tagged with the index generation of that snapshot, so it
 is served only while no write has committed since (from any process).
+
+Both vector paths rank with the helpers here, so they return the same rows in the same order:
+:func:`unit_rows` scales every vector to unit length (zero vectors stay zero and score 0, non-finite
+ones are never returned), :func:`exact_scores` gives each candidate a score that depends on its
+values alone, and equal scores are ordered by the chunk's rowid (the order it was indexed in). The
+fast scans (numpy's float32 matrix product, sqlite-vec's scan) only pick candidates, with a margin of
+:func:`score_margin` around the cut-off so that rounding in them never changes the result.
 """
 
 from __future__ import annotations
@@ -25,42 +32,137 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["VectorCache", "VectorMatrix"]
+__all__ = ["VectorCache", "VectorMatrix", "exact_scores", "score_margin", "unit_rows"]
 
 log = logging.getLogger(__name__)
 
 #: rows fetched per batch while loading; a close() stops the load between two batches
 _WARM_BATCH = 2048
 _THREAD_NAME = "openclaw-memory-vector-cache"
+#: a float32 squared norm below this may have lost precision to underflow: such rows are scaled in float64
+_SAFE_SQUARED_NORM = np.float32(2.0**-100)
+#: candidates beyond ``limit`` taken from the partition, so a full pass over the scores is rarely needed
+_SPARE = 32
+#: rows scored at once by :func:`exact_scores` (bounds its float64 temporaries)
+_SCORE_BATCH = 4096
+
+
+def unit_rows(rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rows`` (one float32 vector per row) scaled to unit length, into ``out`` when given, and two masks:
+    which rows are finite and which are zero vectors. Zero and non-finite rows come out all zero.
+
+    Each row's result depends on its values alone, not on the other rows of the batch, so every path
+    derives bit-identical unit vectors from the same stored vector."""
+    x = np.asarray(rows, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # such rows are redone in float64 below
+        squared = np.square(x).sum(axis=1)
+    safe = (squared >= _SAFE_SQUARED_NORM) & (squared < np.inf)  # False for NaN
+    unit = np.divide(x, np.sqrt(np.where(safe, squared, np.float32(1.0)))[:, None], out=out)
+    valid = safe.copy()
+    zero = np.zeros(x.shape[0], dtype=bool)
+    if not safe.all():  # tiny, huge or non-finite rows: scaled in float64 (rare)
+        bad = np.flatnonzero(~safe)
+        wide = x[bad].astype(np.float64)
+        squared64 = np.square(wide).sum(axis=1)
+        finite = np.isfinite(squared64)
+        nonzero = finite & (squared64 > 0)
+        fixed = np.zeros((bad.size, x.shape[1]), dtype=np.float32)
+        fixed[nonzero] = wide[nonzero] / np.sqrt(squared64[nonzero])[:, None]
+        unit[bad] = fixed
+        valid[bad] = finite
+        zero[bad] = finite & ~nonzero
+    return unit, valid, zero
+
+
+def exact_scores(unit: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The cosine score (float64) of each unit row against the unit ``query``; equal rows score bit-equal,
+    whatever rows they are scored with (unlike a BLAS product, whose rounding depends on the row's position)."""
+    q = np.asarray(query, dtype=np.float64)
+    out = np.empty(unit.shape[0], dtype=np.float64)
+    for at in range(0, unit.shape[0], _SCORE_BATCH):
+        out[at : at + _SCORE_BATCH] = (np.asarray(unit[at : at + _SCORE_BATCH], dtype=np.float64) * q).sum(axis=1)
+    return out + 0.0  # -0.0 -> 0.0
+
+
+def score_margin(dims: int) -> float:
+    """How far a float32 cosine over ``dims`` dimensions (numpy's product, or sqlite-vec's distance) can be
+    from :func:`exact_scores`: rows closer than this to the cut-off are candidates too."""
+    return (int(dims) + 8) * 2.0**-23
+
+
+def _top_candidates(scores: np.ndarray, n: int, margin: float) -> np.ndarray:
+    """Indices of every row whose ``scores`` value is within ``margin`` of the ``n``-th best or above it
+    (``-inf`` marks rows filtered out; ``n`` must not exceed the number of other rows)."""
+    size = scores.size
+    spare = min(size, n + _SPARE)
+    top = np.argpartition(-scores, spare - 1)[:spare] if spare < size else np.arange(size)
+    values = scores[top]
+    floor = -np.partition(-values, n - 1)[n - 1] - margin
+    if spare < size and values.min() >= floor:  # rows outside the partition may be within the margin too
+        return np.flatnonzero(scores >= floor)
+    return top[values >= floor]
 
 
 @dataclass(frozen=True, eq=False)
 class VectorMatrix:
-    """One consistent copy of the stored vectors: unit-length rows in rowid order, the chunk id and
-    source of each row, and the index generation they were read at."""
+    """One consistent copy of the stored vectors of one dimension: unit-length rows (zero vectors stay zero;
+    non-finite ones are left out) in rowid order, each row's chunk id, rowid, source and model (as codes
+    into ``source_names`` / ``model_names``), and the index generation they were read at."""
 
     generation: str
     vectors: np.ndarray
     ids: list[str]
-    sources: list[str]
+    rowids: np.ndarray
+    source_codes: np.ndarray
+    source_names: tuple[str, ...]
+    model_codes: np.ndarray
+    model_names: tuple[str, ...]
 
-    def search(self, query: np.ndarray, limit: int, sources: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """The ``limit`` best ``(chunk id, cosine score)`` pairs, best first (ties in row order);
-        ``[]`` when the matrix is empty or has another dimension than ``query``."""
+    @classmethod
+    def empty(cls, generation: str) -> VectorMatrix:
+        """A matrix without rows."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(generation, np.zeros((0, 0), dtype=np.float32), [], none, none, (), none, ())
+
+    def search(self, query: np.ndarray, limit: int, sources: Sequence[str] | None = None,
+               model: str | None = None) -> list[tuple[str, float]]:
+        """The ``limit`` best ``(chunk id, cosine score)`` pairs among the rows of ``sources`` and ``model``
+        (None: any), best first, equal scores in rowid order; ``[]`` when the query is zero or not finite,
+        or the matrix has another dimension. Scores are :func:`exact_scores`."""
         matrix = self.vectors
-        if matrix.shape[0] == 0 or matrix.shape[1] != query.size:
+        if limit <= 0 or matrix.shape[0] == 0 or matrix.shape[1] != np.size(query):
             return []
-        norm = float(np.linalg.norm(query))
-        scores = matrix @ (query / norm if norm > 0 else query)
-        if sources:
-            mask = np.isin(np.asarray(self.sources), list(sources))
-            scores = np.where(mask, scores, -np.inf)
-        n = min(int(limit), int(np.isfinite(scores).sum()))
+        unit, valid, zero = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        if not valid[0] or zero[0]:
+            return []  # no direction: nothing is similar to it
+        q = unit[0]
+        keep = self._rows_of(sources, model)
+        count = matrix.shape[0] if keep is None else int(np.count_nonzero(keep))
+        n = min(int(limit), count)
         if n <= 0:
             return []
-        top = np.argpartition(-scores, n - 1)[:n] if n < scores.size else np.arange(scores.size)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        scores = matrix @ q
+        if keep is not None:
+            scores[~keep] = -np.inf
+        rows = _top_candidates(scores, n, score_margin(q.size))
+        exact = exact_scores(matrix[rows], q)
+        order = np.lexsort((self.rowids[rows], -exact))[:n]
+        return [(self.ids[rows[i]], float(exact[i])) for i in order]
+
+    def _rows_of(self, sources: Sequence[str] | None, model: str | None) -> np.ndarray | None:
+        """The mask of rows of ``sources`` and ``model``; None when that is every row."""
+        keep: np.ndarray | None = None
+        if model is not None:
+            if model not in self.model_names:
+                return np.zeros(len(self.ids), dtype=bool)
+            if len(self.model_names) > 1:
+                keep = self.model_codes == self.model_names.index(model)
+        if sources:
+            wanted = [code for code, name in enumerate(self.source_names) if name in sources]
+            if len(wanted) < len(self.source_names):
+                of_sources = np.isin(self.source_codes, wanted)
+                keep = of_sources if keep is None else keep & of_sources
+        return keep
 
 
 class VectorCache:
@@ -93,9 +195,10 @@ class VectorCache:
         matrix = cached.vectors
         return cached if matrix.shape[0] == 0 or matrix.shape[1] == dims else None
 
-    def load(self, db: Any, inode: int | None) -> VectorMatrix:
-        """Read the matrix now through ``db`` (whose lock the caller holds), widest stored vectors, and keep it."""
-        loaded = self._read_matrix(db, inode, None)
+    def load(self, db: Any, inode: int | None, dims: int | None = None) -> VectorMatrix:
+        """Read the matrix now through ``db`` (whose lock the caller holds), of ``dims`` dimensions (the
+        widest stored vectors when None), and keep it."""
+        loaded = self._read_matrix(db, inode, dims)
         assert loaded is not None  # no stop event
         self._matrix = loaded
         return loaded
@@ -188,8 +291,8 @@ class VectorCache:
 
     def _read_matrix(self, db: Any, inode: int | None, dims: int | None,
                      stop: threading.Event | None = None) -> VectorMatrix | None:
-        """The stored vectors of ``dims`` dimensions (the widest stored when None) as unit-length rows
-        in rowid order, tagged with the generation they were read at; None when ``stop`` was set."""
+        """The stored vectors of ``dims`` dimensions (the widest stored when None) as a :class:`VectorMatrix`,
+        tagged with the generation they were read at; None when ``stop`` was set."""
         began = not db.in_transaction
         if began:
             db.execute("BEGIN")  # one read snapshot: the generation tag matches the rows exactly
@@ -198,25 +301,36 @@ class VectorCache:
             if dims is None:
                 dims = int(db.execute("SELECT coalesce(max(length(embedding)), 0) FROM chunks").fetchone()[0]) // 4
             if dims <= 0:
-                return VectorMatrix(gen, np.zeros((0, 0), dtype=np.float32), [], [])
+                return VectorMatrix.empty(gen)
             width = int(dims) * 4
             most = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # cheap, unlike a filtered count
             matrix = np.empty((most, dims), dtype=np.float32)
+            rowids = np.empty(most, dtype=np.int64)
+            source_codes = np.empty(most, dtype=np.int32)
+            model_codes = np.empty(most, dtype=np.int32)
+            sources: dict[str, int] = {}
+            models: dict[str, int] = {}
             ids: list[str] = []
-            srcs: list[str] = []
-            cur = db.execute("SELECT id, source, embedding FROM chunks WHERE length(embedding) = ? ORDER BY rowid",
-                             (width,))
+            cur = db.execute("SELECT rowid, id, source, model, embedding FROM chunks WHERE length(embedding) = ? "
+                             "ORDER BY rowid", (width,))
             while rows := cur.fetchmany(_WARM_BATCH):
                 if stop is not None and stop.is_set():
                     return None
                 at = len(ids)
-                matrix[at : at + len(rows)] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, dims)
-                ids.extend(r[0] for r in rows)
-                srcs.extend(r[1] for r in rows)
+                raw = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(-1, dims)
+                _, valid, _ = unit_rows(raw, out=matrix[at : at + len(rows)])
+                if not valid.all():  # non-finite vectors are never returned: leave them out
+                    kept = np.flatnonzero(valid)
+                    matrix[at : at + kept.size] = matrix[at + kept]
+                    rows = [rows[i] for i in kept]
+                end = at + len(rows)
+                rowids[at:end] = [r[0] for r in rows]
+                source_codes[at:end] = [sources.setdefault(r[2], len(sources)) for r in rows]
+                model_codes[at:end] = [models.setdefault(r[3], len(models)) for r in rows]
+                ids.extend(r[1] for r in rows)
         finally:
             if began and db.in_transaction:
                 db.execute("ROLLBACK")
-        matrix = matrix[: len(ids)] if len(ids) > most // 2 else matrix[: len(ids)].copy()
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-        matrix /= np.where(norms > 0, norms, 1.0)[:, None]  # cosine, as vec0 computes it
-        return VectorMatrix(gen, matrix, ids, srcs)
+        n = len(ids)
+        return VectorMatrix(gen, matrix[:n] if n > most // 2 else matrix[:n].copy(), ids, rowids[:n].copy(),
+                            source_codes[:n].copy(), tuple(sources), model_codes[:n].copy(), tuple(models))
