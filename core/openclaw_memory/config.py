@@ -14,6 +14,7 @@ Invalid values raise :class:`~openclaw_memory.errors.ConfigError` naming the key
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -408,6 +409,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     citations = (raw.get("memory") or {}).get("citations")
     if citations:
         data["citations"] = citations
+    _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):
         p = Path(str(store["path"]).replace("{agentId}", agent_id).replace("{agent_id}", agent_id)).expanduser()
@@ -415,6 +417,38 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
             store = {**store, "path": str(base_dir / p)}
             data["store"] = store
     return data
+
+
+#: Values OpenClaw clamps instead of rejecting (spec §5): (path of camelCase/snake_case keys, low, high, int?).
+_OPENCLAW_CLAMPS: tuple[tuple[tuple[tuple[str, ...], ...], float, float | None, bool], ...] = (
+    ((("query",), ("minScore", "min_score")), 0.0, 1.0, False),
+    ((("query",), ("hybrid",), ("vectorWeight", "vector_weight")), 0.0, 1.0, False),
+    ((("query",), ("hybrid",), ("textWeight", "text_weight")), 0.0, 1.0, False),
+    ((("query",), ("hybrid",), ("candidateMultiplier", "candidate_multiplier")), 1, 20, True),
+    ((("query",), ("hybrid",), ("mmr",), ("lambda", "lambda_")), 0.0, 1.0, False),
+    ((("query",), ("hybrid",), ("temporalDecay", "temporal_decay"), ("halfLifeDays", "half_life_days")), 1, None, True),
+)
+
+
+def _clamp_like_openclaw(data: dict[str, Any]) -> None:
+    """In place: bring out-of-range numbers into range as OpenClaw does when it reads its config
+    (a file OpenClaw accepts must load here too), with a warning naming the key."""
+    for path, lo, hi, whole in _OPENCLAW_CLAMPS:
+        node: Any = data
+        for names in path[:-1]:
+            node = next((node[n] for n in names if isinstance(node, dict) and isinstance(node.get(n), dict)), None)
+        if not isinstance(node, dict):
+            continue
+        for name in path[-1]:
+            value = node.get(name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                continue
+            fixed: float = math.floor(value) if whole else value
+            fixed = max(lo, fixed if hi is None else min(hi, fixed))
+            if fixed != value:
+                log.warning("memorySearch.%s = %r is out of range; using %r as OpenClaw does",
+                            ".".join(p[0] for p in path[:-1]) + "." + name, value, fixed)
+                node[name] = int(fixed) if whole else fixed
 
 
 def _field_key(model: type[BaseModel], key: str) -> str | None:

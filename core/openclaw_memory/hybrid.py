@@ -19,9 +19,22 @@ informative term — to ``score = max(weighted, EXACT_MATCH_WEIGHT · text_score
 (``EXACT_MATCH_WEIGHT`` = 0.6). The best exact hit therefore scores 0.6 and passes the default
 floor; a chunk that shares only one incidental word with the question is not an exact match, keeps
 ``0.3·text_score`` < 0.3, and cannot flood the results. With ``text_weight`` 0 the rescue is off.
+
+Coverage dilutes an identifier asked about inside a longer question ("what happened with commit
+a828e60 during the january migration?" covers a fifth of the question), so **needles** get more:
+a chunk containing an identifier-like term of the query (letters with digits, camelCase, names
+joined by ``.`` ``_`` ``/`` ``:``; not acronyms such as ``API`` nor hyphenated words) that at most
+the candidate limit of chunks contain scores ``max(weighted, EXACT_MATCH_WEIGHT)``. The rarity
+condition keeps an identifier that most of the index mentions from lifting every chunk.
+
 Under rank fusion (``merge="rrf"``) every top vector hit scores about 0.65–0.7 whatever its
 cosine, so there an exact match scores as if the vector list had ranked it where the keyword list
-did (``text_score·(k+1)/(k+text_rank)``).
+did (``text_score·(k+1)/(k+text_rank)``, a needle counting ``text_score`` as 1). Because RRF scores
+only reflect ranks, ``min_score`` is compared with each hit's ``relevance`` — the weighted score
+with the rescue above — under both merges; RRF decides the order and the reported score.
+
+Temporal decay multiplies score and relevance, except a needle's relevance: decay moves an old
+note holding the identifier asked for down the list but never under ``min_score``.
 
 MMR similarity
 --------------
@@ -117,14 +130,14 @@ def calibrate_similarity(score: float, floor: float | None) -> float:
 def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate]) -> dict[str, Candidate]:
     out: dict[str, Candidate] = {}
     for pos, c in enumerate(vector, start=1):
-        out[c.id] = replace(c, text_score=0.0, text_rank=None, exact_match=False,
+        out[c.id] = replace(c, text_score=0.0, text_rank=None, exact_match=False, needle=False,
                             vector_score=max(0.0, c.vector_score), vector_rank=pos)
     for pos, k in enumerate(keyword, start=1):
         cur = out.get(k.id)
         if cur is None:
             out[k.id] = replace(k, vector_score=0.0, vector_rank=None, text_rank=pos)
         else:
-            cur.text_score, cur.text_rank, cur.exact_match = k.text_score, pos, k.exact_match
+            cur.text_score, cur.text_rank, cur.exact_match, cur.needle = k.text_score, pos, k.exact_match, k.needle
             if k.text:
                 cur.text = k.text
     return out
@@ -167,18 +180,21 @@ def merge_rrf(
 def apply_keyword_rescue(
     candidates: Iterable[Candidate], *, weight: float = EXACT_MATCH_WEIGHT, rrf_k: int | None = None
 ) -> None:
-    """In place, for exact keyword matches: ``score = max(score, weight·text_score)``.
+    """In place, for exact keyword matches: ``score = max(score, weight·text_score)``; for
+    needles (a rare identifier of the query) ``score = max(score, weight)``.
 
     With ``rrf_k`` (rank fusion), an exact match instead scores at least as if the vector list
-    had ranked it where the keyword list did: ``text_score·(k+1)/(k+text_rank)``.
+    had ranked it where the keyword list did: ``text_score·(k+1)/(k+text_rank)`` (a needle
+    counts ``text_score`` as 1).
     """
     for c in candidates:
         if not (c.exact_match and c.text_score > 0):
             continue
+        strength = 1.0 if c.needle else c.text_score
         if rrf_k is not None and c.text_rank is not None:
-            c.score = max(c.score, c.text_score * (rrf_k + 1) / (rrf_k + c.text_rank))
+            c.score = max(c.score, strength * (rrf_k + 1) / (rrf_k + c.text_rank))
         else:
-            c.score = max(c.score, weight * c.text_score)
+            c.score = max(c.score, weight * strength)
 
 
 # ---- temporal decay -----------------------------------------------------------------------------
@@ -220,7 +236,11 @@ def apply_temporal_decay(
     now: datetime,
     half_life_days: float,
 ) -> None:
-    """In place: multiply each score by its decay; ``timestamp_of`` returns None for no decay."""
+    """In place: multiply each score and relevance by its decay (None from ``timestamp_of``: no decay).
+
+    A needle's relevance is left as it is: decay moves an old note that holds the identifier asked
+    for down the list but does not drop it under ``min_score``.
+    """
     now = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
     cache: dict[tuple[str, str], datetime | None] = {}
     for c in candidates:
@@ -231,7 +251,10 @@ def apply_temporal_decay(
         if ts is None:
             continue
         ts = ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
-        c.score *= decay_multiplier((now - ts).total_seconds() / 86400.0, half_life_days)
+        factor = decay_multiplier((now - ts).total_seconds() / 86400.0, half_life_days)
+        c.score *= factor
+        if not c.needle:
+            c.relevance *= factor
 
 
 # ---- MMR ----------------------------------------------------------------------------------------
@@ -375,7 +398,11 @@ def decorate_citation(hit: SearchHit) -> SearchHit:
 
 
 def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[SearchHit]:
-    """Keep whole snippets while they fit ``max_chars`` in total, cut the first that does not, drop the rest."""
+    """Keep whole snippets while they fit ``max_chars`` in total, cut the first that does not, drop the rest.
+
+    A cut snippet keeps its ``Source:`` footer whole (the text before it is shortened); when not even
+    the footer fits, that hit is dropped.
+    """
     if max_chars is None:
         return list(hits)
     out: list[SearchHit] = []
@@ -385,8 +412,11 @@ def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[Sea
             out.append(h)
             left -= len(h.snippet)
             continue
-        cut = truncate_snippet(h.snippet, left)
+        footer = f"\n\nSource: {h.citation}" if h.citation else ""
+        footer = footer if footer and h.snippet.endswith(footer) else ""
+        body = h.snippet[: len(h.snippet) - len(footer)] if footer else h.snippet
+        cut = truncate_snippet(body, left - len(footer)).rstrip() if left > len(footer) else ""
         if cut:
-            out.append(replace(h, snippet=cut))
+            out.append(replace(h, snippet=cut + footer))
         break
     return out

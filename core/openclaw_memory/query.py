@@ -112,6 +112,7 @@ _SCRIPT_RUN = re.compile(
 )
 _THAI_UNIT = re.compile(r".[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd]*", re.S)
 _LATIN_ONLY = re.compile(r"[a-z\u00c0-\u024f]+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _fold_text(text: str) -> str:
@@ -215,14 +216,18 @@ class TermGroup:
     """A concept of the query: alternative normalised keys (a Korean word and its stem, …).
 
     ``distinctive`` groups (identifiers, tokens with digits, camelCase, dotted names) make a chunk
-    that contains them an exact match; ``ngram`` groups only count toward coverage when some
-    candidate contains them (most CJK/Thai n-grams of a sentence are not words).
+    that contains them an exact match; ``needle`` groups are the identifier-like subset (letters
+    with digits, camelCase, names joined by ``.`` ``_`` ``/`` ``:`` ``#`` ``@``, not acronyms or
+    hyphenated words), which the search treats as the point of the query when they are rare in the
+    index; ``ngram`` groups only count toward coverage when some candidate contains them (most
+    CJK/Thai n-grams of a sentence are not words).
     """
 
     keys: list[str]
     weight: float = 1.0
     distinctive: bool = False
     ngram: bool = False
+    needle: bool = False
 
 
 _FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
@@ -315,6 +320,10 @@ class QueryAnalysis:
         match when it contains a distinctive group, the whole query phrase, or every group while
         those groups carry at least half of the query's weight.
         """
+        return [(cov, exact) for cov, exact, _ in self.coverage_detail(texts)]
+
+    def coverage_detail(self, texts: Sequence[str]) -> list[tuple[float, bool, set[int]]]:
+        """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains."""
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
@@ -325,14 +334,14 @@ class QueryAnalysis:
         considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
         total = sum(self.groups[i].weight for i in considered)
         raw_total = sum(g.weight for g in self.groups) or 1.0
-        out: list[tuple[float, bool]] = []
+        out: list[tuple[float, bool, set[int]]] = []
         for line, have in zip(lines, present):
             got = sum(self.groups[i].weight for i in considered if i in have)
             cov = got / total if total > 0 else 0.0
             exact = any(self.groups[i].distinctive for i in have)
             exact = exact or (phrase is not None and phrase in line)
             exact = exact or (bool(have) and cov >= 1.0 - 1e-9 and got / raw_total >= 0.5)
-            out.append((cov, exact))
+            out.append((cov, exact, have))
         return out
 
 
@@ -341,6 +350,16 @@ def _opaque(ch: str) -> bool:
     if ch.isascii() or _WORD.match(ch):
         return False
     return unicodedata.category(ch) not in ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Zs", "Zl", "Zp", "Cs", "Cc")
+
+
+def _identifier(token: str) -> bool:
+    """Letters with digits, or camelCase: an ID, hash, version or code symbol (not an acronym)."""
+    if any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token):
+        return True
+    return any(a.islower() and b.isupper() for a, b in zip(token, token[1:]))
+
+
+_NEEDLE_CONNECTORS = frozenset("._/:#@\\")
 
 
 def _distinctive(token: str) -> bool:
@@ -376,9 +395,10 @@ class _Builder:
         return len(self.groups) - 1
 
     def concept(self, text: str, kind: str, *, weight: float = 1.0, distinctive: bool = False,
-                ngram: bool = False) -> None:
+                ngram: bool = False, needle: bool = False) -> None:
         """Add ``text`` as a term with its own coverage group."""
         g = self.group(weight=weight, distinctive=distinctive, ngram=ngram)
+        self.groups[g].needle = needle
         if not self.add(text, kind, g):
             self.groups.pop()
 
@@ -443,7 +463,7 @@ def _run_terms(b: _Builder, run: str) -> None:
                 if _is_stop(tok) or (len(tok) == 1 and not tok.isdigit()) or (tok.isdigit() and len(tok) < 2):
                     continue
                 if _distinctive(tok):
-                    b.concept(tok, "exact", weight=2.0, distinctive=True)
+                    b.concept(tok, "exact", weight=2.0, distinctive=True, needle=_identifier(tok))
                 else:
                     b.concept(tok, "word")
         elif script == "hangul":
@@ -476,14 +496,15 @@ def _longest_informative_run(tokens: Sequence[str]) -> list[str]:
 def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = MAX_TERMS) -> QueryAnalysis:
     """Parse ``query`` into searchable terms (see the module docstring). Never raises."""
     b = _Builder()
-    pieces = [p for p in _PIECE_SPLIT.split(query or "") if p]
+    query = _LONE_SURROGATE.sub(" ", query or "")  # not encodable: SQLite would reject the whole query
+    pieces = [p for p in _PIECE_SPLIT.split(query) if p]
     all_tokens: list[str] = []
     for piece in pieces:
         runs = _WORD.findall(piece)
         if tokenizer != "trigram" and any(_opaque(ch) for ch in piece):
             # symbols/format/unassigned characters that SQLite's older Unicode tables may treat as
             # letters: also search the piece verbatim, tokenised by FTS5 exactly like the index
-            raw = "".join(ch for ch in piece if not 0xD800 <= ord(ch) <= 0xDFFF)
+            raw = piece
             if raw and "raw:" + raw not in b.keys:
                 b.keys.add("raw:" + raw)
                 b.terms.append((_PRIORITY["recall"], b.order, QueryTerm(raw, "raw:" + raw, "recall", None)))
@@ -497,7 +518,8 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
         if joined_by_connectors and meaningful and not _SEG.search(piece):
             # dotted/hyphenated identifiers, paths, versions, IPs: one exact phrase, parts for recall
             text = piece if tokenizer == "trigram" else " ".join(runs)
-            b.concept(text, "exact", weight=2.0, distinctive=True)
+            needle = any(_identifier(r) for r in runs) or any(ch in _NEEDLE_CONNECTORS for sep in seps for ch in sep)
+            b.concept(text, "exact", weight=2.0, distinctive=True, needle=needle)
             for r in meaningful:
                 b.add(r, "recall")
             continue

@@ -66,6 +66,9 @@ RANK_WINDOW = 4000
 RECENT_CHUNKS = 20_000
 
 
+#: At most this many substring (LIKE) scans per query for short terms in a trigram index: each reads every chunk.
+_MAX_LIKE_SCANS = 3
+
 _Order = Literal["rank", "recent", "recent-first"]
 
 
@@ -97,8 +100,10 @@ def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[s
     within ``COMMON_MATCHES``, so a rare word's chunks are ranked in full instead of drowning among
     a frequent word's. Expressions with a common term are not BM25-ranked.
     """
-    if analysis.fallback and analysis.phrase_match:
-        return []  # only stop words: the phrase is the whole search
+    if analysis.fallback:
+        # only stop words: after the phrase, every word in any order ("what is this" → "this is what")
+        every = analysis.match_all()
+        return [(every, "recent-first")] if every else []
     n = {t: count(analysis.fts_phrase(t)) for t in analysis.terms if t.kind != "phrase"}
     present = [t for t in n if n[t] > 0]
     if not present:
@@ -139,11 +144,24 @@ def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: 
     return store.keyword_search(match, limit=limit, sources=sources, order="recent")
 
 
+def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
+    """The query's identifier-like groups (see :class:`~openclaw_memory.query.TermGroup`) found in
+    at least one and at most ``limit`` chunks: a chunk containing one is what the query asks for."""
+    out: set[int] = set()
+    for gi, group in enumerate(analysis.groups):
+        if not group.needle:
+            continue
+        counts = [count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))]
+        if counts and 0 < min(counts) <= limit:
+            out.add(gi)
+    return out
+
+
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
     enough: int | None = None,
 ) -> list[Candidate]:
-    """FTS candidates with per-query ``text_score`` and ``exact_match`` set, best first.
+    """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
     Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
     until ``enough`` (default ``limit``) chunks are found. Expressions of rare terms are ranked by
@@ -162,29 +180,32 @@ def keyword_candidates(
         order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
         batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
-    tiers: list[tuple[str, _Order]] = []
-    if not analysis.match_tiers() and not phrase and analysis.tokenizer == "trigram":
-        # a trigram index cannot MATCH terms under 3 characters: fall back to one LIKE scan
-        like = sorted((t.text for t in analysis.terms if t.group is not None), key=len, reverse=True)[:1]
-        if like:
-            batches.append(store.keyword_search("", limit=limit, sources=sources, like_terms=like))
-    else:
-        tiers = _keyword_plan(analysis, count)
+    tiers = _keyword_plan(analysis, count)
     for i, (match, how) in enumerate(tiers):  # strict to loose
         rows = _run(store, match, how, limit=limit, sources=sources, need=want)
         if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
             batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
             break
+    if analysis.tokenizer == "trigram":
+        # A trigram index cannot MATCH terms under 3 characters (项目, 서버): one substring scan each.
+        short = [t.text for t in analysis.terms if t.group is not None and analysis.fts_phrase(t) is None]
+        for term in sorted(dict.fromkeys(short), key=len, reverse=True)[:_MAX_LIKE_SCANS]:
+            rows = store.keyword_search("", limit=limit, sources=sources, like_terms=[term])
+            batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
+    needles = _rare_needles(analysis, count, limit)
     cands: list[Candidate] = []
     scores: list[float] = []
     ranks: list[float] = []
     for batch in batches:  # BM25 is only comparable within one MATCH expression
         if not batch:
             continue
-        stats = analysis.coverage([c.text for c, _ in batch])
-        for (c, rank), (_, exact), score in zip(batch, stats, keyword_text_scores([r for _, r in batch],
-                                                                                  [cov for cov, _ in stats])):
+        stats = analysis.coverage_detail([c.text for c, _ in batch])
+        for (c, rank), (_, exact, groups), score in zip(
+                batch, stats, keyword_text_scores([r for _, r in batch], [cov for cov, _, _ in stats])):
             c.exact_match = exact
+            c.needle = bool(needles & groups)
             cands.append(c)
             scores.append(score)
             ranks.append(rank)
@@ -219,9 +240,9 @@ def _session_timestamp(path: Path, start_line: int, end_line: int) -> datetime |
                     latest = ts
         if latest is None:
             latest = path.stat().st_mtime
-    except OSError:
+        return datetime.fromtimestamp(latest, tz=timezone.utc)
+    except (OSError, ValueError, OverflowError):
         return None
-    return datetime.fromtimestamp(latest, tz=timezone.utc)
 
 
 def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> Callable[[Candidate], datetime | None]:
@@ -241,7 +262,7 @@ def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> C
         p = Path(c.path)
         try:
             return datetime.fromtimestamp((p if p.is_absolute() else ws / p).stat().st_mtime, tz=timezone.utc)
-        except OSError:
+        except (OSError, ValueError, OverflowError):
             return None
 
     return resolve
@@ -318,7 +339,10 @@ def run_search(
             log.warning("query embedding failed; searching keywords only: %s", exc)
             reason = f"query embedding failed ({type(exc).__name__}: {exc})"
     vector: list[Candidate] = []
-    if qv is not None and qv.size and np.all(np.isfinite(qv)) and np.any(qv):
+    if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
+        log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
+        reason, qv = "the query embedding is empty, all zeros or not finite", None
+    if qv is not None:
         try:
             vector = store.vector_search(qv, limit=n_cand, sources=sources,
                                          model=provider.model if provider is not None else None)
@@ -336,23 +360,36 @@ def run_search(
         merged = keyword
         for c in merged:
             c.score = c.text_score
+        apply_keyword_rescue(merged)  # lifts needles only: an exact match already scores its text_score
+        for c in merged:
+            c.relevance = c.score
     elif not hy.enabled:
         mode = "vector"
         merged = list(vector)
         for c in merged:
             c.vector_score = max(0.0, c.vector_score)
-            c.score = c.vector_score
+            c.score = c.relevance = c.vector_score
     else:
         mode = "hybrid"
         keyword = pending.result() if pending is not None else keyword_candidates(
             store, analysis, limit=n_cand, sources=sources, enough=n_results)
         vw, tw = hy.vector_weight, hy.text_weight
-        if hy.merge == "rrf":
-            merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
-        else:
-            merged = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw)
+        weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw)
         if tw > 0:
-            apply_keyword_rescue(merged, rrf_k=hy.rrf_k if hy.merge == "rrf" else None)
+            apply_keyword_rescue(weighted)
+        if hy.merge == "rrf":
+            # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
+            # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
+            relevance = {c.id: c.score for c in weighted}
+            merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
+            if tw > 0:
+                apply_keyword_rescue(merged, rrf_k=hy.rrf_k)
+            for c in merged:
+                c.relevance = relevance[c.id]
+        else:
+            merged = weighted
+            for c in merged:
+                c.relevance = c.score
 
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
@@ -363,7 +400,7 @@ def run_search(
                                c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
     if hy.mmr.enabled and len(merged) > 1:
         merged = apply_mmr(merged, hy.mmr.lambda_)
-    chosen = [c for c in merged if c.score >= floor][:n_results]
+    chosen = [c for c in merged if c.relevance >= floor][:n_results]
     if not chosen and mode == "keyword":
         # As the original: with no embeddings, the best partial matches beat an empty answer.
         chosen = [c for c in merged if c.score > 0][:n_results]

@@ -159,18 +159,27 @@ def message_text(content: Any) -> str:
     return ""
 
 
+# what datetime.fromtimestamp accepts everywhere: years 1..9999
+_MIN_EPOCH, _MAX_EPOCH = -62_135_596_800.0, 253_402_300_799.0
+
+
 def parse_timestamp(value: Any) -> float | None:
-    """Epoch seconds from a number (< 1e11 = seconds, else milliseconds) or an ISO string."""
+    """Epoch seconds from a number (< 1e11 = seconds, else milliseconds) or an ISO string;
+    None for anything else, including non-finite or out-of-range values."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value < 1e11 else value / 1000.0
+        try:
+            secs = float(value) if value < 1e11 else value / 1000.0
+        except OverflowError:  # an int too large for a float
+            return None
+        return secs if _MIN_EPOCH <= secs <= _MAX_EPOCH else None  # NaN fails both comparisons
     if isinstance(value, str) and value.strip():
         try:
             dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
+            return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
+        except (ValueError, OverflowError):
             return None
-        return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
     return None
 
 

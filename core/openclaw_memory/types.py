@@ -66,6 +66,8 @@ class Candidate:
     score: float = 0.0
     embedding: Any = None  # numpy float32 vector when the vector side loaded it, else None
     exact_match: bool = False  # the keyword side matched an exact token/phrase of the query
+    needle: bool = False  # it contains an identifier of the query that few chunks contain
+    relevance: float = 0.0  # what ``min_score`` is compared with (the weighted score, also under RRF)
 
 
 @dataclass
@@ -104,9 +106,15 @@ class FallbackInfo:
 class SearchResult:
     """What ``MemoryIndex.search`` returns: hits plus how they were found.
 
-    ``empty_reason`` is set whenever ``hits`` is empty: ``"empty_index"``, ``"stale"``
-    (a sync is running and may add results) or ``"no_match"``.
+    ``empty_reason`` is set whenever ``hits`` is empty: ``"sync_failed"`` (the last sync of
+    the memory files failed, so they may be missing from the index; ``sync_error`` says why),
+    ``"empty_index"`` (no memory files written yet), ``"stale"`` (a sync is running and may add
+    results) or ``"no_match"``.
     ``keyword_only_reason`` says why the vector side was not used in keyword mode.
+    ``sync_scheduled`` is True when this search found the files changed and a background sync is
+    scheduled or running (the hits may miss the latest edits).
+    ``sync_error`` is the error of the last sync when it failed (None after a successful one): hits
+    are still returned from what was indexed before, but recent edits may be missing.
     """
 
     query: str
@@ -119,6 +127,7 @@ class SearchResult:
     empty_reason: str | None = None
     sync_scheduled: bool = False
     took_ms: float = 0.0
+    sync_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form with the hits as dicts."""
@@ -132,6 +141,7 @@ class SearchResult:
             "keyword_only_reason": self.keyword_only_reason,
             "empty_reason": self.empty_reason,
             "sync_scheduled": self.sync_scheduled,
+            "sync_error": self.sync_error,
             "took_ms": round(self.took_ms, 3),
         }
 
