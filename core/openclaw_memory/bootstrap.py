@@ -27,7 +27,13 @@ DEFAULT_BOOTSTRAP_MAX_CHARS = 20_000
 _MIN_MAX_CHARS = 500
 
 def memory_recall_prompt(config: MemoryConfig, session_kind: SessionKind = "private") -> str:
-    """The "## Memory Recall" section (citations ``auto`` = on in private sessions, off elsewhere)."""
+    """The "## Memory Recall" section (citations ``auto`` = on in private sessions, off elsewhere).
+
+    ``""`` when memory search is disabled (``enabled: false``): the tools are not offered then,
+    so neither are instructions to use them (spec §7.1).
+    """
+    if not config.enabled:
+        return ""
     cite_on = config.citations == "on" or (config.citations == "auto" and session_kind == "private")
     return recall_section(citations="on" if cite_on else "off", sessions=config.sessions_enabled())
 
@@ -115,7 +121,8 @@ def build_session_context(
 
     Includes ``MEMORY.md`` (or ``memory.md``) only when ``session_kind`` is ``"private"``, then
     today's and yesterday's daily notes, then the recall instructions (``recall_prompt`` replaces
-    the default). Returns ``""`` when there is nothing to show.
+    the default, which is absent when memory search is disabled). Returns ``""`` when there is
+    nothing to show.
     """
     if session_kind not in ("private", "group", "channel"):
         raise ValueError(f"session_kind must be 'private', 'group' or 'channel', got {session_kind!r}")

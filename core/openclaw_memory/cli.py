@@ -16,8 +16,10 @@ from typing import Any
 import click
 
 from openclaw_memory.config import MemoryConfig, default_state_dir
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import IndexingError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
+from openclaw_memory.query import analyze_query
+from openclaw_memory.sync import Progress
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -50,10 +52,24 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
     return MemoryConfig.load(base)
 
 
-@contextmanager
-def _index(ctx: click.Context, **overrides: Any) -> Iterator[MemoryIndex]:
+# A CLI command ends (and closes its index) right after its work: a background sync would only be
+# cancelled by close(). So its index starts none (no watcher, interval timer, on-search or
+# session-start sync); ``search`` brings the index up to date in the foreground instead.
+_NO_BACKGROUND_SYNC = {"on_search": False, "on_session_start": False, "watch": False, "interval_minutes": 0}
+
+
+def _load_config(ctx: click.Context) -> MemoryConfig:
     try:
-        memory = MemoryIndex(_config(ctx, **overrides))
+        return _config(ctx)
+    except (OpenClawMemoryError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@contextmanager
+def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
+    try:
+        config = config if config is not None else _config(ctx)
+        memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False)
     except (OpenClawMemoryError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
@@ -141,29 +157,37 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
         _print_status(st)
 
 
+@contextmanager
+def _progress_bar(desc: str) -> Iterator[Progress]:
+    """A sync ``progress`` callback drawing a bar on stderr (only on a terminal, only when files
+    are (re)indexed), closed on exit."""
+    from tqdm import tqdm
+
+    bar: Any = None
+
+    def progress(done: int, total: int, label: str) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=desc, unit="file", file=sys.stderr,
+                       disable=total == 0 or not sys.stderr.isatty())
+        bar.update(1)
+        bar.set_postfix_str(label[-40:], refresh=False)
+
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 @main.command()
 @click.option("--force", is_flag=True, help="Rebuild the whole index (embeddings come from the cache).")
 @click.pass_context
 def index(ctx: click.Context, force: bool) -> None:
     """Index the workspace (incremental unless --force)."""
-    from tqdm import tqdm
-
     with _index(ctx) as memory:
-        bar: Any = None
-
-        def progress(done: int, total: int, label: str) -> None:
-            nonlocal bar
-            if bar is None:
-                bar = tqdm(total=total, desc="Indexing memory files", unit="file", file=sys.stderr,
-                           disable=total == 0 or not sys.stderr.isatty())
-            bar.update(1)
-            bar.set_postfix_str(label[-40:], refresh=False)
-
-        try:
+        with _progress_bar("Indexing memory files") as progress:
             report = memory.sync(force=force, reason="cli", progress=progress)
-        finally:
-            if bar is not None:
-                bar.close()
         st = memory.status()
     kind = "rebuilt" if report.full_rebuild else "updated"
     click.echo(
@@ -181,40 +205,143 @@ def index(ctx: click.Context, force: bool) -> None:
         click.echo(f"Note: keyword-only mode — {st.keyword_only_reason}", err=True)
 
 
-def _print_result(result: SearchResult) -> None:
+def _files_text(paths: list[str]) -> str:
+    if len(paths) == 1:
+        return paths[0]
+    shown = ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+    return f"{len(paths)} files ({shown})"
+
+
+_SHOWN_LINES = 8
+
+
+def _best_window(lines: list[str], query: str, size: int) -> int:
+    """Start of the ``size`` consecutive lines that cover the most of ``query`` (0 when none does)."""
+    if len(lines) <= size:
+        return 0
+    covered = [cov for cov, _ in analyze_query(query).coverage(lines)]
+    if not any(covered):
+        return 0
+    top = covered.index(max(covered))  # among the best windows, show this line near the top
+    sums = [sum(covered[i:i + size]) for i in range(len(lines) - size + 1)]
+    return max(range(len(sums)), key=lambda i: (round(sums[i], 9), -abs(i - (top - 2)), -i))
+
+
+def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
+    """Human output of one search; ``stale``: files changed since the last sync (none were synced)."""
+    sync_error = (result.sync_error or "").rstrip(".")
     if not result.hits:
-        why = {"empty_index": "the index is empty", "stale": "a sync is running; try again shortly"}.get(
-            result.empty_reason or "", "nothing matched")
+        if result.empty_reason == "sync_failed":
+            why = f"indexing failed: {sync_error}"
+        elif stale:
+            why = (f"the index is out of date: {_files_text(stale)} changed since the last sync; "
+                   "run `openclaw-memory index` to update it")
+        else:
+            why = {"empty_index": "the index is empty", "stale": "a sync is running; try again shortly"}.get(
+                result.empty_reason or "", "nothing matched")
         click.echo(f"No matches ({why}).")
     for hit in result.hits:
         cite = hit.citation or (f"{hit.path}#L{hit.start_line}" + ("" if hit.start_line == hit.end_line
                                                                    else f"-L{hit.end_line}"))
         click.echo(f"{hit.score:.3f} {cite}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
-        snippet = hit.snippet.split("\n\nSource: ")[0].strip()
-        for line in snippet.splitlines()[:8]:
+        lines = (hit.text or hit.snippet.split("\n\nSource: ")[0]).strip("\n").splitlines()
+        start = _best_window(lines, result.query, _SHOWN_LINES)
+        if start > 0:
+            click.echo("    …")
+        for line in lines[start:start + _SHOWN_LINES]:
             click.echo(f"    {line}")
+        if start + _SHOWN_LINES < len(lines):
+            click.echo("    …")
         click.echo("")
     if result.mode == "keyword" and result.keyword_only_reason:
         click.echo(f"(keyword-only: {result.keyword_only_reason})")
+    if result.hits and sync_error:
+        click.echo(f"Note: the last sync failed, so recent edits may be missing: {sync_error}.")
+    elif result.hits and stale:
+        click.echo(f"Note: the index is out of date: {_files_text(stale)} changed since the last sync; these "
+                   "results may miss those edits. Run `openclaw-memory index` to update it.")
 
 
-def _read_queries(path: str) -> Iterator[tuple[str, str]]:
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    with stream:
-        for n, line in enumerate(stream, start=1):
-            line = line.strip()
+def _stale_fields(stale: list[str]) -> dict[str, Any]:
+    return {"stale": True, "stale_files": stale} if stale else {}
+
+
+def _bring_up_to_date(memory: MemoryIndex, *, sync: bool) -> list[str]:
+    """Index changed files in the foreground (progress on stderr) when ``sync``; return the memory
+    files that changed since the last successful sync and are not in the index (``[]`` when it is
+    up to date). A failed sync is not fatal: the search then reports it (``sync_error``)."""
+    if sync:
+        try:
+            with _progress_bar("Indexing changed memory files") as progress:
+                memory.sync(reason="cli-search", progress=progress)
+            return []
+        except IndexingError:
+            pass  # memory.search() carries the error (sync_error / empty_reason="sync_failed")
+    return memory.changed_files()
+
+
+def _reject_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _read_queries(path: str) -> Iterator[tuple[Any, Any, str | None]]:
+    """``(id, query, error)`` for each non-blank line of a --queries file; ``error`` is None for a
+    usable line, else what is wrong with it (then ``query`` may be None)."""
+    with click.open_file(path, "rb") as stream:
+        for n, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8").removeprefix("\ufeff").strip()
+            except UnicodeDecodeError as exc:
+                yield n, None, f"line {n}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                continue
             if not line:
                 continue
-            if line.startswith("{"):
-                try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    raise click.ClickException(f"{path}:{n}: invalid JSON ({exc})") from None
-                if "query" not in obj:
-                    raise click.ClickException(f"{path}:{n}: a JSON line needs a \"query\" field")
-                yield str(obj.get("id", n)), str(obj["query"])
+            if not line.startswith("{"):
+                yield n, line, None
+                continue
+            try:
+                obj = json.loads(line, parse_constant=_reject_json_constant)
+            except ValueError as exc:
+                yield n, None, f"line {n}: invalid JSON ({exc})"
+                continue
+            qid, text = obj.get("id", n), obj.get("query")
+            if isinstance(qid, (dict, list)):
+                yield qid, text, f'line {n}: "id" must be a JSON string, number, boolean or null'
+            elif "query" not in obj:
+                yield qid, None, f'line {n}: a JSON line needs a "query" field'
+            elif not isinstance(text, str):
+                yield qid, text, f'line {n}: "query" must be a string, not {type(text).__name__}'
+            elif not text.strip():
+                yield qid, text, f"line {n}: query required (the query is blank)"
             else:
-                yield str(n), line
+                yield qid, text, None
+
+
+def _run_queries(memory: MemoryIndex, path: str, stale: list[str], **search_args: Any) -> tuple[int, int]:
+    """Print one JSON line per query of ``path``; return (queries, failed)."""
+    total = failed = 0
+    for qid, text, error in _read_queries(path):
+        total += 1
+        if error is None:
+            try:
+                res = memory.search(text, **search_args)
+            except OpenClawMemoryError as exc:
+                error = f"search failed: {exc}"
+        if error is not None:
+            failed += 1
+            click.echo(json.dumps({"id": qid, "query": text, "error": error}, ensure_ascii=False))
+            continue
+        row: dict[str, Any] = {"id": qid, "query": text, "results": [h.to_dict() for h in res.hits],
+                               "mode": res.mode, "took_ms": round(res.took_ms, 3)}
+        if not res.hits:
+            row["empty_reason"] = res.empty_reason
+        if res.keyword_only_reason:
+            row["keyword_only_reason"] = res.keyword_only_reason
+        if res.sync_error:
+            row["sync_error"] = res.sync_error
+        row.update(_stale_fields(stale))
+        click.echo(json.dumps(row, ensure_ascii=False))
+    return total, failed
 
 
 @main.command()
@@ -223,26 +350,53 @@ def _read_queries(path: str) -> Iterator[tuple[str, str]]:
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Score floor (default 0.35).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
-              help="Run one query per line (or JSONL with id/query); prints one JSON line per query.")
+              help="Run the queries of FILE (\"-\": stdin), one per line; prints one JSON line per query (see below).")
+@click.option("--no-sync", is_flag=True,
+              help="Search the index as it is, without indexing changed files first; results are then marked "
+                   "stale when files changed.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,
-           queries: str | None) -> None:
-    """Search the memory (hybrid vector + keyword)."""
+           queries: str | None, no_sync: bool) -> None:
+    """Search the memory (hybrid vector + keyword).
+
+    Memory files changed since the last sync are indexed first (incrementally: cheap when nothing
+    changed; progress on stderr), unless --no-sync is given or the config sets sync.onSearch to
+    false. Then, when files changed, the results are marked as stale ("stale": true and
+    "stale_files" in JSON). An empty index is always built first.
+
+    \b
+    --queries FILE: each non-blank line is one query.
+      * A line starting with "{" is a JSON object: {"id": ..., "query": "..."}.
+        "id" (any JSON string, number, boolean or null) is echoed as given and
+        defaults to the line number; other keys are ignored.
+      * Any other line is the query text; its id is the line number.
+    Each query prints one JSON line: id, query, results, mode, took_ms, plus
+    empty_reason (no results), keyword_only_reason (keyword-only search),
+    sync_error and stale/stale_files when they apply. A line that cannot be run
+    prints {"id": ..., "query": ..., "error": "..."} and the batch goes on;
+    the exit status is then 1.
+    """
+    if query is not None and queries:
+        raise click.UsageError("give either a QUERY or --queries FILE, not both")
     if not query and not queries:
         raise click.UsageError("give a QUERY or --queries FILE")
-    with _index(ctx) as memory:
+    if query is not None and not query.strip():
+        raise click.UsageError("QUERY is blank: give the text to search for")
+    config = _load_config(ctx)
+    with _index(ctx, config) as memory:
+        stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
-            for qid, text in _read_queries(queries):
-                res = memory.search(text, max_results=max_results, min_score=min_score)
-                click.echo(json.dumps({"id": qid, "query": text, "results": [h.to_dict() for h in res.hits],
-                                       "mode": res.mode}, ensure_ascii=False))
+            total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score)
+            if failed:
+                click.echo(f"Error: {failed} of {total} queries failed (see their \"error\").", err=True)
+                ctx.exit(1)
             return
         assert query is not None
         res = memory.search(query, max_results=max_results, min_score=min_score)
     if as_json:
-        click.echo(json.dumps(res.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:
-        _print_result(res)
+        _print_result(res, stale)
 
 
 @main.command()

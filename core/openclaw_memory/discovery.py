@@ -10,19 +10,22 @@ import codecs
 import errno
 import hashlib
 import logging
+import math
+import numbers
 import os
 import posixpath
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.types import MemoryFile, Source
 
 __all__ = [
     "UnreadableFileError",
     "build_file_entry",
     "is_memory_path",
+    "line_number",
     "list_memory_files",
     "read_lines",
     "read_memory_text",
@@ -219,9 +222,20 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
     refused rather than followed. A missing but allowed file is accepted.
     Raises MemoryPathError saying what is wrong and what is allowed.
     """
+    if not isinstance(requested, str):
+        raise MemoryPathError(f"path required: a string such as 'memory/2026-01-16.md', not {type(requested).__name__}")
+    if "\x00" in requested:
+        raise MemoryPathError(f"{requested!r} contains a null byte; give the path of one .md file")
+    try:
+        os.fsencode(requested)
+    except UnicodeEncodeError:
+        raise MemoryPathError(f"{requested!r} is not a valid file name (unencodable characters)") from None
     raw = requested.strip().replace("\\", "/")
     if not raw:
         raise MemoryPathError(f"a path is required; {_ALLOWED}")
+    if raw.endswith("/") or raw.rsplit("/", 1)[-1] in (".", ".."):
+        raise MemoryPathError(f"{requested!r} is not a file path (it ends with '/' or a '.' part); "
+                              "give the path of one .md file")
     ws = _abs(workspace)
     cand = _abs(raw, ws)
     root = _find_root(ws, _extra_roots(ws, extra_paths), cand, requested)
@@ -239,6 +253,11 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
                 f"{requested!r}: {relative_path(Path(ws), Path(current))} is a symbolic link; "
                 "memory_get does not follow symlinks"
             )
+        if current != cand and not stat.S_ISDIR(st.st_mode):
+            raise MemoryPathError(
+                f"{requested!r}: {relative_path(Path(ws), Path(current))} is a file, not a directory; "
+                "give the path of one .md file"
+            )
         if current == cand and stat.S_ISDIR(st.st_mode):
             raise MemoryPathError(f"{requested!r} is a directory; give the path of one .md file")
         if current == cand and not stat.S_ISREG(st.st_mode):
@@ -246,13 +265,42 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
     return Path(cand), relative_path(Path(ws), Path(cand))
 
 
+def line_number(value: object, name: str) -> int | None:
+    """``memory_get``'s ``from_line`` / ``lines`` as an int, truncated as the spec says (§7.3).
+
+    Accepts None, ints, finite floats (``2.9`` → 2) and strings holding such a number (``"2"``,
+    as agents sometimes send them). Raises MemoryArgumentError naming ``name`` for anything else
+    (booleans, NaN, infinities, other strings, lists, ...). The range is not checked here:
+    :func:`read_lines` treats values below 1 as 1.
+    """
+    if value is None:
+        return None
+    number: object = value
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            try:
+                number = float(value.strip())
+            except ValueError:
+                pass
+    if isinstance(number, numbers.Integral) and not isinstance(number, bool):
+        return int(number)
+    if isinstance(number, numbers.Real) and not isinstance(number, bool) and math.isfinite(number):
+        return math.trunc(number)
+    raise MemoryArgumentError(f"{name} must be a line number or count (an int; floats are truncated), not {value!r}")
+
+
 def read_lines(abs_path: Path, from_line: int | None, lines: int | None) -> tuple[str, int, int]:
     """Lines of a memory file as (text, start_line, end_line), 1-based inclusive.
 
     ``start = max(1, from_line or 1)``; ``count = max(1, lines)``, or all lines when
-    ``lines`` is None. Lines are joined with "\\n", so reading the whole file returns it
-    unchanged. A missing file, or a start past the end, gives ``("", start, start - 1)``.
+    ``lines`` is None. Both are first made ints by :func:`line_number` (floats and numeric
+    strings are truncated; other values raise MemoryPathError). Lines are joined with "\\n", so
+    reading the whole file returns it unchanged. A missing file, or a start past the end, gives
+    ``("", start, start - 1)``.
     """
+    from_line, lines = line_number(from_line, "from_line"), line_number(lines, "lines")
     start = max(1, from_line or 1)
     content = read_memory_text(abs_path)
     if content is None:

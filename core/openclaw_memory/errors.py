@@ -11,7 +11,8 @@ The tree::
     │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
     │   └── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
     ├── IndexingError               a sync could not complete; the previous index is intact
-    └── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
+    ├── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
+    └── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "ConfigError",
     "IndexLockedError",
     "IndexingError",
+    "MemoryArgumentError",
     "MemoryPathError",
     "MissingDependencyError",
     "OpenClawMemoryError",
@@ -82,3 +84,7 @@ class IndexingError(OpenClawMemoryError):
 
 class MemoryPathError(OpenClawMemoryError, ValueError):
     """A path was refused: only MEMORY.md, memory.md, memory/**/*.md and extra paths are allowed."""
+
+
+class MemoryArgumentError(OpenClawMemoryError, ValueError):
+    """A tool argument has the wrong type or value (a line number that is not a number, ...)."""

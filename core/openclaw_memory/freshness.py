@@ -30,6 +30,10 @@ __all__ = ["Freshness"]
 log = logging.getLogger(__name__)
 
 _STALE_CHECK_INTERVAL_S = 2.0
+# After a failed sync, searches (first-search, on-search and session-start triggers) run the next
+# one no sooner than this: a sync failing on a bad API key costs the provider's retries each time.
+# The watcher, the interval timer and explicit sync() calls are not held back.
+_SYNC_RETRY_INTERVAL_S = 30.0
 _MAX_WARMED_SESSIONS = 10_000
 
 
@@ -71,18 +75,46 @@ class Freshness:
             self._auto_start = False
             if index.config.sync.watch or index.config.sync.interval_minutes > 0:
                 self.start(files=index.config.sync.watch)
-        if index._is_empty():
+        built = index._is_empty() and self._retry_due()
+        if built:
             try:
                 index.sync(reason="search")
             except Exception as exc:  # the search still answers, and says why it is empty
                 log.warning("first-search sync failed: %s", exc)
         scheduled = False
-        if index.config.sync.on_search:
+        if index.config.sync.on_search and not built:  # a sync just ran (or failed): not another one
             self._quick_stale_check()
-            if index.dirty and not index.syncing:
+            if index.dirty and not index.syncing and self._retry_due():
                 index.sync_in_background("search")
                 scheduled = True
         return scheduled or index.syncing
+
+    def _retry_due(self) -> bool:
+        """False for ``_SYNC_RETRY_INTERVAL_S`` (30 s) after a failed sync, so searches do not re-run
+        a failing sync on every call; a successful sync (e.g. an explicit ``sync()``) clears it."""
+        failed_at = self._index._last_sync_failed_at
+        return failed_at is None or time.monotonic() - failed_at >= _SYNC_RETRY_INTERVAL_S
+
+    def changed_files(self) -> list[str]:
+        """Memory files added, changed (size or mtime) or removed since the last sync, sorted
+        (see :meth:`MemoryIndex.changed_files`). Files the last sync skipped as unreadable are
+        left out."""
+        index = self._index
+        known = index.store.file_records("memory")
+        skipped = set(index._last_sync.files_skipped) if index._last_sync else set()
+        files = {discovery.relative_path(index.workspace, p): p
+                 for p in discovery.list_memory_files(index.workspace, index.config.resolved_extra_paths())}
+        changed = {r for r in known.keys() - files.keys() if r not in skipped}
+        for r, p in files.items():
+            if r in skipped:
+                continue
+            rec = known.get(r)
+            try:
+                if rec is None or not rec.matches_stat(p.stat()):
+                    changed.add(r)
+            except OSError:
+                changed.add(r)
+        return sorted(changed)
 
     def _quick_stale_check(self) -> None:
         """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""
@@ -93,23 +125,8 @@ class Freshness:
         if now - self._last_stale_check < _STALE_CHECK_INTERVAL_S:
             return
         self._last_stale_check = now
-        known = index.store.file_records("memory")
-        skipped = set(index._last_sync.files_skipped) if index._last_sync else set()
-        rel = {discovery.relative_path(index.workspace, p): p
-               for p in discovery.list_memory_files(index.workspace, index.config.resolved_extra_paths())}
-        files = {r: p for r, p in rel.items() if r not in skipped}
-        if files.keys() != known.keys():
+        if self.changed_files():
             index.mark_dirty()
-            return
-        for r, p in files.items():
-            try:
-                st = p.stat()
-            except OSError:
-                index.mark_dirty()
-                return
-            if not known[r].matches_stat(st):
-                index.mark_dirty()
-                return
 
     def _warm_session(self, session_key: str | None) -> None:
         """The session-start trigger (``sync.on_session_start``): the first search of each
@@ -124,7 +141,7 @@ class Freshness:
                 self._warmed_sessions.clear()
             self._warmed_sessions.add(session_key)
         self._quick_stale_check()
-        if index.dirty and not index.syncing:
+        if index.dirty and not index.syncing and self._retry_due():
             self._background_sync("session-start")
 
     # ---- watcher and interval timer -----------------------------------------------------------------

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -24,7 +25,7 @@ import numpy as np
 
 from openclaw_memory import discovery
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
@@ -131,7 +132,8 @@ class MemoryIndex:
         self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
         self._dirty = True
         self._last_sync: SyncReport | None = None
-        self._last_sync_error: str | None = None
+        self._last_sync_error: str | None = None  # why the last sync failed; None once one succeeds
+        self._last_sync_failed_at: float | None = None  # time.monotonic() of that failure
         self._closed = False
         self._embed_state: Any = None
         self._query_cache: Any = None
@@ -215,20 +217,29 @@ class MemoryIndex:
         if not targeted:  # a targeted run does not look at the memory files
             self._dirty = False
         try:
-            report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
-                              session_files=session_files)
-        except IndexingError as exc:
+            try:
+                report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                                  session_files=session_files)
+            except IndexingError as exc:
+                if not self._activate_fallback(exc):
+                    raise
+                report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
+                                  progress=progress)
+        except BaseException as exc:
             self._dirty = True
-            self._last_sync_error = str(exc)
-            if not self._activate_fallback(exc):
-                raise
-            self._dirty = False
-            report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)", progress=progress)
-        except BaseException:
-            self._dirty = True
+            if isinstance(exc, Exception):
+                self._sync_failed(exc)
             raise
-        self._last_sync, self._last_sync_error = report, None
+        self._last_sync = report
+        if not targeted:  # the memory files are indexed again
+            self._last_sync_error = self._last_sync_failed_at = None
         return report
+
+    def _sync_failed(self, exc: Exception) -> None:
+        """Remember a failed sync: searches report it (``sync_error``, ``empty_reason="sync_failed"``)
+        and do not re-run it on every call (see :mod:`openclaw_memory.freshness`)."""
+        self._last_sync_error = str(exc) if isinstance(exc, OpenClawMemoryError) else f"{type(exc).__name__}: {exc}"
+        self._last_sync_failed_at = time.monotonic()
 
     def _activate_fallback(self, exc: Exception) -> bool:
         """Switch to the configured fallback provider after an embedding failure (one hop)."""
@@ -281,8 +292,10 @@ class MemoryIndex:
         fut = self._submit(False, reason, None)
 
         def _log(f: Future[SyncReport]) -> None:
-            if f.exception() is not None:
-                log.warning("background sync (%s) failed: %s", reason, f.exception())
+            exc = None if f.cancelled() else f.exception()
+            if exc is not None:  # a sync stopped by close() is no failure worth a warning
+                log.log(logging.DEBUG if self._closed else logging.WARNING,
+                        "background sync (%s) failed: %s", reason, exc)
 
         fut.add_done_callback(_log)
         return fut
@@ -441,6 +454,13 @@ class MemoryIndex:
         directly call this before they do."""
         return self._freshness.ensure_fresh(session_key=session_key)
 
+    def changed_files(self) -> list[str]:
+        """Workspace-relative paths of memory files added, changed or removed since the last sync,
+        by size and modification time (a cheap stat, no reads); ``[]`` when the index is up to date.
+        Session transcripts are not checked."""
+        self._check_open()
+        return self._freshness.changed_files()
+
     def search(
         self,
         query: str,
@@ -467,11 +487,14 @@ class MemoryIndex:
         )
         result.fallback = result.fallback or self._fallback
         result.sync_scheduled = scheduled
+        result.sync_error = self._last_sync_error
         if not result.hits:
-            if self._is_empty():
-                result.empty_reason = "empty_index"
-            elif self.syncing:
+            if self.syncing:
                 result.empty_reason = "stale"
+            elif result.sync_error is not None:
+                result.empty_reason = "sync_failed"
+            elif self._is_empty():
+                result.empty_reason = "empty_index"
         return result
 
     async def asearch(self, query: str, **kwargs: Any) -> SearchResult:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
+from openclaw_memory.discovery import line_number
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchResult
 
@@ -47,7 +48,11 @@ MEMORY_GET_DESCRIPTION = (
 
 
 class MemorySearchArgs(BaseModel):
-    """Arguments of ``memory_search`` (camelCase names are accepted too)."""
+    """Arguments of ``memory_search`` (camelCase names are accepted too).
+
+    The single source of the bounds: the adapters use it as their tool schema and
+    :func:`memory_search` validates its arguments with it.
+    """
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -55,15 +60,51 @@ class MemorySearchArgs(BaseModel):
     max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
     min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
 
+    @field_validator("max_results", "min_score", mode="before")
+    @classmethod
+    def _no_booleans(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("a number is required, not a boolean")
+        return value
+
+
+def _line_arg(name: str) -> BeforeValidator:
+    return BeforeValidator(lambda value: line_number(value, name))
+
 
 class MemoryGetArgs(BaseModel):
-    """Arguments of ``memory_get`` (camelCase ``from``/``lines`` are accepted too)."""
+    """Arguments of ``memory_get`` (camelCase ``from``/``lines`` are accepted too; fractional
+    numbers and numeric strings are truncated to int, as :func:`memory_get` does)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
     path: str = Field(description="A memory file path as returned by memory_search, e.g. memory/2026-01-16.md.")
-    from_line: int | None = Field(None, ge=1, alias="from", description="First line to read (1-based).")
-    lines: int | None = Field(None, ge=1, description="How many lines to read (default: to the end).")
+    from_line: Annotated[int | None, _line_arg("from_line")] = Field(
+        None, ge=1, alias="from", description="First line to read (1-based).")
+    lines: Annotated[int | None, _line_arg("lines")] = Field(
+        None, ge=1, description="How many lines to read (default: to the end).")
+
+
+def _invalid(tool: str, exc: ValidationError) -> str:
+    def got(value: Any) -> str:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    parts = [
+        f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')} (got {got(e.get('input'))})"
+        for e in exc.errors()
+    ]
+    return f"invalid {tool} arguments: " + "; ".join(parts) + f". Fix them and call {tool} again."
+
+
+def _search_args(query: Any, max_results: Any, min_score: Any) -> MemorySearchArgs | str:
+    """The validated ``memory_search`` arguments, or the error text for the payload."""
+    if query is None or (isinstance(query, str) and not query.strip()):
+        return "query required: pass the text to search for"
+    try:
+        return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score})
+    except ValidationError as exc:
+        return _invalid("memory_search", exc)
 
 
 def _unavailable(error: str) -> dict[str, Any]:
@@ -110,9 +151,16 @@ def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
         payload["message"] = {
             "empty_index": "The memory index is empty: no memory files have been written yet.",
             "stale": "Nothing matched yet, but the index is being updated; try again shortly.",
+            "sync_failed": (
+                f"Nothing found because indexing the memory files failed: {result.sync_error} "
+                "Memory search cannot see notes that were not indexed; tell the user memory search is not "
+                "working and why. Later searches retry the sync now and then."
+            ),
         }.get(payload["empty_reason"], "No memory matched this query. Say that you checked.")
     if result.sync_scheduled:
         payload["sync_scheduled"] = True
+    if result.sync_error:
+        payload["sync_error"] = result.sync_error
     return payload
 
 
@@ -124,13 +172,22 @@ def memory_search(
     *,
     session_key: str | None = None,
 ) -> dict[str, Any]:
-    """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found."""
+    """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found.
+
+    Never raises for bad input or provider problems. Invalid arguments (a blank or non-string
+    ``query``, ``max_results`` outside 1..50, ``min_score`` outside 0..1, see
+    :class:`MemorySearchArgs`) give ``{"results": [], "error": "..."}``; an embedding/provider
+    failure gives the ``disabled``/``unavailable`` payload. An empty ``results`` comes with
+    ``empty_reason`` and ``message``; ``sync_error`` is set while the last sync failed.
+    """
     if not memory.config.enabled:
         return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
-    if not query or not query.strip():
-        return {"results": [], "error": "query required: pass the text to search for"}
+    args = _search_args(query, max_results, min_score)
+    if isinstance(args, str):
+        return {"results": [], "error": args}
     try:
-        result = memory.search(query, max_results=max_results, min_score=min_score, session_key=session_key)
+        result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
+                               session_key=session_key)
     except OpenClawMemoryError as exc:
         log.warning("memory_search failed: %s", exc)
         return _unavailable(str(exc))
@@ -138,15 +195,24 @@ def memory_search(
 
 
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
-    """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{..., disabled, error}``."""
+    """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
+    disabled: true, error}``.
+
+    Never raises for bad input: a path that is not a string or not a memory file, and
+    ``from_line``/``lines`` that are not numbers, give the error payload. Fractional numbers and
+    numeric strings are truncated to int; values below 1 count as 1 (spec §7.3).
+    """
+    requested = path if path is None or isinstance(path, (str, int, float)) else repr(path)  # JSON-able
     if not memory.config.enabled:
-        return {"path": path, "text": "", "disabled": True, "error": "memory is disabled (memorySearch.enabled=false)"}
+        return {"path": requested, "text": "", "disabled": True,
+                "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except MemoryPathError as exc:
-        return {"path": path, "text": "", "disabled": True, "error": str(exc)}
+    except (MemoryPathError, MemoryArgumentError) as exc:
+        return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
-        return {"path": path, "text": "", "disabled": True, "error": f"cannot read {path}: {exc.strerror or exc}"}
+        return {"path": requested, "text": "", "disabled": True,
+                "error": f"cannot read {path}: {exc.strerror or exc}"}
     return got.to_dict()
 
 
@@ -185,6 +251,8 @@ def format_search_text(payload: dict[str, Any]) -> str:
         parts.append(f"[{where}] (score {r['score']:.2f})\n{snippet}")
     if payload.get("mode") == "keyword":
         parts.append(f"(keyword-only search: {payload.get('keyword_only_reason') or 'no embeddings'})")
+    if payload.get("sync_error"):
+        parts.append(f"(the last memory sync failed, so recent edits may be missing: {payload['sync_error']})")
     return "\n\n".join(parts)
 
 

@@ -60,12 +60,23 @@ def test_search_human_and_json(ws, tmp_path):
     assert "No matches" in res.output
 
 
+def test_human_output_shows_the_lines_that_match(write, tmp_path):
+    body = [f"- Filler line {i} about lunch and plants." for i in range(1, 13)]
+    body[10] = "- Decided: the index lives in SQLite with FTS5."
+    ws = write({"MEMORY.md": "# Memory\n" + "\n".join(body) + "\n"})
+    res = run(*base(ws, tmp_path), "search", "which database holds the SQLite index?")
+    assert res.exit_code == 0, res.output
+    assert "MEMORY.md#L1-" in res.output and "the index lives in SQLite" in res.output
+    assert "    …" in res.output  # lines before the shown window are elided, not hidden silently
+    assert "Filler line 1 " not in res.output
+
+
 def test_search_queries_file_prints_one_json_line_per_query(ws, tmp_path):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text('{"id": "q1", "query": "deployment pipeline"}\nwho owns deployments\n\n', encoding="utf-8")
     res = run(*base(ws, tmp_path), "search", "--queries", str(qfile))
     lines = [json.loads(line) for line in res.output.splitlines()]
-    assert [row["id"] for row in lines] == ["q1", "2"]
+    assert [row["id"] for row in lines] == ["q1", 2]
     assert lines[0]["results"][0]["path"] == "MEMORY.md"
     res = run(*base(ws, tmp_path), "search", "--queries", "-", input="a828e60\n")
     assert json.loads(res.output)["results"][0]["path"] == "memory/2026-11-20.md"
@@ -82,7 +93,7 @@ def test_get_reads_lines_and_refuses_other_paths(ws, tmp_path):
 
 def test_user_mistakes_are_one_line_errors(ws, tmp_path):
     bad = tmp_path / "openclaw.json"
-    bad.write_text('{agents: {defaults: {memorySearch: {query: {minScore: 5}}}}}', encoding="utf-8")
+    bad.write_text('{agents: {defaults: {memorySearch: {query: {minScore: "high"}}}}}', encoding="utf-8")
     res = run("--workspace", str(ws), "--config", str(bad), "status")
     assert res.exit_code == 1 and "query.minScore" in res.output and "Traceback" not in res.output
     res = run(*base(ws, tmp_path), "search")
@@ -111,3 +122,145 @@ def test_demo_runs_on_the_embedded_default(tmp_path):
     assert "memory/2026-11-20.md#L1-L7" in _first_hit(res.output, "a828e60")
     assert "MEMORY.md#L1-L16" in _first_hit(res.output, "咖啡")
     assert "MEMORY.md#L1-L16" in _first_hit(res.output, "what database did we choose for the index?")
+
+
+# ---- one-shot search keeps the index fresh ------------------------------------------------------
+
+
+@pytest.fixture
+def sync_runs(monkeypatch) -> list[tuple[str, str]]:
+    """Every sync the CLI's index runs: (reason, outcome), outcome "ok" or the exception's class name."""
+    import openclaw_memory.index as index_mod
+
+    runs: list[tuple[str, str]] = []
+    real = index_mod.run_sync
+
+    def spy(*args, **kw):
+        try:
+            report = real(*args, **kw)
+        except BaseException as exc:
+            runs.append((kw.get("reason", "?"), type(exc).__name__))
+            raise
+        runs.append((kw.get("reason", "?"), "ok"))
+        return report
+
+    monkeypatch.setattr(index_mod, "run_sync", spy)
+    return runs
+
+
+def test_search_indexes_edits_first_and_leaves_no_sync_behind(ws, tmp_path, sync_runs):
+    assert run(*base(ws, tmp_path), "index").exit_code == 0
+    with (ws / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write("- The launch codename is zanzibar.\n")
+    for _ in range(3):
+        res = run(*base(ws, tmp_path), "search", "zanzibar", "--json")
+        assert res.exit_code == 0, res.output
+        payload = json.loads(res.stdout)
+        assert payload["results"] and "zanzibar" in payload["results"][0]["snippet"], payload
+        assert payload["empty_reason"] is None and payload["sync_error"] is None
+        assert "cancelled" not in res.stderr and "failed" not in res.stderr
+    res = run(*base(ws, tmp_path), "search", "zanzibar")
+    assert "MEMORY.md#L1-L6" in res.stdout and res.stderr == ""  # no progress noise on stdout or stderr
+    assert sync_runs == [("cli", "ok")] + [("cli-search", "ok")] * 4  # all in the foreground, none cancelled
+
+
+def test_queries_batch_syncs_once_at_start(ws, tmp_path, sync_runs):
+    assert run(*base(ws, tmp_path), "index").exit_code == 0
+    (ws / "memory" / "2026-11-21.md").write_text("- Ordered new kiwi crates.\n", encoding="utf-8")
+    qfile = tmp_path / "q.txt"
+    qfile.write_text("kiwi crates\na828e60\n", encoding="utf-8")
+    res = run(*base(ws, tmp_path), "search", "--queries", str(qfile))
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert rows[0]["results"][0]["path"] == "memory/2026-11-21.md"
+    assert sync_runs == [("cli", "ok"), ("cli-search", "ok")]
+
+
+def test_no_sync_flag_and_config_label_stale_results(ws, tmp_path):
+    assert run(*base(ws, tmp_path), "index").exit_code == 0
+    (ws / "memory" / "2026-11-21.md").write_text("- Ordered new kiwi crates.\n", encoding="utf-8")
+    res = run(*base(ws, tmp_path), "search", "--no-sync", "kiwi crates", "--json")
+    payload = json.loads(res.stdout)
+    assert payload["results"] == [] and payload["stale"] is True
+    assert payload["stale_files"] == ["memory/2026-11-21.md"]
+    res = run(*base(ws, tmp_path), "search", "--no-sync", "kiwi crates")
+    assert "out of date" in res.stdout and "memory/2026-11-21.md" in res.stdout
+    res = run(*base(ws, tmp_path), "search", "--no-sync", "a828e60")
+    assert "a828e60" in res.stdout and "out of date" in res.stdout  # hits, labelled too
+
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(json.dumps({"agents": {"defaults": {"workspace": str(ws), "memorySearch": {
+        "provider": "none", "store": {"path": str(tmp_path / "cli.sqlite")}, "sync": {"onSearch": False}}}}}),
+        encoding="utf-8")
+    res = run("--config", str(cfg), "search", "kiwi crates", "--json")
+    assert json.loads(res.stdout)["stale"] is True
+    res = run("--config", str(cfg), "search", "--queries", "-", input="kiwi crates\n")
+    row = json.loads(res.stdout)
+    assert row["stale"] is True and row["results"] == [] and row["empty_reason"] == "no_match"
+    res = run(*base(ws, tmp_path), "search", "kiwi crates", "--json")  # a normal search syncs first
+    payload = json.loads(res.stdout)
+    assert payload["results"] and "stale" not in payload
+
+
+def test_sync_failure_is_shown_not_reported_as_empty(ws, tmp_path, monkeypatch, sync_runs):
+    import openclaw_memory.cli as cli_mod
+    from openclaw_memory import MemoryIndex
+    from openclaw_memory.errors import ProviderError
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+    provider = FakeEmbeddingProvider()
+    provider.fail_with = ProviderError("HTTP 401 invalid api key")
+    monkeypatch.setattr(cli_mod, "MemoryIndex", lambda config, **kw: MemoryIndex(config, provider=provider, **kw))
+    res = run(*base(ws, tmp_path), "search", "a828e60")
+    assert res.exit_code == 0, res.output
+    assert "No matches (indexing failed: " in res.stdout and "401" in res.stdout
+    assert sync_runs == [("cli-search", "IndexingError")]  # the search itself did not run it again
+    res = run(*base(ws, tmp_path), "search", "a828e60", "--json")
+    payload = json.loads(res.stdout)
+    assert payload["empty_reason"] == "sync_failed" and "401" in payload["sync_error"]
+
+
+# ---- --queries: one bad line does not stop the batch ----------------------------------------------
+
+
+def test_queries_file_reports_bad_lines_and_continues(ws, tmp_path):
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(
+        "deployment pipeline\n"
+        "\n"
+        '{"id": "j1", "query": "a828e60"}\n'
+        "{bad json\n"
+        '{"query": "coffee"}\n'
+        '{"id": 5, "query": 42}\n'
+        '{"id": null, "query": "Priya"}\n'
+        '{"id": "nq"}\n'
+        '{"id": 7.5, "query": "   "}\n'
+        '["list", "line"]\n'
+        '{"id": false, "query": "watcher", "expected": ["x"]}\n',
+        encoding="utf-8",
+    )
+    res = run(*base(ws, tmp_path), "search", "--queries", str(qfile))
+    assert res.exit_code == 1
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [1, "j1", 4, 5, 5, None, "nq", 7.5, 10, False]
+    errors = {r["id"]: r["error"] for r in rows if "error" in r}
+    assert set(errors) == {4, 5, "nq", 7.5} and len([r for r in rows if "error" in r]) == 4
+    assert "invalid JSON" in errors[4] and "query" in errors["nq"] and "string" in errors[5]
+    assert "query required" in errors[7.5]
+    ok = [r for r in rows if "error" not in r]
+    assert all({"mode", "took_ms", "results", "query"} <= r.keys() for r in ok)
+    assert all(r["keyword_only_reason"] for r in ok)  # --provider none: keyword-only, and says why
+    assert next(r for r in ok if r["id"] == "j1")["results"][0]["path"] == "memory/2026-11-20.md"
+    assert next(r for r in ok if r["id"] == 10)["empty_reason"] == "no_match"  # a JSON-looking text query
+    assert "4 of 10 queries failed" in res.stderr
+
+
+def test_query_and_queries_together_is_a_usage_error(ws, tmp_path):
+    qfile = tmp_path / "q.txt"
+    qfile.write_text("x\n", encoding="utf-8")
+    res = run(*base(ws, tmp_path), "search", "coffee", "--queries", str(qfile))
+    assert res.exit_code == 2 and "not both" in res.output
+
+
+def test_search_help_documents_the_queries_format():
+    res = run("search", "--help")
+    assert "{" in res.output and "JSON" in res.output and "--no-sync" in res.output

@@ -259,3 +259,77 @@ async def test_asyncio_search_while_watching_does_not_block_the_loop(workspace: 
         await tick
     assert len(gaps) > 20
     assert max(gaps) < 0.15  # each search embeds for 200 ms; the loop never waited for it
+
+
+# ---- the freshness metadata of search results (no watcher) ------------------------------------------
+
+
+@pytest.fixture
+def no_stale_check_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stat-only stale check of searches without a watcher runs at most every 2 s: make it run
+    on every search, so tests need not sleep."""
+    import openclaw_memory.freshness as freshness_mod
+
+    monkeypatch.setattr(freshness_mod, "_STALE_CHECK_INTERVAL_S", 0.0)
+
+
+def test_search_on_an_empty_index_builds_it_first(make_index, write, syncs: SyncLog) -> None:
+    write({"MEMORY.md": "# Memory\nThe user prefers oolong tea.\n"})
+    memory = make_index(FakeEmbeddingProvider(), sync={"watch": False})
+    assert memory.store.is_empty()
+    res = memory.search("oolong")
+    assert res.hits and res.hits[0].path == "MEMORY.md" and res.empty_reason is None
+    assert syncs.started[0] == "search" and not res.sync_scheduled  # awaited, nothing left to do
+
+
+def test_hand_edit_schedules_a_background_sync(make_index, write, workspace: Path, syncs: SyncLog,
+                                               no_stale_check_delay: None) -> None:
+    write({"MEMORY.md": "# Memory\nThe user prefers oolong tea.\n"})
+    memory = make_index(FakeEmbeddingProvider(), sync={"watch": False})
+    memory.sync()
+    assert not memory.search("oolong").sync_scheduled  # nothing changed: no sync
+    (workspace / "MEMORY.md").write_text("# Memory\nThe user prefers oolong tea.\nAnd quince jam.\n")
+    res = memory.search("oolong")
+    assert res.hits and res.sync_scheduled  # the old content still answers meanwhile
+    wait_for(lambda: not memory.syncing and syncs.reasons("search") == 1, what="the search-triggered sync")
+    assert any("quince" in h.text for h in memory.search("quince").hits)
+
+
+def test_stale_check_is_rate_limited(make_index, write, workspace: Path, syncs: SyncLog) -> None:
+    write({"MEMORY.md": "x\n"})
+    memory = make_index(FakeEmbeddingProvider(), sync={"watch": False})
+    memory.sync()
+    memory.search("x")  # this search's stale check found nothing
+    (workspace / "MEMORY.md").write_text("x plus yuzu\n")
+    assert not memory.search("x").sync_scheduled  # within 2 s of the last check: not looked at
+
+
+def test_empty_result_is_stale_while_a_sync_runs(make_index, write, workspace: Path,
+                                                 no_stale_check_delay: None) -> None:
+    gate = threading.Event()
+    entered = threading.Event()
+
+    class Gated(FakeEmbeddingProvider):
+        def _embed(self, texts: list[str], kind: Any) -> Any:
+            if kind != "query" and self.calls:  # the first (building) sync passes
+                entered.set()
+                assert gate.wait(5)
+            return super()._embed(texts, kind)
+
+    write({"MEMORY.md": "# Memory\nkickoff meeting\n"})
+    memory = make_index(Gated(), sync={"watch": False})
+    memory.sync()
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "2026-02-01.md").write_text("rambutan harvest plan\n")
+    try:
+        res = memory.search("rambutan")
+        assert res.sync_scheduled
+        assert entered.wait(3)
+        res = memory.search("rambutan")
+        assert res.hits == [] and res.empty_reason == "stale" and res.sync_scheduled
+        assert memory.search("kickoff").hits  # what was indexed stays searchable meanwhile
+    finally:
+        gate.set()
+    wait_for(lambda: not memory.syncing, what="the gated sync")
+    res = memory.search("rambutan")
+    assert res.hits and res.hits[0].path == "memory/2026-02-01.md"
