@@ -16,6 +16,7 @@ from openclaw_memory.sqlite import vector_cache as vector_cache_module
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
+from tests.core.test_vector_paths import Served
 
 DIMS = 32
 THREAD_NAME = "openclaw-memory-vector-cache"
@@ -61,26 +62,6 @@ def make_store(tmp_path: Path) -> Iterator[Callable[..., SQLiteStore]]:
         st.close()
 
 
-class Paths:
-    """Counts which search path served each vector search."""
-
-    def __init__(self, store: SQLiteStore) -> None:
-        self.vec0 = 0
-        self.numpy = 0
-        real_vec0, real_numpy = store._vec0_search, store._numpy_search
-
-        def vec0(*a: Any, **kw: Any) -> list[Candidate]:
-            self.vec0 += 1
-            return real_vec0(*a, **kw)
-
-        def numpy(*a: Any, **kw: Any) -> list[Candidate]:
-            self.numpy += 1
-            return real_numpy(*a, **kw)
-
-        store._vec0_search = vec0  # type: ignore[method-assign]
-        store._numpy_search = numpy  # type: ignore[method-assign]
-
-
 def _hits(cands: list[Candidate]) -> tuple[list[str], list[float]]:
     return [c.id for c in cands], [float(c.vector_score or 0.0) for c in cands]
 
@@ -123,7 +104,7 @@ def test_cold_search_uses_vec0_then_numpy_once_warm(
 ) -> None:
     monkeypatch.setattr(vector_cache_module, "_WARM_BATCH", 7)  # many batches
     st = make_store()
-    paths = Paths(st)
+    paths = Served(st)
     assert st.info().vector_cache == "cold"
     q = _unit(np.random.default_rng(1))
     first = st.vector_search(q, limit=20)
@@ -159,7 +140,7 @@ def test_searches_and_writes_are_not_blocked_by_a_warm_up(
     make_store: Callable[..., SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     st = make_store()
-    paths = Paths(st)
+    paths = Served(st)
     entered, release = _block_loading(st, monkeypatch)
     q = _unit(np.random.default_rng(3))
     st.vector_search(q, limit=3)
@@ -181,7 +162,7 @@ def test_searches_and_writes_are_not_blocked_by_a_warm_up(
 
 def test_a_write_makes_the_cache_stale_until_reloaded(make_store: Callable[..., SQLiteStore]) -> None:
     st = make_store()
-    paths = Paths(st)
+    paths = Served(st)
     rng = np.random.default_rng(4)
     q = _unit(rng)
     st.vector_search(q, limit=5)
@@ -228,7 +209,7 @@ def test_a_write_committed_during_the_load_leaves_it_stale(
     assert st.wait_vector_cache(timeout=10)
     monkeypatch.undo()
     assert st.info().vector_cache == "cold"  # loaded, but tagged with the generation before the write
-    paths = Paths(st)
+    paths = Served(st)
     assert st.vector_search(q, limit=1)[0].id == "memory/late.md:0"
     assert (paths.vec0, paths.numpy) == (1, 0)
     _warm(st)
@@ -245,7 +226,7 @@ def test_a_write_from_another_connection_makes_it_stale(make_store: Callable[...
         _put(other, "memory/other.md", [q])
     finally:
         other.close()
-    paths = Paths(st)
+    paths = Served(st)
     assert st.vector_search(q, limit=1)[0].id == "memory/other.md:0"
     assert (paths.vec0, paths.numpy) == (1, 0)
 
@@ -258,7 +239,7 @@ def test_rebuild_swap_reloads_the_new_file(make_store: Callable[..., SQLiteStore
     _warm(st)
     with st.rebuild() as new:
         _put(new, "memory/rebuilt.md", [q, _unit(rng), _unit(rng)])
-    paths = Paths(st)
+    paths = Served(st)
     hits = st.vector_search(q, limit=10)
     assert paths.vec0 == 1 and hits[0].id == "memory/rebuilt.md:0" and len(hits) == 3
     _warm(st)
@@ -277,7 +258,7 @@ def test_vec0_and_warm_numpy_rank_the_same(make_store: Callable[..., SQLiteStore
     rng = np.random.default_rng(8)
     warm.vector_search(_unit(rng), limit=1)
     _warm(warm)
-    paths = Paths(warm)
+    paths = Served(warm)
     for i, sources in enumerate([None, ["memory"], ["sessions"], None]):
         q = _unit(rng) * (3.5 if i == 3 else 1.0)  # scores are cosine on every path, whatever the query's norm
         a = vec0.vector_search(q, limit=40, sources=sources)
@@ -310,7 +291,7 @@ def test_chunks_vec_rebuilt_by_another_process(make_store: Callable[..., SQLiteS
         old.close()
     SQLiteStore(tmp_path / "v.sqlite", memory_cache=False).close()  # opening it rebuilds chunks_vec
     assert st.info().vector_cache == "cold"
-    paths = Paths(st)
+    paths = Served(st)
     assert _hits(st.vector_search(q, limit=30, sources=["sessions"], model="fake")) == before
     assert (paths.vec0, paths.numpy) == (1, 0)
     _warm(st)
@@ -320,7 +301,7 @@ def test_chunks_vec_rebuilt_by_another_process(make_store: Callable[..., SQLiteS
 
 def test_memory_cache_off_always_uses_vec0(make_store: Callable[..., SQLiteStore]) -> None:
     st = make_store(memory_cache=False)
-    paths = Paths(st)
+    paths = Served(st)
     st._vector_cache._read_matrix = lambda *a, **kw: pytest.fail("memory cache loaded")  # type: ignore[method-assign]
     q = _unit(np.random.default_rng(9))
     for _ in range(4):
@@ -350,7 +331,7 @@ def test_a_failed_load_keeps_vec0_and_says_why(
         raise OSError("disk on fire")
 
     monkeypatch.setattr(st._vector_cache, "_read_matrix", broken)
-    paths = Paths(st)
+    paths = Served(st)
     q = _unit(np.random.default_rng(11))
     st.vector_search(q, limit=3)
     assert st.wait_vector_cache(timeout=10)

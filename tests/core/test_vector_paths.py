@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
 
@@ -61,7 +62,7 @@ def expected(rows: list[Row], query: np.ndarray, limit: int) -> list[str]:
 
 
 class Served:
-    """Counts which path served each vector search."""
+    """Counts which path served each vector search (also used by test_vector_cache)."""
 
     def __init__(self, store: SQLiteStore) -> None:
         self.vec0 = 0
@@ -421,13 +422,13 @@ def test_a_failed_migration_leaves_search_working(tmp_path: Path, monkeypatch: p
     ses: list[Row] = []
     path = tmp_path / "old.sqlite"
     _legacy_index(path, _mixed_fill(rows, ses, dims, seed=31))
-    real = SQLiteStore._create_vec_table  # type: ignore[attr-defined]
+    real = VecIndex._create_table
 
-    def broken(self: SQLiteStore, db: Any, dims: int) -> None:
+    def broken(self: VecIndex, db: Any, dims: int) -> None:
         real(self, db, dims)  # the whole rebuild ran; then the transaction fails
         raise OSError("disk full")
 
-    monkeypatch.setattr(SQLiteStore, "_create_vec_table", broken)
+    monkeypatch.setattr(VecIndex, "_create_table", broken)
     st = SQLiteStore(path, memory_cache=False)
     try:
         assert "model" not in _vec_sql(st).lower()  # rolled back: the old table is intact

@@ -3,21 +3,15 @@
 Tables mirror the original: ``meta``, ``files``, ``chunks``, ``embedding_cache``, the FTS5
 table ``chunks_fts`` and the vec0 table ``chunks_vec``. Vectors are stored as float32 BLOBs in
 ``chunks.embedding`` (the source of truth); ``chunks_vec`` is an index over them, so the numpy
-path always works, even on a driver that cannot load sqlite-vec. The in-memory numpy copy of the
-vectors and its background loader live in :mod:`openclaw_memory.sqlite.vector_cache`.
-
-``chunks_vec`` holds each finite, non-zero vector of its dimension scaled to unit length, with the
-chunk's ``source`` and a key of its ``model`` as vec0 metadata columns, so both filters apply inside
-the KNN scan; zero vectors are found through the partial index ``idx_chunks_zero_vec`` instead. A
-``chunks_vec`` of an older layout (no metadata columns) is rebuilt from ``chunks.embedding`` when the
-index is opened (or by the next write, when that fails; vector search runs on numpy until then).
+path always works, even on a driver that cannot load sqlite-vec. ``chunks_vec`` (its layout, its
+migration, its upkeep on writes and its KNN search) lives in :mod:`openclaw_memory.sqlite.vec_index`;
+the in-memory numpy copy of the vectors and its background loader in
+:mod:`openclaw_memory.sqlite.vector_cache`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import sqlite3
 import json
 import logging
@@ -34,7 +28,9 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
-from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, exact_scores, score_margin, unit_rows
+from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, pack_vector, unpack_vector
+from openclaw_memory.sqlite.vec_index import VecIndex
+from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
@@ -64,29 +60,10 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
   PRIMARY KEY (provider, model, provider_key, hash));
 CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
 """
-#: chunks_vec's columns beside id and embedding; a chunks_vec without them has an older layout
-_VEC_COLUMNS = "source TEXT, model INTEGER"
-#: the chunks whose vector is zero (score 0 on every query; chunks_vec cannot hold them)
-_ZERO_VEC_INDEX = ("CREATE INDEX IF NOT EXISTS idx_chunks_zero_vec ON chunks(model) "
-                   "WHERE embedding = zeroblob(length(embedding))")
-#: sqlite-vec refuses a KNN query for more rows than this
-_VEC0_MAX_K = 4096
-_FILL_BATCH = 2048
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _blob(vec: np.ndarray) -> bytes:
-    """Little-endian float32 bytes, with -0.0 stored as 0.0 (so a zero vector is a zeroblob)."""
-    return (np.asarray(vec, dtype="<f4") + np.float32(0.0)).astype("<f4", copy=False).tobytes()
-
-
-def _vec(blob: bytes | None) -> np.ndarray | None:
-    if not blob:
-        return None
-    return np.frombuffer(blob, dtype="<f4")
 
 
 def _generation_at(db: Any, inode: int | None) -> str:
@@ -102,12 +79,6 @@ def _bump_generation(db: Any) -> None:
         "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
         (_GENERATION_KEY,),
     )
-
-
-@functools.lru_cache(maxsize=64)
-def _model_key(model: str) -> int:
-    """The 64-bit key chunks_vec stores for a model name (an integer filters fast inside vec0's scan)."""
-    return int.from_bytes(hashlib.blake2b(model.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
 
 
 class SQLiteStore:
@@ -141,9 +112,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._file_lock = FileLock(str(self.path) + ".lock")
         self._vector_cache = VectorCache(self.path, self._driver.module, _generation_at)
-        self._vec_dims: int | None = None  # of chunks_vec, when it exists with the current layout
-        self._vec_note: str | None = None  # why chunks_vec is not used, when it exists but is not
-        self._vec_create_failed = False  # creating chunks_vec failed in a write: not retried by this process
+        self._vec = VecIndex(self.path, self._driver.vec_loaded, _bump_generation)
         self._conn: Any = None
         self._inode: int | None = None
         try:
@@ -174,7 +143,7 @@ class SQLiteStore:
                 self._conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_FTS_ROWIDS_KEY, "chunks"))
             row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_FTS_ROWIDS_KEY,)).fetchone()
             self._fts_aligned = row is not None and row[0] == "chunks"
-        self._vec_dims = self._open_vec_table()
+        self._vec.open(self._conn)
         self._inode = self.path.stat().st_ino
         self._vector_cache.drop()
 
@@ -199,98 +168,6 @@ class SQLiteStore:
                 "its own index beside it. Set store.path (or --store) to another file, e.g. "
                 f"{self.path.with_suffix('')}.openclaw-memory.sqlite"
             )
-
-    @staticmethod
-    def _vec_table(db: Any) -> tuple[int | None, bool]:
-        """The dimension of ``chunks_vec`` (None: no such table) and whether it has the current layout."""
-        row = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
-        if not row or not row[0]:
-            return None, False
-        sql = " ".join(str(row[0]).lower().split())
-        start = sql.find("float[")
-        dims = int(sql[start + 6 : sql.index("]", start)]) if start >= 0 else None
-        return dims, dims is not None and _VEC_COLUMNS.lower() in sql
-
-    def _open_vec_table(self) -> int | None:
-        """The dimension of a usable ``chunks_vec`` (None: none, or sqlite-vec is not loaded). One of an
-        older layout is rebuilt first; when that fails, it is left as it was and not used."""
-        self._vec_note = None
-        if not self._driver.vec_loaded:
-            return None
-        db = self._conn
-        dims, current = self._vec_table(db)
-        if dims is None or current:
-            return dims
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                dims, current = self._vec_table(db)  # another process may have rebuilt it meanwhile
-                if dims is not None and not current:
-                    log.info("rebuilding chunks_vec of %s with source and model columns", self.path)
-                    self._create_vec_table(db, dims)
-                    _bump_generation(db)
-                db.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    db.execute("ROLLBACK")
-                raise
-        except Exception as exc:  # noqa: BLE001 - searches use numpy until a write rebuilds the table
-            self._vec_note = (f"chunks_vec has an older layout and could not be rebuilt ({exc}); vector search "
-                              "uses numpy until the next write rebuilds it")
-            log.warning("%s: %s", self.path, self._vec_note)
-            return None
-        return dims
-
-    def _create_vec_table(self, db: Any, dims: int) -> None:
-        """(Re)create ``chunks_vec`` for ``dims`` dimensions from every stored vector of that size, inside
-        the caller's write transaction."""
-        db.execute("DROP TABLE IF EXISTS chunks_vec")
-        db.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, "
-                   f"embedding FLOAT[{int(dims)}] distance_metric=cosine, {_VEC_COLUMNS})")
-        db.execute(_ZERO_VEC_INDEX)
-        signed_zeros: list[int] = []
-        cur = db.execute("SELECT rowid, id, source, model, embedding FROM chunks WHERE length(embedding) = ? "
-                         "ORDER BY rowid", (int(dims) * 4,))
-        while rows := cur.fetchmany(_FILL_BATCH):
-            raw = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(-1, dims)
-            unit, valid, zero = unit_rows(raw)
-            unit = unit.astype("<f4", copy=False)
-            db.executemany(
-                "INSERT INTO chunks_vec(id, embedding, source, model) VALUES (?, ?, ?, ?)",
-                [(r[1], unit[i].tobytes(), r[2], _model_key(r[3])) for i, r in enumerate(rows)
-                 if valid[i] and not zero[i]],
-            )
-            signed_zeros.extend(r[0] for i, r in enumerate(rows) if zero[i] and any(r[4]))
-        for rowid in signed_zeros:  # -0.0 components, written by an older release: make them a zeroblob
-            db.execute("UPDATE chunks SET embedding = zeroblob(length(embedding)) WHERE rowid = ?", (rowid,))
-
-    def _vec_for_write(self, db: Any, dims: int | None) -> int | None:
-        """Inside a write transaction: the dimension of the ``chunks_vec`` this write maintains (None:
-        none). Given the ``dims`` of the vectors written, a missing ``chunks_vec``, or one of an older
-        layout or another dimension, is (re)created for them first; a failure leaves it as it was."""
-        if not self._driver.vec_loaded:
-            return None
-        have, current = self._vec_table(db)
-        want = dims if dims is not None else (have if not current else None)
-        if want is None or (current and have == want) or self._vec_create_failed:
-            self._vec_dims = have if current else None
-            return self._vec_dims
-        if current:
-            log.info("vector dimension changed %s -> %s; recreating chunks_vec", have, want)
-        db.execute("SAVEPOINT vec_table")
-        try:
-            self._create_vec_table(db, want)
-        except Exception as exc:  # noqa: BLE001 - this write goes on; searches use numpy
-            db.execute("ROLLBACK TO vec_table")
-            db.execute("RELEASE vec_table")
-            self._vec_note = f"chunks_vec could not be created ({exc}); vector search uses numpy"
-            self._vec_create_failed = True
-            log.warning("%s: %s", self.path, self._vec_note)
-            self._vec_dims = have if current else None
-            return self._vec_dims
-        db.execute("RELEASE vec_table")
-        self._vec_dims, self._vec_note = want, None
-        return want
 
     def _db(self) -> Any:
         """The connection, reopened if another process swapped in a rebuilt index file."""
@@ -366,34 +243,21 @@ class SQLiteStore:
         where, args = ("path = ? AND source = ?", (path, source)) if source else ("path = ?", (path,))
         ids = [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE {where}", args).fetchall()]
         if vec and ids:
-            db.executemany("DELETE FROM chunks_vec WHERE id = ?", [(i,) for i in ids])
+            self._vec.delete(db, ids)
         if self._fts_ok and self._fts_aligned:
             db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE {where})", args)
         elif self._fts_ok:
             db.execute(f"DELETE FROM chunks_fts WHERE {where}", args)  # scans every FTS row
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
 
-    @staticmethod
-    def _vec_rows(chunks: Sequence[StoredChunk], dims: int | None) -> dict[int, bytes]:
-        """``{position in chunks: unit vector bytes}`` for the chunks that go into a chunks_vec of ``dims``
-        dimensions (finite, non-zero vectors of that size)."""
-        at = [i for i, c in enumerate(chunks) if dims is not None and c.embedding is not None
-              and c.embedding.size == dims]
-        if not at:
-            return {}
-        unit, valid, zero = unit_rows(np.stack([np.asarray(chunks[i].embedding, dtype="<f4") for i in at]))
-        unit = unit.astype("<f4", copy=False)
-        return {i: unit[j].tobytes() for j, i in enumerate(at) if valid[j] and not zero[j]}
-
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
         with self._tx() as db:
             dims = next((int(c.embedding.size) for c in chunks if c.embedding is not None), None)
-            vec_dims = self._vec_for_write(db, dims)
+            vec_dims = self._vec.for_write(db, dims)
             self._delete_rows(db, file.path, None, vec_dims is not None)
-            units = self._vec_rows(chunks, vec_dims)
-            for i, c in enumerate(chunks):
-                emb = _blob(c.embedding) if c.embedding is not None else None
+            for c in chunks:
+                emb = pack_vector(c.embedding) if c.embedding is not None else None
                 if self._fts_ok and self._fts_aligned:  # the same id under another path: drop its FTS row too
                     db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE id = ?)", (c.id,))
                 cur = db.execute(
@@ -401,11 +265,6 @@ class SQLiteStore:
                     "embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, emb, now),
                 )
-                if vec_dims is not None:
-                    db.execute("DELETE FROM chunks_vec WHERE id = ?", (c.id,))
-                    if i in units:
-                        db.execute("INSERT INTO chunks_vec(id, embedding, source, model) VALUES (?, ?, ?, ?)",
-                                   (c.id, units[i], c.source, _model_key(c.model)))
                 if self._fts_ok:
                     db.execute(
                         "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
@@ -413,6 +272,8 @@ class SQLiteStore:
                         (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text), c.id, c.path, c.source,
                          c.model, c.start_line, c.end_line),
                     )
+            if vec_dims is not None:
+                self._vec.write(db, chunks, vec_dims)
             db.execute(
                 "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
                 "SET source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size",
@@ -427,22 +288,14 @@ class SQLiteStore:
 
     def delete_file(self, path: str, source: str | None = None) -> None:
         with self._tx() as db:
-            self._delete_rows(db, path, source, self._vec_for_write(db, None) is not None)
+            self._delete_rows(db, path, source, self._vec.for_write(db, None) is not None)
             if source:
                 db.execute("DELETE FROM files WHERE path = ? AND source = ?", (path, source))
             else:
                 db.execute("DELETE FROM files WHERE path = ?", (path,))
 
-    def _row_to_chunk(self, r: Sequence[Any]) -> StoredChunk:
-        return StoredChunk(
-            id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), hash=r[5], model=r[6],
-            text=r[7], embedding=_vec(r[8]),
-        )
-
-    _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding"
-
     def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
-        sql = f"SELECT {self._CHUNK_COLS} FROM chunks"
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks"
         args: tuple[Any, ...] = ()
         if source:
             sql += " WHERE source = ?"
@@ -451,7 +304,7 @@ class SQLiteStore:
         with self._lock:
             rows = self._db().execute(sql, args).fetchall()
         for r in rows:
-            yield self._row_to_chunk(r)
+            yield chunk_from_row(r)
 
     def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         out: dict[str, StoredChunk] = {}
@@ -460,8 +313,8 @@ class SQLiteStore:
             for i in range(0, len(ids), 400):
                 part = list(ids[i : i + 400])
                 marks = ",".join("?" * len(part))
-                for r in db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part):
-                    out[r[0]] = self._row_to_chunk(r)
+                for r in db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part):
+                    out[r[0]] = chunk_from_row(r)
         return [out[i] for i in ids if i in out]
 
     def is_empty(self) -> bool:
@@ -584,92 +437,24 @@ class SQLiteStore:
 
     def _vec0_serves(self, dims: int, limit: int) -> bool:
         """Whether chunks_vec can answer a search for ``limit`` vectors of ``dims`` dimensions."""
-        if not self._driver.vec_loaded or 2 * limit > _VEC0_MAX_K:
+        if not self._vec.can_search(limit):
             return False
-        if self._vec_dims is None:  # created (or rebuilt) by another process since this one looked?
+        if self._vec.dims is None:  # created (or rebuilt) by another process since this one looked?
             with self._lock:
-                have, current = self._vec_table(self._db())
-            self._vec_dims = have if current else None
-        return self._vec_dims == dims
+                self._vec.refresh(self._db())
+        return self._vec.dims == dims
 
     def _vec0_search(self, query: np.ndarray, limit: int, sources: Sequence[str] | None,
                      model: str | None) -> list[Candidate]:
-        """The top ``limit`` chunks for ``query`` (finite, non-zero), ranked as the numpy path ranks them:
-        vec0's scan (``sources`` and ``model`` filtered inside it) picks the candidates, :func:`exact_scores`
-        orders them, equal scores by rowid; zero vectors (score 0) come from their own index."""
-        q = unit_rows(query.reshape(1, -1))[0][0]
-        flt = ""
-        flt_args: list[Any] = []
-        if sources:
-            flt += f" AND source IN ({','.join('?' * len(sources))})"
-            flt_args.extend(sources)
-        if model is not None:
-            flt += " AND model = ?"
-            flt_args.append(_model_key(model))
-        margin = score_margin(q.size)
-        qb = np.asarray(q, dtype="<f4").tobytes()
-        k = min(_VEC0_MAX_K, int(limit) + 16)  # a few more: rows within the margin of the cut-off
-        zeros: list[tuple[float, int, StoredChunk]] | None = None
+        """The top ``limit`` chunks for ``query`` by :meth:`VecIndex.search`; numpy's when vec0 fails."""
         try:
             with self._lock:
-                db = self._db()
-                while True:
-                    hits = db.execute(
-                        f"SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?{flt} "
-                        "ORDER BY distance", [qb, k, *flt_args],
-                    ).fetchall()
-                    ranked = self._scored_chunks(db, [h[0] for h in hits], q, sources, model)
-                    if zeros is None and (len(ranked) < limit or ranked[limit - 1][0] <= 0.0):
-                        zeros = self._zero_vector_chunks(db, q.size, limit, sources, model)
-                    if zeros:
-                        ranked = sorted(ranked + zeros, key=lambda t: (-t[0], t[1]))
-                    ranked = ranked[:limit]
-                    last = hits[-1][1] if hits else None
-                    if len(hits) < k or k >= _VEC0_MAX_K or last is None:
-                        break  # every matching row was scanned (or no more can be asked for)
-                    if len(ranked) == limit and ranked[-1][0] > 1.0 - float(last) + margin:
-                        break  # no row past the scan's last can reach the cut-off
-                    k = min(_VEC0_MAX_K, 2 * k)
+                ranked = self._vec.search(self._db(), query, limit, sources, model)
         except self._driver.module.OperationalError as exc:  # e.g. chunks_vec recreated by another process
             log.warning("sqlite-vec search failed on %s (%s); searching with numpy", self.path, exc)
-            self._vec_dims = None
+            self._vec.dims = None
             return self._numpy_search(query, limit, sources, model)
         return [self._cand(c, score, rank) for rank, (score, _, c) in enumerate(ranked, start=1)]
-
-    def _scored_chunks(self, db: Any, ids: Sequence[str], q: np.ndarray, sources: Sequence[str] | None,
-                       model: str | None) -> list[tuple[float, int, StoredChunk]]:
-        """``(exact score, rowid, chunk)`` of the chunks ``ids`` that still match the filters and have a
-        finite, non-zero vector of ``q``'s size, best first, equal scores by rowid."""
-        rows = []
-        for i in range(0, len(ids), 400):
-            part = list(ids[i : i + 400])
-            rows.extend(db.execute(f"SELECT rowid, {self._CHUNK_COLS} FROM chunks WHERE id IN "
-                                   f"({','.join('?' * len(part))})", part).fetchall())
-        width = q.size * 4
-        rows = [r for r in rows if r[9] is not None and len(r[9]) == width and (not sources or r[3] in sources)
-                and (model is None or r[7] == model)]
-        if not rows:
-            return []
-        unit, valid, zero = unit_rows(np.frombuffer(b"".join(r[9] for r in rows), dtype="<f4").reshape(-1, q.size))
-        scores = exact_scores(unit, q)
-        out = [(float(scores[i]), int(r[0]), self._row_to_chunk(r[1:])) for i, r in enumerate(rows)
-               if valid[i] and not zero[i]]
-        out.sort(key=lambda t: (-t[0], t[1]))
-        return out
-
-    def _zero_vector_chunks(self, db: Any, dims: int, limit: int, sources: Sequence[str] | None,
-                            model: str | None) -> list[tuple[float, int, StoredChunk]]:
-        """``(0.0, rowid, chunk)`` of the first ``limit`` chunks (by rowid) whose vector of ``dims``
-        dimensions is zero, among ``sources`` and ``model``."""
-        src_sql, src_args = self._source_clause(sources, "source")
-        model_sql, model_args = (" AND model = ?", [model]) if model is not None else ("", [])
-        rows = db.execute(
-            f"SELECT rowid, {self._CHUNK_COLS} FROM chunks INDEXED BY idx_chunks_zero_vec "
-            "WHERE embedding = zeroblob(length(embedding)) "
-            f"AND length(embedding) = ?{src_sql}{model_sql} ORDER BY rowid LIMIT ?",
-            [dims * 4, *src_args, *model_args, int(limit)],
-        ).fetchall()
-        return [(0.0, int(r[0]), self._row_to_chunk(r[1:])) for r in rows]
 
     def _cand(self, c: StoredChunk, score: float, rank: int) -> Candidate:
         return Candidate(id=c.id, path=c.path, source=c.source, start_line=c.start_line,  # type: ignore[arg-type]
@@ -732,7 +517,7 @@ class SQLiteStore:
                     f"AND hash IN ({marks})",
                     [provider, model, provider_key, *part],
                 ):
-                    vec = _vec(blob)
+                    vec = unpack_vector(blob)
                     if vec is not None and vec.size:
                         out[h] = vec
         return out
@@ -746,7 +531,7 @@ class SQLiteStore:
                 "INSERT INTO embedding_cache(provider, model, provider_key, hash, embedding, dims, updated_at) "
                 "VALUES (?,?,?,?,?,?,?) ON CONFLICT(provider, model, provider_key, hash) DO UPDATE SET "
                 "embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
-                [(provider, model, provider_key, h, _blob(v), int(v.size), now) for h, v in items.items()],
+                [(provider, model, provider_key, h, pack_vector(v), int(v.size), now) for h, v in items.items()],
             )
 
     def cache_prune(self, max_entries: int) -> int:
@@ -855,7 +640,7 @@ class SQLiteStore:
         return removed
 
     def info(self) -> StoreInfo:
-        notes = [self._vec_note] if self._vec_note else []
+        notes = [self._vec.note] if self._vec.note else []
         if self._driver.name != "sqlite3":
             notes.append(f"stdlib sqlite3 cannot load extensions here; using {self._driver.name}")
         vector_path = "sqlite-vec" if self._driver.vec_loaded else ("disabled" if not self.vector_enabled else "numpy")
@@ -868,7 +653,7 @@ class SQLiteStore:
             fts_error=self._fts_error,
             vector_path=vector_path if self.vector_enabled else "numpy",
             vector_error=self._driver.vec_error,
-            vector_dims=self._vec_dims,
+            vector_dims=self._vec.dims,
             vector_cache=self._vector_cache_state(),
             notes=notes,
         )
