@@ -12,30 +12,33 @@ path problems are returned to the model as an explanation, never raised.
 # No `from __future__ import annotations`: FunctionTool builds the argument schema from these
 # annotations at runtime, so they must be real objects, not strings.
 import json
-from typing import Annotated, Any
+from typing import Any
 
 from llama_index.core.tools import FunctionTool
 from openclaw_memory import MemoryIndex
 from openclaw_memory.tools import (
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
+    MemoryGetArgs,
+    MemorySearchArgs,
     amemory_get,
     amemory_search,
+    field_annotation,
     format_search_text,
     memory_get,
     memory_recall_prompt,
     memory_search,
 )
-from pydantic import Field
 
 __all__ = ["memory_get_tool", "memory_recall_prompt", "memory_search_tool", "memory_tools"]
 
-_Query = Annotated[str, Field(description="What to look for: a question, a name, an ID or an error message.")]
-_MaxResults = Annotated[int | None, Field(description="Maximum results (default 6).", ge=1, le=50)]
-_MinScore = Annotated[float | None, Field(description="Score floor 0..1 (default 0.35).", ge=0, le=1)]
-_Path = Annotated[str, Field(description="A memory file path as returned by memory_search, e.g. memory/2026-01-16.md.")]
-_FromLine = Annotated[int | None, Field(description="First line to read (1-based).", ge=1)]
-_Lines = Annotated[int | None, Field(description="How many lines to read (default: to the end).", ge=1)]
+# the core's argument models are the one source of descriptions and bounds
+_Query = field_annotation(MemorySearchArgs, "query")
+_MaxResults = field_annotation(MemorySearchArgs, "max_results")
+_MinScore = field_annotation(MemorySearchArgs, "min_score")
+_Path = field_annotation(MemoryGetArgs, "path")
+_FromLine = field_annotation(MemoryGetArgs, "from_line")
+_Lines = field_annotation(MemoryGetArgs, "lines")
 
 
 def _get_text(payload: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ import click
 from openclaw_memory.config import MemoryConfig, default_state_dir
 from openclaw_memory.errors import IndexingError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
-from openclaw_memory.query import analyze_query
+from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.sync import Progress
 from openclaw_memory.types import SearchResult
 
@@ -215,11 +215,11 @@ def _files_text(paths: list[str]) -> str:
 _SHOWN_LINES = 8
 
 
-def _best_window(lines: list[str], query: str, size: int) -> int:
+def _best_window(lines: list[str], query: QueryAnalysis, size: int) -> int:
     """Start of the ``size`` consecutive lines that cover the most of ``query`` (0 when none does)."""
     if len(lines) <= size:
         return 0
-    covered = [cov for cov, _ in analyze_query(query).coverage(lines)]
+    covered = [cov for cov, _ in query.coverage(lines)]
     if not any(covered):
         return 0
     top = covered.index(max(covered))  # among the best windows, show this line near the top
@@ -240,12 +240,13 @@ def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
             why = {"empty_index": "the index is empty", "stale": "a sync is running; try again shortly"}.get(
                 result.empty_reason or "", "nothing matched")
         click.echo(f"No matches ({why}).")
+    analysis = analyze_query(result.query) if result.hits else None
     for hit in result.hits:
         cite = hit.citation or (f"{hit.path}#L{hit.start_line}" + ("" if hit.start_line == hit.end_line
                                                                    else f"-L{hit.end_line}"))
         click.echo(f"{hit.score:.3f} {cite}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
         lines = (hit.text or hit.snippet.split("\n\nSource: ")[0]).strip("\n").splitlines()
-        start = _best_window(lines, result.query, _SHOWN_LINES)
+        start = _best_window(lines, analysis, _SHOWN_LINES) if analysis is not None else 0
         if start > 0:
             click.echo("    …")
         for line in lines[start:start + _SHOWN_LINES]:
@@ -277,6 +278,8 @@ def _bring_up_to_date(memory: MemoryIndex, *, sync: bool) -> list[str]:
             return []
         except IndexingError:
             pass  # memory.search() carries the error (sync_error / empty_reason="sync_failed")
+    else:
+        memory.ensure_fresh()  # an empty index is built in any case: what it then holds is not stale
     return memory.changed_files()
 
 

@@ -296,7 +296,7 @@ def read_lines(abs_path: Path, from_line: int | None, lines: int | None) -> tupl
 
     ``start = max(1, from_line or 1)``; ``count = max(1, lines)``, or all lines when
     ``lines`` is None. Both are first made ints by :func:`line_number` (floats and numeric
-    strings are truncated; other values raise MemoryPathError). Lines are joined with "\\n", so
+    strings are truncated; other values raise MemoryArgumentError). Lines are joined with "\\n", so
     reading the whole file returns it unchanged. A missing file, or a start past the end, gives
     ``("", start, start - 1)``.
     """

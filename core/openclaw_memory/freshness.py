@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory import discovery
+from openclaw_memory.sync import stat_scan
 from openclaw_memory.types import SyncReport
 
 if TYPE_CHECKING:
@@ -102,19 +102,10 @@ class Freshness:
         index = self._index
         known = index.store.file_records("memory")
         skipped = set(index._last_sync.files_skipped) if index._last_sync else set()
-        files = {discovery.relative_path(index.workspace, p): p
-                 for p in discovery.list_memory_files(index.workspace, index.config.resolved_extra_paths())}
-        changed = {r for r in known.keys() - files.keys() if r not in skipped}
-        for r, p in files.items():
-            if r in skipped:
-                continue
-            rec = known.get(r)
-            try:
-                if rec is None or not rec.matches_stat(p.stat()):
-                    changed.add(r)
-            except OSError:
-                changed.add(r)
-        return sorted(changed)
+        scan = stat_scan(index.config, known)
+        changed = known.keys() - {rel for rel, _, _ in scan}  # removed
+        changed |= {rel for rel, _, same in scan if not same}  # added or changed
+        return sorted(changed - skipped)
 
     def _quick_stale_check(self) -> None:
         """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""

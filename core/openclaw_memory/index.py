@@ -226,9 +226,10 @@ class MemoryIndex:
                 report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
                                   progress=progress)
         except BaseException as exc:
-            self._dirty = True
-            if isinstance(exc, Exception):
-                self._sync_failed(exc)
+            if not targeted:  # a transcript-only run leaves the memory files' state alone
+                self._dirty = True
+                if isinstance(exc, Exception):
+                    self._sync_failed(exc)
             raise
         self._last_sync = report
         if not targeted:  # the memory files are indexed again

@@ -504,10 +504,9 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
         if tokenizer != "trigram" and any(_opaque(ch) for ch in piece):
             # symbols/format/unassigned characters that SQLite's older Unicode tables may treat as
             # letters: also search the piece verbatim, tokenised by FTS5 exactly like the index
-            raw = piece
-            if raw and "raw:" + raw not in b.keys:
-                b.keys.add("raw:" + raw)
-                b.terms.append((_PRIORITY["recall"], b.order, QueryTerm(raw, "raw:" + raw, "recall", None)))
+            if "raw:" + piece not in b.keys:
+                b.keys.add("raw:" + piece)
+                b.terms.append((_PRIORITY["recall"], b.order, QueryTerm(piece, "raw:" + piece, "recall", None)))
                 b.order += 1
         if not runs:
             continue

@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,23 @@ class _Doc:
     line_map: list[int] | None = None
 
 
+def stat_scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> list[tuple[str, Path, bool]]:
+    """``(relative path, absolute path, unchanged?)`` for each memory file of the workspace, where
+    unchanged means its size and mtime match its ``known`` record (the stat shortcut of a sync; a
+    file that cannot be stat-ed counts as changed)."""
+    ws = config.resolved_workspace()
+    out: list[tuple[str, Path, bool]] = []
+    for abs_path in discovery.list_memory_files(ws, config.resolved_extra_paths()):
+        rel = discovery.relative_path(ws, abs_path)
+        rec = known.get(rel)
+        try:
+            same = rec is not None and rec.source == "memory" and rec.matches_stat(abs_path.stat())
+        except OSError:
+            same = False
+        out.append((rel, abs_path, same))
+    return out
+
+
 def _memory_docs(
     config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord]
 ) -> tuple[list[_Doc], set[str]]:
@@ -118,14 +135,11 @@ def _memory_docs(
     ws = config.resolved_workspace()
     docs: list[_Doc] = []
     unchanged: set[str] = set()
-    for abs_path in discovery.list_memory_files(ws, config.resolved_extra_paths()):
-        rel = discovery.relative_path(ws, abs_path)
+    for rel, abs_path, same in stat_scan(config, known):
+        if same:
+            unchanged.add(rel)  # the shortcut; the content hash decides otherwise
+            continue
         try:
-            rec = known.get(rel)
-            if rec is not None and rec.source == "memory":
-                if rec.matches_stat(abs_path.stat()):
-                    unchanged.add(rel)  # the shortcut; the content hash decides otherwise
-                    continue
             entry = discovery.build_file_entry(abs_path, ws)
         except FileNotFoundError:
             continue  # vanished between listing and reading

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from openclaw_memory.discovery import line_number
+from openclaw_memory.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchResult
@@ -26,6 +26,7 @@ __all__ = [
     "MemorySearchArgs",
     "amemory_get",
     "amemory_search",
+    "field_annotation",
     "format_search_text",
     "memory_get",
     "memory_recall_prompt",
@@ -50,8 +51,9 @@ MEMORY_GET_DESCRIPTION = (
 class MemorySearchArgs(BaseModel):
     """Arguments of ``memory_search`` (camelCase names are accepted too).
 
-    The single source of the bounds: the adapters use it as their tool schema and
-    :func:`memory_search` validates its arguments with it.
+    The single source of the bounds: the LangChain adapter uses it as its tool schema, the
+    LlamaIndex adapter copies its fields (:func:`field_annotation`), and :func:`memory_search`
+    validates its arguments with it.
     """
 
     model_config = ConfigDict(populate_by_name=True)
@@ -79,10 +81,18 @@ class MemoryGetArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     path: str = Field(description="A memory file path as returned by memory_search, e.g. memory/2026-01-16.md.")
+    # the schema asks for >= 1; memory_get itself reads values below 1 as 1 (spec §7.3)
     from_line: Annotated[int | None, _line_arg("from_line")] = Field(
         None, ge=1, alias="from", description="First line to read (1-based).")
     lines: Annotated[int | None, _line_arg("lines")] = Field(
         None, ge=1, description="How many lines to read (default: to the end).")
+
+
+def field_annotation(model: type[BaseModel], name: str) -> Any:
+    """``Annotated[type, Field(description=...), *constraints]`` of one field of ``model``, without its
+    alias: for frameworks that build a tool schema from a function signature."""
+    info = model.model_fields[name]
+    return Annotated[info.annotation, Field(description=info.description), *info.metadata]
 
 
 def _invalid(tool: str, exc: ValidationError) -> str:
@@ -152,9 +162,9 @@ def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
             "empty_index": "The memory index is empty: no memory files have been written yet.",
             "stale": "Nothing matched yet, but the index is being updated; try again shortly.",
             "sync_failed": (
-                f"Nothing found because indexing the memory files failed: {result.sync_error} "
-                "Memory search cannot see notes that were not indexed; tell the user memory search is not "
-                "working and why. Later searches retry the sync now and then."
+                f"Nothing found, possibly because indexing the memory files failed: "
+                f"{(result.sync_error or '').rstrip('.')}. Memory search cannot see notes that were not indexed; "
+                "tell the user memory search is not working and why. Later searches retry the sync now and then."
             ),
         }.get(payload["empty_reason"], "No memory matched this query. Say that you checked.")
     if result.sync_scheduled:
@@ -208,7 +218,7 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
                 "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except (MemoryPathError, MemoryArgumentError) as exc:
+    except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:
         return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,

@@ -71,6 +71,15 @@ def test_human_output_shows_the_lines_that_match(write, tmp_path):
     assert "Filler line 1 " not in res.output
 
 
+def test_no_sync_on_an_empty_index_builds_it_and_is_not_stale(ws, tmp_path):
+    res = run(*base(ws, tmp_path), "search", "a828e60", "--no-sync", "--json")
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    assert payload["results"] and not payload.get("stale") and not payload.get("stale_files")
+    res = run(*base(ws, tmp_path), "search", "a828e60", "--no-sync")
+    assert "out of date" not in res.output
+
+
 def test_search_queries_file_prints_one_json_line_per_query(ws, tmp_path):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text('{"id": "q1", "query": "deployment pipeline"}\nwho owns deployments\n\n', encoding="utf-8")

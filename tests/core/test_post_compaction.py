@@ -197,3 +197,17 @@ def test_on_an_empty_index_a_full_rebuild_runs_instead(make_index, write) -> Non
     report = memory.after_compaction("chat-1").result()
     assert report.full_rebuild
     assert "MEMORY.md" in memory.store.file_records("memory") and found(memory)
+
+
+def test_a_failed_transcript_sync_does_not_mark_the_memory_index_failed(make_index, write) -> None:
+    from openclaw_memory.errors import IndexingError, ProviderError
+
+    memory = build(make_index, write, mode="await")
+    path = grown_transcript(memory)
+    memory.provider.fail_with = ProviderError("HTTP 503 overloaded")  # type: ignore[attr-defined]
+    with pytest.raises(IndexingError):
+        memory.after_compaction("chat-1")
+    memory.provider.fail_with = None  # type: ignore[attr-defined]
+    res = memory.search("fern")
+    assert res.hits and res.sync_error is None  # the memory files are indexed and searchable
+    assert not memory.dirty and path.exists()

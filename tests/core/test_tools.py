@@ -107,6 +107,15 @@ def test_args_accept_camel_case():
         MemorySearchArgs.model_validate({"query": "q", "maxResults": 0})
 
 
+def test_get_of_a_binary_markdown_file_is_an_error_payload(write, make_index):
+    ws = write({"MEMORY.md": "# Memory\n"})
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory" / "bin.md").write_bytes(b"abc\x00def")
+    memory = make_index(FakeEmbeddingProvider())
+    err = memory_get(memory, "memory/bin.md")
+    assert err["disabled"] is True and err["text"] == "" and "bin.md" in err["error"]
+
+
 def test_get_args_truncate_like_the_core_tool():
     args = MemoryGetArgs.model_validate({"path": "MEMORY.md", "from": 2.7, "lines": "3"})
     assert (args.from_line, args.lines) == (2, 3)
