@@ -447,3 +447,274 @@ def test_a_failed_migration_leaves_search_working(tmp_path: Path, monkeypatch: p
         assert served.vec0 == 2
     finally:
         st.close()
+
+
+# ---- chunks_vec upkeep across writers and processes ------------------------------------------------
+
+
+def _vec_store(path: Path, **kwargs: Any) -> SQLiteStore:
+    """A store searching with vec0 (no in-memory copy); skips the test without sqlite-vec."""
+    st = SQLiteStore(path, **{"memory_cache": False, **kwargs})
+    if st.info().vector_path != "sqlite-vec":
+        st.close()
+        pytest.skip(f"sqlite-vec is not loadable here: {st.info().vector_error}")
+    return st
+
+
+def _chunks_vec_notes(st: SQLiteStore) -> list[str]:
+    return [n for n in st.info().notes if "chunks_vec" in n]
+
+
+def test_an_empty_embedding_does_not_switch_off_chunks_vec(tmp_path: Path) -> None:
+    """A chunk with a 0-dimensional embedding (written first, and first in its file) neither creates a
+    chunks_vec of 0 dimensions nor stops the process from creating the real one."""
+    st = _vec_store(tmp_path / "i.sqlite")
+    try:
+        rng = np.random.default_rng(40)
+        empty = np.zeros(0, np.float32)
+        _put(st, "memory/empty.md", [empty, empty])
+        rows = _put(st, "memory/a.md", [empty] + [_unit(rng, 8) for _ in range(6)])[1:]
+        rows += _put(st, "memory/b.md", [_unit(rng, 8) for _ in range(6)])
+        assert st.info().vector_dims == 8
+        assert _chunks_vec_notes(st) == []
+        served = Served(st)
+        q = _unit(rng, 8)
+        assert _ids(st.vector_search(q, limit=8)) == expected(rows, q, 8)
+        assert served.vec0 == 1 and served.numpy == 0
+    finally:
+        st.close()
+
+
+def test_a_failed_chunks_vec_creation_is_retried_for_another_dimension_and_after_a_reopen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "i.sqlite"
+    st = _vec_store(path)
+    other = _vec_store(path)
+    try:
+        real = VecIndex._create_table
+
+        def no_8(self: VecIndex, db: Any, dims: int) -> None:
+            if dims == 8:
+                raise OSError("cannot create FLOAT[8]")
+            real(self, db, dims)
+
+        monkeypatch.setattr(VecIndex, "_create_table", no_8)
+        rng = np.random.default_rng(41)
+        _put(st, "memory/a.md", [_unit(rng, 8) for _ in range(3)])  # the write goes on without chunks_vec
+        assert st.info().vector_dims is None and _chunks_vec_notes(st)
+        rows16 = _put(st, "memory/b.md", [_unit(rng, 16) for _ in range(5)])  # another dimension: created
+        assert st.info().vector_dims == 16 and _chunks_vec_notes(st) == []
+        q = _unit(rng, 16)
+        assert _ids(st.vector_search(q, limit=3)) == expected(rows16, q, 3)
+        _put(st, "memory/c.md", [_unit(rng, 8) for _ in range(3)])  # 8 failed before: left at 16
+        assert st.info().vector_dims == 16
+        monkeypatch.undo()
+        with other.rebuild():  # another process swaps in a rebuilt (empty) index; this one reopens it
+            pass
+        rows8 = _put(st, "memory/d.md", [_unit(rng, 8) for _ in range(4)])
+        assert st.info().vector_dims == 8
+        served = Served(st)
+        q = _unit(rng, 8)
+        assert _ids(st.vector_search(q, limit=3)) == expected(rows8, q, 3)
+        assert served.vec0 == 1 and served.numpy == 0
+    finally:
+        other.close()
+        st.close()
+
+
+def _stale_marker(st: SQLiteStore) -> Any:
+    return st._conn.execute("SELECT value FROM meta WHERE key = 'chunks_vec_stale'").fetchone()
+
+
+def test_a_writer_without_sqlite_vec_never_makes_the_paths_disagree(tmp_path: Path) -> None:
+    """A process without sqlite-vec writes chunks it cannot put into chunks_vec: it marks chunks_vec
+    stale, vec0 searches use numpy until a process with sqlite-vec rebuilds it (next write or open)."""
+    dims = 16
+    path = tmp_path / "i.sqlite"
+    a = _vec_store(path)
+    b = SQLiteStore(path, vector_enabled=False)
+    try:
+        rng = np.random.default_rng(42)
+        q = _unit(rng, dims)
+        mem = {cid: v for cid, v in _put(a, "memory/a.md", [q + 0.4 * _unit(rng, dims) for _ in range(8)])}
+        mem.update(_put(a, "memory/far.md", [_unit(rng, dims) for _ in range(8)]))
+        assert _ids(a.vector_search(q, limit=4)) == expected(list(mem.items()), q, 4)  # vec0, dims known
+        mem.update(_put(b, "memory/a.md", [-q + 0.2 * _unit(rng, dims) for _ in range(8)]))  # same ids, moved
+        mem.update(_put(b, "memory/b.md", [q + 0.05 * _unit(rng, dims) for _ in range(3)]))  # new, the best
+        assert _stale_marker(a) is not None
+        served = Served(a)
+        for limit in (2, 5, 30):
+            assert _ids(a.vector_search(q, limit=limit)) == expected(list(mem.items()), q, limit), limit
+        assert served.numpy == 3
+        mem.update(_put(a, "memory/c.md", [_unit(rng, dims)]))  # a write with sqlite-vec rebuilds chunks_vec
+        assert _stale_marker(a) is None
+        served = Served(a)
+        for limit in (2, 5, 30):
+            assert _ids(a.vector_search(q, limit=limit)) == expected(list(mem.items()), q, limit), limit
+        assert served.vec0 == 3 and served.numpy == 0
+        mem.update(_put(b, "memory/d.md", [q.copy()]))
+        b.delete_file("memory/b.md")
+        for cid in [c for c in mem if c.startswith("memory/b.md")]:
+            del mem[cid]
+        a.close()
+        a = _vec_store(path)  # opening with sqlite-vec rebuilds it too
+        gen = a.generation()
+        assert _stale_marker(a) is None
+        served = Served(a)
+        for limit in (2, 5, 30):
+            assert _ids(a.vector_search(q, limit=limit)) == expected(list(mem.items()), q, limit), limit
+        assert served.vec0 == 3 and served.numpy == 0
+        a.close()
+        a = _vec_store(path)
+        assert a.generation() == gen  # rebuilt once
+    finally:
+        b.close()
+        a.close()
+
+
+def test_a_dimension_change_by_another_process_is_seen_by_searches(tmp_path: Path) -> None:
+    path = tmp_path / "i.sqlite"
+    a = _vec_store(path)
+    b = _vec_store(path)
+    try:
+        rng = np.random.default_rng(43)
+        rows8 = _put(a, "memory/a.md", [_unit(rng, 8) for _ in range(6)])
+        q8 = _unit(rng, 8)
+        assert _ids(a.vector_search(q8, limit=3)) == expected(rows8, q8, 3)
+        rows16 = _put(b, "memory/b.md", [_unit(rng, 16) for _ in range(6)])  # recreates chunks_vec for 16
+        served = Served(a)
+        q16 = _unit(rng, 16)
+        assert _ids(a.vector_search(q16, limit=3)) == expected(rows16, q16, 3)
+        assert served.vec0 == 1 and served.numpy == 0
+        assert a.info().vector_dims == 16
+    finally:
+        b.close()
+        a.close()
+
+
+def test_a_rebuild_by_another_process_clears_the_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dims = 16
+    rows: list[Row] = []
+    ses: list[Row] = []
+    path = tmp_path / "old.sqlite"
+    _legacy_index(path, _mixed_fill(rows, ses, dims, seed=44))
+
+    def broken(self: VecIndex, db: Any, dims: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(VecIndex, "_create_table", broken)
+    a = SQLiteStore(path, memory_cache=False)
+    try:
+        assert _chunks_vec_notes(a)
+        monkeypatch.undo()
+        SQLiteStore(path, memory_cache=False).close()  # another process opens the index and rebuilds it
+        served = Served(a)
+        q = np.eye(dims, dtype=np.float32)[0]
+        assert _ids(a.vector_search(q, limit=12)) == expected(rows, q, 12)
+        assert served.vec0 == 1 and served.numpy == 0
+        assert _chunks_vec_notes(a) == []
+    finally:
+        a.close()
+
+
+def test_a_vec0_search_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write committed by another process while a vec0 search runs (here: between its KNN scan and
+    the fetch of the chunks it found) is not mixed into that search."""
+    from openclaw_memory.sqlite import vec_index
+
+    dims = 16
+    path = tmp_path / "i.sqlite"
+    a = _vec_store(path)
+    b = _vec_store(path)
+    try:
+        rng = np.random.default_rng(45)
+        q = _unit(rng, dims)
+        before = dict(_put(a, "memory/near.md", [q + 0.3 * _unit(rng, dims) for _ in range(5)]))
+        before.update(_put(a, "memory/far.md", [_unit(rng, dims) for _ in range(5)]))
+        after = dict(before)
+        real = vec_index._scored_chunks
+        calls = []
+
+        def meanwhile(*args: Any, **kwargs: Any) -> Any:
+            if not calls:
+                after.update(_put(b, "memory/near.md", [-q + 0.3 * _unit(rng, dims) for _ in range(5)]))
+                after.update(_put(b, "memory/best.md", [q + 0.01 * _unit(rng, dims) for _ in range(3)]))
+            calls.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(vec_index, "_scored_chunks", meanwhile)
+        served = Served(a)
+        got = a.vector_search(q, limit=3)
+        assert calls and served.vec0 == 1 and served.numpy == 0
+        assert _ids(got) == expected(list(before.items()), q, 3)
+        monkeypatch.undo()
+        assert _ids(a.vector_search(q, limit=3)) == expected(list(after.items()), q, 3)
+    finally:
+        b.close()
+        a.close()
+
+
+def test_an_error_that_ends_the_transaction_is_not_hidden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error inside the (re)creation of chunks_vec that already rolled back the whole write
+    transaction reaches the caller as itself, and the store stays usable."""
+
+    def fatal(self: VecIndex, db: Any, dims: int) -> None:
+        db.execute("ROLLBACK")  # as SQLite does on SQLITE_FULL / SQLITE_IOERR / SQLITE_NOMEM
+        raise RuntimeError("database or disk is full")
+
+    st = _vec_store(tmp_path / "i.sqlite")
+    try:
+        rng = np.random.default_rng(46)
+        monkeypatch.setattr(VecIndex, "_create_table", fatal)
+        with pytest.raises(RuntimeError, match="disk is full"):
+            _put(st, "memory/a.md", [_unit(rng, 8) for _ in range(3)])
+        assert st.is_empty()
+        monkeypatch.undo()
+        rows = _put(st, "memory/a.md", [_unit(rng, 8) for _ in range(3)])
+        served = Served(st)
+        q = _unit(rng, 8)
+        assert _ids(st.vector_search(q, limit=3)) == expected(rows, q, 3)
+        assert served.vec0 == 1 and served.numpy == 0
+    finally:
+        st.close()
+
+
+def test_a_write_deletes_each_chunks_vec_row_once(tmp_path: Path) -> None:
+    """Rewriting a file deletes each of its old chunks_vec rows once, plus the rows of ids that move
+    to it from another path; the rows end up exactly those of the stored vectors."""
+    dims = 8
+    st = _vec_store(tmp_path / "i.sqlite")
+    try:
+        rng = np.random.default_rng(47)
+        q = _unit(rng, dims)
+        rows = dict(_put(st, "memory/a.md", [_unit(rng, dims) for _ in range(5)]))
+        rows.update(_put(st, "memory/b.md", [_unit(rng, dims) for _ in range(3)]))
+        moved = StoredChunk(id="memory/b.md:1", path="memory/a.md", source="memory", start_line=9, end_line=9,
+                            hash="moved", model="fake", text="moved here", embedding=q.copy())
+        fresh = [StoredChunk(id=f"memory/a.md:{i}", path="memory/a.md", source="memory", start_line=i + 1,
+                             end_line=i + 1, hash=f"new{i}", model="fake", text=f"new {i}",
+                             embedding=_unit(rng, dims)) for i in range(4)]
+        fresh.append(StoredChunk(id="memory/a.md:new", path="memory/a.md", source="memory", start_line=7,
+                                 end_line=7, hash="z", model="fake", text="zero", embedding=np.zeros(dims, np.float32)))
+        statements: list[str] = []
+        st._conn.set_trace_callback(statements.append)
+        try:
+            st.replace_file(MemoryFile(path="memory/a.md", abs_path="memory/a.md", mtime_ms=0.0, size=1, hash="v2",
+                                       source="memory"), [*fresh, moved])  # type: ignore[arg-type]
+        finally:
+            st._conn.set_trace_callback(None)
+        deletes = [s for s in statements if s.lstrip().upper().startswith("DELETE FROM CHUNKS_VEC")]
+        assert len(deletes) == len(set(deletes)) == 6, deletes  # a.md:0-4 and the moved memory/b.md:1
+        for cid in [c for c in rows if c.startswith("memory/a.md")]:
+            del rows[cid]
+        rows.update({c.id: c.embedding for c in [*fresh, moved]})
+        ordered = [(cid, rows[cid]) for cid in ["memory/b.md:0", "memory/b.md:2",
+                                                *[c.id for c in [*fresh, moved]]]]
+        assert st._conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == 7  # the zero vector has none
+        served = Served(st)
+        assert _ids(st.vector_search(q, limit=8)) == expected(ordered, q, 8)
+        assert st.vector_search(q, limit=1)[0].id == "memory/b.md:1"
+        assert served.vec0 == 2 and served.numpy == 0
+    finally:
+        st.close()

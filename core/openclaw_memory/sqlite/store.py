@@ -28,7 +28,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
-from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, pack_vector, unpack_vector
+from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
@@ -192,7 +192,8 @@ class SQLiteStore:
             try:
                 yield db
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # an error such as SQLITE_FULL may have rolled it back already
+                    db.execute("ROLLBACK")
                 raise
             else:
                 _bump_generation(db)
@@ -253,9 +254,12 @@ class SQLiteStore:
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
         with self._tx() as db:
-            dims = next((int(c.embedding.size) for c in chunks if c.embedding is not None), None)
+            dims = next((int(c.embedding.size) for c in chunks if c.embedding is not None and c.embedding.size),
+                        None)
             vec_dims = self._vec.for_write(db, dims)
             self._delete_rows(db, file.path, None, vec_dims is not None)
+            if vec_dims is not None:  # before the chunks are stored: it looks up which ids move from another file
+                self._vec.write(db, chunks, vec_dims)
             for c in chunks:
                 emb = pack_vector(c.embedding) if c.embedding is not None else None
                 if self._fts_ok and self._fts_aligned:  # the same id under another path: drop its FTS row too
@@ -272,8 +276,6 @@ class SQLiteStore:
                         (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text), c.id, c.path, c.source,
                          c.model, c.start_line, c.end_line),
                     )
-            if vec_dims is not None:
-                self._vec.write(db, chunks, vec_dims)
             db.execute(
                 "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
                 "SET source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size",
@@ -310,11 +312,8 @@ class SQLiteStore:
         out: dict[str, StoredChunk] = {}
         with self._lock:
             db = self._db()
-            for i in range(0, len(ids), 400):
-                part = list(ids[i : i + 400])
-                marks = ",".join("?" * len(part))
-                for r in db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", part):
-                    out[r[0]] = chunk_from_row(r)
+            for r in chunk_rows(db, CHUNK_COLUMNS, ids):
+                out[r[0]] = chunk_from_row(r)
         return [out[i] for i in ids if i in out]
 
     def is_empty(self) -> bool:
@@ -439,7 +438,7 @@ class SQLiteStore:
         """Whether chunks_vec can answer a search for ``limit`` vectors of ``dims`` dimensions."""
         if not self._vec.can_search(limit):
             return False
-        if self._vec.dims is None:  # created (or rebuilt) by another process since this one looked?
+        if self._vec.dims != dims:  # created, rebuilt or recreated by another process since this one looked?
             with self._lock:
                 self._vec.refresh(self._db())
         return self._vec.dims == dims
@@ -452,6 +451,9 @@ class SQLiteStore:
                 ranked = self._vec.search(self._db(), query, limit, sources, model)
         except self._driver.module.OperationalError as exc:  # e.g. chunks_vec recreated by another process
             log.warning("sqlite-vec search failed on %s (%s); searching with numpy", self.path, exc)
+            self._vec.dims = None
+            return self._numpy_search(query, limit, sources, model)
+        if ranked is None:  # chunks_vec misses chunks written without sqlite-vec; rebuilt by the next write
             self._vec.dims = None
             return self._numpy_search(query, limit, sources, model)
         return [self._cand(c, score, rank) for rank, (score, _, c) in enumerate(ranked, start=1)]

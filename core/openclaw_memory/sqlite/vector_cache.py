@@ -16,6 +16,9 @@ ones are never returned), :func:`exact_scores` gives each candidate a score that
 values alone, and equal scores are ordered by the chunk's rowid (the order it was indexed in). The
 fast scans (numpy's float32 matrix product, sqlite-vec's scan) only pick candidates, with a margin of
 :func:`score_margin` around the cut-off so that rounding in them never changes the result.
+The stored vectors are read the same way for this copy and for (re)filling ``chunks_vec``
+(:func:`stored_vectors`), and the vectors with a direction are picked in one place (:func:`directions`,
+:attr:`UnitVectors.directed`).
 """
 
 from __future__ import annotations
@@ -24,15 +27,16 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["VectorCache", "VectorMatrix", "exact_scores", "score_margin", "unit_rows"]
+__all__ = ["UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin",
+           "stored_vectors", "unit_rows", "unit_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,52 @@ def unit_rows(rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarr
         valid[bad] = finite
         zero[bad] = finite & ~nonzero
     return unit, valid, zero
+
+
+class UnitVectors(NamedTuple):
+    """Vectors of one dimension as :func:`unit_rows` scales them: the float32 unit rows (zero and non-finite
+    rows all zero), which rows are finite and which are zero vectors."""
+
+    unit: np.ndarray
+    finite: np.ndarray
+    zero: np.ndarray
+
+    @property
+    def directed(self) -> np.ndarray:
+        """The rows with a direction (finite and non-zero): the only ones ``chunks_vec`` holds, and the
+        only ones a query can rank by their angle."""
+        return self.finite & ~self.zero
+
+
+def unit_vectors(blobs: Sequence[bytes], dims: int) -> UnitVectors:
+    """The float32 BLOBs ``blobs``, each of ``dims`` dimensions, as :class:`UnitVectors`."""
+    return UnitVectors(*unit_rows(np.frombuffer(b"".join(blobs), dtype="<f4").reshape(-1, dims)))
+
+
+def directions(blobs: Sequence[bytes | None], dims: int) -> tuple[list[int], np.ndarray]:
+    """The positions in ``blobs`` of the vectors of ``dims`` dimensions with a direction (finite, non-zero),
+    and their unit vectors (float32 rows, in that order)."""
+    width = int(dims) * 4
+    at: list[int] = []
+    picked: list[bytes] = []
+    for i, blob in enumerate(blobs):
+        if blob is not None and len(blob) == width:
+            at.append(i)
+            picked.append(blob)
+    if not at:
+        return [], np.zeros((0, int(dims)), dtype=np.float32)
+    vectors = unit_vectors(picked, dims)
+    keep = np.flatnonzero(vectors.directed)
+    return [at[j] for j in keep], vectors.unit[keep]
+
+
+def stored_vectors(db: Any, dims: int, batch: int = _WARM_BATCH) -> Iterator[tuple[list[Any], UnitVectors]]:
+    """Every vector of ``dims`` dimensions in ``chunks``, in rowid order, ``batch`` rows at a time: the rows
+    ``(rowid, id, source, model, embedding)`` and their :class:`UnitVectors`."""
+    cur = db.execute("SELECT rowid, id, source, model, embedding FROM chunks WHERE length(embedding) = ? "
+                     "ORDER BY rowid", (int(dims) * 4,))
+    while rows := cur.fetchmany(batch):
+        yield rows, unit_vectors([r[4] for r in rows], dims)
 
 
 def exact_scores(unit: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -302,7 +352,6 @@ class VectorCache:
                 dims = int(db.execute("SELECT coalesce(max(length(embedding)), 0) FROM chunks").fetchone()[0]) // 4
             if dims <= 0:
                 return VectorMatrix.empty(gen)
-            width = int(dims) * 4
             most = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # cheap, unlike a filtered count
             matrix = np.empty((most, dims), dtype=np.float32)
             rowids = np.empty(most, dtype=np.int64)
@@ -311,19 +360,17 @@ class VectorCache:
             sources: dict[str, int] = {}
             models: dict[str, int] = {}
             ids: list[str] = []
-            cur = db.execute("SELECT rowid, id, source, model, embedding FROM chunks WHERE length(embedding) = ? "
-                             "ORDER BY rowid", (width,))
-            while rows := cur.fetchmany(_WARM_BATCH):
+            for rows, vectors in stored_vectors(db, dims, _WARM_BATCH):
                 if stop is not None and stop.is_set():
                     return None
-                at = len(ids)
-                raw = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(-1, dims)
-                _, valid, _ = unit_rows(raw, out=matrix[at : at + len(rows)])
-                if not valid.all():  # non-finite vectors are never returned: leave them out
-                    kept = np.flatnonzero(valid)
-                    matrix[at : at + kept.size] = matrix[at + kept]
+                unit = vectors.unit
+                if not vectors.finite.all():  # non-finite vectors are never returned: leave them out
+                    kept = np.flatnonzero(vectors.finite)
+                    unit = unit[kept]
                     rows = [rows[i] for i in kept]
+                at = len(ids)
                 end = at + len(rows)
+                matrix[at:end] = unit
                 rowids[at:end] = [r[0] for r in rows]
                 source_codes[at:end] = [sources.setdefault(r[2], len(sources)) for r in rows]
                 model_codes[at:end] = [models.setdefault(r[3], len(models)) for r in rows]
