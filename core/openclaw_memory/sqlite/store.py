@@ -258,10 +258,10 @@ class SQLiteStore:
                         None)
             vec_dims = self._vec.for_write(db, dims)
             self._delete_rows(db, file.path, None, vec_dims is not None)
+            blobs = [pack_vector(c.embedding) if c.embedding is not None else None for c in chunks]
             if vec_dims is not None:  # before the chunks are stored: it looks up which ids move from another file
-                self._vec.write(db, chunks, vec_dims)
-            for c in chunks:
-                emb = pack_vector(c.embedding) if c.embedding is not None else None
+                self._vec.write(db, chunks, blobs, vec_dims)
+            for c, emb in zip(chunks, blobs):
                 if self._fts_ok and self._fts_aligned:  # the same id under another path: drop its FTS row too
                     db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE id = ?)", (c.id,))
                 cur = db.execute(

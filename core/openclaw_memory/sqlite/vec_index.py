@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector
+from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows
 from openclaw_memory.sqlite.vector_cache import directions, exact_scores, score_margin, stored_vectors, unit_rows
 from openclaw_memory.storage import StoredChunk
 
@@ -245,12 +245,12 @@ class VecIndex:
         db.executemany("DELETE FROM chunks_vec WHERE id = ?", [(i,) for i in ids])
 
     @staticmethod
-    def write(db: Any, chunks: Sequence[StoredChunk], dims: int) -> None:
+    def write(db: Any, chunks: Sequence[StoredChunk], blobs: Sequence[bytes | None], dims: int) -> None:
         """Put the rows of ``chunks`` into a ``chunks_vec`` of ``dims`` dimensions: each finite, non-zero
-        vector of that size, as a unit vector. Call it after the file's previous chunks (and their rows)
-        were deleted and before ``chunks`` are stored: an id still in ``chunks`` then moves here from
-        another file, and only the rows of such ids are deleted first."""
-        at, unit = directions([pack_vector(c.embedding) if c.embedding is not None else None for c in chunks], dims)
+        vector of that size, as a unit vector (``blobs``: each chunk's packed embedding, or None). Call it
+        after the file's previous chunks (and their rows) were deleted and before ``chunks`` are stored:
+        an id still in ``chunks`` then moves here from another file, and only its row is deleted first."""
+        at, unit = directions(blobs, dims)
         unit = unit.astype("<f4", copy=False)
         blob = {i: unit[j].tobytes() for j, i in enumerate(at)}
         rows: dict[str, tuple[str, bytes, str, int] | None] = {}
