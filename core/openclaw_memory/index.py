@@ -570,7 +570,8 @@ class MemoryIndex:
         return replace(st, backend=bs.backend, provider=bs.provider, model=bs.model, search_mode=bs.search_mode,
                        files=st.files if bs.files is None else bs.files,
                        chunks=st.chunks if bs.chunks is None else bs.chunks,
-                       fallback=bs.fallback or st.fallback, backend_info=bs.details)
+                       fallback=bs.fallback or st.fallback, backend_info=bs.details,
+                       keyword_only_reason=st.keyword_only_reason if bs.backend == "builtin" else None)
 
     def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()

@@ -109,6 +109,7 @@ class QmdBackend:
         xdg_config, xdg_cache = home / "xdg-config", home / "xdg-cache"
         self.index_path = xdg_cache / "qmd" / "index.sqlite"
         self._state_file = home / "collections.json"
+        self._last_update_file = home / "last-update"  # when any process last ran `qmd update` here
         self.env = {**os.environ, "XDG_CONFIG_HOME": str(xdg_config), "QMD_CONFIG_DIR": str(xdg_config / "qmd"),
                     "XDG_CACHE_HOME": str(xdg_cache), "NO_COLOR": "1"}
         self._home = home
@@ -249,6 +250,7 @@ class QmdBackend:
             snapshot = self._stat_snapshot()
             out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
             self._last_update, self._snapshot = time.time(), snapshot
+            self._last_update_file.write_text(str(self._last_update), encoding="utf-8")
             report = SyncReport(reason="qmd update", files_scanned=len(snapshot))
             for new, updated, unchanged, removed in _INDEXED.findall(out):
                 report.files_indexed += int(new) + int(updated)
@@ -285,6 +287,12 @@ class QmdBackend:
         changed = self.config.sync.on_search and self._snapshot is not None and self._stat_snapshot() != self._snapshot
         if stale or changed or self._last_update is None:
             self._update(force=False)
+
+    def _persisted_last_update(self) -> float | None:
+        try:
+            return float(self._last_update_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def _status_counts(self) -> dict[str, int]:
         out = self.run("status")
@@ -428,6 +436,11 @@ class QmdBackend:
 
     def status(self) -> BackendStatus:
         """Version, collections, last update, documents and whether vectors are available."""
+        error = None
+        try:
+            self._ensure_ready()
+        except QmdError as exc:
+            error = str(exc)
         details: dict[str, Any] = {
             "command": self.cfg.command,
             "version": self.version(),
@@ -435,14 +448,15 @@ class QmdBackend:
             "index_path": str(self.index_path),
             "collections": [{"name": c.name, "path": str(c.root), "pattern": c.pattern,
                              "registered": c.name in self._registered} for c in self.collections],
-            "last_update_at": _iso(self._last_update),
+            "last_update_at": _iso(self._last_update or self._persisted_last_update()),
             "daemon": {"enabled": self.cfg.daemon,
                        "running": self._session is not None and self._session.alive,
                        "error": self._daemon_error},
         }
         files = None
         try:
-            self._ensure_ready()
+            if error is not None:
+                raise QmdError(error)
             counts = self._status_counts()
             files = counts.get("documents")
             vectors = counts.get("vectors", 0)
