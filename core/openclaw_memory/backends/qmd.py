@@ -356,9 +356,10 @@ class QmdBackend:
             if not isinstance(rows, list):
                 raise QmdError(f"qmd mcp query returned no results list: {str(content)[:200]!r}")
             return to_items(rows), True
-        cmd = [mode, query, "--json", "-n", str(limit)]
+        cmd = [mode, "--json", "-n", str(limit)]
         for name in names:
             cmd += ["-c", name]
+        cmd += ["--", query]  # a query starting with "-" is not an option
         return parse_items(self.run(*cmd, timeout_ms=timeout)), False
 
     def search(
