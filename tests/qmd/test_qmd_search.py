@@ -122,3 +122,15 @@ def test_vector_modes_fail_for_real_and_fall_back_to_builtin(
     # a later index is free to retry QMD
     again = qmd_index(state="state-2")
     assert again.search("pgbouncer").fallback is None
+
+
+def test_session_transcripts_are_exported_and_searchable(qmd_index: Callable[..., MemoryIndex]) -> None:
+    from openclaw_memory.sessions import TranscriptWriter
+
+    mem = qmd_index(sessions={"enabled": True})
+    TranscriptWriter(mem.transcript_path("s-42")).append_messages(
+        [("user", "Remember the launch codeword is marmalade."), ("assistant", "Noted: marmalade.")])
+    hit = mem.search("marmalade codeword").hits[0]
+    assert (hit.path, hit.source) == ("qmd/sessions-main/s-42.md", "sessions")
+    assert "User: Remember the launch codeword is marmalade." in mem.get(hit.path).text
+    assert mem.search("marmalade", sources=["memory"]).hits == []

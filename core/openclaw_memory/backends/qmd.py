@@ -232,6 +232,7 @@ class QmdBackend:
             if self._closed:
                 raise QmdError("the QMD backend is closed")
             self._prepare_dirs()
+            self._export_sessions()
             self._sync_collections()
             if self.cfg.update.on_boot:
                 self._update(force=True)
@@ -245,8 +246,8 @@ class QmdBackend:
             if not force and self._last_update and (now - self._last_update) * 1000 < self.cfg.update.debounce_ms:
                 return None
             started = time.perf_counter()
-            self._sync_collections()
             self._export_sessions()
+            self._sync_collections()
             snapshot = self._stat_snapshot()
             out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
             self._last_update, self._snapshot = time.time(), snapshot
