@@ -31,8 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.backends.qmd_install import qmd_argv  # noqa: E402
+from openclaw_memory import MemoryIndex
+from openclaw_memory.backends.qmd_install import qmd_argv
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = os.environ.get("OPENCLAW_DEVSET", "/work/shared/data/conversation-memory-dev")

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from langchain_core.documents import Document
+from openclaw_memory import MemoryConfig, MemoryIndex
+from openclaw_memory.cli import main
 
 from langchain_openclaw_memory import OpenClawMemoryRetriever as LCRetriever
 from llama_index_openclaw_memory import OpenClawMemoryRetriever as LIRetriever
-from openclaw_memory import MemoryConfig, MemoryIndex
-from openclaw_memory.cli import main
 
 pytestmark = pytest.mark.slow
 

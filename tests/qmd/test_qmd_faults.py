@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.backends.qmd_results import parse_items, split_snippet
 from openclaw_memory.errors import QmdError

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.tools import memory_get, memory_search

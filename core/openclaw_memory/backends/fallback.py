@@ -44,10 +44,7 @@ class FallbackBackend:
             if self._fallback is None:
                 self._fallback = FallbackInfo(from_provider=self.primary.name, reason=str(exc))
                 log.warning("%s backend failed (%s); switching to the builtin index", self.primary.name, exc)
-                try:
-                    self.primary.close()
-                except Exception as close_exc:  # the switch must happen even if closing fails
-                    log.debug("closing the %s backend failed: %s", self.primary.name, close_exc)
+                self.primary.close()
             return self._builtin_backend()
 
     def _builtin_backend(self) -> SearchBackend:

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", default="2.8.3")
     args = parser.parse_args(argv)
     cmd = install_qmd(args.prefix, args.version)
-    out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60, check=False)
     print(f"installed {out.stdout.strip() or QMD_PACKAGE}: {Path(args.prefix).resolve() / 'bin' / 'qmd'}")
     return 0 if out.returncode == 0 else 1
 

@@ -80,7 +80,7 @@ class McpSession:
         self._pending: dict[int, Future[dict[str, Any]]] = {}
         self._next_id = 0
         self._dead: str | None = None
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         try:
             self._proc = subprocess.Popen([*argv, "mcp"], cwd=cwd, env=env, stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -73,7 +74,7 @@ def _first_array(text: str) -> str | None:
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and value == value:
+    if isinstance(value, (int, float)) and not math.isnan(value):
         return int(value)
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
