@@ -52,7 +52,10 @@ def qmd_index(memory_ws: Path, qmd_command: str, tmp_path: Path) -> Iterator[Cal
     made: list[MemoryIndex] = []
 
     def make(state: str = "state", citations: str = "auto", **qmd: object) -> MemoryIndex:
-        settings = {"command": qmd_command, "update": {"debounceMs": 0}, **qmd}
+        # generous search timeout: a loaded CI machine must not turn a slow start into a fallback
+        settings = {"command": qmd_command, **qmd,
+                    "update": {"debounceMs": 0, **qmd.get("update", {})},  # type: ignore[dict-item]
+                    "limits": {"timeoutMs": 30_000, **qmd.get("limits", {})}}  # type: ignore[dict-item]
         mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / state, provider=None, watch=False,
                           backend="qmd", qmd=settings, citations=citations)
         made.append(mem)
