@@ -73,6 +73,9 @@ FAKE_QMD = textwrap.dedent('''
     import json, os, signal, sys, time
     behaviour, args = sys.argv[1], sys.argv[2:]
     cmd = args[0] if args else ""
+    if os.environ.get("FAKE_QMD_LOG"):
+        with open(os.environ["FAKE_QMD_LOG"], "a") as log:
+            log.write(cmd + "\\n")
     if cmd == "--version":
         print("qmd 0.0.0-fake")
     elif cmd in ("collection", "update", "embed"):

@@ -35,8 +35,11 @@ def faulty(memory_ws: Path, tmp_path: Path) -> Callable[..., MemoryIndex]:
     ("fail", "qmd search failed (exit 3): 'Error: database is locked'"),
 ])
 def test_a_qmd_fault_switches_this_index_to_builtin(
-    faulty: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], behaviour: str, reason: str
+    faulty: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], behaviour: str, reason: str,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    calls = tmp_path / "calls.log"
+    monkeypatch.setenv("FAKE_QMD_LOG", str(calls))
     # only the hanging search may time out (a loaded machine can take 400 ms to start Python)
     mem = faulty(fake_qmd(behaviour), limits={"timeoutMs": 400 if behaviour == "sleep" else 30_000})
     result = mem.search("pgbouncer connection pooling", min_score=0.0)
@@ -45,6 +48,7 @@ def test_a_qmd_fault_switches_this_index_to_builtin(
     assert result.provider == "none" and result.hits[0].path == "memory/2026-01-02.md"
     # from now on builtin answers at once (QMD is not asked again), and status says so
     assert mem.search("green tea", min_score=0.0).hits[0].path == "MEMORY.md"
+    assert calls.read_text().split().count("search") == 1
     st = mem.status()
     assert st.backend == "builtin" and st.fallback == {"from": "qmd", "reason": result.fallback.reason}
 
