@@ -114,6 +114,8 @@ def _print_status(st: IndexStatus) -> None:
     click.echo(f"Dirty: {'yes' if st.dirty else 'no'}")
     click.echo(f"Workspace: {st.workspace}")
     click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
+    if st.backend_info is not None:
+        _print_backend_info(st.backend, st.backend_info)
     vec = st.vector
     click.echo(f"Vector: {vec['path']}" + (f" (dims {vec['dims']})" if vec.get("dims") else ""))
     if vec.get("cache"):
@@ -141,6 +143,29 @@ def _print_status(st: IndexStatus) -> None:
         click.echo("Issues:")
         for issue in st.issues:
             click.echo(f"  - {issue}")
+
+
+def _print_backend_info(backend: str, info: dict[str, Any]) -> None:
+    """The ``memory.backend = "qmd"`` lines of ``status``."""
+    if info.get("disabled"):
+        click.echo(f"Backend: {backend} (QMD disabled for this run: {info.get('reason')})")
+        return
+    click.echo(f"Backend: {backend} ({info.get('version') or 'version unknown'}, command {info.get('command')})")
+    click.echo(f"QMD search mode: {info.get('search_mode')}")
+    click.echo(f"QMD index: {info.get('index_path')}")
+    for coll in info.get("collections") or []:
+        state = "" if coll.get("registered") else " (not added: folder missing)"
+        click.echo(f"QMD collection: {coll['name']} = {coll['path']} ({coll['pattern']}){state}")
+    click.echo(f"QMD last update: {info.get('last_update_at') or 'never'}")
+    vec = info.get("vectors") or {}
+    click.echo(f"QMD vectors: available ({vec.get('count')})" if vec.get("available")
+               else f"QMD vectors: unavailable ({vec.get('error')})")
+    daemon = info.get("daemon") or {}
+    click.echo("QMD daemon: " + ("running" if daemon.get("running") else
+                                 f"off ({daemon['error']})" if daemon.get("error") else
+                                 "enabled" if daemon.get("enabled") else "off"))
+    if info.get("error"):
+        click.echo(f"QMD error: {info['error']}")
 
 
 @main.command()

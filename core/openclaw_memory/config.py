@@ -36,6 +36,7 @@ __all__ = [
     "MMRConfig",
     "MemoryConfig",
     "MemoryFlushConfig",
+    "QmdConfig",
     "QueryConfig",
     "RemoteConfig",
     "SessionsSyncConfig",
@@ -241,6 +242,142 @@ class CompactionConfig(_Model):
     post_index_sync: Literal["async", "await", "off"] = "async"
 
 
+# ---- memory.backend = "qmd": the QMD sidecar (spec §9.2) ------------------------------------------
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(value: str | int | float) -> int:
+    """``"5m"`` / ``"15s"`` / ``"1h"`` / ``"250ms"`` / a number of ms → milliseconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    text = str(value).strip().lower()
+    for unit in ("ms", "s", "m", "h", "d"):
+        if text.endswith(unit) and text[: -len(unit)].strip().replace(".", "", 1).isdigit():
+            return int(float(text[: -len(unit)]) * _DURATION_UNITS_MS[unit])
+    if text.replace(".", "", 1).isdigit():
+        return int(float(text))
+    raise ValueError(f"not a duration: {value!r} (use e.g. '15s', '5m', '1h' or milliseconds)")
+
+
+class QmdPathConfig(_Model):
+    """``memory.qmd.paths[]``: an extra folder QMD indexes as its own collection."""
+
+    path: str
+    name: str | None = None
+    pattern: str = "**/*.md"
+
+
+class QmdSessionsConfig(_Model):
+    """``memory.qmd.sessions``: export session transcripts as Markdown for QMD to index."""
+
+    enabled: bool = False
+    export_dir: str | None = None
+    retention_days: int | None = Field(None, ge=1)
+
+
+class QmdUpdateConfig(_Model):
+    """``memory.qmd.update``: when ``qmd update`` / ``qmd embed`` run, and the command timeouts."""
+
+    interval: str = "5m"
+    debounce_ms: int = Field(15_000, ge=0)
+    on_boot: bool = True
+    wait_for_boot_sync: bool = False
+    embed_interval: str = "60m"
+    command_timeout_ms: int = Field(30_000, ge=1)
+    update_timeout_ms: int = Field(120_000, ge=1)
+    embed_timeout_ms: int = Field(120_000, ge=1)
+
+    @field_validator("interval", "embed_interval", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> str:
+        duration_ms(v)  # raises ValueError → ConfigError naming the key
+        return str(v)
+
+    def interval_ms(self) -> int:
+        return duration_ms(self.interval)
+
+    def embed_interval_ms(self) -> int:
+        return duration_ms(self.embed_interval)
+
+
+class QmdLimitsConfig(_Model):
+    """``memory.qmd.limits``: result count, snippet size, the injected-chars clamp, search timeout."""
+
+    max_results: int = Field(6, ge=1)
+    max_snippet_chars: int = Field(700, ge=1)
+    max_injected_chars: int = Field(4000, ge=1)
+    timeout_ms: int = Field(4000, ge=1)
+
+
+class QmdScopeMatch(_Model):
+    """What a scope rule matches: the session key's chat type and/or a key prefix."""
+
+    chat_type: Literal["direct", "group", "channel"] | None = None
+    key_prefix: str | None = None
+
+
+class QmdScopeRule(_Model):
+    action: Literal["allow", "deny"]
+    match: QmdScopeMatch = Field(default_factory=QmdScopeMatch)
+
+
+def _default_scope_rules() -> list[QmdScopeRule]:
+    return [QmdScopeRule(action="allow", match=QmdScopeMatch(chat_type="direct")),
+            QmdScopeRule(action="allow", match=QmdScopeMatch(chat_type="channel"))]
+
+
+class QmdScopeConfig(_Model):
+    """``memory.qmd.scope``: which sessions may search through QMD (first matching rule wins;
+    default: direct chats and channels yes, groups no)."""
+
+    default: Literal["allow", "deny"] = "deny"
+    rules: list[QmdScopeRule] = Field(default_factory=_default_scope_rules)
+
+
+class QmdMcporterConfig(_Model):
+    """``memory.qmd.mcporter``: accepted for compatibility; this library talks MCP to QMD itself
+    (see ``QmdConfig.daemon``)."""
+
+    enabled: bool = False
+    server_name: str = "qmd"
+    start_daemon: bool = True
+
+
+class QmdConfig(_Model):
+    """``memory.qmd``: the QMD sidecar backend, used when ``backend = "qmd"``.
+
+    ``command`` is shell-split (e.g. ``"node /opt/qmd/dist/cli/qmd.js"``). ``search_mode``:
+    ``search`` (BM25), ``vsearch`` (vectors), ``query`` (hybrid + rerank; both need QMD's models).
+    ``daemon`` is this library's addition: keep one ``qmd mcp`` session per index and query it
+    instead of starting a process per query (falls back to a process per query when the QMD
+    version has no MCP server).
+    """
+
+    command: str = "qmd"
+    search_mode: Literal["search", "vsearch", "query"] = "search"
+    include_default_memory: bool = True
+    paths: list[QmdPathConfig] = Field(default_factory=list)
+    sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
+    update: QmdUpdateConfig = Field(default_factory=QmdUpdateConfig)
+    limits: QmdLimitsConfig = Field(default_factory=QmdLimitsConfig)
+    scope: QmdScopeConfig = Field(default_factory=QmdScopeConfig)
+    mcporter: QmdMcporterConfig = Field(default_factory=QmdMcporterConfig)
+    daemon: bool = True
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("the QMD command must not be empty")
+        if v in ("/opt/homebrew/bin/qmd", "/usr/local/bin/qmd"):  # as the original normalises them
+            return "qmd"
+        return v
+
+# ---- end of memory.qmd ------------------------------------------------------------------------------
+
+
 # Not OpenClaw's own ``<agent_id>.sqlite``: both tools may run on one machine, and their index
 # schemas differ, so sharing one file would make each rebuild the other's index.
 DEFAULT_STORE_SUFFIX = ".openclaw-memory.sqlite"
@@ -277,6 +414,9 @@ class MemoryConfig(_Model):
     citations: Literal["auto", "on", "off"] = "auto"
     timezone: str | None = None
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    # ``memory.backend`` / ``memory.qmd`` (spec §9): which engine serves search
+    backend: Literal["builtin", "qmd"] = "builtin"
+    qmd: QmdConfig = Field(default_factory=QmdConfig)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -406,9 +546,14 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     compaction = _deep_merge(dict(defaults.get("compaction") or {}), dict(chosen.get("compaction") or {}))
     if compaction:
         data["compaction"] = compaction
-    citations = (raw.get("memory") or {}).get("citations")
+    memory = raw.get("memory") or {}
+    citations = memory.get("citations")
     if citations:
         data["citations"] = citations
+    if memory.get("backend"):  # memory.backend / memory.qmd (spec §9)
+        data["backend"] = memory["backend"]
+    if isinstance(memory.get("qmd"), dict):
+        data["qmd"] = memory["qmd"]
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):

@@ -12,12 +12,15 @@ The tree::
     │   └── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
     ├── IndexingError               a sync could not complete; the previous index is intact
     ├── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
+    ├── BackendError                the configured search backend failed (MemoryIndex falls back)
+    │   └── QmdError                  the QMD sidecar: missing binary, timeout, bad output, no models
     └── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "BackendError",
     "ConfigError",
     "IndexLockedError",
     "IndexingError",
@@ -28,6 +31,7 @@ __all__ = [
     "ProviderError",
     "ProviderRequestError",
     "ProviderUnavailableError",
+    "QmdError",
     "StoreError",
 ]
 
@@ -88,3 +92,13 @@ class MemoryPathError(OpenClawMemoryError, ValueError):
 
 class MemoryArgumentError(OpenClawMemoryError, ValueError):
     """A tool argument has the wrong type or value (a line number that is not a number, ...)."""
+
+
+class BackendError(OpenClawMemoryError):
+    """The configured search backend (``memory.backend``) failed; :class:`MemoryIndex` switches to
+    the builtin index and reports why in ``fallback``."""
+
+
+class QmdError(BackendError):
+    """The QMD sidecar failed: command not found, timed out, crashed, printed no JSON, or lacks the
+    models or vectors its search mode needs. The message says which and what to do."""

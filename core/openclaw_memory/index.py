@@ -17,13 +17,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from openclaw_memory import discovery
+from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError
 from openclaw_memory.freshness import Freshness
@@ -72,6 +73,7 @@ class IndexStatus:
     embedding_probe: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
+    backend_info: dict[str, Any] | None = None  # memory.backend = "qmd": version, collections, vectors, …
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,6 +148,13 @@ class MemoryIndex:
             self.start_watching()
         elif watch is False and self.config.sync.interval_minutes > 0:
             self.start_watching(files=False)  # no file watcher, but the configured timer runs
+        # ---- backend selection seam (memory.backend) ----
+        self._backend: SearchBackend | None = None
+        if self.config.backend == "qmd":
+            from openclaw_memory.backends import qmd_with_fallback
+
+            self._backend = qmd_with_fallback(self.config, builtin=lambda: _BuiltinSearch(self))
+        # ---- end of backend selection seam ----
 
     # ---- provider -------------------------------------------------------------------------------
 
@@ -269,6 +278,8 @@ class MemoryIndex:
         unless ``force`` is set, in which case a forced sync runs afterwards.
         """
         self._check_open()
+        if self._backend is not None:
+            return self._backend.sync(force=force, reason=reason)
         fut = self._submit(force, reason, progress)
         return fut.result()
 
@@ -277,6 +288,8 @@ class MemoryIndex:
     ) -> SyncReport:
         """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
         self._check_open()
+        if self._backend is not None:
+            return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
         return await asyncio.wrap_future(self._submit(force, reason, progress))
 
     def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
@@ -471,7 +484,27 @@ class MemoryIndex:
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
     ) -> SearchResult:
-        """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``)."""
+        """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
+
+        With ``backend = "qmd"`` QMD answers; after its first failure this index's builtin search
+        does, and ``fallback`` says ``{"from": "qmd", "reason": ...}``.
+        """
+        self._check_open()
+        if self._backend is not None:
+            return self._backend.search(query, max_results=max_results, min_score=min_score,
+                                        session_key=session_key, sources=sources)
+        return self._search_builtin(query, max_results=max_results, min_score=min_score,
+                                    session_key=session_key, sources=sources)
+
+    def _search_builtin(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> SearchResult:
         from openclaw_memory.search import run_search
 
         self._check_open()
@@ -509,6 +542,11 @@ class MemoryIndex:
 
         Raises MemoryPathError for anything else. A missing allowed file returns empty text.
         """
+        if self._backend is not None:  # QMD paths (``qmd/<collection>/…``) are read by the backend
+            return self._backend.get(path, from_line, lines)
+        return self._get_builtin(path, from_line, lines)
+
+    def _get_builtin(self, path: str, from_line: int | None, lines: int | None) -> MemoryText:
         abs_path, rel = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
         text, start, end = discovery.read_lines(abs_path, from_line, lines)
         return MemoryText(path=rel, text=text, start_line=start, end_line=end)
@@ -520,7 +558,22 @@ class MemoryIndex:
     # ---- status ---------------------------------------------------------------------------------------
 
     def status(self, *, deep: bool = False) -> IndexStatus:
-        """Counts, provider, search mode, vector/FTS paths and anything degraded (``deep`` probes the provider)."""
+        """Counts, provider, search mode, vector/FTS paths and anything degraded (``deep`` probes the provider).
+
+        With ``backend = "qmd"``: ``backend_info`` has QMD's version, collections, last update and
+        vector availability, or after a fallback ``{"disabled": true, "reason": ...}``.
+        """
+        st = self._status_builtin(deep)
+        if self._backend is None:
+            return st
+        bs = self._backend.status()
+        return replace(st, backend=bs.backend, provider=bs.provider, model=bs.model, search_mode=bs.search_mode,
+                       files=st.files if bs.files is None else bs.files,
+                       chunks=st.chunks if bs.chunks is None else bs.chunks,
+                       fallback=bs.fallback or st.fallback, backend_info=bs.details,
+                       keyword_only_reason=st.keyword_only_reason if bs.backend == "builtin" else None)
+
+    def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()
         provider = self._ensure_provider()
         info = self.store.info()
@@ -594,6 +647,8 @@ class MemoryIndex:
         if self._closed:
             return
         self._closed = True
+        if self._backend is not None:
+            self._backend.close()
         self._cancel.set()
         self._freshness.stop()
         self._executor.shutdown(wait=True, cancel_futures=True)
@@ -617,3 +672,32 @@ class MemoryIndex:
     def __repr__(self) -> str:
         return f"MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})"
 
+
+
+class _BuiltinSearch:
+    """This index's own SQLite search as a :class:`SearchBackend`: what ``backend = "qmd"`` falls back to."""
+
+    name = "builtin"
+
+    def __init__(self, index: MemoryIndex) -> None:
+        self._index = index
+
+    def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
+               session_key: str | None = None, sources: Sequence[str] | None = None) -> SearchResult:
+        return self._index._search_builtin(query, max_results=max_results, min_score=min_score,
+                                           session_key=session_key, sources=sources)
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+        return self._index._get_builtin(path, from_line, lines)
+
+    def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
+        return self._index._submit(force, reason, None).result()
+
+    def status(self) -> BackendStatus:
+        provider = self._index.provider
+        return BackendStatus(backend="builtin", provider=provider.id if provider else "none",
+                             model=provider.model if provider else "fts-only",
+                             search_mode="hybrid" if provider else "keyword")
+
+    def close(self) -> None:
+        """Nothing: the store belongs to the MemoryIndex, which closes it."""

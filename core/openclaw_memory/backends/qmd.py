@@ -1,0 +1,479 @@
+"""The QMD sidecar backend (``memory.backend = "qmd"``, spec §9.2–9.3).
+
+QMD (``@tobilu/qmd``) indexes the memory files in its own SQLite index, one collection per
+root: ``memory-root-<agent>`` (``MEMORY.md``), ``memory-dir-<agent>`` (``memory/**/*.md``), one per
+extra path and, optionally, ``sessions-<agent>`` over Markdown exports of the transcripts. Each
+agent gets its own QMD config and cache under ``<state_dir>/agents/<agent>/qmd/``. Searches go
+to a warm ``qmd mcp`` session when QMD has one (``memory.qmd.daemon``), else to one
+``qmd <mode> --json`` process per query; hits come back as the builtin's
+:class:`~openclaw_memory.types.SearchHit`. Every failure raises
+:class:`~openclaw_memory.errors.QmdError` (:class:`~openclaw_memory.backends.fallback.FallbackBackend`
+turns it into a switch to the builtin index).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shlex
+import threading
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from openclaw_memory import discovery
+from openclaw_memory.backends.base import BackendStatus
+from openclaw_memory.backends.qmd_process import McpSession, run_qmd
+from openclaw_memory.backends.qmd_results import QmdCollection, QmdItem, map_item, parse_items, to_items
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import MemoryPathError, QmdError
+from openclaw_memory.hybrid import chat_type, citations_enabled, clamp_injected, decorate_citation
+from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
+
+__all__ = ["QmdBackend", "plan_collections"]
+
+log = logging.getLogger(__name__)
+
+_RESULT_MODE: dict[str, SearchMode] = {"search": "keyword", "vsearch": "vector", "query": "hybrid"}
+_INDEXED = re.compile(r"Indexed:\s*(\d+) new,\s*(\d+) updated,\s*(\d+) unchanged,\s*(\d+) removed")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "x"
+
+
+def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
+    """The QMD collections for this agent (spec §9.2), names scoped per agent and made unique."""
+    cfg, ws, agent = config.qmd, config.resolved_workspace(), _slug(config.agent_id)
+    out: list[QmdCollection] = []
+    taken: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+
+    def add(name: str, root: Path, pattern: str, source: str = "memory") -> None:
+        key = (str(root), pattern)
+        if key in seen:
+            return
+        seen.add(key)
+        unique, n = name, 2
+        while unique in taken:
+            unique, n = f"{name}-{n}", n + 1
+        taken.add(unique)
+        out.append(QmdCollection(unique, root, pattern, source))  # type: ignore[arg-type]
+
+    if cfg.include_default_memory:
+        add(f"memory-root-{agent}", ws, "MEMORY.md")
+        add(f"memory-dir-{agent}", ws / "memory", "**/*.md")
+    extras: list[tuple[Path, str | None, str]] = [(p, None, "**/*.md") for p in config.resolved_extra_paths()]
+    for entry in cfg.paths:
+        p = Path(entry.path).expanduser()
+        extras.append((p if p.is_absolute() else ws / p, entry.name, entry.pattern))
+    for i, (path, name, pattern) in enumerate(extras, start=1):
+        path = Path(os.path.normpath(path))
+        if path.suffix == ".md" and not path.is_dir():
+            path, pattern = path.parent, path.name
+        inside = path == ws or ws in path.parents
+        coll = _slug(name) if name and not inside else f"{_slug(name or f'custom-{i}')}-{agent}"
+        add(coll, path, pattern)
+    if cfg.sessions.enabled:
+        add(f"sessions-{agent}", qmd_home(config) / "sessions" if not cfg.sessions.export_dir
+            else Path(cfg.sessions.export_dir).expanduser(), "*.md", "sessions")
+    return out
+
+
+def qmd_home(config: MemoryConfig) -> Path:
+    """``<state_dir>/agents/<agent>/qmd``: this agent's QMD config, cache and index."""
+    return config.resolved_state_dir() / "agents" / config.agent_id / "qmd"
+
+
+def _iso(ts: float | None) -> str | None:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else None
+
+
+class QmdBackend:
+    """Search through QMD; see the module docstring. Thread-safe; close it."""
+
+    name = "qmd"
+
+    def __init__(self, config: MemoryConfig) -> None:
+        self.config = config
+        self.cfg = config.qmd
+        self.workspace = config.resolved_workspace()
+        self.argv = shlex.split(self.cfg.command)
+        self.collections = plan_collections(config)
+        self._by_name = {c.name: c for c in self.collections}
+        home = qmd_home(config)
+        xdg_config, xdg_cache = home / "xdg-config", home / "xdg-cache"
+        self.index_path = xdg_cache / "qmd" / "index.sqlite"
+        self._state_file = home / "collections.json"
+        self._last_update_file = home / "last-update"  # when any process last ran `qmd update` here
+        self.env = {**os.environ, "XDG_CONFIG_HOME": str(xdg_config), "QMD_CONFIG_DIR": str(xdg_config / "qmd"),
+                    "XDG_CACHE_HOME": str(xdg_cache), "NO_COLOR": "1"}
+        self._home = home
+        self._lock = threading.RLock()  # collections, updates, the daemon
+        self._ready = False
+        self._registered: dict[str, dict[str, str]] = {}
+        self._last_update: float | None = None
+        self._last_embed: float | None = None
+        self._snapshot: dict[str, tuple[int, int]] | None = None
+        self._session: McpSession | None = None
+        self._daemon_error: str | None = None
+        self._version: str | None = None
+        self._closed = False
+
+    # ---- running qmd ----------------------------------------------------------------------------
+
+    def run(self, *args: str, timeout_ms: int | None = None) -> str:
+        """Run ``qmd <args>`` in the workspace with this agent's environment; stdout."""
+        return run_qmd(self.argv, list(args), cwd=self.workspace, env=self.env,
+                       timeout_ms=timeout_ms or self.cfg.update.command_timeout_ms)
+
+    def version(self) -> str | None:
+        """``qmd --version`` (e.g. ``qmd 2.8.3 (facd35e)``), cached; None when QMD does not run."""
+        if self._version is None:
+            try:
+                self._version = self.run("--version").strip().splitlines()[0]
+            except (QmdError, IndexError):
+                return None
+        return self._version
+
+    def _prepare_dirs(self) -> None:
+        for key in ("XDG_CONFIG_HOME", "QMD_CONFIG_DIR", "XDG_CACHE_HOME"):
+            Path(self.env[key]).mkdir(parents=True, exist_ok=True)
+        shared = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qmd" / "models"
+        link = Path(self.env["XDG_CACHE_HOME"]) / "qmd" / "models"
+        if shared.is_dir() and not link.exists() and not link.is_symlink():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                link.symlink_to(shared, target_is_directory=True)  # models are shared, indexes are not
+            except OSError:
+                pass
+
+    # ---- collections and updates ------------------------------------------------------------------
+
+    def _listed_collections(self) -> set[str]:
+        out = self.run("collection", "list", "--json")
+        try:
+            rows = json.loads(out)
+            return {str(r.get("name")) for r in rows if isinstance(r, dict)} if isinstance(rows, list) else set()
+        except ValueError:  # 2.x prints text: "<name> (qmd://<name>/)"
+            return set(re.findall(r"^(\S+) \(qmd://", out, flags=re.MULTILINE))
+
+    def _sync_collections(self) -> None:
+        """Add missing collections, re-add rebound ones (root or glob changed); roots that do not
+        exist yet are added once they appear."""
+        if not self._registered and self._state_file.is_file():
+            try:
+                self._registered = json.loads(self._state_file.read_text(encoding="utf-8"))
+            except ValueError:
+                self._registered = {}
+        listed = self._listed_collections()
+        changed = False
+        for coll in self.collections:
+            if not coll.root.is_dir():
+                continue
+            want = {"root": str(coll.root), "pattern": coll.pattern}
+            if coll.name in listed and self._registered.get(coll.name) == want:
+                continue
+            if coll.name in listed:
+                self.run("collection", "remove", coll.name)
+            self.run("collection", "add", str(coll.root), "--name", coll.name, "--glob", coll.pattern,
+                     timeout_ms=self.cfg.update.update_timeout_ms)
+            self._registered[coll.name] = want
+            changed = True
+        if changed:
+            self._state_file.write_text(json.dumps(self._registered, indent=1), encoding="utf-8")
+
+    def _export_sessions(self) -> None:
+        coll = next((c for c in self.collections if c.source == "sessions"), None)
+        if coll is None:
+            return
+        from openclaw_memory.sessions import extract_session, list_session_files
+
+        coll.root.mkdir(parents=True, exist_ok=True)
+        keep_days = self.cfg.sessions.retention_days
+        wanted: set[str] = set()
+        for path in list_session_files(self.config.resolved_sessions_dir()):
+            try:
+                if keep_days and time.time() - path.stat().st_mtime > keep_days * 86400:
+                    continue
+                doc = extract_session(path)
+            except OSError:
+                continue
+            name = f"{path.stem}.md"
+            wanted.add(name)
+            text = f"# Session {path.stem}\n\n{doc.content}\n"
+            target = coll.root / name
+            if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
+                target.write_text(text, encoding="utf-8")
+        for old in coll.root.glob("*.md"):
+            if old.name not in wanted:
+                old.unlink(missing_ok=True)
+
+    def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
+        snap: dict[str, tuple[int, int]] = {}
+        for path in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths()):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            snap[str(path)] = (st.st_mtime_ns, st.st_size)
+        return snap
+
+    def _ensure_ready(self) -> None:
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            if self._closed:
+                raise QmdError("the QMD backend is closed")
+            self._prepare_dirs()
+            self._export_sessions()
+            self._sync_collections()
+            if self.cfg.update.on_boot:
+                self._update(force=True)
+            self._ready = True
+
+    def _update(self, *, force: bool) -> SyncReport | None:
+        """``qmd update`` (skipped within ``debounceMs`` of the last one unless forced), then
+        ``qmd embed`` when the search mode needs vectors and they are missing or old."""
+        with self._lock:
+            now = time.time()
+            if not force and self._last_update and (now - self._last_update) * 1000 < self.cfg.update.debounce_ms:
+                return None
+            started = time.perf_counter()
+            self._export_sessions()
+            self._sync_collections()
+            snapshot = self._stat_snapshot()
+            out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
+            self._last_update, self._snapshot = time.time(), snapshot
+            self._last_update_file.write_text(str(self._last_update), encoding="utf-8")
+            report = SyncReport(reason="qmd update", files_scanned=len(snapshot))
+            for new, updated, unchanged, removed in _INDEXED.findall(out):
+                report.files_indexed += int(new) + int(updated)
+                report.files_unchanged += int(unchanged)
+                report.files_deleted += int(removed)
+            if self.cfg.search_mode != "search":
+                self._embed_if_due()
+            report.took_ms = (time.perf_counter() - started) * 1000
+            return report
+
+    def _embed_if_due(self) -> None:
+        due = self._last_embed is None or (time.time() - self._last_embed) * 1000 >= self.cfg.update.embed_interval_ms()
+        if not due:
+            return
+        stats = self._status_counts()
+        if stats.get("pending", 0) or (stats.get("vectors", 0) == 0 and stats.get("documents", 0) > 0):
+            try:
+                self.run("embed", timeout_ms=self.cfg.update.embed_timeout_ms)
+            except QmdError as exc:
+                raise QmdError(f"{exc} — searchMode {self.cfg.search_mode!r} needs QMD's embedding model, which "
+                               "QMD downloads at first use; run `qmd embed` where it can, or use searchMode "
+                               "'search'") from None
+            stats = self._status_counts()
+        self._last_embed = time.time()
+        if stats.get("documents", 0) > 0 and stats.get("vectors", 0) == 0:
+            raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
+                           "(`qmd embed`)")
+
+    def _maybe_update(self) -> None:
+        """Before a search: update when memory files changed (``sync.on_search``) or the update
+        interval passed; both subject to the debounce."""
+        interval = self.cfg.update.interval_ms()
+        stale = interval > 0 and self._last_update is not None and (time.time() - self._last_update) * 1000 >= interval
+        changed = self.config.sync.on_search and self._snapshot is not None and self._stat_snapshot() != self._snapshot
+        if stale or changed or self._last_update is None:
+            self._update(force=False)
+
+    def _persisted_last_update(self) -> float | None:
+        try:
+            return float(self._last_update_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def _status_counts(self) -> dict[str, int]:
+        out = self.run("status")
+        counts: dict[str, int] = {}
+        for key, pattern in (("documents", r"Total:\s*(\d+)"), ("vectors", r"Vectors:\s*(\d+)"),
+                             ("pending", r"Pending:\s*(\d+)")):
+            m = re.search(pattern, out)
+            if m:
+                counts[key] = int(m.group(1))
+        return counts
+
+    # ---- search -----------------------------------------------------------------------------------
+
+    def allows(self, session_key: str | None) -> bool:
+        """Whether ``memory.qmd.scope`` lets this session search (first matching rule wins)."""
+        kind = chat_type(session_key)
+        for rule in self.cfg.scope.rules:
+            m = rule.match
+            if m.chat_type is not None and m.chat_type != kind:
+                continue
+            if m.key_prefix is not None and not (session_key or "").startswith(m.key_prefix):
+                continue
+            return rule.action == "allow"
+        return self.cfg.scope.default == "allow"
+
+    def _daemon(self) -> McpSession | None:
+        if not self.cfg.daemon or self._daemon_error is not None:
+            return None
+        with self._lock:
+            if self._session is not None and self._session.alive:
+                return self._session
+            try:
+                self._session = McpSession(self.argv, cwd=self.workspace, env=self.env,
+                                           timeout_ms=self.cfg.update.command_timeout_ms)
+            except QmdError as exc:  # an older QMD without `qmd mcp`: one process per query
+                self._daemon_error = str(exc)
+                log.info("qmd mcp unavailable (%s); running one qmd process per query", exc)
+                return None
+            return self._session
+
+    def _query(self, query: str, limit: int) -> tuple[list[QmdItem], bool]:
+        names = [c.name for c in self.collections if c.name in self._registered]
+        if not names:
+            return [], False
+        mode, timeout = self.cfg.search_mode, self.cfg.limits.timeout_ms
+        session = self._daemon()
+        if session is not None:
+            args: dict[str, Any] = {"collections": names, "limit": limit, "minScore": 0}
+            if mode == "query":
+                args.update(query=query, rerank=True)
+            else:
+                args.update(searches=[{"type": "lex" if mode == "search" else "vec", "query": query}], rerank=False)
+            try:
+                content = session.call_tool("query", args, timeout)
+            except QmdError:
+                with self._lock:
+                    session.close()
+                    self._session = None
+                raise
+            rows = content.get("results")
+            if not isinstance(rows, list):
+                raise QmdError(f"qmd mcp query returned no results list: {str(content)[:200]!r}")
+            return to_items(rows), True
+        cmd = [mode, "--json", "-n", str(limit)]
+        for name in names:
+            cmd += ["-c", name]
+        cmd += ["--", query]  # a query starting with "-" is not an option
+        return parse_items(self.run(*cmd, timeout_ms=timeout)), False
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        session_key: str | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """Search through QMD (spec §9.3); raises QmdError on any QMD failure."""
+        started = time.perf_counter()
+        mode = _RESULT_MODE[self.cfg.search_mode]
+
+        def result(hits: list[SearchHit], empty: str | None = "no_match") -> SearchResult:
+            return SearchResult(query=query, hits=hits, mode=mode, provider="qmd", model="qmd",
+                                empty_reason=None if hits else empty, took_ms=(time.perf_counter() - started) * 1000)
+
+        if not query or not query.strip():
+            return result([])
+        if not self.allows(session_key):
+            return result([], "scope_denied")
+        self._ensure_ready()
+        self._maybe_update()
+        limits = self.cfg.limits
+        limit = max(1, min(limits.max_results, max_results or limits.max_results))
+        items, numbered = self._query(query.strip(), limit)
+        floor = 0.0 if min_score is None else float(min_score)
+        best: dict[tuple[str, int], SearchHit] = {}
+        for item in items:
+            hit = map_item(item, self._by_name, self.workspace, numbered=numbered,
+                           max_snippet_chars=limits.max_snippet_chars)
+            if hit is None or hit.score < floor or (sources is not None and hit.source not in sources):
+                continue
+            key = (hit.path, hit.start_line)
+            if key not in best or hit.score > best[key].score:
+                best[key] = hit
+        hits = sorted(best.values(), key=lambda h: (-h.score, h.path, h.start_line))[:limit]
+        if citations_enabled(self.config.citations, session_key):
+            hits = [decorate_citation(h) for h in hits]
+        budget = min(limits.max_injected_chars, self.config.query.max_injected_chars or limits.max_injected_chars)
+        return result(clamp_injected(hits, budget))
+
+    # ---- get ----------------------------------------------------------------------------------------
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+        """``memory_get``: workspace paths follow the usual rules; ``qmd/<collection>/<rel>``
+        (a hit outside the workspace) is read inside that collection's root."""
+        norm = path.strip().replace("\\", "/") if isinstance(path, str) else path
+        if isinstance(norm, str) and norm.startswith("qmd/"):
+            _, name, rel = (norm.split("/", 2) + [""])[:3]
+            coll = self._by_name.get(name)
+            if coll is None or not rel:
+                raise MemoryPathError(f"{path!r}: no QMD collection {name!r} (known: {', '.join(self._by_name)})")
+            cand = Path(os.path.normpath(coll.root / rel))
+            if cand != coll.root and coll.root not in cand.parents:
+                raise MemoryPathError(f"{path!r}: qmd path escapes collection {name!r}")
+            abs_path, _ = discovery.resolve_memory_path(self.workspace, [coll.root], str(cand))
+            text, start, end = discovery.read_lines(abs_path, from_line, lines)
+            return MemoryText(path=f"qmd/{name}/{cand.relative_to(coll.root).as_posix()}", text=text,
+                              start_line=start, end_line=end)
+        abs_path, rel_path = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
+        text, start, end = discovery.read_lines(abs_path, from_line, lines)
+        return MemoryText(path=rel_path, text=text, start_line=start, end_line=end)
+
+    # ---- sync, status, close --------------------------------------------------------------------------
+
+    def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
+        """Run ``qmd update`` now (and ``qmd embed`` for the vector modes when due)."""
+        self._ensure_ready()
+        report = self._update(force=True) or SyncReport(reason=reason)
+        report.reason = reason
+        return report
+
+    def status(self) -> BackendStatus:
+        """Version, collections, last update, documents and whether vectors are available."""
+        error = None
+        try:
+            self._ensure_ready()
+        except QmdError as exc:
+            error = str(exc)
+        details: dict[str, Any] = {
+            "command": self.cfg.command,
+            "version": self.version(),
+            "search_mode": self.cfg.search_mode,
+            "index_path": str(self.index_path),
+            "collections": [{"name": c.name, "path": str(c.root), "pattern": c.pattern,
+                             "registered": c.name in self._registered} for c in self.collections],
+            "last_update_at": _iso(self._last_update or self._persisted_last_update()),
+            "daemon": {"enabled": self.cfg.daemon,
+                       "running": self._session is not None and self._session.alive,
+                       "error": self._daemon_error},
+        }
+        files = None
+        try:
+            if error is not None:
+                raise QmdError(error)
+            counts = self._status_counts()
+            files = counts.get("documents")
+            vectors = counts.get("vectors", 0)
+            details["vectors"] = {"available": vectors > 0, "count": vectors,
+                                  "error": None if vectors else "QMD index has 0 vectors (run `qmd embed`)"}
+        except QmdError as exc:
+            details["error"] = str(exc)
+            details["vectors"] = {"available": False, "count": None, "error": str(exc)}
+        return BackendStatus(backend="qmd", provider="qmd", model="qmd", search_mode=self.cfg.search_mode,
+                             files=files, chunks=files, details=details)
+
+    def close(self) -> None:
+        """Stop the warm ``qmd mcp`` session; idempotent."""
+        with self._lock:
+            self._closed = True
+            if self._session is not None:
+                self._session.close()
+                self._session = None

@@ -1,0 +1,206 @@
+"""Parse QMD's JSON output and map its hits to :class:`~openclaw_memory.types.SearchHit` (spec §9.3)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openclaw_memory.errors import QmdError
+from openclaw_memory.types import SearchHit, Source
+
+__all__ = ["QmdCollection", "QmdItem", "map_item", "parse_items", "slug_path"]
+
+_NO_RESULTS = ("no results found", "no results")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? @@[^\n]*(?:\n|$)")
+_NUMBERED = re.compile(r"^\d+: ?")
+
+
+@dataclass(frozen=True)
+class QmdCollection:
+    """A QMD collection this library manages: its name, root folder, glob and source."""
+
+    name: str
+    root: Path
+    pattern: str
+    source: Source = "memory"
+
+
+@dataclass(frozen=True)
+class QmdItem:
+    """One QMD hit as printed by ``qmd search --json`` or returned by the MCP ``query`` tool."""
+
+    collection: str
+    file: str  # collection-relative path
+    score: float
+    snippet: str
+    start_line: int | None
+    end_line: int | None
+    line: int | None
+    docid: str = ""
+
+
+def _first_array(text: str) -> str | None:
+    """The first balanced ``[...]`` in ``text`` (strings and escapes respected), or None."""
+    start = text.find("[")
+    while start != -1:
+        depth, in_str, esc = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_str:
+                esc = (ch == "\\") and not esc
+                if ch == '"' and not esc:
+                    in_str = False
+                elif ch != "\\":
+                    esc = False
+                continue
+            if ch == '"':
+                in_str = True
+            elif ch == "[":
+                depth += 1
+            elif ch == "]":
+                depth -= 1
+                if depth == 0:
+                    return text[start:i + 1]
+        start = text.find("[", start + 1)
+    return None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and not math.isnan(value):
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _split_file(raw: str, collection: str | None) -> tuple[str, str]:
+    """``qmd://coll/path`` or ``coll/path`` (MCP display path) → (collection, path)."""
+    if raw.startswith("qmd://"):
+        raw = raw[len("qmd://"):]
+        coll, _, rel = raw.partition("/")
+        return coll, rel
+    if collection:
+        return collection, raw[len(collection) + 1:] if raw.startswith(collection + "/") else raw
+    coll, _, rel = raw.partition("/")
+    return coll, rel
+
+
+def to_items(rows: Sequence[Any]) -> list[QmdItem]:
+    """Decoded JSON rows → items; rows without a file are skipped."""
+    out: list[QmdItem] = []
+    for row in rows:
+        if not isinstance(row, dict) or not isinstance(row.get("file"), str):
+            continue
+        coll, rel = _split_file(row["file"], row.get("collection") if isinstance(row.get("collection"), str) else None)
+        score = row.get("score")
+        snippet = row.get("snippet") if isinstance(row.get("snippet"), str) else row.get("body")
+        out.append(QmdItem(
+            collection=coll, file=rel,
+            score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else 0.0,
+            snippet=snippet if isinstance(snippet, str) else "",
+            start_line=_int(row.get("start_line", row.get("startLine"))),
+            end_line=_int(row.get("end_line", row.get("endLine"))),
+            line=_int(row.get("line")),
+            docid=str(row.get("docid") or ""),
+        ))
+    return out
+
+
+def parse_items(stdout: str, stderr: str = "") -> list[QmdItem]:
+    """QMD's ``--json`` stdout → items. "No results found" → ``[]``; anything else that is not
+    a JSON array (nor contains one) raises :class:`QmdError`."""
+    text = stdout.strip()
+    if not text:
+        if any(m in stderr.lower() for m in _NO_RESULTS):
+            return []
+        raise QmdError(f"qmd printed nothing on stdout (expected a JSON array); stderr: {stderr.strip()[-300:]!r}")
+    if text.lower().startswith(_NO_RESULTS):
+        return []
+    try:
+        rows = json.loads(text)
+    except ValueError:
+        found = _first_array(text)
+        try:
+            rows = json.loads(found) if found is not None else None
+        except ValueError:
+            rows = None
+    if not isinstance(rows, list):
+        raise QmdError(f"qmd did not print a JSON array: {text[:200]!r}")
+    return to_items(rows)
+
+
+def split_snippet(snippet: str, numbered: bool = False) -> tuple[str, int | None, int | None]:
+    """Drop the ``@@ -start,count @@`` header (and MCP's ``N: `` line numbers): (text, start, count)."""
+    if numbered:
+        snippet = "\n".join(_NUMBERED.sub("", ln, count=1) for ln in snippet.split("\n"))
+    m = _HUNK.match(snippet)
+    if not m:
+        return snippet, None, None
+    return snippet[m.end():], int(m.group(1)), int(m.group(2)) if m.group(2) else None
+
+
+def slug_path(rel: str) -> str:
+    """QMD's path normalisation (``handelize``), lower-cased, to match its paths to real files."""
+    parts = [p for p in rel.replace("___", "/").split("/") if p]
+    out = []
+    for i, seg in enumerate(parts):
+        ext = ""
+        if i == len(parts) - 1:
+            m = re.search(r"(\.[A-Za-z0-9]+)$", seg)
+            if m:
+                ext, seg = m.group(1), seg[: -len(m.group(1))]
+        seg = re.sub(r"[^\w$]+|_+", "-", seg).strip("-")
+        if seg or ext:
+            out.append(seg + ext)
+    return "/".join(out).lower()
+
+
+def _real_file(coll: QmdCollection, rel: str) -> Path:
+    """The file QMD means by ``rel`` (QMD may have normalised the name; then match by slug)."""
+    path = coll.root / rel
+    if path.is_file():
+        return path
+    want = slug_path(rel)
+    for dirpath, _dirs, files in os.walk(coll.root):
+        for name in files:
+            cand = Path(dirpath) / name
+            if slug_path(cand.relative_to(coll.root).as_posix()) == want:
+                return cand
+    return path
+
+
+def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,
+             numbered: bool, max_snippet_chars: int) -> SearchHit | None:
+    """One item → a hit with a workspace-relative path (``qmd/<collection>/<rel>`` outside the
+    workspace), line range and snippet; None when the collection is not one of ours."""
+    from openclaw_memory.hybrid import truncate_snippet
+
+    coll = collections.get(item.collection)
+    if coll is None:
+        return None
+    abs_path = _real_file(coll, item.file)
+    try:
+        path = abs_path.resolve().relative_to(workspace).as_posix()
+    except ValueError:
+        path = f"qmd/{coll.name}/{abs_path.relative_to(coll.root).as_posix()}"
+    text, hunk_start, hunk_count = split_snippet(item.snippet, numbered)
+    body = text.rstrip("\n")
+    n_lines = body.count("\n") + 1 if body else 1
+    start = item.start_line or hunk_start or 1
+    if item.end_line and item.end_line >= start:
+        end = item.end_line
+    else:
+        count = min(hunk_count, n_lines) if hunk_count else n_lines
+        end = start + max(count, 1) - 1
+    body = body.strip("\n")
+    return SearchHit(path=path, start_line=start, end_line=end, score=item.score,
+                     snippet=truncate_snippet(body, max_snippet_chars), source=coll.source,
+                     text_score=item.score, chunk_id=item.docid, text=body)
