@@ -291,6 +291,7 @@ class LongTermMemory:
         self._write_lock = threading.Lock()
         self._table: Any = None
         self._closed = False
+        self._last_created = 0
         try:
             # read_consistency_interval=0: every read sees writes of other processes at once
             self._db = lancedb.connect(self.db_uri, read_consistency_interval=timedelta(0),
@@ -471,8 +472,10 @@ class LongTermMemory:
             if existing:
                 return StoreResult("duplicate", existing[0].record, existing[0].score)
             table = self._table_for_write(int(vector.size))
+            # strictly increasing within this memory, so "newest first" keeps the order of stores
+            created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
             record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
-                                    category=kind, created_at=int(time.time() * 1000))
+                                    category=kind, created_at=created_at)
             row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
                    "importance": record.importance, "category": record.category, "created_at": record.created_at}
             try:
