@@ -51,7 +51,7 @@ DEFAULT_TRIGGERS: tuple[str, ...] = (
     r"\b(?:we|i)\s+(?:have\s+)?decided\b|\bwe(?:'ll| will)\s+use\b",
     r"\+\d{10,}",
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
-    r"\bmy\s+\w+\s+is\b|\bis\s+my\b",
+    r"\bmy\s+(?:[\w'’-]+\s+){1,3}(?:is|are)\b|\bis\s+my\b",
     r"\bi\s+(?:really\s+)?(?:like|prefer|hate|love|want|need)\b",
     r"\b(?:always|never|important)\b",
     # Czech (as the original)
