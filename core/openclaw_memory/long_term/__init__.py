@@ -34,17 +34,17 @@ from openclaw_memory.long_term.store import (
 )
 
 __all__ = [
-    "CATEGORIES",
-    "DEFAULT_TRIGGERS",
-    "DUPLICATE_SCORE",
-    "MAX_TEXT_CHARS",
     "AutoCapture",
     "AutoRecall",
+    "CATEGORIES",
     "CaptureCandidate",
     "CaptureCursor",
+    "DEFAULT_TRIGGERS",
+    "DUPLICATE_SCORE",
     "ForgetResult",
     "LongTermMemory",
     "LongTermRecord",
+    "MAX_TEXT_CHARS",
     "MarkdownMirror",
     "MemoryCategory",
     "RecallHit",

@@ -18,9 +18,9 @@ from typing import Literal
 
 __all__ = [
     "CATEGORIES",
-    "DEFAULT_TRIGGERS",
     "CaptureCandidate",
     "CaptureCursor",
+    "DEFAULT_TRIGGERS",
     "MemoryCategory",
     "capture_rejection",
     "compile_triggers",

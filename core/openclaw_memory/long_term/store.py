@@ -48,10 +48,10 @@ from openclaw_memory.providers.registry import resolve_provider
 __all__ = [
     "DEFAULT_TABLE",
     "DUPLICATE_SCORE",
-    "MAX_TEXT_CHARS",
     "ForgetResult",
     "LongTermMemory",
     "LongTermRecord",
+    "MAX_TEXT_CHARS",
     "RecallHit",
     "StoreResult",
     "default_db_path",
