@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import pytest
-
 from openclaw_memory.errors import ProviderError
 from openclaw_memory.long_term import AutoCapture, AutoRecall, CaptureCandidate, LongTermMemory
 from openclaw_memory.long_term.capture import UNTRUSTED_NOTE

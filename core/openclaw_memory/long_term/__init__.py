@@ -53,6 +53,8 @@ __all__ = [
     "default_db_path",
     "detect_category",
     "distance_to_score",
+    "escape_memory_text",
+    "format_memories_block",
     "is_contaminated",
     "looks_like_prompt_injection",
 ]
