@@ -43,7 +43,7 @@ from openclaw_memory.long_term.tools import (
 from pydantic import ValidationError
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import message_text
+from langchain_openclaw_memory._convert import is_summary_message, message_text
 
 __all__ = ["LongTermMemoryMiddleware", "LongTermMemoryState", "create_long_term_tools"]
 
@@ -107,7 +107,9 @@ class LongTermMemoryState(AgentState[ResponseT]):
 
 
 def _candidates(messages: Sequence[BaseMessage]) -> list[CaptureCandidate]:
-    return [CaptureCandidate("user", message_text(m), m.id) for m in messages if isinstance(m, HumanMessage)]
+    """The user's own messages (not SummarizationMiddleware's summary, which is a HumanMessage too)."""
+    return [CaptureCandidate("user", message_text(m), m.id) for m in messages
+            if isinstance(m, HumanMessage) and not is_summary_message(m)]
 
 
 def _last_user_text(messages: Sequence[BaseMessage]) -> str | None:

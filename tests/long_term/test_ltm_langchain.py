@@ -162,6 +162,15 @@ def test_middleware_auto_capture_is_off_by_default_and_captures_once(ltm: LongTe
     assert {r.category for r in ltm.list()} == {"preference", "other"}
 
 
+def test_auto_capture_skips_the_summarization_summary(ltm: LongTermMemory) -> None:
+    model = ScriptedChatModel(responder=lambda messages, tools: AIMessage("ok"))
+    agent = create_agent(model, middleware=[LongTermMemoryMiddleware(ltm, auto_capture=True)])
+    summary = HumanMessage("Here is a summary of the conversation to date: the user always wants tests.",
+                           additional_kwargs={"lc_source": "summarization"})
+    agent.invoke({"messages": [summary, HumanMessage("I prefer pytest over unittest")]})
+    assert [r.text for r in ltm.list()] == ["I prefer pytest over unittest"]
+
+
 async def test_middleware_async_path(ltm: LongTermMemory) -> None:
     ltm.store("The user prefers green tea", category="preference")
     model = ScriptedChatModel(responder=lambda messages, tools: AIMessage("ok"))
