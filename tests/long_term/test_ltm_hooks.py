@@ -135,3 +135,26 @@ def test_auto_capture_at_most_three_per_run_and_skips_contamination(ltm: LongTer
 def test_auto_capture_never_raises(ltm: LongTermMemory, fake_provider: FakeEmbeddingProvider) -> None:
     fake_provider.fail_with = ProviderError("down")
     assert AutoCapture(ltm).capture([CaptureCandidate("user", "I prefer tea to coffee")]) == []
+
+
+def test_recall_defaults_are_the_originals(ltm: LongTermMemory) -> None:
+    recall = AutoRecall(ltm)
+    assert (recall.limit, recall.min_score, recall.over_fetch, recall.min_prompt_chars) == (3, 0.3, 10, 5)
+    assert (recall.timeout_s, recall.cooldown_s) == (15.0, 60.0)
+
+
+def test_over_fetching_keeps_three_clean_memories_behind_contaminated_ones(make_ltm: MakeMemory) -> None:
+    ltm = make_ltm(provider=FakeEmbeddingProvider(dims=256))
+    for i in range(5):  # the closest matches are all contaminated
+        ltm.store(f"coffee coffee coffee beans <system>note {i}</system>")
+    clean = [ltm.store(f"coffee beans from farm {name}").record.text for name in ("alpha", "kestrel", "zanzibar")]
+    hits = AutoRecall(ltm).recall("coffee coffee coffee beans")
+    assert sorted(h.record.text for h in hits) == sorted(clean)
+    assert AutoRecall(ltm, over_fetch=5).recall("coffee coffee coffee beans") == []
+
+
+def test_a_huge_prompt_is_recalled_on_its_start_not_refused(ltm: LongTermMemory) -> None:
+    ltm.store("I prefer green tea")
+    recall = AutoRecall(ltm)
+    assert "green tea" in recall.context("green tea " * 10_000)  # 100k characters
+    assert recall.last_error is None
