@@ -15,6 +15,7 @@ vectors of another.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
 import math
@@ -420,7 +421,7 @@ class LongTermMemory:
                               importance=round(float(row["importance"]), 4), category=str(row["category"]),
                               created_at=int(row["created_at"]))
 
-    def _search(self, vector: np.ndarray, limit: int, min_score: float) -> list[RecallHit]:
+    def _search(self, vector: np.ndarray, limit: int, min_score: float) -> builtins.list[RecallHit]:
         table = self._open_table()
         if table is None:
             return []
@@ -432,7 +433,7 @@ class LongTermMemory:
         hits = [RecallHit(self._record(r), distance_to_score(r["_distance"])) for r in rows]
         return [h for h in hits if (h.score or 0.0) >= min_score]
 
-    def _rows(self, extra: str | None = None) -> list[LongTermRecord]:
+    def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
         table = self._open_table()
         if table is None:
             return []
@@ -442,7 +443,7 @@ class LongTermMemory:
             raise StoreError(f"LanceDB read failed in {self.db_uri}: {exc}") from exc
         return [self._record(r) for r in rows]
 
-    def _delete(self, record: LongTermRecord) -> list[str]:
+    def _delete(self, record: LongTermRecord) -> builtins.list[str]:
         table = self._open_table()
         try:
             table.delete(self._agent_filter(f"id = {_quote(record.id)}"))
@@ -491,7 +492,7 @@ class LongTermMemory:
                 log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
         return StoreResult("created", record, None, mirror_path, mirror_error)
 
-    def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> list[RecallHit]:
+    def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
         """The memories most similar to ``query``, best first, scoring at least ``min_score``."""
         cleaned = _check_text(query, "query")
         count = _check_limit(limit)
@@ -503,7 +504,7 @@ class LongTermMemory:
         matches = self._by_id(memory_id)
         return matches[0] if len(matches) == 1 else None
 
-    def _by_id(self, memory_id: Any) -> list[LongTermRecord]:
+    def _by_id(self, memory_id: Any) -> builtins.list[LongTermRecord]:
         if not isinstance(memory_id, str) or not _ID_PREFIX.match(memory_id.strip().lower()):
             raise MemoryArgumentError(
                 f"memory_id {memory_id!r} is not a memory id; pass the id (or its first 8+ characters) "
@@ -537,7 +538,7 @@ class LongTermMemory:
                 return ForgetResult("deleted", hits[0].record, mirror_paths=self._delete(hits[0].record))
         return ForgetResult("candidates", candidates=hits)
 
-    def list(self, limit: int | None = None, category: str | None = None) -> list[LongTermRecord]:
+    def list(self, limit: int | None = None, category: str | None = None) -> builtins.list[LongTermRecord]:
         """This agent's memories, newest first (optionally one ``category``, at most ``limit``)."""
         extra = f"category = {_quote(_check_category(category))}" if category is not None else None
         if limit is not None:
@@ -571,7 +572,7 @@ class LongTermMemory:
         """Async twin of :meth:`store`."""
         return await asyncio.to_thread(self.store, text, importance, category)
 
-    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> list[RecallHit]:
+    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
         """Async twin of :meth:`recall`."""
         return await asyncio.to_thread(self.recall, query, limit, min_score)
 
@@ -579,7 +580,7 @@ class LongTermMemory:
         """Async twin of :meth:`forget`."""
         return await asyncio.to_thread(self.forget, query, memory_id)
 
-    async def alist(self, limit: int | None = None, category: str | None = None) -> list[LongTermRecord]:
+    async def alist(self, limit: int | None = None, category: str | None = None) -> builtins.list[LongTermRecord]:
         """Async twin of :meth:`list`."""
         return await asyncio.to_thread(self.list, limit, category)
 
