@@ -293,3 +293,21 @@ async def test_async_twins(ltm: LongTermMemory) -> None:
     assert [r.id for r in await ltm.alist()] == [stored.record.id]
     assert (await ltm.astats())["count"] == 1
     assert (await ltm.aforget(memory_id=stored.record.id)).action == "deleted"
+
+
+def test_writes_are_compacted_every_optimize_every_writes(make_ltm: MakeMemory, tmp_path: Path) -> None:
+    compacted = make_ltm(optimize_every=5)
+    never = make_ltm(optimize_every=0, db_path=tmp_path / "never")
+    texts = [f"memory number {w} about {w}{w}" for w in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot",
+                                                       "golf", "hotel", "india", "juliet", "kilo", "lima")]
+    for text in texts:
+        compacted.store(text)
+        never.store(text)
+    assert never.stats()["fragments"] == 12
+    assert compacted.stats()["fragments"] <= 3  # compacted after the 5th and 10th write
+    assert sorted(r.text for r in compacted.list()) == sorted(texts)  # nothing lost
+    compacted.forget(memory_id=compacted.list()[0].id)
+    never.optimize()
+    assert never.stats()["fragments"] == 1 and len(never.list()) == 12
+    with pytest.raises(ConfigError, match="optimize_every"):
+        make_ltm(optimize_every=-1)

@@ -259,6 +259,10 @@ class LongTermMemory:
         >>> ltm.store("I prefer dark mode in every editor", category="preference")              # doctest: +SKIP
         >>> ltm.recall("which theme does the user like?")                                         # doctest: +SKIP
 
+    Every write adds a small LanceDB fragment, and a search scans every fragment: after
+    ``optimize_every`` writes (default 100; 0 = never) this memory compacts the table (see
+    :meth:`optimize`), which keeps recall fast as memories accumulate.
+
     ``mirror_workspace`` turns on the Markdown mirror: each stored memory is also appended to that
     workspace's daily note ``memory/YYYY-MM-DD.md`` (dated in ``tz``), and forgetting removes it.
     Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
@@ -277,6 +281,7 @@ class LongTermMemory:
         mirror_workspace: str | os.PathLike[str] | None = None,
         tz: str | tzinfo | None = None,
         storage_options: dict[str, str] | None = None,
+        optimize_every: int = 100,
     ) -> None:
         try:
             import lancedb
@@ -293,6 +298,10 @@ class LongTermMemory:
         self._table: Any = None
         self._closed = False
         self._last_created = 0
+        if isinstance(optimize_every, bool) or not isinstance(optimize_every, int) or optimize_every < 0:
+            raise ConfigError(f"optimize_every: {optimize_every!r} must be a whole number >= 0 (0 = never)")
+        self.optimize_every = optimize_every
+        self._writes_since_optimize = 0
         try:
             # read_consistency_interval=0: every read sees writes of other processes at once
             self._db = lancedb.connect(self.db_uri, read_consistency_interval=timedelta(0),
@@ -449,6 +458,7 @@ class LongTermMemory:
             table.delete(self._agent_filter(f"id = {_quote(record.id)}"))
         except Exception as exc:
             raise StoreError(f"LanceDB delete failed in {self.db_uri}: {exc}") from exc
+        self._wrote()
         if self.mirror is None:
             return []
         try:
@@ -456,6 +466,26 @@ class LongTermMemory:
         except (OSError, OpenClawMemoryError) as exc:
             log.warning("memory %s was deleted but its daily-note line could not be removed: %s", record.id, exc)
             return []
+
+    def _wrote(self) -> None:
+        self._writes_since_optimize += 1
+        if self.optimize_every and self._writes_since_optimize >= self.optimize_every:
+            try:
+                self.optimize()
+            except StoreError as exc:  # a write must not fail because housekeeping did
+                log.warning("%s", exc)
+
+    def optimize(self) -> None:
+        """Compact the table's small fragments into few files (all agents' rows; safe while other
+        processes read or write). Runs by itself every ``optimize_every`` writes."""
+        self._writes_since_optimize = 0
+        table = self._open_table()
+        if table is None:
+            return
+        try:
+            table.optimize()
+        except Exception as exc:
+            raise StoreError(f"compacting the LanceDB table in {self.db_uri} failed (memories are intact): {exc}") from exc
 
     # -- public API --------------------------------------------------------------------------
 
@@ -483,6 +513,7 @@ class LongTermMemory:
                 table.add([row])
             except Exception as exc:
                 raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
+            self._wrote()
         mirror_path = mirror_error = None
         if self.mirror is not None:
             try:
@@ -547,7 +578,8 @@ class LongTermMemory:
         return records[:limit] if limit is not None else records
 
     def stats(self) -> dict[str, Any]:
-        """Counts for this agent (total and per category) and where the memories live."""
+        """Counts for this agent (total and per category), where the memories live, and the table's
+        fragment count (all agents; :meth:`optimize` brings it down)."""
         records = self._rows()
         by_category = {c: 0 for c in CATEGORIES}
         for r in records:
@@ -561,6 +593,7 @@ class LongTermMemory:
             "table": self.table_name,
             "exists": table is not None,
             "dims": table.schema.field("vector").type.list_size if table is not None else self.provider.dims,
+            "fragments": int(table.stats()["fragment_stats"]["num_fragments"]) if table is not None else 0,
             "provider": self.provider.id,
             "model": self.provider.model,
             "mirror_workspace": str(self.mirror.workspace) if self.mirror else None,
