@@ -17,7 +17,7 @@ WRITER = textwrap.dedent("""
     import sys
     from openclaw_memory.long_term import LongTermMemory
     from openclaw_memory.providers.fake import FakeEmbeddingProvider
-    memory = LongTermMemory(sys.argv[1], FakeEmbeddingProvider(dims=256), agent_id="writer")
+    memory = LongTermMemory(sys.argv[1], FakeEmbeddingProvider(dims=256), agent_id="writer", optimize_every=7)
     for i in range(int(sys.argv[2])):
         memory.store(f"writer memory number {i} about topic{i}")
     print("done", flush=True)
@@ -29,7 +29,8 @@ def test_a_second_process_reads_while_one_writes(tmp_path: Path) -> None:
     db = tmp_path / "lancedb"
     total = 30
     reader = LongTermMemory(db, FakeEmbeddingProvider(dims=256), agent_id="writer")
-    other_agent = LongTermMemory(db, FakeEmbeddingProvider(dims=256), agent_id="reader")
+    # both processes compact now and then while the other writes
+    other_agent = LongTermMemory(db, FakeEmbeddingProvider(dims=256), agent_id="reader", optimize_every=5)
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(total)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: list[int] = []
