@@ -473,7 +473,8 @@ class LongTermMemory:
             try:
                 self.optimize()
             except StoreError as exc:  # a write must not fail because housekeeping did
-                log.warning("%s", exc)
+                # another process compacting at the same moment is expected; the next interval retries
+                log.log(logging.INFO if "conflict" in str(exc).lower() else logging.WARNING, "%s", exc)
 
     def optimize(self) -> None:
         """Compact the table's small fragments into few files (all agents' rows; safe while other
