@@ -7,6 +7,8 @@
   ``SummarizationMiddleware``: writes durable notes to ``memory/YYYY-MM-DD.md`` before the
   history is compacted, registers the tools and injects the session's memory context.
 * :class:`MemoryFlushCallbackHandler`: the same flush for any runnable, driven by token usage.
+* :class:`LongTermMemoryMiddleware` / :func:`create_long_term_tools`: the LanceDB long-term memory
+  (auto-recall, auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
 * :class:`OpenClawMemoryStore`: the memory as a LangGraph ``BaseStore``.
 * :class:`OpenClawMemoryEmbeddings` / :class:`LangChainEmbeddingProvider`: embeddings both ways.
 * :class:`OpenClawChatMemory`: legacy ``langchain-classic`` chat memory (imported on first use;
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_openclaw_memory._flush import FlushOutcome
 from langchain_openclaw_memory.callbacks import FlushRequest, MemoryFlushCallbackHandler
 from langchain_openclaw_memory.embeddings import LangChainEmbeddingProvider, OpenClawMemoryEmbeddings
+from langchain_openclaw_memory.long_term import LongTermMemoryMiddleware, LongTermMemoryState, create_long_term_tools
 from langchain_openclaw_memory.middleware import MemoryFlushState, PreCompactionFlushMiddleware
 from langchain_openclaw_memory.retriever import OpenClawMemoryRetriever
 from langchain_openclaw_memory.store import OpenClawMemoryStore
@@ -37,6 +40,8 @@ __all__ = [
     "FlushOutcome",
     "FlushRequest",
     "LangChainEmbeddingProvider",
+    "LongTermMemoryMiddleware",
+    "LongTermMemoryState",
     "MemoryFlushCallbackHandler",
     "MemoryFlushState",
     "OpenClawChatMemory",
@@ -44,6 +49,7 @@ __all__ = [
     "OpenClawMemoryRetriever",
     "OpenClawMemoryStore",
     "PreCompactionFlushMiddleware",
+    "create_long_term_tools",
     "create_memory_get_tool",
     "create_memory_search_tool",
     "create_memory_tools",

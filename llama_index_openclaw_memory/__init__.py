@@ -9,6 +9,8 @@ search, sync and write goes through the core.
 * :func:`memory_tools`: ``memory_search`` and ``memory_get`` as ``FunctionTool``s for agents.
 * :class:`OpenClawMemoryBlock`: a ``Memory`` block that flushes evicted messages to the daily
   note and recalls relevant memory.
+* :class:`LongTermMemoryBlock` / :func:`long_term_tools`: the LanceDB long-term memory (auto-recall,
+  auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
 * :class:`OpenClawEmbedding` / :class:`LlamaIndexEmbeddingProvider`: share one embedding model.
 """
 
@@ -22,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise MissingDependencyError("llama-index-core", "llamaindex", "the LlamaIndex adapter") from exc
 
 from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider, OpenClawEmbedding
+from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, long_term_tools
 from llama_index_openclaw_memory.memory_block import (
     DEFAULT_EXTRACTION_PROMPT,
     NoteExtractor,
@@ -36,6 +39,7 @@ __all__ = [
     "DEFAULT_APPEND_PATH",
     "DEFAULT_EXTRACTION_PROMPT",
     "LlamaIndexEmbeddingProvider",
+    "LongTermMemoryBlock",
     "NoteExtractor",
     "OpenClawEmbedding",
     "OpenClawMemoryBlock",
@@ -43,6 +47,7 @@ __all__ = [
     "OpenClawVectorStore",
     "ProtectedMemoryError",
     "llm_note_extractor",
+    "long_term_tools",
     "memory_get_tool",
     "memory_recall_prompt",
     "memory_search_tool",

@@ -486,5 +486,121 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
                 _print_result(memory.search(q, max_results=3))
 
 
+# ---- ltm: the LanceDB long-term memory (openclaw_memory.long_term) ------------------------------
+
+@main.group()
+@click.option("--db", "db_path", help="LanceDB folder or scheme:// URI (default <state_dir>/memory/lancedb).")
+@click.option("--table", default="memories", show_default=True, help="Table name.")
+@click.option("--mirror-workspace", type=click.Path(file_okay=False),
+              help="Workspace whose daily notes mirror the memories (forget also removes the mirrored line).")
+@click.pass_context
+def ltm(ctx: click.Context, db_path: str | None, table: str, mirror_workspace: str | None) -> None:
+    """Long-term memories in LanceDB (pip install 'openclaw-memory[lancedb]'), per agent (--agent)."""
+    ctx.obj = {**(ctx.obj or {}), "ltm": {"db_path": db_path, "table_name": table, "mirror_workspace": mirror_workspace}}
+
+
+@contextmanager
+def _long_term(ctx: click.Context) -> Iterator[Any]:
+    from openclaw_memory.long_term import LongTermMemory
+
+    try:
+        config = _config(ctx)
+        memory = LongTermMemory(provider=config, agent_id=config.agent_id, **ctx.obj["ltm"])
+    except (OpenClawMemoryError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield memory
+    except (OpenClawMemoryError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        memory.close()
+
+
+def _ltm_line(item: dict[str, Any]) -> str:
+    score = f" ({item['score'] * 100:.0f}%)" if "score" in item else ""
+    return f"{item['id']}  {item['created'][:10]}  [{item['category']}] {item['text']}{score}"
+
+
+@ltm.command("list")
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="Newest N only.")
+@click.option("--category", type=click.Choice(["preference", "fact", "decision", "entity", "other"]))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def ltm_list(ctx: click.Context, limit: int | None, category: str | None, as_json: bool) -> None:
+    """List this agent's memories, newest first."""
+    with _long_term(ctx) as memory:
+        items = [r.to_dict() for r in memory.list(limit=limit, category=category)]
+    if as_json:
+        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    for item in items:
+        click.echo(_ltm_line(item))
+    click.echo(f"Total memories: {len(items)}")
+
+
+@ltm.command("search")
+@click.argument("query")
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True, help="Maximum results.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.3, show_default=True, help="Score floor.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def ltm_search(ctx: click.Context, query: str, limit: int, min_score: float, as_json: bool) -> None:
+    """Search this agent's memories."""
+    with _long_term(ctx) as memory:
+        items = [h.to_dict() for h in memory.recall(query, limit=limit, min_score=min_score)]
+    if as_json:
+        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    for item in items:
+        click.echo(_ltm_line(item))
+    if not items:
+        click.echo("No relevant memories found.")
+
+
+@ltm.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def ltm_stats(ctx: click.Context, as_json: bool) -> None:
+    """Count this agent's memories (total and per category)."""
+    with _long_term(ctx) as memory:
+        stats = memory.stats()
+    if as_json:
+        click.echo(json.dumps(stats, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"Long-term memory ({stats['agent_id']})")
+    click.echo(f"Total memories: {stats['count']}")
+    click.echo("By category: " + ", ".join(f"{k} {v}" for k, v in stats["by_category"].items()))
+    click.echo(f"Database: {stats['db_path']} (table {stats['table']})")
+    click.echo(f"Embeddings: {stats['provider']} ({stats['model']})")
+
+
+@ltm.command("forget")
+@click.argument("query", required=False)
+@click.option("--id", "memory_id", help="The memory id (or its first 8+ characters).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def ltm_forget(ctx: click.Context, query: str | None, memory_id: str | None, as_json: bool) -> None:
+    """Delete one memory by --id, or by QUERY when exactly one memory matches it closely.
+
+    Exits with 1 when nothing was deleted (no match, or several candidates: they are listed).
+    """
+    if bool(query) == bool(memory_id):
+        raise click.UsageError("give either QUERY or --id")
+    with _long_term(ctx) as memory:
+        result = memory.forget(query=query, memory_id=memory_id)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    elif result.action == "deleted" and result.deleted is not None:
+        click.echo(f"Forgotten: {result.deleted.id} {result.deleted.text}")
+    elif result.action == "not_found":
+        click.echo("No matching memory found.")
+    else:
+        click.echo("Several memories match; nothing was deleted. Run again with --id:")
+        for hit in result.candidates:
+            click.echo(_ltm_line(hit.to_dict()))
+    if result.action != "deleted":
+        ctx.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,643 @@
+"""``LongTermMemory``: short, categorised memories in a LanceDB table (OpenClaw's ``memory-lancedb`` slot).
+
+Rows are ``{id, agent_id, text, vector, importance, category, created_at}``; every read, write and
+delete is filtered by the memory's ``agent_id``, so one table can serve many agents and none sees
+another's rows. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's (squared) L2 distance between unit
+vectors, as in the original plugin: 1.0 for the same text, about 0.33 for unrelated text.
+
+``db_path`` is a local folder (created if missing) or an object-storage URI (``s3://bucket/path``,
+``gs://...``, ``az://...``; credentials through ``storage_options``). Any embedding provider of this
+library works (an :class:`~openclaw_memory.providers.EmbeddingProvider`, a provider name, or a
+:class:`~openclaw_memory.config.MemoryConfig`); a table remembers which model filled it and refuses
+vectors of another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import logging
+import math
+import os
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import (
+    ConfigError,
+    MemoryArgumentError,
+    MissingDependencyError,
+    OpenClawMemoryError,
+    ProviderError,
+    ProviderUnavailableError,
+    StoreError,
+)
+from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
+from openclaw_memory.long_term.mirror import MarkdownMirror
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, provider_key
+from openclaw_memory.providers.registry import resolve_provider
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "DUPLICATE_SCORE",
+    "ForgetResult",
+    "LongTermMemory",
+    "LongTermRecord",
+    "MAX_TEXT_CHARS",
+    "RecallHit",
+    "StoreResult",
+    "default_db_path",
+    "distance_to_score",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TABLE = "memories"
+#: A store whose best match scores at least this is a near-duplicate and is skipped.
+DUPLICATE_SCORE = 0.95
+#: ``forget(query=...)`` looks at matches scoring at least this ...
+FORGET_CANDIDATE_SCORE = 0.7
+#: ... and deletes only when exactly one of them scores above this.
+FORGET_DELETE_SCORE = 0.9
+#: Longest memory (and query) accepted: memories are short facts; long notes belong in memory/*.md.
+MAX_TEXT_CHARS = 8000
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
+_META_KEY = b"openclaw_memory.embedding"
+_COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
+
+
+def default_db_path() -> Path:
+    """``<state_dir>/memory/lancedb`` (``~/.openclaw/memory/lancedb`` unless ``OPENCLAW_STATE_DIR`` is set)."""
+    from openclaw_memory.config import default_state_dir
+
+    return default_state_dir() / "memory" / "lancedb"
+
+
+def distance_to_score(distance: float) -> float:
+    """The original plugin's score for a LanceDB L2 distance: ``1 / (1 + d)``."""
+    return 1.0 / (1.0 + max(0.0, float(distance)))
+
+
+@dataclass(frozen=True)
+class LongTermRecord:
+    """One stored memory (without its vector). ``created_at`` is epoch milliseconds."""
+
+    id: str
+    agent_id: str
+    text: str
+    importance: float
+    category: str
+    created_at: int
+
+    @property
+    def created(self) -> datetime:
+        """``created_at`` as an aware UTC datetime."""
+        return datetime.fromtimestamp(self.created_at / 1000, tz=timezone.utc)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able fields, ``created_at`` also as ISO 8601 (``created``)."""
+        return {"id": self.id, "text": self.text, "category": self.category,
+                "importance": round(self.importance, 4), "created_at": self.created_at,
+                "created": self.created.isoformat(timespec="seconds")}
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    """A memory and how well it matched (``score`` in 0..1; None for an id-prefix match)."""
+
+    record: LongTermRecord
+    score: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.record.to_dict()
+        if self.score is not None:
+            out["score"] = round(self.score, 4)
+        return out
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    """The outcome of :meth:`LongTermMemory.store`.
+
+    ``action`` is ``"created"`` (``record`` is the new memory) or ``"duplicate"`` (nothing stored;
+    ``record`` is the existing near-duplicate, ``score`` its similarity). ``mirror_path`` is the
+    daily note the memory was mirrored to; ``mirror_error`` says why mirroring failed (the memory
+    itself is stored either way).
+    """
+
+    action: Literal["created", "duplicate"]
+    record: LongTermRecord
+    score: float | None = None
+    mirror_path: str | None = None
+    mirror_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action, "id": self.record.id, "text": self.record.text,
+                               "category": self.record.category}
+        if self.action == "duplicate":
+            out["existing_id"] = self.record.id
+            out["score"] = round(self.score or 0.0, 4)
+        if self.mirror_path:
+            out["mirror_path"] = self.mirror_path
+        if self.mirror_error:
+            out["mirror_error"] = self.mirror_error
+        return out
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """The outcome of :meth:`LongTermMemory.forget`.
+
+    ``action``: ``"deleted"`` (``deleted`` is the removed memory), ``"candidates"`` (nothing
+    deleted: several or only loose matches, listed in ``candidates``; call again with one id) or
+    ``"not_found"``.
+    """
+
+    action: Literal["deleted", "candidates", "not_found"]
+    deleted: LongTermRecord | None = None
+    candidates: list[RecallHit] = field(default_factory=list)
+    mirror_paths: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.deleted is not None:
+            out["id"] = self.deleted.id
+            out["text"] = self.deleted.text
+        if self.candidates:
+            out["candidates"] = [c.to_dict() for c in self.candidates]
+        if self.mirror_paths:
+            out["mirror_paths"] = self.mirror_paths
+        return out
+
+
+def _quote(value: str) -> str:
+    """A SQL string literal for a LanceDB filter (single quotes doubled)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def check_agent_id(agent_id: Any) -> str:
+    """``agent_id`` if it is a valid agent id (letters, digits, ``_ . : @ -``), else ConfigError."""
+    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
+        raise ConfigError(
+            f"agent_id: {agent_id!r} is not a valid agent id; use 1-128 letters, digits, '_', '.', ':', '@' or '-'"
+        )
+    return agent_id
+
+
+def _check_text(text: Any, what: str) -> str:
+    if not isinstance(text, str):
+        raise MemoryArgumentError(f"{what} must be a string, not {type(text).__name__}")
+    cleaned = text.replace("\x00", "").strip()
+    if not cleaned:
+        raise MemoryArgumentError(f"{what} is empty: pass the text to {'remember' if what == 'text' else 'look for'}")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise MemoryArgumentError(
+            f"{what} is {len(cleaned)} characters; a long-term memory holds at most {MAX_TEXT_CHARS}. "
+            "Store a short summary instead (long notes belong in memory/*.md)"
+        )
+    return cleaned
+
+
+def _check_number(value: Any, name: str, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise MemoryArgumentError(f"{name} must be a number between {lo:g} and {hi:g}, not {value!r}")
+    if not lo <= float(value) <= hi:
+        raise MemoryArgumentError(f"{name} must be between {lo:g} and {hi:g}, got {value!r}")
+    return float(value)
+
+
+def _check_limit(value: Any, name: str = "limit", hi: int = 100) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+        raise MemoryArgumentError(f"{name} must be a whole number between 1 and {hi}, not {value!r}")
+    return value
+
+
+def _check_category(category: Any) -> str:
+    if category not in CATEGORIES:
+        raise MemoryArgumentError(f"category must be one of {', '.join(CATEGORIES)}, not {category!r}")
+    return str(category)
+
+
+def _resolve(provider: EmbeddingProvider | str | MemoryConfig | None) -> tuple[EmbeddingProvider, bool]:
+    """The embedding provider to use and whether this memory created (and so closes) it."""
+    if provider is not None and not isinstance(provider, (str, MemoryConfig)):
+        if not isinstance(provider, EmbeddingProvider):
+            raise ConfigError(
+                f"provider: {type(provider).__name__} is not an embedding provider; pass an "
+                "openclaw_memory EmbeddingProvider, a provider name (auto, local, openai, gemini, voyage) or a MemoryConfig"
+            )
+        return provider, False
+    if isinstance(provider, MemoryConfig):
+        config = provider
+    else:
+        config = MemoryConfig.load({"provider": provider or "auto"})
+    resolution = resolve_provider(config)
+    if resolution.provider is None:
+        raise ProviderUnavailableError(
+            "long-term memory needs an embedding provider: " + (resolution.unavailable_reason or "none is configured")
+        )
+    return resolution.provider, True
+
+
+class LongTermMemory:
+    """Store, recall and forget short memories of one agent in a LanceDB table.
+
+        >>> ltm = LongTermMemory("~/.openclaw/memory/lancedb", provider="local", agent_id="main")  # doctest: +SKIP
+        >>> ltm.store("I prefer dark mode in every editor", category="preference")              # doctest: +SKIP
+        >>> ltm.recall("which theme does the user like?")                                         # doctest: +SKIP
+
+    Every write adds a small LanceDB fragment, and a search scans every fragment: after
+    ``optimize_every`` writes (default 100; 0 = never) this memory compacts the table (see
+    :meth:`optimize`), which keeps recall fast as memories accumulate.
+
+    ``mirror_workspace`` turns on the Markdown mirror: each stored memory is also appended to that
+    workspace's daily note ``memory/YYYY-MM-DD.md`` (dated in ``tz``), and forgetting removes it.
+    Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
+    bad path, agent id or table, :class:`MissingDependencyError` without the ``lancedb`` extra,
+    :class:`MemoryArgumentError` for bad arguments, :class:`ProviderError` when embedding fails and
+    :class:`StoreError` when LanceDB does.
+    """
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str] | None = None,
+        provider: EmbeddingProvider | str | MemoryConfig | None = None,
+        *,
+        agent_id: str = "main",
+        table_name: str = DEFAULT_TABLE,
+        mirror_workspace: str | os.PathLike[str] | None = None,
+        tz: str | tzinfo | None = None,
+        storage_options: dict[str, str] | None = None,
+        optimize_every: int = 100,
+    ) -> None:
+        try:
+            import lancedb
+        except ImportError as exc:
+            raise MissingDependencyError("lancedb", "lancedb", "long-term memory") from exc
+        self.agent_id = check_agent_id(agent_id)
+        if not isinstance(table_name, str) or not _TABLE_NAME.match(table_name):
+            raise ConfigError(f"table_name: {table_name!r} is not a valid table name; use letters, digits, '_', '.', '-'")
+        self.table_name = table_name
+        self.db_uri = self._db_uri(db_path)
+        self.provider, self._owns_provider = _resolve(provider)
+        self.mirror = MarkdownMirror(mirror_workspace, tz=tz) if mirror_workspace is not None else None
+        self._write_lock = threading.Lock()
+        self._table: Any = None
+        self._closed = False
+        self._last_created = 0
+        if isinstance(optimize_every, bool) or not isinstance(optimize_every, int) or optimize_every < 0:
+            raise ConfigError(f"optimize_every: {optimize_every!r} must be a whole number >= 0 (0 = never)")
+        self.optimize_every = optimize_every
+        self._writes_since_optimize = 0
+        try:
+            # read_consistency_interval=0: every read sees writes of other processes at once
+            self._db = lancedb.connect(self.db_uri, read_consistency_interval=timedelta(0),
+                                       storage_options=storage_options)
+        except Exception as exc:
+            raise StoreError(f"cannot open the LanceDB database at {self.db_uri}: {exc}") from exc
+
+    # -- setup -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _db_uri(db_path: str | os.PathLike[str] | None) -> str:
+        if db_path is None:
+            path = default_db_path()
+        else:
+            raw = os.fspath(db_path)
+            if not isinstance(raw, str) or not raw.strip():
+                raise ConfigError("db_path: empty; give a folder such as ~/.openclaw/memory/lancedb or a URI such as s3://bucket/memories")
+            if _SCHEME.match(raw.strip()):
+                return raw.strip()
+            path = Path(raw.strip()).expanduser()
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"db_path: {path} exists and is not a folder; LanceDB keeps its tables in a folder")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"db_path: cannot create the folder {path}: {exc.strerror or exc}") from exc
+        return str(path.resolve())
+
+    def _fingerprint(self) -> str:
+        return json.dumps({"key": provider_key(self.provider.fingerprint()), "provider": self.provider.id,
+                           "model": self.provider.model}, sort_keys=True)
+
+    def _open_table(self) -> Any:
+        """The table, or None when nothing was stored yet."""
+        if self._closed:
+            raise StoreError("this LongTermMemory is closed")
+        if self._table is None:
+            try:
+                table = self._db.open_table(self.table_name)
+            except (FileNotFoundError, ValueError):
+                return None
+            except Exception as exc:
+                raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
+            self._check_table(table, None)
+            self._table = table
+        return self._table
+
+    def _check_table(self, table: Any, dims: int | None) -> None:
+        schema = table.schema
+        missing = [c for c in [*_COLUMNS, "vector"] if c not in schema.names]
+        if missing:
+            raise StoreError(
+                f"table {self.table_name!r} in {self.db_uri} is not a long-term memory table (missing {', '.join(missing)}); "
+                "choose another table_name or db_path"
+            )
+        table_dims = schema.field("vector").type.list_size
+        meta = (schema.metadata or {}).get(_META_KEY)
+        if meta is not None:
+            stored = json.loads(meta)
+            if stored.get("key") != json.loads(self._fingerprint())["key"]:
+                raise ConfigError(
+                    f"table {self.table_name!r} in {self.db_uri} holds vectors of {stored.get('provider')}:{stored.get('model')}, "
+                    f"but this memory embeds with {self.provider.id}:{self.provider.model}; their scores would be "
+                    "meaningless. Use that provider, or another table_name/db_path for this one"
+                )
+        if dims is not None and table_dims != dims:
+            raise ConfigError(
+                f"table {self.table_name!r} in {self.db_uri} holds {table_dims}-dimensional vectors, but "
+                f"{self.provider.id}:{self.provider.model} makes {dims}-dimensional ones; use another table_name or db_path"
+            )
+
+    def _table_for_write(self, dims: int) -> Any:
+        table = self._open_table()
+        if table is None:
+            import pyarrow as pa
+
+            schema = pa.schema(
+                [
+                    pa.field("id", pa.string(), nullable=False),
+                    pa.field("agent_id", pa.string(), nullable=False),
+                    pa.field("text", pa.string(), nullable=False),
+                    pa.field("vector", pa.list_(pa.float32(), dims), nullable=False),
+                    pa.field("importance", pa.float32(), nullable=False),
+                    pa.field("category", pa.string(), nullable=False),
+                    pa.field("created_at", pa.int64(), nullable=False),
+                ],
+                metadata={_META_KEY: self._fingerprint().encode()},
+            )
+            try:
+                table = self._db.create_table(self.table_name, schema=schema, exist_ok=True)
+            except Exception as exc:
+                raise StoreError(f"cannot create table {self.table_name!r} in {self.db_uri}: {exc}") from exc
+            self._table = table
+        self._check_table(table, dims)
+        return table
+
+    # -- embedding ---------------------------------------------------------------------------
+
+    def _vector(self, text: str, kind: Literal["query", "document"]) -> np.ndarray:
+        who = f"{self.provider.id}:{self.provider.model}"
+        try:
+            raw = self.provider.embed_query(text) if kind == "query" else self.provider.embed_documents([text])[0]
+        except OpenClawMemoryError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"{who} failed to embed the text: {exc}") from exc
+        vec = np.asarray(raw, dtype=np.float32)
+        if vec.ndim != 1 or vec.size == 0:
+            raise ProviderError(f"{who} returned an empty or malformed vector; nothing was stored")
+        if not np.all(np.isfinite(vec)):
+            raise ProviderError(f"{who} returned a vector with NaN or infinite values; nothing was stored")
+        norm = float(np.linalg.norm(vec))
+        if norm < 1e-10:
+            raise ProviderError(f"{who} returned an all-zero vector; nothing was stored")
+        return vec / norm
+
+    # -- rows --------------------------------------------------------------------------------
+
+    def _agent_filter(self, extra: str | None = None) -> str:
+        base = f"agent_id = {_quote(self.agent_id)}"
+        return f"{base} AND ({extra})" if extra else base
+
+    @staticmethod
+    def _record(row: dict[str, Any]) -> LongTermRecord:
+        return LongTermRecord(id=str(row["id"]), agent_id=str(row["agent_id"]), text=str(row["text"]),
+                              importance=round(float(row["importance"]), 4), category=str(row["category"]),
+                              created_at=int(row["created_at"]))
+
+    def _search(self, vector: np.ndarray, limit: int, min_score: float) -> builtins.list[RecallHit]:
+        table = self._open_table()
+        if table is None:
+            return []
+        try:
+            rows = (table.search(vector, vector_column_name="vector").distance_type("l2")
+                    .where(self._agent_filter(), prefilter=True).select([*_COLUMNS, "_distance"]).limit(limit).to_list())
+        except Exception as exc:
+            raise StoreError(f"LanceDB search failed in {self.db_uri}: {exc}") from exc
+        hits = [RecallHit(self._record(r), distance_to_score(r["_distance"])) for r in rows]
+        return [h for h in hits if (h.score or 0.0) >= min_score]
+
+    def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
+        table = self._open_table()
+        if table is None:
+            return []
+        try:
+            rows = table.search().where(self._agent_filter(extra)).select(_COLUMNS).limit(None).to_list()
+        except Exception as exc:
+            raise StoreError(f"LanceDB read failed in {self.db_uri}: {exc}") from exc
+        return [self._record(r) for r in rows]
+
+    def _delete(self, record: LongTermRecord) -> builtins.list[str]:
+        table = self._open_table()
+        try:
+            table.delete(self._agent_filter(f"id = {_quote(record.id)}"))
+        except Exception as exc:
+            raise StoreError(f"LanceDB delete failed in {self.db_uri}: {exc}") from exc
+        self._wrote()
+        if self.mirror is None:
+            return []
+        try:
+            return self.mirror.remove(record.id, record.created_at)
+        except (OSError, OpenClawMemoryError) as exc:
+            log.warning("memory %s was deleted but its daily-note line could not be removed: %s", record.id, exc)
+            return []
+
+    def _wrote(self) -> None:
+        self._writes_since_optimize += 1
+        if self.optimize_every and self._writes_since_optimize >= self.optimize_every:
+            try:
+                self.optimize()
+            except StoreError as exc:  # a write must not fail because housekeeping did
+                # another process compacting at the same moment is expected; the next interval retries
+                log.log(logging.INFO if "conflict" in str(exc).lower() else logging.WARNING, "%s", exc)
+
+    def optimize(self) -> None:
+        """Compact the table's small fragments into few files (all agents' rows; safe while other
+        processes read or write). Runs by itself every ``optimize_every`` writes."""
+        self._writes_since_optimize = 0
+        table = self._open_table()
+        if table is None:
+            return
+        try:
+            table.optimize()
+        except Exception as exc:
+            raise StoreError(f"compacting the LanceDB table in {self.db_uri} failed (memories are intact): {exc}") from exc
+
+    # -- public API --------------------------------------------------------------------------
+
+    def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+        """Remember ``text``; a near-duplicate (score >= 0.95) of an existing memory is not stored again.
+
+        ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
+        """
+        cleaned = _check_text(text, "text")
+        weight = _check_number(importance, "importance", 0.0, 1.0)
+        kind = _check_category(category)
+        vector = self._vector(cleaned, "document")
+        with self._write_lock:
+            existing = self._search(vector, 1, DUPLICATE_SCORE)
+            if existing:
+                return StoreResult("duplicate", existing[0].record, existing[0].score)
+            table = self._table_for_write(int(vector.size))
+            # strictly increasing within this memory, so "newest first" keeps the order of stores
+            created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
+            record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
+                                    category=kind, created_at=created_at)
+            row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
+                   "importance": record.importance, "category": record.category, "created_at": record.created_at}
+            try:
+                table.add([row])
+            except Exception as exc:
+                raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
+            self._wrote()
+        mirror_path = mirror_error = None
+        if self.mirror is not None:
+            try:
+                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
+            except (OSError, OpenClawMemoryError) as exc:
+                mirror_error = str(exc)
+                log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
+        return StoreResult("created", record, None, mirror_path, mirror_error)
+
+    def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
+        """The memories most similar to ``query``, best first, scoring at least ``min_score``."""
+        cleaned = _check_text(query, "query")
+        count = _check_limit(limit)
+        floor = _check_number(min_score, "min_score", 0.0, 1.0)
+        return self._search(self._vector(cleaned, "query"), count, floor)
+
+    def get(self, memory_id: str) -> LongTermRecord | None:
+        """The memory with this id (or unique id prefix of at least 8 characters), or None."""
+        matches = self._by_id(memory_id)
+        return matches[0] if len(matches) == 1 else None
+
+    def _by_id(self, memory_id: Any) -> builtins.list[LongTermRecord]:
+        if not isinstance(memory_id, str) or not _ID_PREFIX.match(memory_id.strip().lower()):
+            raise MemoryArgumentError(
+                f"memory_id {memory_id!r} is not a memory id; pass the id (or its first 8+ characters) "
+                "from memory_recall or memory_forget"
+            )
+        prefix = memory_id.strip().lower()
+        if len(prefix) == 36:
+            return self._rows(f"id = {_quote(prefix)}")
+        return self._rows(f"id LIKE {_quote(prefix + '%')}")
+
+    def forget(self, query: str | None = None, memory_id: str | None = None) -> ForgetResult:
+        """Delete one memory: by ``memory_id`` (or a unique id prefix), or by ``query`` when exactly
+        one memory matches it closely (score > 0.9); otherwise nothing is deleted and the
+        candidates (score >= 0.7) are returned."""
+        if memory_id is not None and memory_id != "":
+            matches = self._by_id(memory_id)
+            if not matches:
+                return ForgetResult("not_found")
+            if len(matches) > 1:
+                return ForgetResult("candidates", candidates=[RecallHit(m, None) for m in matches])
+            with self._write_lock:
+                return ForgetResult("deleted", matches[0], mirror_paths=self._delete(matches[0]))
+        if query is None or (isinstance(query, str) and not query.strip()):
+            raise MemoryArgumentError("forget needs a query or a memory_id")
+        cleaned = _check_text(query, "query")
+        hits = self._search(self._vector(cleaned, "query"), 5, FORGET_CANDIDATE_SCORE)
+        if not hits:
+            return ForgetResult("not_found")
+        if len(hits) == 1 and (hits[0].score or 0.0) > FORGET_DELETE_SCORE:
+            with self._write_lock:
+                return ForgetResult("deleted", hits[0].record, mirror_paths=self._delete(hits[0].record))
+        return ForgetResult("candidates", candidates=hits)
+
+    def list(self, limit: int | None = None, category: str | None = None) -> builtins.list[LongTermRecord]:
+        """This agent's memories, newest first (optionally one ``category``, at most ``limit``)."""
+        extra = f"category = {_quote(_check_category(category))}" if category is not None else None
+        if limit is not None:
+            _check_limit(limit, hi=1_000_000)
+        records = sorted(self._rows(extra), key=lambda r: (r.created_at, r.id), reverse=True)
+        return records[:limit] if limit is not None else records
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for this agent (total and per category), where the memories live, and the table's
+        fragment count (all agents; :meth:`optimize` brings it down)."""
+        records = self._rows()
+        by_category = {c: 0 for c in CATEGORIES}
+        for r in records:
+            by_category[r.category] = by_category.get(r.category, 0) + 1
+        table = self._open_table()
+        return {
+            "agent_id": self.agent_id,
+            "count": len(records),
+            "by_category": by_category,
+            "db_path": self.db_uri,
+            "table": self.table_name,
+            "exists": table is not None,
+            "dims": table.schema.field("vector").type.list_size if table is not None else self.provider.dims,
+            "fragments": int(table.stats()["fragment_stats"]["num_fragments"]) if table is not None else 0,
+            "provider": self.provider.id,
+            "model": self.provider.model,
+            "mirror_workspace": str(self.mirror.workspace) if self.mirror else None,
+        }
+
+    # -- async twins -------------------------------------------------------------------------
+
+    async def astore(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+        """Async twin of :meth:`store`."""
+        return await asyncio.to_thread(self.store, text, importance, category)
+
+    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
+        """Async twin of :meth:`recall`."""
+        return await asyncio.to_thread(self.recall, query, limit, min_score)
+
+    async def aforget(self, query: str | None = None, memory_id: str | None = None) -> ForgetResult:
+        """Async twin of :meth:`forget`."""
+        return await asyncio.to_thread(self.forget, query, memory_id)
+
+    async def alist(self, limit: int | None = None, category: str | None = None) -> builtins.list[LongTermRecord]:
+        """Async twin of :meth:`list`."""
+        return await asyncio.to_thread(self.list, limit, category)
+
+    async def astats(self) -> dict[str, Any]:
+        """Async twin of :meth:`stats`."""
+        return await asyncio.to_thread(self.stats)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the table (and the provider, when this memory created it)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._table = None
+        if self._owns_provider and isinstance(self.provider, BaseEmbeddingProvider):
+            self.provider.close()
+
+    def __enter__(self) -> LongTermMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LongTermMemory(db_path={self.db_uri!r}, agent_id={self.agent_id!r}, table={self.table_name!r})"

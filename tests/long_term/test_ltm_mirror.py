@@ -1,0 +1,67 @@
+"""The Markdown mirror: each memory also lands in the daily note; forgetting removes exactly its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.long_term.mirror import mirror_marker
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from tests.long_term.conftest import MakeMemory
+
+
+def test_store_appends_to_the_daily_note_and_forget_removes_only_that_line(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC")
+    first = ltm.store("I prefer dark mode\nin every editor", category="preference")
+    assert first.mirror_path is not None and first.mirror_path.startswith("memory/")
+    note = workspace / first.mirror_path
+    # the user's own notes in the same file stay untouched
+    with note.open("a", encoding="utf-8") as fh:
+        fh.write("## My own heading\nhand-written line\n")
+    second = ltm.store("The deploy server is called atlas", category="entity")
+    text = note.read_text(encoding="utf-8")
+    assert f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n" in text
+    assert mirror_marker(second.record.id) in text
+
+    result = ltm.forget(memory_id=first.record.id)
+    assert result.mirror_paths == [first.mirror_path]
+    after = note.read_text(encoding="utf-8")
+    assert after == text.replace(f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n", "")
+    assert "hand-written line" in after and mirror_marker(second.record.id) in after
+
+
+def test_duplicates_are_not_mirrored_twice(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace)
+    ltm.store("I prefer tea")
+    ltm.store("I prefer tea")
+    notes = list((workspace / "memory").glob("*.md"))
+    assert len(notes) == 1 and notes[0].read_text(encoding="utf-8").count("ltm:") == 1
+
+
+def test_forget_finds_the_line_in_another_daily_note(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC")
+    stored = ltm.store("Lunch with Dana on Friday")
+    note = workspace / str(stored.mirror_path)
+    moved = workspace / "memory" / "2020-01-01.md"
+    note.rename(moved)  # e.g. the user reorganised notes, or the time zone changed
+    assert ltm.forget(memory_id=stored.record.id).mirror_paths == ["memory/2020-01-01.md"]
+    assert "Dana" not in moved.read_text(encoding="utf-8")
+
+
+def test_a_failing_mirror_still_stores_the_memory(make_ltm: MakeMemory, tmp_path: Path) -> None:
+    blocked = tmp_path / "ws"
+    blocked.mkdir()
+    (blocked / "memory").write_text("a file where the memory folder should be")
+    ltm = make_ltm(mirror_workspace=blocked)
+    result = ltm.store("I prefer tea with lemon")
+    assert result.action == "created" and result.mirror_error
+    assert [r.text for r in ltm.list()] == ["I prefer tea with lemon"]
+
+
+def test_mirrored_memories_are_found_by_memory_search(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace)
+    ltm.store("The staging cluster is named kestrel", category="entity")
+    with MemoryIndex(workspace=workspace, provider=FakeEmbeddingProvider(), watch=False) as index:
+        index.sync()
+        hits = index.search("staging cluster kestrel").hits
+    assert hits and "kestrel" in hits[0].snippet
