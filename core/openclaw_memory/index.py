@@ -509,8 +509,8 @@ class MemoryIndex:
 
         Raises MemoryPathError for anything else. A missing allowed file returns empty text.
         """
-        abs_path, rel = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
-        text, start, end = discovery.read_lines(abs_path, from_line, lines)
+        rel, text, start, end = discovery.get_lines(self.workspace, self.config.resolved_extra_paths(), path,
+                                                    from_line, lines)
         return MemoryText(path=rel, text=text, start_line=start, end_line=end)
 
     async def aget(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
