@@ -101,12 +101,11 @@ class Freshness:
         that is not UTF-8) are left out."""
         index = self._index
         known = index.store.file_records("memory")
-        skipped = set(index._last_sync.files_skipped) if index._last_sync else set()
         scan = stat_scan(index.config, known)
         changed = known.keys() - {f.rel for f in scan}  # removed
         # added or changed, unless a sync would skip it (binary, unreadable): that is no pending change
-        changed |= {f.rel for f in scan if not f.unchanged and f.rel not in skipped and would_index(f)}
-        return sorted(changed - skipped)
+        changed |= {f.rel for f in scan if not f.unchanged and would_index(f)}
+        return sorted(changed)
 
     def _quick_stale_check(self) -> None:
         """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""
