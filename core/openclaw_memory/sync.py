@@ -201,6 +201,11 @@ def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
         doc = sessions.extract_session(path)
     except FileNotFoundError:
         return None
+    except UnicodeError as exc:  # e.g. a lone surrogate escape ("\ud800") in its JSON: skip this one only
+        report.files_skipped.append(rel)
+        report.warnings.append(f"{rel}: skipped (text that cannot be stored as UTF-8: {exc.reason})")
+        log.warning("skipping %s: %s", rel, exc)
+        return None
     if plan.session_stats is not None:
         plan.session_stats.record(rel, doc.malformed_lines)
     if doc.malformed_lines:

@@ -236,3 +236,19 @@ def test_symlinks_appearing_and_vanishing_during_syncs_never_fail_them(write, ma
         stop.set()
         thread.join(5)
     assert {"MEMORY.md", "memory/2026-11-20.md"} <= {c.path for c in idx.store.iter_chunks()}
+
+
+def test_a_transcript_with_a_lone_surrogate_escape_is_skipped_not_fatal(write, make_index, tmp_path):
+    # found by the hypothesis run over text with surrogates: json.loads("\ud800") gives a str UTF-8 cannot hold
+    write(NOTES)
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    good = json.dumps({"type": "message", "message": {"role": "user", "content": "hello zanzibar"}})
+    bad = json.dumps({"type": "message", "message": {"role": "user", "content": "bad \ud800 quokka"}})
+    (sessions / "good.jsonl").write_text(good + "\n", encoding="utf-8")
+    (sessions / "bad.jsonl").write_text(bad + "\n", encoding="ascii")  # json.dumps escapes it: \\ud800
+    idx = make_index(None, sources=["memory", "sessions"], experimental={"sessionMemory": True},
+                     sessions_dir=str(sessions))
+    report = idx.sync()
+    assert report.files_skipped == ["sessions/bad.jsonl"]
+    assert idx.search("zanzibar").hits and idx.search("a828e60").hits
