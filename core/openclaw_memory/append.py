@@ -306,6 +306,7 @@ def append_memory(
     if not text:
         return target
     payload = text if text.endswith("\n") else text + "\n"
+    ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
     # Opened by descriptor from the workspace down: a directory swapped for a symlink after the
     # check above makes the append fail, never write outside the workspace.
     _append_beneath(ws, rel, payload, ensure_leading_newline=True, fsync=True)
