@@ -125,6 +125,8 @@ def test_memory_get_never_reads_outside_while_a_directory_is_swapped(write, make
             else:
                 refused += 1  # an error payload (a symlink in the way) or empty text (renamed away)
                 assert set(got) <= {"path", "text", "start_line", "end_line", "disabled", "error"}
+    print(f"memory_get: {inside + leaked + refused} calls, {swapper.swaps} swaps, {inside} inside, {refused} refused, "
+          f"{leaked} outside")
     assert swapper.swaps > 100, "the swapper did not run; the test proves nothing"
     assert inside > 0
     assert leaked == 0, f"{leaked} of {inside + leaked + refused} memory_get calls returned outside content"
@@ -150,6 +152,7 @@ def test_forced_sync_never_indexes_outside_content_while_a_directory_is_swapped(
             syncs += 1
             if any(SECRET in c.text for c in idx.store.iter_chunks()):
                 leaked += 1
+    print(f"forced sync: {syncs} syncs, {failed} failed, {swapper.swaps} swaps, {leaked} with outside content")
     assert swapper.swaps > 20 and syncs > 0
     assert failed == 0, "a swapped directory must be skipped, not fail the sync"
     assert leaked == 0, f"{leaked} of {syncs} forced syncs indexed outside content"
@@ -171,8 +174,10 @@ def test_append_never_writes_outside_while_the_memory_directory_is_swapped(write
                 refused += 1
             except OSError as exc:
                 unexpected.append(exc)
-    assert swapper.swaps > 100 and written > 0
     after = snapshot(outside)
+    print(f"append: {written} written, {refused} refused, {len(unexpected)} raw errors, {swapper.swaps} swaps, "
+          f"outside changed: {after != before}")
+    assert swapper.swaps > 100 and written > 0
     assert after == before, f"appends wrote into the outside directory: {sorted(after)} {after.get('2026-01-16.md')!r}"
     assert not unexpected, f"appends failed with raw errors: {unexpected[:3]}"
     # and no append that succeeded is lost: every one is in a daily note inside the workspace
