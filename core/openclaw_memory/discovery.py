@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openclaw_memory import safe_fs
-
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.types import MemoryFile, Source
 

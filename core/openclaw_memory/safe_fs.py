@@ -24,11 +24,11 @@ from contextlib import contextmanager
 
 __all__ = [
     "DIR_FD_SUPPORTED",
+    "list_dir",
     "open_dir",
     "open_file",
-    "read_file",
-    "list_dir",
     "open_in",
+    "read_file",
     "split_rel",
 ]
 

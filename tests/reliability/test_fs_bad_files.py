@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from openclaw_memory import discovery
 from openclaw_memory.cli import main
 from openclaw_memory.discovery import MAX_DIR_DEPTH, list_memory_files, scan_memory_files

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.append import append_memory
 from openclaw_memory.errors import IndexingError, MemoryPathError
@@ -79,10 +78,10 @@ class Swapper(threading.Thread):
                     except OSError:
                         pass  # a new directory took its place; `away` stays inside the workspace
                 time.sleep(self.dwell)  # and how long the directory stays
-        except BaseException as exc:  # surfaced by the test
+        except BaseException as exc:  # noqa: BLE001  (surfaced by the test)
             self.error = exc
 
-    def __enter__(self) -> Swapper:
+    def __enter__(self) -> Swapper:  # noqa: PYI034
         self.start()
         return self
 

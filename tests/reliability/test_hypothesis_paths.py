@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.discovery import resolve_memory_path
 from openclaw_memory.errors import MemoryPathError

@@ -10,7 +10,6 @@ import sqlite3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from openclaw_memory.chunker import chunk_markdown, split_for_input_limit, text_weight
 from openclaw_memory.query import analyze_query, build_fts_query
 from openclaw_memory.textprep import segment_for_fts
