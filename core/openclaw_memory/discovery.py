@@ -216,10 +216,16 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
             scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
 
+    # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
+    # path plus its path below the root: one realpath per root, none per file.
+    real_roots: dict[str, str] = {}
     seen: set[str] = set()
     unique: list[FoundFile] = []
     for found in scan.files:
-        key = realpath(found.path)
+        if found.root not in real_roots:
+            real_roots[found.root] = realpath(found.root).rstrip(os.sep)
+        below = str(found.path)[len(found.root):].lstrip(os.sep)
+        key = real_roots[found.root] + os.sep + below
         if key not in seen:
             seen.add(key)
             unique.append(found)

@@ -126,7 +126,7 @@ def test_memory_get_never_reads_outside_while_a_directory_is_swapped(write, make
                 assert set(got) <= {"path", "text", "start_line", "end_line", "disabled", "error"}
     print(f"memory_get: {inside + leaked + refused} calls, {swapper.swaps} swaps, {inside} inside, {refused} refused, "
           f"{leaked} outside")
-    assert swapper.swaps > 100, "the swapper did not run; the test proves nothing"
+    assert swapper.swaps > 50, "the swapper did not run; the test proves nothing"
     assert inside > 0
     assert leaked == 0, f"{leaked} of {inside + leaked + refused} memory_get calls returned outside content"
 
@@ -176,7 +176,7 @@ def test_append_never_writes_outside_while_the_memory_directory_is_swapped(write
     after = snapshot(outside)
     print(f"append: {written} written, {refused} refused, {len(unexpected)} raw errors, {swapper.swaps} swaps, "
           f"outside changed: {after != before}")
-    assert swapper.swaps > 100 and written > 0
+    assert swapper.swaps > 50 and written > 0
     assert after == before, f"appends wrote into the outside directory: {sorted(after)} {after.get('2026-01-16.md')!r}"
     assert not unexpected, f"appends failed with raw errors: {unexpected[:3]}"
     # and no append that succeeded is lost: every one is in a daily note inside the workspace
