@@ -18,7 +18,7 @@ from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.tools import memory_get
 
 SECRET = "OUTSIDESECRET"
-PROFILE = settings(max_examples=300, deadline=None,
+PROFILE = settings(max_examples=200, deadline=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

@@ -23,7 +23,7 @@ markdown = st.lists(_ALPHABET | st.text(max_size=30), max_size=80).map("".join)
 long_lines = st.builds(lambda a, n: a * n, st.sampled_from(["a", "東", "ab ", "🙂", "ภ"]), st.integers(0, 3000))
 texts = markdown | long_lines | st.text(max_size=400)
 
-PROFILE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROFILE
