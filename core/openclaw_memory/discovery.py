@@ -15,6 +15,7 @@ import numbers
 import os
 import posixpath
 import stat
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,20 @@ def printable_path(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace") if not is_utf8_name(path) else path
 
 
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: str, shown: str, reason: str) -> None:
+    """Log a skipped name (``key``: its absolute path) as a warning the first time this process
+    meets it, then at debug level: scans repeat often."""
+    with _warned_lock:
+        first = key not in _warned
+        if first and len(_warned) < 10_000:
+            _warned.add(key)
+    (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
+
+
 def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
     """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
 
@@ -162,19 +177,18 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
                 continue
             child = [*parts, name]
             if not is_utf8_name(name):
-                what = "directory" if kind == "dir" else "file"
-                below = "; the files below it are" if kind == "dir" else "; it is"
-                scan.skipped.append(SkippedName(shown(child), f"{what} name is not valid UTF-8{below} not indexed "
-                                                             "(rename it to index it)"))
-                log.warning("skipping %s: its name is not valid UTF-8", shown(child))
+                reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
+                          else "file name is not valid UTF-8; rename it to index it")
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
                 continue
             if kind == "file":
                 scan.files.append(FoundFile(Path(os.path.join(root, *child)), root))
                 continue
             if len(child) - len(start) > MAX_DIR_DEPTH:
-                scan.skipped.append(SkippedName(shown(child), f"nested more than {MAX_DIR_DEPTH} directories deep; "
-                                                             "not indexed"))
-                log.warning("not walking %s: nested more than %d directories deep", shown(child), MAX_DIR_DEPTH)
+                reason = f"nested more than {MAX_DIR_DEPTH} directories deep; its files are not indexed"
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
                 continue
             stack.append((child, iter(entries(child))))
             break
