@@ -8,10 +8,13 @@ same file at once: each append holds a sidecar ``filelock`` and writes through `
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
 import stat
+import sys
+import time
 from collections.abc import Callable, Collection
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -19,7 +22,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from filelock import FileLock, Timeout
 
+from openclaw_memory import safe_fs
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = [
     "DAILY_NOTE_RE",
@@ -166,6 +173,85 @@ def lock_path(target: Path) -> Path:
     return target.parent / f".{target.name}.lock"
 
 
+def _flock(fd: int, what: str) -> None:
+    """Take an exclusive ``flock`` on ``fd`` within LOCK_TIMEOUT_S (the lock ``filelock`` takes too)."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OpenClawMemoryError(
+                    f"could not lock {what} within {LOCK_TIMEOUT_S:.0f}s: another process keeps appending to it; "
+                    "retry later"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _write_append(fd: int, encoded: bytes, *, ensure_leading_newline: bool, fsync: bool, what: object) -> None:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise MemoryPathError(f"refusing to append to {what}: not a regular file")
+    if ensure_leading_newline and st.st_size > 0:
+        os.lseek(fd, -1, os.SEEK_END)  # reading only; O_APPEND writes always go to the end
+        if os.read(fd, 1) != b"\n":
+            encoded = b"\n" + encoded
+    view = memoryview(encoded)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    if fsync:
+        os.fsync(fd)
+
+
+_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
+
+
+def _append_beneath(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
+    """Append to root/rel with every directory below ``root`` opened by descriptor, never through a
+    symlink (missing ones are made the same way); the sidecar lock is taken in that directory too."""
+    for attempt in range(3):
+        try:
+            _append_once(root, rel, data, ensure_leading_newline=ensure_leading_newline, fsync=fsync)
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise  # the directory keeps being removed under us
+            # its directory was removed (or replaced) after it was opened: nothing written yet, retry
+
+
+def _append_once(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
+    parts = safe_fs.split_rel(rel)
+    name = parts[-1]
+    try:
+        with safe_fs.open_dir(root, parts[:-1], create=True) as directory:
+            if not isinstance(directory, int):  # no dir_fd here: path-based, after the lstat checks
+                locked_append(Path(directory) / name, data, ensure_leading_newline=ensure_leading_newline,
+                              fsync=fsync)
+                return
+            lock_fd = safe_fs.open_in(directory, f".{name}.lock", os.O_RDWR | os.O_CREAT)
+            try:
+                _flock(lock_fd, rel)
+                fd = safe_fs.open_in(directory, name, _APPEND_FLAGS)
+                try:
+                    _write_append(fd, data.encode("utf-8"), ensure_leading_newline=ensure_leading_newline,
+                                  fsync=fsync, what=rel)
+                finally:
+                    os.close(fd)
+            finally:
+                os.close(lock_fd)  # releases the flock
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise MemoryPathError(
+                f"refusing to write through {exc.filename}: it {exc.strerror}; memory files must be regular files "
+                "inside the workspace"
+            ) from None
+        raise
+
+
 def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = True, fsync: bool = True) -> None:
     """Append ``data`` to ``target`` under a sidecar file lock, through ``O_APPEND``.
 
@@ -190,19 +276,7 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
                 raise MemoryPathError(f"refusing to write through symlink {target}") from None
             raise OSError(exc.errno, f"cannot open {target} for appending: {exc.strerror}") from exc
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise MemoryPathError(f"refusing to append to {target}: not a regular file")
-            if ensure_leading_newline and st.st_size > 0:
-                os.lseek(fd, -1, os.SEEK_END)  # reading only; O_APPEND writes always go to the end
-                if os.read(fd, 1) != b"\n":
-                    encoded = b"\n" + encoded
-            view = memoryview(encoded)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if fsync:
-                os.fsync(fd)
+            _write_append(fd, encoded, ensure_leading_newline=ensure_leading_newline, fsync=fsync, what=target)
         finally:
             os.close(fd)
     finally:
@@ -231,12 +305,10 @@ def append_memory(
     target = _check_no_symlinks(ws, rel)
     if not text:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Re-check after mkdir: a symlinked directory created concurrently must not let us escape.
-    _check_no_symlinks(ws, rel)
-    if not target.parent.resolve().is_relative_to(ws):
-        raise MemoryPathError(f"refusing to append to {rel!r}: its directory resolves outside the workspace {ws}")
     payload = text if text.endswith("\n") else text + "\n"
-    locked_append(target, payload)
+    ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
+    # Opened by descriptor from the workspace down: a directory swapped for a symlink after the
+    # check above makes the append fail, never write outside the workspace.
+    _append_beneath(ws, rel, payload, ensure_leading_newline=True, fsync=True)
     log.debug("appended %d chars to %s", len(payload), rel)
     return target

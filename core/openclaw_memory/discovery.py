@@ -15,22 +15,35 @@ import numbers
 import os
 import posixpath
 import stat
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from openclaw_memory import safe_fs
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.types import MemoryFile, Source
 
 __all__ = [
+    "MAX_DIR_DEPTH",
+    "FoundFile",
+    "MemoryScan",
+    "SkippedName",
     "UnreadableFileError",
     "build_file_entry",
+    "get_lines",
     "is_memory_path",
+    "is_utf8_name",
     "line_number",
     "list_memory_files",
+    "printable_path",
     "read_lines",
     "read_memory_text",
+    "realpath",
     "relative_path",
     "resolve_memory_path",
+    "scan_memory_files",
+    "sniff_text",
 ]
 
 log = logging.getLogger(__name__)
@@ -75,56 +88,171 @@ def _extra_roots(workspace: str, extra_paths: Sequence[str | os.PathLike[str]]) 
     return roots
 
 
-def _walk(directory: str, out: list[str]) -> None:
+#: Directories nested deeper than this below a root (``memory/`` or an extra path) are not walked.
+MAX_DIR_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class SkippedName:
+    """A file or directory left out of the index because of its name or place, and why."""
+
+    path: str  # workspace-relative (or absolute), printable: bytes that are not UTF-8 shown as \\xNN
+    reason: str
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """One memory file: its absolute path and the allowed root it was found under."""
+
+    path: Path
+    root: str  # reads open ``path`` beneath this directory, following no symlink below it
+
+
+@dataclass
+class MemoryScan:
+    """What :func:`scan_memory_files` found: the files to index and the names it skipped."""
+
+    files: list[FoundFile] = field(default_factory=list)
+    skipped: list[SkippedName] = field(default_factory=list)
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not valid UTF-8 (Python shows them as surrogates)."""
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except PermissionError as exc:
-        log.warning("skipping unreadable directory %s: %s", directory, exc)
-        return
-    for entry in entries:
-        if entry.is_symlink():
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            _walk(entry.path, out)
-        elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
-            out.append(entry.path)
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-def list_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> list[Path]:
-    """Absolute paths of the Markdown files to index, in discovery order, without duplicates.
+def printable_path(path: str) -> str:
+    """``path`` with bytes that are not valid UTF-8 written as ``\\xNN`` (for messages and reports)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if not is_utf8_name(path) else path
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: str, shown: str, reason: str) -> None:
+    """Log a skipped name (``key``: its absolute path) as a warning the first time this process
+    meets it, then at debug level: scans repeat often."""
+    with _warned_lock:
+        first = key not in _warned
+        if first and len(_warned) < 10_000:
+            _warned.add(key)
+    (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
+
+
+def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
+    """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
+
+    Iterative; each directory is listed through a descriptor opened beneath ``root`` without
+    following symlinks (see :mod:`safe_fs`). Symlinks are skipped; names that are not UTF-8 and
+    directories deeper than :data:`MAX_DIR_DEPTH` are reported in ``scan.skipped``.
+    """
+
+    def entries(parts: list[str]) -> list[tuple[str, str]]:
+        shown = os.path.join(root, *parts)
+        try:
+            with safe_fs.open_dir(root, parts) as handle:
+                return safe_fs.list_dir(handle)
+        except (FileNotFoundError, NotADirectoryError):
+            return []  # vanished, or swapped for a file or symlink since it was listed
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return []
+            log.warning("skipping unreadable directory %s: %s", printable_path(shown), exc)
+            return []
+
+    def shown(parts: list[str]) -> str:
+        path = os.path.join(root, *parts)
+        return printable_path(relative_path(Path(ws), Path(path)) if _is_under(path, ws) else path)
+
+    stack = [(start, iter(entries(start)))]
+    while stack:
+        parts, remaining = stack[-1]
+        for name, kind in remaining:
+            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")):
+                continue
+            child = [*parts, name]
+            if not is_utf8_name(name):
+                reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
+                          else "file name is not valid UTF-8; rename it to index it")
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
+                continue
+            if kind == "file":
+                scan.files.append(FoundFile(Path(os.path.join(root, *child)), root))
+                continue
+            if len(child) - len(start) > MAX_DIR_DEPTH:
+                reason = f"nested more than {MAX_DIR_DEPTH} directories deep; its files are not indexed"
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
+                continue
+            stack.append((child, iter(entries(child))))
+            break
+        else:
+            stack.pop()
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath``, or ``path`` itself when a link vanishes while it is resolved."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return os.fspath(path)
+
+
+def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemoryScan:
+    """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
     MEMORY.md and memory.md at the workspace root, memory/** and the extra paths (files or
     directories, relative ones resolved against the workspace). Symlinks, missing paths and
-    names not ending in ".md" are skipped.
+    names not ending in ".md" are left out silently; names that are not valid UTF-8 and
+    directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
-    found: list[str] = []
+    scan = MemoryScan()
     for name in ("MEMORY.md", "memory.md"):
         st = _lstat(os.path.join(ws, name))
         if st is not None and stat.S_ISREG(st.st_mode):
-            found.append(os.path.join(ws, name))
+            scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
     st = _lstat(os.path.join(ws, "memory"))
     if st is not None and stat.S_ISDIR(st.st_mode):
-        _walk(os.path.join(ws, "memory"), found)
+        _walk(ws, ["memory"], scan, ws)
     for root in _extra_roots(ws, extra_paths):
         st = _lstat(root)
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
-            _walk(root, found)
+            _walk(root, [], scan, ws)
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
-            found.append(root)
+            scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
 
+    # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
+    # path plus its path below the root: one realpath per root, none per file.
+    real_roots: dict[str, str] = {}
     seen: set[str] = set()
-    result: list[Path] = []
-    for path in found:
-        key = os.path.realpath(path)
+    unique: list[FoundFile] = []
+    for found in scan.files:
+        if found.root not in real_roots:
+            real_roots[found.root] = realpath(found.root).rstrip(os.sep)
+        below = str(found.path)[len(found.root):].lstrip(os.sep)
+        key = real_roots[found.root] + os.sep + below
         if key not in seen:
             seen.add(key)
-            result.append(Path(path))
-    return result
+            unique.append(found)
+    scan.files = unique
+    return scan
+
+
+def list_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> list[Path]:
+    """Absolute paths of the Markdown files to index, in discovery order, without duplicates.
+
+    The files of :func:`scan_memory_files` (names that are not valid UTF-8 are left out).
+    """
+    return [found.path for found in scan_memory_files(workspace, extra_paths).files]
 
 
 def relative_path(workspace: Path, abs_path: Path) -> str:
@@ -132,19 +260,30 @@ def relative_path(workspace: Path, abs_path: Path) -> str:
     return os.path.relpath(abs_path, workspace).replace(os.sep, "/")
 
 
-def _read_nofollow(abs_path: Path) -> tuple[os.stat_result, bytes] | None:
-    """Stat and bytes of one open of ``abs_path``; None if it does not exist."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = None
+                   ) -> tuple[os.stat_result, bytes] | None:
+    """Stat and bytes of one open of ``abs_path``, opened beneath ``root`` without following a
+    symlink at any component below it (only the last component when ``root`` is None or does not
+    contain the file); None if it does not exist."""
+    path = _abs(abs_path)
+    base = _abs(root) if root is not None else None
+    if base is not None and _is_under(path, base):
+        parts = os.path.relpath(path, base).split(os.sep)
+    else:
+        base, parts = os.path.dirname(path), [os.path.basename(path)]
     try:
-        fd = os.open(abs_path, flags)
+        return safe_fs.read_file(base, parts, limit)
     except (FileNotFoundError, NotADirectoryError):
-        return None
+        return None  # vanished (or a parent was replaced by a file) since it was listed
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UnreadableFileError(f"{abs_path} is a symbolic link; memory files must be regular files") from exc
+            raise UnreadableFileError(
+                f"{printable_path(path)}: {printable_path(str(exc.filename))} is a symbolic link; memory files "
+                "are read without following symlinks"
+            ) from None
+        if exc.errno == errno.EINVAL:
+            raise UnreadableFileError(f"{printable_path(path)} is not a regular file") from None
         raise
-    with os.fdopen(fd, "rb") as fh:
-        return os.fstat(fh.fileno()), fh.read()
 
 
 def _decode(data: bytes, abs_path: Path) -> str:
@@ -158,18 +297,36 @@ def _decode(data: bytes, abs_path: Path) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def read_memory_text(abs_path: Path) -> str | None:
+def sniff_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> None:
+    """Check, from its first 8 KiB, that the file would be read as text: raises UnreadableFileError
+    (binary, a symlink in the way, not a regular file), FileNotFoundError or another OSError."""
+    read = _read_nofollow(abs_path, None if root is None else os.fspath(root), _BINARY_SNIFF_BYTES)
+    if read is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(abs_path))
+    if b"\x00" in read[1]:
+        raise UnreadableFileError(f"{printable_path(str(abs_path))} looks binary (NUL byte in the first 8 KiB)")
+
+
+def read_memory_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> str | None:
     """The file's text (UTF-8, BOM removed, invalid bytes replaced), or None if it does not exist.
 
-    Raises UnreadableFileError if the file looks binary or is a symlink.
+    ``root``: the allowed directory the file lies in (workspace or extra path); no component
+    below it may be a symlink (without it, only the file itself). Raises UnreadableFileError if
+    the file looks binary, is not a regular file or a symlink is in the way.
     """
-    read = _read_nofollow(abs_path)
+    read = _read_nofollow(abs_path, None if root is None else os.fspath(root))
     return None if read is None else _decode(read[1], abs_path)
 
 
-def build_file_entry(abs_path: Path, workspace: Path, source: Source = "memory") -> tuple[MemoryFile, str] | None:
-    """The file's index entry and its text, or None if the file vanished since it was listed."""
-    read = _read_nofollow(abs_path)
+def build_file_entry(
+    abs_path: Path, workspace: Path, source: Source = "memory", root: str | os.PathLike[str] | None = None
+) -> tuple[MemoryFile, str] | None:
+    """The file's index entry and its text, or None if the file vanished since it was listed.
+
+    The file is opened beneath ``root`` (default: the workspace) following no symlink below it;
+    raises UnreadableFileError when one is in the way or the file looks binary.
+    """
+    read = _read_nofollow(abs_path, os.fspath(root if root is not None else workspace))
     if read is None:
         return None
     st, data = read
@@ -222,6 +379,27 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
     refused rather than followed. A missing but allowed file is accepted.
     Raises MemoryPathError saying what is wrong and what is allowed.
     """
+    _root, cand, rel = _resolve(workspace, extra_paths, requested)
+    return cand, rel
+
+
+def get_lines(
+    workspace: Path, extra_paths: Sequence[Path], requested: str, from_line: int | None, lines: int | None
+) -> tuple[str, str, int, int]:
+    """What ``memory_get`` returns: ``(workspace-relative path, text, start_line, end_line)``.
+
+    The path is checked as :func:`resolve_memory_path` does, then the file is opened beneath its
+    allowed root without following a symlink at any component (a directory swapped for a
+    symlink after the check makes the read fail, never read outside). Raises MemoryPathError,
+    MemoryArgumentError or UnreadableFileError.
+    """
+    root, cand, rel = _resolve(workspace, extra_paths, requested)
+    text, start, end = read_lines(cand, from_line, lines, root=root)
+    return rel, text, start, end
+
+
+def _resolve(workspace: Path, extra_paths: Sequence[Path], requested: str) -> tuple[str, Path, str]:
+    """(allowed root, absolute path, workspace-relative path) of a memory_get path."""
     if not isinstance(requested, str):
         raise MemoryPathError(f"path required: a string such as 'memory/2026-01-16.md', not {type(requested).__name__}")
     if "\x00" in requested:
@@ -262,7 +440,7 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
             raise MemoryPathError(f"{requested!r} is a directory; give the path of one .md file")
         if current == cand and not stat.S_ISREG(st.st_mode):
             raise MemoryPathError(f"{requested!r} is not a regular file")
-    return Path(cand), relative_path(Path(ws), Path(cand))
+    return root, Path(cand), relative_path(Path(ws), Path(cand))
 
 
 def line_number(value: object, name: str) -> int | None:
@@ -291,18 +469,20 @@ def line_number(value: object, name: str) -> int | None:
     raise MemoryArgumentError(f"{name} must be a line number or count (an int; floats are truncated), not {value!r}")
 
 
-def read_lines(abs_path: Path, from_line: int | None, lines: int | None) -> tuple[str, int, int]:
+def read_lines(
+    abs_path: Path, from_line: int | None, lines: int | None, *, root: str | os.PathLike[str] | None = None
+) -> tuple[str, int, int]:
     """Lines of a memory file as (text, start_line, end_line), 1-based inclusive.
 
     ``start = max(1, from_line or 1)``; ``count = max(1, lines)``, or all lines when
     ``lines`` is None. Both are first made ints by :func:`line_number` (floats and numeric
     strings are truncated; other values raise MemoryArgumentError). Lines are joined with "\\n", so
     reading the whole file returns it unchanged. A missing file, or a start past the end, gives
-    ``("", start, start - 1)``.
+    ``("", start, start - 1)``. ``root`` as for :func:`read_memory_text`.
     """
     from_line, lines = line_number(from_line, "from_line"), line_number(lines, "lines")
     start = max(1, from_line or 1)
-    content = read_memory_text(abs_path)
+    content = read_memory_text(abs_path, root)
     if content is None:
         return "", start, start - 1
     all_lines = content.split("\n")

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory.sync import stat_scan
+from openclaw_memory.sync import stat_scan, would_index
 from openclaw_memory.types import SyncReport
 
 if TYPE_CHECKING:
@@ -97,15 +97,15 @@ class Freshness:
 
     def changed_files(self) -> list[str]:
         """Memory files added, changed (size or mtime) or removed since the last sync, sorted
-        (see :meth:`MemoryIndex.changed_files`). Files the last sync skipped as unreadable are
-        left out."""
+        (see :meth:`MemoryIndex.changed_files`). Files a sync skips (binary, unreadable, a name
+        that is not UTF-8) are left out."""
         index = self._index
         known = index.store.file_records("memory")
-        skipped = set(index._last_sync.files_skipped) if index._last_sync else set()
         scan = stat_scan(index.config, known)
-        changed = known.keys() - {rel for rel, _, _ in scan}  # removed
-        changed |= {rel for rel, _, same in scan if not same}  # added or changed
-        return sorted(changed - skipped)
+        changed = known.keys() - {f.rel for f in scan}  # removed
+        # added or changed, unless a sync would skip it (binary, unreadable): that is no pending change
+        changed |= {f.rel for f in scan if not f.unchanged and would_index(f)}
+        return sorted(changed)
 
     def _quick_stale_check(self) -> None:
         """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""

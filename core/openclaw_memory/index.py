@@ -547,8 +547,8 @@ class MemoryIndex:
         return self._get_builtin(path, from_line, lines)
 
     def _get_builtin(self, path: str, from_line: int | None, lines: int | None) -> MemoryText:
-        abs_path, rel = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
-        text, start, end = discovery.read_lines(abs_path, from_line, lines)
+        rel, text, start, end = discovery.get_lines(self.workspace, self.config.resolved_extra_paths(), path,
+                                                    from_line, lines)
         return MemoryText(path=rel, text=text, start_line=start, end_line=end)
 
     async def aget(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:

@@ -21,19 +21,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from openclaw_memory import discovery
 from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 
-__all__ = ["Progress", "SessionIndexStats", "SyncCancelled", "SyncPlan", "run_sync"]
+__all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "run_sync", "stat_scan",
+           "would_index"]
 
 log = logging.getLogger(__name__)
 
@@ -111,36 +114,71 @@ class _Doc:
     line_map: list[int] | None = None
 
 
-def stat_scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> list[tuple[str, Path, bool]]:
-    """``(relative path, absolute path, unchanged?)`` for each memory file of the workspace, where
-    unchanged means its size and mtime match its ``known`` record (the stat shortcut of a sync; a
-    file that cannot be stat-ed counts as changed)."""
+class ScannedFile(NamedTuple):
+    """One memory file seen by :func:`stat_scan`."""
+
+    rel: str  #: workspace-relative path, as stored in the index
+    abs_path: Path
+    unchanged: bool  #: size and mtime match the known record
+    root: str  #: the allowed root it was found under (reads open it beneath this directory)
+
+
+def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> tuple[list[ScannedFile], list[SkippedName]]:
     ws = config.resolved_workspace()
-    out: list[tuple[str, Path, bool]] = []
-    for abs_path in discovery.list_memory_files(ws, config.resolved_extra_paths()):
-        rel = discovery.relative_path(ws, abs_path)
+    scan = discovery.scan_memory_files(ws, config.resolved_extra_paths())
+    out: list[ScannedFile] = []
+    for found in scan.files:
+        rel = discovery.relative_path(ws, found.path)
         rec = known.get(rel)
         try:
-            same = rec is not None and rec.source == "memory" and rec.matches_stat(abs_path.stat())
+            same = rec is not None and rec.source == "memory" and rec.matches_stat(found.path.stat())
         except OSError:
             same = False
-        out.append((rel, abs_path, same))
-    return out
+        out.append(ScannedFile(rel, found.path, same, found.root))
+    return out, scan.skipped
+
+
+def stat_scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> list[ScannedFile]:
+    """Each memory file of the workspace, with ``unchanged`` set when its size and mtime match its
+    ``known`` record (the stat shortcut of a sync; a file that cannot be stat-ed counts as changed).
+    Files whose names are not valid UTF-8 are left out (a sync reports them)."""
+    return _scan(config, known)[0]
+
+
+def would_index(file: ScannedFile) -> bool:
+    """False when a sync would skip this file (unreadable, binary, a symlink in the way): such a
+    file is not a pending change."""
+    try:
+        discovery.sniff_text(file.abs_path, file.root)
+    except FileNotFoundError:
+        return True  # vanished: its removal is a change
+    except (discovery.UnreadableFileError, OSError):
+        return False
+    return True
 
 
 def _memory_docs(
     config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord]
 ) -> tuple[list[_Doc], set[str]]:
-    """Files to (re)consider, and the paths skipped unread because size and mtime match the index."""
+    """Files to (re)consider, and the paths skipped unread because size and mtime match the index.
+
+    Files that cannot be read as text, and names that are not valid UTF-8, are reported in
+    ``report.files_skipped`` and ``report.warnings`` and left as they are in the index.
+    """
     ws = config.resolved_workspace()
     docs: list[_Doc] = []
     unchanged: set[str] = set()
-    for rel, abs_path, same in stat_scan(config, known):
+    scanned, skipped_names = _scan(config, known)
+    for name in skipped_names:
+        if not name.reason.startswith("directory"):
+            report.files_skipped.append(name.path)
+        report.warnings.append(f"{name.path}: skipped ({name.reason})")
+    for rel, abs_path, same, root in scanned:
         if same:
             unchanged.add(rel)  # the shortcut; the content hash decides otherwise
             continue
         try:
-            entry = discovery.build_file_entry(abs_path, ws)
+            entry = discovery.build_file_entry(abs_path, ws, "memory", root)
         except FileNotFoundError:
             continue  # vanished between listing and reading
         except (discovery.UnreadableFileError, OSError) as exc:
@@ -163,6 +201,11 @@ def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
         doc = sessions.extract_session(path)
     except FileNotFoundError:
         return None
+    except UnicodeError as exc:  # e.g. a lone surrogate escape ("\ud800") in its JSON: skip this one only
+        report.files_skipped.append(rel)
+        report.warnings.append(f"{rel}: skipped (text that cannot be stored as UTF-8: {exc.reason})")
+        log.warning("skipping %s: %s", rel, exc)
+        return None
     if plan.session_stats is not None:
         plan.session_stats.record(rel, doc.malformed_lines)
     if doc.malformed_lines:
@@ -172,6 +215,17 @@ def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
         hash=doc.hash, source="sessions",
     )
     return _Doc(file, doc.content, doc.line_map)
+
+
+def _bad_name(report: SyncReport, path: Path) -> bool:
+    """Report and return True when a transcript's name is not valid UTF-8 (it cannot be stored)."""
+    if discovery.is_utf8_name(path.name):
+        return False
+    shown = f"sessions/{discovery.printable_path(path.name)}"
+    report.files_skipped.append(shown)
+    report.warnings.append(f"{shown}: skipped (file name is not valid UTF-8; rename it to index it)")
+    log.warning("skipping %s: its name is not valid UTF-8", shown)
+    return True
 
 
 def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecord]) -> tuple[list[_Doc], set[str]]:
@@ -186,6 +240,8 @@ def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecor
     docs: list[_Doc] = []
     deferred: set[str] = set()
     for path in sessions.list_session_files(plan.config.resolved_sessions_dir()):
+        if _bad_name(report, path):
+            continue
         rel = sessions.session_rel_path(path)
         rec = known.get(rel)
         if rec is not None and rec.source == "sessions":
@@ -215,13 +271,13 @@ def _targeted_session_docs(
     directory = plan.config.resolved_sessions_dir()
     docs: list[_Doc] = []
     unchanged: set[str] = set()
-    real_dir = os.path.realpath(directory)
+    real_dir = discovery.realpath(directory)
     for target in dict.fromkeys(Path(os.path.abspath(os.fspath(t))) for t in targets):
-        if os.path.realpath(target.parent) != real_dir or not sessions.is_transcript_name(target.name):
+        if discovery.realpath(target.parent) != real_dir or not sessions.is_transcript_name(target.name):
             report.warnings.append(f"{target}: not a transcript in {directory}; not indexed")
             continue
         raw = directory / target.name
-        if raw.is_symlink() or not raw.is_file():
+        if raw.is_symlink() or not raw.is_file() or _bad_name(report, raw):
             continue
         rec = known.get(sessions.session_rel_path(raw))
         try:
@@ -400,22 +456,26 @@ def run_sync(
             ) from exc
         except SyncCancelled:
             raise
-        except (OSError, *getattr(store, "db_errors", ())) as exc:
+        except (OSError, UnicodeError, *getattr(store, "db_errors", ())) as exc:
             raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 
 
 def workspace_issues(config: MemoryConfig) -> list[str]:
-    """Problems worth showing in status: missing memory dir, no files, missing extra paths."""
+    """Problems worth showing in status: missing memory dir, no files, missing extra paths, names
+    left out of the index (not valid UTF-8, nested too deep)."""
     ws = config.resolved_workspace()
     issues: list[str] = []
     if not ws.is_dir():
         return [f"workspace missing ({ws})"]
     if not (ws / "memory").is_dir():
         issues.append(f"memory directory missing ({ws / 'memory'})")
-    if not discovery.list_memory_files(ws, config.resolved_extra_paths()):
+    scan = discovery.scan_memory_files(ws, config.resolved_extra_paths())
+    if not scan.files:
         issues.append(f"no memory files found in {ws}")
+    for name in scan.skipped:
+        issues.append(f"not indexed: {name.path} ({name.reason})")
     for p in config.resolved_extra_paths():
         if not Path(p).exists():
             issues.append(f"additional memory path missing ({p})")
