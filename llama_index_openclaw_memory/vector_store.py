@@ -89,8 +89,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
     plus the metadata of added nodes), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
     (an empty list means no restriction). Each returned node's similarity is the score of the best
-    indexed chunk that covers it; nodes written next to each other can share a chunk, and then a
-    score. The query mode decides MMR; temporal decay follows the memory's configuration. Filters
+    indexed chunk that covers it (each node the store wrote is chunked on its own, so it has its
+    own score). The query mode decides MMR; temporal decay follows the memory's configuration. Filters
     apply to the candidates the core search returns (at most 200 per side), so on a very large
     memory a narrow filter can return fewer than ``similarity_top_k`` nodes.
 

@@ -265,8 +265,9 @@ class MemoryIndex:
     def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date (a full atomic rebuild when forced or when settings changed).
 
-        A call while another sync of this index is running waits for it and returns its report,
-        unless ``force`` is set, in which case a forced sync runs afterwards.
+        A call while another sync of this index is running waits for it and for one more sync
+        that runs after it (which sees what changed while the first one ran); calls made while
+        that one is still queued share it. ``force`` always queues its own forced sync.
         """
         self._check_open()
         fut = self._submit(force, reason, progress)
@@ -280,16 +281,21 @@ class MemoryIndex:
         return await asyncio.wrap_future(self._submit(force, reason, progress))
 
     def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
+        """The sync that answers this request: a queued one that has not started yet (it will see
+        every change made before it starts), else a new one. A sync already running may have read
+        the files before they changed, so a request made meanwhile gets one more sync after it
+        (requests made while that one waits share it): no write is ever left unindexed."""
         with self._sync_lock:
             fut = self._sync_future
-            if fut is not None and not fut.done() and not force:
+            if fut is not None and not fut.done() and not force and not fut.running():
                 return fut
             fut = self._executor.submit(self._run_sync, force, reason, progress)
             self._sync_future = fut
             return fut
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
-        """Schedule a sync without waiting; joins a running one. Errors are logged, not raised."""
+        """Schedule a sync without waiting (joins one that is queued and not started yet; after
+        one that is running, another runs). Errors are logged, not raised."""
         fut = self._submit(False, reason, None)
 
         def _log(f: Future[SyncReport]) -> None:
@@ -546,7 +552,7 @@ class MemoryIndex:
             files=sum(v["files"] for v in counts.values()),
             chunks=sum(v["chunks"] for v in counts.values()),
             source_counts=counts,
-            dirty=self._dirty,
+            dirty=self._is_dirty_now(),
             sources=list(self.config.sources),
             extra_paths=[str(p) for p in self.config.resolved_extra_paths()],
             provider=provider.id if provider else "none",
@@ -570,6 +576,13 @@ class MemoryIndex:
             notes=notes,
             sessions=sessions,
         )
+
+    def _is_dirty_now(self) -> bool:
+        """``dirty`` for :meth:`status`: before this process synced, whether files changed since
+        the stored index was built (a stat check) instead of the unknown-so-dirty start value."""
+        if self._last_sync is not None or self.syncing or not self._dirty:
+            return self._dirty
+        return self._is_empty() or bool(self._freshness.changed_files())
 
     def _cache_status(self) -> dict[str, Any]:
         last = self._last_sync

@@ -239,3 +239,17 @@ def test_chunks_cover_every_non_blank_line(text: str, tokens: int, overlap: int)
     for number, line in enumerate(lines, start=1):
         if line.strip():
             assert number in covered
+
+
+def test_records_get_chunks_of_their_own() -> None:
+    from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+
+    text = "\n".join([
+        "# Notes", "hand-written intro",
+        f'{RECORD_OPEN_PREFIX}node {{"id": "a"}} -->', "first record", f"{RECORD_CLOSE_PREFIX}node -->",
+        f'{RECORD_OPEN_PREFIX}node {{"id": "b"}} -->', "second record", f"{RECORD_CLOSE_PREFIX}node -->",
+        "hand-written outro",
+    ])
+    chunks = chunk_markdown(text, tokens=400, overlap=80)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 2), (3, 5), (6, 8), (9, 9)]
+    assert "first record" in chunks[1].text and "second record" not in chunks[1].text

@@ -109,3 +109,22 @@ def test_hand_written_memory_survives_index_operations(
     index.delete_ref_doc("tmp")
     index.delete_ref_doc("no-such-doc")
     hand_written_intact()
+
+
+def test_nodes_inserted_one_after_another_are_scored_apart(
+    store: OpenClawVectorStore, embed_model: OpenClawEmbedding, corpus: Path
+) -> None:
+    """Issue 12 item 2: two short documents inserted in turn landed in one chunk, shared its score,
+    and similarity_top_k=1 returned the wrong one."""
+    index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
+    index.insert(Document(text="Q3 OKR: ship the billing migration and cut churn by 2 points.", id_="okr"))
+    index.insert(Document(text="My gym membership renews on March 3 at the downtown club.", id_="gym"))
+    for mode in ("default", "hybrid", "text_search"):
+        hits = index.as_retriever(similarity_top_k=2, vector_store_query_mode=mode).retrieve(
+            "When does my gym membership renew?")
+        assert hits[0].node.ref_doc_id == "gym", mode
+        if len(hits) > 1:
+            assert hits[0].score != hits[1].score, mode
+    chunks = [c for c in store.memory.store.iter_chunks() if c.path == "memory/llamaindex.md"]
+    assert len(chunks) == 2  # one chunk per node
+    assert not any("OKR" in c.text and "gym" in c.text for c in chunks)
