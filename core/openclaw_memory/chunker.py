@@ -84,7 +84,10 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
         if text.strip():
             chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
 
-    for line_no, line in enumerate(content.split("\n"), start=1):
+    lines = content.split("\n")
+    if len(lines) > 1 and lines[-1] == "":  # the final newline ends the last line; no line follows it
+        lines.pop()
+    for line_no, line in enumerate(lines, start=1):
         if cur and line.startswith(RECORD_OPEN_PREFIX):  # a record starts a chunk of its own
             flush()
             cur, cur_chars = [], 0

@@ -513,11 +513,13 @@ class MemoryIndex:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Read lines of a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path).
 
-        Raises MemoryPathError for anything else. A missing allowed file returns empty text.
+        Raises MemoryPathError for anything else. A missing allowed file returns empty text with
+        ``exists=False`` (what OpenClaw's ``memory_get`` tool answers; the CLI makes it an error).
         """
         abs_path, rel = discovery.resolve_memory_path(self.workspace, self.config.resolved_extra_paths(), path)
+        exists = os.path.isfile(abs_path)
         text, start, end = discovery.read_lines(abs_path, from_line, lines)
-        return MemoryText(path=rel, text=text, start_line=start, end_line=end)
+        return MemoryText(path=rel, text=text, start_line=start, end_line=end, exists=exists)
 
     async def aget(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Async twin of :meth:`get`."""
