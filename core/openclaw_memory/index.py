@@ -37,7 +37,17 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
 
-_AUTO: Any = object()
+class _Auto:
+    """The "provider from the configuration" default (a singleton that survives pickling)."""
+
+    def __reduce__(self) -> str:
+        return "_AUTO"
+
+    def __repr__(self) -> str:
+        return "<configured provider>"
+
+
+_AUTO: Any = _Auto()
 
 
 @dataclass
@@ -141,6 +151,8 @@ class MemoryIndex:
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
+        self._watch_arg = watch
+        self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
         if watch:
             self.start_watching()
@@ -631,4 +643,18 @@ class MemoryIndex:
 
     def __repr__(self) -> str:
         return f"MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the configuration (and an explicitly given provider), not the open index: the
+        unpickled copy opens the same files and store anew (the index is derived data), so
+        objects holding a MemoryIndex (retrievers, tools) can be pickled. The copy is a new
+        index that its holder closes."""
+        if self._custom_storage:
+            raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
+        return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:
+    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``)."""
+    return MemoryIndex(config, provider=provider, watch=watch)
 

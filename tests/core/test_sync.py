@@ -80,7 +80,7 @@ def test_change_replaces_only_that_files_rows(write, make_index, fake_provider, 
     after = list(idx.store.iter_chunks())
     assert {c.id for c in after if c.path != "MEMORY.md"} == before
     texts = [c.text for c in after if c.path == "MEMORY.md"]
-    assert texts == ["# Memory\n\n- The user now prefers coffee.\n"]
+    assert texts == ["# Memory\n\n- The user now prefers coffee."]  # the final newline adds no line
 
 
 def test_delete_and_rename_remove_old_rows(write, make_index, fake_provider, workspace):
