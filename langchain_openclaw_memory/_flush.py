@@ -121,6 +121,23 @@ def _unknown_tool(call: ToolCall, tool: StructuredTool) -> ToolMessage:
     )
 
 
+def _require_tool_calling(model: Any) -> None:
+    """Raise TypeError unless ``model`` can bind tools: the flush turn writes through a tool, and a
+    model without tool calling would fail every flush (``BaseChatModel.bind_tools`` exists on
+    every chat model and raises NotImplementedError when the model has none)."""
+    probe = StructuredTool.from_function(
+        func=lambda content: content, name=WRITE_TOOL_NAME, description="probe", args_schema=WriteMemoryArgs,
+    )
+    try:
+        model.bind_tools([probe])
+    except (NotImplementedError, AttributeError) as exc:
+        raise TypeError(
+            f"the flush model {type(model).__name__} does not support tool calling (bind_tools: "
+            f"{type(exc).__name__}); the memory flush writes through a tool, so pass a chat model that "
+            "supports tools (for example the agent's own model) as the flush model"
+        ) from exc
+
+
 @dataclass
 class _Turn:
     """One flush turn in progress: prompts, the writes so far, the write tool, the messages."""
@@ -155,8 +172,7 @@ class SilentFlushRunner:
         memory: MemoryIndex | None = None,
         max_model_calls: int = 4,
     ) -> None:
-        if not hasattr(model, "bind_tools"):
-            raise TypeError(f"the flush model must be a chat model with bind_tools(), got {type(model).__name__}")
+        _require_tool_calling(model)
         if max_model_calls < 1:
             raise ValueError(f"max_model_calls must be >= 1, got {max_model_calls}")
         self.model = model

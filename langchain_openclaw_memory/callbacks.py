@@ -83,6 +83,11 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         context_window: The model's context window in tokens (default:
             ``compaction.context_window``); the flush fires at ``context_window -
             reserve_tokens_floor - soft_threshold_tokens``.
+        trigger_tokens: The compaction threshold itself, instead of ``context_window`` (as in
+            ``PreCompactionFlushMiddleware``): the flush fires at ``trigger_tokens -
+            soft_threshold_tokens``. Either way a threshold that is not positive (a window
+            smaller than the reserve) raises ConfigError (a ValueError) here, instead of a flush
+            that silently never runs.
         default_session_key: Session key for runs whose metadata has no ``session_key`` /
             ``thread_id``.
         session_key_fields: Metadata keys holding the session key, in order of preference.
@@ -104,13 +109,19 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         flush_runner: FlushRunner | None = None,
         policy: FlushPolicy | None = None,
         context_window: int | None = None,
+        trigger_tokens: int | None = None,
         default_session_key: str = "langchain:default",
         session_key_fields: Sequence[str] = ("session_key", "thread_id"),
     ) -> None:
         index = memory if isinstance(memory, MemoryIndex) else None
         config = memory.config if isinstance(memory, MemoryIndex) else memory
         self.memory = index
+        if trigger_tokens is not None:
+            if context_window is not None:
+                raise ValueError("pass either context_window or trigger_tokens, not both")
+            context_window = trigger_tokens + config.compaction.reserve_tokens_floor
         self.policy = policy if policy is not None else FlushPolicy(config, context_window=context_window)
+        self.policy.check_threshold()
         if flush_runner is None:
             if model is None:
                 raise ValueError(

@@ -103,14 +103,16 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         summarization: The ``SummarizationMiddleware`` listed after this one: its trigger and
             token counter set the flush threshold.
         trigger_tokens: The compaction threshold in tokens when there is no ``summarization``
-            (default: ``compaction.context_window - compaction.reserve_tokens_floor``).
+            (default: ``compaction.context_window - compaction.reserve_tokens_floor``). The flush
+            runs at ``trigger_tokens - soft_threshold_tokens``; a threshold that is not positive
+            raises ConfigError (a ValueError), as in ``MemoryFlushCallbackHandler``.
         soft_threshold_tokens: How far below the trigger to flush (default:
             ``compaction.memory_flush.soft_threshold_tokens``, 4000).
         token_counter: Counts the conversation's tokens (default: the summarizer's counter).
         session_kind: ``"private"`` injects ``MEMORY.md`` and lets the flush append to it;
             ``"group"``/``"channel"`` do neither.
-        session_key: Key of the flush bookkeeping (default: the thread id, else one per
-            conversation).
+        session_key: Key of the flush bookkeeping (default: one per conversation, kept in the
+            checkpointed thread state, so the bookkeeping lives and dies with the conversation).
         include_tools: Register ``memory_search`` / ``memory_get`` with the agent.
         inject_context: Add the session's memory context to the system prompt.
         on_flush: Called with each :class:`FlushOutcome` (for logging or tests).
@@ -173,12 +175,6 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
                 if summarization is not None
                 else config.compaction.context_window - reserve
             )
-        soft = config.compaction.memory_flush.soft_threshold_tokens
-        if trigger_tokens - soft <= 0:
-            raise ValueError(
-                f"the flush threshold would be {trigger_tokens - soft} tokens (trigger {trigger_tokens} minus "
-                f"soft_threshold_tokens {soft}); pass a soft_threshold_tokens smaller than the trigger"
-            )
         self.trigger_tokens = trigger_tokens
         if token_counter is None:
             token_counter = summarization.token_counter if summarization is not None else count_tokens_approximately
@@ -188,6 +184,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             context_window=trigger_tokens + reserve,
             allow_memory_md=session_kind == "private",
         )
+        self.policy.check_threshold()  # ConfigError (a ValueError) for a flush that could never run
         self.runner = SilentFlushRunner(model, self.policy, memory=memory, max_model_calls=max_model_calls)
 
     @property
@@ -228,11 +225,11 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         return str(thread_id) if thread_id else None
 
     def _key(self, state: MemoryFlushState[ResponseT], runtime: Runtime[ContextT]) -> str:
+        """The flush bookkeeping key: ``session_key`` when given, else the key kept in the thread's
+        checkpointed state (a fresh one per conversation, so a new checkpointer starts a new
+        compaction cycle even under a reused ``thread_id``)."""
         if self.session_key:
             return self.session_key
-        thread_id = self._thread_id(runtime)
-        if thread_id:
-            return f"langchain:thread:{thread_id}"
         return state.get("memory_session_key") or "langchain:default"
 
     def _decide(

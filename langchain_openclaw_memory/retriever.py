@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchResult
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from langchain_openclaw_memory._convert import DocumentContent, hit_to_document
 
-__all__ = ["OpenClawMemoryRetriever"]
+__all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
+
+#: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
+#: name for ``min_score``).
+SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key")
+
+
+def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(SEARCH_OPTIONS))
+    if unknown:
+        hint = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])" \
+            if "filter" in unknown else ""
+        raise ValueError(
+            f"unknown search option(s) {', '.join(map(repr, unknown))} in {where}; "
+            f"OpenClawMemoryRetriever accepts {', '.join(SEARCH_OPTIONS)}{hint}"
+        )
+    out = dict(options)
+    if "score_threshold" in out:
+        if "min_score" in out:
+            raise ValueError(f"pass min_score or score_threshold in {where}, not both")
+        out["min_score"] = out.pop("score_threshold")
+    k = out.get("k")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    score = out.get("min_score")
+    if score is not None and not (isinstance(score, (int, float)) and 0.0 <= score <= 1.0):
+        raise ValueError(f"min_score must be a number between 0 and 1, got {score!r}")
+    return out
 
 
 class OpenClawMemoryRetriever(BaseRetriever):
@@ -22,15 +50,21 @@ class OpenClawMemoryRetriever(BaseRetriever):
     Each ``Document`` carries the snippet (or the whole chunk with ``content="text"``) and
     metadata ``path``, ``start_line``, ``end_line``, ``score``, ``vector_score``, ``text_score``,
     ``source`` and ``citation``; ``Document.id`` is the chunk id. ``k`` and ``min_score`` default
-    to the memory configuration (``query.max_results`` / ``query.min_score``); ``k`` can also be
-    passed per call.
+    to the memory configuration (``query.max_results`` / ``query.min_score``).
+
+    As with LangChain's vector-store retrievers, search options can be given as fields, in
+    ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
+    min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
+    ``sources`` and ``session_key``. Anything else raises ValueError, so a typo is not silently
+    ignored. The memory index may be passed positionally. A retriever pickles (the index is
+    re-opened from its configuration when unpickled).
 
     Example:
         ```python
         memory = MemoryIndex(workspace="~/notes")
-        retriever = OpenClawMemoryRetriever(memory=memory, k=4)
+        retriever = OpenClawMemoryRetriever(memory, search_kwargs={"k": 4})
         docs = retriever.invoke("what did we decide about the cache?")
-        docs = retriever.invoke("cache decision", k=2)
+        docs = retriever.invoke("cache decision", k=2, min_score=0.2)
         ```
     """
 
@@ -48,24 +82,38 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """Passed to the search for session-scoped filtering of transcript hits."""
     content: DocumentContent = "snippet"
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Search options as LangChain's ``VectorStoreRetriever`` takes them (see the class docstring)."""
 
-    def _search_kwargs(self, k: int | None) -> dict[str, object]:
-        return {
-            "max_results": k if k is not None else self.k,
-            "min_score": self.min_score,
-            "session_key": self.session_key,
-            "sources": self.sources,
-        }
+    def __init__(self, memory: MemoryIndex | None = None, /, **data: Any) -> None:
+        if memory is not None:
+            if "memory" in data:
+                raise TypeError("memory given both positionally and as memory=")
+            data["memory"] = memory
+        super().__init__(**data)
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _valid_search_kwargs(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_options(value, "search_kwargs")
+
+    def _search_kwargs(self, call: Mapping[str, Any]) -> dict[str, Any]:
+        options: dict[str, Any] = {"k": self.k, "min_score": self.min_score, "session_key": self.session_key,
+                                   "sources": self.sources}
+        options.update(self.search_kwargs)
+        options.update(_check_options(call, "invoke()"))
+        options["max_results"] = options.pop("k")
+        return options
 
     def _documents(self, result: SearchResult) -> list[Document]:
         return [hit_to_document(hit, self.content) for hit in result.hits]
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return self._documents(self.memory.search(query, **self._search_kwargs(k)))  # type: ignore[arg-type]
+        return self._documents(self.memory.search(query, **self._search_kwargs(kwargs)))
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return self._documents(await self.memory.asearch(query, **self._search_kwargs(k)))
+        return self._documents(await self.memory.asearch(query, **self._search_kwargs(kwargs)))

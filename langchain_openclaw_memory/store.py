@@ -1,11 +1,21 @@
 """``OpenClawMemoryStore``: Markdown memory as a LangGraph ``BaseStore``.
 
-* Namespaces are ``(root, agent_id)``: one per memory index (agent / workspace).
-* Keys are workspace-relative memory file paths: ``MEMORY.md``, ``memory/2026-01-16.md``,
-  ``memory/projects/api.md``.
-* ``put`` appends Markdown (creating the file if needed) and re-indexes; it never rewrites or
-  deletes a file, so ``MEMORY.md`` content is never silently overwritten.
-* ``search(query=...)`` is the hybrid memory search; without a query it lists the files.
+Two kinds of namespace:
+
+* **Memory files** — ``(root, agent_id)``, one per memory index: keys are workspace-relative
+  memory file paths (``MEMORY.md``, ``memory/2026-01-16.md``); ``put`` *appends* Markdown
+  (``{"text": ...}``) and never rewrites or deletes a hand-written file.
+* **Items** — any other namespace, used as LangGraph's docs show
+  (``store.put(("users", "u1", "memories"), str(uuid4()), {"data": "likes pizza"})``): each
+  namespace is a Markdown file ``memory/store/users/u1/memories.md`` of the (first) memory, each
+  item a record in it holding the whole JSON value (every field is kept). ``put`` of the same key
+  replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten),
+  ``get`` returns the value with its created/updated times, and ``search(prefix, query=...)``
+  ranks items with the hybrid memory search (each item is chunked on its own). ``ttl`` is not
+  supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
+  expire.
+
+``search(query=...)`` is the hybrid memory search; without a query it lists files / items.
 """
 
 from __future__ import annotations
@@ -34,6 +44,15 @@ from openclaw_memory import discovery
 from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
+
+from langchain_openclaw_memory._items import (
+    STORE_DIR,
+    delete_record,
+    namespace_file,
+    namespace_of,
+    read_records,
+    upsert_record,
+)
 
 __all__ = ["OpenClawMemoryStore"]
 
@@ -147,10 +166,81 @@ class OpenClawMemoryStore(BaseStore):
 
     # ---- operations --------------------------------------------------------------------------
 
+    # ---- item namespaces ------------------------------------------------------------------------
+
+    def _item_memory(self, namespace: tuple[str, ...]) -> MemoryIndex:
+        """The memory holding an item namespace: the one it is nested under, else the first."""
+        for ns, memory in self.memories.items():
+            if tuple(namespace[: len(ns)]) == ns:
+                return memory
+        return next(iter(self.memories.values()))
+
+    def _item_namespaces(self) -> list[tuple[tuple[str, ...], MemoryIndex]]:
+        found: list[tuple[tuple[str, ...], MemoryIndex]] = []
+        for memory in self.memories.values():
+            base = memory.workspace / STORE_DIR
+            if not base.is_dir():
+                continue
+            for path in sorted(base.rglob("*.md")):
+                ns = namespace_of(path.relative_to(memory.workspace).as_posix())
+                if ns is not None and self._item_memory(ns) is memory:
+                    found.append((ns, memory))
+        return found
+
+    def _item_get(self, op: GetOp) -> Item | None:
+        memory = self._item_memory(op.namespace)
+        _, records = read_records(memory.workspace / namespace_file(tuple(op.namespace)))
+        rec = next((r for r in records if r.key == op.key), None)
+        if rec is None:
+            return None
+        return Item(value=rec.value, key=rec.key, namespace=tuple(op.namespace), created_at=rec.created_at,
+                    updated_at=rec.updated_at)
+
+    def _item_put(self, op: PutOp) -> MemoryIndex | None:
+        if not isinstance(op.key, str) or not op.key:
+            raise ValueError(f"store keys must be non-empty strings, got {op.key!r}")
+        memory = self._item_memory(op.namespace)
+        path = memory.workspace / namespace_file(tuple(op.namespace))
+        if op.value is None:
+            if not delete_record(path, op.key):
+                return None
+        else:
+            upsert_record(path, op.key, dict(op.value))
+        memory.mark_dirty()
+        return None if op.index is False else memory
+
+    def _item_search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        spaces = [(ns, m) for ns, m in self._item_namespaces() if ns[: len(prefix)] == prefix]
+        items: list[SearchItem] = []
+        if not op.query:
+            for ns, memory in spaces:
+                for rec in read_records(memory.workspace / namespace_file(ns))[1]:
+                    items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at))
+            return items
+        by_memory: dict[int, tuple[MemoryIndex, set[tuple[str, ...]]]] = {}
+        for ns, memory in spaces:
+            by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
+        for memory, wanted in by_memory.values():
+            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score)
+            seen: set[tuple[tuple[str, ...], str]] = set()
+            for hit in result.hits:
+                ns = namespace_of(hit.path)
+                if ns is None or ns not in wanted:
+                    continue
+                for rec in read_records(memory.workspace / hit.path)[1]:
+                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (ns, rec.key) not in seen:
+                        seen.add((ns, rec.key))
+                        items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at,
+                                                score=hit.score))
+        return items
+
+    # ---- memory-file namespaces -------------------------------------------------------------------
+
     def _get(self, op: GetOp) -> Item | None:
         memory = self._memory(op.namespace)
         if memory is None:
-            return None
+            return self._item_get(op)
         abs_path, rel = self._resolve(memory, op.key)
         if not abs_path.is_file():
             return None
@@ -160,7 +250,11 @@ class OpenClawMemoryStore(BaseStore):
                     updated_at=stamp)
 
     def _put(self, op: PutOp) -> MemoryIndex | None:
-        memory = self._require(op.namespace)
+        memory = self._memory(op.namespace)
+        if memory is None and len(op.namespace) == 2 and op.namespace[0] == self.root:
+            self._require(op.namespace)  # (root, <unknown agent>): a typo of a memory's namespace
+        if memory is None:
+            return self._item_put(op)
         if op.value is None:
             raise MemoryPathError(
                 f"refusing to delete {op.key!r}: Markdown memory is append-only through the store; "
@@ -178,6 +272,7 @@ class OpenClawMemoryStore(BaseStore):
         items: list[SearchItem] = []
         for ns, memory in self._under(op.namespace_prefix):
             items.extend(self._search_one(ns, memory, op))
+        items.extend(self._item_search(op))
         if op.filter:
             items = [i for i in items if all(_matches(i.value.get(k), c) for k, c in op.filter.items())]
         if op.query:
@@ -189,12 +284,16 @@ class OpenClawMemoryStore(BaseStore):
             out = []
             for path in discovery.list_memory_files(memory.workspace, memory.config.resolved_extra_paths()):
                 rel = discovery.relative_path(memory.workspace, path)
+                if namespace_of(rel) is not None:  # item files are listed as their items
+                    continue
                 stamp = _mtime(path)
                 out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
             return out
         result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score)
         out = []
         for hit in result.hits:
+            if namespace_of(hit.path) is not None:  # an item: returned under its own namespace
+                continue
             stamp = _mtime(memory.workspace / hit.path)
             value = {
                 "text": hit.snippet,
@@ -211,11 +310,13 @@ class OpenClawMemoryStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found: set[tuple[str, ...]] = set()
-        for ns in self.memories:
+        for ns in [*self.memories, *(ns for ns, _ in self._item_namespaces())]:
             if op.match_conditions and not all(_namespace_matches(ns, c) for c in op.match_conditions):
                 continue
             found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
+
+    supports_ttl = False
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run get / put / search / list-namespaces operations in order."""

@@ -6,12 +6,14 @@ search, sync and write goes through the core.
 * :class:`OpenClawVectorStore`: the memory workspace as a ``BasePydanticVectorStore``
   (``VectorStoreIndex.from_vector_store`` / ``from_documents``; added nodes become Markdown).
 * :class:`OpenClawMemoryRetriever`: hybrid memory search as a ``BaseRetriever``.
-* :func:`memory_tools`: ``memory_search`` and ``memory_get`` as ``FunctionTool``s for agents.
+* :func:`create_memory_tools`: ``memory_search`` and ``memory_get`` as ``FunctionTool``s for agents.
 * :class:`OpenClawMemoryBlock`: a ``Memory`` block that flushes evicted messages to the daily
   note and recalls relevant memory.
-* :class:`LongTermMemoryBlock` / :func:`long_term_tools`: the LanceDB long-term memory (auto-recall,
+* :class:`LongTermMemoryBlock` / :func:`create_long_term_tools`: the LanceDB long-term memory (auto-recall,
   auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
-* :class:`OpenClawEmbedding` / :class:`LlamaIndexEmbeddingProvider`: share one embedding model.
+* :class:`OpenClawMemoryEmbedding` / :class:`LlamaIndexEmbeddingProvider`: share one embedding model.
+
+Old names (``OpenClawEmbedding``, ``memory_tools``, ``max_results=``) still work and warn.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
     raise MissingDependencyError("llama-index-core", "llamaindex", "the LlamaIndex adapter") from exc
 
-from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider, OpenClawEmbedding
-from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, long_term_tools
+from typing import Any
+
+from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
+from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider, OpenClawMemoryEmbedding
+from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, create_long_term_tools
 from llama_index_openclaw_memory.memory_block import (
     DEFAULT_EXTRACTION_PROMPT,
     NoteExtractor,
@@ -32,7 +37,12 @@ from llama_index_openclaw_memory.memory_block import (
     llm_note_extractor,
 )
 from llama_index_openclaw_memory.retriever import OpenClawMemoryRetriever
-from llama_index_openclaw_memory.tools import memory_get_tool, memory_recall_prompt, memory_search_tool, memory_tools
+from llama_index_openclaw_memory.tools import (
+    create_memory_tools,
+    memory_get_tool,
+    memory_recall_prompt,
+    memory_search_tool,
+)
 from llama_index_openclaw_memory.vector_store import DEFAULT_APPEND_PATH, OpenClawVectorStore, ProtectedMemoryError
 
 __all__ = [
@@ -41,15 +51,23 @@ __all__ = [
     "LlamaIndexEmbeddingProvider",
     "LongTermMemoryBlock",
     "NoteExtractor",
-    "OpenClawEmbedding",
     "OpenClawMemoryBlock",
+    "OpenClawMemoryEmbedding",
     "OpenClawMemoryRetriever",
     "OpenClawVectorStore",
     "ProtectedMemoryError",
+    "create_memory_tools",
     "llm_note_extractor",
-    "long_term_tools",
+    "create_long_term_tools",
     "memory_get_tool",
     "memory_recall_prompt",
     "memory_search_tool",
-    "memory_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The old names: still importable, with a DeprecationWarning.
+    if name in RENAMED:
+        warn_renamed(name, RENAMED[name])
+        return globals()[RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,12 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+
 __all__ = ["OPEN_PREFIX", "Section", "parse_sections", "remove_sections", "render_section", "section_lines"]
 
 log = logging.getLogger(__name__)
 
-OPEN_PREFIX = "<!-- openclaw-memory:node "
-_CLOSE = "<!-- /openclaw-memory:node -->"
+OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}node "  # a record to the chunker: each section gets its own chunk
+_CLOSE = f"{RECORD_CLOSE_PREFIX}node -->"
 _OPEN_RE = re.compile(r"^<!-- openclaw-memory:node (\{.*\}) -->\s*$")
 _CLOSE_RE = re.compile(r"^<!-- /openclaw-memory:node -->\s*$")
 

@@ -3,11 +3,11 @@
 * :class:`LlamaIndexEmbeddingProvider`: any LlamaIndex ``BaseEmbedding`` (``MockEmbedding``,
   ``OpenAIEmbedding``, ``HuggingFaceEmbedding`` …) as an openclaw-memory provider, so the memory
   index embeds its Markdown chunks with the model a LlamaIndex app already uses.
-* :class:`OpenClawEmbedding`: an openclaw-memory provider (the bundled local model, OpenAI,
+* :class:`OpenClawMemoryEmbedding`: an openclaw-memory provider (the bundled local model, OpenAI,
   Gemini, Voyage …) as a LlamaIndex ``BaseEmbedding``, to pass as ``embed_model=``.
 
     >>> store = OpenClawVectorStore.from_workspace("~/notes", embed_model=MockEmbedding(embed_dim=8))  # doctest: +SKIP
-    >>> embed = OpenClawEmbedding(store.memory.provider)                                                # doctest: +SKIP
+    >>> embed = OpenClawMemoryEmbedding(store.memory.provider)                                                # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
 
-__all__ = ["LlamaIndexEmbeddingProvider", "OpenClawEmbedding"]
+__all__ = ["LlamaIndexEmbeddingProvider", "OpenClawMemoryEmbedding"]
 
 
 class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
@@ -62,14 +62,14 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
         return list(await self.embed_model.aget_text_embedding_batch(texts))
 
 
-class OpenClawEmbedding(BaseEmbedding):
+class OpenClawMemoryEmbedding(BaseEmbedding):
     """A LlamaIndex embedding model backed by an openclaw-memory provider.
 
     Use it as ``embed_model=`` next to an :class:`~llama_index_openclaw_memory.OpenClawVectorStore`
     whose memory index uses the same provider: query embeddings then live in the index's space.
 
     Example:
-        >>> index = VectorStoreIndex.from_vector_store(store, embed_model=OpenClawEmbedding(store.memory.provider))  # doctest: +SKIP
+        >>> index = VectorStoreIndex.from_vector_store(store, embed_model=OpenClawMemoryEmbedding(store.memory.provider))  # doctest: +SKIP
     """
 
     _provider: EmbeddingProvider = PrivateAttr()

@@ -1,6 +1,6 @@
 """LanceDB long-term memory for LlamaIndex: the three tools and ``LongTermMemoryBlock``.
 
-* :func:`long_term_tools`: ``memory_store`` / ``memory_recall`` / ``memory_forget`` as
+* :func:`create_long_term_tools`: ``memory_store`` / ``memory_recall`` / ``memory_forget`` as
   ``FunctionTool`` s (sync and async). The model sees the tool's text; ``ToolOutput.raw_output``
   keeps the payload.
 * :class:`LongTermMemoryBlock`: a ``Memory`` block. Each ``Memory.aget`` (before a model call)
@@ -41,7 +41,7 @@ from openclaw_memory.long_term.tools import (
 )
 from openclaw_memory.tools import field_annotation
 
-__all__ = ["LongTermMemoryBlock", "long_term_tools"]
+__all__ = ["LongTermMemoryBlock", "create_long_term_tools"]
 
 # the core's argument models are the one source of descriptions and bounds
 _Text = field_annotation(MemoryStoreArgs, "text")
@@ -67,7 +67,7 @@ async def _atext(payload: dict[str, Any]) -> str:
     return _text(payload)
 
 
-def long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
+def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; bad arguments and provider
     failures come back to the model as an explanation, never as an exception."""
     if not isinstance(memory, LongTermMemory):

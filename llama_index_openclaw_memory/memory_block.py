@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, model_validator
 from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemoryBlock
 from openclaw_memory import MemoryIndex
@@ -38,6 +38,8 @@ from openclaw_memory.bootstrap import build_session_context
 from openclaw_memory.flush import is_no_reply
 from openclaw_memory.session_hook import format_conversation
 from openclaw_memory.tools import amemory_search, format_search_text
+
+from llama_index_openclaw_memory._deprecated import warn_renamed
 
 __all__ = [
     "DEFAULT_EXTRACTION_PROMPT",
@@ -111,7 +113,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     Args:
         memory: The :class:`openclaw_memory.MemoryIndex` to write to and search.
         extractor: Turns evicted messages into notes (sync or async); None = transcript summary.
-        max_results / min_score: Recall limits (default: the memory's configuration).
+        similarity_top_k / min_score: Recall limits (default: the memory's configuration);
+            ``max_results`` is a deprecated alias of ``similarity_top_k``.
         session_key: OpenClaw session key; decides citations in ``citations="auto"`` mode.
         session_kind: ``"private"`` bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"`` do not.
         bootstrap: ``"first_turn"`` (while the history holds one user message), ``"always"`` or ``"off"``.
@@ -120,11 +123,21 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         max_message_chars: Length a message is cut to in the transcript summary.
     """
 
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_max_results(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "max_results" in data:
+            data = dict(data)
+            value = data.pop("max_results")
+            warn_renamed("OpenClawMemoryBlock(max_results=...)", "similarity_top_k=...")
+            data.setdefault("similarity_top_k", value)
+        return data
+
     name: str = "openclaw_memory"
     description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
     memory: MemoryIndex = Field(exclude=True)
     extractor: Callable[..., Any] | None = Field(default=None, exclude=True)
-    max_results: int | None = Field(default=None, ge=1)
+    similarity_top_k: int | None = Field(default=None, ge=1)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
     session_key: str | None = None
     session_kind: Literal["private", "group", "channel"] = "private"
@@ -178,7 +191,7 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             return ""
         try:
             payload = await amemory_search(
-                self.memory, query, self.max_results, self.min_score, session_key=self.session_key
+                self.memory, query, self.similarity_top_k, self.min_score, session_key=self.session_key
             )
         except Exception as exc:
             log.warning("memory block: recall failed: %s", exc, exc_info=True)

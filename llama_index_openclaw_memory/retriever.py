@@ -11,6 +11,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from openclaw_memory import MemoryIndex, SearchResult
 
 from llama_index_openclaw_memory._convert import hit_node
+from llama_index_openclaw_memory._deprecated import warn_renamed
 
 __all__ = ["OpenClawMemoryRetriever"]
 
@@ -21,12 +22,13 @@ class OpenClawMemoryRetriever(BaseRetriever):
     Each result is a ``NodeWithScore`` whose score is the hybrid score and whose node is the
     chunk: ``id_`` = chunk id, ``ref_doc_id`` = file path, metadata ``path``, ``start_line``,
     ``end_line``, ``source``, ``vector_score``, ``text_score`` (and ``citation`` when citations
-    are on). ``max_results`` and ``min_score`` default to the memory's configuration.
+    are on). ``similarity_top_k`` (LlamaIndex's name; ``max_results`` is a deprecated alias) and
+    ``min_score`` default to the memory's configuration.
     ``last_result`` keeps the last :class:`~openclaw_memory.SearchResult`, which says how the
     search ran (``mode``) and why it came back empty (``empty_reason``).
 
     Example:
-        >>> retriever = OpenClawMemoryRetriever(MemoryIndex(workspace="~/notes"), max_results=4)  # doctest: +SKIP
+        >>> retriever = OpenClawMemoryRetriever(MemoryIndex(workspace="~/notes"), similarity_top_k=4)  # doctest: +SKIP
         >>> RetrieverQueryEngine.from_args(retriever, llm=llm).query("what did we decide?")   # doctest: +SKIP
     """
 
@@ -34,22 +36,28 @@ class OpenClawMemoryRetriever(BaseRetriever):
         self,
         memory: MemoryIndex,
         *,
-        max_results: int | None = None,
+        similarity_top_k: int | None = None,
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        max_results: int | None = None,
     ) -> None:
         if not isinstance(memory, MemoryIndex):
             raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
-        if max_results is not None and max_results < 1:
-            raise ValueError(f"max_results must be at least 1, got {max_results}")
+        if max_results is not None:
+            warn_renamed("OpenClawMemoryRetriever(max_results=...)", "similarity_top_k=...")
+            if similarity_top_k is not None:
+                raise ValueError("pass similarity_top_k only (max_results is its deprecated alias)")
+            similarity_top_k = max_results
+        if similarity_top_k is not None and similarity_top_k < 1:
+            raise ValueError(f"similarity_top_k must be at least 1, got {similarity_top_k}")
         if min_score is not None and not 0.0 <= min_score <= 1.0:
             raise ValueError(f"min_score must be between 0 and 1, got {min_score}")
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.memory = memory
-        self.max_results = max_results
+        self.similarity_top_k = similarity_top_k
         self.min_score = min_score
         self.session_key = session_key
         self.sources = list(sources) if sources is not None else None
@@ -57,7 +65,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     def _search_kwargs(self) -> dict[str, Any]:
         return {
-            "max_results": self.max_results,
+            "max_results": self.similarity_top_k,
             "min_score": self.min_score,
             "session_key": self.session_key,
             "sources": self.sources,

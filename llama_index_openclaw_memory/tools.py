@@ -6,7 +6,7 @@ compact text (search hits with ``path#Lstart-Lend`` citations; the requested lin
 ``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.tools`. Provider or
 path problems are returned to the model as an explanation, never raised.
 
-    >>> agent = FunctionAgent(tools=memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())  # doctest: +SKIP
+    >>> agent = FunctionAgent(tools=create_memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())  # doctest: +SKIP
 """
 
 # No `from __future__ import annotations`: FunctionTool builds the argument schema from these
@@ -30,7 +30,7 @@ from openclaw_memory.tools import (
     memory_search,
 )
 
-__all__ = ["memory_get_tool", "memory_recall_prompt", "memory_search_tool", "memory_tools"]
+__all__ = ["create_memory_tools", "memory_get_tool", "memory_recall_prompt", "memory_search_tool"]
 
 # the core's argument models are the one source of descriptions and bounds
 _Query = field_annotation(MemorySearchArgs, "query")
@@ -88,6 +88,6 @@ def memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> Functio
     )
 
 
-def memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[FunctionTool]:
+def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[FunctionTool]:
     """``[memory_search, memory_get]`` for an agent's ``tools=``."""
     return [memory_search_tool(memory, session_key=session_key), memory_get_tool(memory)]

@@ -19,7 +19,7 @@ belongs to that node and goes with it.)
 Embeddings: the memory index embeds the Markdown with its own provider, and the embeddings that
 arrive on added nodes are not stored. Give the store the embed model your index uses
 (``from_workspace(..., embed_model=...)``) or give the index the store's provider
-(``OpenClawEmbedding(store.memory.provider)``), so query embeddings are in the same space.
+(``OpenClawMemoryEmbedding(store.memory.provider)``), so query embeddings are in the same space.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 #: Where added nodes are written unless ``append_path`` says otherwise.
 DEFAULT_APPEND_PATH = "memory/llamaindex.md"
 _UNSET: Any = object()
+# A query embedding this close to the memory's own embedding of the same text is from the same model.
+_SAME_MODEL_COSINE = 0.98
 _SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
 
 
@@ -89,8 +91,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
     plus the metadata of added nodes), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
     (an empty list means no restriction). Each returned node's similarity is the score of the best
-    indexed chunk that covers it; nodes written next to each other can share a chunk, and then a
-    score. The query mode decides MMR; temporal decay follows the memory's configuration. Filters
+    indexed chunk that covers it (each node the store wrote is chunked on its own, so it has its
+    own score). The query mode decides MMR; temporal decay follows the memory's configuration. Filters
     apply to the candidates the core search returns (at most 200 per side), so on a very large
     memory a narrow filter can return fewer than ``similarity_top_k`` nodes.
 
@@ -115,6 +117,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     _close_memory: bool = PrivateAttr(default=False)
     _files: SectionFiles = PrivateAttr()
     _configs: dict[tuple[Any, ...], MemoryConfig] = PrivateAttr(default_factory=dict)
+    _warned_model: bool = PrivateAttr(default=False)
 
     def __init__(
         self,
@@ -174,6 +177,45 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     @classmethod
     def class_name(cls) -> str:
         return "OpenClawVectorStore"
+
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """The store's settings and its memory index's configuration (JSON-safe). ``from_dict``
+        opens a new index from it; an embedding provider given as an object (not by name in the
+        configuration) is not serialised, so the copy uses the configured one."""
+        data = super().to_dict(**kwargs)
+        data["memory_config"] = self._memory.config.model_dump(mode="json")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> OpenClawVectorStore:
+        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens)."""
+        data = {**data, **kwargs}
+        data.pop("class_name", None)
+        config = data.pop("memory_config", None)
+        if config is None:
+            raise ValueError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
+        known = {k: data[k] for k in ("append_path", "min_score") if k in data}
+        memory = MemoryIndex(MemoryConfig.load(config))
+        try:
+            return cls(memory, close_memory=True, **known)
+        except Exception:
+            memory.close()
+            raise
+
+    @property
+    def embed_model(self) -> BaseEmbedding:
+        """A LlamaIndex embed model in this store's vector space (the memory index's own provider),
+        for ``VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)``. Raises
+        ValueError when the memory index is keyword-only."""
+        from llama_index_openclaw_memory.embeddings import OpenClawMemoryEmbedding
+
+        provider = self._memory.provider
+        if provider is None:
+            raise ValueError(
+                "this memory index has no embedding provider (keyword-only); query it with "
+                "vector_store_query_mode='text_search', or open it with a provider / embed_model"
+            )
+        return OpenClawMemoryEmbedding(provider)
 
     @property
     def client(self) -> MemoryIndex:
@@ -245,6 +287,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         """
         if not nodes:
             return []
+        self._check_node_embeddings(nodes)
         ids = [n.node_id for n in nodes]
         if len(set(ids)) != len(ids):
             raise ValueError("add() got the same node id twice; node ids must be unique")
@@ -264,6 +307,21 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         self._memory.sync(reason="llamaindex add")
         log.info("appended %d node(s) to %s", len(nodes), rel)
         return ids
+
+    def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:
+        """Refuse nodes embedded in another vector space (another dimension): the index that sent
+        them embeds its queries with that model too, and those queries could not be answered."""
+        provider = self._memory.provider
+        dims = provider.dims if provider is not None else None
+        if dims is None:
+            return
+        for node in nodes:
+            if node.embedding is not None and len(node.embedding) != dims:
+                raise ValueError(
+                    f"node {node.node_id!r} was embedded with {len(node.embedding)} dimensions but the memory index "
+                    f"embeds with {provider.id}:{provider.model} ({dims} dimensions). Give the index this store's "
+                    "model: VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)"
+                )
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Remove every node of source document ``ref_doc_id`` that the store wrote.
@@ -355,7 +413,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         fetch = self._fetcher(query, mode, text)
         return self._collect(fetch, query, top_k)
 
-    def _query_vector(self, embedding: list[float]) -> np.ndarray:
+    def _query_vector(self, embedding: list[float], text: str = "") -> np.ndarray:
         provider = self._memory.provider
         if provider is None:
             raise ValueError(
@@ -368,9 +426,23 @@ class OpenClawVectorStore(BasePydanticVectorStore):
                 f"the query embedding has {len(embedding)} dimensions but the memory index stores {dims}-dimensional "
                 f"vectors from {provider.id}:{provider.model}. Use the same embedding model for the index and the "
                 "store: OpenClawVectorStore.from_workspace(..., embed_model=<your model>) or "
-                "VectorStoreIndex.from_vector_store(store, embed_model=OpenClawEmbedding(store.memory.provider))"
+                "VectorStoreIndex.from_vector_store(store, embed_model=OpenClawMemoryEmbedding(store.memory.provider)) "
+                "(or embed_model=store.embed_model)"
             )
-        return normalize_vectors([embedding], expected_dims=dims, who="query_embedding")[0]
+        vector = normalize_vectors([embedding], expected_dims=dims, who="query_embedding")[0]
+        if text:  # same dimension, another model? Compare with the memory's own embedding of the text.
+            own = normalize_vectors([provider.embed_query(text)], expected_dims=dims, who="query")[0]
+            if float(np.dot(vector, own)) < _SAME_MODEL_COSINE:
+                if not self._warned_model:
+                    self._warned_model = True
+                    log.warning(
+                        "the query embedding does not come from the memory index's model (%s:%s): same dimension, "
+                        "another vector space. The store searches with its own embedding of the query text instead; "
+                        "give the index this store's model: VectorStoreIndex.from_vector_store(store, "
+                        "embed_model=store.embed_model)", provider.id, provider.model,
+                    )
+                return own
+        return vector
 
     def _config(self, *, hybrid: bool, alpha: float | None = None, mmr: float | None | bool = False) -> MemoryConfig:
         key = (hybrid, alpha, mmr)
@@ -392,7 +464,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
     def _fetcher(self, query: VectorStoreQuery, mode: VectorStoreQueryMode, text: str) -> Callable[[int], list[_Hit]]:
         mem = self._memory
-        qv = self._query_vector(query.query_embedding) if query.query_embedding is not None and mode not in (
+        qv = self._query_vector(query.query_embedding, text) if query.query_embedding is not None and mode not in (
             VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE) else None
 
         if not text:  # DEFAULT with an embedding only: plain nearest neighbours

@@ -23,7 +23,17 @@ from dataclasses import replace
 
 from openclaw_memory.types import Chunk
 
-__all__ = ["chunk_id", "chunk_markdown", "remap_chunk_lines", "split_for_input_limit", "text_weight"]
+__all__ = [
+    "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "remap_chunk_lines",
+    "split_for_input_limit", "text_weight",
+]
+
+#: A line starting with this opens a *record* (a node or item an adapter wrote, see
+#: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never
+#: share a chunk (nor its score).
+RECORD_OPEN_PREFIX = "<!-- openclaw-memory:"
+#: A line starting with this closes a record: the chunk ends with it.
+RECORD_CLOSE_PREFIX = "<!-- /openclaw-memory:"
 
 # The original CJK/kana/Hangul/Yi/compat/ext-B+ ranges, plus Thai (U+0E00–U+0E7F).
 _DENSE = re.compile(
@@ -56,7 +66,9 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
     """Split ``content`` into overlapping chunks of about ``tokens`` tokens (1-based inclusive lines).
 
     ``tokens`` is raised to at least 1 and ``overlap`` clamped to ``[0, tokens - 1]``.
-    Chunks whose text is empty or whitespace-only are not returned.
+    Chunks whose text is empty or whitespace-only are not returned. Records (lines from
+    :data:`RECORD_OPEN_PREFIX` to :data:`RECORD_CLOSE_PREFIX`) get chunks of their own, without
+    overlap into their neighbours.
     """
     tokens = max(1, tokens)
     overlap = min(max(0, overlap), tokens - 1)
@@ -72,7 +84,13 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
         if text.strip():
             chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
 
-    for line_no, line in enumerate(content.split("\n"), start=1):
+    lines = content.split("\n")
+    if len(lines) > 1 and lines[-1] == "":  # the final newline ends the last line; no line follows it
+        lines.pop()
+    for line_no, line in enumerate(lines, start=1):
+        if cur and line.startswith(RECORD_OPEN_PREFIX):  # a record starts a chunk of its own
+            flush()
+            cur, cur_chars = [], 0
         for seg in _split_long(line, max_chars, tokens) if line else [""]:
             size = text_weight(seg) + 1
             if cur and cur_chars + size > max_chars:
@@ -90,6 +108,9 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
                 cur, cur_chars = kept, acc
             cur.append((seg, line_no, size))
             cur_chars += size
+        if line.startswith(RECORD_CLOSE_PREFIX):  # and nothing after it joins its chunk
+            flush()
+            cur, cur_chars = [], 0
     if cur:
         flush()
     return chunks

@@ -80,7 +80,43 @@ def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[M
         memory.close()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _GlobalOptionsAnywhere(click.Group):
+    """A group whose own options may also follow the subcommand (``index --workspace ~/notes``):
+    they are moved in front of it before parsing, unless the subcommand has an option of that name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {
+            name: not opt.is_flag for opt in self.params if isinstance(opt, click.Option) and opt.expose_value
+            for name in opt.opts + opt.secondary_opts
+        }
+        front: list[str] = []
+        rest = list(args)
+        i = 0
+        while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":  # options before the subcommand
+            i += 1 + (rest[i] in takes_value and takes_value[rest[i]])
+        cmd = self.get_command(ctx, rest[i]) if i < len(rest) else None
+        if cmd is not None:
+            own = {name for p in cmd.params for name in getattr(p, "opts", []) + getattr(p, "secondary_opts", [])}
+            tail: list[str] = []
+            j = i + 1
+            while j < len(rest):
+                token = rest[j]
+                if token == "--":
+                    tail.extend(rest[j:])
+                    break
+                name = token.split("=", 1)[0]
+                if name in takes_value and name not in own:
+                    width = 1 if "=" in token or not takes_value[name] else 2
+                    front.extend(rest[j : j + width])
+                    j += width
+                    continue
+                tail.append(token)
+                j += 1
+            rest = rest[: i + 1] + tail
+        return super().parse_args(ctx, rest[:i] + front + rest[i:])
+
+
+@click.group(cls=_GlobalOptionsAnywhere, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="Workspace holding MEMORY.md and memory/.")
 @click.option("--config", "-c", type=click.Path(dir_okay=False), help="An openclaw.json (JSON5) config file.")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
@@ -437,6 +473,8 @@ def get(ctx: click.Context, path: str, from_line: int | None, lines: int | None,
     """Print lines of a memory file (MEMORY.md, memory/**/*.md or an extra path)."""
     with _index(ctx) as memory:
         got = memory.get(path, from_line=from_line, lines=lines)
+    if not got.exists:
+        raise click.ClickException(f"{got.path} does not exist in {memory.workspace}")
     if as_json:
         click.echo(json.dumps(got.to_dict(), ensure_ascii=False))
     else:

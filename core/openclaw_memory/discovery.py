@@ -385,8 +385,8 @@ def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested:
 
 def get_lines(
     workspace: Path, extra_paths: Sequence[Path], requested: str, from_line: int | None, lines: int | None
-) -> tuple[str, str, int, int]:
-    """What ``memory_get`` returns: ``(workspace-relative path, text, start_line, end_line)``.
+) -> tuple[str, str, int, int, bool]:
+    """What ``memory_get`` returns: ``(workspace-relative path, text, start_line, end_line, exists)``.
 
     The path is checked as :func:`resolve_memory_path` does, then the file is opened beneath its
     allowed root without following a symlink at any component (a directory swapped for a
@@ -395,7 +395,8 @@ def get_lines(
     """
     root, cand, rel = _resolve(workspace, extra_paths, requested)
     text, start, end = read_lines(cand, from_line, lines, root=root)
-    return rel, text, start, end
+    exists = bool(text) or os.path.isfile(cand)  # an empty read is a missing file or an empty range
+    return rel, text, start, end, exists
 
 
 def _resolve(workspace: Path, extra_paths: Sequence[Path], requested: str) -> tuple[str, Path, str]:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from openclaw_memory.append import append_memory, daily_note_path, local_now, normalize_rel_path
 from openclaw_memory.chunker import text_weight
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.errors import ConfigError, MemoryPathError
 from openclaw_memory.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
@@ -311,6 +311,22 @@ class FlushPolicy:
         """``context_window - reserve_tokens_floor - soft_threshold_tokens`` (176 000 by default)."""
         c = self.config.compaction
         return self.context_window - c.reserve_tokens_floor - c.memory_flush.soft_threshold_tokens
+
+    def check_threshold(self) -> None:
+        """Raise ConfigError when the threshold is not positive: the token trigger could never fire
+        (``should_flush`` would always answer ``threshold_not_positive``). Adapters call it when
+        they are built, so a too-small context window is an error, not a flush that never runs."""
+        threshold = self.threshold
+        if threshold > 0:
+            return
+        c = self.config.compaction
+        raise ConfigError(
+            f"the memory flush would never run: its threshold is {threshold} tokens (context_window "
+            f"{self.context_window} - compaction.reserve_tokens_floor {c.reserve_tokens_floor} - "
+            f"compaction.memory_flush.soft_threshold_tokens {c.memory_flush.soft_threshold_tokens}). For a small "
+            "model lower those two settings (e.g. reserve_tokens_floor=1000, soft_threshold_tokens=1000 for 8k), "
+            "or give the compaction threshold itself as trigger_tokens"
+        )
 
     def should_flush(
         self,

@@ -84,7 +84,8 @@ class Freshness:
         scheduled = False
         if index.config.sync.on_search and not built:  # a sync just ran (or failed): not another one
             self._quick_stale_check()
-            if index.dirty and not index.syncing and self._retry_due():
+            # dirty while a sync runs means a change since it started: it gets a follow-up sync
+            if index.dirty and self._retry_due():
                 index.sync_in_background("search")
                 scheduled = True
         return scheduled or index.syncing
@@ -108,9 +109,10 @@ class Freshness:
         return sorted(changed)
 
     def _quick_stale_check(self) -> None:
-        """Without a watcher, notice hand edits cheaply (stat only, at most every 2 s)."""
+        """Notice hand edits cheaply (stat only, at most every 2 s). Also with a watcher: it may
+        have started after a write, or a sync may have read a file just before it changed."""
         index = self._index
-        if self._watcher is not None or index.dirty:
+        if index.dirty:
             return
         now = time.monotonic()
         if now - self._last_stale_check < _STALE_CHECK_INTERVAL_S:
@@ -132,7 +134,7 @@ class Freshness:
                 self._warmed_sessions.clear()
             self._warmed_sessions.add(session_key)
         self._quick_stale_check()
-        if index.dirty and not index.syncing and self._retry_due():
+        if index.dirty and self._retry_due():
             self._background_sync("session-start")
 
     # ---- watcher and interval timer -----------------------------------------------------------------
@@ -145,7 +147,8 @@ class Freshness:
         with self._watch_lock:
             if index._closed:
                 return
-            if files and self._watcher is None:
+            started = files and self._watcher is None
+            if started:
                 self._watcher = self._new_watcher(self._on_files_changed).start()
             minutes = index.config.sync.interval_minutes
             if minutes > 0 and self._interval_thread is None:
@@ -155,6 +158,19 @@ class Freshness:
                     name="openclaw-memory-interval",
                 )
                 self._interval_thread.start()
+        if started:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Writes made before the watcher started are not events it will see: compare the files
+        with the index now, and sync when they differ and the index exists or is being built (an
+        empty index is built by the first search)."""
+        index = self._index
+        if not self.changed_files():
+            return
+        index.mark_dirty()
+        if index.syncing or not index._is_empty():
+            self._background_sync("watch")
 
     @property
     def watching(self) -> bool:
@@ -221,27 +237,15 @@ class Freshness:
         return False
 
     def _background_sync(self, reason: str) -> None:
-        """Schedule a background sync; when one is already running (it may have read the changed
-        files before they changed) run one more after it."""
+        """Schedule a background sync (after a running one, which may have read the changed files
+        before they changed, one more runs: see :meth:`MemoryIndex.sync_in_background`)."""
         index = self._index
-        was_running = index.syncing
         try:
-            fut = index.sync_in_background(reason)
+            index.sync_in_background(reason)
         except RuntimeError:  # the executor shut down: close() raced with us
             if index._closed:
                 return
             raise
-        if was_running:
-            fut.add_done_callback(lambda _f: self._follow_up(reason))
-
-    def _follow_up(self, reason: str) -> None:
-        if self._index._closed:
-            return
-        try:
-            self._index.sync_in_background(reason)
-        except RuntimeError:
-            if not self._index._closed:
-                raise
 
     def stop(self) -> None:
         """Stop the watcher and the interval timer and wait for their threads."""

@@ -38,7 +38,17 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
 
-_AUTO: Any = object()
+class _Auto:
+    """The "provider from the configuration" default (a singleton that survives pickling)."""
+
+    def __reduce__(self) -> str:
+        return "_AUTO"
+
+    def __repr__(self) -> str:
+        return "<configured provider>"
+
+
+_AUTO: Any = _Auto()
 
 
 @dataclass
@@ -143,6 +153,8 @@ class MemoryIndex:
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
+        self._watch_arg = watch
+        self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
         if watch:
             self.start_watching()
@@ -274,8 +286,9 @@ class MemoryIndex:
     def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date (a full atomic rebuild when forced or when settings changed).
 
-        A call while another sync of this index is running waits for it and returns its report,
-        unless ``force`` is set, in which case a forced sync runs afterwards.
+        A call while another sync of this index is running waits for it and for one more sync
+        that runs after it (which sees what changed while the first one ran); calls made while
+        that one is still queued share it. ``force`` always queues its own forced sync.
         """
         self._check_open()
         if self._backend is not None:
@@ -293,16 +306,21 @@ class MemoryIndex:
         return await asyncio.wrap_future(self._submit(force, reason, progress))
 
     def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
+        """The sync that answers this request: a queued one that has not started yet (it will see
+        every change made before it starts), else a new one. A sync already running may have read
+        the files before they changed, so a request made meanwhile gets one more sync after it
+        (requests made while that one waits share it): no write is ever left unindexed."""
         with self._sync_lock:
             fut = self._sync_future
-            if fut is not None and not fut.done() and not force:
+            if fut is not None and not fut.done() and not force and not fut.running():
                 return fut
             fut = self._executor.submit(self._run_sync, force, reason, progress)
             self._sync_future = fut
             return fut
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
-        """Schedule a sync without waiting; joins a running one. Errors are logged, not raised."""
+        """Schedule a sync without waiting (joins one that is queued and not started yet; after
+        one that is running, another runs). Errors are logged, not raised."""
         fut = self._submit(False, reason, None)
 
         def _log(f: Future[SyncReport]) -> None:
@@ -540,16 +558,17 @@ class MemoryIndex:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Read lines of a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path).
 
-        Raises MemoryPathError for anything else. A missing allowed file returns empty text.
+        Raises MemoryPathError for anything else. A missing allowed file returns empty text with
+        ``exists=False`` (what OpenClaw's ``memory_get`` tool answers; the CLI makes it an error).
         """
         if self._backend is not None:  # QMD paths (``qmd/<collection>/…``) are read by the backend
             return self._backend.get(path, from_line, lines)
         return self._get_builtin(path, from_line, lines)
 
     def _get_builtin(self, path: str, from_line: int | None, lines: int | None) -> MemoryText:
-        rel, text, start, end = discovery.get_lines(self.workspace, self.config.resolved_extra_paths(), path,
-                                                    from_line, lines)
-        return MemoryText(path=rel, text=text, start_line=start, end_line=end)
+        rel, text, start, end, exists = discovery.get_lines(self.workspace, self.config.resolved_extra_paths(),
+                                                            path, from_line, lines)
+        return MemoryText(path=rel, text=text, start_line=start, end_line=end, exists=exists)
 
     async def aget(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Async twin of :meth:`get`."""
@@ -599,7 +618,7 @@ class MemoryIndex:
             files=sum(v["files"] for v in counts.values()),
             chunks=sum(v["chunks"] for v in counts.values()),
             source_counts=counts,
-            dirty=self._dirty,
+            dirty=self._is_dirty_now(),
             sources=list(self.config.sources),
             extra_paths=[str(p) for p in self.config.resolved_extra_paths()],
             provider=provider.id if provider else "none",
@@ -623,6 +642,13 @@ class MemoryIndex:
             notes=notes,
             sessions=sessions,
         )
+
+    def _is_dirty_now(self) -> bool:
+        """``dirty`` for :meth:`status`: before this process synced, whether files changed since
+        the stored index was built (a stat check) instead of the unknown-so-dirty start value."""
+        if self._last_sync is not None or self.syncing or not self._dirty:
+            return self._dirty
+        return self._is_empty() or bool(self._freshness.changed_files())
 
     def _cache_status(self) -> dict[str, Any]:
         last = self._last_sync
@@ -672,6 +698,19 @@ class MemoryIndex:
     def __repr__(self) -> str:
         return f"MemoryIndex(workspace={str(self.workspace)!r}, agent_id={self.config.agent_id!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the configuration (and an explicitly given provider), not the open index: the
+        unpickled copy opens the same files and store anew (the index is derived data), so
+        objects holding a MemoryIndex (retrievers, tools) can be pickled. The copy is a new
+        index that its holder closes."""
+        if self._custom_storage:
+            raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
+        return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:
+    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``)."""
+    return MemoryIndex(config, provider=provider, watch=watch)
 
 
 class _BuiltinSearch:

@@ -223,7 +223,10 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,
                 "error": f"cannot read {path}: {exc.strerror or exc}"}
-    return got.to_dict()
+    payload = got.to_dict()
+    if got.exists:  # OpenClaw's shape; a missing file keeps "exists": false so the agent can tell
+        del payload["exists"]
+    return payload
 
 
 async def amemory_search(

@@ -148,12 +148,17 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class MemoryText:
-    """What ``memory_get`` returns: the requested lines of one memory file."""
+    """What ``memory_get`` returns: the requested lines of one memory file.
+
+    ``exists`` is False when the (allowed) file does not exist: the text is then empty, as
+    OpenClaw's ``memory_get`` answers, and the CLI reports an error.
+    """
 
     path: str
     text: str
     start_line: int
     end_line: int
+    exists: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

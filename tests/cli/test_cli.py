@@ -52,7 +52,7 @@ def test_status_text_names_driver_and_vector_path(ws, tmp_path):
 def test_search_human_and_json(ws, tmp_path):
     res = run(*base(ws, tmp_path), "search", "a828e60")
     assert res.exit_code == 0
-    assert "memory/2026-11-20.md#L1-L4" in res.output and "a828e60" in res.output
+    assert "memory/2026-11-20.md#L1-L3" in res.output and "a828e60" in res.output
     res = run(*base(ws, tmp_path), "search", "咖啡", "--json")
     payload = json.loads(res.output)
     assert payload["mode"] == "keyword" and payload["results"][0]["path"] == "MEMORY.md"
@@ -128,9 +128,9 @@ def test_demo_runs_on_the_embedded_default(tmp_path):
     res = run("demo")
     assert res.exit_code == 0, res.output
     assert "with local (" in res.output and "vector path: sqlite-vec" in res.output
-    assert "memory/2026-11-20.md#L1-L7" in _first_hit(res.output, "a828e60")
-    assert "MEMORY.md#L1-L16" in _first_hit(res.output, "咖啡")
-    assert "MEMORY.md#L1-L16" in _first_hit(res.output, "what database did we choose for the index?")
+    assert "memory/2026-11-20.md#L1-L6" in _first_hit(res.output, "a828e60")
+    assert "MEMORY.md#L1-L15" in _first_hit(res.output, "咖啡")
+    assert "MEMORY.md#L1-L15" in _first_hit(res.output, "what database did we choose for the index?")
 
 
 # ---- one-shot search keeps the index fresh ------------------------------------------------------
@@ -169,7 +169,7 @@ def test_search_indexes_edits_first_and_leaves_no_sync_behind(ws, tmp_path, sync
         assert payload["empty_reason"] is None and payload["sync_error"] is None
         assert "cancelled" not in res.stderr and "failed" not in res.stderr
     res = run(*base(ws, tmp_path), "search", "zanzibar")
-    assert "MEMORY.md#L1-L6" in res.stdout and res.stderr == ""  # no progress noise on stdout or stderr
+    assert "MEMORY.md#L1-L5" in res.stdout and res.stderr == ""  # no progress noise on stdout or stderr
     assert sync_runs == [("cli", "ok")] + [("cli-search", "ok")] * 4  # all in the foreground, none cancelled
 
 
@@ -273,3 +273,43 @@ def test_query_and_queries_together_is_a_usage_error(ws, tmp_path):
 def test_search_help_documents_the_queries_format():
     res = run("search", "--help")
     assert "{" in res.output and "JSON" in res.output and "--no-sync" in res.output
+
+
+# ---- issue 12 (item 6 and the CLI bullet of item 7) -------------------------------------------------
+
+
+def test_global_options_work_after_the_subcommand_too(ws, tmp_path):
+    store = str(tmp_path / "cli.sqlite")
+    res = run("index", "--workspace", str(ws), "--store", store, "--provider", "none")
+    assert res.exit_code == 0, res.output
+    assert "2 files scanned" in res.output
+    res = run("search", "a828e60", f"--workspace={ws}", "--json", "--store", store, "-p", "none")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["results"][0]["path"] == "memory/2026-11-20.md"
+    res = run("--workspace", str(ws), "get", "memory/2026-11-20.md", "--store", store, "--lines", "1")
+    assert res.exit_code == 0 and res.output == "# 2026-11-20\n"
+    # an option the subcommand has itself stays the subcommand's (demo's -q is its own --query)
+    res = run("search", "--workspace", str(ws), "--store", store, "-p", "none", "--no-sync", "zebra")
+    assert res.exit_code == 0 and "No matches" in res.output
+
+
+def test_get_of_a_missing_file_is_an_error(ws, tmp_path):
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", "memory/nope.md"])
+    assert res.exit_code == 1
+    assert "memory/nope.md does not exist" in res.output
+
+
+def test_status_right_after_index_is_not_dirty_in_a_fresh_process(ws, tmp_path):
+    assert run(*base(ws, tmp_path), "index").exit_code == 0
+    res = run(*base(ws, tmp_path), "status")
+    assert "Dirty: no" in res.output
+    assert json.loads(run(*base(ws, tmp_path), "status", "--json").output)["dirty"] is False
+    (ws / "MEMORY.md").write_text("# Memory\n\n- changed by hand\n", encoding="utf-8")
+    assert "Dirty: yes" in run(*base(ws, tmp_path), "status").output
+
+
+def test_citations_end_at_the_last_line_of_the_file(ws, tmp_path):
+    payload = json.loads(run(*base(ws, tmp_path), "search", "a828e60", "--json").output)
+    hit = payload["results"][0]
+    lines = (ws / hit["path"]).read_text(encoding="utf-8").splitlines()
+    assert hit["end_line"] == len(lines) == 3

@@ -40,12 +40,14 @@ def test_text_weight_counts_dense_scripts_four_times() -> None:
 # ---- line numbers and basic shapes -------------------------------------------------------
 
 
-def test_trailing_newline_counts_a_final_empty_line() -> None:
+def test_a_final_newline_adds_no_line() -> None:
+    """Issue 12: a 2-line file ending in a newline was cited as #L1-L3, past its end."""
     chunks = chunk_markdown("a\nb\n")
     assert len(chunks) == 1
     c = chunks[0]
-    assert (c.start_line, c.end_line, c.text) == (1, 3, "a\nb\n")
-    assert c.hash == sha("a\nb\n")
+    assert (c.start_line, c.end_line, c.text) == (1, 2, "a\nb")
+    assert c.hash == sha("a\nb")
+    assert [(c.start_line, c.end_line) for c in chunk_markdown("a\nb\n\n")] == [(1, 3)]  # a blank line is one
 
 
 def test_carriage_returns_are_kept() -> None:
@@ -239,3 +241,17 @@ def test_chunks_cover_every_non_blank_line(text: str, tokens: int, overlap: int)
     for number, line in enumerate(lines, start=1):
         if line.strip():
             assert number in covered
+
+
+def test_records_get_chunks_of_their_own() -> None:
+    from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+
+    text = "\n".join([
+        "# Notes", "hand-written intro",
+        f'{RECORD_OPEN_PREFIX}node {{"id": "a"}} -->', "first record", f"{RECORD_CLOSE_PREFIX}node -->",
+        f'{RECORD_OPEN_PREFIX}node {{"id": "b"}} -->', "second record", f"{RECORD_CLOSE_PREFIX}node -->",
+        "hand-written outro",
+    ])
+    chunks = chunk_markdown(text, tokens=400, overlap=80)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 2), (3, 5), (6, 8), (9, 9)]
+    assert "first record" in chunks[1].text and "second record" not in chunks[1].text

@@ -333,3 +333,88 @@ def test_empty_result_is_stale_while_a_sync_runs(make_index, write, workspace: P
     wait_for(lambda: not memory.syncing, what="the gated sync")
     res = memory.search("rambutan")
     assert res.hits and res.hits[0].path == "memory/2026-02-01.md"
+
+
+# ---- a write made while a sync runs (issue 12, item 1) ---------------------------------------------
+
+
+class _GatedProvider(FakeEmbeddingProvider):
+    """Holds every document-embedding call until ``gate`` is set, so a test can write while a
+    sync is in the middle of its run (after it read the files)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def _embed(self, texts: list[str], kind: Any) -> Any:
+        if kind != "query":
+            self.entered.set()
+            assert self.gate.wait(5)
+        return super()._embed(texts, kind)
+
+
+def test_a_write_during_a_background_sync_is_indexed_by_the_next_request(
+    make_index, write, workspace: Path, no_stale_check_delay: None
+) -> None:
+    """The README flow with the default ``watch``: a background sync at session start, the flush
+    appends while it runs, another sync is requested: the appended fact must become searchable."""
+    write({"memory/2026-01-15.md": "# Notes\nkickoff meeting\n"})
+    provider = _GatedProvider()
+    memory = make_index(provider, watch=None)  # the default: the watcher starts on the first search
+    first = memory.sync_in_background("session-start")
+    assert provider.entered.wait(3)  # the running sync has read the file
+    with (workspace / "memory" / "2026-01-15.md").open("a") as fh:
+        fh.write("The staging database moved to Postgres 17.\n")
+    second = memory.sync_in_background("flush")
+    assert second is not first  # not merged into the sync that read the file before the write
+    provider.gate.set()
+    second.result(timeout=10)
+    assert memory.changed_files() == []
+    wait_for(lambda: any("Postgres" in h.text for h in memory.search("Postgres staging").hits),
+             what="the appended fact in search results")
+
+
+def test_a_write_during_a_sync_is_found_by_searches_alone(
+    make_index, write, workspace: Path, no_stale_check_delay: None
+) -> None:
+    """No second sync is requested: the searches themselves (watcher started after the write, so
+    it never saw it) must notice the change and sync."""
+    write({"memory/2026-01-15.md": "# Notes\nkickoff meeting\n"})
+    provider = _GatedProvider()
+    memory = make_index(provider, watch=None)
+    memory.sync_in_background("session-start")
+    assert provider.entered.wait(3)
+    with (workspace / "memory" / "2026-01-15.md").open("a") as fh:
+        fh.write("The staging database moved to Postgres 17.\n")
+    provider.gate.set()
+    wait_for(lambda: not memory.syncing, what="the first sync")
+    wait_for(lambda: any("Postgres" in h.text for h in memory.search("Postgres staging").hits),
+             what="the appended fact in search results")
+    assert memory.watching and memory.changed_files() == [] and not memory.dirty
+
+
+def test_the_stale_check_still_runs_when_a_watcher_exists(
+    make_index, write, workspace: Path, syncs: SyncLog, no_stale_check_delay: None
+) -> None:
+    write({"MEMORY.md": "# Memory\noolong\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=True, sync={"watch_debounce_ms": 60_000})
+    memory.sync()
+    # the watcher would deliver this only after a minute of quiet
+    (workspace / "MEMORY.md").write_text("# Memory\noolong\nquince jam\n")
+    res = memory.search("quince")
+    assert res.sync_scheduled
+    wait_for(lambda: not memory.syncing, what="the search-triggered sync")
+    assert any("quince" in h.text for h in memory.search("quince").hits)
+
+
+def test_writes_made_before_the_watcher_started_are_synced_when_it_starts(
+    make_index, write, workspace: Path, syncs: SyncLog
+) -> None:
+    write({"MEMORY.md": "# Memory\noolong\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=False)
+    memory.sync()
+    (workspace / "MEMORY.md").write_text("# Memory\noolong\nquince jam\n")
+    memory.start_watching()
+    wait_for(lambda: syncs.reasons("watch") == 1 and not memory.syncing, what="the catch-up sync")
+    assert "quince" in words(memory)

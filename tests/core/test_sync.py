@@ -80,7 +80,7 @@ def test_change_replaces_only_that_files_rows(write, make_index, fake_provider, 
     after = list(idx.store.iter_chunks())
     assert {c.id for c in after if c.path != "MEMORY.md"} == before
     texts = [c.text for c in after if c.path == "MEMORY.md"]
-    assert texts == ["# Memory\n\n- The user now prefers coffee.\n"]
+    assert texts == ["# Memory\n\n- The user now prefers coffee."]  # the final newline adds no line
 
 
 def test_delete_and_rename_remove_old_rows(write, make_index, fake_provider, workspace):
@@ -110,7 +110,7 @@ def test_non_utf8_is_indexed_with_replacement_and_binary_is_skipped(write, make_
     idx = make_index(fake_provider)
     report = idx.sync()
     texts = {c.path: c.text for c in idx.store.iter_chunks()}
-    assert texts["memory/latin1.md"] == "caf\ufffd au lait\n"
+    assert texts["memory/latin1.md"] == "caf\ufffd au lait"  # the final newline adds no line
     assert "memory/blob.md" not in texts
     assert report.files_skipped == ["memory/blob.md"]
     assert any("blob.md" in w for w in report.warnings)

@@ -29,13 +29,13 @@ def test_search_payload_has_locations_scores_and_metadata(write, make_index, fak
     write(NOTES)
     payload = memory_search(make_index(fake_provider, citations="on"), "a828e60")
     top = payload["results"][0]
-    assert top["path"] == "memory/2026-11-20.md" and (top["start_line"], top["end_line"]) == (1, 5)
-    assert top["citation"] == "memory/2026-11-20.md#L1-L5"
-    assert top["snippet"].endswith("Source: memory/2026-11-20.md#L1-L5")
+    assert top["path"] == "memory/2026-11-20.md" and (top["start_line"], top["end_line"]) == (1, 4)
+    assert top["citation"] == "memory/2026-11-20.md#L1-L4"
+    assert top["snippet"].endswith("Source: memory/2026-11-20.md#L1-L4")
     assert {"score", "vector_score", "text_score", "source"} <= top.keys()
     assert payload["provider"] == "fake" and payload["mode"] == "hybrid" and payload["citations"] == "on"
     text = format_search_text(payload)
-    assert text.startswith("[memory/2026-11-20.md#L1-L5]") and text.count("Source:") == 0
+    assert text.startswith("[memory/2026-11-20.md#L1-L4]") and text.count("Source:") == 0
 
 
 def test_citations_off_and_auto_for_group_chats(write, make_index, fake_provider):
@@ -273,3 +273,14 @@ def test_bootstrap_recall_prompt_is_absent_when_memory_is_disabled():
     assert for_config(MemoryConfig.load({"enabled": False})) == ""
     assert for_config(MemoryConfig.load({"enabled": False}), "group") == ""
     assert for_config(MemoryConfig.load({})).startswith("## Memory Recall")
+
+
+def test_get_of_a_missing_file_says_so(write, make_index, fake_provider):
+    """Issue 12: a missing file gave empty text and nothing else."""
+    write(NOTES)
+    memory = make_index(fake_provider)
+    got = memory.get("memory/nope.md")
+    assert (got.text, got.exists) == ("", False)
+    assert memory.get("MEMORY.md").exists
+    assert memory_get(memory, "memory/nope.md")["exists"] is False
+    assert "exists" not in memory_get(memory, "MEMORY.md")  # OpenClaw's payload shape otherwise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import StrOutputParser
@@ -84,3 +85,54 @@ def test_retriever_inside_lcel_chain(memory: MemoryIndex, scripted) -> None:
     assert "[memory/2026-01-15.md#L1-" in out
     assert "Alice owns the billing service." in out
     assert out.endswith("Question: Who owns the billing service?")
+
+
+# ---- LangChain retriever conventions (issue 12, item 7) ---------------------------------------------
+
+
+def test_memory_can_be_passed_positionally(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory, k=1, min_score=0.0)
+    assert retriever.memory is memory and len(retriever.invoke("Alice billing")) == 1
+    with pytest.raises(TypeError, match="both"):
+        OpenClawMemoryRetriever(memory, memory=memory)
+
+
+def test_search_kwargs_are_honoured_and_typos_rejected(memory: MemoryIndex) -> None:
+    many = OpenClawMemoryRetriever(memory, search_kwargs={"k": 3, "min_score": 0.0}).invoke("memory")
+    one = OpenClawMemoryRetriever(memory, search_kwargs={"k": 1, "score_threshold": 0.0}).invoke("memory")
+    assert len(many) > 1 and len(one) == 1
+    with pytest.raises(ValueError, match="'kk'"):
+        OpenClawMemoryRetriever(memory, search_kwargs={"kk": 1})
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        OpenClawMemoryRetriever(memory, search_kwargs={"k": 0})
+
+
+def test_invoke_takes_search_options_and_rejects_unknown_ones(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory, k=3)
+    assert retriever.invoke("Alice billing", min_score=0.99) == []
+    assert len(retriever.invoke("Alice billing", min_score=0.0, k=1)) == 1
+    assert {d.metadata["source"] for d in retriever.invoke("Alice", min_score=0.0, sources=["memory"])} == {"memory"}
+    with pytest.raises(ValueError, match="metadata filters are not supported"):
+        retriever.invoke("Alice", filter={"path": "MEMORY.md"})
+    with pytest.raises(ValueError, match="'kk'"):
+        retriever.invoke("Alice", kk=1)
+
+
+async def test_ainvoke_takes_the_same_options(memory: MemoryIndex) -> None:
+    retriever = OpenClawMemoryRetriever(memory, k=3)
+    assert len(await retriever.ainvoke("Alice billing", min_score=0.0, k=1)) == 1
+    with pytest.raises(ValueError, match="'kk'"):
+        await retriever.ainvoke("Alice", kk=1)
+
+
+def test_a_retriever_pickles(memory: MemoryIndex) -> None:
+    import pickle
+
+    retriever = OpenClawMemoryRetriever(memory, search_kwargs={"k": 1, "min_score": 0.0})
+    copy = pickle.loads(pickle.dumps(retriever))
+    try:
+        assert copy.memory is not memory and copy.memory.workspace == memory.workspace
+        assert copy.search_kwargs == {"k": 1, "min_score": 0.0}
+        assert [d.id for d in copy.invoke("Alice billing")] == [d.id for d in retriever.invoke("Alice billing")]
+    finally:
+        copy.memory.close()

@@ -127,3 +127,46 @@ def test_store_inside_a_langgraph_graph(store: OpenClawMemoryStore, memory: Memo
     assert "Warsaw" in out["found"][0]["text"]
     written = (memory.workspace / "memory/2026-03-01.md").read_text()
     assert written == "- The Postgres replica lives in the Warsaw region.\n"
+
+
+# ---- LangGraph's own usage (issue 12, item 7) ---------------------------------------------------------
+
+
+def test_store_used_as_langgraphs_docs_show(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    import uuid
+
+    ns = ("users", "u1", "memories")
+    key = str(uuid.uuid4())
+    store.put(ns, key, {"data": "The user likes pepperoni pizza.", "kind": "preference", "stars": 5})
+    item = store.get(ns, key)
+    assert item is not None and item.value == {"data": "The user likes pepperoni pizza.", "kind": "preference",
+                                               "stars": 5}  # every field kept
+    created = item.created_at
+    note = memory.workspace / "memory/store/users/u1/memories.md"
+    assert note.is_file() and "pepperoni" in note.read_text(encoding="utf-8")
+
+    store.put(ns, key, {"data": "The user likes margherita pizza now."})  # same key: replaced, not appended
+    item = store.get(ns, key)
+    assert item.value == {"data": "The user likes margherita pizza now."} and item.created_at == created
+    assert "pepperoni" not in note.read_text(encoding="utf-8")
+
+    store.put(ns, "other", {"data": "The user's dog is called Rex."})
+    hits = store.search(("users", "u1"), query="what pizza does the user like?", limit=1)
+    assert [(h.namespace, h.key) for h in hits] == [(ns, key)] and hits[0].score is not None
+    listed = store.search(("users",), filter={"data": {"$eq": "The user's dog is called Rex."}})
+    assert [h.key for h in listed] == ["other"]
+    assert ns in store.list_namespaces(prefix=("users",))
+
+    store.delete(ns, key)  # what the store wrote can be deleted
+    assert store.get(ns, key) is None and "margherita" not in note.read_text(encoding="utf-8")
+    assert [h.key for h in store.search(("users", "u1"), query="pizza margherita")] != [key]
+    with pytest.raises(NotImplementedError):
+        store.put(ns, "x", {"data": "y"}, ttl=5)
+
+
+def test_items_do_not_touch_hand_written_memory(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    before = {p: p.read_bytes() for p in memory.workspace.rglob("*.md")}
+    store.put(("prefs",), "k", {"data": "dark mode"})
+    store.delete(("prefs",), "k")
+    after = {p: p.read_bytes() for p in memory.workspace.rglob("*.md") if "memory/store" not in p.as_posix()}
+    assert after == before

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from llama_index_openclaw_memory import OpenClawEmbedding, OpenClawVectorStore
+from llama_index_openclaw_memory import OpenClawMemoryEmbedding, OpenClawVectorStore
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
@@ -50,9 +50,9 @@ def store(memory: MemoryIndex) -> Iterator[OpenClawVectorStore]:
 
 
 @pytest.fixture
-def embed_model(fake_provider: FakeEmbeddingProvider) -> OpenClawEmbedding:
+def embed_model(fake_provider: FakeEmbeddingProvider) -> OpenClawMemoryEmbedding:
     """A LlamaIndex embed model in the same vector space as ``memory``."""
-    return OpenClawEmbedding(fake_provider)
+    return OpenClawMemoryEmbedding(fake_provider)
 
 
 @pytest.fixture

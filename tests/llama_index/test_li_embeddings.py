@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.embeddings import MockEmbedding
 
-from llama_index_openclaw_memory import LlamaIndexEmbeddingProvider, OpenClawEmbedding
+from llama_index_openclaw_memory import LlamaIndexEmbeddingProvider, OpenClawMemoryEmbedding
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import ProviderError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -77,7 +77,7 @@ def test_mock_embedding_can_index_a_workspace(
 
 
 def test_openclaw_embedding_returns_the_providers_vectors(fake_provider: FakeEmbeddingProvider) -> None:
-    embed = OpenClawEmbedding(fake_provider)
+    embed = OpenClawMemoryEmbedding(fake_provider)
     assert embed.model_name == "fake:fake-hash"
     assert embed.provider is fake_provider
     assert np.allclose(embed.get_query_embedding("dark roast"), fake_provider.embed_query("dark roast"))
@@ -86,7 +86,7 @@ def test_openclaw_embedding_returns_the_providers_vectors(fake_provider: FakeEmb
 
 
 async def test_openclaw_embedding_async(fake_provider: FakeEmbeddingProvider) -> None:
-    embed = OpenClawEmbedding(fake_provider)
+    embed = OpenClawMemoryEmbedding(fake_provider)
     assert np.allclose(await embed.aget_query_embedding("x y"), fake_provider.embed_query("x y"))
     assert np.allclose(await embed.aget_text_embedding("x y"), fake_provider.embed_documents(["x y"])[0])
     assert len(await embed.aget_text_embedding_batch(["a", "b", "c"])) == 3
@@ -94,4 +94,4 @@ async def test_openclaw_embedding_async(fake_provider: FakeEmbeddingProvider) ->
 
 def test_openclaw_embedding_needs_a_provider() -> None:
     with pytest.raises(TypeError, match="keyword-only memory index has no provider"):
-        OpenClawEmbedding(None)  # type: ignore[arg-type]
+        OpenClawMemoryEmbedding(None)  # type: ignore[arg-type]

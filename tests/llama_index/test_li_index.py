@@ -12,7 +12,7 @@ from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.llms import MockLLM
 from llama_index.core.memory import VectorMemoryBlock
 
-from llama_index_openclaw_memory import OpenClawEmbedding, OpenClawVectorStore
+from llama_index_openclaw_memory import OpenClawMemoryEmbedding, OpenClawVectorStore
 
 DOCS = [
     Document(text="Paris is the capital of France.", id_="doc-paris", metadata={"topic": "geography"}),
@@ -57,7 +57,7 @@ def test_from_documents_with_mock_embedding_round_trip(mock_store: OpenClawVecto
     assert all(h.node.ref_doc_id != "doc-paris" for h in left)
 
 
-def test_from_vector_store_over_existing_memory(store: OpenClawVectorStore, embed_model: OpenClawEmbedding,
+def test_from_vector_store_over_existing_memory(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding,
                                                 corpus: Path) -> None:
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
     top = index.as_retriever(similarity_top_k=1).retrieve("dark roast coffee in the morning")
@@ -74,7 +74,7 @@ def test_from_vector_store_over_existing_memory(store: OpenClawVectorStore, embe
     assert all(h.node.ref_doc_id != "doc-cafe" for h in again)
 
 
-async def test_async_index_round_trip(store: OpenClawVectorStore, embed_model: OpenClawEmbedding) -> None:
+async def test_async_index_round_trip(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding) -> None:
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
     await index.ainsert(Document(text="Eve's birthday is on July 9.", id_="doc-eve"))
     hits = await index.as_retriever(similarity_top_k=1, vector_store_query_mode="hybrid").aretrieve("Eve birthday")
@@ -86,12 +86,12 @@ async def test_async_index_round_trip(store: OpenClawVectorStore, embed_model: O
 
 def test_an_index_with_another_embed_model_gets_an_actionable_error(store: OpenClawVectorStore) -> None:
     index = VectorStoreIndex.from_vector_store(store, embed_model=MockEmbedding(embed_dim=8))
-    with pytest.raises(ValueError, match="OpenClawEmbedding\\(store.memory.provider\\)"):
+    with pytest.raises(ValueError, match="OpenClawMemoryEmbedding\\(store.memory.provider\\)"):
         index.as_retriever().retrieve("coffee")
 
 
 async def test_vector_memory_block_uses_the_store_as_long_term_memory(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding, corpus: Path
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding, corpus: Path
 ) -> None:
     block = VectorMemoryBlock(vector_store=store, embed_model=embed_model, similarity_top_k=2)
     await block.aput([ChatMessage(role="user", content="My cat is called Miso.")], session_id="s-1")
@@ -102,10 +102,29 @@ async def test_vector_memory_block_uses_the_store_as_long_term_memory(
 
 
 def test_hand_written_memory_survives_index_operations(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding, hand_written_intact: Callable[[], None]
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding, hand_written_intact: Callable[[], None]
 ) -> None:
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
     index.insert(Document(text="Temporary.", id_="tmp"))
     index.delete_ref_doc("tmp")
     index.delete_ref_doc("no-such-doc")
     hand_written_intact()
+
+
+def test_nodes_inserted_one_after_another_are_scored_apart(
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding, corpus: Path
+) -> None:
+    """Issue 12 item 2: two short documents inserted in turn landed in one chunk, shared its score,
+    and similarity_top_k=1 returned the wrong one."""
+    index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
+    index.insert(Document(text="Q3 OKR: ship the billing migration and cut churn by 2 points.", id_="okr"))
+    index.insert(Document(text="My gym membership renews on March 3 at the downtown club.", id_="gym"))
+    for mode in ("default", "hybrid", "text_search"):
+        hits = index.as_retriever(similarity_top_k=2, vector_store_query_mode=mode).retrieve(
+            "When does my gym membership renew?")
+        assert hits[0].node.ref_doc_id == "gym", mode
+        if len(hits) > 1:
+            assert hits[0].score != hits[1].score, mode
+    chunks = [c for c in store.memory.store.iter_chunks() if c.path == "memory/llamaindex.md"]
+    assert len(chunks) == 2  # one chunk per node
+    assert not any("OKR" in c.text and "gym" in c.text for c in chunks)

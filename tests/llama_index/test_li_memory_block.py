@@ -158,7 +158,7 @@ async def test_bootstrap_context_on_the_first_turn_only(memory: MemoryIndex, cor
 
 
 async def test_recall_uses_the_latest_user_message(memory: MemoryIndex) -> None:
-    block = OpenClawMemoryBlock(memory=memory, bootstrap="off", max_results=1)
+    block = OpenClawMemoryBlock(memory=memory, bootstrap="off", similarity_top_k=1)
     out = await block.aget([ChatMessage(role=MessageRole.USER, content="coffee"),
                             ChatMessage(role=MessageRole.ASSISTANT, content="..."),
                             ChatMessage(role=MessageRole.USER, content="Who owns the Stripe webhooks?")])

@@ -14,7 +14,7 @@ from openclaw_memory import MemoryIndex
 
 
 def test_nodes_carry_the_hybrid_score_and_location(memory: MemoryIndex) -> None:
-    retriever = OpenClawMemoryRetriever(memory, max_results=2, min_score=0.0)
+    retriever = OpenClawMemoryRetriever(memory, similarity_top_k=2, min_score=0.0)
     results = retriever.retrieve("payments worker error E429-RL")
     expected = memory.search("payments worker error E429-RL", max_results=2, min_score=0.0).hits
     assert [(r.node.node_id, r.score) for r in results] == [(h.chunk_id, pytest.approx(h.score)) for h in expected]
@@ -45,7 +45,7 @@ def test_citations_follow_the_session_key(make_index: Callable[..., MemoryIndex]
 
 
 def test_in_a_query_engine_the_sources_are_memory_chunks(memory: MemoryIndex) -> None:
-    engine = RetrieverQueryEngine.from_args(OpenClawMemoryRetriever(memory, max_results=1), llm=MockLLM())
+    engine = RetrieverQueryEngine.from_args(OpenClawMemoryRetriever(memory, similarity_top_k=1), llm=MockLLM())
     response = engine.query("Which region do deployments run in?")
     assert [n.node.metadata["path"] for n in response.source_nodes] == ["MEMORY.md"]
     assert "Frankfurt" in response.source_nodes[0].node.get_content()
@@ -62,7 +62,7 @@ def test_an_empty_result_says_why(memory: MemoryIndex) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"max_results": 0}, "max_results must be at least 1"), ({"min_score": 1.5}, "min_score must be between 0 and 1")],
+    [({"similarity_top_k": 0}, "similarity_top_k must be at least 1"), ({"min_score": 1.5}, "min_score must be between 0 and 1")],
 )
 def test_invalid_arguments(memory: MemoryIndex, kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -13,13 +13,13 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
-from llama_index_openclaw_memory import memory_get_tool, memory_recall_prompt, memory_search_tool, memory_tools
+from llama_index_openclaw_memory import memory_get_tool, memory_recall_prompt, memory_search_tool, create_memory_tools
 from openclaw_memory import MemoryIndex
 from openclaw_memory.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
 
 
 def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
-    search, get = memory_tools(memory)
+    search, get = create_memory_tools(memory)
     assert (search.metadata.name, search.metadata.description) == ("memory_search", MEMORY_SEARCH_DESCRIPTION)
     assert (get.metadata.name, get.metadata.description) == ("memory_get", MEMORY_GET_DESCRIPTION)
     s_schema = search.metadata.get_parameters_dict()
@@ -50,7 +50,7 @@ def test_get_reads_lines_and_refusals_reach_the_model(memory: MemoryIndex) -> No
 
 
 async def test_async_tools(memory: MemoryIndex) -> None:
-    search, get = memory_tools(memory)
+    search, get = create_memory_tools(memory)
     found = await search.acall(query="Stripe webhooks")
     assert found.content.startswith("[memory/2026-01-20.md#L")
     got = await get.acall(path="MEMORY.md", from_line=1, lines=1)
@@ -59,7 +59,7 @@ async def test_async_tools(memory: MemoryIndex) -> None:
 
 def test_non_memory_argument_is_refused() -> None:
     with pytest.raises(TypeError, match="MemoryIndex"):
-        memory_tools("not an index")  # type: ignore[arg-type]
+        create_memory_tools("not an index")  # type: ignore[arg-type]
 
 
 def _scripted_llm() -> MockFunctionCallingLLM:
@@ -86,9 +86,9 @@ def _scripted_llm() -> MockFunctionCallingLLM:
 async def test_an_agent_calls_both_tools(memory: MemoryIndex, kind: str) -> None:
     llm = _scripted_llm()
     if kind == "function_agent":
-        agent: Any = FunctionAgent(tools=memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
+        agent: Any = FunctionAgent(tools=create_memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
     else:
-        agent = AgentWorkflow.from_tools_or_functions(memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
+        agent = AgentWorkflow.from_tools_or_functions(create_memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())
     chat = Memory.from_defaults(session_id=f"tools-{kind}")
     handler = agent.run(user_msg="What error did the payments worker hit?", memory=chat)
     results = [ev async for ev in handler.stream_events() if isinstance(ev, ToolCallResult)]

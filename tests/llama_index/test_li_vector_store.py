@@ -17,7 +17,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 
-from llama_index_openclaw_memory import OpenClawEmbedding, OpenClawVectorStore, ProtectedMemoryError
+from llama_index_openclaw_memory import OpenClawMemoryEmbedding, OpenClawVectorStore, ProtectedMemoryError
 from openclaw_memory import MemoryIndex
 from openclaw_memory.append import today
 from openclaw_memory.errors import MemoryPathError
@@ -33,7 +33,7 @@ def node(text: str, node_id: str, doc: str | None = None, **metadata: Any) -> Te
 def query(
     store: OpenClawVectorStore,
     text: str | None,
-    embed: OpenClawEmbedding | None = None,
+    embed: OpenClawMemoryEmbedding | None = None,
     *,
     mode: Mode = Mode.DEFAULT,
     k: int = 3,
@@ -179,7 +179,7 @@ def test_a_symlinked_append_target_is_refused(memory: MemoryIndex, corpus: Path,
 
 
 def test_delete_ref_doc_removes_only_that_documents_sections(
-    store: OpenClawVectorStore, corpus: Path, embed_model: OpenClawEmbedding, hand_written_intact: Callable[[], None]
+    store: OpenClawVectorStore, corpus: Path, embed_model: OpenClawMemoryEmbedding, hand_written_intact: Callable[[], None]
 ) -> None:
     store.add([
         node("Quarterly report is due on March 3.", "a1", "doc-a"),
@@ -269,7 +269,7 @@ def test_clear_removes_the_stores_sections_and_keeps_hand_written_text(
 # ---- query modes ------------------------------------------------------------------------------------
 
 
-def test_default_mode_is_dense_similarity(store: OpenClawVectorStore, embed_model: OpenClawEmbedding) -> None:
+def test_default_mode_is_dense_similarity(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding) -> None:
     rows = query(store, "dark roast coffee morning", embed_model)
     assert paths(rows)[0] == "MEMORY.md"
     assert [s for *_, s in rows] == sorted((s for *_, s in rows), reverse=True)
@@ -282,7 +282,7 @@ def test_default_mode_is_dense_similarity(store: OpenClawVectorStore, embed_mode
     assert paths(query(store, "dark roast coffee morning"))[0] == "MEMORY.md"
 
 
-def test_hybrid_alpha_is_the_vector_weight(store: OpenClawVectorStore, embed_model: OpenClawEmbedding) -> None:
+def test_hybrid_alpha_is_the_vector_weight(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding) -> None:
     text = "payments worker rate limiter error"
     dense = query(store, text, embed_model, k=3)
     keywords = query(store, text, mode=Mode.TEXT_SEARCH, k=3)
@@ -295,7 +295,7 @@ def test_hybrid_alpha_is_the_vector_weight(store: OpenClawVectorStore, embed_mod
         query(store, text, embed_model, mode=Mode.HYBRID, alpha=1.5)
 
 
-def test_hybrid_top_k_overrides_similarity_top_k(store: OpenClawVectorStore, embed_model: OpenClawEmbedding) -> None:
+def test_hybrid_top_k_overrides_similarity_top_k(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding) -> None:
     assert len(query(store, "memory", embed_model, mode=Mode.HYBRID, k=1, hybrid_top_k=3)) == 3
 
 
@@ -310,7 +310,7 @@ def test_text_search_needs_no_embedding_and_finds_exact_tokens(store: OpenClawVe
 
 def test_mmr_threshold_trades_relevance_for_diversity(
     write: Callable[[dict[str, str]], Path], make_index: Callable[..., MemoryIndex], fake_provider: Any,
-    embed_model: OpenClawEmbedding,
+    embed_model: OpenClawMemoryEmbedding,
 ) -> None:
     write({
         "memory/a.md": "# A\n\nThe staging database password rotates every week.\n",
@@ -327,7 +327,7 @@ def test_mmr_threshold_trades_relevance_for_diversity(
 
 
 def test_unsupported_modes_and_bad_arguments_raise_clear_errors(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding
 ) -> None:
     with pytest.raises(ValueError, match="'svm' is not supported.*default, hybrid, text_search, sparse, mmr"):
         query(store, "coffee", embed_model, mode=Mode.SVM)
@@ -352,7 +352,7 @@ def test_keyword_only_memory_answers_text_and_refuses_embeddings(
 
 
 def test_results_map_chunks_to_the_nodes_the_store_wrote(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding
 ) -> None:
     store.add([node("The cafeteria serves espresso after lunch.", "n-espresso", "doc-cafe", topic="food")])
     rows = query(store, "espresso cafeteria lunch", embed_model, mode=Mode.HYBRID, k=1)
@@ -388,7 +388,7 @@ def _filters(*items: MetadataFilter | MetadataFilters, condition: FilterConditio
     ids=["path", "source", "date-range", "or", "not", "nested"],
 )
 def test_metadata_filters(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding, filters: MetadataFilters, expected: set[str]
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding, filters: MetadataFilters, expected: set[str]
 ) -> None:
     for mode in (Mode.DEFAULT, Mode.HYBRID):
         assert set(paths(query(store, "coffee database billing", embed_model, mode=mode, k=10, filters=filters))) == expected
@@ -396,14 +396,14 @@ def test_metadata_filters(
 
 
 def test_a_filter_on_the_least_relevant_file_still_fills_top_k(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding
 ) -> None:
     only = _filters(MetadataFilter(key="path", value="memory/2026-01-20.md"))
     assert paths(query(store, "dark roast coffee", embed_model, k=1, filters=only)) == ["memory/2026-01-20.md"]
 
 
 def test_doc_ids_and_node_ids_restrict_and_empty_lists_do_not(
-    store: OpenClawVectorStore, embed_model: OpenClawEmbedding
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding
 ) -> None:
     store.add([node("Dave likes cold brew coffee.", "n-dave", "doc-dave")])
     text = "coffee"
@@ -415,7 +415,7 @@ def test_doc_ids_and_node_ids_restrict_and_empty_lists_do_not(
     assert [i for _, i, _ in query(store, text, embed_model, mode=Mode.HYBRID, k=10, node_ids=["n-dave"])] == ["n-dave"]
 
 
-def test_filters_on_metadata_of_added_nodes(store: OpenClawVectorStore, embed_model: OpenClawEmbedding) -> None:
+def test_filters_on_metadata_of_added_nodes(store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding) -> None:
     store.add([node("Session one: the user is vegetarian.", "s1", session_id="one"),
                node("Session two: the user is vegetarian too.", "s2", session_id="two")])
     only_two = _filters(MetadataFilter(key="session_id", value="two"))
@@ -425,7 +425,7 @@ def test_filters_on_metadata_of_added_nodes(store: OpenClawVectorStore, embed_mo
 # ---- async twins ----------------------------------------------------------------------------------------
 
 
-async def test_async_twins(store: OpenClawVectorStore, corpus: Path, embed_model: OpenClawEmbedding) -> None:
+async def test_async_twins(store: OpenClawVectorStore, corpus: Path, embed_model: OpenClawMemoryEmbedding) -> None:
     assert await store.async_add([node("Async note about kiwis.", "k1", "doc-k"), node("Another.", "k2", "doc-x")]) == [
         "k1", "k2"]
     res = await store.aquery(VectorStoreQuery(query_str="kiwis", similarity_top_k=1, mode=Mode.TEXT_SEARCH))

@@ -13,11 +13,11 @@ from openclaw_memory.long_term import LongTermMemory
 from openclaw_memory.long_term.tools import MemoryStoreArgs
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
-from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, long_term_tools
+from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, create_long_term_tools
 
 
 def _tools(ltm: LongTermMemory) -> dict[str, object]:
-    return {t.metadata.name: t for t in long_term_tools(ltm)}
+    return {t.metadata.name: t for t in create_long_term_tools(ltm)}
 
 
 def test_tools_store_recall_forget(ltm: LongTermMemory) -> None:

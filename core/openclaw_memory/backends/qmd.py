@@ -419,12 +419,13 @@ class QmdBackend:
             cand = Path(os.path.normpath(coll.root / rel))
             if cand != coll.root and coll.root not in cand.parents:
                 raise MemoryPathError(f"{path!r}: qmd path escapes collection {name!r}")
-            _, text, start, end = discovery.get_lines(self.workspace, [coll.root], str(cand), from_line, lines)
-            return MemoryText(path=f"qmd/{name}/{cand.relative_to(coll.root).as_posix()}", text=text,
+            _, text, start, end, exists = discovery.get_lines(self.workspace, [coll.root], str(cand), from_line,
+                                                              lines)
+            return MemoryText(path=f"qmd/{name}/{cand.relative_to(coll.root).as_posix()}", text=text, exists=exists,
                               start_line=start, end_line=end)
-        rel_path, text, start, end = discovery.get_lines(self.workspace, self.config.resolved_extra_paths(), path,
-                                                         from_line, lines)
-        return MemoryText(path=rel_path, text=text, start_line=start, end_line=end)
+        rel_path, text, start, end, exists = discovery.get_lines(
+            self.workspace, self.config.resolved_extra_paths(), path, from_line, lines)
+        return MemoryText(path=rel_path, exists=exists, text=text, start_line=start, end_line=end)
 
     # ---- sync, status, close --------------------------------------------------------------------------
 

@@ -1,0 +1,90 @@
+"""LlamaIndex conventions (issue 12, item 7): ``similarity_top_k``, ``to_dict``/``from_dict``,
+the store's own embed model for ``from_vector_store``, embeddings from another model, and the
+old names kept as deprecated aliases."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.memory import Memory
+
+import llama_index_openclaw_memory as pkg
+from llama_index_openclaw_memory import (
+    OpenClawMemoryBlock,
+    OpenClawMemoryEmbedding,
+    OpenClawMemoryRetriever,
+    OpenClawVectorStore,
+    create_memory_tools,
+)
+from openclaw_memory import MemoryIndex
+
+
+def test_retriever_takes_similarity_top_k(memory: MemoryIndex) -> None:
+    assert len(OpenClawMemoryRetriever(memory, similarity_top_k=1, min_score=0.0).retrieve("memory")) == 1
+    assert len(OpenClawMemoryRetriever(memory, similarity_top_k=3, min_score=0.0).retrieve("memory")) == 3
+
+
+def test_old_names_still_work_and_warn(memory: MemoryIndex) -> None:
+    with pytest.warns(DeprecationWarning, match="similarity_top_k"):
+        old = OpenClawMemoryRetriever(memory, max_results=1, min_score=0.0)
+    assert len(old.retrieve("memory")) == 1
+    with pytest.warns(DeprecationWarning, match="similarity_top_k"):
+        block = OpenClawMemoryBlock(memory=memory, max_results=2)
+    assert block.similarity_top_k == 2
+    with pytest.warns(DeprecationWarning, match="OpenClawMemoryEmbedding"):
+        assert pkg.OpenClawEmbedding is OpenClawMemoryEmbedding
+    with pytest.warns(DeprecationWarning, match="create_memory_tools"):
+        assert pkg.memory_tools is create_memory_tools
+
+
+def test_vector_store_round_trips_through_to_dict(store: OpenClawVectorStore) -> None:
+    data = store.to_dict()
+    copy = OpenClawVectorStore.from_dict(data)
+    try:
+        assert copy.memory is not store.memory
+        assert copy.memory.workspace == store.memory.workspace
+        assert copy.append_path == store.append_path and copy.min_score == store.min_score
+        assert copy.to_dict() == data
+    finally:
+        copy.close()
+
+
+def test_from_vector_store_with_the_stores_own_embed_model(store: OpenClawVectorStore, corpus: Path) -> None:
+    index = VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)
+    index.insert(Document(text="The VPN certificate expires on June 2.", id_="vpn"))
+    hits = index.as_retriever(similarity_top_k=1, vector_store_query_mode="hybrid").retrieve(
+        "When does the VPN certificate expire?")
+    assert hits[0].node.ref_doc_id == "vpn"
+
+
+def test_nodes_embedded_with_another_dimension_are_refused(store: OpenClawVectorStore, corpus: Path) -> None:
+    before = (corpus / "memory").iterdir()
+    index = VectorStoreIndex.from_vector_store(store, embed_model=MockEmbedding(embed_dim=8))
+    with pytest.raises(ValueError, match="8 dimensions.*embed_model=store.embed_model"):
+        index.insert(Document(text="The VPN certificate expires on June 2.", id_="vpn"))
+    assert not (corpus / "memory" / "llamaindex.md").exists()
+    assert sorted(before) == sorted((corpus / "memory").iterdir())
+
+
+def test_a_same_dimension_model_from_another_space_does_not_skew_results(
+    store: OpenClawVectorStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    dims = store.memory.provider.dims
+    index = VectorStoreIndex.from_vector_store(store, embed_model=MockEmbedding(embed_dim=dims))
+    right = VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)
+    query = "Which region do deployments run in?"
+    with caplog.at_level(logging.WARNING):
+        wrong_hits = index.as_retriever(similarity_top_k=2).retrieve(query)
+    assert "another vector space" in caplog.text
+    right_hits = right.as_retriever(similarity_top_k=2).retrieve(query)
+    assert [h.node.node_id for h in wrong_hits] == [h.node.node_id for h in right_hits]
+
+
+def test_memory_with_the_block_and_new_names(memory: MemoryIndex) -> None:
+    chat_memory = Memory.from_defaults(memory_blocks=[OpenClawMemoryBlock(memory=memory, similarity_top_k=2)])
+    assert chat_memory.memory_blocks[0].similarity_top_k == 2
+    assert [t.metadata.name for t in create_memory_tools(memory)] == ["memory_search", "memory_get"]
