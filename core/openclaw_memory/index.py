@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from openclaw_memory import discovery
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError
+from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError, StoreError
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
@@ -38,6 +38,7 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 log = logging.getLogger(__name__)
 
 _AUTO: Any = object()
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -218,8 +219,14 @@ class MemoryIndex:
             self._dirty = False
         try:
             try:
-                report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
-                                  session_files=session_files)
+                try:
+                    report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                                      session_files=session_files)
+                except Exception as exc:
+                    if self._recover_from_damage(exc) is None:
+                        raise
+                    report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
+                                      progress=progress)
             except IndexingError as exc:
                 if not self._activate_fallback(exc):
                     raise
@@ -235,6 +242,36 @@ class MemoryIndex:
         if not targeted:  # the memory files are indexed again
             self._last_sync_error = self._last_sync_failed_at = None
         return report
+
+    def _recover_from_damage(self, exc: BaseException) -> str | None:
+        """When ``exc`` (or the driver error behind it) says the index file is damaged, let the store
+        set it aside and start empty; return what was done (None: not damage)."""
+        cause = exc.__cause__ if isinstance(exc, OpenClawMemoryError) else exc
+        if cause is None:
+            return None
+        note = self.store.recover_from_damage(cause)
+        if note is not None:
+            self._dirty = True
+        return note
+
+    def _guarded(self, fn: Callable[[], _T]) -> _T:
+        """Run a read of the store; a damaged index file is set aside, rebuilt from the Markdown and
+        the read retried once; any other database error becomes a StoreError."""
+        try:
+            return fn()
+        except Exception as exc:
+            if self._recover_from_damage(exc) is None:
+                if isinstance(exc, OpenClawMemoryError) or not isinstance(exc, self._db_errors()):
+                    raise
+                raise StoreError(f"reading the memory index failed: {exc}") from exc
+        try:
+            self.sync(force=True, reason="damaged index")
+        except IndexingError as exc:
+            log.warning("rebuilding the damaged index failed: %s", exc)
+        return fn()
+
+    def _db_errors(self) -> tuple[type[BaseException], ...]:
+        return tuple(getattr(self.store, "db_errors", ()))
 
     def _sync_failed(self, exc: Exception) -> None:
         """Remember a failed sync: searches report it (``sync_error``, ``empty_reason="sync_failed"``)
@@ -479,13 +516,13 @@ class MemoryIndex:
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
-        scheduled = self.ensure_fresh(session_key=session_key)
-        result = run_search(
+        scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
+        result = self._guarded(lambda: run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace, query_embedder=self._query_embedder(provider),
             executor=self._search_pool,
-        )
+        ))
         result.fallback = result.fallback or self._fallback
         result.sync_scheduled = scheduled
         result.sync_error = self._last_sync_error
@@ -523,8 +560,8 @@ class MemoryIndex:
         """Counts, provider, search mode, vector/FTS paths and anything degraded (``deep`` probes the provider)."""
         self._check_open()
         provider = self._ensure_provider()
+        counts = self._guarded(self.store.counts)
         info = self.store.info()
-        counts = self.store.counts()
         probe = None
         if deep:
             from openclaw_memory.providers.registry import ProviderResolution, probe_provider
@@ -576,7 +613,7 @@ class MemoryIndex:
         looked_up = (last.cache_hits + last.embedded) if last else 0
         return {
             "enabled": self.config.cache.enabled,
-            "entries": self.store.cache_count(),
+            "entries": self._guarded(self.store.cache_count),
             "max_entries": self.config.cache.max_entries,
             "last_sync_hit_rate": round(last.cache_hits / looked_up, 3) if last and looked_up else None,
             "query_cache": self._query_cache.stats() if self._query_cache is not None else None,

@@ -88,6 +88,8 @@ class SyncPlan:
     fts_tokenizer_id: str
     session_stats: SessionIndexStats | None = None
     cancel: threading.Event | None = None
+    #: the vector dimension of the index being written (None: learned from the first vector of this sync)
+    dims: int | None = None
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -257,6 +259,30 @@ def input_byte_limit(provider: EmbeddingProvider) -> int:
     return min(limit, 8000)
 
 
+def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
+    """A provider's vector as float32, refused (ProviderError) unless it is a finite, non-empty 1-D
+    vector of the index's dimension; the first vector of a sync without one sets it."""
+    p = plan.provider
+    who = f"{p.id}:{p.model}" if p is not None else "the embedding provider"
+    try:
+        arr = np.asarray(vec, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ProviderError(f"{who} returned something that is not a vector of numbers for {doc.file.path} "
+                            f"({type(exc).__name__}: {exc}); nothing was stored") from None
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ProviderError(f"{who} returned an empty, malformed or non-finite vector for {doc.file.path}; "
+                            "nothing was stored")
+    if plan.dims is None:
+        plan.dims = int(arr.size)
+    elif arr.size != plan.dims:
+        raise ProviderError(
+            f"{who} returned a {arr.size}-dimensional vector for {doc.file.path}, but the index holds "
+            f"{plan.dims}-dimensional vectors; the vector was refused (not stored, not cached). Did the "
+            "endpoint's model change? Restore it, or set the model/dimensions you mean and run `index --force`"
+        )
+    return arr
+
+
 def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:
     chunks = _chunks_for(plan, doc)
     p = plan.provider
@@ -267,12 +293,16 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
         hashes = [c.hash for c in chunks]
         if plan.config.cache.enabled:
             vectors = store.cache_get(p.id, p.model, key, hashes)
+            if plan.dims is not None:  # a vector of another dimension cached by an older version is a miss
+                vectors = {h: v for h, v in vectors.items() if v.size == plan.dims}
         report.cache_hits += sum(1 for h in hashes if h in vectors)
         missing = list(dict.fromkeys(c.hash for c in chunks if c.hash not in vectors))
         if missing:
             by_hash = {c.hash: c.text for c in chunks}
             new = plan.embed(p, [by_hash[h] for h in missing])
-            fresh = dict(zip(missing, new, strict=True))
+            if len(new) != len(missing):
+                raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(missing)} texts")
+            fresh = dict(zip(missing, (_checked_vector(plan, doc, v) for v in new), strict=True))
             report.embedded += len(fresh)
             if plan.config.cache.enabled:
                 store.cache_put(p.id, p.model, key, fresh)
@@ -375,6 +405,9 @@ def run_sync(
             cleanup()
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
+        if current is not None and plan.provider is not None and current.vector_dims and (
+                not why or current.provider_key == provider_key(plan.provider.fingerprint())):
+            plan.dims = current.vector_dims  # the same vector space: every new vector must match it
         try:
             if why:
                 report.full_rebuild, report.rebuild_reason = True, why

@@ -40,6 +40,9 @@ __all__ = ["SQLiteStore"]
 log = logging.getLogger(__name__)
 
 _GENERATION_KEY = "generation"
+#: Words of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, a damaged FTS5/vec0 table).
+_DAMAGE_MARKERS = ("malformed", "not a database", "file is encrypted", "corrupt")
+_SIDE_FILES = ("-wal", "-shm")
 #: meta key present (value "chunks") when every chunks_fts row has the rowid of the chunk it indexes;
 #: indexes built before that join through the FTS row's id column and are rebuilt by the next sync.
 _FTS_ROWIDS_KEY = "fts_rowids"
@@ -115,9 +118,16 @@ class SQLiteStore:
         self._vec = VecIndex(self.path, self._driver.vec_loaded, _bump_generation)
         self._conn: Any = None
         self._inode: int | None = None
+        self.recovered: str | None = None  # what was done when the file was found damaged (for status)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._open()
+            try:
+                self._open()
+                self._quick_check()
+            except self._driver.module.DatabaseError as exc:
+                if not self.is_damage(exc):
+                    raise
+                self._quarantine(str(exc))
         except StoreError:
             raise
         except Exception as exc:
@@ -146,6 +156,46 @@ class SQLiteStore:
         self._vec.open(self._conn)
         self._inode = self.path.stat().st_ino
         self._vector_cache.drop()
+
+    def _quick_check(self) -> None:
+        """``PRAGMA quick_check`` on the open file; a damaged file raises the driver's DatabaseError."""
+        rows = self._conn.execute("PRAGMA quick_check").fetchall()
+        if [tuple(r) for r in rows] != [("ok",)]:
+            detail = "; ".join(str(r[0]) for r in rows[:3])
+            raise self._driver.module.DatabaseError(f"database disk image is malformed (quick_check: {detail})")
+
+    def is_damage(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a driver error saying the index file is damaged."""
+        return isinstance(exc, self._driver.module.DatabaseError) and any(
+            m in str(exc).lower() for m in _DAMAGE_MARKERS)
+
+    def _quarantine(self, why: str) -> str:
+        """Move the damaged index file (and its WAL) aside and open a new, empty index in its place."""
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+            aside = f"{self.path}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+            try:
+                os.replace(self.path, aside)
+            except FileNotFoundError:
+                pass
+            for suffix in _SIDE_FILES:
+                with contextlib.suppress(OSError):
+                    os.replace(str(self.path) + suffix, aside + suffix)
+            self._open()
+            self.recovered = (f"the index file was damaged ({why}); it was moved aside to {aside} "
+                              "and a new index is built from the Markdown files")
+            log.warning("%s", self.recovered)
+            return self.recovered
+
+    def recover_from_damage(self, exc: BaseException) -> str | None:
+        """If ``exc`` (or a quick check now) shows the file is damaged, move it aside, start an empty
+        index and return what was done; otherwise None (the error was something else)."""
+        if not self.is_damage(exc):
+            return None
+        return self._quarantine(str(exc))
 
     def _refuse_foreign_index(self) -> None:
         """Never touch OpenClaw's (TypeScript) own index, whose ``chunks.embedding`` is JSON TEXT.
@@ -643,6 +693,8 @@ class SQLiteStore:
 
     def info(self) -> StoreInfo:
         notes = [self._vec.note] if self._vec.note else []
+        if self.recovered:
+            notes.append(self.recovered)
         if self._driver.name != "sqlite3":
             notes.append(f"stdlib sqlite3 cannot load extensions here; using {self._driver.name}")
         vector_path = "sqlite-vec" if self._driver.vec_loaded else ("disabled" if not self.vector_enabled else "numpy")
