@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.config import MemoryConfig, default_state_dir
-from openclaw_memory.errors import IndexingError, OpenClawMemoryError
+from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.sync import Progress
@@ -274,10 +274,14 @@ def _bring_up_to_date(memory: MemoryIndex, *, sync: bool) -> list[str]:
     if sync:
         try:
             with _progress_bar("Indexing changed memory files") as progress:
-                memory.sync(reason="cli-search", progress=progress)
+                # another process rebuilding: search the index as it is rather than wait for it
+                memory.sync(reason="cli-search", progress=progress, lock_timeout=0.5 if memory.has_index() else 600.0)
             return []
         except IndexingError:
             pass  # memory.search() carries the error (sync_error / empty_reason="sync_failed")
+        except IndexLockedError:
+            click.echo("Note: another process is updating the index; searched the index as it was before "
+                       "(results may be stale).", err=True)
     else:
         memory.ensure_fresh()  # an empty index is built in any case: what it then holds is not stale
     return memory.changed_files()

@@ -25,9 +25,10 @@ import numpy as np
 
 from openclaw_memory import discovery
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError, StoreError
+from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError, ProviderError, StoreError
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
@@ -73,6 +74,8 @@ class IndexStatus:
     embedding_probe: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
+    #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
+    provider_breaker: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +146,10 @@ class MemoryIndex:
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
         self._session_stats = SessionIndexStats()
+        limits = self.config.provider_limits
+        self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
+        # query embeddings running at once, counting ones a search stopped waiting for
+        self._query_slots = threading.BoundedSemaphore(2)
         if watch:
             self.start_watching()
         elif watch is False and self.config.sync.interval_minutes > 0:
@@ -182,15 +189,44 @@ class MemoryIndex:
             return None
         from openclaw_memory.providers.batching import CachedQueryEmbedder
 
+        from openclaw_memory.providers._util import call_with_timeout
+
         cached = self._query_cache
         if cached is None or cached.provider is not provider:
             cached = self._query_cache = CachedQueryEmbedder(provider)
-        return cached.embed_query
+        limits = self.config.provider_limits
+        breaker, slots, embed_query = self._breaker, self._query_slots, cached.embed_query
+
+        def embed(text: str) -> np.ndarray:
+            if not breaker.allow():
+                raise ProviderError(breaker.reason())
+            text = text[: limits.query_max_chars]  # the keyword side searches the whole query
+            try:
+                vec = call_with_timeout(lambda: embed_query(text), limits.query_timeout_seconds,
+                                        what="query embedding", slots=slots)
+            except Exception as exc:
+                breaker.record_failure(exc)
+                raise
+            breaker.record_success()
+            return vec
+
+        return embed
 
     def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
         from openclaw_memory.providers.batch import embed_for_index
+        from openclaw_memory.providers.batching import RetryPolicy
 
-        return embed_for_index(provider, texts, self.config, self._batch_state())
+        if not self._breaker.allow():
+            raise ProviderError(self._breaker.reason())
+        limits = self.config.provider_limits
+        retry = RetryPolicy(retries=limits.retries, max_retry_after=limits.max_retry_after_seconds)
+        try:
+            vectors = embed_for_index(provider, texts, self.config, self._batch_state(), retry=retry)
+        except Exception as exc:
+            self._breaker.record_failure(exc)
+            raise
+        self._breaker.record_success()
+        return vectors
 
     def _batch_state(self) -> Any:
         if self._embed_state is None:
@@ -212,7 +248,8 @@ class MemoryIndex:
     # ---- sync -------------------------------------------------------------------------------------
 
     def _run_sync(
-        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None
+        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None,
+        lock_timeout: float = 600.0,
     ) -> SyncReport:
         targeted = session_files is not None
         if not targeted:  # a targeted run does not look at the memory files
@@ -221,7 +258,7 @@ class MemoryIndex:
             try:
                 try:
                     report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
-                                      session_files=session_files)
+                                      session_files=session_files, lock_timeout=lock_timeout)
                 except Exception as exc:
                     if self._recover_from_damage(exc) is None:
                         raise
@@ -235,8 +272,8 @@ class MemoryIndex:
         except BaseException as exc:
             if not targeted:  # a transcript-only run leaves the memory files' state alone
                 self._dirty = True
-                if isinstance(exc, Exception):
-                    self._sync_failed(exc)
+                if isinstance(exc, Exception) and not isinstance(exc, IndexLockedError):
+                    self._sync_failed(exc)  # another process's sync holding the lock is no failure
             raise
         self._last_sync = report
         if not targeted:  # the memory files are indexed again
@@ -299,14 +336,17 @@ class MemoryIndex:
         log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
         return True
 
-    def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None) -> SyncReport:
+    def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None,
+             lock_timeout: float = 600.0) -> SyncReport:
         """Bring the index up to date (a full atomic rebuild when forced or when settings changed).
 
         A call while another sync of this index is running waits for it and returns its report,
-        unless ``force`` is set, in which case a forced sync runs afterwards.
+        unless ``force`` is set, in which case a forced sync runs afterwards. A sync of another
+        process is waited for up to ``lock_timeout`` seconds, then IndexLockedError is raised (the
+        index stays searchable as it was meanwhile).
         """
         self._check_open()
-        fut = self._submit(force, reason, progress)
+        fut = self._submit(force, reason, progress, lock_timeout)
         return fut.result()
 
     async def async_sync(
@@ -316,12 +356,13 @@ class MemoryIndex:
         self._check_open()
         return await asyncio.wrap_future(self._submit(force, reason, progress))
 
-    def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
+    def _submit(self, force: bool, reason: str, progress: Progress | None,
+                lock_timeout: float = 600.0) -> Future[SyncReport]:
         with self._sync_lock:
             fut = self._sync_future
             if fut is not None and not fut.done() and not force:
                 return fut
-            fut = self._executor.submit(self._run_sync, force, reason, progress)
+            fut = self._executor.submit(self._run_sync, force, reason, progress, None, lock_timeout)
             self._sync_future = fut
             return fut
 
@@ -485,6 +526,11 @@ class MemoryIndex:
     def _is_empty(self) -> bool:
         return self.store.is_empty()
 
+    def has_index(self) -> bool:
+        """True when the index holds something to search (another process may be updating it)."""
+        self._check_open()
+        return not self._guarded(self._is_empty)
+
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
         empty index (waiting for it), notice hand edits, and schedule a background sync when files
@@ -572,6 +618,9 @@ class MemoryIndex:
         if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
             batch = self._embed_state.to_dict()
         notes = list(info.notes)
+        breaker_open = provider is not None and self._breaker.is_open
+        if breaker_open:
+            notes.append(self._breaker.reason())
         if self._last_sync_error:
             notes.append(f"last sync failed: {self._last_sync_error}")
         sessions = self._sessions_status(deep, notes)
@@ -589,8 +638,9 @@ class MemoryIndex:
             provider=provider.id if provider else "none",
             model=provider.model if provider else "fts-only",
             requested_provider=self._requested,
-            search_mode="hybrid" if provider else "keyword",
-            keyword_only_reason=None if provider else self._keyword_only_reason,
+            search_mode="hybrid" if provider and not breaker_open else "keyword",
+            keyword_only_reason=(self._breaker.reason() if breaker_open else None) if provider
+            else self._keyword_only_reason,
             fallback=self._fallback.to_dict() if self._fallback else None,
             key_source=self._key_source,
             driver=info.driver,
@@ -606,6 +656,7 @@ class MemoryIndex:
             embedding_probe=probe,
             notes=notes,
             sessions=sessions,
+            provider_breaker=self._breaker.to_dict() if provider is not None else None,
         )
 
     def _cache_status(self) -> dict[str, Any]:
