@@ -27,7 +27,7 @@ import numpy as np
 from openclaw_memory import discovery
 from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.errors import IndexingError, ProviderError, StoreError
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -433,7 +433,7 @@ def run_sync(
             ) from exc
         except SyncCancelled:
             raise
-        except (OSError, *getattr(store, "db_errors", ())) as exc:
+        except (OSError, StoreError, *getattr(store, "db_errors", ())) as exc:
             raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report

@@ -118,6 +118,8 @@ class SQLiteStore:
         self._vec = VecIndex(self.path, self._driver.vec_loaded, _bump_generation)
         self._conn: Any = None
         self._inode: int | None = None
+        self.read_only = False
+        self._read_only_reason: str | None = None
         self.recovered: str | None = None  # what was done when the file was found damaged (for status)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,8 +140,48 @@ class SQLiteStore:
 
     def _open(self) -> None:
         self._refuse_foreign_index()
-        self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
-        self._conn.executescript(_SCHEMA)
+        self.read_only = False
+        try:
+            self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
+            self._conn.executescript(_SCHEMA)
+        except self._driver.module.OperationalError as exc:
+            if not self._can_read_only(exc):
+                raise
+            self._open_read_only(exc)
+            return
+        self._finish_open()
+
+    def _can_read_only(self, exc: BaseException) -> bool:
+        """Whether a failed open is a permission problem with an existing index (read it as it is)."""
+        if not self.path.is_file():
+            return False
+        text = str(exc).lower()
+        return "readonly" in text or "read-only" in text or not os.access(self.path.parent, os.W_OK) \
+            or not os.access(self.path, os.W_OK)
+
+    def _open_read_only(self, why: BaseException) -> None:
+        """Open an index that cannot be written here (read-only directory, file or mount): searches work,
+        syncs fail with a clear error."""
+        with contextlib.suppress(Exception):
+            if self._conn is not None:
+                self._conn.close()
+        uri = self.path.resolve().as_uri()
+        module = self._driver.module
+        try:
+            conn = module.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except module.Error:  # a WAL index without its -shm file, in a directory where it cannot be created
+            conn = module.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
+        if self._driver.vec_loaded:
+            from openclaw_memory.sqlite.driver import _load_vec
+            _load_vec(conn, self.extension_path)
+        self._conn = conn
+        self.read_only = True
+        self._read_only_reason = f"the index at {self.path} cannot be written ({why}); it is searched as it is"
+        log.warning("%s", self._read_only_reason)
+        self._finish_open()
+
+    def _finish_open(self) -> None:
         self._fts_ok, self._fts_error = fts5_available(self._conn)
         self._fts_aligned = False
         if self._fts_ok:
@@ -607,14 +649,20 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        if self.read_only:
+            raise StoreError(f"{self._read_only_reason}; it cannot be updated until it is writable again")
         try:
-            with self._file_lock.acquire(timeout=timeout):
-                yield
+            lock = self._file_lock.acquire(timeout=timeout)
+        except OSError as exc:
+            raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
+                from exc
         except Timeout:
             raise IndexLockedError(
                 f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
                 "wait for it to finish or stop it"
             ) from None
+        with lock:
+            yield
 
     @contextlib.contextmanager
     def rebuild(self) -> Iterator[SQLiteStore]:
@@ -695,6 +743,8 @@ class SQLiteStore:
         notes = [self._vec.note] if self._vec.note else []
         if self.recovered:
             notes.append(self.recovered)
+        if self.read_only and self._read_only_reason:
+            notes.append(self._read_only_reason)
         if self._driver.name != "sqlite3":
             notes.append(f"stdlib sqlite3 cannot load extensions here; using {self._driver.name}")
         vector_path = "sqlite-vec" if self._driver.vec_loaded else ("disabled" if not self.vector_enabled else "numpy")
