@@ -346,6 +346,7 @@ class MemoryIndex:
         index stays searchable as it was meanwhile).
         """
         self._check_open()
+        self._breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
         fut = self._submit(force, reason, progress, lock_timeout)
         return fut.result()
 

@@ -90,6 +90,10 @@ class SyncPlan:
     cancel: threading.Event | None = None
     #: the vector dimension of the index being written (None: learned from the first vector of this sync)
     dims: int | None = None
+    #: the first index: keep indexing text when embedding fails (vectors follow with the next sync)
+    text_first: bool = False
+    #: the embedding failure that made this sync index text only
+    deferred: ProviderError | None = None
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -283,6 +287,17 @@ def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
     return arr
 
 
+def _embed_missing(plan: SyncPlan, doc: _Doc, chunks: list[Chunk], missing: list[str]) -> dict[str, np.ndarray]:
+    """Embed the chunk texts of ``missing`` hashes; every vector checked by :func:`_checked_vector`."""
+    p = plan.provider
+    assert p is not None
+    by_hash = {c.hash: c.text for c in chunks}
+    new = plan.embed(p, [by_hash[h] for h in missing])
+    if len(new) != len(missing):
+        raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(missing)} texts")
+    return dict(zip(missing, (_checked_vector(plan, doc, v) for v in new), strict=True))
+
+
 def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:
     chunks = _chunks_for(plan, doc)
     p = plan.provider
@@ -297,16 +312,22 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
                 vectors = {h: v for h, v in vectors.items() if v.size == plan.dims}
         report.cache_hits += sum(1 for h in hashes if h in vectors)
         missing = list(dict.fromkeys(c.hash for c in chunks if c.hash not in vectors))
-        if missing:
-            by_hash = {c.hash: c.text for c in chunks}
-            new = plan.embed(p, [by_hash[h] for h in missing])
-            if len(new) != len(missing):
-                raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(missing)} texts")
-            fresh = dict(zip(missing, (_checked_vector(plan, doc, v) for v in new), strict=True))
-            report.embedded += len(fresh)
-            if plan.config.cache.enabled:
-                store.cache_put(p.id, p.model, key, fresh)
-            vectors.update(fresh)
+        if missing and plan.deferred is None:
+            try:
+                fresh = _embed_missing(plan, doc, chunks, missing)
+            except ProviderError as exc:
+                if not plan.text_first:
+                    raise
+                plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
+                log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)
+            else:
+                report.embedded += len(fresh)
+                if plan.config.cache.enabled:
+                    store.cache_put(p.id, p.model, key, fresh)
+                vectors.update(fresh)
+        if any(c.hash not in vectors for c in chunks):  # text only: make the next sync read it again
+            doc = _Doc(MemoryFile(path=doc.file.path, abs_path=doc.file.abs_path, mtime_ms=0, size=-1,
+                                  hash="vectors-pending", source=doc.file.source), doc.text, doc.line_map)
     rows = [
         StoredChunk(
             id=chunk_id(doc.file.source, doc.file.path, c.start_line, c.end_line, c.hash, model),
@@ -412,11 +433,18 @@ def run_sync(
             if why:
                 report.full_rebuild, report.rebuild_reason = True, why
                 log.info("full rebuild of %s: %s", getattr(store, "path", "index"), why)
+                plan.text_first = current is None or store.is_empty()  # nothing to keep: text first
                 with store.rebuild() as fresh:
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
                         fresh.cache_prune(plan.config.cache.max_entries)
+                if plan.deferred is not None:
+                    raise IndexingError(
+                        f"embedding failed during the first index ({plan.deferred}); the text of every file was "
+                        "indexed, so keyword search works. Vectors are added by the next sync once the "
+                        "provider answers (or set `fallback`)."
+                    ) from plan.deferred
             else:
                 if session_files is not None:
                     if plan.config.sessions_enabled():

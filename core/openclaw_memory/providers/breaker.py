@@ -34,6 +34,14 @@ class CircuitBreaker:
                 return True
             return False
 
+    def trial(self) -> None:
+        """Let the next call through even during the cool-down (an explicit request by the user);
+        one more failure opens the breaker again."""
+        with self._lock:
+            if self._opened_at is not None:
+                self._opened_at = None
+                self._count = max(0, self.failures - 1)
+
     def record_success(self) -> None:
         with self._lock:
             self._count, self._opened_at, self.last_error = 0, None, None
