@@ -137,6 +137,12 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"API key from: {st.key_source}")
     for note in st.notes:
         click.echo(f"Note: {note}")
+    if st.integrity is not None:
+        ig = st.integrity
+        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows") if k in ig)
+        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} (quick_check {ig['quick_check']}; {counts})")
+        for problem in ig["problems"]:
+            click.echo(f"  - {problem}")
     if st.issues:
         click.echo("Issues:")
         for issue in st.issues:

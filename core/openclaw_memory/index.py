@@ -76,6 +76,8 @@ class IndexStatus:
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
     #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
     provider_breaker: dict[str, Any] | None = None
+    #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
+    integrity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -609,8 +611,9 @@ class MemoryIndex:
         provider = self._ensure_provider()
         counts = self._guarded(self.store.counts)
         info = self.store.info()
-        probe = None
+        probe = integrity = None
         if deep:
+            integrity = self._guarded(self.store.integrity)
             from openclaw_memory.providers.registry import ProviderResolution, probe_provider
 
             probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,
@@ -658,6 +661,7 @@ class MemoryIndex:
             notes=notes,
             sessions=sessions,
             provider_breaker=self._breaker.to_dict() if provider is not None else None,
+            integrity=integrity,
         )
 
     def _cache_status(self) -> dict[str, Any]:

@@ -762,6 +762,45 @@ class SQLiteStore:
             notes=notes,
         )
 
+    def integrity(self) -> dict[str, Any]:
+        """A deep check for ``status --deep``: ``PRAGMA quick_check``, row counts of chunks, keyword
+        rows and vector rows, rows that point at nothing, and ``problems`` (empty when consistent)."""
+        with self._lock:
+            db = self._db()
+            one = lambda sql: int(db.execute(sql).fetchone()[0])  # noqa: E731
+            quick = [str(r[0]) for r in db.execute("PRAGMA quick_check").fetchall()]
+            out: dict[str, Any] = {
+                "quick_check": "ok" if quick == ["ok"] else "; ".join(quick[:5]),
+                "files": one("SELECT count(*) FROM files"),
+                "chunks": one("SELECT count(*) FROM chunks"),
+                "chunks_without_file": one("SELECT count(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)"),
+                "chunks_with_vector": one("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"),
+            }
+            if self._fts_ok:
+                out["fts_rows"] = one("SELECT count(*) FROM chunks_fts")
+                if self._fts_aligned:
+                    out["fts_without_chunk"] = one(
+                        "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)")
+                    out["chunks_without_fts"] = one(
+                        "SELECT count(*) FROM chunks WHERE rowid NOT IN (SELECT rowid FROM chunks_fts)")
+            dims = self._vec.dims if self._driver.vec_loaded else None
+            if dims:
+                out["vector_rows"] = one("SELECT count(*) FROM chunks_vec")
+                ids = {r[0] for r in db.execute("SELECT id FROM chunks_vec")}
+                want = {r[0] for r in db.execute(
+                    "SELECT id FROM chunks WHERE length(embedding) = ? AND embedding != zeroblob(?)", (dims * 4, dims * 4))}
+                out["vectors_without_chunk"] = len(ids - {r[0] for r in db.execute("SELECT id FROM chunks")})
+                out["chunks_missing_vector_row"] = len(want - ids)
+        problems = [] if out["quick_check"] == "ok" else [f"quick_check: {out['quick_check']}"]
+        for key in ("chunks_without_file", "fts_without_chunk", "chunks_without_fts", "vectors_without_chunk",
+                    "chunks_missing_vector_row"):
+            if out.get(key):
+                problems.append(f"{key.replace('_', ' ')}: {out[key]}")
+        if "fts_rows" in out and out["fts_rows"] != out["chunks"]:
+            problems.append(f"keyword rows ({out['fts_rows']}) differ from chunks ({out['chunks']})")
+        out["problems"] = problems
+        return out
+
     @property
     def db_errors(self) -> tuple[type[BaseException], ...]:
         """The driver's exception classes (they differ between sqlite3, sqlean and pysqlite3)."""
