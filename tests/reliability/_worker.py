@@ -42,9 +42,8 @@ def soak(m: MemoryIndex, ws: Path, seconds: float) -> None:
             if op == "search":
                 m.search(rng.choice(["walrus ledger", "zephyr billing", "entry 7", "tea coffee"]))
             elif op == "append":
-                from openclaw_memory.append import append_memory
-
-                append_memory(ws, f"memory/soak-{rng.randrange(4)}.md", f"soak note {rng.randrange(10**6)} heron\n")
+                with open(ws / "memory" / f"soak-{rng.randrange(4)}.md", "a", encoding="utf-8") as fh:
+                    fh.write(f"\nsoak note {rng.randrange(10**6)} heron\n")
             elif op == "sync":
                 m.sync()
             else:

@@ -653,14 +653,14 @@ class SQLiteStore:
             raise StoreError(f"{self._read_only_reason}; it cannot be updated until it is writable again")
         try:
             lock = self._file_lock.acquire(timeout=timeout)
-        except OSError as exc:
-            raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
-                from exc
-        except Timeout:
+        except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
             raise IndexLockedError(
                 f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
                 "wait for it to finish or stop it"
             ) from None
+        except OSError as exc:
+            raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
+                from exc
         with lock:
             yield
 
