@@ -197,12 +197,15 @@ class MemoryIndex:
         if cached is None or cached.provider is not provider:
             cached = self._query_cache = CachedQueryEmbedder(provider)
         limits = self.config.provider_limits
-        breaker, slots, embed_query = self._breaker, self._query_slots, cached.embed_query
+        breaker, slots, embed_query, lookup = self._breaker, self._query_slots, cached.embed_query, cached.lookup
 
         def embed(text: str) -> np.ndarray:
+            text = text[: limits.query_max_chars]  # the keyword side searches the whole query
+            hit = lookup(text)
+            if hit is not None:
+                return hit
             if not breaker.allow():
                 raise ProviderError(breaker.reason())
-            text = text[: limits.query_max_chars]  # the keyword side searches the whole query
             try:
                 vec = call_with_timeout(lambda: embed_query(text), limits.query_timeout_seconds,
                                         what="query embedding", slots=slots)
@@ -335,6 +338,7 @@ class MemoryIndex:
         with self._provider_lock:
             self._provider = fb
             self._fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
+        self._breaker.reset()  # the primary's failures say nothing about the fallback
         log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
         return True
 

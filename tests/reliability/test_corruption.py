@@ -169,3 +169,22 @@ def test_cli_on_damaged_index(tmp_path: Path, damage: Callable[[Path], None], co
     con = sqlite3.connect(store)
     assert con.execute("SELECT count(*) FROM files").fetchone()[0] == len(NOTES)
     con.close()
+
+
+def test_status_deep_reports_inconsistent_rows(tmp_path: Path) -> None:
+    """The integrity check of ``status --deep`` is what the kill and soak tests rely on: it must see
+    rows that point at nothing and counts that disagree."""
+    ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
+    _build(ws, store)
+    with MemoryIndex(workspace=str(ws), store={"path": str(store)}, provider=None, watch=False) as m:
+        assert m.status(deep=True).integrity["problems"] == []  # type: ignore[index]
+    con = sqlite3.connect(store)
+    con.execute("DELETE FROM files WHERE path = 'MEMORY.md'")  # its chunks now belong to no file
+    con.execute("INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, updated_at) "
+                "VALUES ('stray', 'memory/gone.md', 'memory', 1, 1, 'h', 'fts-only', 'stray', 0)")
+    con.commit()
+    con.close()
+    res = CliRunner().invoke(main, ["-w", str(ws), "--store", str(store), "-p", "none", "status", "--deep"])
+    assert res.exit_code == 0, res.output
+    assert "Integrity: PROBLEMS" in res.output
+    assert "chunks without file: 2" in res.output and "chunks without fts: 1" in res.output, res.output

@@ -328,6 +328,15 @@ class CachedQueryEmbedder:
                 self._cache.popitem(last=False)
         return vec
 
+    def lookup(self, text: str) -> np.ndarray | None:
+        """The cached vector for ``text``, or None (never calls the provider)."""
+        with self._lock:
+            vec = self._cache.get(text)
+            if vec is not None:
+                self._cache.move_to_end(text)
+                self.hits += 1
+            return vec
+
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector for ``text`` (from the cache when seen before)."""
         cached = self._get(text)

@@ -42,6 +42,10 @@ class CircuitBreaker:
                 self._opened_at = None
                 self._count = max(0, self.failures - 1)
 
+    def reset(self) -> None:
+        """Forget past failures (e.g. after switching to another provider)."""
+        self.record_success()
+
     def record_success(self) -> None:
         with self._lock:
             self._count, self._opened_at, self.last_error = 0, None, None
