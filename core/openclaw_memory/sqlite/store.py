@@ -27,7 +27,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from openclaw_memory.errors import IndexLockedError, StoreError
-from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
+from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
@@ -165,17 +165,7 @@ class SQLiteStore:
         with contextlib.suppress(Exception):
             if self._conn is not None:
                 self._conn.close()
-        uri = self.path.resolve().as_uri()
-        module = self._driver.module
-        try:
-            conn = module.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except module.Error:  # a WAL index without its -shm file, in a directory where it cannot be created
-            conn = module.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
-        if self._driver.vec_loaded:
-            from openclaw_memory.sqlite.driver import _load_vec
-            _load_vec(conn, self.extension_path)
-        self._conn = conn
+        self._conn = connect_read_only(self._driver, self.path, extension_path=self.extension_path)
         self.read_only = True
         self._read_only_reason = f"the index at {self.path} cannot be written ({why}); it is searched as it is"
         log.warning("%s", self._read_only_reason)
@@ -233,11 +223,15 @@ class SQLiteStore:
             return self.recovered
 
     def recover_from_damage(self, exc: BaseException) -> str | None:
-        """If ``exc`` (or a quick check now) shows the file is damaged, move it aside, start an empty
-        index and return what was done; otherwise None (the error was something else)."""
+        """If ``exc`` says the file is damaged, move it aside, start an empty index and return what was
+        done; otherwise None (the error was something else). StoreError when it cannot be moved aside."""
         if not self.is_damage(exc):
             return None
-        return self._quarantine(str(exc))
+        try:
+            return self._quarantine(str(exc))
+        except (OSError, self._driver.module.Error) as err:
+            raise StoreError(f"the memory index at {self.path} is damaged ({exc}) and could not be replaced "
+                             f"({err}); delete the file to rebuild it from the Markdown") from err
 
     def _refuse_foreign_index(self) -> None:
         """Never touch OpenClaw's (TypeScript) own index, whose ``chunks.embedding`` is JSON TEXT.
