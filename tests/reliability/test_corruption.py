@@ -188,3 +188,20 @@ def test_status_deep_reports_inconsistent_rows(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "Integrity: PROBLEMS" in res.output
     assert "chunks without file: 2" in res.output and "chunks without fts: 1" in res.output, res.output
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=lambda f: f.__name__)
+def test_large_index_opened_with_the_cheap_check_recovers_on_read(
+        tmp_path: Path, damage: Callable[[Path], None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``_FULL_CHECK_BYTES`` only the small tables are checked at open; damage elsewhere is
+    found by the first read that meets it, with the same recovery."""
+    import openclaw_memory.sqlite.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_FULL_CHECK_BYTES", 0)
+    ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
+    _build(ws, store)
+    damage(store)
+    with MemoryIndex(workspace=str(ws), store={"path": str(store)}, provider=None, watch=False) as m:
+        assert memory_search(m, "zephyr billing")["results"][0]["path"] == "memory/2026-01-10.md"
+        assert m.status().files == len(NOTES)
+        assert memory_search(m, "marmalade")["results"]
