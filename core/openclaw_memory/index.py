@@ -613,11 +613,11 @@ class MemoryIndex:
         """Counts, provider, search mode, vector/FTS paths and anything degraded (``deep`` probes the provider)."""
         self._check_open()
         provider = self._ensure_provider()
+        integrity = self._guarded(self.store.integrity) if deep else None  # first: it may set a damaged file aside
         counts = self._guarded(self.store.counts)
         info = self.store.info()
-        probe = integrity = None
+        probe = None
         if deep:
-            integrity = self._guarded(self.store.integrity)
             from openclaw_memory.providers.registry import ProviderResolution, probe_provider
 
             probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,

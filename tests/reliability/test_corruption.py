@@ -205,3 +205,17 @@ def test_large_index_opened_with_the_cheap_check_recovers_on_read(
         assert memory_search(m, "zephyr billing")["results"][0]["path"] == "memory/2026-01-10.md"
         assert m.status().files == len(NOTES)
         assert memory_search(m, "marmalade")["results"]
+
+
+def test_status_deep_finds_damage_the_cheap_open_check_missed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import openclaw_memory.sqlite.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_FULL_CHECK_BYTES", 0)
+    ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
+    _build(ws, store)
+    chunks_pages_random(store)
+    with MemoryIndex(workspace=str(ws), store={"path": str(store)}, provider=None, watch=False) as m:
+        st = m.status(deep=True)
+        assert any("damaged" in n for n in st.notes), st.notes
+        assert st.integrity is not None and st.integrity["problems"] == [] and st.files == len(NOTES)
+    assert len(_damaged(store)) == 1

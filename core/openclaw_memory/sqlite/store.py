@@ -767,12 +767,16 @@ class SQLiteStore:
         )
 
     def integrity(self) -> dict[str, Any]:
-        """A deep check for ``status --deep``: ``PRAGMA quick_check``, row counts of chunks, keyword
-        rows and vector rows, rows that point at nothing, and ``problems`` (empty when consistent)."""
+        """A deep check for ``status --deep``: ``PRAGMA quick_check`` (a damaged file raises the driver's
+        DatabaseError), row counts of chunks, keyword rows and vector rows, rows that point at nothing,
+        and ``problems`` (empty when consistent)."""
         with self._lock:
             db = self._db()
             one = lambda sql: int(db.execute(sql).fetchone()[0])  # noqa: E731
             quick = [str(r[0]) for r in db.execute("PRAGMA quick_check").fetchall()]
+            if quick != ["ok"]:  # damaged: the caller's recovery sets the file aside (see recover_from_damage)
+                raise self._driver.module.DatabaseError(
+                    f"database disk image is malformed (quick_check: {'; '.join(quick[:3])})")
             out: dict[str, Any] = {
                 "quick_check": "ok" if quick == ["ok"] else "; ".join(quick[:5]),
                 "files": one("SELECT count(*) FROM files"),
