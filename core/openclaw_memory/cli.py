@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.config import MemoryConfig, default_state_dir
-from openclaw_memory.errors import IndexingError, OpenClawMemoryError
+from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.sync import Progress
@@ -175,6 +175,12 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"API key from: {st.key_source}")
     for note in st.notes:
         click.echo(f"Note: {note}")
+    if st.integrity is not None:
+        ig = st.integrity
+        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows") if k in ig)
+        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} (quick_check {ig['quick_check']}; {counts})")
+        for problem in ig["problems"]:
+            click.echo(f"  - {problem}")
     if st.issues:
         click.echo("Issues:")
         for issue in st.issues:
@@ -335,10 +341,14 @@ def _bring_up_to_date(memory: MemoryIndex, *, sync: bool) -> list[str]:
     if sync:
         try:
             with _progress_bar("Indexing changed memory files") as progress:
-                memory.sync(reason="cli-search", progress=progress)
+                # another process rebuilding: search the index as it is rather than wait for it
+                memory.sync(reason="cli-search", progress=progress, lock_timeout=0.5 if memory.has_index() else 600.0)
             return []
         except IndexingError:
             pass  # memory.search() carries the error (sync_error / empty_reason="sync_failed")
+        except IndexLockedError:
+            click.echo("Note: another process is updating the index; searched the index as it was before "
+                       "(results may be stale).", err=True)
     else:
         memory.ensure_fresh()  # an empty index is built in any case: what it then holds is not stale
     return memory.changed_files()

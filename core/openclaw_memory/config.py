@@ -204,6 +204,28 @@ class RemoteConfig(_Model):
     batch: BatchConfig = Field(default_factory=BatchConfig)
 
 
+class ProviderLimitsConfig(_Model):
+    """``provider_limits``: how long to wait for the embedding provider and when to stop asking it.
+
+    A search waits at most ``query_timeout_seconds`` for its query embedding (then it answers from
+    keywords); only the first ``query_max_chars`` characters of a query are embedded (the keyword
+    side uses all of it). Indexing waits ``request_timeout_seconds`` per remote request
+    (``local_timeout_seconds`` per local-model batch) and retries ``retries`` times; a server asking
+    (``Retry-After``) for more than ``max_retry_after_seconds`` is not waited for. After
+    ``breaker_failures`` failures in a row (0: never) the provider is not asked for
+    ``breaker_cooldown_seconds``: searches are keyword-only and syncs fail fast meanwhile.
+    """
+
+    request_timeout_seconds: float = Field(60.0, gt=0)
+    local_timeout_seconds: float = Field(300.0, gt=0)
+    query_timeout_seconds: float = Field(10.0, gt=0)
+    query_max_chars: int = Field(2000, ge=1)
+    retries: int = Field(3, ge=0)
+    max_retry_after_seconds: float = Field(30.0, ge=0)
+    breaker_failures: int = Field(3, ge=0)
+    breaker_cooldown_seconds: float = Field(60.0, gt=0)
+
+
 class LocalConfig(_Model):
     """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file)."""
 
@@ -405,6 +427,7 @@ class MemoryConfig(_Model):
     output_dimensionality: int | None = Field(None, ge=1)
     remote: RemoteConfig = Field(default_factory=RemoteConfig)
     local: LocalConfig = Field(default_factory=LocalConfig)
+    provider_limits: ProviderLimitsConfig = Field(default_factory=ProviderLimitsConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     query: QueryConfig = Field(default_factory=QueryConfig)

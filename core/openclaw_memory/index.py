@@ -19,16 +19,17 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from openclaw_memory import discovery
 from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError
+from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError, ProviderError, StoreError
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
@@ -49,6 +50,7 @@ class _Auto:
 
 
 _AUTO: Any = _Auto()
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -84,6 +86,10 @@ class IndexStatus:
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
     backend_info: dict[str, Any] | None = None  # memory.backend = "qmd": version, collections, vectors, …
+    #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
+    provider_breaker: dict[str, Any] | None = None
+    #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
+    integrity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,6 +162,10 @@ class MemoryIndex:
         self._watch_arg = watch
         self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
+        limits = self.config.provider_limits
+        self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
+        # query embeddings running at once, counting ones a search stopped waiting for
+        self._query_slots = threading.BoundedSemaphore(2)
         if watch:
             self.start_watching()
         elif watch is False and self.config.sync.interval_minutes > 0:
@@ -202,15 +212,47 @@ class MemoryIndex:
             return None
         from openclaw_memory.providers.batching import CachedQueryEmbedder
 
+        from openclaw_memory.providers._util import call_with_timeout
+
         cached = self._query_cache
         if cached is None or cached.provider is not provider:
             cached = self._query_cache = CachedQueryEmbedder(provider)
-        return cached.embed_query
+        limits = self.config.provider_limits
+        breaker, slots, embed_query, lookup = self._breaker, self._query_slots, cached.embed_query, cached.lookup
+
+        def embed(text: str) -> np.ndarray:
+            text = text[: limits.query_max_chars]  # the keyword side searches the whole query
+            hit = lookup(text)
+            if hit is not None:
+                return hit
+            if not breaker.allow():
+                raise ProviderError(breaker.reason())
+            try:
+                vec = call_with_timeout(lambda: embed_query(text), limits.query_timeout_seconds,
+                                        what="query embedding", slots=slots)
+            except Exception as exc:
+                breaker.record_failure(exc)
+                raise
+            breaker.record_success()
+            return vec
+
+        return embed
 
     def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
         from openclaw_memory.providers.batch import embed_for_index
+        from openclaw_memory.providers.batching import RetryPolicy
 
-        return embed_for_index(provider, texts, self.config, self._batch_state())
+        if not self._breaker.allow():
+            raise ProviderError(self._breaker.reason())
+        limits = self.config.provider_limits
+        retry = RetryPolicy(retries=limits.retries, max_retry_after=limits.max_retry_after_seconds)
+        try:
+            vectors = embed_for_index(provider, texts, self.config, self._batch_state(), retry=retry)
+        except Exception as exc:
+            self._breaker.record_failure(exc)
+            raise
+        self._breaker.record_success()
+        return vectors
 
     def _batch_state(self) -> Any:
         if self._embed_state is None:
@@ -232,15 +274,22 @@ class MemoryIndex:
     # ---- sync -------------------------------------------------------------------------------------
 
     def _run_sync(
-        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None
+        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None,
+        lock_timeout: float = 600.0,
     ) -> SyncReport:
         targeted = session_files is not None
         if not targeted:  # a targeted run does not look at the memory files
             self._dirty = False
         try:
             try:
-                report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
-                                  session_files=session_files)
+                try:
+                    report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                                      session_files=session_files, lock_timeout=lock_timeout)
+                except Exception as exc:
+                    if self._recover_from_damage(exc) is None:
+                        raise
+                    report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
+                                      progress=progress)
             except IndexingError as exc:
                 if not self._activate_fallback(exc):
                     raise
@@ -249,13 +298,43 @@ class MemoryIndex:
         except BaseException as exc:
             if not targeted:  # a transcript-only run leaves the memory files' state alone
                 self._dirty = True
-                if isinstance(exc, Exception):
-                    self._sync_failed(exc)
+                if isinstance(exc, Exception) and not isinstance(exc, IndexLockedError):
+                    self._sync_failed(exc)  # another process's sync holding the lock is no failure
             raise
         self._last_sync = report
         if not targeted:  # the memory files are indexed again
             self._last_sync_error = self._last_sync_failed_at = None
         return report
+
+    def _recover_from_damage(self, exc: BaseException) -> str | None:
+        """When ``exc`` (or the driver error behind it) says the index file is damaged, let the store
+        set it aside and start empty; return what was done (None: not damage)."""
+        cause = exc.__cause__ if isinstance(exc, OpenClawMemoryError) else exc
+        if cause is None:
+            return None
+        note = self.store.recover_from_damage(cause)
+        if note is not None:
+            self._dirty = True
+        return note
+
+    def _guarded(self, fn: Callable[[], _T]) -> _T:
+        """Run a read of the store; a damaged index file is set aside, rebuilt from the Markdown and
+        the read retried once; any other database error becomes a StoreError."""
+        try:
+            return fn()
+        except Exception as exc:
+            if self._recover_from_damage(exc) is None:
+                if isinstance(exc, OpenClawMemoryError) or not isinstance(exc, self._db_errors()):
+                    raise
+                raise StoreError(f"reading the memory index failed: {exc}") from exc
+        try:
+            self.sync(force=True, reason="damaged index")
+        except IndexingError as exc:
+            log.warning("rebuilding the damaged index failed: %s", exc)
+        return fn()
+
+    def _db_errors(self) -> tuple[type[BaseException], ...]:
+        return tuple(getattr(self.store, "db_errors", ()))
 
     def _sync_failed(self, exc: Exception) -> None:
         """Remember a failed sync: searches report it (``sync_error``, ``empty_reason="sync_failed"``)
@@ -280,20 +359,25 @@ class MemoryIndex:
         with self._provider_lock:
             self._provider = fb
             self._fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
+        self._breaker.reset()  # the primary's failures say nothing about the fallback
         log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
         return True
 
-    def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None) -> SyncReport:
+    def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None,
+             lock_timeout: float = 600.0) -> SyncReport:
         """Bring the index up to date (a full atomic rebuild when forced or when settings changed).
 
         A call while another sync of this index is running waits for it and for one more sync
         that runs after it (which sees what changed while the first one ran); calls made while
-        that one is still queued share it. ``force`` always queues its own forced sync.
+        that one is still queued share it. ``force`` always queues its own forced sync. A sync of
+        another process is waited for up to ``lock_timeout`` seconds, then IndexLockedError is
+        raised (the index stays searchable as it was meanwhile).
         """
         self._check_open()
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
-        fut = self._submit(force, reason, progress)
+        self._breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
+        fut = self._submit(force, reason, progress, lock_timeout)
         return fut.result()
 
     async def async_sync(
@@ -305,7 +389,8 @@ class MemoryIndex:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
         return await asyncio.wrap_future(self._submit(force, reason, progress))
 
-    def _submit(self, force: bool, reason: str, progress: Progress | None) -> Future[SyncReport]:
+    def _submit(self, force: bool, reason: str, progress: Progress | None,
+                lock_timeout: float = 600.0) -> Future[SyncReport]:
         """The sync that answers this request: a queued one that has not started yet (it will see
         every change made before it starts), else a new one. A sync already running may have read
         the files before they changed, so a request made meanwhile gets one more sync after it
@@ -314,7 +399,7 @@ class MemoryIndex:
             fut = self._sync_future
             if fut is not None and not fut.done() and not force and not fut.running():
                 return fut
-            fut = self._executor.submit(self._run_sync, force, reason, progress)
+            fut = self._executor.submit(self._run_sync, force, reason, progress, None, lock_timeout)
             self._sync_future = fut
             return fut
 
@@ -479,6 +564,11 @@ class MemoryIndex:
     def _is_empty(self) -> bool:
         return self.store.is_empty()
 
+    def has_index(self) -> bool:
+        """True when the index holds something to search (another process may be updating it)."""
+        self._check_open()
+        return not self._guarded(self._is_empty)
+
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
         empty index (waiting for it), notice hand edits, and schedule a background sync when files
@@ -530,13 +620,13 @@ class MemoryIndex:
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
-        scheduled = self.ensure_fresh(session_key=session_key)
-        result = run_search(
+        scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
+        result = self._guarded(lambda: run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace, query_embedder=self._query_embedder(provider),
             executor=self._search_pool,
-        )
+        ))
         result.fallback = result.fallback or self._fallback
         result.sync_scheduled = scheduled
         result.sync_error = self._last_sync_error
@@ -595,8 +685,9 @@ class MemoryIndex:
     def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()
         provider = self._ensure_provider()
+        integrity = self._guarded(self.store.integrity) if deep else None  # first: it may set a damaged file aside
+        counts = self._guarded(self.store.counts)
         info = self.store.info()
-        counts = self.store.counts()
         probe = None
         if deep:
             from openclaw_memory.providers.registry import ProviderResolution, probe_provider
@@ -607,6 +698,9 @@ class MemoryIndex:
         if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
             batch = self._embed_state.to_dict()
         notes = list(info.notes)
+        breaker_open = provider is not None and self._breaker.is_open
+        if breaker_open:
+            notes.append(self._breaker.reason())
         if self._last_sync_error:
             notes.append(f"last sync failed: {self._last_sync_error}")
         sessions = self._sessions_status(deep, notes)
@@ -624,8 +718,9 @@ class MemoryIndex:
             provider=provider.id if provider else "none",
             model=provider.model if provider else "fts-only",
             requested_provider=self._requested,
-            search_mode="hybrid" if provider else "keyword",
-            keyword_only_reason=None if provider else self._keyword_only_reason,
+            search_mode="hybrid" if provider and not breaker_open else "keyword",
+            keyword_only_reason=(self._breaker.reason() if breaker_open else None) if provider
+            else self._keyword_only_reason,
             fallback=self._fallback.to_dict() if self._fallback else None,
             key_source=self._key_source,
             driver=info.driver,
@@ -641,6 +736,8 @@ class MemoryIndex:
             embedding_probe=probe,
             notes=notes,
             sessions=sessions,
+            provider_breaker=self._breaker.to_dict() if provider is not None else None,
+            integrity=integrity,
         )
 
     def _is_dirty_now(self) -> bool:
@@ -655,7 +752,7 @@ class MemoryIndex:
         looked_up = (last.cache_hits + last.embedded) if last else 0
         return {
             "enabled": self.config.cache.enabled,
-            "entries": self.store.cache_count(),
+            "entries": self._guarded(self.store.cache_count),
             "max_entries": self.config.cache.max_entries,
             "last_sync_hit_rate": round(last.cache_hits / looked_up, 3) if last and looked_up else None,
             "query_cache": self._query_cache.stats() if self._query_cache is not None else None,

@@ -170,5 +170,10 @@ class MemoryStore(Protocol):
         success; on failure or a crash the current index stays as it was."""
     def sync_lock(self, timeout: float = ...) -> AbstractContextManager[None]:
         """A cross-process lock held for the duration of a sync."""
+    def recover_from_damage(self, exc: BaseException) -> str | None:
+        """When ``exc`` shows the stored index is damaged: set it aside, start an empty index (the next
+        sync rebuilds it from the Markdown) and return a sentence saying so; otherwise None."""
+    def integrity(self) -> dict[str, Any]:
+        """A deep consistency check (counts, rows pointing at nothing, ``problems``: empty when sound)."""
     def info(self) -> StoreInfo: ...
     def close(self) -> None: ...

@@ -29,7 +29,7 @@ from openclaw_memory import discovery
 from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError
+from openclaw_memory.errors import IndexingError, ProviderError, StoreError
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -91,6 +91,12 @@ class SyncPlan:
     fts_tokenizer_id: str
     session_stats: SessionIndexStats | None = None
     cancel: threading.Event | None = None
+    #: the vector dimension of the index being written (None: learned from the first vector of this sync)
+    dims: int | None = None
+    #: the first index: keep indexing text when embedding fails (vectors follow with the next sync)
+    text_first: bool = False
+    #: the embedding failure that made this sync index text only
+    deferred: ProviderError | None = None
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -313,6 +319,41 @@ def input_byte_limit(provider: EmbeddingProvider) -> int:
     return min(limit, 8000)
 
 
+def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
+    """A provider's vector as float32, refused (ProviderError) unless it is a finite, non-empty 1-D
+    vector of the index's dimension; the first vector of a sync without one sets it."""
+    p = plan.provider
+    who = f"{p.id}:{p.model}" if p is not None else "the embedding provider"
+    try:
+        arr = np.asarray(vec, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ProviderError(f"{who} returned something that is not a vector of numbers for {doc.file.path} "
+                            f"({type(exc).__name__}: {exc}); nothing was stored") from None
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ProviderError(f"{who} returned an empty, malformed or non-finite vector for {doc.file.path}; "
+                            "nothing was stored")
+    if plan.dims is None:
+        plan.dims = int(arr.size)
+    elif arr.size != plan.dims:
+        raise ProviderError(
+            f"{who} returned a {arr.size}-dimensional vector for {doc.file.path}, but the index holds "
+            f"{plan.dims}-dimensional vectors; the vector was refused (not stored, not cached). Did the "
+            "endpoint's model change? Restore it, or set the model/dimensions you mean and run `index --force`"
+        )
+    return arr
+
+
+def _embed_missing(plan: SyncPlan, doc: _Doc, chunks: list[Chunk], missing: list[str]) -> dict[str, np.ndarray]:
+    """Embed the chunk texts of ``missing`` hashes; every vector checked by :func:`_checked_vector`."""
+    p = plan.provider
+    assert p is not None
+    by_hash = {c.hash: c.text for c in chunks}
+    new = plan.embed(p, [by_hash[h] for h in missing])
+    if len(new) != len(missing):
+        raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(missing)} texts")
+    return dict(zip(missing, (_checked_vector(plan, doc, v) for v in new), strict=True))
+
+
 def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:
     chunks = _chunks_for(plan, doc)
     p = plan.provider
@@ -323,16 +364,26 @@ def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport
         hashes = [c.hash for c in chunks]
         if plan.config.cache.enabled:
             vectors = store.cache_get(p.id, p.model, key, hashes)
+            if plan.dims is not None:  # a vector of another dimension cached by an older version is a miss
+                vectors = {h: v for h, v in vectors.items() if v.size == plan.dims}
         report.cache_hits += sum(1 for h in hashes if h in vectors)
         missing = list(dict.fromkeys(c.hash for c in chunks if c.hash not in vectors))
-        if missing:
-            by_hash = {c.hash: c.text for c in chunks}
-            new = plan.embed(p, [by_hash[h] for h in missing])
-            fresh = dict(zip(missing, new, strict=True))
-            report.embedded += len(fresh)
-            if plan.config.cache.enabled:
-                store.cache_put(p.id, p.model, key, fresh)
-            vectors.update(fresh)
+        if missing and plan.deferred is None:
+            try:
+                fresh = _embed_missing(plan, doc, chunks, missing)
+            except ProviderError as exc:
+                if not plan.text_first:
+                    raise
+                plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
+                log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)
+            else:
+                report.embedded += len(fresh)
+                if plan.config.cache.enabled:
+                    store.cache_put(p.id, p.model, key, fresh)
+                vectors.update(fresh)
+        if any(c.hash not in vectors for c in chunks):  # text only: make the next sync read it again
+            doc = _Doc(MemoryFile(path=doc.file.path, abs_path=doc.file.abs_path, mtime_ms=0, size=-1,
+                                  hash="vectors-pending", source=doc.file.source), doc.text, doc.line_map)
     rows = [
         StoredChunk(
             id=chunk_id(doc.file.source, doc.file.path, c.start_line, c.end_line, c.hash, model),
@@ -431,15 +482,25 @@ def run_sync(
             cleanup()
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
+        if current is not None and plan.provider is not None and current.vector_dims and (
+                not why or current.provider_key == provider_key(plan.provider.fingerprint())):
+            plan.dims = current.vector_dims  # the same vector space: every new vector must match it
         try:
             if why:
                 report.full_rebuild, report.rebuild_reason = True, why
                 log.info("full rebuild of %s: %s", getattr(store, "path", "index"), why)
+                plan.text_first = current is None or store.is_empty()  # nothing to keep: text first
                 with store.rebuild() as fresh:
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
                         fresh.cache_prune(plan.config.cache.max_entries)
+                if plan.deferred is not None:
+                    raise IndexingError(
+                        f"embedding failed during the first index ({plan.deferred}); the text of every file was "
+                        "indexed, so keyword search works. Vectors are added by the next sync once the "
+                        "provider answers (or set `fallback`)."
+                    ) from plan.deferred
             else:
                 if session_files is not None:
                     if plan.config.sessions_enabled():
@@ -456,7 +517,7 @@ def run_sync(
             ) from exc
         except SyncCancelled:
             raise
-        except (OSError, UnicodeError, *getattr(store, "db_errors", ())) as exc:
+        except (OSError, UnicodeError, StoreError, *getattr(store, "db_errors", ())) as exc:
             raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report

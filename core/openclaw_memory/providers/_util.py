@@ -103,12 +103,20 @@ def redact(text: str, *secrets: str | None) -> str:
     return _SECRET_IN_TEXT.sub("***", text)
 
 
-def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str) -> T:
+def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,
+                      slots: threading.Semaphore | None = None) -> T:
     """Run ``fn`` in a helper thread and raise a retryable RemoteRequestError after ``timeout``
     seconds. The abandoned call keeps running in the background (native code cannot be
-    interrupted); its result is discarded."""
+    interrupted); its result is discarded. With ``slots``, each call holds one until ``fn``
+    really returns, so abandoned calls cannot pile up: when none is free, fail at once."""
+    if slots is not None and not slots.acquire(blocking=False):
+        raise RemoteRequestError(f"{what} not started: earlier calls that timed out are still running")
     if timeout is None or timeout <= 0:
-        return fn()
+        try:
+            return fn()
+        finally:
+            if slots is not None:
+                slots.release()
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -119,6 +127,8 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str) 
             box["error"] = exc
         finally:
             done.set()
+            if slots is not None:
+                slots.release()
 
     worker = threading.Thread(target=run, name="openclaw-embed", daemon=True)
     worker.start()

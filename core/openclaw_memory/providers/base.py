@@ -65,7 +65,12 @@ def normalize_vectors(raw: Sequence[Sequence[float]], *, expected_dims: int | No
     out: list[np.ndarray] = []
     dims = expected_dims
     for i, vec in enumerate(raw):
-        arr = np.asarray(vec, dtype=np.float32)
+        if isinstance(vec, (str, bytes)):
+            raise ProviderError(f"{who} returned text instead of a vector of numbers at position {i}")
+        try:
+            arr = np.asarray(vec, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise ProviderError(f"{who} returned a vector that is not numbers at position {i} ({exc})") from None
         if arr.ndim != 1 or arr.size == 0:
             raise ProviderError(f"{who} returned an empty or malformed vector at position {i}")
         if dims is None:

@@ -124,6 +124,18 @@ def _call_once(provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray
     return provider.embed_documents(texts)
 
 
+def _refuse_long_wait(exc: Exception, policy: RetryPolicy) -> None:
+    """A server asking to be left alone for longer than ``policy.max_retry_after`` is not waited
+    for: raise a non-retryable error at once instead of sleeping (and blocking a sync) that long."""
+    wait = getattr(exc, "retry_after", None)
+    if isinstance(wait, (int, float)) and wait > policy.max_retry_after:
+        raise RemoteRequestError(
+            f"{exc} The server asks to retry after {wait:g}s, longer than the {policy.max_retry_after:g}s "
+            "this library waits (provider_limits.max_retry_after_seconds); giving up for now",
+            status_code=getattr(exc, "status_code", None), retryable=False,
+        ) from exc
+
+
 def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request") -> T:
     """Call ``fn``; on a retryable failure sleep per ``policy`` and try again."""
     attempt = 0
@@ -133,6 +145,7 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
         except Exception as exc:
             if attempt >= policy.retries or not is_retryable(exc):
                 raise
+            _refuse_long_wait(exc, policy)
             delay = policy.delay(attempt, exc)
             log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
             time.sleep(delay)
@@ -148,6 +161,7 @@ async def awith_retries(fn: Callable[[], Any], *, policy: RetryPolicy = DEFAULT_
         except Exception as exc:
             if attempt >= policy.retries or not is_retryable(exc):
                 raise
+            _refuse_long_wait(exc, policy)
             delay = policy.delay(attempt, exc)
             log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
             await asyncio.sleep(delay)
@@ -313,6 +327,15 @@ class CachedQueryEmbedder:
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)
         return vec
+
+    def lookup(self, text: str) -> np.ndarray | None:
+        """The cached vector for ``text``, or None (never calls the provider)."""
+        with self._lock:
+            vec = self._cache.get(text)
+            if vec is not None:
+                self._cache.move_to_end(text)
+                self.hits += 1
+            return vec
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector for ``text`` (from the cache when seen before)."""

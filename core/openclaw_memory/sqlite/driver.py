@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["DriverChoice", "choose_driver", "connect", "fts5_available"]
+__all__ = ["DriverChoice", "choose_driver", "connect", "connect_read_only", "fts5_available"]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,22 @@ def connect(choice: DriverChoice, path: Path, *, extension_path: str | None = No
     _set_wal(conn, choice.module, busy_timeout_ms / 1000)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")
+    if choice.vec_loaded:
+        _load_vec(conn, extension_path)
+    return conn
+
+
+def connect_read_only(choice: DriverChoice, path: Path, *, extension_path: str | None = None) -> Any:
+    """Open an existing index that cannot be written here (read-only directory, file or mount), read-only;
+    sqlite-vec loaded when available. A WAL index whose ``-shm`` file cannot be created is opened
+    ``immutable`` (as it is on disk)."""
+    module = choice.module
+    uri = Path(path).resolve().as_uri()
+    try:
+        conn = module.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except module.Error:
+        conn = module.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False, isolation_level=None)
     if choice.vec_loaded:
         _load_vec(conn, extension_path)
     return conn

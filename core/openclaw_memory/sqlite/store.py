@@ -27,7 +27,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from openclaw_memory.errors import IndexLockedError, StoreError
-from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, fts5_available
+from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
@@ -40,6 +40,11 @@ __all__ = ["SQLiteStore"]
 log = logging.getLogger(__name__)
 
 _GENERATION_KEY = "generation"
+#: Words of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, a damaged FTS5/vec0 table).
+_DAMAGE_MARKERS = ("malformed", "not a database", "file is encrypted", "corrupt")
+_SIDE_FILES = ("-wal", "-shm")
+#: index files up to this size get a full ``PRAGMA quick_check`` when opened (about 0.3 s at 32 MB here)
+_FULL_CHECK_BYTES = 32 * 1024 * 1024
 #: meta key present (value "chunks") when every chunks_fts row has the rowid of the chunk it indexes;
 #: indexes built before that join through the FTS row's id column and are rebuilt by the next sync.
 _FTS_ROWIDS_KEY = "fts_rowids"
@@ -115,9 +120,18 @@ class SQLiteStore:
         self._vec = VecIndex(self.path, self._driver.vec_loaded, _bump_generation)
         self._conn: Any = None
         self._inode: int | None = None
+        self.read_only = False
+        self._read_only_reason: str | None = None
+        self.recovered: str | None = None  # what was done when the file was found damaged (for status)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._open()
+            try:
+                self._open()
+                self._quick_check()
+            except self._driver.module.DatabaseError as exc:
+                if not self.is_damage(exc):
+                    raise
+                self._quarantine(str(exc))
         except StoreError:
             raise
         except Exception as exc:
@@ -128,8 +142,38 @@ class SQLiteStore:
 
     def _open(self) -> None:
         self._refuse_foreign_index()
-        self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
-        self._conn.executescript(_SCHEMA)
+        self.read_only = False
+        try:
+            self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
+            self._conn.executescript(_SCHEMA)
+        except self._driver.module.OperationalError as exc:
+            if not self._can_read_only(exc):
+                raise
+            self._open_read_only(exc)
+            return
+        self._finish_open()
+
+    def _can_read_only(self, exc: BaseException) -> bool:
+        """Whether a failed open is a permission problem with an existing index (read it as it is)."""
+        if not self.path.is_file():
+            return False
+        text = str(exc).lower()
+        return "readonly" in text or "read-only" in text or not os.access(self.path.parent, os.W_OK) \
+            or not os.access(self.path, os.W_OK)
+
+    def _open_read_only(self, why: BaseException) -> None:
+        """Open an index that cannot be written here (read-only directory, file or mount): searches work,
+        syncs fail with a clear error."""
+        with contextlib.suppress(Exception):
+            if self._conn is not None:
+                self._conn.close()
+        self._conn = connect_read_only(self._driver, self.path, extension_path=self.extension_path)
+        self.read_only = True
+        self._read_only_reason = f"the index at {self.path} cannot be written ({why}); it is searched as it is"
+        log.warning("%s", self._read_only_reason)
+        self._finish_open()
+
+    def _finish_open(self) -> None:
         self._fts_ok, self._fts_error = fts5_available(self._conn)
         self._fts_aligned = False
         if self._fts_ok:
@@ -146,6 +190,58 @@ class SQLiteStore:
         self._vec.open(self._conn)
         self._inode = self.path.stat().st_ino
         self._vector_cache.drop()
+
+    def _quick_check(self) -> None:
+        """``PRAGMA quick_check`` of the open file (of its small tables only above ``_FULL_CHECK_BYTES``;
+        damage elsewhere surfaces as a driver error on read, handled the same way); a damaged file
+        raises the driver's DatabaseError."""
+        try:
+            full = self.path.stat().st_size <= _FULL_CHECK_BYTES
+        except OSError:
+            full = True
+        rows = self._conn.execute("PRAGMA quick_check").fetchall() if full else [
+            r for t in ("meta", "files") for r in self._conn.execute(f"PRAGMA quick_check({t})").fetchall()
+            if tuple(r) != ("ok",)] or [("ok",)]
+        if [tuple(r) for r in rows] != [("ok",)]:
+            detail = "; ".join(str(r[0]) for r in rows[:3])
+            raise self._driver.module.DatabaseError(f"database disk image is malformed (quick_check: {detail})")
+
+    def is_damage(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a driver error saying the index file is damaged."""
+        return isinstance(exc, self._driver.module.DatabaseError) and any(
+            m in str(exc).lower() for m in _DAMAGE_MARKERS)
+
+    def _quarantine(self, why: str) -> str:
+        """Move the damaged index file (and its WAL) aside and open a new, empty index in its place."""
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+            aside = f"{self.path}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+            try:
+                os.replace(self.path, aside)
+            except FileNotFoundError:
+                pass
+            for suffix in _SIDE_FILES:
+                with contextlib.suppress(OSError):
+                    os.replace(str(self.path) + suffix, aside + suffix)
+            self._open()
+            self.recovered = (f"the index file was damaged ({why}); it was moved aside to {aside} "
+                              "and a new index is built from the Markdown files")
+            log.warning("%s", self.recovered)
+            return self.recovered
+
+    def recover_from_damage(self, exc: BaseException) -> str | None:
+        """If ``exc`` says the file is damaged, move it aside, start an empty index and return what was
+        done; otherwise None (the error was something else). StoreError when it cannot be moved aside."""
+        if not self.is_damage(exc):
+            return None
+        try:
+            return self._quarantine(str(exc))
+        except (OSError, self._driver.module.Error) as err:
+            raise StoreError(f"the memory index at {self.path} is damaged ({exc}) and could not be replaced "
+                             f"({err}); delete the file to rebuild it from the Markdown") from err
 
     def _refuse_foreign_index(self) -> None:
         """Never touch OpenClaw's (TypeScript) own index, whose ``chunks.embedding`` is JSON TEXT.
@@ -557,14 +653,20 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        if self.read_only:
+            raise StoreError(f"{self._read_only_reason}; it cannot be updated until it is writable again")
         try:
-            with self._file_lock.acquire(timeout=timeout):
-                yield
-        except Timeout:
+            lock = self._file_lock.acquire(timeout=timeout)
+        except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
             raise IndexLockedError(
                 f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
                 "wait for it to finish or stop it"
             ) from None
+        except OSError as exc:
+            raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
+                from exc
+        with lock:
+            yield
 
     @contextlib.contextmanager
     def rebuild(self) -> Iterator[SQLiteStore]:
@@ -643,6 +745,10 @@ class SQLiteStore:
 
     def info(self) -> StoreInfo:
         notes = [self._vec.note] if self._vec.note else []
+        if self.recovered:
+            notes.append(self.recovered)
+        if self.read_only and self._read_only_reason:
+            notes.append(self._read_only_reason)
         if self._driver.name != "sqlite3":
             notes.append(f"stdlib sqlite3 cannot load extensions here; using {self._driver.name}")
         vector_path = "sqlite-vec" if self._driver.vec_loaded else ("disabled" if not self.vector_enabled else "numpy")
@@ -659,6 +765,49 @@ class SQLiteStore:
             vector_cache=self._vector_cache_state(),
             notes=notes,
         )
+
+    def integrity(self) -> dict[str, Any]:
+        """A deep check for ``status --deep``: ``PRAGMA quick_check`` (a damaged file raises the driver's
+        DatabaseError), row counts of chunks, keyword rows and vector rows, rows that point at nothing,
+        and ``problems`` (empty when consistent)."""
+        with self._lock:
+            db = self._db()
+            one = lambda sql: int(db.execute(sql).fetchone()[0])  # noqa: E731
+            quick = [str(r[0]) for r in db.execute("PRAGMA quick_check").fetchall()]
+            if quick != ["ok"]:  # damaged: the caller's recovery sets the file aside (see recover_from_damage)
+                raise self._driver.module.DatabaseError(
+                    f"database disk image is malformed (quick_check: {'; '.join(quick[:3])})")
+            out: dict[str, Any] = {
+                "quick_check": "ok" if quick == ["ok"] else "; ".join(quick[:5]),
+                "files": one("SELECT count(*) FROM files"),
+                "chunks": one("SELECT count(*) FROM chunks"),
+                "chunks_without_file": one("SELECT count(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)"),
+                "chunks_with_vector": one("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"),
+            }
+            if self._fts_ok:
+                out["fts_rows"] = one("SELECT count(*) FROM chunks_fts")
+                if self._fts_aligned:
+                    out["fts_without_chunk"] = one(
+                        "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)")
+                    out["chunks_without_fts"] = one(
+                        "SELECT count(*) FROM chunks WHERE rowid NOT IN (SELECT rowid FROM chunks_fts)")
+            dims = self._vec.dims if self._driver.vec_loaded else None
+            if dims:
+                out["vector_rows"] = one("SELECT count(*) FROM chunks_vec")
+                ids = {r[0] for r in db.execute("SELECT id FROM chunks_vec")}
+                want = {r[0] for r in db.execute(
+                    "SELECT id FROM chunks WHERE length(embedding) = ? AND embedding != zeroblob(?)", (dims * 4, dims * 4))}
+                out["vectors_without_chunk"] = len(ids - {r[0] for r in db.execute("SELECT id FROM chunks")})
+                out["chunks_missing_vector_row"] = len(want - ids)
+        problems = [] if out["quick_check"] == "ok" else [f"quick_check: {out['quick_check']}"]
+        for key in ("chunks_without_file", "fts_without_chunk", "chunks_without_fts", "vectors_without_chunk",
+                    "chunks_missing_vector_row"):
+            if out.get(key):
+                problems.append(f"{key.replace('_', ' ')}: {out[key]}")
+        if "fts_rows" in out and out["fts_rows"] != out["chunks"]:
+            problems.append(f"keyword rows ({out['fts_rows']}) differ from chunks ({out['chunks']})")
+        out["problems"] = problems
+        return out
 
     @property
     def db_errors(self) -> tuple[type[BaseException], ...]:
