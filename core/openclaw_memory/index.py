@@ -27,6 +27,7 @@ from openclaw_memory import discovery
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, OpenClawMemoryError, ProviderError
 from openclaw_memory.freshness import Freshness
+from openclaw_memory.progress import SyncProgress
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
@@ -72,6 +73,8 @@ class IndexStatus:
     embedding_probe: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
+    # while a sync runs in this process: files done/total, chunks embedded so far, ETA (SyncProgress.snapshot)
+    indexing: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,6 +141,7 @@ class MemoryIndex:
         self._embed_state: Any = None
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
+        self._live: SyncProgress | None = None  # the running sync's counters, for status()
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
@@ -189,7 +193,11 @@ class MemoryIndex:
     def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
         from openclaw_memory.providers.batch import embed_for_index
 
-        return embed_for_index(provider, texts, self.config, self._batch_state())
+        vectors = embed_for_index(provider, texts, self.config, self._batch_state())
+        live = self._live
+        if live is not None:
+            live.add_embedded(len(vectors))
+        return vectors
 
     def _batch_state(self) -> Any:
         if self._embed_state is None:
@@ -216,21 +224,33 @@ class MemoryIndex:
         targeted = session_files is not None
         if not targeted:  # a targeted run does not look at the memory files
             self._dirty = False
+        self._live = SyncProgress(reason)
+        caller_progress = progress
+
+        def tracked(done: int, total: int, label: str) -> None:
+            if (live := self._live) is not None:
+                live.files(done, total)
+            if caller_progress is not None:
+                caller_progress(done, total, label)
+
         try:
             try:
-                report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=tracked,
                                   session_files=session_files)
             except IndexingError as exc:
                 if not self._activate_fallback(exc):
                     raise
+                self._live = SyncProgress(f"{reason} (fallback)")
                 report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
-                                  progress=progress)
+                                  progress=tracked)
         except BaseException as exc:
             if not targeted:  # a transcript-only run leaves the memory files' state alone
                 self._dirty = True
                 if isinstance(exc, Exception):
                     self._sync_failed(exc)
             raise
+        finally:
+            self._live = None
         self._last_sync = report
         if not targeted:  # the memory files are indexed again
             self._last_sync_error = self._last_sync_failed_at = None
@@ -569,6 +589,7 @@ class MemoryIndex:
             embedding_probe=probe,
             notes=notes,
             sessions=sessions,
+            indexing=live.snapshot() if (live := self._live) is not None else None,
         )
 
     def _cache_status(self) -> dict[str, Any]:
