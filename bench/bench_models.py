@@ -221,19 +221,23 @@ def installed_mb(packages: Sequence[str]) -> float | None:
     return total / 1e6
 
 
-PLATFORMS = (
-    ("linux x86_64", "manylinux_2_28_x86_64"), ("linux aarch64", "manylinux_2_28_aarch64"),
-    ("macOS arm64", "macosx_14_0_arm64"), ("macOS x86_64", "macosx_14_0_x86_64"), ("Windows", "win_amd64"),
+PLATFORMS = (  # pip matches --platform tags exactly, so each platform lists the tags wheels use
+    ("linux x86_64", ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")),
+    ("linux aarch64", ("manylinux2014_aarch64", "manylinux_2_17_aarch64", "manylinux_2_28_aarch64")),
+    ("macOS arm64", ("macosx_11_0_arm64", "macosx_14_0_arm64")),
+    ("macOS x86_64", ("macosx_10_9_x86_64", "macosx_10_15_x86_64", "macosx_13_0_x86_64")),
+    ("Windows", ("win_amd64",)),
 )
 
 
 def wheel_platforms(package: str) -> str:
     """Which of PLATFORMS pip's resolver finds a binary wheel of ``package`` for (cp311; no deps)."""
     ok = []
-    for label, tag in PLATFORMS:
+    for label, tags in PLATFORMS:
         r = subprocess.run(
             [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps", "--only-binary=:all:",
-             "--platform", tag, "--python-version", "3.11", "--target", "/tmp/bench-models-none", package],
+             *(a for t in tags for a in ("--platform", t)), "--python-version", "3.11",
+             "--target", "/tmp/bench-models-none", package],
             capture_output=True, text=True)
         if r.returncode == 0:
             ok.append(label)
