@@ -102,7 +102,8 @@ def _indexing_line(live: dict[str, Any]) -> str:
     total = live.get("files_total")
     files = f"{live['files_done']:,} / {total:,} files" if total is not None else "starting"
     estimate = live.get("chunks_estimate")
-    vectors = f"vectors: {live['chunks_embedded']:,}" + (f" / ~{estimate:,} chunks" if estimate is not None else " chunks")
+    of = f" / ~{estimate:,}" if estimate is not None else ""
+    vectors = f"vectors: {live['chunks_embedded']:,}{of} chunks"
     eta = live.get("eta_s")
     when = f"ETA {int(eta) // 60}m {int(eta) % 60:02d}s" if eta is not None else "ETA unknown"
     return f"Indexing ({live['reason']}): {files} · {vectors} · {when}"
