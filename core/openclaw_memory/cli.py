@@ -133,6 +133,18 @@ def main(ctx: click.Context, workspace: str | None, config: str | None, agent: s
     ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "provider": provider}
 
 
+def _indexing_line(live: dict[str, Any]) -> str:
+    """``Indexing (reason): 400 / 1,000 files · vectors: 1,234 / ~3,000 chunks · ETA 3m 10s``."""
+    total = live.get("files_total")
+    files = f"{live['files_done']:,} / {total:,} files" if total is not None else "starting"
+    estimate = live.get("chunks_estimate")
+    of = f" / ~{estimate:,}" if estimate is not None else ""
+    vectors = f"vectors: {live['chunks_embedded']:,}{of} chunks"
+    eta = live.get("eta_s")
+    when = f"ETA {int(eta) // 60}m {int(eta) % 60:02d}s" if eta is not None else "ETA unknown"
+    return f"Indexing ({live['reason']}): {files} · {vectors} · {when}"
+
+
 def _print_status(st: IndexStatus) -> None:
     click.echo(f"Memory Search ({st.agent_id})")
     requested = f" (requested: {st.requested_provider})" if st.requested_provider != st.provider else ""
@@ -147,6 +159,8 @@ def _print_status(st: IndexStatus) -> None:
     click.echo(f"Indexed: {st.files} files · {st.chunks} chunks")
     for source, c in sorted(st.source_counts.items()):
         click.echo(f"  {source} · {c['files']} files · {c['chunks']} chunks")
+    if st.indexing:
+        click.echo(_indexing_line(st.indexing))
     click.echo(f"Dirty: {'yes' if st.dirty else 'no'}")
     click.echo(f"Workspace: {st.workspace}")
     click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
@@ -226,25 +240,12 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
 
 @contextmanager
 def _progress_bar(desc: str) -> Iterator[Progress]:
-    """A sync ``progress`` callback drawing a bar on stderr (only on a terminal, only when files
-    are (re)indexed), closed on exit."""
-    from tqdm import tqdm
+    """A sync ``progress`` callback drawing a bar with an ETA on stderr (only on a terminal, only
+    when files are (re)indexed), closed on exit."""
+    from openclaw_memory.progress import progress_bar
 
-    bar: Any = None
-
-    def progress(done: int, total: int, label: str) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, desc=desc, unit="file", file=sys.stderr,
-                       disable=total == 0 or not sys.stderr.isatty())
-        bar.update(1)
-        bar.set_postfix_str(label[-40:], refresh=False)
-
-    try:
-        yield progress
-    finally:
-        if bar is not None:
-            bar.close()
+    with progress_bar(desc, file=sys.stderr, disable=None) as bar:
+        yield bar
 
 
 @main.command()

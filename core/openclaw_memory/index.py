@@ -28,6 +28,7 @@ from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError, ProviderError, StoreError
 from openclaw_memory.freshness import Freshness
+from openclaw_memory.progress import SyncProgress
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.sqlite.store import SQLiteStore
@@ -90,6 +91,8 @@ class IndexStatus:
     provider_breaker: dict[str, Any] | None = None
     #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
     integrity: dict[str, Any] | None = None
+    # while a sync runs in this process: files done/total, chunks embedded so far, ETA (SyncProgress.snapshot)
+    indexing: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,6 +159,7 @@ class MemoryIndex:
         self._embed_state: Any = None
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
+        self._live: SyncProgress | None = None  # the running sync's counters, for status()
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
@@ -252,6 +256,9 @@ class MemoryIndex:
             self._breaker.record_failure(exc)
             raise
         self._breaker.record_success()
+        live = self._live
+        if live is not None:
+            live.add_embedded(len(vectors))
         return vectors
 
     def _batch_state(self) -> Any:
@@ -280,27 +287,39 @@ class MemoryIndex:
         targeted = session_files is not None
         if not targeted:  # a targeted run does not look at the memory files
             self._dirty = False
+        self._live = SyncProgress(reason)
+        caller_progress = progress
+
+        def tracked(done: int, total: int, label: str) -> None:
+            if (live := self._live) is not None:
+                live.files(done, total)
+            if caller_progress is not None:
+                caller_progress(done, total, label)
+
         try:
             try:
                 try:
-                    report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=progress,
+                    report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=tracked,
                                       session_files=session_files, lock_timeout=lock_timeout)
                 except Exception as exc:
                     if self._recover_from_damage(exc) is None:
                         raise
                     report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
-                                      progress=progress)
+                                      progress=tracked)
             except IndexingError as exc:
                 if not self._activate_fallback(exc):
                     raise
+                self._live = SyncProgress(f"{reason} (fallback)")
                 report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
-                                  progress=progress)
+                                  progress=tracked)
         except BaseException as exc:
             if not targeted:  # a transcript-only run leaves the memory files' state alone
                 self._dirty = True
                 if isinstance(exc, Exception) and not isinstance(exc, IndexLockedError):
                     self._sync_failed(exc)  # another process's sync holding the lock is no failure
             raise
+        finally:
+            self._live = None
         self._last_sync = report
         if not targeted:  # the memory files are indexed again
             self._last_sync_error = self._last_sync_failed_at = None
@@ -738,6 +757,7 @@ class MemoryIndex:
             sessions=sessions,
             provider_breaker=self._breaker.to_dict() if provider is not None else None,
             integrity=integrity,
+            indexing=live.snapshot() if (live := self._live) is not None else None,
         )
 
     def _is_dirty_now(self) -> bool:

