@@ -130,9 +130,32 @@ def _nest(root: Path, depth: int) -> Path:
     return root
 
 
-def test_a_thousand_nested_directories_index_and_search_with_a_warning(write, make_index, caplog):
+def _remove_nested(root: Path) -> None:
+    """Delete what :func:`_nest` made, deepest level first and without recursion (``shutil.rmtree`` and
+    pytest's own temp-dir cleanup recurse, and fail with RecursionError at this depth)."""
+    depth = 0
+    while (root / ("d/" * (depth + 1))).is_dir():
+        depth += 1
+    for level in range(depth, 0, -1):
+        here = root / ("d/" * level)
+        for entry in os.scandir(here):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(here)
+
+
+@pytest.fixture
+def nest(request):
+    """``_nest``, with the deep tree removed after the test."""
+    def make(root: Path, depth: int) -> Path:
+        request.addfinalizer(lambda: _remove_nested(root))
+        return _nest(root, depth)
+    return make
+
+
+def test_a_thousand_nested_directories_index_and_search_with_a_warning(write, make_index, caplog, nest):
     ws = write(NOTES | {"memory/d/d/shallow.md": "# shallow\n- shallow quokka\n"})
-    _nest(ws / "memory" / "d" / "d", 1000)
+    nest(ws / "memory" / "d" / "d", 1000)
     idx = make_index(None)
     with caplog.at_level(logging.WARNING, logger="openclaw_memory.discovery"):
         report = idx.sync()
@@ -142,17 +165,17 @@ def test_a_thousand_nested_directories_index_and_search_with_a_warning(write, ma
     assert idx.search("quokka").hits and not idx.search("zanzibar").hits
 
 
-def test_files_within_the_depth_cap_are_indexed(write, make_index):
+def test_files_within_the_depth_cap_are_indexed(write, make_index, nest):
     ws = write(NOTES)
-    _nest(ws / "memory", MAX_DIR_DEPTH)
+    nest(ws / "memory", MAX_DIR_DEPTH)
     files = list_memory_files(ws, [])
     assert len(files) == 3 and files[-1].name == "deep.md"
     assert not scan_memory_files(ws, []).skipped
 
 
-def test_cli_index_and_search_survive_deep_nesting(write, tmp_path):
+def test_cli_index_and_search_survive_deep_nesting(write, tmp_path, nest):
     ws = write(NOTES)
-    _nest(ws / "memory", 1000)
+    nest(ws / "memory", 1000)
     res = run(*base(ws, tmp_path), "index")
     assert res.exit_code == 0, res.output
     res = run(*base(ws, tmp_path), "search", "a828e60")
