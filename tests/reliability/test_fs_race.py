@@ -123,7 +123,7 @@ def test_memory_get_never_reads_outside_while_a_directory_is_swapped(write, make
                 inside += 1
             else:
                 refused += 1  # an error payload (a symlink in the way) or empty text (renamed away)
-                assert set(got) <= {"path", "text", "start_line", "end_line", "disabled", "error"}
+                assert set(got) <= {"path", "text", "start_line", "end_line", "exists", "disabled", "error"}
     print(f"memory_get: {inside + leaked + refused} calls, {swapper.swaps} swaps, {inside} inside, {refused} refused, "
           f"{leaked} outside")
     assert swapper.swaps > 50, "the swapper did not run; the test proves nothing"
