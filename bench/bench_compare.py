@@ -49,7 +49,7 @@ LABELS = {
     "bm25s": "bm25s",
     "openclaw-npm": "openclaw 2026.9.6 (npm, Node 24)",
 }
-NPM_DIR = HERE / ".peers" / "openclaw"
+NPM_DIR = HERE / ".peers" / "openclaw"  # --npm-dir replaces it
 
 
 def parse_size(s: str) -> int:
@@ -104,6 +104,11 @@ def npm_unavailable() -> str | None:
     from openclaw_npm import openclaw_unavailable
 
     return openclaw_unavailable(NPM_DIR)
+
+
+def set_npm_dir(path: Path) -> None:
+    global NPM_DIR
+    NPM_DIR = path
 
 
 # ---- search latency and RSS ---------------------------------------------------------------------
@@ -604,8 +609,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-size", default="langchain=100k,llamaindex=100k,chroma=100k",
                     help="per-system largest corpus size (default langchain=100k,llamaindex=100k,chroma=100k)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per worker process (default 1800)")
+    ap.add_argument("--npm-dir", type=Path, default=NPM_DIR, help="where make bench installed the openclaw npm package")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.md")
     args = ap.parse_args(argv)
+    set_npm_dir(args.npm_dir)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s]
     args.max_size = {k: parse_size(v) for k, v in (kv.split("=") for kv in args.max_size.split(",") if kv)}
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "
