@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "core"))
 sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
-from bench_search import COMMON, make_corpus, make_vocab, measure_bandwidth  # noqa: E402
+from bench_search import COMMON, make_vocab, measure_bandwidth  # noqa: E402
+from bench_search import make_corpus as _make_corpus  # noqa: E402
 
 DIMS = 384
 ALL_SYSTEMS = ["openclaw-memory", "langchain", "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
@@ -84,8 +85,12 @@ def run_worker(task: str, system: str, corpus: Path, args: argparse.Namespace, e
     """Run ``peers.py`` in a fresh process; a failure or a timeout comes back as ``{"error": ...}``."""
     cmd = [sys.executable, str(HERE / "peers.py"), task, "--system", system, "--corpus", str(corpus),
            "--k", str(args.k), *extra]
+    env = dict(os.environ)
+    if args.blas_threads:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(args.blas_threads)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout:.0f} s (--timeout)"}
     for line in r.stdout.splitlines():
@@ -113,12 +118,54 @@ def set_npm_dir(path: Path) -> None:
 
 # ---- search latency and RSS ---------------------------------------------------------------------
 
+#: up to this size the corpus is ``bench_search.make_corpus``'s (one sampling call per chunk); above it the
+#: same distribution is drawn in batches (``fast_corpus``), which makes 1M chunks in minutes instead of an hour
+SLOW_CORPUS_MAX = 100_000
+
+
+def make_corpus(n: int, rng: np.random.Generator, vocab: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    vecs, texts, _ = _make_corpus(n, rng, vocab)
+    return vecs, texts
+
+
+def fast_corpus(n: int, rng: np.random.Generator, vocab: Sequence[str], batch: int = 20_000) -> tuple[np.ndarray, list[str]]:
+    """``bench_search.make_corpus``'s distribution (clustered unit vectors; 150–229 Zipf words, 5 topic words
+    of the chunk's cluster, a commit-like ID every 997 chunks), sampled in batches."""
+    n_clusters = max(1, n // 100)
+    centres = rng.standard_normal((n_clusters, DIMS)).astype(np.float32)
+    labels = rng.integers(0, n_clusters, size=n)
+    vecs = np.empty((n, DIMS), dtype=np.float32)
+    for at in range(0, n, batch):
+        part = centres[labels[at : at + batch]] + 0.6 * rng.standard_normal((min(batch, n - at), DIMS)).astype(np.float32)
+        vecs[at : at + batch] = part / np.linalg.norm(part, axis=1, keepdims=True)
+    words = np.asarray(vocab)
+    p = 1.0 / np.arange(1, len(vocab) + 1)
+    p /= p.sum()
+    topic = words[len(COMMON) + 1000 + (np.arange(n_clusters * 5) % (len(vocab) - 2000))].reshape(n_clusters, 5)
+    lengths = rng.integers(150, 230, size=n)
+    texts: list[str] = []
+    for at in range(0, n, batch):
+        m = min(batch, n - at)
+        lens = lengths[at : at + m]
+        flat = words[rng.choice(len(vocab), size=int(lens.sum()), p=p)]
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        for j in range(5):  # 5 topic words at random positions of each chunk
+            flat[starts + (rng.random(m) * lens).astype(np.int64)] = topic[labels[at : at + m], j]
+        flat = flat.tolist()
+        for i in range(m):
+            body = flat[starts[i] : starts[i] + lens[i]]
+            if (at + i) % 997 == 0:
+                body.append(f"{at + i:07x}")
+            texts.append(" ".join(body) + ".")
+    return vecs, texts
+
+
 def synthetic_corpus(n: int, queries: int, folder: Path) -> Path:
     """``n`` synthetic chunks as ``bench_search.py`` makes them (clustered 384-d unit vectors, Zipf text)
     and ``queries`` queries: 4 content words of a chunk and that chunk's vector plus noise."""
     rng = np.random.default_rng(n)
     vocab = make_vocab(rng)
-    vecs, texts, _ = make_corpus(n, rng, vocab)
+    vecs, texts = make_corpus(n, rng, vocab) if n <= SLOW_CORPUS_MAX else fast_corpus(n, rng, vocab)
     per_file = 100
     chunks = [{"id": f"c{i}", "path": f"memory/f{i // per_file:05d}.md", "start_line": i % per_file + 1,
                "end_line": i % per_file + 1, "text": t} for i, t in enumerate(texts)]
@@ -138,6 +185,7 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
     for n in args.sizes:
         t = time.perf_counter()
         corpus = synthetic_corpus(n, args.queries, tmp / f"synthetic-{n}")
+        out.setdefault("corpus_s", {})[n] = time.perf_counter() - t
         log(f"[search {fmt_size(n)}] corpus generated in {time.perf_counter() - t:.0f} s")
         for name in systems:
             if name == "openclaw-npm":
@@ -453,7 +501,7 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
     parts = [f"# openclaw-memory next to the alternatives\n",
              f"One run of `{out['command']}` on {out['machine']}; started {out['started']}, "
              f"took {out['took_s'] / 60:.0f} min; load average {out['load_before']:.1f} before, "
-             f"{out['load_after']:.1f} after. The machine is shared: compare within a table (ratios are to "
+             f"{out['load_after']:.1f} after; BLAS threads per worker: {args.blas_threads or 'default'}. The machine is shared: compare within a table (ratios are to "
              f"openclaw-memory in this run), not across runs.\n"]
     if "quality" in out:
         rows = []
@@ -608,6 +656,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sync-files", type=int, default=10_000, help="files for the sync table (default 10,000)")
     ap.add_argument("--max-size", default="langchain=100k,llamaindex=100k,chroma=100k",
                     help="per-system largest corpus size (default langchain=100k,llamaindex=100k,chroma=100k)")
+    ap.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS/OpenMP threads of every worker (default 1: on a shared, oversubscribed machine spinning "
+                         "BLAS threads cost more than they give; 0 = library default)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per worker process (default 1800)")
     ap.add_argument("--npm-dir", type=Path, default=NPM_DIR, help="where make bench installed the openclaw npm package")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.md")
