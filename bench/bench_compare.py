@@ -459,7 +459,10 @@ def measure_index(args: argparse.Namespace, systems: list[str], tmp: Path, out: 
                 rows.append({"system": name, "unavailable": why})
                 continue
             log("[index] openclaw-npm …")
-            rows.append({"system": name, **first_index(NPM_DIR, ws, tmp / "npm-index", len(chunks))})
+            try:
+                rows.append({"system": name, **first_index(NPM_DIR, ws, tmp / "npm-index", len(chunks))})
+            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+                rows.append({"system": name, "unavailable": f"failed: {exc}"[:300]})
             continue
         log(f"[index] {name} …")
         res = run_worker("search", name, corpus, args)
@@ -489,7 +492,10 @@ def measure_sync(args: argparse.Namespace, systems: list[str], tmp: Path, out: d
             rows.append({"system": "openclaw-npm", "unavailable": why})
         else:
             log("[sync] openclaw-npm …")
-            rows.append({"system": "openclaw-npm", **sync_figures(NPM_DIR, args.sync_files, tmp / "npm-sync")})
+            try:
+                rows.append({"system": "openclaw-npm", **sync_figures(NPM_DIR, args.sync_files, tmp / "npm-sync")})
+            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+                rows.append({"system": "openclaw-npm", "unavailable": f"failed: {exc}"[:300]})
     out["sync"] = rows
 
 
