@@ -174,6 +174,11 @@ def devset_quality(npm_dir: Path, corpora: list[tuple[str, Path, list[dict[str, 
                 found, took = cli.search(q["question"], k)
                 latencies.append(took * 1000)
                 results.append(_ranges(found))
+        known = {f.relative_to(data_ws).as_posix() for f in data_ws.rglob("*.md")}
+        returned = {cid.rsplit("#", 1)[0] for got in results for cid in got}
+        if returned and not returned & known:
+            raise RuntimeError(f"the original returned paths that are not files of the workspace (e.g. "
+                               f"{sorted(returned)[0]!r}): results not comparable")
         r, h, ln = score(results, wq, k)
         agg[0] += len(wq)
         agg[1] += r
