@@ -623,7 +623,7 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
                 v = r["modes"].get(mode, {})
                 if "p50_ms" in v:
                     b = base.get((n, mode))
-                    ratio = f" ({v['p50_ms'] / b['p50_ms']:.1f}×)" if b and r["system"] != "openclaw-memory" else ""
+                    ratio = f" ({v['p50_ms'] / b['p50_ms']:.2g}×)" if b and r["system"] != "openclaw-memory" else ""
                     cells.append(f"{ms(v['p50_ms'])} / {ms(v['p95_ms'])}{ratio}")
                 else:
                     cells.append("n/a")
@@ -645,7 +645,7 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
             rows.append([fmt_size(n), label, *cells, f"{r['peak_rss_mb']:,.0f}", "; ".join(notes)])
         parts.append(table(["chunks", "system", "keyword p50 / p95 (p50 × this library)", "vector p50 / p95 (×)",
                             "hybrid p50 / p95 (×)", "peak RSS MB", "notes"], rows) + "\n")
-        parts.append("Peak RSS is the worker process's maximum resident set (`getrusage`): the corpus it was handed "
+        parts.append("Peak RSS is the worker process's maximum resident set (VmHWM): the corpus it was handed "
                      "(texts and vectors, the same for every system) plus the system's own index and its build.\n")
     if "index" in out:
         rate = out.get("index_model_rate")
