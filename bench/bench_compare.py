@@ -719,12 +719,14 @@ def plot(out: dict[str, Any], path: Path) -> bool:
         return False
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.8), sharey=True)
     for ax, mode in zip(axes, peers.MODES):
-        for name in ALL_SYSTEMS:
+        names = list(dict.fromkeys(r["system"] for r in out.get("search", [])))
+        for name in names:
             pts = sorted((r["chunks"], r["modes"][mode]["p50_ms"]) for r in out.get("search", [])
                          if r["system"] == name and "modes" in r and "p50_ms" in r["modes"].get(mode, {}))
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name,
                         linewidth=2.5 if name == "openclaw-memory" else 1.2)
+        ax.legend(fontsize=7)
         if mode == "vector" and out.get("bandwidth"):
             xs = sorted({r["chunks"] for r in out["search"]})
             ax.plot(xs, [x * DIMS * 4 / out["bandwidth"] * 1000 for x in xs], "k:", label="bandwidth floor")
@@ -734,7 +736,6 @@ def plot(out: dict[str, Any], path: Path) -> bool:
         ax.set_xlabel("chunks (384-d)")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("ms")
-    axes[-1].legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
