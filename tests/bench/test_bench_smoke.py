@@ -23,12 +23,12 @@ def test_bench_compare_smallest_run(tmp_path: Path) -> None:
     out = tmp_path / "results" / "latest.md"
     cmd = [sys.executable, str(ROOT / "bench" / "bench_compare.py"), "--sizes", "1k", "--systems", ",".join(SYSTEMS),
            "--queries", "5", "--quality-embedder", "fake", "--index-notes", "12", "--index-model", "none",
-           "--sync-files", "40", "--npm-dir", str(tmp_path / "no-npm"), "--timeout", "300", "--out", str(out)]
+           "--sync-files", "40", "--prefilter-sizes", "2k", "--npm-dir", str(tmp_path / "no-npm"), "--timeout", "300", "--out", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=580, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     text = out.read_text(encoding="utf-8")
     data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-    for heading in ("## Search latency", "## First index", "## Sync"):
+    for heading in ("## Search latency", "## First index", "## Sync", "exact scan against the binary pre-filter"):
         assert heading in text
     assert text in r.stdout  # the same tables are printed
 
@@ -52,6 +52,9 @@ def test_bench_compare_smallest_run(tmp_path: Path) -> None:
     assert sync["system"] == "openclaw-memory" and sync["files"] == 40
     assert sync["force_calls"] == 0  # a forced rebuild embeds nothing: the cache is warm
     assert sync["edit_embedded"] >= 1
+
+    pre = data["prefilter"][0]
+    assert pre["chunks"] == 2000 and pre["recall@6_near"] == 1.0  # below the threshold: exact on both paths
 
     if data.get("quality_error"):
         assert "Not measured" in text
