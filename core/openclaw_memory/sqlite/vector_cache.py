@@ -16,6 +16,13 @@ ones are never returned), :func:`exact_scores` gives each candidate a score that
 values alone, and equal scores are ordered by the chunk's rowid (the order it was indexed in). The
 fast scans (numpy's float32 matrix product, sqlite-vec's scan) only pick candidates, with a margin of
 :func:`score_margin` around the cut-off so that rounding in them never changes the result.
+From :data:`BINARY_PREFILTER_ROWS` rows up, the exact scan costs more than a search may take (a 1M-row
+matrix is 1.5 GB to read per query): :meth:`VectorMatrix.search` then ranks every row first by the
+Hamming distance of 1-bit codes (the sign of each dimension, centred on the mean vector: 48 bytes a row
+at 384 dimensions, built while the copy loads), keeps the best :data:`BINARY_OVERFETCH` × ``limit`` rows
+(at least :data:`BINARY_MIN_CANDIDATES`) and scores only those exactly, as above. That pre-filter is
+approximate: a row whose code is far from the query's can be missed (``bench/bench_compare.py`` reports
+the recall it keeps); below the threshold every row is scored and the paths agree exactly.
 The stored vectors are read the same way for this copy and for (re)filling ``chunks_vec``
 (:func:`stored_vectors`), and the vectors with a direction are picked in one place (:func:`directions`,
 :attr:`UnitVectors.directed`).
@@ -35,8 +42,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin",
-           "stored_vectors", "unit_rows", "unit_vectors"]
+__all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_PREFILTER_ROWS", "BinaryCodes", "UnitVectors",
+           "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin", "stored_vectors", "unit_rows",
+           "unit_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +57,14 @@ _SAFE_SQUARED_NORM = np.float32(2.0**-100)
 _SPARE = 32
 #: rows scored at once by :func:`exact_scores` (bounds its float64 temporaries)
 _SCORE_BATCH = 4096
+#: from this many rows up, a search pre-filters with binary codes and rescores the survivors exactly
+BINARY_PREFILTER_ROWS = 250_000
+#: rows kept by the binary pre-filter per result asked for ...
+BINARY_OVERFETCH = 64
+#: ... and at least this many
+BINARY_MIN_CANDIDATES = 4096
+#: rows turned into codes at once (bounds the temporaries while building them)
+_CODE_BATCH = 65536
 
 
 def unit_rows(rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,6 +169,68 @@ def _top_candidates(scores: np.ndarray, n: int, margin: float) -> np.ndarray:
     return top[values >= floor]
 
 
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def _add_popcount(words: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    """Add the set bits of each uint64 of ``words`` to ``out`` (numpy >= 2 counts them natively; older numpy
+    per byte)."""
+    if hasattr(np, "bitwise_count"):
+        np.bitwise_count(words, out=scratch)
+        np.add(out, scratch, out=out)
+    else:
+        np.add(out, _BYTE_BITS[words.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.uint16), out=out)
+
+
+class BinaryCodes(NamedTuple):
+    """1-bit codes of unit rows: bit ``j`` of a row is set when its dimension ``j`` is above ``centre[j]``.
+    ``words[w, i]`` holds bits ``64w`` to ``64w + 63`` of row ``i`` (the last word zero-padded): word-major,
+    so that a Hamming pass streams each word of every row contiguously."""
+
+    centre: np.ndarray
+    words: np.ndarray
+
+    @classmethod
+    def of(cls, unit: np.ndarray) -> BinaryCodes:
+        """The codes of ``unit`` (float32 rows), centred on their mean."""
+        n, dims = unit.shape
+        centre = unit.mean(axis=0, dtype=np.float64).astype(np.float32) if n else np.zeros(dims, dtype=np.float32)
+        width = (dims + 63) // 64
+        words = np.empty((width, n), dtype=np.uint64)
+        row = np.zeros((min(n, _CODE_BATCH), width * 8), dtype=np.uint8)
+        for at in range(0, n, _CODE_BATCH):
+            packed = np.packbits(unit[at : at + _CODE_BATCH] > centre, axis=1)
+            m = packed.shape[0]
+            row[:m, : packed.shape[1]] = packed
+            words[:, at : at + m] = row[:m].view(np.uint64).T
+        return cls(centre, words)
+
+    def query(self, q: np.ndarray) -> np.ndarray:
+        """The code of the unit query ``q``: one uint64 per word."""
+        out = np.zeros(self.words.shape[0] * 8, dtype=np.uint8)
+        packed = np.packbits(q > self.centre)
+        out[: packed.size] = packed
+        return out.view(np.uint64)
+
+    def nearest(self, q: np.ndarray, count: int, keep: np.ndarray | None) -> np.ndarray:
+        """Indices of at least ``count`` rows (of those in ``keep``, None: all) with the smallest Hamming
+        distance to the code of ``q``: every row as close as the ``count``-th is included."""
+        width, n = self.words.shape
+        code = self.query(q)
+        dist = np.zeros(n, dtype=np.uint16)
+        xor = np.empty(n, dtype=np.uint64)
+        bits = np.empty(n, dtype=np.uint8)
+        for w in range(width):
+            np.bitwise_xor(self.words[w], code[w], out=xor)
+            _add_popcount(xor, dist, bits)
+        beyond = width * 64 + 1  # farther than any code: rows left out by ``keep``
+        if keep is not None:
+            dist[~keep] = beyond
+        counts = np.bincount(dist, minlength=beyond + 1)
+        cut = int(np.searchsorted(np.cumsum(counts), count))  # the distance of the count-th nearest row
+        return np.flatnonzero(dist <= cut)
+
+
 @dataclass(frozen=True, eq=False)
 class VectorMatrix:
     """One consistent copy of the stored vectors of one dimension: unit-length rows (zero vectors stay zero;
@@ -167,6 +245,8 @@ class VectorMatrix:
     source_names: tuple[str, ...]
     model_codes: np.ndarray
     model_names: tuple[str, ...]
+    #: the binary codes of the pre-filter (only from :data:`BINARY_PREFILTER_ROWS` rows up)
+    codes: BinaryCodes | None = None
 
     @classmethod
     def empty(cls, generation: str) -> VectorMatrix:
@@ -191,10 +271,18 @@ class VectorMatrix:
         n = min(int(limit), count)
         if n <= 0:
             return []
-        scores = matrix @ q
-        if keep is not None:
-            scores[~keep] = -np.inf
-        rows = _top_candidates(scores, n, score_margin(q.size))
+        codes = self.codes
+        if codes is not None and count > BINARY_PREFILTER_ROWS:
+            picked = codes.nearest(q, max(n * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), keep)
+            scores = matrix[picked] @ q
+            if keep is not None:
+                scores[~keep[picked]] = -np.inf
+            rows = picked[_top_candidates(scores, n, score_margin(q.size))]
+        else:
+            scores = matrix @ q
+            if keep is not None:
+                scores[~keep] = -np.inf
+            rows = _top_candidates(scores, n, score_margin(q.size))
         exact = exact_scores(matrix[rows], q)
         order = np.lexsort((self.rowids[rows], -exact))[:n]
         return [(self.ids[rows[i]], float(exact[i])) for i in order]
@@ -379,5 +467,7 @@ class VectorCache:
             if began and db.in_transaction:
                 db.execute("ROLLBACK")
         n = len(ids)
-        return VectorMatrix(gen, matrix[:n] if n > most // 2 else matrix[:n].copy(), ids, rowids[:n].copy(),
-                            source_codes[:n].copy(), tuple(sources), model_codes[:n].copy(), tuple(models))
+        vectors = matrix[:n] if n > most // 2 else matrix[:n].copy()
+        codes = BinaryCodes.of(vectors) if n > BINARY_PREFILTER_ROWS else None
+        return VectorMatrix(gen, vectors, ids, rowids[:n].copy(), source_codes[:n].copy(), tuple(sources),
+                            model_codes[:n].copy(), tuple(models), codes)

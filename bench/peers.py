@@ -1,0 +1,506 @@
+"""The systems ``bench_compare.py`` measures, each behind one small interface, and the worker that runs one.
+
+Every system is built from the same chunks (text, id, path, line range) and the same precomputed
+vectors, and answers a query from the same query text and query vector: the embedding model is
+taken out of the comparison (a stand-in embedding object hands each framework the vector it would
+have computed). A system that lacks a mode (Chroma has no keyword ranking) says so.
+
+Run as a worker (one system, one corpus, one fresh process, so its peak RSS is its own)::
+
+    python bench/peers.py search --system NAME --corpus DIR --k 6
+    python bench/peers.py quality --system NAME --corpus DIR --k 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "core"))
+
+MODES = ("keyword", "vector", "hybrid")
+
+
+class Corpus:
+    """Chunks and vectors written by ``bench_compare.py`` into a folder: ``chunks.json`` (a list of
+    ``{id, path, start_line, end_line, text}``), ``vectors.npy`` (float32 unit rows, same order),
+    ``queries.json`` (a list of query texts) and ``query_vectors.npy``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.chunks: list[dict[str, Any]] = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
+        self.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        self.queries: list[str] = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
+        self.query_vectors = np.load(folder / "query_vectors.npy")
+        meta = folder / "meta.json"
+        self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+
+    @property
+    def texts(self) -> list[str]:
+        return [c["text"] for c in self.chunks]
+
+    @property
+    def ids(self) -> list[str]:
+        return [c["id"] for c in self.chunks]
+
+
+class StandIn:
+    """The vectors a framework asks its embedding object for, looked up from the precomputed ones."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.docs = {c["text"]: i for i, c in enumerate(corpus.chunks)}
+        self.vectors = corpus.vectors
+        self.queries = {q: corpus.query_vectors[i] for i, q in enumerate(corpus.queries)}
+        self.dims = int(corpus.vectors.shape[1])
+
+    def doc(self, text: str) -> list[float]:
+        return np.asarray(self.vectors[self.docs[text]], dtype=np.float32).tolist()
+
+    def query(self, text: str) -> list[float]:
+        return np.asarray(self.queries[text], dtype=np.float32).tolist()
+
+
+class System:
+    """One system under test. ``build`` indexes the corpus; ``search`` returns chunk ids, best first."""
+
+    name = ""
+    modes: tuple[str, ...] = MODES
+    missing: dict[str, str] = {}
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        raise NotImplementedError
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        raise NotImplementedError
+
+    def warm(self) -> None:
+        """Wait for anything the system finishes in the background after building."""
+
+
+# ---- this library -------------------------------------------------------------------------------
+
+class OpenClawMemory(System):
+    """openclaw-memory's SQLite store (FTS5 + sqlite-vec, in-memory matrix once loaded) and its hybrid search."""
+
+    name = "openclaw-memory"
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        from openclaw_memory.config import MemoryConfig
+        from openclaw_memory.providers.fake import FakeEmbeddingProvider
+        from openclaw_memory.sqlite.store import SQLiteStore
+        from openclaw_memory.storage import StoredChunk
+        from openclaw_memory.types import MemoryFile
+        from concurrent.futures import ThreadPoolExecutor
+
+        db = tmp / "index.sqlite"
+        store = SQLiteStore(db, vector_enabled=True)
+        by_path: dict[str, list[int]] = {}
+        for i, c in enumerate(corpus.chunks):
+            by_path.setdefault(c["path"], []).append(i)
+        for path, rows in by_path.items():
+            chunks = [StoredChunk(id=corpus.chunks[i]["id"], path=path, source="memory",
+                                  start_line=corpus.chunks[i]["start_line"], end_line=corpus.chunks[i]["end_line"],
+                                  hash=corpus.chunks[i]["id"], model="bench", text=corpus.chunks[i]["text"],
+                                  embedding=np.asarray(corpus.vectors[i], dtype=np.float32)) for i in rows]
+            store.replace_file(MemoryFile(path=path, abs_path=str(tmp / path), mtime_ms=0.0, size=1, hash=path), chunks)
+        store.close()
+        self.store = SQLiteStore(db, vector_enabled=True)
+        self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
+        self.provider = FakeEmbeddingProvider(dims=int(corpus.vectors.shape[1]), model="bench")
+        self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
+
+    def warm(self) -> None:
+        from openclaw_memory.search import run_search
+
+        q = np.ones(self.provider.dims or 1, dtype=np.float32)
+        run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
+        self.store.wait_vector_cache(timeout=600)
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        from openclaw_memory.search import run_search
+
+        if mode == "vector":
+            return [c.id for c in self.store.vector_search(vector, limit=k)]
+        provider = self.provider if mode == "hybrid" else None
+        result = run_search(self.store, self.cfg, text, provider=provider, query_vector=vector if provider else None,
+                            max_results=k, min_score=0, executor=self.pool)
+        return [h.chunk_id for h in result.hits]
+
+
+# ---- LangChain ----------------------------------------------------------------------------------
+
+class LangChain(System):
+    """LangChain: ``InMemoryVectorStore`` (vector), ``BM25Retriever`` (keyword, rank_bm25) and the usual hybrid
+    recipe ``EnsembleRetriever([BM25Retriever, vector retriever])`` (weights 0.5/0.5)."""
+
+    name = "LangChain"
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        from langchain_core.documents import Document
+        from langchain_core.embeddings import Embeddings
+        from langchain_core.vectorstores import InMemoryVectorStore
+        from langchain_community.retrievers import BM25Retriever
+        from langchain_classic.retrievers import EnsembleRetriever
+
+        stand_in = StandIn(corpus)
+
+        class Emb(Embeddings):
+            def embed_documents(self, texts: list[str]) -> list[list[float]]:
+                return [stand_in.doc(t) for t in texts]
+
+            def embed_query(self, text: str) -> list[float]:
+                return stand_in.query(text)
+
+        docs = [Document(page_content=c["text"], id=c["id"], metadata={"id": c["id"]}) for c in corpus.chunks]
+        self.store = InMemoryVectorStore(Emb())
+        self.store.add_documents(docs, ids=[d.id for d in docs])
+        self.bm25 = BM25Retriever.from_documents(docs)
+        self.vec_retriever = self.store.as_retriever()
+        self.ensemble = EnsembleRetriever(retrievers=[self.bm25, self.vec_retriever], weights=[0.5, 0.5])
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        if mode == "vector":
+            return [d.id for d in self.store.similarity_search_by_vector(vector.tolist(), k=k)]
+        self.bm25.k = k
+        self.vec_retriever.search_kwargs = {"k": k}
+        if mode == "keyword":
+            return [d.metadata["id"] for d in self.bm25.invoke(text)]
+        return [d.metadata["id"] for d in self.ensemble.invoke(text)][:k]
+
+
+# ---- LlamaIndex ---------------------------------------------------------------------------------
+
+class LlamaIndex(System):
+    """LlamaIndex: ``VectorStoreIndex`` on ``SimpleVectorStore`` (vector), its ``BM25Retriever`` (keyword, bm25s)
+    and the usual hybrid recipe ``QueryFusionRetriever([vector, BM25], num_queries=1, mode="reciprocal_rerank")``."""
+
+    name = "LlamaIndex"
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        from llama_index.core import StorageContext, VectorStoreIndex
+        from llama_index.core.base.embeddings.base import BaseEmbedding
+        from llama_index.core.llms import MockLLM
+        from llama_index.core.retrievers import QueryFusionRetriever
+        from llama_index.core.schema import TextNode
+        from llama_index.core.vector_stores import SimpleVectorStore
+        from llama_index.retrievers.bm25 import BM25Retriever
+
+        stand_in = StandIn(corpus)
+
+        class Emb(BaseEmbedding):
+            def _get_query_embedding(self, query: str) -> list[float]:
+                return stand_in.query(query)
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return stand_in.query(query)
+
+            def _get_text_embedding(self, text: str) -> list[float]:
+                return stand_in.doc(text)
+
+            def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+                return [stand_in.doc(t) for t in texts]
+
+        nodes = [TextNode(text=c["text"], id_=c["id"], embedding=np.asarray(corpus.vectors[i], dtype=np.float32).tolist())
+                 for i, c in enumerate(corpus.chunks)]
+        self.emb = Emb(embed_batch_size=256)
+        ctx = StorageContext.from_defaults(vector_store=SimpleVectorStore())
+        self.index = VectorStoreIndex(nodes, storage_context=ctx, embed_model=self.emb, show_progress=False)
+        self.nodes = nodes
+        self.retrievers: dict[int, tuple[Any, Any, Any]] = {}
+        self._mock = MockLLM()
+        self._fusion = QueryFusionRetriever
+        self._bm25 = BM25Retriever
+
+    def _for(self, k: int) -> tuple[Any, Any, Any]:
+        if k not in self.retrievers:
+            vec = self.index.as_retriever(similarity_top_k=k)
+            bm25 = self._bm25.from_defaults(nodes=self.nodes, similarity_top_k=k)
+            fusion = self._fusion([vec, bm25], similarity_top_k=k, num_queries=1, mode="reciprocal_rerank",
+                                  use_async=False, llm=self._mock)
+            self.retrievers[k] = (vec, bm25, fusion)
+        return self.retrievers[k]
+
+    def warm(self) -> None:
+        self._for(6)
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        from llama_index.core.schema import QueryBundle
+
+        vec, bm25, fusion = self._for(k)
+        bundle = QueryBundle(query_str=text, embedding=vector.tolist())
+        if mode == "vector":
+            found = vec.retrieve(bundle)
+        elif mode == "keyword":
+            found = bm25.retrieve(bundle)
+        else:
+            found = fusion.retrieve(bundle)
+        return [n.node.node_id for n in found][:k]
+
+
+# ---- Chroma -------------------------------------------------------------------------------------
+
+class Chroma(System):
+    """Chroma: a local ``PersistentClient`` collection (HNSW, cosine space) with the vectors given."""
+
+    name = "Chroma"
+    modes = ("vector",)
+    missing = {"keyword": "no keyword ranking in local Chroma (full text only as a $contains filter)",
+               "hybrid": "no hybrid search in local Chroma (hybrid/BM25 is Chroma Cloud only)"}
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        import chromadb
+
+        client = chromadb.PersistentClient(path=str(tmp / "chroma"))
+        self.col = client.create_collection("bench", metadata={"hnsw:space": "cosine"}, embedding_function=None)
+        step = min(5000, client.get_max_batch_size())
+        for at in range(0, len(corpus.chunks), step):
+            part = corpus.chunks[at : at + step]
+            self.col.add(ids=[c["id"] for c in part], documents=[c["text"] for c in part],
+                         embeddings=np.asarray(corpus.vectors[at : at + step], dtype=np.float32))
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        res = self.col.query(query_embeddings=[vector.tolist()], n_results=k, include=[])
+        return list(res["ids"][0])
+
+
+# ---- LanceDB ------------------------------------------------------------------------------------
+
+class LanceDB(System):
+    """LanceDB: a local table (flat vector scan, no ANN index, as a table starts), its native FTS index
+    and its hybrid search (vector + FTS, default ``RRFReranker``)."""
+
+    name = "LanceDB"
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        import lancedb
+        import pyarrow as pa
+
+        db = lancedb.connect(str(tmp / "lance"))
+        vecs = np.asarray(corpus.vectors, dtype=np.float32)
+        dims = vecs.shape[1]
+        table = pa.table({
+            "id": pa.array(corpus.ids),
+            "text": pa.array(corpus.texts),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), dims),
+        })
+        self.tbl = db.create_table("bench", data=table)
+        self.tbl.create_fts_index("text")
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        if mode == "vector":
+            q = self.tbl.search(vector, vector_column_name="vector").metric("cosine")
+        elif mode == "keyword":
+            q = self.tbl.search(text, query_type="fts")
+        else:
+            q = self.tbl.search(query_type="hybrid", vector_column_name="vector").vector(vector).text(text)
+        return [r["id"] for r in q.select(["id"]).limit(k).to_list()]
+
+
+# ---- bm25s --------------------------------------------------------------------------------------
+
+class BM25S(System):
+    """bm25s: sparse-matrix BM25 (keyword only), English stop words, as its README shows."""
+
+    name = "bm25s"
+    modes = ("keyword",)
+    missing = {"vector": "keyword-only library", "hybrid": "keyword-only library"}
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        import bm25s
+
+        self._bm25s = bm25s
+        self.ids = corpus.ids
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenize(corpus.texts, stopwords="en", show_progress=False), show_progress=False)
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        tokens = self._bm25s.tokenize([text], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, _ = self.retriever.retrieve(tokens, k=min(k, len(self.ids)), show_progress=False)
+        return [self.ids[int(i)] for i in docs[0]]
+
+
+SYSTEMS: dict[str, Callable[[], System]] = {
+    "openclaw-memory": OpenClawMemory,
+    "langchain": LangChain,
+    "llamaindex": LlamaIndex,
+    "chroma": Chroma,
+    "lancedb": LanceDB,
+    "bm25s": BM25S,
+}
+
+#: the module each system needs; a system whose module does not import is reported, not run
+REQUIRES = {
+    "openclaw-memory": ["openclaw_memory"],
+    "langchain": ["langchain_core", "langchain_community", "langchain_classic", "rank_bm25"],
+    "llamaindex": ["llama_index.core", "llama_index.retrievers.bm25"],
+    "chroma": ["chromadb"],
+    "lancedb": ["lancedb", "pyarrow"],
+    "bm25s": ["bm25s"],
+}
+
+
+def unavailable(name: str) -> str | None:
+    """Why system ``name`` cannot run in this Python, or None."""
+    import importlib.util
+
+    for module in REQUIRES[name]:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return f"{module} not installed in {sys.executable} (make bench installs it)"
+        except ModuleNotFoundError:
+            return f"{module} not installed in {sys.executable} (make bench installs it)"
+    return None
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM: reset at exec, unlike ru_maxrss, which a forked child inherits)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentiles(samples: Sequence[float]) -> tuple[float, float]:
+    xs = sorted(samples)
+    return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def exact_top(corpus: Corpus, k: int) -> list[set[str]]:
+    """The exact cosine top ``k`` chunk ids of each query (the reference for vector recall)."""
+    ids = corpus.ids
+    out = []
+    vecs = corpus.vectors
+    scores = np.zeros((len(corpus.queries), vecs.shape[0]), dtype=np.float32)
+    for at in range(0, vecs.shape[0], 65536):
+        scores[:, at : at + 65536] = corpus.query_vectors @ np.asarray(vecs[at : at + 65536], dtype=np.float32).T
+    for row in scores:
+        top = np.argpartition(-row, k - 1)[:k]
+        out.append({ids[i] for i in top})
+    return out
+
+
+def import_modules(name: str) -> None:
+    """Import what system ``name`` needs, so that import time is not counted as build time."""
+    import importlib
+
+    for module in REQUIRES[name] + EXTRA_IMPORTS.get(name, []):
+        importlib.import_module(module)
+
+
+#: modules a system's build imports besides ``REQUIRES`` (imported before timing)
+EXTRA_IMPORTS = {
+    "openclaw-memory": ["openclaw_memory.search", "openclaw_memory.sqlite.store"],
+    "langchain": ["langchain_core.vectorstores", "langchain_community.retrievers", "langchain_classic.retrievers"],
+    "llamaindex": ["llama_index.core.retrievers", "llama_index.core.vector_stores"],
+}
+
+
+#: queries timed per mode at least, however slow the system
+MIN_QUERIES = 5
+
+
+def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 60.0) -> dict[str, Any]:
+    """Build, warm, then time every mode over the queries (after one untimed query per mode); past
+    ``budget_s`` seconds in one mode (and at least :data:`MIN_QUERIES` queries) the rest are skipped."""
+    rss_input = peak_rss_mb()
+    with tempfile.TemporaryDirectory(prefix=f"bench-{system.name}-") as tmp:
+        t = time.perf_counter()
+        system.build(corpus, Path(tmp))
+        build_s = time.perf_counter() - t
+        t = time.perf_counter()
+        system.warm()
+        warm_s = time.perf_counter() - t
+        gc.collect()
+        out: dict[str, Any] = {"system": system.name, "chunks": len(corpus.chunks), "build_s": build_s,
+                               "warm_s": warm_s, "modes": {}}
+        reference = exact_top(corpus, k) if "vector" in system.modes else None
+        for mode in MODES:
+            if mode not in system.modes:
+                out["modes"][mode] = {"missing": system.missing.get(mode, "not supported")}
+                continue
+            system.search(mode, corpus.queries[0], corpus.query_vectors[0], k)
+            lat, results = [], []
+            began = time.perf_counter()
+            for q, qv in zip(corpus.queries, corpus.query_vectors):
+                if len(lat) >= MIN_QUERIES and time.perf_counter() - began > budget_s:
+                    break  # a slow system: fewer queries, said in the row
+                t = time.perf_counter()
+                got = system.search(mode, q, qv, k)
+                lat.append((time.perf_counter() - t) * 1000)
+                results.append(got)
+            p50, p95 = percentiles(lat)
+            row: dict[str, Any] = {"p50_ms": p50, "p95_ms": p95, "empty": sum(1 for r in results if not r),
+                                   "queries": len(lat)}
+            if mode == "vector" and reference is not None:
+                row["recall_vs_exact"] = float(np.mean([len(set(r) & ref) / len(ref)
+                                                        for r, ref in zip(results, reference[: len(results)])]))
+            out["modes"][mode] = row
+        out["peak_rss_mb"] = peak_rss_mb()
+        out["input_rss_mb"] = rss_input
+        return out
+
+
+def run_quality_worker(system: System, corpus: Corpus, k: int, modes: Sequence[str]) -> dict[str, Any]:
+    """The top ``k`` chunk ids per query and mode (the parent scores them against the labels)."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-q-{system.name}-") as tmp:
+        system.build(corpus, Path(tmp))
+        system.warm()
+        out: dict[str, Any] = {"system": system.name, "results": {}}
+        for mode in modes:
+            if mode not in system.modes:
+                out["results"][mode] = {"missing": system.missing.get(mode, "not supported")}
+                continue
+            out["results"][mode] = [system.search(mode, q, qv, k) for q, qv in zip(corpus.queries, corpus.query_vectors)]
+        return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run one system of the comparison bench on one corpus (a worker).")
+    ap.add_argument("task", choices=["search", "quality", "check"])
+    ap.add_argument("--system", required=True, choices=sorted(SYSTEMS))
+    ap.add_argument("--corpus", type=Path)
+    ap.add_argument("--k", type=int, default=6)
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--mode-budget", type=float, default=60.0, help="seconds of timed queries per mode (at least 5)")
+    args = ap.parse_args(argv)
+    why = unavailable(args.system)
+    if args.task == "check":
+        print(json.dumps({"system": args.system, "unavailable": why}))
+        return 0
+    if why:
+        print(json.dumps({"system": args.system, "unavailable": why}))
+        return 0
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    corpus = Corpus(args.corpus)
+    import_modules(args.system)
+    system = SYSTEMS[args.system]()
+    if args.task == "search":
+        out = run_search_worker(system, corpus, args.k, args.mode_budget)
+    else:
+        out = run_quality_worker(system, corpus, args.k, args.modes.split(","))
+    print("RESULT " + json.dumps(out))
+    sys.stdout.flush()
+    os._exit(0)  # skip slow interpreter teardown of large indexes (and background threads)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
