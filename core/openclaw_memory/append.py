@@ -213,14 +213,18 @@ _APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
 def _append_beneath(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
     """Append to root/rel with every directory below ``root`` opened by descriptor, never through a
     symlink (missing ones are made the same way); the sidecar lock is taken in that directory too."""
-    for attempt in range(3):
+    attempts = 5
+    for attempt in range(attempts):
         try:
             _append_once(root, rel, data, ensure_leading_newline=ensure_leading_newline, fsync=fsync)
             return
         except FileNotFoundError:
-            if attempt == 2:
-                raise  # the directory keeps being removed under us
             # its directory was removed (or replaced) after it was opened: nothing written yet, retry
+            if attempt == attempts - 1:
+                raise MemoryPathError(
+                    f"cannot append to {rel}: its directory was removed or replaced {attempts} times while "
+                    "writing (is something moving it?); nothing was written, retry later"
+                ) from None
 
 
 def _append_once(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
