@@ -32,7 +32,7 @@ from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_row
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
-from openclaw_memory.textprep import FTS_TOKENIZER_ID, segment_for_fts
+from openclaw_memory.textprep import FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
 
 __all__ = ["SQLiteStore"]
@@ -133,7 +133,7 @@ class SQLiteStore:
         self._fts_ok, self._fts_error = fts5_available(self._conn)
         self._fts_aligned = False
         if self._fts_ok:
-            tok = "trigram case_sensitive 0" if self.fts_tokenizer == "trigram" else "unicode61 remove_diacritics 2"
+            tok = "trigram case_sensitive 0" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER
             new = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is None
             self._conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, "
