@@ -23,15 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory import discovery
+from openclaw_memory import discovery, evaluation
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.errors import ConfigError, IndexingError, OpenClawMemoryError, ProviderError
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
-from openclaw_memory.types import FallbackInfo, MemoryText, SearchResult, SyncReport
+from openclaw_memory.types import FallbackInfo, MemoryText, SearchHit, SearchResult, SyncReport
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -500,13 +501,13 @@ class MemoryIndex:
 
     def evaluate(
         self,
-        questions: str | Path | Sequence[Any],
+        questions: str | Path | Sequence[EvalQuestion],
         *,
         ks: Sequence[int] = (1, 3, 6, 10),
         modes: Sequence[str] = ("hybrid",),
         min_score: float = 0.0,
         sync: bool = True,
-    ) -> dict[str, Any]:
+    ) -> dict[str, ModeReport]:
         """Recall@k, hit@k, MRR and lines@k of this memory on labelled questions.
 
         ``questions`` is a JSON Lines file or a list of :class:`~openclaw_memory.evaluation.EvalQuestion`
@@ -516,7 +517,6 @@ class MemoryIndex:
         search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless
         ``sync=False``.
         """
-        from openclaw_memory import evaluation
         from openclaw_memory.search import run_search
 
         self._check_open()
@@ -538,7 +538,7 @@ class MemoryIndex:
         def searcher(mode: str) -> evaluation.SearchFn:
             config, prov = configs[mode]
 
-            def search(question: str, k: int) -> list[Any]:
+            def search(question: str, k: int) -> list[SearchHit]:
                 return run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
                                   keyword_only_reason=self._keyword_only_reason, workspace=self.workspace,
                                   query_embedder=self._query_embedder(prov)).hits
