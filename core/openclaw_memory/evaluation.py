@@ -32,8 +32,8 @@ from typing import Any
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.types import SearchHit
 
-__all__ = ["DEFAULT_KS", "EvalQuestion", "Evidence", "Metrics", "ModeReport", "evaluate", "format_report",
-           "load_questions", "parse_question"]
+__all__ = ["DEFAULT_KS", "EvalQuestion", "Evidence", "Metrics", "ModeReport", "SearchFn", "evaluate", "format_report",
+           "load_questions", "parse_question", "score_hits"]
 
 #: The cut-offs reported by default.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 6, 10)
