@@ -324,8 +324,8 @@ class QueryAnalysis:
 
     def coverage_detail(self, texts: Sequence[str]) -> list[tuple[float, bool, set[int]]]:
         """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains."""
-        # Words are compared by their stems, as the keyword index matches them ("paints" ~ "painting").
-        stem = stem_tokens if self.tokenizer != "trigram" else (lambda k: k)
+        # With the porter tokenizer, words are compared by their stems, as the index matches them.
+        stem = stem_tokens if self.tokenizer == "porter" else (lambda k: k)
         owner = {stem(k): i for i, g in enumerate(self.groups) for k in g.keys}
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).

@@ -12,16 +12,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
+__all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
            "stem_tokens"]
 
-#: The FTS5 tokenizer of the (non-trigram) keyword index: English words are indexed and searched by
-#: their Porter stem ("painting", "paints" → "paint"); other tokens (IDs with digits, CJK/Thai/Korean
-#: characters, which :func:`segment_for_fts` splits out) pass through unchanged.
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
-# Bump the suffix whenever segment_for_fts or FTS_TOKENIZER changes: it is part of the index
-# fingerprint, so an index built the old way is rebuilt by the next sync.
-FTS_TOKENIZER_ID = "unicode61+seg1+porter"
+#: The FTS5 tokenizer of the ``unicode61`` keyword index.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2"
+#: The ``porter`` keyword index: English words are indexed and searched by their Porter stem
+#: ("painting", "paints" → "paint"); other tokens (IDs with digits, CJK/Thai/Korean characters, which
+#: :func:`segment_for_fts` splits out) pass through unchanged.
+FTS_PORTER_TOKENIZER = "porter " + FTS_TOKENIZER
+# Bump the suffix whenever segment_for_fts changes: it is part of the index fingerprint, so an index
+# built the old way (or with the other tokenizer) is rebuilt by the next sync.
+FTS_TOKENIZER_ID = "unicode61+seg1"
 
 SEGMENTED_SCRIPTS = (
     "\u0e00-\u0e7f"  # Thai

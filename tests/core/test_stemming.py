@@ -1,5 +1,6 @@
-"""English words are matched by their stem (FTS5 porter over unicode61); IDs, error strings and
-CJK/Thai/Korean text still match exactly; an index built before stemming is rebuilt."""
+"""``store.fts.tokenizer: "porter"``: English words are matched by their stem (FTS5 porter over
+unicode61); IDs, error strings and CJK/Thai/Korean text still match exactly; switching an index to it
+rebuilds the keyword index."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ DOCS = {
 @pytest.fixture
 def memory(write, tmp_path: Path):
     ws = write(DOCS)
-    with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(tmp_path / "i.sqlite")}) as m:
+    with MemoryIndex(provider=None, workspace=ws, watch=False,
+                     store={"path": str(tmp_path / "i.sqlite"), "fts": {"tokenizer": "porter"}}) as m:
         m.sync()
         yield m
 
@@ -41,7 +43,7 @@ def test_word_forms_match_and_exact_tokens_still_do(memory: MemoryIndex, query: 
 
 
 def test_coverage_compares_stems() -> None:
-    a = analyze_query("painting sunrises")
+    a = analyze_query("painting sunrises", tokenizer="porter")
     (cov, _exact), = a.coverage(["Melanie: I painted a sunrise over the lake."])
     assert cov == pytest.approx(1.0)
 
@@ -51,20 +53,9 @@ def test_an_unstemmed_index_is_rebuilt(write, tmp_path: Path) -> None:
     store = tmp_path / "old.sqlite"
     with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(store)}) as m:
         m.sync()
-    # turn it into an index as the previous release wrote it: unstemmed FTS table, old fingerprint
-    db = sqlite3.connect(store)
-    rows = db.execute("SELECT rowid, text, id, path, source, model, start_line, end_line FROM chunks_fts").fetchall()
-    db.execute("DROP TABLE chunks_fts")
-    db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, source UNINDEXED, "
-               "model UNINDEXED, start_line UNINDEXED, end_line UNINDEXED, tokenize='unicode61 remove_diacritics 2')")
-    db.executemany("INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    assert db.execute("SELECT value FROM meta WHERE key = 'memory_index_meta_v1'").fetchone()[0].count("+porter")
-    db.execute("UPDATE meta SET value = replace(value, 'unicode61+seg1+porter', 'unicode61+seg1') "
-                   "WHERE key = 'memory_index_meta_v1'")
-    db.commit()
-    db.close()
-    with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(store)}) as m:
+        assert not m.search("adopting a dog", min_score=0).hits  # unicode61: no stemming
+    with MemoryIndex(provider=None, workspace=ws, watch=False,
+                     store={"path": str(store), "fts": {"tokenizer": "porter"}}) as m:
         m.sync()
         hits = m.search("adopting a dog", min_score=0).hits
     assert hits and hits[0].path == "memory/2026-01-03.md"
