@@ -1,4 +1,4 @@
-"""``openclaw-memory``: status, index, search, get, watch and demo, over one agent's memory."""
+"""``openclaw-memory``: status, index, search, eval, get, watch and demo, over one agent's memory."""
 
 from __future__ import annotations
 
@@ -472,6 +472,44 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
         click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:
         _print_result(res, stale)
+
+
+@main.command("eval")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--k", "ks", default="1,3,6,10", show_default=True, help="Cut-offs, comma-separated.")
+@click.option("--compare", is_flag=True, help="Keyword-only, vector-only and hybrid side by side.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Score floor of each search (0: every search returns k results).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--questions", "per_question", is_flag=True, help="With --json: each question's recall and hit too.")
+@click.pass_context
+def eval_(ctx: click.Context, questions: str, ks: str, compare: bool, min_score: float, as_json: bool,
+          per_question: bool) -> None:
+    """Score search on labelled QUESTIONS (JSON Lines) against this workspace.
+
+    \b
+    Each line: {"question": "...", "evidence": [{"path": "memory/2026-01-05.md", "line": 12}],
+                "category": "...", "id": "..."}   (category, id optional; a range:
+                "start_line"/"end_line" or "lines": [a, b]).
+    Prints recall@k, hit@k, MRR@k and the mean lines returned at each k, overall and per category.
+    """
+    try:
+        cutoffs = sorted({int(x) for x in ks.split(",") if x.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{ks!r} is not a comma-separated list of numbers", param_hint="--k") from None
+    if not cutoffs or cutoffs[0] < 1:
+        raise click.BadParameter("give at least one k >= 1", param_hint="--k")
+    from openclaw_memory.evaluation import format_report
+
+    with _index(ctx) as memory:
+        modes = ["keyword", "vector", "hybrid"] if memory.provider is not None else ["keyword"]
+        if not compare:
+            modes = modes[-1:]
+        reports = memory.evaluate(questions, ks=cutoffs, modes=modes, min_score=min_score)
+    if as_json:
+        click.echo(json.dumps({m: r.to_dict(questions=per_question) for m, r in reports.items()}, ensure_ascii=False))
+    else:
+        click.echo(format_report(reports))
 
 
 @main.command()

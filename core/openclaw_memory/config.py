@@ -146,9 +146,13 @@ class VectorConfig(_Model):
 
 
 class FtsConfig(_Model):
-    """``store.fts``: the keyword index tokenizer."""
+    """``store.fts``: the keyword index tokenizer.
 
-    tokenizer: Literal["unicode61", "trigram"] = "unicode61"
+    ``"porter"`` (this library's addition) is ``unicode61`` plus English Porter stemming: "painting" finds
+    "painted"; IDs, error strings and CJK/Thai/Korean match as with ``unicode61``.
+    """
+
+    tokenizer: Literal["unicode61", "porter", "trigram"] = "unicode61"
 
 
 class StoreConfig(_Model):

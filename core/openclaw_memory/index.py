@@ -23,10 +23,18 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from openclaw_memory import discovery
+from openclaw_memory import discovery, evaluation
 from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError, ProviderError, StoreError
+from openclaw_memory.errors import (
+    ConfigError,
+    IndexingError,
+    IndexLockedError,
+    OpenClawMemoryError,
+    ProviderError,
+    StoreError,
+)
+from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.freshness import Freshness
 from openclaw_memory.progress import SyncProgress
 from openclaw_memory.providers.base import EmbeddingProvider
@@ -34,7 +42,7 @@ from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
-from openclaw_memory.types import FallbackInfo, MemoryText, SearchResult, SyncReport
+from openclaw_memory.types import FallbackInfo, MemoryText, SearchHit, SearchResult, SyncReport
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -657,6 +665,54 @@ class MemoryIndex:
             elif self._is_empty():
                 result.empty_reason = "empty_index"
         return result
+
+    def evaluate(
+        self,
+        questions: str | Path | Sequence[EvalQuestion],
+        *,
+        ks: Sequence[int] = (1, 3, 6, 10),
+        modes: Sequence[str] = ("hybrid",),
+        min_score: float = 0.0,
+        sync: bool = True,
+    ) -> dict[str, ModeReport]:
+        """Recall@k, hit@k, MRR and lines@k of this memory on labelled questions.
+
+        ``questions`` is a JSON Lines file or a list of :class:`~openclaw_memory.evaluation.EvalQuestion`
+        (format and metrics: :mod:`openclaw_memory.evaluation`). ``modes`` picks the configurations
+        compared on the same index: ``"hybrid"`` (this index's search as configured), ``"keyword"``
+        (no embeddings) and ``"vector"`` (embeddings only). ``min_score`` defaults to 0 so that each
+        search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless
+        ``sync=False``.
+        """
+        from openclaw_memory.search import run_search
+
+        self._check_open()
+        qs = evaluation.load_questions(questions) if isinstance(questions, (str, Path)) else list(questions)
+        unknown = [m for m in modes if m not in ("hybrid", "keyword", "vector")]
+        if unknown or not modes:
+            raise ConfigError(f"unknown evaluation mode(s) {unknown}: use hybrid, keyword or vector")
+        if sync:
+            self.sync()
+        provider = self._ensure_provider()
+        if provider is None and "vector" in modes:
+            raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
+        configs = {
+            "hybrid": (self.config, provider),
+            "keyword": (self.config, None),
+            "vector": (MemoryConfig.load(self.config, query={"hybrid": {"enabled": False}}), provider),
+        }
+
+        def searcher(mode: str) -> evaluation.SearchFn:
+            config, prov = configs[mode]
+
+            def search(question: str, k: int) -> list[SearchHit]:
+                return run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
+                                  keyword_only_reason=self._keyword_only_reason, workspace=self.workspace,
+                                  query_embedder=self._query_embedder(prov)).hits
+
+            return search
+
+        return evaluation.evaluate(qs, {m: searcher(m) for m in modes}, ks=ks)
 
     async def asearch(self, query: str, **kwargs: Any) -> SearchResult:
         """Async twin of :meth:`search`."""

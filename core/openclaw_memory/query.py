@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
+from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
 __all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analyze_query", "build_fts_query",
            "extract_keywords", "query_terms"]
@@ -324,12 +324,14 @@ class QueryAnalysis:
 
     def coverage_detail(self, texts: Sequence[str]) -> list[tuple[float, bool, set[int]]]:
         """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains."""
-        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        # With the porter tokenizer, words are compared by their stems, as the index matches them.
+        stem = stem_tokens if self.tokenizer == "porter" else (lambda k: k)
+        owner = {stem(k): i for i, g in enumerate(self.groups) for k in g.keys}
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
-        lines = [f" {_key(t)} " for t in texts]
+        lines = [f" {stem(_key(t))} " for t in texts]
         present = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
-        phrase = f" {self.phrase_key} " if self.phrase_key else None
+        phrase = f" {stem(self.phrase_key)} " if self.phrase_key else None
         seen = set().union(*present) if present else set()
         considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
         total = sum(self.groups[i].weight for i in considered)

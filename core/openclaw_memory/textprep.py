@@ -10,10 +10,19 @@ including 1–2 character words that a trigram index cannot find.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts"]
+__all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
+           "stem_tokens"]
 
-# Bump the suffix whenever segment_for_fts changes: it is part of the index fingerprint.
+#: The FTS5 tokenizer of the ``unicode61`` keyword index.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2"
+#: The ``porter`` keyword index: English words are indexed and searched by their Porter stem
+#: ("painting", "paints" → "paint"); other tokens (IDs with digits, CJK/Thai/Korean characters, which
+#: :func:`segment_for_fts` splits out) pass through unchanged.
+FTS_PORTER_TOKENIZER = "porter " + FTS_TOKENIZER
+# Bump the suffix whenever segment_for_fts changes: it is part of the index fingerprint, so an index
+# built the old way (or with the other tokenizer) is rebuilt by the next sync.
 FTS_TOKENIZER_ID = "unicode61+seg1"
 
 SEGMENTED_SCRIPTS = (
@@ -48,3 +57,35 @@ def segment_for_fts(text: str) -> str:
     if not has_segmented_script(text):
         return text
     return _UNIT.sub(lambda m: f" {m.group(0)} ", text)
+
+
+_STEMMABLE = re.compile(r"[a-z]{3,}")
+_stem_cache: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
+    out = _stem_cache.get(word)
+    if out is None:
+        if _STEMMER is None:
+            return word
+        out = _STEMMER.stemWord(word)
+        if len(_stem_cache) < 200_000:
+            _stem_cache[word] = out
+    return out
+
+
+def stem_tokens(key: str) -> str:
+    """``key`` (lowercase tokens joined by spaces) with each all-letter ASCII token replaced by its
+    Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are."""
+    return " ".join(_stem(t) if _STEMMABLE.fullmatch(t) else t for t in key.split(" "))
+
+
+def _load_stemmer() -> Any:
+    try:
+        import snowballstemmer
+    except ImportError:  # coverage then compares unstemmed words; FTS5 still stems
+        return None
+    return snowballstemmer.stemmer("porter")
+
+
+_STEMMER = _load_stemmer()

@@ -32,7 +32,7 @@ from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_row
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
-from openclaw_memory.textprep import FTS_TOKENIZER_ID, segment_for_fts
+from openclaw_memory.textprep import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
 
 __all__ = ["SQLiteStore"]
@@ -90,7 +90,8 @@ class SQLiteStore:
     """The embedded :class:`~openclaw_memory.storage.MemoryStore` on one SQLite file.
 
     Thread-safe (one connection guarded by a lock). ``vector_enabled=False`` forces the numpy
-    vector path; ``fts_tokenizer`` is ``"unicode61"`` (with CJK/Thai segmentation) or ``"trigram"``.
+    vector path; ``fts_tokenizer`` is ``"unicode61"`` (with CJK/Thai segmentation), ``"porter"`` (the same
+    plus English stemming) or ``"trigram"``.
     ``memory_cache`` (with sqlite-vec loaded): vector searches run on an in-memory numpy copy of the
     vectors once it is loaded for the current index generation; until then they use vec0 while the
     copy loads in a background thread. ``memory_cache=False`` always uses vec0 (numpy only where vec0
@@ -177,7 +178,8 @@ class SQLiteStore:
         self._fts_ok, self._fts_error = fts5_available(self._conn)
         self._fts_aligned = False
         if self._fts_ok:
-            tok = "trigram case_sensitive 0" if self.fts_tokenizer == "trigram" else "unicode61 remove_diacritics 2"
+            tok = {"trigram": "trigram case_sensitive 0", "porter": FTS_PORTER_TOKENIZER}.get(self.fts_tokenizer,
+                                                                                            FTS_TOKENIZER)
             new = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is None
             self._conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, "
@@ -818,7 +820,8 @@ class SQLiteStore:
     def fts_tokenizer_id(self) -> str:
         """The keyword-index identity recorded in the fingerprint: tokenizer, text preparation and row
         layout (``+rowid``: FTS rows share their chunk's rowid), so an older layout is rebuilt."""
-        return ("trigram" if self.fts_tokenizer == "trigram" else FTS_TOKENIZER_ID) + "+rowid"
+        base = {"trigram": "trigram", "porter": FTS_TOKENIZER_ID + "+porter"}.get(self.fts_tokenizer, FTS_TOKENIZER_ID)
+        return base + "+rowid"
 
     def close(self) -> None:
         self._vector_cache.close()  # stops a background load promptly and frees the in-memory vectors
