@@ -207,7 +207,7 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
             log(f"[search {fmt_size(n)}] {name} …")
             t = time.perf_counter()
             res = run_worker("search", name, corpus, args)
-            res.setdefault("system", name)
+            res["system"] = name  # the key, whatever label the worker gave itself
             res["chunks"] = n
             log(f"[search {fmt_size(n)}] {name}: {time.perf_counter() - t:.0f} s "
                 f"{json.dumps(res.get('modes') or res.get('error') or res.get('unavailable'))[:300]}")
@@ -396,7 +396,7 @@ def measure_quality(args: argparse.Namespace, systems: list[str], tmp: Path, out
                                 f"openclaw-memory hybrid on the same {n}: recall {r / n:.3f}, hit {h / n:.3f}, "
                                 f"lines {ln / n:.1f}")
                 res["base_recall"] = r / n
-            rows.append({"system": name, **res})
+            rows.append({**res, "system": name})
             continue
         agg: dict[str, list[float]] = {}
         missing: dict[str, str] = {}
