@@ -76,7 +76,9 @@ def test_memory_get_never_escapes_and_never_raises(env, data):
     if "error" in got:
         assert got["disabled"] is True and got["text"] == "" and got["error"]
     else:
-        assert set(got) == {"path", "text", "start_line", "end_line"}
+        assert set(got) - {"exists"} == {"path", "text", "start_line", "end_line"}
+        if "exists" in got:  # only for a missing (allowed) file, which has no text
+            assert got["exists"] is False and got["text"] == ""
         assert got["start_line"] >= 1 and got["end_line"] >= got["start_line"] - 1
         if got["text"]:
             assert got["text"].startswith("# inside") or got["start_line"] > 1
