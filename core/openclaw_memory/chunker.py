@@ -24,9 +24,14 @@ from dataclasses import replace
 from openclaw_memory.types import Chunk
 
 __all__ = [
-    "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "remap_chunk_lines",
+    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "remap_chunk_lines",
     "split_for_input_limit", "text_weight",
 ]
+
+#: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
+#: rules is rebuilt (embeddings of unchanged chunk texts come from the cache). 1: the original rules;
+#: 2: records start their own chunk and a final newline adds no empty last line.
+CHUNKER_VERSION = 2
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
 #: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from openclaw_memory.chunker import CHUNKER_VERSION
 from openclaw_memory.storage import IndexMeta
 
 __all__ = ["NO_PROVIDER_KEY", "expected_meta", "rebuild_reason", "scope_hash"]
@@ -32,6 +33,7 @@ def expected_meta(
     chunk_overlap: int,
     fts_tokenizer: str,
     vector_dims: int | None = None,
+    chunker: int = CHUNKER_VERSION,
 ) -> IndexMeta:
     """The meta record an index built with these settings carries."""
     return IndexMeta(
@@ -44,6 +46,7 @@ def expected_meta(
         chunk_overlap=chunk_overlap,
         fts_tokenizer=fts_tokenizer,
         vector_dims=vector_dims,
+        chunker=chunker,
     )
 
 
@@ -59,6 +62,7 @@ def rebuild_reason(current: IndexMeta | None, expected: IndexMeta) -> str | None
         ("extra paths", current.scope_hash, expected.scope_hash),
         ("chunk tokens", current.chunk_tokens, expected.chunk_tokens),
         ("chunk overlap", current.chunk_overlap, expected.chunk_overlap),
+        ("chunking rules (library upgrade)", current.chunker, expected.chunker),
         ("keyword index (tokenizer or layout)", current.fts_tokenizer, expected.fts_tokenizer),
     )
     for what, old, new in checks:

@@ -65,6 +65,7 @@ class IndexMeta:
     chunk_overlap: int
     fts_tokenizer: str
     vector_dims: int | None = None
+    chunker: int = 1  # the chunking rules' version (``chunker.CHUNKER_VERSION``); absent in old indexes: 1
 
     def to_json(self) -> dict[str, Any]:
         """Camel-cased like the original's meta record."""
@@ -77,6 +78,7 @@ class IndexMeta:
             "chunkTokens": self.chunk_tokens,
             "chunkOverlap": self.chunk_overlap,
             "ftsTokenizer": self.fts_tokenizer,
+            "chunker": self.chunker,
         }
         if self.vector_dims is not None:
             out["vectorDims"] = self.vector_dims
@@ -94,6 +96,7 @@ class IndexMeta:
             chunk_overlap=int(data.get("chunkOverlap", 0)),
             fts_tokenizer=str(data.get("ftsTokenizer") or "unicode61"),
             vector_dims=data.get("vectorDims"),
+            chunker=int(data.get("chunker", 1)),
         )
 
 

@@ -132,6 +132,25 @@ def test_fingerprint_change_rebuilds(write, make_index, fake_provider, tmp_path)
     assert {c.model for c in idx3.store.iter_chunks()} == {"fake-other"}
 
 
+def test_an_index_cut_by_older_chunking_rules_is_rebuilt_from_the_cache(write, make_index, fake_provider):
+    """An index built before the chunking rules changed (its meta has no ``chunker`` version) is
+    rebuilt once, so its chunks and citations follow the current rules; unchanged chunk texts cost
+    no embedding call."""
+    from dataclasses import replace
+
+    write(BASE)
+    idx = make_index(fake_provider)
+    idx.sync()
+    idx.store.write_meta(replace(idx.store.read_meta(), chunker=1))  # what an older version wrote
+    idx.close()
+    idx2 = make_index(fake_provider)
+    calls = fake_provider.calls
+    report = idx2.sync()
+    assert report.full_rebuild and "chunking rules" in (report.rebuild_reason or "")
+    assert report.embedded == 0 and fake_provider.calls == calls
+    assert not idx2.sync().full_rebuild  # and only once
+
+
 def test_extra_paths_change_rebuilds_and_indexes_them(write, make_index, fake_provider, tmp_path):
     write(BASE)
     team = tmp_path / "team-docs"
