@@ -58,24 +58,28 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
 _NO_BACKGROUND_SYNC = {"on_search": False, "on_session_start": False, "watch": False, "interval_minutes": 0}
 
 
-def _load_config(ctx: click.Context) -> MemoryConfig:
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback."""
     try:
-        return _config(ctx)
+        yield
     except (OpenClawMemoryError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _load_config(ctx: click.Context) -> MemoryConfig:
+    with _user_errors():
+        return _config(ctx)
 
 
 @contextmanager
 def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
-    try:
+    with _user_errors():
         config = config if config is not None else _config(ctx)
         memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False)
-    except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
     try:
-        yield memory
-    except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        with _user_errors():
+            yield memory
     finally:
         memory.close()
 
@@ -590,15 +594,12 @@ def ltm(ctx: click.Context, db_path: str | None, table: str, mirror_workspace: s
 def _long_term(ctx: click.Context) -> Iterator[Any]:
     from openclaw_memory.long_term import LongTermMemory
 
-    try:
+    with _user_errors():
         config = _config(ctx)
         memory = LongTermMemory(provider=config, agent_id=config.agent_id, **ctx.obj["ltm"])
-    except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
     try:
-        yield memory
-    except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        with _user_errors():
+            yield memory
     finally:
         memory.close()
 
