@@ -118,6 +118,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     _files: SectionFiles = PrivateAttr()
     _configs: dict[tuple[Any, ...], MemoryConfig] = PrivateAttr(default_factory=dict)
     _warned_model: bool = PrivateAttr(default=False)
+    # whether callers' query embeddings come from the memory's model: checked once, on the first query with text
+    _same_model: bool | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -430,9 +432,12 @@ class OpenClawVectorStore(BasePydanticVectorStore):
                 "(or embed_model=store.embed_model)"
             )
         vector = normalize_vectors([embedding], expected_dims=dims, who="query_embedding")[0]
-        if text:  # same dimension, another model? Compare with the memory's own embedding of the text.
+        if text and self._same_model is not True:  # same dimension, another model? Checked once, on the
+            # first query with text (an embedding call), by comparing with the memory's own embedding of it.
             own = normalize_vectors([provider.embed_query(text)], expected_dims=dims, who="query")[0]
-            if float(np.dot(vector, own)) < _SAME_MODEL_COSINE:
+            if self._same_model is None:
+                self._same_model = float(np.dot(vector, own)) >= _SAME_MODEL_COSINE
+            if not self._same_model:
                 if not self._warned_model:
                     self._warned_model = True
                     log.warning(
