@@ -178,7 +178,9 @@ class MemoryIndex:
         self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
         # query embeddings running at once, counting ones a search stopped waiting for
         self._query_slots = threading.BoundedSemaphore(2)
-        if watch:
+        if self.config.backend == "qmd":
+            pass  # QMD keeps its own index fresh; the builtin one is built and watched only after a fallback
+        elif watch:
             self.start_watching()
         elif watch is False and self.config.sync.interval_minutes > 0:
             self.start_watching(files=False)  # no file watcher, but the configured timer runs

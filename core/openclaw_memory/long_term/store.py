@@ -43,7 +43,7 @@ from openclaw_memory.errors import (
 )
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, provider_key
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
 
 __all__ = [
@@ -408,15 +408,7 @@ class LongTermMemory:
             raise
         except Exception as exc:
             raise ProviderError(f"{who} failed to embed the text: {exc}") from exc
-        vec = np.asarray(raw, dtype=np.float32)
-        if vec.ndim != 1 or vec.size == 0:
-            raise ProviderError(f"{who} returned an empty or malformed vector; nothing was stored")
-        if not np.all(np.isfinite(vec)):
-            raise ProviderError(f"{who} returned a vector with NaN or infinite values; nothing was stored")
-        norm = float(np.linalg.norm(vec))
-        if norm < 1e-10:
-            raise ProviderError(f"{who} returned an all-zero vector; nothing was stored")
-        return vec / norm
+        return normalize_vectors([raw], expected_dims=None, who=who)[0]
 
     # -- rows --------------------------------------------------------------------------------
 

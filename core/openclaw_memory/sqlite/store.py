@@ -86,6 +86,20 @@ def _bump_generation(db: Any) -> None:
     )
 
 
+def _may_be_index_file(path: Path) -> bool:
+    """Whether a file that SQLite cannot read may still be an index this library made (see _quarantine)."""
+    if path.suffix.lower() in (".sqlite", ".sqlite3", ".db"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not head or head == b"SQLite format 3\x00"
+
+
 class SQLiteStore:
     """The embedded :class:`~openclaw_memory.storage.MemoryStore` on one SQLite file.
 
@@ -214,7 +228,15 @@ class SQLiteStore:
             m in str(exc).lower() for m in _DAMAGE_MARKERS)
 
     def _quarantine(self, why: str) -> str:
-        """Move the damaged index file (and its WAL) aside and open a new, empty index in its place."""
+        """Move the damaged index file (and its WAL) aside and open a new, empty index in its place.
+
+        Only a file that is an index: one with SQLite's header, or named like one (``.sqlite``,
+        ``.sqlite3``, ``.db``: its header may be what is damaged). Anything else (a store path that
+        points at someone's notes) is left alone: StoreError."""
+        if not _may_be_index_file(self.path):
+            raise StoreError(f"{self.path} is not a SQLite database and not named like an index (.sqlite); it was "
+                             "left untouched. Point store.path at an index file (default: "
+                             "<state dir>/memory/<agent>.openclaw-memory.sqlite)")
         with self._lock:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
