@@ -60,6 +60,8 @@ class _Auto:
 
 _AUTO: Any = _Auto()
 _T = TypeVar("_T")
+# how long a read (search, status) that must rebuild a damaged index waits for another process's sync
+_READ_PATH_LOCK_TIMEOUT_S = 0.5
 
 
 @dataclass
@@ -314,14 +316,15 @@ class MemoryIndex:
                 except Exception as exc:
                     if self._recover_from_damage(exc) is None:
                         raise
+                    self._live = SyncProgress(f"{reason} (damaged index rebuilt)")
                     report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
-                                      progress=tracked)
+                                      progress=tracked, lock_timeout=lock_timeout)
             except IndexingError as exc:
                 if not self._activate_fallback(exc):
                     raise
                 self._live = SyncProgress(f"{reason} (fallback)")
                 report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
-                                  progress=tracked)
+                                  progress=tracked, lock_timeout=lock_timeout)
         except BaseException as exc:
             if not targeted:  # a transcript-only run leaves the memory files' state alone
                 self._dirty = True
@@ -356,9 +359,9 @@ class MemoryIndex:
                 if isinstance(exc, OpenClawMemoryError) or not isinstance(exc, self._db_errors()):
                     raise
                 raise StoreError(f"reading the memory index failed: {exc}") from exc
-        try:
-            self.sync(force=True, reason="damaged index")
-        except IndexingError as exc:
+        try:  # a search or status must not wait behind another process's sync: its rebuild serves
+            self.sync(force=True, reason="damaged index", lock_timeout=_READ_PATH_LOCK_TIMEOUT_S)
+        except (IndexingError, IndexLockedError) as exc:
             log.warning("rebuilding the damaged index failed: %s", exc)
         return fn()
 
