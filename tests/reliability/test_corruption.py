@@ -219,3 +219,17 @@ def test_status_deep_finds_damage_the_cheap_open_check_missed(tmp_path: Path, mo
         assert any("damaged" in n for n in st.notes), st.notes
         assert st.integrity is not None and st.integrity["problems"] == [] and st.files == len(NOTES)
     assert len(_damaged(store)) == 1
+
+
+def test_a_store_path_that_is_not_an_index_is_never_moved_aside(tmp_path: Path) -> None:
+    """A misconfigured store path pointing at a user's file: refused, the file untouched (only files
+    with SQLite's header, or named like an index, are ever treated as a damaged index)."""
+    from openclaw_memory.errors import StoreError
+
+    notes = tmp_path / "MEMORY.md"
+    text = "# My notes\n- precious\n" * 50
+    notes.write_text(text, encoding="utf-8")
+    with pytest.raises(StoreError, match="left untouched"):
+        SQLiteStore(notes)
+    assert notes.read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
