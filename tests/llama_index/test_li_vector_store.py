@@ -449,3 +449,16 @@ def test_from_workspace_opens_and_closes_its_own_index(corpus: Path, tmp_path: P
         store.memory.sync()
     with pytest.raises(ValueError, match="either embed_model or provider"):
         OpenClawVectorStore.from_workspace(corpus, provider=fake_provider, embed_model=object())  # type: ignore[arg-type]
+
+
+def test_a_query_embedding_is_compared_with_the_memorys_model_once_not_on_every_query(
+    store: OpenClawVectorStore, embed_model: OpenClawMemoryEmbedding, fake_provider: Any
+) -> None:
+    """Checking that callers' query embeddings come from the memory's model costs one embedding call
+    on the first query with text, not a second embedding of every query."""
+    costs = []
+    for text in ("dark roast coffee morning", "postgres decision", "gym membership renewal"):
+        before = fake_provider.calls
+        assert query(store, text, embed_model, k=1)
+        costs.append(fake_provider.calls - before)
+    assert costs[1:] == [costs[0] - 1, costs[0] - 1], costs
