@@ -3,8 +3,9 @@
 :class:`Freshness` holds them for one index: the first-search and on-search checks (with a cheap
 stat-only stale check when no watcher runs), the session-start trigger, the file watcher
 (:mod:`openclaw_memory.watch`) and the ``sync.interval_minutes`` timer, the foreground
-``watch_forever`` loop, and the post-compaction trigger. It decides *when* to sync; the index
-runs the syncs (one worker thread, one sync lock, the queue of targeted transcript syncs).
+``watch_forever`` loop, and the post-compaction trigger. It decides *when* to sync; the
+:class:`~openclaw_memory.scheduler.SyncScheduler` it shares with the index queues and runs them
+and holds the sync state (dirty flag, last failure, the file comparison).
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from openclaw_memory.sync import stat_scan, would_index
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.scheduler import SyncScheduler
+from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import SyncReport
-
-if TYPE_CHECKING:
-    from openclaw_memory.index import MemoryIndex
 
 __all__ = ["Freshness"]
 
@@ -40,23 +40,24 @@ _MAX_WARMED_SESSIONS = 10_000
 class Freshness:
     """The background triggers of one :class:`~openclaw_memory.index.MemoryIndex`, which owns it.
 
-    The index creates it in its constructor (``auto_start``: start the watcher on the first
-    search, as ``MemoryIndex(watch=None)`` does), delegates its freshness API to it, and calls
-    :meth:`stop` from ``close()``. Syncs go through the index (``sync``, ``sync_in_background``,
-    its targeted-sync queue); the dirty flag is the index's (``dirty``, ``mark_dirty``). It also
-    reads the index's ``_closed`` and ``_last_sync`` and calls its ``_check_open``, ``_is_empty``
-    and ``_submit_targeted``: the two are one object's state, split by job. How the index uses it::
+    ``scheduler`` is the index's sync scheduler (state and background syncs); ``sync`` runs a sync
+    and waits for it, as an explicit ``MemoryIndex.sync(reason=...)`` does (the first-search build,
+    ``watch_forever``); ``store`` and ``config`` are the index's. ``auto_start``: start the watcher
+    on the first search, as ``MemoryIndex(watch=None)`` does. How the index uses it::
 
-        self._freshness = Freshness(self, auto_start=watch is None)   # in __init__
+        self._freshness = Freshness(scheduler, store, config, sync=..., auto_start=watch is None)
         self._freshness.start(files=False)   # start_watching(files=False): only the interval timer
-        self._freshness.stop()               # in close(), before the sync worker shuts down
+        self._freshness.stop()               # in close(), before the scheduler shuts down
     """
 
-    def __init__(self, index: MemoryIndex, *, auto_start: bool) -> None:
-        self._index = index
+    def __init__(self, scheduler: SyncScheduler, store: MemoryStore, config: MemoryConfig, *,
+                 sync: Callable[[str], SyncReport], auto_start: bool) -> None:
+        self._scheduler = scheduler
+        self._store = store
+        self._config = config
+        self._sync = sync
         # The watcher (sync.watch) starts on the first search, or right away with watch=True.
         self._auto_start = auto_start
-        self._last_stale_check = 0.0
         self._watcher: Any = None
         self._interval: threading.Event | None = None
         self._interval_thread: threading.Thread | None = None
@@ -68,64 +69,43 @@ class Freshness:
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first (see :meth:`MemoryIndex.ensure_fresh`). Returns True when a
         sync is scheduled or running."""
-        index = self._index
-        index._check_open()
+        scheduler, config = self._scheduler, self._config
+        scheduler.check_open()
         self._warm_session(session_key)
         if self._auto_start:
             self._auto_start = False
-            if index.config.sync.watch or index.config.sync.interval_minutes > 0:
-                self.start(files=index.config.sync.watch)
-        built = index._is_empty() and self._retry_due()
+            if config.sync.watch or config.sync.interval_minutes > 0:
+                self.start(files=config.sync.watch)
+        built = scheduler.is_empty() and self._retry_due()
         if built:
             try:
-                index.sync(reason="search")
+                self._sync("search")
             except Exception as exc:  # the search still answers, and says why it is empty
                 log.warning("first-search sync failed: %s", exc)
         scheduled = False
-        if index.config.sync.on_search and not built:  # a sync just ran (or failed): not another one
+        if config.sync.on_search and not built:  # a sync just ran (or failed): not another one
             self._quick_stale_check()
             # dirty while a sync runs means a change since it started: it gets a follow-up sync
-            if index.dirty and self._retry_due():
-                index.sync_in_background("search")
+            if scheduler.dirty and self._retry_due():
+                scheduler.sync_in_background("search")
                 scheduled = True
-        return scheduled or index.syncing
+        return scheduled or scheduler.syncing
 
     def _retry_due(self) -> bool:
         """False for ``_SYNC_RETRY_INTERVAL_S`` (30 s) after a failed sync, so searches do not re-run
         a failing sync on every call; a successful sync (e.g. an explicit ``sync()``) clears it."""
-        failed_at = self._index._last_sync_failed_at
+        failed_at = self._scheduler.last_failed_at
         return failed_at is None or time.monotonic() - failed_at >= _SYNC_RETRY_INTERVAL_S
-
-    def changed_files(self) -> list[str]:
-        """Memory files added, changed (size or mtime) or removed since the last sync, sorted
-        (see :meth:`MemoryIndex.changed_files`). Files a sync skips (binary, unreadable, a name
-        that is not UTF-8) are left out."""
-        index = self._index
-        known = index.store.file_records("memory")
-        scan = stat_scan(index.config, known)
-        changed = known.keys() - {f.rel for f in scan}  # removed
-        # added or changed, unless a sync would skip it (binary, unreadable): that is no pending change
-        changed |= {f.rel for f in scan if not f.unchanged and would_index(f)}
-        return sorted(changed)
 
     def _quick_stale_check(self) -> None:
         """Notice hand edits cheaply (stat only, at most every 2 s). Also with a watcher: it may
         have started after a write, or a sync may have read a file just before it changed."""
-        index = self._index
-        if index.dirty:
-            return
-        now = time.monotonic()
-        if now - self._last_stale_check < _STALE_CHECK_INTERVAL_S:
-            return
-        self._last_stale_check = now
-        if self.changed_files():
-            index.mark_dirty()
+        self._scheduler.check_stale(_STALE_CHECK_INTERVAL_S)
 
     def _warm_session(self, session_key: str | None) -> None:
         """The session-start trigger (``sync.on_session_start``): the first search of each
         distinct session key schedules a background sync if memory files changed."""
-        index = self._index
-        if not session_key or not index.config.sync.on_session_start:
+        if not session_key or not self._config.sync.on_session_start:
             return
         with self._watch_lock:
             if session_key in self._warmed_sessions:
@@ -134,7 +114,7 @@ class Freshness:
                 self._warmed_sessions.clear()
             self._warmed_sessions.add(session_key)
         self._quick_stale_check()
-        if index.dirty and self._retry_due():
+        if self._scheduler.dirty and self._retry_due():
             self._background_sync("session-start")
 
     # ---- watcher and interval timer -----------------------------------------------------------------
@@ -142,15 +122,14 @@ class Freshness:
     def start(self, *, files: bool = True) -> None:
         """Start the file watcher (unless ``files`` is False) and the ``sync.interval_minutes``
         timer when set (see :meth:`MemoryIndex.start_watching`). Idempotent and thread-safe."""
-        index = self._index
-        index._check_open()
+        self._scheduler.check_open()
         with self._watch_lock:
-            if index._closed:
+            if self._scheduler.closed:
                 return
             started = files and self._watcher is None
             if started:
                 self._watcher = self._new_watcher(self._on_files_changed).start()
-            minutes = index.config.sync.interval_minutes
+            minutes = self._config.sync.interval_minutes
             if minutes > 0 and self._interval_thread is None:
                 self._interval = threading.Event()
                 self._interval_thread = threading.Thread(
@@ -158,18 +137,8 @@ class Freshness:
                     name="openclaw-memory-interval",
                 )
                 self._interval_thread.start()
-        if started:
-            self._catch_up()
-
-    def _catch_up(self) -> None:
-        """Writes made before the watcher started are not events it will see: compare the files
-        with the index now, and sync when they differ and the index exists or is being built (an
-        empty index is built by the first search)."""
-        index = self._index
-        if not self.changed_files():
-            return
-        index.mark_dirty()
-        if index.syncing or not index._is_empty():
+        # writes made before the watcher started are not events it will see: compare now
+        if started and self._scheduler.needs_catch_up():
             self._background_sync("watch")
 
     @property
@@ -178,27 +147,27 @@ class Freshness:
         return self._watcher is not None
 
     def _sessions_watch_dir(self) -> Path | None:
-        config = self._index.config
+        config = self._config
         return config.resolved_sessions_dir() if config.sessions_enabled() else None
 
     def _new_watcher(self, on_change: Callable[[set[tuple[Any, str]]], None]) -> Any:
         from openclaw_memory.watch import MemoryWatcher
 
-        index = self._index
+        config = self._config
         return MemoryWatcher(
-            index.workspace, index.config.resolved_extra_paths(), on_change,
-            debounce_ms=index.config.sync.watch_debounce_ms, sessions_dir=self._sessions_watch_dir(),
+            config.resolved_workspace(), config.resolved_extra_paths(), on_change,
+            debounce_ms=config.sync.watch_debounce_ms, sessions_dir=self._sessions_watch_dir(),
         )
 
     def _interval_loop(self, seconds: float, stop: threading.Event) -> None:
         while not stop.wait(seconds):
-            if self._index._closed:
+            if self._scheduler.closed:
                 return
             self._background_sync("interval")
 
     def _on_files_changed(self, changes: set[tuple[Any, str]]) -> None:
         """Watcher callback (one call per burst): schedule a background sync when it matters."""
-        if self._index._closed:
+        if self._scheduler.closed:
             return
         reason = self._change_reason(changes)
         if reason is not None:
@@ -210,7 +179,7 @@ class Freshness:
         sessions_dir = self._sessions_watch_dir()
         transcripts = {p for _, p in changes if sessions_dir is not None and Path(p).parent == sessions_dir}
         if any(p not in transcripts for _, p in changes):
-            self._index.mark_dirty()
+            self._scheduler.mark_dirty()
             return "watch"
         if transcripts and self._transcripts_due(transcripts):
             return "session-delta"
@@ -220,8 +189,8 @@ class Freshness:
         """True when one of these transcripts is new, gone, shrank, or grew past the thresholds."""
         from openclaw_memory.sessions import is_transcript_name, session_rel_path, transcript_delta
 
-        known = self._index.store.file_records("sessions")
-        limits = self._index.config.sync.sessions
+        known = self._store.file_records("sessions")
+        limits = self._config.sync.sessions
         for path in sorted(paths):
             if not is_transcript_name(os.path.basename(path)):
                 continue
@@ -238,12 +207,11 @@ class Freshness:
 
     def _background_sync(self, reason: str) -> None:
         """Schedule a background sync (after a running one, which may have read the changed files
-        before they changed, one more runs: see :meth:`MemoryIndex.sync_in_background`)."""
-        index = self._index
+        before they changed, one more runs: see :meth:`SyncScheduler.submit`)."""
         try:
-            index.sync_in_background(reason)
+            self._scheduler.sync_in_background(reason)
         except RuntimeError:  # the executor shut down: close() raced with us
-            if index._closed:
+            if self._scheduler.closed:
                 return
             raise
 
@@ -262,16 +230,16 @@ class Freshness:
     def watch_forever(self, on_sync: Callable[[SyncReport], None] | None = None) -> None:
         """Watch in the foreground, syncing after each burst of relevant changes (see
         :meth:`MemoryIndex.watch_forever`)."""
-        index = self._index
-        index._check_open()
+        scheduler = self._scheduler
+        scheduler.check_open()
 
         def changed(changes: set[tuple[Any, str]]) -> None:
-            if index._closed:
+            if scheduler.closed:
                 return
             reason = self._change_reason(changes)
             if reason is None:
                 return
-            report = index.sync(reason=reason)
+            report = self._sync(reason)
             if on_sync is not None:
                 on_sync(report)
 
@@ -295,9 +263,9 @@ class Freshness:
         """Index a session's transcript after a compaction (see :meth:`MemoryIndex.after_compaction`)."""
         if not self._post_compaction_enabled():
             return None
-        self._index._check_open()
+        self._scheduler.check_open()
         fut = self._schedule_post_compaction(session_id, transcript)
-        if fut is not None and self._index.config.compaction.post_index_sync == "await":
+        if fut is not None and self._config.compaction.post_index_sync == "await":
             fut.result()
         return fut
 
@@ -307,24 +275,24 @@ class Freshness:
         """Async twin of :meth:`after_compaction`."""
         if not self._post_compaction_enabled():
             return None
-        self._index._check_open()
+        self._scheduler.check_open()
         fut = await asyncio.to_thread(self._schedule_post_compaction, session_id, transcript)
-        if fut is not None and self._index.config.compaction.post_index_sync == "await":
+        if fut is not None and self._config.compaction.post_index_sync == "await":
             await asyncio.wrap_future(fut)
         return fut
 
     def _post_compaction_enabled(self) -> bool:
-        cfg = self._index.config
+        cfg = self._config
         return (cfg.sessions_enabled() and cfg.sync.sessions.post_compaction_force
                 and cfg.compaction.post_index_sync != "off")
 
     def _schedule_post_compaction(
         self, session_id: str | None, transcript: str | os.PathLike[str] | None
     ) -> Future[SyncReport] | None:
-        from openclaw_memory.sessions import is_transcript_name, list_session_files
+        from openclaw_memory.sessions import is_transcript_name, list_session_files, transcript_file_name
 
-        index = self._index
-        directory = index.config.resolved_sessions_dir()
+        config = self._config
+        directory = config.resolved_sessions_dir()
         if transcript is not None:
             path = Path(transcript).expanduser()
             path = path if path.is_absolute() else directory / path
@@ -335,7 +303,7 @@ class Freshness:
                 )
             targets = [directory / path.name]
         elif session_id is not None:
-            targets = [index.transcript_path(session_id)]
+            targets = [directory / transcript_file_name(session_id)]
         else:
             targets = list_session_files(directory)  # the sync skips those whose stat matches the index
         targets = [p for p in targets if p.is_file()]
@@ -343,8 +311,9 @@ class Freshness:
             log.debug("post-compaction sync: no transcript to index (%s)", transcript or session_id or directory)
             return None
         try:
-            return index._submit_targeted([str(p) for p in targets])
+            return self._scheduler.submit_transcripts(
+                [str(p) for p in targets], log_failures=config.compaction.post_index_sync != "await")
         except RuntimeError:  # the executor shut down: close() raced with us
-            if index._closed:
+            if self._scheduler.closed:
                 return None
             raise

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -39,10 +38,19 @@ from openclaw_memory.freshness import Freshness
 from openclaw_memory.progress import SyncProgress
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
+from openclaw_memory.scheduler import SyncRequest, SyncScheduler
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
-from openclaw_memory.types import FallbackInfo, MemoryText, SearchHit, SearchResult, SyncReport
+from openclaw_memory.types import (
+    EmptyReason,
+    FallbackInfo,
+    MemoryText,
+    SearchHit,
+    SearchResult,
+    SearchState,
+    SyncReport,
+)
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -153,26 +161,17 @@ class MemoryIndex:
         self._keyword_only_reason: str | None = None
         self._key_source: str | None = None
         self._provider_lock = threading.Lock()
-        self._sync_lock = threading.Lock()
-        self._sync_future: Future[SyncReport] | None = None
-        # post-compaction (targeted) syncs: transcripts waiting for the next one, and that run's future
-        self._pending_transcripts: dict[str, None] = {}
-        self._targeted_future: Future[SyncReport] | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openclaw-memory-sync")
+        # the sync worker, its queue and the sync state (dirty, last report and failure, closed)
+        self._scheduler = SyncScheduler(self._run_sync, self.store, self.config)
         # runs the keyword side of a hybrid search while the query is embedded
         self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
-        self._dirty = True
-        self._last_sync: SyncReport | None = None
-        self._last_sync_error: str | None = None  # why the last sync failed; None once one succeeds
-        self._last_sync_failed_at: float | None = None  # time.monotonic() of that failure
-        self._closed = False
         self._embed_state: Any = None
         self._query_cache: Any = None
-        self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
-        self._freshness = Freshness(self, auto_start=watch is None)
+        self._freshness = Freshness(self._scheduler, self.store, self.config,
+                                    sync=lambda reason: self.sync(reason=reason), auto_start=watch is None)
         self._watch_arg = watch
         self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
@@ -287,20 +286,18 @@ class MemoryIndex:
             embed=self._embed_documents,
             fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
             session_stats=self._session_stats,
-            cancel=self._cancel,
+            cancel=self._scheduler.cancel_event,
         )
 
     # ---- sync -------------------------------------------------------------------------------------
 
-    def _run_sync(
-        self, force: bool, reason: str, progress: Progress | None, session_files: list[str] | None = None,
-        lock_timeout: float = 600.0,
-    ) -> SyncReport:
-        targeted = session_files is not None
-        if not targeted:  # a targeted run does not look at the memory files
-            self._dirty = False
+    def _run_sync(self, request: SyncRequest) -> SyncReport:
+        """Run one sync for the scheduler (in its worker thread): a damaged index is set aside and
+        rebuilt, an embedding failure switches to the fallback provider (once); both keep the
+        request's lock_timeout."""
+        reason, lock_timeout = request.reason, request.lock_timeout
         self._live = SyncProgress(reason)
-        caller_progress = progress
+        caller_progress = request.progress
 
         def tracked(done: int, total: int, label: str) -> None:
             if (live := self._live) is not None:
@@ -310,32 +307,22 @@ class MemoryIndex:
 
         try:
             try:
-                try:
-                    report = run_sync(self.store, self._plan(), force=force, reason=reason, progress=tracked,
-                                      session_files=session_files, lock_timeout=lock_timeout)
-                except Exception as exc:
-                    if self._recover_from_damage(exc) is None:
-                        raise
-                    self._live = SyncProgress(f"{reason} (damaged index rebuilt)")
-                    report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
-                                      progress=tracked, lock_timeout=lock_timeout)
-            except IndexingError as exc:
-                if not self._activate_fallback(exc):
+                report = run_sync(self.store, self._plan(), force=request.force, reason=reason, progress=tracked,
+                                  session_files=request.session_files, lock_timeout=lock_timeout)
+            except Exception as exc:
+                if self._recover_from_damage(exc) is None:
                     raise
-                self._live = SyncProgress(f"{reason} (fallback)")
-                report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
+                self._live = SyncProgress(f"{reason} (damaged index rebuilt)")
+                report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
                                   progress=tracked, lock_timeout=lock_timeout)
-        except BaseException as exc:
-            if not targeted:  # a transcript-only run leaves the memory files' state alone
-                self._dirty = True
-                if isinstance(exc, Exception) and not isinstance(exc, IndexLockedError):
-                    self._sync_failed(exc)  # another process's sync holding the lock is no failure
-            raise
+        except IndexingError as exc:
+            if not self._activate_fallback(exc):
+                raise
+            self._live = SyncProgress(f"{reason} (fallback)")
+            report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
+                              progress=tracked, lock_timeout=lock_timeout)
         finally:
             self._live = None
-        self._last_sync = report
-        if not targeted:  # the memory files are indexed again
-            self._last_sync_error = self._last_sync_failed_at = None
         return report
 
     def _recover_from_damage(self, exc: BaseException) -> str | None:
@@ -346,7 +333,7 @@ class MemoryIndex:
             return None
         note = self.store.recover_from_damage(cause)
         if note is not None:
-            self._dirty = True
+            self._scheduler.mark_dirty()
         return note
 
     def _guarded(self, fn: Callable[[], _T]) -> _T:
@@ -367,12 +354,6 @@ class MemoryIndex:
 
     def _db_errors(self) -> tuple[type[BaseException], ...]:
         return tuple(getattr(self.store, "db_errors", ()))
-
-    def _sync_failed(self, exc: Exception) -> None:
-        """Remember a failed sync: searches report it (``sync_error``, ``empty_reason="sync_failed"``)
-        and do not re-run it on every call (see :mod:`openclaw_memory.freshness`)."""
-        self._last_sync_error = str(exc) if isinstance(exc, OpenClawMemoryError) else f"{type(exc).__name__}: {exc}"
-        self._last_sync_failed_at = time.monotonic()
 
     def _activate_fallback(self, exc: Exception) -> bool:
         """Switch to the configured fallback provider after an embedding failure (one hop)."""
@@ -409,7 +390,7 @@ class MemoryIndex:
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
         self._breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
-        fut = self._submit(force, reason, progress, lock_timeout)
+        fut = self._scheduler.submit(force=force, reason=reason, progress=progress, lock_timeout=lock_timeout)
         return fut.result()
 
     async def async_sync(
@@ -419,50 +400,32 @@ class MemoryIndex:
         self._check_open()
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
-        return await asyncio.wrap_future(self._submit(force, reason, progress))
-
-    def _submit(self, force: bool, reason: str, progress: Progress | None,
-                lock_timeout: float = 600.0) -> Future[SyncReport]:
-        """The sync that answers this request: a queued one that has not started yet (it will see
-        every change made before it starts), else a new one. A sync already running may have read
-        the files before they changed, so a request made meanwhile gets one more sync after it
-        (requests made while that one waits share it): no write is ever left unindexed."""
-        with self._sync_lock:
-            fut = self._sync_future
-            if fut is not None and not fut.done() and not force and not fut.running():
-                return fut
-            fut = self._executor.submit(self._run_sync, force, reason, progress, None, lock_timeout)
-            self._sync_future = fut
-            return fut
+        return await asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason, progress=progress))
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
         """Schedule a sync without waiting (joins one that is queued and not started yet; after
         one that is running, another runs). Errors are logged, not raised."""
-        fut = self._submit(False, reason, None)
+        return self._scheduler.sync_in_background(reason)
 
-        def _log(f: Future[SyncReport]) -> None:
-            exc = None if f.cancelled() else f.exception()
-            if exc is not None:  # a sync stopped by close() is no failure worth a warning
-                log.log(logging.DEBUG if self._closed else logging.WARNING,
-                        "background sync (%s) failed: %s", reason, exc)
-
-        fut.add_done_callback(_log)
-        return fut
+    @property
+    def scheduler(self) -> SyncScheduler:
+        """This index's sync scheduler: its worker, queued syncs and sync state (dirty flag, last
+        report and failure). :meth:`sync` and the background triggers go through it."""
+        return self._scheduler
 
     @property
     def syncing(self) -> bool:
         """True while a sync is running."""
-        fut = self._sync_future
-        return fut is not None and not fut.done()
+        return self._scheduler.syncing
 
     @property
     def dirty(self) -> bool:
         """True when files may have changed since the last sync."""
-        return self._dirty
+        return self._scheduler.dirty
 
     def mark_dirty(self) -> None:
         """Tell the index that files changed (the watcher calls this)."""
-        self._dirty = True
+        self._scheduler.mark_dirty()
 
     # ---- watching ----------------------------------------------------------------------------------
 
@@ -536,30 +499,6 @@ class MemoryIndex:
         blocked while the transcript is indexed)."""
         return await self._freshness.async_after_compaction(session_id, transcript=transcript)
 
-    def _submit_targeted(self, paths: list[str]) -> Future[SyncReport]:
-        """Queue a targeted sync of ``paths``, merged into one that is queued and not yet started."""
-        with self._sync_lock:
-            self._pending_transcripts.update(dict.fromkeys(paths))
-            fut = self._targeted_future
-            if fut is not None and not fut.running() and not fut.done():
-                return fut  # it takes the pending paths when it starts
-            fut = self._executor.submit(self._run_targeted, "post-compaction")
-            self._targeted_future = fut
-        if self.config.compaction.post_index_sync != "await":  # nobody waits for it: log a failure
-            def _log(f: Future[SyncReport]) -> None:
-                if not f.cancelled() and f.exception() is not None:
-                    log.warning("post-compaction sync failed: %s", f.exception())
-
-            fut.add_done_callback(_log)
-        return fut
-
-    def _run_targeted(self, reason: str) -> SyncReport:
-        with self._sync_lock:
-            paths, self._pending_transcripts = list(self._pending_transcripts), {}
-        if not paths:  # an earlier run took them already
-            return SyncReport(reason=reason)
-        return self._run_sync(False, reason, None, session_files=paths)
-
     def _sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
         """Transcript details for :meth:`status` (None when sessions are off); ``deep`` re-reads
         every transcript to count malformed lines, otherwise counts come from this index's syncs."""
@@ -593,13 +532,10 @@ class MemoryIndex:
 
     # ---- search -------------------------------------------------------------------------------------
 
-    def _is_empty(self) -> bool:
-        return self.store.is_empty()
-
     def has_index(self) -> bool:
         """True when the index holds something to search (another process may be updating it)."""
         self._check_open()
-        return not self._guarded(self._is_empty)
+        return not self._guarded(self.store.is_empty)
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
@@ -613,7 +549,7 @@ class MemoryIndex:
         by size and modification time (a cheap stat, no reads); ``[]`` when the index is up to date.
         Session transcripts are not checked."""
         self._check_open()
-        return self._freshness.changed_files()
+        return self._scheduler.changed_files()
 
     def search(
         self,
@@ -653,23 +589,23 @@ class MemoryIndex:
                                 empty_reason="no_match")
         provider = self._ensure_provider()
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
-        result = self._guarded(lambda: run_search(
+        scheduler, sync_error = self._scheduler, self._scheduler.last_error
+
+        def why_empty() -> EmptyReason | None:
+            if scheduler.syncing:
+                return "stale"
+            if sync_error is not None:
+                return "sync_failed"
+            return "empty_index" if scheduler.is_empty() else None
+
+        state = SearchState(fallback=self._fallback, sync_scheduled=scheduled, sync_error=sync_error,
+                            why_empty=why_empty)
+        return self._guarded(lambda: run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace, query_embedder=self._query_embedder(provider),
-            executor=self._search_pool,
+            executor=self._search_pool, state=state,
         ))
-        result.fallback = result.fallback or self._fallback
-        result.sync_scheduled = scheduled
-        result.sync_error = self._last_sync_error
-        if not result.hits:
-            if self.syncing:
-                result.empty_reason = "stale"
-            elif result.sync_error is not None:
-                result.empty_reason = "sync_failed"
-            elif self._is_empty():
-                result.empty_reason = "empty_index"
-        return result
 
     def evaluate(
         self,
@@ -781,8 +717,9 @@ class MemoryIndex:
         breaker_open = provider is not None and self._breaker.is_open
         if breaker_open:
             notes.append(self._breaker.reason())
-        if self._last_sync_error:
-            notes.append(f"last sync failed: {self._last_sync_error}")
+        last_error = self._scheduler.last_error
+        if last_error:
+            notes.append(f"last sync failed: {last_error}")
         sessions = self._sessions_status(deep, notes)
         return IndexStatus(
             agent_id=self.config.agent_id,
@@ -812,7 +749,7 @@ class MemoryIndex:
             cache=self._cache_status(),
             batch=batch,
             issues=workspace_issues(self.config),
-            last_sync=self._last_sync.to_dict() if self._last_sync else None,
+            last_sync=last.to_dict() if (last := self._scheduler.last_report) else None,
             embedding_probe=probe,
             notes=notes,
             sessions=sessions,
@@ -824,12 +761,13 @@ class MemoryIndex:
     def _is_dirty_now(self) -> bool:
         """``dirty`` for :meth:`status`: before this process synced, whether files changed since
         the stored index was built (a stat check) instead of the unknown-so-dirty start value."""
-        if self._last_sync is not None or self.syncing or not self._dirty:
-            return self._dirty
-        return self._is_empty() or bool(self._freshness.changed_files())
+        scheduler = self._scheduler
+        if scheduler.last_report is not None or scheduler.syncing or not scheduler.dirty:
+            return scheduler.dirty
+        return scheduler.is_empty() or bool(scheduler.changed_files())
 
     def _cache_status(self) -> dict[str, Any]:
-        last = self._last_sync
+        last = self._scheduler.last_report
         looked_up = (last.cache_hits + last.embedded) if last else 0
         return {
             "enabled": self.config.cache.enabled,
@@ -842,20 +780,18 @@ class MemoryIndex:
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("this MemoryIndex is closed; create a new one")
+        self._scheduler.check_open()
 
     def close(self) -> None:
         """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
         is discarded; the index stays as it was), and close the store."""
-        if self._closed:
+        if self._scheduler.closed:
             return
-        self._closed = True
+        self._scheduler.cancel()  # closed: a running sync stops at its next file
         if self._backend is not None:
             self._backend.close()
-        self._cancel.set()
         self._freshness.stop()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):
@@ -908,7 +844,7 @@ class _BuiltinSearch:
         return self._index._get_builtin(path, from_line, lines)
 
     def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
-        return self._index._submit(force, reason, None).result()
+        return self._index.scheduler.submit(force=force, reason=reason).result()
 
     def status(self) -> BackendStatus:
         provider = self._index.provider

@@ -41,7 +41,7 @@ from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult
+from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
 __all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "run_search", "timestamp_resolver"]
 
@@ -287,13 +287,15 @@ def run_search(
     query_vector: np.ndarray | None = None,
     query_embedder: Callable[[str], np.ndarray] | None = None,
     executor: Executor | None = None,
+    state: SearchState | None = None,
 ) -> SearchResult:
     """Search the index for ``query`` (spec §5, with the improvements described in :mod:`hybrid`).
 
     ``query_vector`` skips ``provider.embed_query``; ``query_embedder`` replaces it (e.g. a cache).
     With an ``executor``, the keyword side runs there while the query is embedded and the vector
-    side searched (SQLite and numpy release the GIL), so hybrid latency is close to the slower side. ``empty_reason`` is ``"no_match"`` when
-    nothing is returned (the caller knows better when the index is empty or stale).
+    side searched (SQLite and numpy release the GIL), so hybrid latency is close to the slower side. ``state`` is
+    what the index reports on the result (fallback, sync state); when nothing is returned, ``empty_reason``
+    is its ``why_empty()`` (the index knows when it is empty or stale), else ``"no_match"``.
     """
     started = time.perf_counter()
     qcfg, hy = config.query, config.query.hybrid
@@ -307,11 +309,15 @@ def run_search(
     if provider is None and reason is None:
         reason = "no embedding provider"
 
+    ctx = state or SearchState()
+
     def result(hits: list[SearchHit], mode: SearchMode) -> SearchResult:
         return SearchResult(
-            query=query, hits=hits, mode=mode, provider=prov_id, model=model,
+            query=query, hits=hits, mode=mode, provider=prov_id, model=model, fallback=ctx.fallback,
             keyword_only_reason=reason if mode == "keyword" else None,
-            empty_reason=None if hits else "no_match", took_ms=(time.perf_counter() - started) * 1000,
+            empty_reason=None if hits else (ctx.why_empty and ctx.why_empty()) or "no_match",
+            sync_scheduled=ctx.sync_scheduled, sync_error=ctx.sync_error,
+            took_ms=(time.perf_counter() - started) * 1000,
         )
 
     if not q:

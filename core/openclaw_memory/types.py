@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 __all__ = [
     "Candidate",
     "Chunk",
+    "EmptyReason",
     "FallbackInfo",
     "MemoryFile",
     "MemoryText",
     "SearchHit",
     "SearchMode",
     "SearchResult",
+    "SearchState",
     "Source",
     "SyncReport",
 ]
 
 Source = Literal["memory", "sessions"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
+#: why a search returned no hits (see :class:`SearchResult`)
+EmptyReason = Literal["sync_failed", "empty_index", "stale", "no_match"]
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,21 @@ class FallbackInfo:
         return {"from": self.from_provider, "reason": self.reason}
 
 
-@dataclass
+@dataclass(frozen=True)
+class SearchState:
+    """What the index knows about itself when a search runs, reported on its :class:`SearchResult`.
+
+    ``why_empty`` is asked only when the search finds nothing: the index's reason
+    (``"stale"``, ``"sync_failed"``, ``"empty_index"``) or None for ``"no_match"``.
+    """
+
+    fallback: FallbackInfo | None = None
+    sync_scheduled: bool = False
+    sync_error: str | None = None
+    why_empty: Callable[[], EmptyReason | None] | None = None
+
+
+@dataclass(frozen=True)
 class SearchResult:
     """What ``MemoryIndex.search`` returns: hits plus how they were found.
 

@@ -116,7 +116,7 @@ def test_sessions_source_disabled_is_a_cheap_no_op(make_index, write) -> None:
     # Nothing is resolved or checked: not even an invalid path raises.
     assert memory.after_compaction("chat-1") is None
     assert memory.after_compaction(transcript="/not/the/sessions/dir/notes.txt") is None
-    assert memory._targeted_future is None and not memory.syncing
+    assert not memory.scheduler.busy and memory.scheduler.last_report is None  # nothing was queued
     memory.sync()
     assert memory.store.file_records("sessions") == {}
 
