@@ -11,11 +11,11 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
-
-from openclaw_memory import MemoryIndex
+from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.errors import IndexLockedError, ProviderError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.scheduler import SyncScheduler
@@ -58,7 +58,7 @@ def texts(memory: MemoryIndex, query: str, **kw: object) -> list[str]:
     return [h.text for h in memory.search(query, min_score=0.0, **kw).hits]  # type: ignore[arg-type]
 
 
-def running(memory: MemoryIndex, gate: Gate, reason: str = "held") -> object:
+def running(memory: MemoryIndex, gate: Gate, reason: str = "held") -> Future[SyncReport]:
     """Start a sync that stops after its first file until ``gate`` opens; return its future."""
     fut = memory.scheduler.submit(reason=reason, progress=gate)
     assert gate.entered.wait(TIMEOUT), "the held sync never started"
@@ -88,7 +88,7 @@ def test_requests_while_one_is_queued_share_it_and_force_gets_its_own(make_index
     forced = scheduler.submit(force=True, reason="forced")
     assert forced is not queued and scheduler.syncing
     held.open()
-    assert first.result(TIMEOUT).reason == "held"  # type: ignore[attr-defined]
+    assert first.result(TIMEOUT).reason == "held"
     assert queued.result(TIMEOUT).reason == "one"
     report = forced.result(TIMEOUT)
     assert report.full_rebuild and report.reason == "forced"
@@ -200,7 +200,7 @@ def test_targeted_syncs_merge_and_leave_the_memory_state_alone(make_index, write
     assert scheduler.pending_transcripts == tuple(paths) and scheduler.busy
     memory.mark_dirty()
     held.open()
-    first.result(TIMEOUT)  # type: ignore[attr-defined]
+    first.result(TIMEOUT)
     report = fut.result(TIMEOUT)
     assert report.reason == "post-compaction" and scheduler.pending_transcripts == ()
     assert scheduler.dirty  # a transcript-only sync does not look at the memory files
@@ -224,7 +224,7 @@ def test_close_cancels_a_running_sync_and_refuses_new_requests(make_index, write
     held.open()  # the held sync goes on to its next file and stops there
     closer.join(TIMEOUT)
     assert not closer.is_alive()
-    assert isinstance(fut.exception(TIMEOUT), SyncCancelled)  # type: ignore[attr-defined]
+    assert isinstance(fut.exception(TIMEOUT), SyncCancelled)
     assert queued.cancelled()
     with pytest.raises(RuntimeError):
         scheduler.submit(reason="late")
