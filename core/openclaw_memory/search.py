@@ -21,16 +21,15 @@ from typing import Literal
 
 import numpy as np
 
+from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
     calibrate_similarity,
-    citations_enabled,
     clamp_injected,
     dated_path_timestamp,
-    decorate_citation,
     is_evergreen,
     keyword_text_scores,
     merge_rrf,

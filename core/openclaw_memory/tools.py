@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from openclaw_memory.citations import format_citation, strip_citation_footer
 from openclaw_memory.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
@@ -257,10 +258,8 @@ def format_search_text(payload: dict[str, Any]) -> str:
         return payload.get("message") or payload.get("error") or "No memory matched."
     parts = []
     for r in payload["results"]:
-        where = r.get("citation") or f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
-        snippet = r["snippet"]
-        if r.get("citation") and snippet.endswith(f"Source: {r['citation']}"):
-            snippet = snippet[: -len(f"Source: {r['citation']}")].rstrip()
+        where = r.get("citation") or format_citation(r["path"], r["start_line"], r["end_line"])
+        snippet = strip_citation_footer(r["snippet"], r.get("citation"))
         parts.append(f"[{where}] (score {r['score']:.2f})\n{snippet}")
     if payload.get("mode") == "keyword":
         parts.append(f"(keyword-only search: {payload.get('keyword_only_reason') or 'no embeddings'})")
