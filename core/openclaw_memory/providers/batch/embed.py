@@ -19,7 +19,7 @@ import numpy as np
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors
-from openclaw_memory.providers.batch_common import (
+from openclaw_memory.providers.batch.common import (
     MAX_REQUESTS_PER_BATCH,
     BatchJobError,
     BatchOptions,
@@ -132,15 +132,15 @@ def supports_batch_api(provider: EmbeddingProvider) -> bool:
 def _dispatch(provider: EmbeddingProvider, texts: Sequence[str], opts: BatchOptions) -> list[list[float]]:
     pid = provider.id
     if pid == "openai":
-        from openclaw_memory.providers.batch_openai import run_openai_batch
+        from openclaw_memory.providers.batch.openai import run_openai_batch
 
         return run_openai_batch(provider, texts, opts)  # type: ignore[arg-type]
     if pid == "gemini":
-        from openclaw_memory.providers.batch_gemini import run_gemini_batch
+        from openclaw_memory.providers.batch.gemini import run_gemini_batch
 
         return run_gemini_batch(provider, texts, opts)  # type: ignore[arg-type]
     if pid == "voyage":
-        from openclaw_memory.providers.batch_voyage import run_voyage_batch
+        from openclaw_memory.providers.batch.voyage import run_voyage_batch
 
         return run_voyage_batch(provider, texts, opts)  # type: ignore[arg-type]
     raise BatchUnavailableError(f"provider {pid!r} has no batch API")
