@@ -8,6 +8,7 @@ the adapters) builds it with :func:`format_citation`, so they all agree.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import Literal
 
@@ -20,11 +21,28 @@ __all__ = [
     "citations_enabled",
     "decorate_citation",
     "format_citation",
+    "normalize_session_kind",
     "strip_citation_footer",
 ]
 
 ChatType = Literal["direct", "group", "channel"]
-"""The kind of chat a session is: a one-to-one ``direct`` chat, a ``group`` or a ``channel``."""
+"""The kind of chat a session is: a one-to-one ``direct`` chat, a ``group`` or a ``channel``.
+
+``session_kind=`` arguments (bootstrap, recall prompt, middleware, memory block) take these values;
+``"private"``, their old name for ``"direct"``, still works with a DeprecationWarning."""
+
+
+def normalize_session_kind(kind: str) -> ChatType:
+    """``kind`` as a :data:`ChatType`; ``"private"`` (the old word for ``"direct"``) warns and maps to it.
+
+    Raises ValueError for any other value.
+    """
+    if kind == "private":
+        warnings.warn('session_kind="private" is now called "direct"', DeprecationWarning, stacklevel=3)
+        return "direct"
+    if kind not in ("direct", "group", "channel"):
+        raise ValueError(f"session_kind must be 'direct', 'group' or 'channel', got {kind!r}")
+    return kind  # type: ignore[return-value]
 
 
 def format_citation(path: str, start_line: int, end_line: int) -> str:
