@@ -8,24 +8,6 @@
 
 from __future__ import annotations
 
-from openclaw_memory.providers.batch.embed import (
-    BATCH_FAILURE_LIMIT,
-    BatchJobError,
-    BatchState,
-    BatchTimeoutError,
-    BatchUnavailableError,
-    embed_for_index,
-    run_batch_api,
-    supports_batch_api,
-)
+from openclaw_memory.providers.batch.embed import BatchState, embed_for_index, supports_batch_api
 
-__all__ = [
-    "BATCH_FAILURE_LIMIT",
-    "BatchJobError",
-    "BatchState",
-    "BatchTimeoutError",
-    "BatchUnavailableError",
-    "embed_for_index",
-    "run_batch_api",
-    "supports_batch_api",
-]
+__all__ = ["BatchState", "embed_for_index", "supports_batch_api"]
