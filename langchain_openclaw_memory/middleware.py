@@ -27,7 +27,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
-from openclaw_memory.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, SessionKind, build_session_context
+from openclaw_memory.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
+from openclaw_memory.citations import ChatType, normalize_session_kind
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
@@ -109,8 +110,9 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         soft_threshold_tokens: How far below the trigger to flush (default:
             ``compaction.memory_flush.soft_threshold_tokens``, 4000).
         token_counter: Counts the conversation's tokens (default: the summarizer's counter).
-        session_kind: ``"private"`` injects ``MEMORY.md`` and lets the flush append to it;
-            ``"group"``/``"channel"`` do neither.
+        session_kind: ``"direct"`` (a one-to-one chat) injects ``MEMORY.md`` and lets the flush
+            append to it; ``"group"``/``"channel"`` do neither (``"private"``, the old name of
+            ``"direct"``, still works and warns).
         session_key: Key of the flush bookkeeping (default: one per conversation, kept in the
             checkpointed thread state, so the bookkeeping lives and dies with the conversation).
         include_tools: Register ``memory_search`` / ``memory_get`` with the agent.
@@ -140,7 +142,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         trigger_tokens: int | None = None,
         soft_threshold_tokens: int | None = None,
         token_counter: TokenCounter | None = None,
-        session_kind: SessionKind = "private",
+        session_kind: ChatType = "direct",
         session_key: str | None = None,
         include_tools: bool = True,
         inject_context: bool = True,
@@ -157,7 +159,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             model = init_chat_model(model)
         self.memory = memory
         self.model = model
-        self.session_kind: SessionKind = session_kind
+        self.session_kind: ChatType = normalize_session_kind(session_kind)
         self.session_key = session_key
         self.inject_context = inject_context
         self.context_max_chars = context_max_chars
@@ -182,7 +184,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             config,
             token_counter=token_counter,
             context_window=trigger_tokens + reserve,
-            allow_memory_md=session_kind == "private",
+            allow_memory_md=self.session_kind == "direct",
         )
         self.policy.check_threshold()  # ConfigError (a ValueError) for a flush that could never run
         self.runner = SilentFlushRunner(model, self.policy, memory=memory, max_model_calls=max_model_calls)

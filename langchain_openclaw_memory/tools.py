@@ -10,9 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.tools import StructuredTool, ToolException
-from openclaw_memory.bootstrap import SessionKind
-from openclaw_memory.bootstrap import memory_recall_prompt as _recall_prompt
-from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.tools import (
@@ -24,6 +21,7 @@ from openclaw_memory.tools import (
     amemory_search,
     format_search_text,
     memory_get,
+    memory_recall_prompt,
     memory_search,
 )
 from pydantic import ValidationError
@@ -122,12 +120,3 @@ def create_memory_get_tool(
 def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[StructuredTool]:
     """``[memory_search, memory_get]`` over ``memory``, ready for ``create_agent(tools=...)``."""
     return [create_memory_search_tool(memory, session_key=session_key), create_memory_get_tool(memory)]
-
-
-def memory_recall_prompt(memory: MemoryIndex | MemoryConfig, *, session_kind: SessionKind = "private") -> str:
-    """The "## Memory Recall" system-prompt section for an agent that has the memory tools.
-
-    Citations follow ``config.citations`` (``auto``: on in private sessions, off elsewhere).
-    """
-    config = memory.config if isinstance(memory, MemoryIndex) else memory
-    return _recall_prompt(config, session_kind)

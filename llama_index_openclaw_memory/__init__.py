@@ -13,7 +13,8 @@ search, sync and write goes through the core.
   auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
 * :class:`OpenClawMemoryEmbedding` / :class:`LlamaIndexEmbeddingProvider`: share one embedding model.
 
-Old names (``OpenClawEmbedding``, ``memory_tools``, ``max_results=``) still work and warn.
+Old names (``OpenClawEmbedding``, ``memory_tools``, ``memory_search_tool``, ``memory_get_tool``,
+``max_results=``, ``session_kind="private"``) still work and warn.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from llama_index_openclaw_memory.memory_block import (
 )
 from llama_index_openclaw_memory.retriever import OpenClawMemoryRetriever
 from llama_index_openclaw_memory.tools import (
+    create_memory_get_tool,
+    create_memory_search_tool,
     create_memory_tools,
-    memory_get_tool,
     memory_recall_prompt,
-    memory_search_tool,
 )
 from llama_index_openclaw_memory.vector_store import DEFAULT_APPEND_PATH, OpenClawVectorStore, ProtectedMemoryError
 
@@ -57,11 +58,11 @@ __all__ = [
     "OpenClawVectorStore",
     "ProtectedMemoryError",
     "create_long_term_tools",
+    "create_memory_get_tool",
+    "create_memory_search_tool",
     "create_memory_tools",
     "llm_note_extractor",
-    "memory_get_tool",
     "memory_recall_prompt",
-    "memory_search_tool",
 ]
 
 

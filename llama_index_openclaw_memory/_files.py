@@ -23,14 +23,15 @@ from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 
 from llama_index_openclaw_memory._sections import OPEN_PREFIX, Section, parse_sections, remove_sections, section_lines
 
-__all__ = ["MemoryFile", "SectionFiles"]
+__all__ = ["SectionFiles", "SectionedFile"]
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class MemoryFile:
-    """A memory file's lines and the node sections in it."""
+class SectionedFile:
+    """A memory file's lines and the node sections in it (not :class:`openclaw_memory.types.MemoryFile`, the
+    index's record of a file)."""
 
     lines: list[str]
     sections: list[Section]
@@ -54,13 +55,13 @@ class SectionFiles:
 
     def __init__(self, memory: MemoryIndex) -> None:
         self.memory = memory
-        self._cache: dict[str, tuple[tuple[int, int], MemoryFile]] = {}
+        self._cache: dict[str, tuple[tuple[int, int], SectionedFile]] = {}
 
     def path(self, rel: str) -> Path:
         """Absolute path of a workspace-relative memory path."""
         return Path(os.path.normpath(self.memory.workspace / rel))
 
-    def read(self, rel: str) -> MemoryFile | None:
+    def read(self, rel: str) -> SectionedFile | None:
         """The parsed file, or None when it is missing or unreadable (logged)."""
         path = self.path(rel)
         try:
@@ -80,7 +81,7 @@ class SectionFiles:
         if text is None:
             return None
         sections = parse_sections(text, where=rel) if OPEN_PREFIX in text else []
-        parsed = MemoryFile(text.split("\n"), sections, frozenset(section_lines(sections)))
+        parsed = SectionedFile(text.split("\n"), sections, frozenset(section_lines(sections)))
         self._cache[rel] = (key, parsed)
         return parsed
 

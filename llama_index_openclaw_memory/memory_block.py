@@ -12,7 +12,7 @@
 * **Read (recall).** Each ``Memory.aget`` searches the memory for the latest user message and
   contributes the hits with ``path#Lstart-Lend`` citations. On the first turn of a session it
   also contributes the session bootstrap context: today's and yesterday's daily notes, and
-  ``MEMORY.md`` in private sessions.
+  ``MEMORY.md`` in direct (one-to-one) sessions.
 
     >>> block = OpenClawMemoryBlock(memory=MemoryIndex(workspace="~/notes"))          # doctest: +SKIP
     >>> memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])          # doctest: +SKIP
@@ -29,12 +29,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, model_validator
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
 from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemoryBlock
 from openclaw_memory import MemoryIndex
 from openclaw_memory.append import append_memory, daily_note_path, local_now
 from openclaw_memory.bootstrap import build_session_context
+from openclaw_memory.citations import ChatType, normalize_session_kind
 from openclaw_memory.flush import is_no_reply
 from openclaw_memory.session_hook import format_conversation
 from openclaw_memory.tools import amemory_search, format_search_text
@@ -116,7 +117,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         similarity_top_k / min_score: Recall limits (default: the memory's configuration);
             ``max_results`` is a deprecated alias of ``similarity_top_k``.
         session_key: OpenClaw session key; decides citations in ``citations="auto"`` mode.
-        session_kind: ``"private"`` bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"`` do not.
+        session_kind: ``"direct"`` (a one-to-one chat) bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"``
+            do not (``"private"``, the old name of ``"direct"``, still works and warns).
         bootstrap: ``"first_turn"`` (while the history holds one user message), ``"always"`` or ``"off"``.
         bootstrap_max_chars: Character budget of the bootstrap context.
         recall_instructions: Append the "Memory Recall" instructions (for agents with the memory tools).
@@ -133,6 +135,11 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             data.setdefault("similarity_top_k", value)
         return data
 
+    @field_validator("session_kind", mode="before")
+    @classmethod
+    def _old_session_kind(cls, value: Any) -> Any:
+        return normalize_session_kind(value) if isinstance(value, str) else value
+
     name: str = "openclaw_memory"
     description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
     memory: MemoryIndex = Field(exclude=True)
@@ -140,7 +147,7 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     similarity_top_k: int | None = Field(default=None, ge=1)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
     session_key: str | None = None
-    session_kind: Literal["private", "group", "channel"] = "private"
+    session_kind: ChatType = "direct"
     bootstrap: Literal["first_turn", "always", "off"] = "first_turn"
     bootstrap_max_chars: int = Field(default=8000, ge=500)
     recall_instructions: bool = False

@@ -30,7 +30,9 @@ from openclaw_memory.tools import (
     memory_search,
 )
 
-__all__ = ["create_memory_tools", "memory_get_tool", "memory_recall_prompt", "memory_search_tool"]
+from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
+
+__all__ = ["create_memory_get_tool", "create_memory_search_tool", "create_memory_tools", "memory_recall_prompt"]
 
 # the core's argument models are the one source of descriptions and bounds
 _Query = field_annotation(MemorySearchArgs, "query")
@@ -50,7 +52,7 @@ def _check(memory: MemoryIndex) -> None:
         raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
 
 
-def memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, name: str = "memory_search") -> FunctionTool:
+def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, name: str = "memory_search") -> FunctionTool:
     """The ``memory_search`` tool over ``memory`` (``session_key`` decides citations in ``auto`` mode)."""
     _check(memory)
 
@@ -69,7 +71,7 @@ def memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, n
     )
 
 
-def memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> FunctionTool:
+def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> FunctionTool:
     """The ``memory_get`` tool over ``memory``: read lines of one memory file."""
     _check(memory)
 
@@ -90,4 +92,12 @@ def memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> Functio
 
 def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[FunctionTool]:
     """``[memory_search, memory_get]`` for an agent's ``tools=``."""
-    return [memory_search_tool(memory, session_key=session_key), memory_get_tool(memory)]
+    return [create_memory_search_tool(memory, session_key=session_key), create_memory_get_tool(memory)]
+
+
+def __getattr__(name: str) -> Any:
+    # the old names (memory_search_tool, memory_get_tool): still importable, with a DeprecationWarning
+    if name in RENAMED and RENAMED[name] in __all__:
+        warn_renamed(name, RENAMED[name])
+        return globals()[RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,7 @@ from llama_index.core.vector_stores.types import (
 )
 from openclaw_memory import MemoryIndex
 from openclaw_memory.append import normalize_rel_path, today
+from openclaw_memory.citations import format_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.providers.base import normalize_vectors
@@ -358,7 +359,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         targets = self._select(self._view(), node_ids, filters)
         protected = [n for n, written in targets if not written]
         if protected:
-            where = ", ".join(sorted({f"{n.metadata['path']}#L{n.metadata['start_line']}" for n in protected})[:3])
+            where = ", ".join(sorted({format_citation(n.metadata["path"], n.metadata["start_line"], n.metadata["end_line"]) for n in protected})[:3])
             raise ProtectedMemoryError(
                 f"refusing to delete {len(protected)} node(s) of hand-written memory ({where}); nothing was deleted. "
                 "Only nodes added through OpenClawVectorStore can be deleted; narrow node_ids/filters."

@@ -1,7 +1,7 @@
 """What an agent sees about its memory at session start.
 
 Today's and yesterday's daily notes (``memory/YYYY-MM-DD.md`` in the configured timezone) and, in a
-private session only, ``MEMORY.md`` (or ``memory.md``), followed by the "Memory Recall" instructions.
+direct (one-to-one) session only, ``MEMORY.md`` (or ``memory.md``), followed by the "Memory Recall" instructions.
 The whole text stays within a character budget; a file that does not fit is cut at a line boundary
 with a marker telling the agent where to continue with ``memory_get``.
 """
@@ -12,31 +12,19 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from openclaw_memory.append import daily_note_path, local_now
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.tools import memory_recall_prompt as recall_section
+from openclaw_memory.citations import ChatType, normalize_session_kind
+from openclaw_memory.tools import memory_recall_prompt as _recall_prompt
 
-__all__ = ["DEFAULT_BOOTSTRAP_MAX_CHARS", "SessionKind", "build_session_context", "memory_recall_prompt"]
+__all__ = ["DEFAULT_BOOTSTRAP_MAX_CHARS", "build_session_context"]
 
 log = logging.getLogger(__name__)
 
-SessionKind = Literal["private", "group", "channel"]
 DEFAULT_BOOTSTRAP_MAX_CHARS = 20_000
 _MIN_MAX_CHARS = 500
-
-def memory_recall_prompt(config: MemoryConfig, session_kind: SessionKind = "private") -> str:
-    """The "## Memory Recall" section (citations ``auto`` = on in private sessions, off elsewhere).
-
-    ``""`` when memory search is disabled (``enabled: false``): the tools are not offered then,
-    so neither are instructions to use them (spec §7.1).
-    """
-    if not config.enabled:
-        return ""
-    cite_on = config.citations == "on" or (config.citations == "auto" and session_kind == "private")
-    return recall_section(citations="on" if cite_on else "off", sessions=config.sessions_enabled())
-
 
 @dataclass
 class _File:
@@ -111,7 +99,7 @@ def _take_lines(lines: list[str], budget: int) -> int:
 def build_session_context(
     config: MemoryConfig,
     *,
-    session_kind: SessionKind = "private",
+    session_kind: ChatType = "direct",
     now: datetime | None = None,
     max_chars: int = DEFAULT_BOOTSTRAP_MAX_CHARS,
     include_recall_instructions: bool = True,
@@ -119,19 +107,18 @@ def build_session_context(
 ) -> str:
     """The memory context for a new session, at most ``max_chars`` characters.
 
-    Includes ``MEMORY.md`` (or ``memory.md``) only when ``session_kind`` is ``"private"``, then
+    Includes ``MEMORY.md`` (or ``memory.md``) only when ``session_kind`` is ``"direct"``, then
     today's and yesterday's daily notes, then the recall instructions (``recall_prompt`` replaces
     the default, which is absent when memory search is disabled). Returns ``""`` when there is
     nothing to show.
     """
-    if session_kind not in ("private", "group", "channel"):
-        raise ValueError(f"session_kind must be 'private', 'group' or 'channel', got {session_kind!r}")
+    session_kind = normalize_session_kind(session_kind)
     if max_chars < _MIN_MAX_CHARS:
         raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
     ws = config.resolved_workspace()
     day = local_now(config.timezone, now).date()
     candidates: list[tuple[str, str]] = []
-    if session_kind == "private":
+    if session_kind == "direct":
         long_term = _long_term_rel(ws) if ws.is_dir() else None
         if long_term:
             candidates.append((long_term, "long-term memory"))
@@ -141,7 +128,7 @@ def build_session_context(
 
     recall = ""
     if include_recall_instructions:
-        recall = recall_prompt.strip() if recall_prompt is not None else memory_recall_prompt(config, session_kind)
+        recall = recall_prompt.strip() if recall_prompt is not None else _recall_prompt(config, session_kind=session_kind)
     if not files and not recall:
         return ""
 
@@ -185,3 +172,29 @@ def _compact(intro: str, files: list[_File], recall: str, max_chars: int) -> str
         out = out[: max_chars - 1].rsplit("\n", 1)[0] + "\n"
     log.info("bootstrap: budget of %d chars too small for file contents; listed %d file(s) only", max_chars, len(files))
     return out
+
+
+# ---- deprecated names ---------------------------------------------------------------------------
+
+
+def _config_recall_prompt(config: MemoryConfig, session_kind: str = "direct") -> str:
+    """The old ``bootstrap.memory_recall_prompt(config, session_kind)``."""
+    return _recall_prompt(config, session_kind=normalize_session_kind(session_kind))
+
+
+def __getattr__(name: str) -> Any:
+    """``SessionKind`` is now :data:`openclaw_memory.citations.ChatType` and the recall prompt is
+    :func:`openclaw_memory.tools.memory_recall_prompt`; the old names still work and warn."""
+    import warnings
+
+    from openclaw_memory import citations
+
+    moved: dict[str, tuple[Any, str]] = {
+        "SessionKind": (citations.ChatType, "openclaw_memory.citations.ChatType"),
+        "memory_recall_prompt": (_config_recall_prompt, "openclaw_memory.tools.memory_recall_prompt"),
+    }
+    if name in moved:
+        value, new = moved[name]
+        warnings.warn(f"openclaw_memory.bootstrap.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from openclaw_memory.citations import format_citation, strip_citation_footer
 from openclaw_memory.config import MemoryConfig, default_state_dir
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
@@ -314,10 +315,9 @@ def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
         click.echo(f"No matches ({why}).")
     analysis = analyze_query(result.query) if result.hits else None
     for hit in result.hits:
-        cite = hit.citation or (f"{hit.path}#L{hit.start_line}" + ("" if hit.start_line == hit.end_line
-                                                                   else f"-L{hit.end_line}"))
+        cite = hit.citation or format_citation(hit.path, hit.start_line, hit.end_line)
         click.echo(f"{hit.score:.3f} {cite}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
-        lines = (hit.text or hit.snippet.split("\n\nSource: ")[0]).strip("\n").splitlines()
+        lines = (hit.text or strip_citation_footer(hit.snippet, hit.citation)).strip("\n").splitlines()
         start = _best_window(lines, analysis, _SHOWN_LINES) if analysis is not None else 0
         if start > 0:
             click.echo("    …")

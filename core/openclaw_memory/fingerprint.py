@@ -10,9 +10,10 @@ from pathlib import Path
 from openclaw_memory.chunker import CHUNKER_VERSION
 from openclaw_memory.storage import IndexMeta
 
-__all__ = ["NO_PROVIDER_KEY", "expected_meta", "rebuild_reason", "scope_hash"]
+__all__ = ["FTS_ONLY_MODEL", "NO_PROVIDER_KEY", "expected_meta", "rebuild_reason", "scope_hash"]
 
 NO_PROVIDER_KEY = hashlib.sha256(b'{"provider":"none","model":"fts-only"}').hexdigest()
+#: The model that search results, status and fingerprints name in keyword-only mode (no embeddings).
 FTS_ONLY_MODEL = "fts-only"
 
 

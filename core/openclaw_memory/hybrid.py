@@ -1,5 +1,5 @@
 """Pure ranking: BM25 mapping, weighted / rank-fusion merge, keyword rescue, temporal decay, MMR,
-snippets, citations and the injected-characters clamp.
+snippets and the injected-characters clamp (citations live in :mod:`openclaw_memory.citations`).
 
 Keyword scores and the rescue rule
 ----------------------------------
@@ -54,8 +54,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any
 
+from openclaw_memory import citations as _citations
+from openclaw_memory.citations import citation_footer
 from openclaw_memory.types import Candidate, SearchHit
 
 __all__ = [
@@ -65,13 +67,9 @@ __all__ = [
     "apply_temporal_decay",
     "bm25_rank_to_score",
     "calibrate_similarity",
-    "chat_type",
-    "citations_enabled",
     "clamp_injected",
     "dated_path_timestamp",
     "decay_multiplier",
-    "decorate_citation",
-    "format_citation",
     "is_evergreen",
     "jaccard",
     "keyword_text_scores",
@@ -318,7 +316,7 @@ def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Can
     return [items[i] for i in order]
 
 
-# ---- snippets, citations, clamp -------------------------------------------------------------------
+# ---- snippets, clamp -------------------------------------------------------------------------
 
 _ZWJ = "\u200d"
 
@@ -360,43 +358,6 @@ def truncate_snippet(text: str, max_chars: int) -> str:
     return text[:cut]
 
 
-def format_citation(path: str, start_line: int, end_line: int) -> str:
-    """``path#L<start>`` when one line, else ``path#L<start>-L<end>``."""
-    return f"{path}#L{start_line}" if start_line == end_line else f"{path}#L{start_line}-L{end_line}"
-
-
-ChatType = Literal["direct", "group", "channel"]
-
-
-def chat_type(session_key: str | None) -> ChatType:
-    """Chat type of an agent session key (``agent:<id>:<rest>``): channel, group, or direct."""
-    if not session_key or not session_key.strip():
-        return "direct"
-    parts = [p.strip().lower() for p in session_key.split(":")]
-    if len(parts) >= 2 and parts[0] == "agent":
-        parts = parts[2:]
-    if "channel" in parts:
-        return "channel"
-    if "group" in parts:
-        return "group"
-    return "direct"
-
-
-def citations_enabled(mode: str, session_key: str | None) -> bool:
-    """``on`` → True, ``off`` → False, ``auto`` → only in direct chats (or with no session key)."""
-    if mode == "on":
-        return True
-    if mode == "off":
-        return False
-    return chat_type(session_key) == "direct"
-
-
-def decorate_citation(hit: SearchHit) -> SearchHit:
-    """Copy of ``hit`` with ``citation`` set and ``Source: <citation>`` appended to the snippet."""
-    citation = format_citation(hit.path, hit.start_line, hit.end_line)
-    return replace(hit, citation=citation, snippet=f"{hit.snippet.strip()}\n\nSource: {citation}")
-
-
 def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[SearchHit]:
     """Keep whole snippets while they fit ``max_chars`` in total, cut the first that does not, drop the rest.
 
@@ -412,7 +373,7 @@ def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[Sea
             out.append(h)
             left -= len(h.snippet)
             continue
-        footer = f"\n\nSource: {h.citation}" if h.citation else ""
+        footer = citation_footer(h.citation) if h.citation else ""
         footer = footer if footer and h.snippet.endswith(footer) else ""
         body = h.snippet[: len(h.snippet) - len(footer)] if footer else h.snippet
         cut = truncate_snippet(body, left - len(footer)).rstrip() if left > len(footer) else ""
@@ -420,3 +381,19 @@ def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[Sea
             out.append(replace(h, snippet=cut + footer))
         break
     return out
+
+
+# ---- deprecated names ---------------------------------------------------------------------------
+
+_MOVED_TO_CITATIONS = frozenset({"ChatType", "chat_type", "citations_enabled", "decorate_citation", "format_citation"})
+
+
+def __getattr__(name: str) -> Any:
+    """The citation helpers moved to :mod:`openclaw_memory.citations`; the old names still work and warn."""
+    if name in _MOVED_TO_CITATIONS:
+        import warnings
+
+        warnings.warn(f"openclaw_memory.hybrid.{name} moved to openclaw_memory.citations.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(_citations, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

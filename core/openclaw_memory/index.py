@@ -585,7 +585,7 @@ class MemoryIndex:
 
         self._check_open()
         if not query or not query.strip():
-            return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
+            return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))

@@ -21,16 +21,16 @@ from typing import Literal
 
 import numpy as np
 
+from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
     calibrate_similarity,
-    citations_enabled,
     clamp_injected,
     dated_path_timestamp,
-    decorate_citation,
     is_evergreen,
     keyword_text_scores,
     merge_rrf,
@@ -302,7 +302,7 @@ def run_search(
     n_results = max(1, int(max_results if max_results is not None else qcfg.max_results))
     floor = qcfg.min_score if min_score is None else float(min_score)
     prov_id = provider.id if provider is not None else "none"
-    model = provider.model if provider is not None else "none"
+    model = provider.model if provider is not None else FTS_ONLY_MODEL
     q = (query or "").strip()
 
     reason = keyword_only_reason

@@ -3,8 +3,8 @@
 * :func:`list_session_files` / :func:`extract_session`: the text an index stores for a transcript,
   user and assistant turns only, each content line mapped back to its JSONL line.
 * :func:`redact_secrets`: API keys and bearer tokens replaced by ``[REDACTED]`` before indexing.
-* :class:`SessionDeltaTracker` / :func:`transcript_delta`: re-index a transcript only after it
-  grew by ``delta_bytes`` or ``delta_messages`` (or shrank).
+* :func:`transcript_delta`: re-index a transcript only after it grew by ``delta_bytes`` or
+  ``delta_messages`` since it was indexed (or shrank).
 * :func:`transcript_file_name`: the file a session id's transcript lives in.
 * :class:`TranscriptWriter`: appends framework messages in the format the extractor reads.
 * :class:`SessionStateStore` (defined in :mod:`openclaw_memory.session_state`, re-exported here):
@@ -18,21 +18,18 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from openclaw_memory.append import locked_append
-from openclaw_memory.config import MemoryConfig
 from openclaw_memory.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
     "DeltaResult",
-    "SessionDeltaTracker",
     "SessionDoc",
     "SessionFlushState",
     "SessionStateStore",
@@ -234,7 +231,11 @@ def extract_session(path: str | os.PathLike[str], *, redact: bool = True) -> Ses
 
 @dataclass(frozen=True)
 class DeltaResult:
-    """What :meth:`SessionDeltaTracker.observe` saw for one transcript."""
+    """What :func:`transcript_delta` saw for one transcript.
+
+    ``delta_bytes`` is the growth counted (the whole file when it shrank); ``pending_bytes`` and
+    ``pending_messages`` what is left of it after subtracting the thresholds that were crossed.
+    """
 
     path: str
     hit: bool
@@ -245,114 +246,6 @@ class DeltaResult:
     truncated: bool = False
 
 
-@dataclass
-class _DeltaState:
-    last_size: int = 0
-    pending_bytes: int = 0
-    pending_messages: int = 0
-
-
-class SessionDeltaTracker:
-    """Marks a transcript dirty once it grew by ``delta_bytes`` or ``delta_messages`` (JSONL lines).
-
-    A threshold ≤ 0 means "any growth". A file seen for the first time counts whole; a file that
-    shrank (truncated or rotated) counts its whole new size. Thread-safe.
-    """
-
-    def __init__(self, delta_bytes: int = 100_000, delta_messages: int = 50) -> None:
-        self.delta_bytes = delta_bytes
-        self.delta_messages = delta_messages
-        self._states: dict[str, _DeltaState] = {}
-        self._dirty: set[str] = set()
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_config(cls, config: MemoryConfig) -> SessionDeltaTracker:
-        """Thresholds from ``sync.sessions``."""
-        s = config.sync.sessions
-        return cls(delta_bytes=s.delta_bytes, delta_messages=s.delta_messages)
-
-    def observe(self, path: str | os.PathLike[str]) -> DeltaResult:
-        """Account for the transcript's growth since the last observation; mark dirty on a hit."""
-        key = os.fspath(path)
-        try:
-            size = os.stat(key).st_size
-        except FileNotFoundError:
-            with self._lock:
-                self._states.pop(key, None)
-            return DeltaResult(key, False, 0, 0, 0, 0)
-        with self._lock:
-            st = self._states.setdefault(key, _DeltaState())
-            truncated = size < st.last_size
-            start = 0 if truncated else st.last_size
-            delta = size - start
-            st.last_size = size
-            if delta <= 0:
-                return DeltaResult(key, False, size, 0, st.pending_bytes, st.pending_messages, truncated)
-            st.pending_bytes += delta
-            bytes_hit = self.delta_bytes <= 0 or st.pending_bytes >= self.delta_bytes
-            if not bytes_hit:
-                st.pending_messages += self._count_newlines(key, start, size, self.delta_messages - st.pending_messages)
-            msgs_hit = self.delta_messages <= 0 or st.pending_messages >= self.delta_messages
-            hit = bytes_hit or msgs_hit
-            if hit:
-                self._dirty.add(key)
-                st.pending_bytes = max(0, st.pending_bytes - self.delta_bytes) if self.delta_bytes > 0 else 0
-                st.pending_messages = (
-                    max(0, st.pending_messages - self.delta_messages) if self.delta_messages > 0 else 0
-                )
-            return DeltaResult(key, hit, size, delta, st.pending_bytes, st.pending_messages, truncated)
-
-    def seed(self, path: str | os.PathLike[str], size: int) -> None:
-        """Start counting growth from ``size`` bytes (e.g. the size recorded when it was indexed)."""
-        with self._lock:
-            self._states[os.fspath(path)] = _DeltaState(last_size=max(0, size))
-
-    def mark_indexed(self, path: str | os.PathLike[str]) -> None:
-        """Reset the counters to the file's current size after it was (re)indexed or found unchanged."""
-        key = os.fspath(path)
-        try:
-            size = os.stat(key).st_size
-        except FileNotFoundError:
-            size = 0
-        with self._lock:
-            self._states[key] = _DeltaState(last_size=size)
-            self._dirty.discard(key)
-
-    def forget(self, path: str | os.PathLike[str]) -> None:
-        """Drop all state of a transcript (it was deleted)."""
-        with self._lock:
-            self._states.pop(os.fspath(path), None)
-            self._dirty.discard(os.fspath(path))
-
-    @property
-    def dirty(self) -> set[str]:
-        """Paths that crossed a threshold and await re-indexing."""
-        with self._lock:
-            return set(self._dirty)
-
-    def pop_dirty(self) -> set[str]:
-        """Return and clear the dirty set."""
-        with self._lock:
-            out, self._dirty = self._dirty, set()
-            return out
-
-    @staticmethod
-    def _count_newlines(path: str, start: int, end: int, needed: int) -> int:
-        """Newlines in ``[start, end)``, read in 64 KiB blocks, stopping once ``needed`` are found."""
-        count = 0
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            remaining = end - start
-            while remaining > 0 and (needed <= 0 or count < needed):
-                block = fh.read(min(65536, remaining))
-                if not block:
-                    break
-                remaining -= len(block)
-                count += block.count(b"\n")
-        return count
-
-
 def transcript_delta(
     path: str | os.PathLike[str], indexed_size: int, *, delta_bytes: int = 100_000, delta_messages: int = 50
 ) -> DeltaResult:
@@ -360,12 +253,44 @@ def transcript_delta(
 
     ``hit`` when it grew by ``delta_bytes`` or by ``delta_messages`` JSONL lines since then
     (a threshold ≤ 0 means any growth), or when it shrank (truncated or replaced: the indexed
-    text no longer matches the file). A vanished file gives ``hit=False`` and ``size=0``.
+    text no longer matches the file, and its whole new size counts as growth). A vanished file
+    gives ``hit=False`` and ``size=0``.
     """
-    tracker = SessionDeltaTracker(delta_bytes=delta_bytes, delta_messages=delta_messages)
-    tracker.seed(path, indexed_size)
-    result = tracker.observe(path)
-    return replace(result, hit=True) if result.truncated and not result.hit else result
+    key = os.fspath(path)
+    try:
+        size = os.stat(key).st_size
+    except FileNotFoundError:
+        return DeltaResult(key, False, 0, 0, 0, 0)
+    truncated = size < max(0, indexed_size)
+    start = 0 if truncated else max(0, indexed_size)
+    delta = size - start
+    if delta <= 0:
+        return DeltaResult(key, truncated, size, 0, 0, 0, truncated)
+    pending_bytes, pending_messages = delta, 0
+    bytes_hit = delta_bytes <= 0 or pending_bytes >= delta_bytes
+    if not bytes_hit:
+        pending_messages = _count_newlines(key, start, size, delta_messages)
+    msgs_hit = delta_messages <= 0 or pending_messages >= delta_messages
+    hit = bytes_hit or msgs_hit
+    if hit:
+        pending_bytes = max(0, pending_bytes - delta_bytes) if delta_bytes > 0 else 0
+        pending_messages = max(0, pending_messages - delta_messages) if delta_messages > 0 else 0
+    return DeltaResult(key, hit or truncated, size, delta, pending_bytes, pending_messages, truncated)
+
+
+def _count_newlines(path: str, start: int, end: int, needed: int) -> int:
+    """Newlines in ``[start, end)``, read in 64 KiB blocks, stopping once ``needed`` are found."""
+    count = 0
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        remaining = end - start
+        while remaining > 0 and (needed <= 0 or count < needed):
+            block = fh.read(min(65536, remaining))
+            if not block:
+                break
+            remaining -= len(block)
+            count += block.count(b"\n")
+    return count
 
 
 # ---- writer ------------------------------------------------------------------------------------

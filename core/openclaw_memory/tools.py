@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from openclaw_memory.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
+from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
@@ -257,10 +259,8 @@ def format_search_text(payload: dict[str, Any]) -> str:
         return payload.get("message") or payload.get("error") or "No memory matched."
     parts = []
     for r in payload["results"]:
-        where = r.get("citation") or f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
-        snippet = r["snippet"]
-        if r.get("citation") and snippet.endswith(f"Source: {r['citation']}"):
-            snippet = snippet[: -len(f"Source: {r['citation']}")].rstrip()
+        where = r.get("citation") or format_citation(r["path"], r["start_line"], r["end_line"])
+        snippet = strip_citation_footer(r["snippet"], r.get("citation"))
         parts.append(f"[{where}] (score {r['score']:.2f})\n{snippet}")
     if payload.get("mode") == "keyword":
         parts.append(f"(keyword-only search: {payload.get('keyword_only_reason') or 'no embeddings'})")
@@ -269,11 +269,34 @@ def format_search_text(payload: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def memory_recall_prompt(*, citations: str = "auto", search: bool = True, get: bool = True,
-                         sessions: bool = False) -> str:
-    """The "## Memory Recall" system-prompt section for agents that have the memory tools."""
+def memory_recall_prompt(
+    memory: MemoryIndex | MemoryConfig | None = None,
+    *,
+    session_kind: ChatType = "direct",
+    citations: Literal["auto", "on", "off"] | None = None,
+    sessions: bool | None = None,
+    search: bool = True,
+    get: bool = True,
+) -> str:
+    """The "## Memory Recall" system-prompt section for an agent that has the memory tools.
+
+    With ``memory`` (an index or its config) the section follows the config: ``""`` when memory
+    search is disabled (the tools are not offered then, spec §7.1), citations per
+    ``config.citations``, transcripts mentioned when sessions are a source. ``citations`` and
+    ``sessions`` override the config (without ``memory``: citations ``auto``, no sessions).
+    Citations ``auto`` are on in a ``"direct"`` session and off in a ``"group"`` or ``"channel"``.
+    ``search`` / ``get`` say which of the two tools the agent has.
+    """
+    kind = normalize_session_kind(session_kind)
+    config = memory.config if isinstance(memory, MemoryIndex) else memory
+    if config is not None and not config.enabled:
+        return ""
     if not (search or get):
         return ""
+    mode = citations or (config.citations if config is not None else "auto")
+    cite_on = mode == "on" or (mode == "auto" and kind == "direct")
+    if sessions is None:
+        sessions = config.sessions_enabled() if config is not None else False
     where = "MEMORY.md + memory/*.md" + (" + indexed session transcripts" if sessions else "")
     if search and get:
         body = (
@@ -291,7 +314,7 @@ def memory_recall_prompt(*, citations: str = "auto", search: bool = True, get: b
     cite = (
         "Citations are disabled: do not mention file paths or line numbers in replies unless the user "
         "explicitly asks."
-        if citations == "off" else
+        if not cite_on else
         "Citations: include Source: <path#line> when it helps the user verify memory snippets."
     )
     return f"## Memory Recall\n{body}\n{cite}"

@@ -1,4 +1,4 @@
-"""Session bootstrap context: today + yesterday, MEMORY.md only in private sessions, budget."""
+"""Session bootstrap context: today + yesterday, MEMORY.md only in direct sessions, budget."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.bootstrap import build_session_context, memory_recall_prompt
+from openclaw_memory.bootstrap import build_session_context
+from openclaw_memory.tools import memory_recall_prompt
 from openclaw_memory.config import MemoryConfig
 
 NOW = datetime(2026, 1, 16, 10, 0, tzinfo=timezone.utc)
@@ -39,7 +40,7 @@ def test_group_and_channel_sessions_exclude_memory_md(ws: Path, kind: str) -> No
     out = build_session_context(MemoryConfig(workspace=ws, timezone="UTC"), session_kind=kind, now=NOW)  # type: ignore[arg-type]
     assert "prefers tea" not in out and "MEMORY.md (" not in out
     assert "today: shipped v1" in out
-    # citations "auto" are off outside private sessions
+    # citations "auto" are off outside direct sessions
     assert "Citations are disabled" in out
 
 

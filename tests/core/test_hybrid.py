@@ -1,4 +1,4 @@
-"""Pure ranking functions: BM25 mapping, merges, rescue, decay, MMR, snippets, citations, clamp."""
+"""Pure ranking functions: BM25 mapping, merges, rescue, decay, MMR, snippets, clamp."""
 
 from __future__ import annotations
 
@@ -14,13 +14,9 @@ from openclaw_memory.hybrid import (
     apply_temporal_decay,
     bm25_rank_to_score,
     calibrate_similarity,
-    chat_type,
-    citations_enabled,
     clamp_injected,
     dated_path_timestamp,
     decay_multiplier,
-    decorate_citation,
-    format_citation,
     is_evergreen,
     jaccard,
     keyword_text_scores,
@@ -253,46 +249,6 @@ def test_snippet_truncation_basics() -> None:
     assert truncate_snippet(flags, 3) == "🇯🇵"
     family = "👨\u200d👩\u200d👧"
     assert truncate_snippet("x" + family, 3) == "x"
-
-
-# ---- citations ----------------------------------------------------------------------------------
-
-
-def test_citation_format() -> None:
-    assert format_citation("memory/a.md", 3, 3) == "memory/a.md#L3"
-    assert format_citation("memory/2026-04-01.md", 1, 16) == "memory/2026-04-01.md#L1-L16"
-
-
-@pytest.mark.parametrize(
-    ("key", "kind"),
-    [
-        (None, "direct"),
-        ("", "direct"),
-        ("agent:main:main", "direct"),
-        ("agent:main:telegram:direct:42", "direct"),
-        ("agent:main:telegram:group:-100123", "group"),
-        ("agent:main:discord:channel:987", "channel"),
-        ("agent:group:main", "direct"),  # the agent id is not the chat type
-    ],
-)
-def test_chat_type(key: str | None, kind: str) -> None:
-    assert chat_type(key) == kind
-
-
-def test_citation_modes() -> None:
-    group = "agent:main:slack:group:1"
-    assert citations_enabled("on", group) and not citations_enabled("off", None)
-    assert citations_enabled("auto", None) and citations_enabled("auto", "agent:main:main")
-    assert not citations_enabled("auto", group)
-    assert not citations_enabled("auto", "agent:main:discord:channel:2")
-
-
-def test_decorate_citation() -> None:
-    hit = SearchHit(path="memory/a.md", start_line=1, end_line=2, score=0.5, snippet="  some text \n")
-    out = decorate_citation(hit)
-    assert out.citation == "memory/a.md#L1-L2"
-    assert out.snippet == "some text\n\nSource: memory/a.md#L1-L2"
-    assert hit.citation is None  # original untouched
 
 
 # ---- clamp --------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from openclaw_memory.citations import decorate_citation
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.hybrid import clamp_injected, decorate_citation
+from openclaw_memory.hybrid import clamp_injected
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.query import analyze_query
 from openclaw_memory.search import run_search

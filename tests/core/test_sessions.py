@@ -11,13 +11,13 @@ import pytest
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.sessions import (
-    SessionDeltaTracker,
     SessionStateStore,
     TranscriptWriter,
     extract_session,
     list_session_files,
     redact_secrets,
     session_rel_path,
+    transcript_delta,
 )
 
 
@@ -157,66 +157,63 @@ def _grow(path: Path, n_lines: int, width: int = 10) -> None:
 
 def test_delta_message_threshold(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    tr = SessionDeltaTracker(delta_bytes=10**9, delta_messages=5)
     _grow(p, 4)
-    r = tr.observe(p)
-    assert not r.hit and r.pending_messages == 4 and r.delta_bytes == 40  # first sight counts whole file
+    r = transcript_delta(p, 0, delta_bytes=10**9, delta_messages=5)
+    assert not r.hit and r.pending_messages == 4 and r.delta_bytes == 40  # a new file counts whole
     _grow(p, 1)
-    r = tr.observe(p)
+    r = transcript_delta(p, 0, delta_bytes=10**9, delta_messages=5)
     assert r.hit and r.pending_messages == 0
-    assert tr.pop_dirty() == {str(p)} and tr.dirty == set()
-    assert not tr.observe(p).hit  # no growth
+    assert not transcript_delta(p, 50, delta_bytes=10**9, delta_messages=5).hit  # no growth
 
 
 def test_delta_bytes_threshold_and_remainder(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    tr = SessionDeltaTracker(delta_bytes=100, delta_messages=10**6)
     _grow(p, 9)
-    assert not tr.observe(p).hit  # 90 bytes
+    assert not transcript_delta(p, 0, delta_bytes=100, delta_messages=10**6).hit  # 90 bytes
     _grow(p, 3)
-    r = tr.observe(p)
+    r = transcript_delta(p, 0, delta_bytes=100, delta_messages=10**6)
     assert r.hit and r.pending_bytes == 20  # threshold subtracted, remainder kept
-    assert str(p) in tr.dirty
 
 
 def test_delta_zero_threshold_means_any_growth(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    tr = SessionDeltaTracker(delta_bytes=0, delta_messages=0)
     _grow(p, 1)
-    assert tr.observe(p).hit
-    assert not tr.observe(p).hit
+    assert transcript_delta(p, 0, delta_bytes=0, delta_messages=0).hit
+    assert not transcript_delta(p, 10, delta_bytes=0, delta_messages=0).hit
 
 
 def test_delta_truncation_counts_whole_new_size(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    tr = SessionDeltaTracker(delta_bytes=1000, delta_messages=5)
     _grow(p, 4)
-    tr.observe(p)
-    tr.mark_indexed(p)
+    indexed = p.stat().st_size
     p.write_text("")  # rotation
     _grow(p, 3)  # smaller than before
-    r = tr.observe(p)
-    assert r.truncated and r.delta_bytes == 30 and r.pending_messages == 3 and not r.hit
-    _grow(p, 2)
-    assert tr.observe(p).hit
+    r = transcript_delta(p, indexed, delta_bytes=1000, delta_messages=5)
+    assert r.truncated and r.delta_bytes == 30 and r.pending_messages == 3 and r.hit  # the indexed text is stale
 
 
-def test_mark_indexed_resets_counters(tmp_path: Path) -> None:
+def test_delta_counts_from_the_indexed_size(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    tr = SessionDeltaTracker(delta_bytes=10**9, delta_messages=5)
     _grow(p, 4)
-    tr.observe(p)
-    tr.mark_indexed(p)
+    indexed = p.stat().st_size
     _grow(p, 4)
-    r = tr.observe(p)
+    r = transcript_delta(p, indexed, delta_bytes=10**9, delta_messages=5)
     assert not r.hit and r.pending_messages == 4
 
 
-def test_delta_defaults_from_config() -> None:
-    tr = SessionDeltaTracker.from_config(MemoryConfig(sync={"sessions": {"delta_bytes": 7, "delta_messages": 3}}))
-    assert (tr.delta_bytes, tr.delta_messages) == (7, 3)
-    default = SessionDeltaTracker.from_config(MemoryConfig())
-    assert (default.delta_bytes, default.delta_messages) == (100_000, 50)
+def test_delta_defaults_match_config() -> None:
+    s = MemoryConfig().sync.sessions
+    assert (s.delta_bytes, s.delta_messages) == (100_000, 50)
+    custom = MemoryConfig(sync={"sessions": {"delta_bytes": 7, "delta_messages": 3}}).sync.sessions
+    assert (custom.delta_bytes, custom.delta_messages) == (7, 3)
+
+
+def test_delta_default_thresholds(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    _grow(p, 49)
+    assert not transcript_delta(p, 0).hit  # 49 messages, 490 bytes
+    _grow(p, 1)
+    assert transcript_delta(p, 0).hit  # the 50th message
 
 
 def test_writer_round_trips_through_extractor(tmp_path: Path) -> None:

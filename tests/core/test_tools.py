@@ -267,12 +267,11 @@ def test_results_served_while_the_last_sync_failed_say_so(write, make_index, wor
 
 
 def test_bootstrap_recall_prompt_is_absent_when_memory_is_disabled():
-    from openclaw_memory.bootstrap import memory_recall_prompt as for_config
     from openclaw_memory.config import MemoryConfig
 
-    assert for_config(MemoryConfig.load({"enabled": False})) == ""
-    assert for_config(MemoryConfig.load({"enabled": False}), "group") == ""
-    assert for_config(MemoryConfig.load({})).startswith("## Memory Recall")
+    assert memory_recall_prompt(MemoryConfig.load({"enabled": False})) == ""
+    assert memory_recall_prompt(MemoryConfig.load({"enabled": False}), session_kind="group") == ""
+    assert memory_recall_prompt(MemoryConfig.load({})).startswith("## Memory Recall")
 
 
 def test_get_of_a_missing_file_says_so(write, make_index, fake_provider):

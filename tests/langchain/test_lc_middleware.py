@@ -241,3 +241,14 @@ def test_state_keys_are_private(memory: MemoryIndex, scripted) -> None:
     out = agent.invoke({"messages": [HumanMessage("hi")]})
     assert set(out) == {"messages"}
     assert "memory_context" not in agent.get_input_jsonschema()["properties"]
+
+
+def test_session_kind_private_is_the_old_name_of_direct(memory: MemoryIndex, script: Script, scripted) -> None:
+    model = scripted(script)
+    with pytest.warns(DeprecationWarning, match='"direct"'):
+        _, old = _agent(memory, model, outcomes=[], session_kind="private")
+    _, new = _agent(memory, model, outcomes=[])
+    assert old.session_kind == new.session_kind == "direct"
+    assert old.policy.allow_memory_md and new.policy.allow_memory_md
+    _, group = _agent(memory, model, outcomes=[], session_kind="group")
+    assert not group.policy.allow_memory_md

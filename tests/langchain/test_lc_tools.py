@@ -125,6 +125,14 @@ def test_recall_prompt_follows_session_kind(memory: MemoryIndex) -> None:
     assert "Citations are disabled" in group
 
 
+def test_one_recall_prompt_across_core_and_adapters() -> None:
+    import llama_index_openclaw_memory
+    import openclaw_memory.tools
+
+    assert memory_recall_prompt is openclaw_memory.tools.memory_recall_prompt
+    assert llama_index_openclaw_memory.memory_recall_prompt is openclaw_memory.tools.memory_recall_prompt
+
+
 def test_agent_calls_the_tools(memory: MemoryIndex, scripted) -> None:
     def respond(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
         last = messages[-1]

@@ -18,6 +18,8 @@ from llama_index_openclaw_memory import (
     OpenClawMemoryEmbedding,
     OpenClawMemoryRetriever,
     OpenClawVectorStore,
+    create_memory_get_tool,
+    create_memory_search_tool,
     create_memory_tools,
 )
 from openclaw_memory import MemoryIndex
@@ -39,6 +41,32 @@ def test_old_names_still_work_and_warn(memory: MemoryIndex) -> None:
         assert pkg.OpenClawEmbedding is OpenClawMemoryEmbedding
     with pytest.warns(DeprecationWarning, match="create_memory_tools"):
         assert pkg.memory_tools is create_memory_tools
+
+
+def test_tool_factories_are_named_as_in_langchain(memory: MemoryIndex) -> None:
+    """One name per idea across the adapters: create_memory_search_tool / create_memory_get_tool, as in LangChain;
+    the old LlamaIndex names still work and warn, from the package and from its tools module."""
+    import langchain_openclaw_memory as lc
+    import llama_index_openclaw_memory.tools as tools_module
+
+    assert {"create_memory_search_tool", "create_memory_get_tool", "create_memory_tools"} <= set(lc.__all__) & set(pkg.__all__)
+    assert create_memory_search_tool(memory).metadata.name == "memory_search"
+    assert create_memory_get_tool(memory).metadata.name == "memory_get"
+    with pytest.warns(DeprecationWarning, match="create_memory_search_tool"):
+        assert pkg.memory_search_tool is create_memory_search_tool
+    with pytest.warns(DeprecationWarning, match="create_memory_get_tool"):
+        assert tools_module.memory_get_tool is create_memory_get_tool
+    with pytest.raises(AttributeError):
+        tools_module.OpenClawEmbedding  # noqa: B018 - a package-level alias, not a tools one
+
+
+def test_session_kind_direct_and_the_old_private(memory: MemoryIndex) -> None:
+    assert OpenClawMemoryBlock(memory=memory).session_kind == "direct"
+    with pytest.warns(DeprecationWarning, match='"direct"'):
+        old = OpenClawMemoryBlock(memory=memory, session_kind="private")
+    assert old.session_kind == "direct"
+    with pytest.raises(ValueError, match="session_kind"):
+        OpenClawMemoryBlock(memory=memory, session_kind="public")
 
 
 def test_vector_store_round_trips_through_to_dict(store: OpenClawVectorStore) -> None:

@@ -13,7 +13,12 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
-from llama_index_openclaw_memory import memory_get_tool, memory_recall_prompt, memory_search_tool, create_memory_tools
+from llama_index_openclaw_memory import (
+    create_memory_get_tool,
+    create_memory_search_tool,
+    create_memory_tools,
+    memory_recall_prompt,
+)
 from openclaw_memory import MemoryIndex
 from openclaw_memory.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
 
@@ -30,7 +35,7 @@ def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
 
 
 def test_search_returns_cited_text_and_the_full_payload(memory: MemoryIndex) -> None:
-    out = memory_search_tool(memory).call(query="payments worker error E429-RL", max_results=2)
+    out = create_memory_search_tool(memory).call(query="payments worker error E429-RL", max_results=2)
     assert re.match(r"\[memory/2026-01-16\.md#L1-L\d+\] \(score 0\.\d\d\)\n", out.content)
     assert "E429-RL" in out.content
     assert out.raw_output["results"][0]["path"] == "memory/2026-01-16.md"
@@ -38,7 +43,7 @@ def test_search_returns_cited_text_and_the_full_payload(memory: MemoryIndex) -> 
 
 
 def test_get_reads_lines_and_refusals_reach_the_model(memory: MemoryIndex) -> None:
-    get = memory_get_tool(memory)
+    get = create_memory_get_tool(memory)
     out = get.call(path="memory/2026-01-16.md", from_line=3, lines=1)
     assert json.loads(out.content) == {
         "path": "memory/2026-01-16.md", "text": "- We chose SQLite with FTS5 and sqlite-vec for the memory index.",

@@ -229,7 +229,7 @@ def test_delete_nodes_that_include_hand_written_chunks_deletes_nothing(
 ) -> None:
     store.add([node("Delta fact.", "d1")])
     chunk_id = next(n.node_id for n in store.get_nodes() if n.metadata["path"] == "MEMORY.md")
-    with pytest.raises(ProtectedMemoryError, match=r"hand-written memory \(MEMORY.md#L1\); nothing was deleted"):
+    with pytest.raises(ProtectedMemoryError, match=r"hand-written memory \(MEMORY.md#L1-L4\); nothing was deleted"):
         store.delete_nodes(node_ids=["d1", chunk_id])
     assert [n.node_id for n in store.get_nodes(node_ids=["d1"])] == ["d1"]
     with pytest.raises(ProtectedMemoryError):

@@ -8,7 +8,7 @@ import logging
 import numpy as np
 import pytest
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.providers.batch import BatchState, aembed_for_index, embed_for_index, supports_batch_api
+from openclaw_memory.providers.batch import BatchState, embed_for_index, supports_batch_api
 from openclaw_memory.providers.batching import RetryPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from test_remote_providers import OPENAI_KEY, VOYAGE_KEY, gemini_provider, openai_provider, voyage_provider
@@ -182,16 +182,3 @@ def test_batch_state_from_config_and_providers_without_batch_api(vendor: VendorS
     fake = FakeEmbeddingProvider()
     assert not supports_batch_api(fake) and supports_batch_api(openai_provider(vendor))
     assert len(embed_for_index(fake, ["a", "b"], cfg, st)) == 2 and st.failures == 0
-    from openclaw_memory.providers import batching
-
-    assert batching.embed_for_index is embed_for_index and batching.BatchState is BatchState
-
-
-async def test_async_embed_for_index(vendor: VendorServer) -> None:
-    p = voyage_provider(vendor)
-    st = state()
-    vecs = await aembed_for_index(p, TEXTS, None, st)
-    assert len(vecs) == 3 and vendor.count("voyage.batches.create") == 1
-    plain = await aembed_for_index(p, TEXTS, None, None)
-    np.testing.assert_allclose(plain[0], vecs[0], rtol=1e-5)
-    assert vendor.count("voyage.embeddings") == 1

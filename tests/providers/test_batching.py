@@ -15,7 +15,6 @@ from openclaw_memory.providers.batching import (
     NO_RETRY,
     CachedQueryEmbedder,
     RetryPolicy,
-    aembed_documents_batched,
     embed_documents_batched,
     is_retryable,
     split_batches,
@@ -173,21 +172,6 @@ def test_retry_policy_delays() -> None:
     assert is_retryable(RuntimeError("429 Too Many Requests")) and is_retryable(TimeoutError())
     assert not is_retryable(ProviderError("returned a 512-dimensional vector"))
     assert not is_retryable(ValueError("bad input"))
-
-
-async def test_async_batching_retries_and_preserves_order(vendor: VendorServer, fast_retry: RetryPolicy) -> None:
-    p = voyage_provider(vendor)
-    vendor.fail("voyage.embeddings", Fault(status=503))
-    texts = [f"doc {i} " + "z" * 300 for i in range(12)]
-    vecs = await aembed_documents_batched(p, texts, max_batch_tokens=1000, concurrency=2, retry=fast_retry)
-    assert len(vecs) == 12 and vendor.count("voyage.embeddings") == 5  # 4 requests + 1 retry
-    np.testing.assert_allclose(vecs[5], p.embed_documents([texts[5]])[0], rtol=1e-6)
-
-
-async def test_async_in_process_timeout() -> None:
-    p = SlowProvider(delay=0.5, in_process=True, timeout=0.1)
-    with pytest.raises(ProviderRequestError, match="timed out"):
-        await aembed_documents_batched(p, ["a"], retry=NO_RETRY)
 
 
 # ---- query cache -------------------------------------------------------------------------

@@ -202,8 +202,8 @@ def test_fingerprint_is_the_model_directory_and_nothing_secret(
     # A relative spelling of the same directory gives the same key (no index rebuild).
     monkeypatch.chdir(MODEL_DIR.parent)
     assert provider_key(_resolve(f"./{MODEL_DIR.name}").fingerprint()) == provider_key(fp)
-    status = resolve_provider(MemoryConfig(provider="local", local={"model_path": str(MODEL_DIR)})).to_status()
-    assert token not in json.dumps(status) and status["key_source"] is None
+    res = resolve_provider(MemoryConfig(provider="local", local={"model_path": str(MODEL_DIR)}))
+    assert token not in json.dumps(res.fingerprint()) and res.key_source is None
 
 
 def test_hub_name_offline_is_a_clear_provider_error(tmp_path: Path) -> None:

@@ -31,7 +31,8 @@ from openclaw_memory.backends.qmd_process import McpSession, run_qmd
 from openclaw_memory.backends.qmd_results import QmdCollection, QmdItem, map_item, parse_items, to_items
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError, QmdError
-from openclaw_memory.hybrid import chat_type, citations_enabled, clamp_injected, decorate_citation
+from openclaw_memory.citations import chat_type, citations_enabled, decorate_citation
+from openclaw_memory.hybrid import clamp_injected
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
 __all__ = ["QmdBackend", "plan_collections"]

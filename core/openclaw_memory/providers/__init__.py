@@ -13,11 +13,10 @@ from openclaw_memory.providers.base import (
     normalize_vectors,
     provider_key,
 )
-from openclaw_memory.providers.batch import BatchState, aembed_for_index, embed_for_index, supports_batch_api
+from openclaw_memory.providers.batch import BatchState, embed_for_index, supports_batch_api
 from openclaw_memory.providers.batching import (
     CachedQueryEmbedder,
     RetryPolicy,
-    aembed_documents_batched,
     embed_documents_batched,
     split_batches,
 )
@@ -30,7 +29,6 @@ from openclaw_memory.providers.registry import (
     fallback_resolution,
     probe_provider,
     resolve_provider,
-    should_fallback,
 )
 
 __all__ = [
@@ -43,8 +41,6 @@ __all__ = [
     "FakeEmbeddingProvider",
     "ProviderResolution",
     "RetryPolicy",
-    "aembed_documents_batched",
-    "aembed_for_index",
     "create_fallback",
     "create_provider",
     "embed_documents_batched",
@@ -54,7 +50,6 @@ __all__ = [
     "probe_provider",
     "provider_key",
     "resolve_provider",
-    "should_fallback",
     "split_batches",
     "supports_batch_api",
 ]

@@ -1,6 +1,6 @@
 """Embedding many documents efficiently and robustly, and cheap repeated queries.
 
-* :func:`embed_documents_batched` / :func:`aembed_documents_batched`: requests bounded by
+* :func:`embed_documents_batched`: requests bounded by
   UTF-8 bytes (an upper bound of tokens; a text above the cap goes alone) and by the
   provider's item limit, run with bounded concurrency, results in input order.
 * Retries with exponential backoff and jitter (500 ms → 1 s → 2 s, capped at 8 s, 3 retries)
@@ -35,7 +35,6 @@ __all__ = [
     "CachedQueryEmbedder",
     "ProgressCallback",
     "RetryPolicy",
-    "aembed_documents_batched",
     "embed_documents_batched",
     "is_retryable",
     "split_batches",
@@ -152,22 +151,6 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
             attempt += 1
 
 
-async def awith_retries(fn: Callable[[], Any], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request") -> Any:
-    """Async twin of :func:`with_retries`; ``fn`` returns an awaitable."""
-    attempt = 0
-    while True:
-        try:
-            return await fn()
-        except Exception as exc:
-            if attempt >= policy.retries or not is_retryable(exc):
-                raise
-            _refuse_long_wait(exc, policy)
-            delay = policy.delay(attempt, exc)
-            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
-            await asyncio.sleep(delay)
-            attempt += 1
-
-
 def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int, concurrency: int | None) -> tuple[list[list[int]], int]:
     max_items = getattr(provider, "max_batch_size", None)
     batches = split_batches(texts, max_batch_tokens=max_batch_tokens, max_items=max_items)
@@ -232,64 +215,6 @@ def _complete(out: list[np.ndarray | None]) -> list[np.ndarray]:
     if missing:
         raise ProviderError(f"{missing} of {len(out)} texts were not embedded")
     return [v for v in out if v is not None]
-
-
-async def aembed_documents_batched(
-    provider: EmbeddingProvider,
-    texts: Sequence[str],
-    *,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
-    concurrency: int | None = None,
-    progress: ProgressCallback | None = None,
-    retry: RetryPolicy = DEFAULT_RETRY,
-) -> list[np.ndarray]:
-    """Async twin of :func:`embed_documents_batched`."""
-    items = list(texts)
-    if not items:
-        return []
-    batches, workers = _plan(provider, items, max_batch_tokens, concurrency)
-    sem = asyncio.Semaphore(workers)
-    out: list[np.ndarray | None] = [None] * len(items)
-    done = 0
-    timeout = _timeout_for(provider)
-
-    async def call(chunk: list[str]) -> list[np.ndarray]:
-        try:
-            return await asyncio.wait_for(provider.aembed_documents(chunk), timeout)
-        except asyncio.TimeoutError:
-            raise RemoteRequestError(f"{provider.id} embedding batch timed out after {timeout:g}s", retryable=True) from None
-
-    async def run(batch: list[int]) -> None:
-        nonlocal done
-        chunk = [items[i] for i in batch]
-        async with sem:
-            vecs = await awith_retries(lambda: call(chunk), policy=retry, what=f"{provider.id} embedding batch")
-        if len(vecs) != len(batch):
-            raise ProviderError(f"{provider.id} returned {len(vecs)} vectors for {len(batch)} inputs")
-        for i, v in zip(batch, vecs):
-            out[i] = v
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(items))
-
-    tasks = [asyncio.ensure_future(run(b)) for b in batches]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        raise
-    return _complete(out)
-
-
-def __getattr__(name: str) -> Any:
-    # embed_for_index / aembed_for_index / BatchState live in providers.batch (which imports
-    # this module); they are reachable from here too for callers that look for them here.
-    if name in {"embed_for_index", "aembed_for_index", "BatchState"}:
-        from openclaw_memory.providers import batch
-
-        return getattr(batch, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CachedQueryEmbedder:

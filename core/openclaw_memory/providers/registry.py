@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
+from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.types import FallbackInfo
 
@@ -39,7 +39,6 @@ __all__ = [
     "probe_provider",
     "resolve_api_key",
     "resolve_provider",
-    "should_fallback",
 ]
 
 AUTO_ORDER = ("local", "openai", "gemini", "voyage")
@@ -51,7 +50,6 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
 }
 NO_PROVIDER_FINGERPRINT: dict[str, Any] = {"provider": "none", "model": "fts-only"}
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_FALLBACK_WORTHY = re.compile(r"embedding|embeddings|batch", re.IGNORECASE)
 
 
 @dataclass
@@ -84,18 +82,6 @@ class ProviderResolution:
     def provider_key(self) -> str:
         """sha256 of the fingerprint: changes force a reindex; rotating the API key does not."""
         return provider_key(self.fingerprint())
-
-    def to_status(self) -> dict[str, Any]:
-        """Plain-JSON form for status output."""
-        return {
-            "requested": self.requested,
-            "provider": self.provider_id,
-            "model": self.model,
-            "dims": self.provider.dims if self.provider is not None else None,
-            "key_source": self.key_source,
-            "fallback": self.fallback.to_dict() if self.fallback else None,
-            "unavailable_reason": self.unavailable_reason,
-        }
 
 
 def _lookup_env(names: tuple[str, ...]) -> str | None:
@@ -230,11 +216,6 @@ def resolve_provider(config: MemoryConfig) -> ProviderResolution:
     if fallback is None:
         raise primary_error
     return fallback
-
-
-def should_fallback(error: BaseException) -> bool:
-    """Whether an indexing error is an embedding failure worth switching to the fallback for."""
-    return isinstance(error, ProviderError) or bool(_FALLBACK_WORTHY.search(str(error)))
 
 
 def fallback_resolution(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from openclaw_memory.providers.batch_common import (
+from openclaw_memory.providers.batch.common import (
     BATCH_CREATE_RETRY,
     BatchJobError,
     BatchOptions,

@@ -11,7 +11,7 @@ from typing import Any
 
 from openclaw_memory.errors import MissingDependencyError
 from openclaw_memory.providers._util import RemoteRequestError, parse_retry_after, redact, status_is_retryable
-from openclaw_memory.providers.batch_common import (
+from openclaw_memory.providers.batch.common import (
     BATCH_CREATE_RETRY,
     BatchJobError,
     BatchOptions,

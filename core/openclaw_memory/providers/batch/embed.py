@@ -9,7 +9,6 @@ for the rest of the session. :class:`BatchState` is what status reports.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ import numpy as np
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors
-from openclaw_memory.providers.batch_common import (
+from openclaw_memory.providers.batch.common import (
     MAX_REQUESTS_PER_BATCH,
     BatchJobError,
     BatchOptions,
@@ -31,7 +30,6 @@ from openclaw_memory.providers.batching import (
     DEFAULT_RETRY,
     ProgressCallback,
     RetryPolicy,
-    aembed_documents_batched,
     embed_documents_batched,
 )
 
@@ -41,7 +39,6 @@ __all__ = [
     "BatchState",
     "BatchTimeoutError",
     "BatchUnavailableError",
-    "aembed_for_index",
     "embed_for_index",
     "run_batch_api",
     "supports_batch_api",
@@ -135,15 +132,15 @@ def supports_batch_api(provider: EmbeddingProvider) -> bool:
 def _dispatch(provider: EmbeddingProvider, texts: Sequence[str], opts: BatchOptions) -> list[list[float]]:
     pid = provider.id
     if pid == "openai":
-        from openclaw_memory.providers.batch_openai import run_openai_batch
+        from openclaw_memory.providers.batch.openai import run_openai_batch
 
         return run_openai_batch(provider, texts, opts)  # type: ignore[arg-type]
     if pid == "gemini":
-        from openclaw_memory.providers.batch_gemini import run_gemini_batch
+        from openclaw_memory.providers.batch.gemini import run_gemini_batch
 
         return run_gemini_batch(provider, texts, opts)  # type: ignore[arg-type]
     if pid == "voyage":
-        from openclaw_memory.providers.batch_voyage import run_voyage_batch
+        from openclaw_memory.providers.batch.voyage import run_voyage_batch
 
         return run_voyage_batch(provider, texts, opts)  # type: ignore[arg-type]
     raise BatchUnavailableError(f"provider {pid!r} has no batch API")
@@ -197,32 +194,3 @@ def embed_for_index(
                 progress(len(items), len(items))
             return vecs
     return embed_documents_batched(provider, items, progress=progress, retry=retry, concurrency=concurrency)
-
-
-async def aembed_for_index(
-    provider: EmbeddingProvider,
-    texts: Sequence[str],
-    config: MemoryConfig | None,
-    state: BatchState | None,
-    *,
-    progress: ProgressCallback | None = None,
-    retry: RetryPolicy = DEFAULT_RETRY,
-    concurrency: int | None = None,
-) -> list[np.ndarray]:
-    """Async twin of :func:`embed_for_index` (the batch API's polling runs in a worker thread)."""
-    items = list(texts)
-    if not items:
-        return []
-    if state is not None and state.enabled and supports_batch_api(provider):
-        agent = config.agent_id if config is not None else "main"
-        try:
-            vecs = await asyncio.to_thread(run_batch_api, provider, items, state.options(agent))
-        except Exception as exc:  # noqa: BLE001
-            state.record_failure(exc, provider=provider.id)
-            log.warning("memory embeddings: batch API failed (%s); using normal requests", exc)
-        else:
-            state.record_success(provider=provider.id)
-            if progress is not None:
-                progress(len(items), len(items))
-            return vecs
-    return await aembed_documents_batched(provider, items, progress=progress, retry=retry, concurrency=concurrency)

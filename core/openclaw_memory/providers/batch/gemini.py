@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from openclaw_memory.errors import ProviderRequestError
-from openclaw_memory.providers.batch_common import (
+from openclaw_memory.providers.batch.common import (
     BATCH_CREATE_RETRY,
     BatchJobError,
     BatchOptions,
