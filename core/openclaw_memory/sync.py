@@ -29,7 +29,7 @@ from openclaw_memory import discovery
 from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError, StoreError
+from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -447,10 +447,6 @@ def _sync_session_files(
     report.files_scanned = len(docs) + len(unchanged)
     report.files_unchanged += len(unchanged)
     _index_docs(store, plan, report, docs, known, progress)
-
-
-class SyncCancelled(IndexingError):
-    """The sync was stopped (``close()``, Ctrl-C); a rebuild in progress was discarded."""
 
 
 def _dims(store: MemoryStore) -> int | None:
