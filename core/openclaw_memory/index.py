@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from openclaw_memory.errors import (
     IndexLockedError,
     OpenClawMemoryError,
     ProviderError,
-    StoreError,
 )
 from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.freshness import Freshness
@@ -51,6 +50,9 @@ from openclaw_memory.types import (
     SearchState,
     SyncReport,
 )
+
+if TYPE_CHECKING:
+    from openclaw_memory.providers.batch import BatchState
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -141,6 +143,10 @@ class MemoryIndex:
     ) -> None:
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
             overrides["provider"], provider = provider, _AUTO
+        if provider is not _AUTO and provider is not None and not isinstance(provider, EmbeddingProvider):
+            raise ConfigError(f"provider: {type(provider).__name__} does not implement the EmbeddingProvider protocol "
+                              "(openclaw_memory.providers.base); subclass BaseEmbeddingProvider or add the missing "
+                              "members")
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
         if storage is None:
@@ -165,7 +171,7 @@ class MemoryIndex:
         self._scheduler = SyncScheduler(self._run_sync, self.store, self.config)
         # runs the keyword side of a hybrid search while the query is embedded
         self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
-        self._embed_state: Any = None
+        self._embed_state: BatchState | None = None
         self._query_cache: Any = None
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
@@ -272,7 +278,7 @@ class MemoryIndex:
             live.add_embedded(len(vectors))
         return vectors
 
-    def _batch_state(self) -> Any:
+    def _batch_state(self) -> BatchState:
         if self._embed_state is None:
             from openclaw_memory.providers.batch import BatchState
 
@@ -284,7 +290,7 @@ class MemoryIndex:
             config=self.config,
             provider=self._ensure_provider(),
             embed=self._embed_documents,
-            fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
+            fts_tokenizer_id=self.store.fts_tokenizer_id,
             session_stats=self._session_stats,
             cancel=self._scheduler.cancel_event,
         )
@@ -338,22 +344,18 @@ class MemoryIndex:
 
     def _guarded(self, fn: Callable[[], _T]) -> _T:
         """Run a read of the store; a damaged index file is set aside, rebuilt from the Markdown and
-        the read retried once; any other database error becomes a StoreError."""
+        the read retried once; any other error propagates (the store's own are StoreError)."""
         try:
             return fn()
         except Exception as exc:
             if self._recover_from_damage(exc) is None:
-                if isinstance(exc, OpenClawMemoryError) or not isinstance(exc, self._db_errors()):
-                    raise
-                raise StoreError(f"reading the memory index failed: {exc}") from exc
+                raise  # the store raises StoreError for its own failures
         try:  # a search or status must not wait behind another process's sync: its rebuild serves
             self.sync(force=True, reason="damaged index", lock_timeout=_READ_PATH_LOCK_TIMEOUT_S)
         except (IndexingError, IndexLockedError) as exc:
             log.warning("rebuilding the damaged index failed: %s", exc)
         return fn()
 
-    def _db_errors(self) -> tuple[type[BaseException], ...]:
-        return tuple(getattr(self.store, "db_errors", ()))
 
     def _activate_fallback(self, exc: Exception) -> bool:
         """Switch to the configured fallback provider after an embedding failure (one hop)."""
@@ -711,7 +713,7 @@ class MemoryIndex:
             probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,
                                                       unavailable_reason=self._keyword_only_reason))
         batch = None
-        if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
+        if self._embed_state is not None:
             batch = self._embed_state.to_dict()
         notes = list(info.notes)
         breaker_open = provider is not None and self._breaker.is_open
@@ -743,7 +745,7 @@ class MemoryIndex:
             driver=info.driver,
             sqlite_version=info.sqlite_version,
             fts={"available": info.fts_available, "error": info.fts_error,
-                 "tokenizer": getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer)},
+                 "tokenizer": self.store.fts_tokenizer_id},
             vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
                     "error": info.vector_error, "dims": info.vector_dims, "cache": info.vector_cache},
             cache=self._cache_status(),
@@ -794,7 +796,7 @@ class MemoryIndex:
         self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
         self.store.close()
-        if self._provider is not None and hasattr(self._provider, "close"):
+        if self._provider is not None:
             self._provider.close()
 
     def __enter__(self) -> MemoryIndex:
