@@ -45,14 +45,7 @@ from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._items import (
-    STORE_DIR,
-    delete_record,
-    namespace_file,
-    namespace_of,
-    read_records,
-    upsert_record,
-)
+from langchain_openclaw_memory._items import STORE_DIR, delete_item, namespace_file, namespace_of, read_items, upsert_item
 
 __all__ = ["OpenClawMemoryStore"]
 
@@ -189,8 +182,7 @@ class OpenClawMemoryStore(BaseStore):
 
     def _item_get(self, op: GetOp) -> Item | None:
         memory = self._item_memory(op.namespace)
-        _, records = read_records(memory.workspace / namespace_file(tuple(op.namespace)))
-        rec = next((r for r in records if r.key == op.key), None)
+        rec = next((r for r in read_items(memory.workspace, namespace_file(tuple(op.namespace))) if r.key == op.key), None)
         if rec is None:
             return None
         return Item(value=rec.value, key=rec.key, namespace=tuple(op.namespace), created_at=rec.created_at,
@@ -200,12 +192,12 @@ class OpenClawMemoryStore(BaseStore):
         if not isinstance(op.key, str) or not op.key:
             raise ValueError(f"store keys must be non-empty strings, got {op.key!r}")
         memory = self._item_memory(op.namespace)
-        path = memory.workspace / namespace_file(tuple(op.namespace))
+        rel = namespace_file(tuple(op.namespace))
         if op.value is None:
-            if not delete_record(path, op.key):
+            if not delete_item(memory.workspace, rel, op.key):
                 return None
         else:
-            upsert_record(path, op.key, dict(op.value))
+            upsert_item(memory.workspace, rel, op.key, dict(op.value))
         memory.mark_dirty()
         return None if op.index is False else memory
 
@@ -215,7 +207,7 @@ class OpenClawMemoryStore(BaseStore):
         items: list[SearchItem] = []
         if not op.query:
             for ns, memory in spaces:
-                for rec in read_records(memory.workspace / namespace_file(ns))[1]:
+                for rec in read_items(memory.workspace, namespace_file(ns)):
                     items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at))
             return items
         by_memory: dict[int, tuple[MemoryIndex, set[tuple[str, ...]]]] = {}
@@ -228,7 +220,7 @@ class OpenClawMemoryStore(BaseStore):
                 ns = namespace_of(hit.path)
                 if ns is None or ns not in wanted:
                     continue
-                for rec in read_records(memory.workspace / hit.path)[1]:
+                for rec in read_items(memory.workspace, hit.path):
                     if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (ns, rec.key) not in seen:
                         seen.add((ns, rec.key))
                         items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at,
