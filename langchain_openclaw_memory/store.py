@@ -45,7 +45,15 @@ from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._items import STORE_DIR, delete_item, namespace_file, namespace_of, read_items, upsert_item
+from langchain_openclaw_memory._items import (
+    STORE_DIR,
+    StoreItem,
+    delete_item,
+    namespace_file,
+    namespace_of,
+    read_items,
+    upsert_item,
+)
 
 __all__ = ["OpenClawMemoryStore"]
 
@@ -214,13 +222,17 @@ class OpenClawMemoryStore(BaseStore):
         for ns, memory in spaces:
             by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
         for memory, wanted in by_memory.values():
-            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score)
+            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score,
+                                   where=lambda hit, wanted=wanted: namespace_of(hit.path) in wanted)
             seen: set[tuple[tuple[str, ...], str]] = set()
+            files: dict[str, list[StoreItem]] = {}
             for hit in result.hits:
                 ns = namespace_of(hit.path)
-                if ns is None or ns not in wanted:
+                if ns is None:
                     continue
-                for rec in read_items(memory.workspace, hit.path):
+                if hit.path not in files:
+                    files[hit.path] = read_items(memory.workspace, hit.path)
+                for rec in files[hit.path]:
                     if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (ns, rec.key) not in seen:
                         seen.add((ns, rec.key))
                         items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at,
@@ -281,11 +293,11 @@ class OpenClawMemoryStore(BaseStore):
                 stamp = _mtime(path)
                 out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
             return out
-        result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score)
+        # items are returned under their own namespaces
+        result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score,
+                               where=lambda hit: namespace_of(hit.path) is None)
         out = []
         for hit in result.hits:
-            if namespace_of(hit.path) is not None:  # an item: returned under its own namespace
-                continue
             stamp = _mtime(memory.workspace / hit.path)
             value = {
                 "text": hit.snippet,

@@ -635,7 +635,7 @@ class MemoryIndex:
         With ``backend = "qmd"`` QMD answers; after its first failure this index's builtin search
         does, and ``fallback`` says ``{"from": "qmd", "reason": ...}``.
 
-        The remaining options tune one search (the builtin search answers when any is given):
+        The remaining options tune one search (the builtin search answers when any but ``where`` is given):
 
         * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
           from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
@@ -645,16 +645,22 @@ class MemoryIndex:
         * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
           default as configured.
         * ``where``: only hits for which it returns True; the search looks further down the ranking
-          (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left.
+          (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left. With
+          ``where`` alone, QMD (``backend = "qmd"``) still answers.
 
         Bad values raise MemoryArgumentError.
         """
         self._check_open()
         tuning = self._search_tuning(query_vector=query_vector, mode=mode, vector_weight=vector_weight, mmr=mmr,
                                      where=where)
-        if self._backend is not None and tuning is None:
-            return self._backend.search(query, max_results=max_results, min_score=min_score,
-                                        session_key=session_key, sources=sources)
+        if self._backend is not None and (tuning is None or tuning.filter_only):
+            backend = self._backend
+
+            def run(n: int | None) -> SearchResult:
+                return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
+                                      sources=sources)
+
+            return run(max_results) if tuning is None else self._filtered(run, tuning, max_results, None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
                                     session_key=session_key, sources=sources, tuning=tuning)
 
@@ -736,7 +742,8 @@ class MemoryIndex:
             except OpenClawMemoryError as exc:
                 raise MemoryArgumentError(str(exc)) from None
         config = MemoryConfig.load(self.config, query={"hybrid": hybrid}) if hybrid else self.config
-        return _SearchTuning(config=config, keyword_only=mode == "keyword", query_vector=vector, where=where)
+        return _SearchTuning(config=config, keyword_only=mode == "keyword", query_vector=vector, where=where,
+                             filter_only=not hybrid and vector is None and mode != "keyword")
 
     def _run_search_pipeline(
         self, query: str, provider: EmbeddingProvider | None, *, max_results: int | None, min_score: float | None,
@@ -759,18 +766,27 @@ class MemoryIndex:
                 query_embedder=self._query_embedder(provider), executor=self._search_pool, query_vector=qv,
             )
 
+        if tuning is None or where is None:
+            return run(max_results)
+        return self._filtered(run, tuning, max_results, sum(v.get("chunks", 0) for v in self.store.counts().values()))
+
+    def _filtered(self, run: Callable[[int | None], SearchResult], tuning: _SearchTuning, max_results: int | None,
+                  total: int | None) -> SearchResult:
+        """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``,
+        the search returns fewer than asked for, or ``total`` (the index's size, when known) is reached."""
+        where = tuning.where
         if where is None:
             return run(max_results)
-        want = max(1, int(max_results if max_results is not None else config.query.max_results))
-        total = sum(v.get("chunks", 0) for v in self.store.counts().values())
+        want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
         n = want
         while True:
             result = run(n)
             kept = [h for h in result.hits if where(h)]
-            if len(kept) >= want or len(result.hits) < n or n >= total:
+            if len(kept) >= want or len(result.hits) < n or (total is not None and n >= total):
                 break
-            n = min(total, n * 4)
-        return replace(result, hits=kept[:want], empty_reason=None if kept else "no_match")
+            n = n * 4 if total is None else min(total, n * 4)
+        return replace(result, hits=kept[:want],
+                       empty_reason=result.empty_reason if kept or not result.hits else "no_match")
 
     def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
         """Every indexed chunk (only ``source``'s, ``"memory"`` or ``"sessions"``, when given) with its
@@ -1044,3 +1060,4 @@ class _SearchTuning:
     keyword_only: bool
     query_vector: np.ndarray | None
     where: Callable[[SearchHit], bool] | None
+    filter_only: bool  # nothing but ``where``: a search backend (QMD) can still answer
