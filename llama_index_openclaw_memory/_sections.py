@@ -14,7 +14,7 @@ text); reading, writing and removing them is the core's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from openclaw_memory.chunker import RECORD_OPEN_PREFIX
@@ -28,29 +28,32 @@ OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}{KIND} "
 
 
 @dataclass(frozen=True)
-class Section:
-    """One node the store wrote: its identity, its text and where it sits (1-based, inclusive).
+class Section(Record):
+    """One node the store wrote: a ``node`` record read as the node's identity, text and metadata.
 
-    ``open_line``/``close_line`` are the marker lines; the text is on the lines between them.
-    ``ref_doc_id`` is None when the node had no source document.
+    ``open_line``/``close_line`` are the marker lines, ``start_line``/``end_line`` the text's
+    (1-based, inclusive). ``ref_doc_id`` is None when the node had no source document.
     """
 
-    id: str
-    ref_doc_id: str | None
-    text: str
-    open_line: int
-    close_line: int
-    metadata: dict[str, Any] = field(default_factory=dict)
+    @property
+    def id(self) -> str:
+        """The node id."""
+        return str(self.attrs["id"])
 
     @property
-    def start_line(self) -> int:
-        """First line of the text (the line after the opening marker)."""
-        return self.open_line + 1
+    def ref_doc_id(self) -> str | None:
+        """The node's source document, if it had one."""
+        return self.attrs.get("ref_doc_id")
 
     @property
-    def end_line(self) -> int:
-        """Last line of the text (the line before the closing marker)."""
-        return max(self.open_line + 1, self.close_line - 1)
+    def metadata(self) -> dict[str, Any]:
+        """The node's own metadata (a copy)."""
+        return dict(self.attrs.get("metadata") or {})
+
+    @property
+    def text(self) -> str:
+        """The node's text."""
+        return self.body
 
 
 def node_attrs_ok(attrs: dict[str, Any]) -> bool:
@@ -63,9 +66,7 @@ def node_attrs_ok(attrs: dict[str, Any]) -> bool:
 
 def section_of(record: Record) -> Section:
     """The node a ``node`` record holds."""
-    a = record.attrs
-    return Section(id=a["id"], ref_doc_id=a.get("ref_doc_id"), text=record.body, open_line=record.open_line,
-                   close_line=record.close_line, metadata=dict(a.get("metadata") or {}))
+    return Section(record.kind, record.attrs, record.body, record.open_line, record.close_line)
 
 
 def render_section(node_id: str, text: str, *, ref_doc_id: str | None, metadata: dict[str, Any]) -> str:
