@@ -43,17 +43,8 @@ from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 
-__all__ = [
-    "Record",
-    "RecordFiles",
-    "RecordText",
-    "append_record",
-    "parse_records",
-    "record_lines",
-    "remove_records",
-    "render_record",
-    "replace_record",
-]
+__all__ = ["Record", "RecordFiles", "RecordText", "append_record", "parse_records", "record_lines", "remove_records",
+           "render_record", "replace_record"]
 
 log = logging.getLogger(__name__)
 
