@@ -44,6 +44,7 @@ from openclaw_memory import discovery
 from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
     STORE_DIR,
@@ -222,20 +223,24 @@ class OpenClawMemoryStore(BaseStore):
         for ns, memory in spaces:
             by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
         for memory, wanted in by_memory.values():
+
+            def in_wanted(hit: SearchHit, wanted: set[tuple[str, ...]] = wanted) -> bool:
+                return namespace_of(hit.path) in wanted
+
             result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score,
-                                   where=lambda hit, wanted=wanted: namespace_of(hit.path) in wanted)
+                                   where=in_wanted)
             seen: set[tuple[tuple[str, ...], str]] = set()
             files: dict[str, list[StoreItem]] = {}
             for hit in result.hits:
-                ns = namespace_of(hit.path)
-                if ns is None:
+                hit_ns = namespace_of(hit.path)
+                if hit_ns is None:
                     continue
                 if hit.path not in files:
                     files[hit.path] = read_items(memory.workspace, hit.path)
                 for rec in files[hit.path]:
-                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (ns, rec.key) not in seen:
-                        seen.add((ns, rec.key))
-                        items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at,
+                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (hit_ns, rec.key) not in seen:
+                        seen.add((hit_ns, rec.key))
+                        items.append(SearchItem(hit_ns, rec.key, rec.value, rec.created_at, rec.updated_at,
                                                 score=hit.score))
         return items
 

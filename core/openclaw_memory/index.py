@@ -738,7 +738,7 @@ class MemoryIndex:
                     f"query_vector has shape {raw.shape} but this index stores {dims}-dimensional vectors from "
                     f"{provider.id}:{provider.model}; embed the query with the same model")
             try:
-                vector = normalize_vectors([raw], expected_dims=dims, who="query_vector")[0]
+                vector = normalize_vectors([raw.tolist()], expected_dims=dims, who="query_vector")[0]
             except OpenClawMemoryError as exc:
                 raise MemoryArgumentError(str(exc)) from None
         config = MemoryConfig.load(self.config, query={"hybrid": hybrid}) if hybrid else self.config

@@ -6,7 +6,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.records import (

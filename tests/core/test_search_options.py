@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
