@@ -491,15 +491,17 @@ class OpenClawVectorStore(BasePydanticVectorStore):
                     and (node_ids is None or node.node_id in node_ids)
                     and matches_filters(node.metadata, query.filters))
 
-        filtered = doc_ids is not None or node_ids is not None or bool(query.filters and query.filters.filters)
+        def node_ids_of(hit: SearchHit) -> tuple[str, ...]:
+            return tuple(n.node_id for n, _ in self._nodes_for([hit]) if wanted(n))
+
+        # a node's text can span several chunks: the search counts each node once (its best chunk)
         result = self._memory.search(
             text, max_results=top_k, min_score=self.min_score, query_vector=qv,
-            where=(lambda hit: any(wanted(n) for n, _ in self._nodes_for([hit]))) if filtered else None,
-            **self._search_options(query, mode),
+            where=lambda hit: bool(node_ids_of(hit)), collapse=node_ids_of, **self._search_options(query, mode),
         )
         if result.mode == "keyword" and mode not in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
             log.info("memory query ran keyword-only: %s", result.keyword_only_reason)
-        chosen = [(n, score) for n, score in self._nodes_for(result.hits) if not filtered or wanted(n)][:top_k]
+        chosen = [(n, score) for n, score in self._nodes_for(result.hits) if wanted(n)][:top_k]
         return VectorStoreQueryResult(
             nodes=[node for node, _ in chosen],
             similarities=[float(score) for _, score in chosen],

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -629,13 +629,15 @@ class MemoryIndex:
         vector_weight: float | None = None,
         mmr: bool | float | None = None,
         where: Callable[[SearchHit], bool] | None = None,
+        collapse: Callable[[SearchHit], Hashable] | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
         With ``backend = "qmd"`` QMD answers; after its first failure this index's builtin search
         does, and ``fallback`` says ``{"from": "qmd", "reason": ...}``.
 
-        The remaining options tune one search (the builtin search answers when any but ``where`` is given):
+        The remaining options tune one search (the builtin search answers when any but ``where`` and
+        ``collapse`` is given):
 
         * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
           from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
@@ -645,14 +647,16 @@ class MemoryIndex:
         * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
           default as configured.
         * ``where``: only hits for which it returns True; the search looks further down the ranking
-          (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left. With
-          ``where`` alone, QMD (``backend = "qmd"``) still answers.
+          (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left.
+        * ``collapse``: a key per hit (e.g. the document a chunk belongs to); hits with the same key
+          count once, and only the best-ranked of them is returned. With ``where`` and ``collapse``
+          alone, QMD (``backend = "qmd"``) still answers.
 
         Bad values raise MemoryArgumentError.
         """
         self._check_open()
         tuning = self._search_tuning(query_vector=query_vector, mode=mode, vector_weight=vector_weight, mmr=mmr,
-                                     where=where)
+                                     where=where, collapse=collapse)
         if self._backend is not None and (tuning is None or tuning.filter_only):
             backend = self._backend
 
@@ -700,9 +704,11 @@ class MemoryIndex:
     def _search_tuning(
         self, *, query_vector: Sequence[float] | np.ndarray | None, mode: SearchMode | None,
         vector_weight: float | None, mmr: bool | float | None, where: Callable[[SearchHit], bool] | None,
+        collapse: Callable[[SearchHit], Hashable] | None,
     ) -> _SearchTuning | None:
         """The options of :meth:`search` checked and turned into a configuration (None: none given)."""
-        if query_vector is None and mode is None and vector_weight is None and mmr is None and where is None:
+        if (query_vector is None and mode is None and vector_weight is None and mmr is None and where is None
+                and collapse is None):
             return None
         if mode not in (None, "hybrid", "vector", "keyword"):
             raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
@@ -743,6 +749,7 @@ class MemoryIndex:
                 raise MemoryArgumentError(str(exc)) from None
         config = MemoryConfig.load(self.config, query={"hybrid": hybrid}) if hybrid else self.config
         return _SearchTuning(config=config, keyword_only=mode == "keyword", query_vector=vector, where=where,
+                             collapse=collapse,
                              filter_only=not hybrid and vector is None and mode != "keyword")
 
     def _run_search_pipeline(
@@ -750,12 +757,12 @@ class MemoryIndex:
         sources: Sequence[str] | None, session_key: str | None, tuning: _SearchTuning | None,
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
-        further down the ranking until enough hits pass ``where``."""
+        further down the ranking until enough hits pass ``where`` and ``collapse``."""
         from openclaw_memory.search import _run_search
 
-        config, reason, qv, where = self.config, self._keyword_only_reason, None, None
+        config, reason, qv = self.config, self._keyword_only_reason, None
         if tuning is not None:
-            config, qv, where = tuning.config, tuning.query_vector, tuning.where
+            config, qv = tuning.config, tuning.query_vector
             if tuning.keyword_only:
                 provider, reason = None, "keyword mode requested"
 
@@ -766,22 +773,31 @@ class MemoryIndex:
                 query_embedder=self._query_embedder(provider), executor=self._search_pool, query_vector=qv,
             )
 
-        if tuning is None or where is None:
+        if tuning is None or (tuning.where is None and tuning.collapse is None):
             return run(max_results)
         return self._filtered(run, tuning, max_results, sum(v.get("chunks", 0) for v in self.store.counts().values()))
 
     def _filtered(self, run: Callable[[int | None], SearchResult], tuning: _SearchTuning, max_results: int | None,
                   total: int | None) -> SearchResult:
-        """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``,
-        the search returns fewer than asked for, or ``total`` (the index's size, when known) is reached."""
-        where = tuning.where
-        if where is None:
-            return run(max_results)
+        """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``
+        and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
+        when known) is reached."""
+        where, collapse = tuning.where, tuning.collapse
         want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
         n = want
         while True:
             result = run(n)
-            kept = [h for h in result.hits if where(h)]
+            kept: list[SearchHit] = []
+            keys: set[Hashable] = set()
+            for h in result.hits:
+                if where is not None and not where(h):
+                    continue
+                if collapse is not None:
+                    key = collapse(h)
+                    if key in keys:
+                        continue
+                    keys.add(key)
+                kept.append(h)
             if len(kept) >= want or len(result.hits) < n or (total is not None and n >= total):
                 break
             n = n * 4 if total is None else min(total, n * 4)
@@ -1060,4 +1076,5 @@ class _SearchTuning:
     keyword_only: bool
     query_vector: np.ndarray | None
     where: Callable[[SearchHit], bool] | None
-    filter_only: bool  # nothing but ``where``: a search backend (QMD) can still answer
+    collapse: Callable[[SearchHit], Hashable] | None
+    filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer

@@ -137,3 +137,18 @@ def test_iter_chunks_and_indexed_files_read_the_index(memory: MemoryIndex) -> No
         memory.indexed_files()
     with pytest.raises(RuntimeError, match="closed"):
         list(memory.iter_chunks())
+
+
+def test_collapse_counts_each_key_once(write: Callable[[dict[str, str]], Path],
+                                       make_index: Callable[..., MemoryIndex]) -> None:
+    long_note = "\n\n".join(f"## Part {i}\n\n" + f"The kestrel survey on ridge {i} counted falcons. " * 12
+                            for i in range(10))
+    write({"memory/long.md": "# Survey\n\n" + long_note + "\n",
+           "memory/short.md": "# Short\n\n- One kestrel survey note.\n"})
+    memory = make_index(None, citations="off")
+    memory.sync()
+    plain = memory.search("kestrel survey", max_results=2, min_score=0)
+    assert [h.path for h in plain.hits] == ["memory/long.md", "memory/long.md"]  # two chunks of one file
+    res = memory.search("kestrel survey", max_results=2, min_score=0, collapse=lambda h: h.path)
+    assert [h.path for h in res.hits] == ["memory/long.md", "memory/short.md"]
+    assert res.hits[0].chunk_id == plain.hits[0].chunk_id  # the best chunk of each file
