@@ -124,14 +124,14 @@ class OpenClawMemory(System):
         self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
 
     def warm(self) -> None:
-        from openclaw_memory.search import run_search
+        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
 
         q = np.ones(self.provider.dims or 1, dtype=np.float32)
         run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
         self.store.wait_vector_cache(timeout=600)
 
     def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
-        from openclaw_memory.search import run_search
+        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
 
         if mode == "vector":
             return [c.id for c in self.store.vector_search(vector, limit=k)]

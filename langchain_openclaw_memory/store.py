@@ -44,14 +44,16 @@ from openclaw_memory import discovery
 from openclaw_memory.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
     STORE_DIR,
-    delete_record,
+    StoreItem,
+    delete_item,
     namespace_file,
     namespace_of,
-    read_records,
-    upsert_record,
+    read_items,
+    upsert_item,
 )
 
 __all__ = ["OpenClawMemoryStore"]
@@ -189,8 +191,7 @@ class OpenClawMemoryStore(BaseStore):
 
     def _item_get(self, op: GetOp) -> Item | None:
         memory = self._item_memory(op.namespace)
-        _, records = read_records(memory.workspace / namespace_file(tuple(op.namespace)))
-        rec = next((r for r in records if r.key == op.key), None)
+        rec = next((r for r in read_items(memory.workspace, namespace_file(tuple(op.namespace))) if r.key == op.key), None)
         if rec is None:
             return None
         return Item(value=rec.value, key=rec.key, namespace=tuple(op.namespace), created_at=rec.created_at,
@@ -200,12 +201,12 @@ class OpenClawMemoryStore(BaseStore):
         if not isinstance(op.key, str) or not op.key:
             raise ValueError(f"store keys must be non-empty strings, got {op.key!r}")
         memory = self._item_memory(op.namespace)
-        path = memory.workspace / namespace_file(tuple(op.namespace))
+        rel = namespace_file(tuple(op.namespace))
         if op.value is None:
-            if not delete_record(path, op.key):
+            if not delete_item(memory.workspace, rel, op.key):
                 return None
         else:
-            upsert_record(path, op.key, dict(op.value))
+            upsert_item(memory.workspace, rel, op.key, dict(op.value))
         memory.mark_dirty()
         return None if op.index is False else memory
 
@@ -215,23 +216,31 @@ class OpenClawMemoryStore(BaseStore):
         items: list[SearchItem] = []
         if not op.query:
             for ns, memory in spaces:
-                for rec in read_records(memory.workspace / namespace_file(ns))[1]:
+                for rec in read_items(memory.workspace, namespace_file(ns)):
                     items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at))
             return items
         by_memory: dict[int, tuple[MemoryIndex, set[tuple[str, ...]]]] = {}
         for ns, memory in spaces:
             by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
         for memory, wanted in by_memory.values():
-            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score)
+
+            def in_wanted(hit: SearchHit, wanted: set[tuple[str, ...]] = wanted) -> bool:
+                return namespace_of(hit.path) in wanted
+
+            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score,
+                                   where=in_wanted)
             seen: set[tuple[tuple[str, ...], str]] = set()
+            files: dict[str, list[StoreItem]] = {}
             for hit in result.hits:
-                ns = namespace_of(hit.path)
-                if ns is None or ns not in wanted:
+                hit_ns = namespace_of(hit.path)
+                if hit_ns is None:
                     continue
-                for rec in read_records(memory.workspace / hit.path)[1]:
-                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (ns, rec.key) not in seen:
-                        seen.add((ns, rec.key))
-                        items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at,
+                if hit.path not in files:
+                    files[hit.path] = read_items(memory.workspace, hit.path)
+                for rec in files[hit.path]:
+                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (hit_ns, rec.key) not in seen:
+                        seen.add((hit_ns, rec.key))
+                        items.append(SearchItem(hit_ns, rec.key, rec.value, rec.created_at, rec.updated_at,
                                                 score=hit.score))
         return items
 
@@ -289,11 +298,11 @@ class OpenClawMemoryStore(BaseStore):
                 stamp = _mtime(path)
                 out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
             return out
-        result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score)
+        # items are returned under their own namespaces
+        result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score,
+                               where=lambda hit: namespace_of(hit.path) is None)
         out = []
         for hit in result.hits:
-            if namespace_of(hit.path) is not None:  # an item: returned under its own namespace
-                continue
             stamp = _mtime(memory.workspace / hit.path)
             value = {
                 "text": hit.snippet,

@@ -22,6 +22,7 @@ __all__ = [
     "LOCATION_KEYS",
     "ChunkLike",
     "chunk_node",
+    "hit_chunk_node",
     "hit_node",
     "location_metadata",
     "matches_filters",
@@ -86,6 +87,12 @@ def chunk_node(chunk: ChunkLike, own: tuple[int, int, str] | None = None) -> Tex
     """
     start, end, text = own if own is not None else (chunk.start_line, chunk.end_line, chunk.text)
     return _node(chunk.id, text, location_metadata(chunk.path, chunk.source, start, end), chunk.path)
+
+
+def hit_chunk_node(hit: SearchHit, own: tuple[int, int, str] | None = None) -> TextNode:
+    """A hit's chunk as a node, like :func:`chunk_node` (location metadata only, no scores)."""
+    start, end, text = own if own is not None else (hit.start_line, hit.end_line, hit.text or hit.snippet)
+    return _node(hit.chunk_id, text, location_metadata(hit.path, hit.source, start, end), hit.path)
 
 
 def hit_node(hit: SearchHit) -> TextNode:

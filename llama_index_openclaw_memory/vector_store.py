@@ -28,7 +28,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,9 +47,15 @@ from openclaw_memory.citations import format_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, ProtectedMemoryError
 from openclaw_memory.providers.base import normalize_vectors
-from openclaw_memory.search import run_search
+from openclaw_memory.types import SearchHit
 
-from llama_index_openclaw_memory._convert import chunk_node, matches_filters, section_node, strip_location
+from llama_index_openclaw_memory._convert import (
+    chunk_node,
+    hit_chunk_node,
+    matches_filters,
+    section_node,
+    strip_location,
+)
 from llama_index_openclaw_memory._files import SectionFiles
 from llama_index_openclaw_memory._sections import Section, render_section
 from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider
@@ -67,15 +72,6 @@ _SAME_MODEL_COSINE = 0.98
 _SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
 
 
-@dataclass(frozen=True)
-class _Hit:
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float
 
 
 class OpenClawVectorStore(BasePydanticVectorStore):
@@ -113,7 +109,6 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     _memory: MemoryIndex = PrivateAttr()
     _close_memory: bool = PrivateAttr(default=False)
     _files: SectionFiles = PrivateAttr()
-    _configs: dict[tuple[Any, ...], MemoryConfig] = PrivateAttr(default_factory=dict)
     _warned_model: bool = PrivateAttr(default=False)
     # whether callers' query embeddings come from the memory's model: checked once, on the first query with text
     _same_model: bool | None = PrivateAttr(default=None)
@@ -258,7 +253,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         out: list[tuple[TextNode, bool]] = []
         for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items():
             out.extend((section_node(s, rel), True) for s in sections)
-        for chunk in self._memory.store.iter_chunks():
+        for chunk in self._memory.iter_chunks():
             parsed = self._files.read(chunk.path) if chunk.source == "memory" else None
             if parsed is None or not parsed.sections:
                 out.append((chunk_node(chunk), False))
@@ -332,7 +327,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         removed = self._remove(lambda rel, s: (s.ref_doc_id or rel) == ref_doc_id)
         if removed:
             return
-        if ref_doc_id in self._memory.store.file_records():
+        if ref_doc_id in self._memory.indexed_files():
             raise ProtectedMemoryError(
                 f"refusing to delete {ref_doc_id!r}: it holds hand-written memory that this store did not write. "
                 "Only nodes added through OpenClawVectorStore can be deleted; edit or remove the file yourself."
@@ -409,8 +404,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         if top_k < 1:
             raise ValueError(f"similarity_top_k must be at least 1, got {top_k}")
         self._refresh()
-        fetch = self._fetcher(query, mode, text)
-        return self._collect(fetch, query, top_k)
+        return self._search(query, mode, text, top_k)
 
     def _query_vector(self, embedding: list[float], text: str = "") -> np.ndarray:
         provider = self._memory.provider
@@ -446,58 +440,23 @@ class OpenClawVectorStore(BasePydanticVectorStore):
                 return own
         return vector
 
-    def _config(self, *, hybrid: bool, alpha: float | None = None, mmr: float | None | bool = False) -> MemoryConfig:
-        key = (hybrid, alpha, mmr)
-        cached = self._configs.get(key)
-        if cached is not None:
-            return cached
-        hy: dict[str, Any] = {"enabled": hybrid, "mmr": {"enabled": mmr is not False}}
-        if alpha is not None:
-            if not 0.0 <= alpha <= 1.0:
-                raise ValueError(f"alpha must be between 0 (keywords only) and 1 (vectors only), got {alpha}")
-            hy["vector_weight"], hy["text_weight"] = alpha, 1.0 - alpha
-        if isinstance(mmr, float):
-            if not 0.0 <= mmr <= 1.0:
-                raise ValueError(f"mmr_threshold (MMR lambda) must be between 0 and 1, got {mmr}")
-            hy["mmr"]["lambda_"] = mmr
-        cfg = MemoryConfig.load(self._memory.config, query={"hybrid": hy})
-        self._configs[key] = cfg
-        return cfg
-
-    def _fetcher(self, query: VectorStoreQuery, mode: VectorStoreQueryMode, text: str) -> Callable[[int], list[_Hit]]:
-        mem = self._memory
-        qv = self._query_vector(query.query_embedding, text) if query.query_embedding is not None and mode not in (
-            VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE) else None
-
-        if not text:  # DEFAULT with an embedding only: plain nearest neighbours
-            def by_vector(n: int) -> list[_Hit]:
-                cands = mem.store.vector_search(qv, limit=n)  # type: ignore[arg-type]
-                return [_Hit(c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.vector_score) for c in cands]
-            return by_vector
-
-        provider = mem.provider
-        reason: str | None = None
+    def _search_options(self, query: VectorStoreQuery, mode: VectorStoreQueryMode) -> dict[str, Any]:
+        """The LlamaIndex query mode as :meth:`MemoryIndex.search` options."""
         if mode in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
-            cfg, provider, reason = self._config(hybrid=True), None, f"{mode.value} query mode"
-        elif mode == VectorStoreQueryMode.HYBRID:
-            cfg = self._config(hybrid=True, alpha=query.alpha)
-        elif mode == VectorStoreQueryMode.MMR:
-            lam = float(query.mmr_threshold) if query.mmr_threshold is not None else None
-            cfg = self._config(hybrid=True, alpha=query.alpha, mmr=lam)
-        else:
-            cfg = self._config(hybrid=False)
+            return {"mode": "keyword", "mmr": False}
+        if mode == VectorStoreQueryMode.DEFAULT:
+            return {"mode": "vector", "mmr": False}
+        alpha = query.alpha
+        if alpha is not None and not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be between 0 (keywords only) and 1 (vectors only), got {alpha}")
+        mmr: bool | float = False
+        if mode == VectorStoreQueryMode.MMR:
+            mmr = True if query.mmr_threshold is None else float(query.mmr_threshold)
+            if not isinstance(mmr, bool) and not 0.0 <= mmr <= 1.0:
+                raise ValueError(f"mmr_threshold (MMR lambda) must be between 0 and 1, got {mmr}")
+        return {"mode": "hybrid", "vector_weight": alpha, "mmr": mmr}
 
-        def by_search(n: int) -> list[_Hit]:
-            result = run_search(
-                mem.store, cfg, text, provider=provider, max_results=n, min_score=self.min_score,
-                keyword_only_reason=reason, workspace=mem.workspace, query_vector=qv,
-            )
-            if result.mode == "keyword" and reason is None:
-                log.info("memory query ran keyword-only: %s", result.keyword_only_reason)
-            return [_Hit(h.chunk_id, h.path, h.source, h.start_line, h.end_line, h.text, h.score) for h in result.hits]
-        return by_search
-
-    def _nodes_for(self, hits: list[_Hit]) -> list[tuple[TextNode, float]]:
+    def _nodes_for(self, hits: Sequence[SearchHit]) -> list[tuple[TextNode, float]]:
         """Map chunk hits to nodes: the sections a chunk covers, and the chunk's hand-written lines
         when it has any. First (best) occurrence wins."""
         out: list[tuple[TextNode, float]] = []
@@ -511,32 +470,37 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         for h in hits:
             parsed = self._files.read(h.path) if h.source == "memory" else None
             if parsed is None or not parsed.sections:
-                emit(chunk_node(h), h.score)
+                emit(hit_chunk_node(h), h.score)
                 continue
             for s in parsed.sections:
                 if h.start_line <= s.end_line and h.end_line >= s.start_line:
                     emit(section_node(s, h.path), h.score)
             if (own := parsed.own_text(h.start_line, h.end_line)) is not None:
-                emit(chunk_node(h, own), h.score)
+                emit(hit_chunk_node(h, own), h.score)
         return out
 
-    def _collect(self, fetch: Callable[[int], list[_Hit]], query: VectorStoreQuery, top_k: int) -> VectorStoreQueryResult:
+    def _search(self, query: VectorStoreQuery, mode: VectorStoreQueryMode, text: str, top_k: int) -> VectorStoreQueryResult:
+        qv = self._query_vector(query.query_embedding, text) if query.query_embedding is not None and mode not in (
+            VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE) else None
         doc_ids = set(query.doc_ids) if query.doc_ids else None
         node_ids = set(query.node_ids) if query.node_ids else None
-        total = sum(v.get("chunks", 0) for v in self._memory.store.counts().values())
-        n = max(top_k, 1)
-        while True:
-            hits = fetch(n)
-            chosen = [
-                (node, score) for node, score in self._nodes_for(hits)
-                if (doc_ids is None or node.ref_doc_id in doc_ids)
-                and (node_ids is None or node.node_id in node_ids)
-                and matches_filters(node.metadata, query.filters)
-            ]
-            if len(chosen) >= top_k or len(hits) < n or n >= total:
-                break
-            n = min(total, n * 4)
-        chosen = chosen[:top_k]
+
+        def wanted(node: TextNode) -> bool:
+            return ((doc_ids is None or node.ref_doc_id in doc_ids)
+                    and (node_ids is None or node.node_id in node_ids)
+                    and matches_filters(node.metadata, query.filters))
+
+        def node_ids_of(hit: SearchHit) -> tuple[str, ...]:
+            return tuple(n.node_id for n, _ in self._nodes_for([hit]) if wanted(n))
+
+        # a node's text can span several chunks: the search counts each node once (its best chunk)
+        result = self._memory.search(
+            text, max_results=top_k, min_score=self.min_score, query_vector=qv,
+            where=lambda hit: bool(node_ids_of(hit)), collapse=node_ids_of, **self._search_options(query, mode),
+        )
+        if result.mode == "keyword" and mode not in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
+            log.info("memory query ran keyword-only: %s", result.keyword_only_reason)
+        chosen = [(n, score) for n, score in self._nodes_for(result.hits) if wanted(n)][:top_k]
         return VectorStoreQueryResult(
             nodes=[node for node, _ in chosen],
             similarities=[float(score) for _, score in chosen],

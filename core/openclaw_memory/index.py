@@ -14,7 +14,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from openclaw_memory.errors import (
     ConfigError,
     IndexingError,
     IndexLockedError,
+    MemoryArgumentError,
     OpenClawMemoryError,
     ProviderError,
 )
@@ -39,13 +40,14 @@ from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.scheduler import SyncRequest, SyncScheduler
 from openclaw_memory.sqlite.store import SQLiteStore
-from openclaw_memory.storage import MemoryStore
+from openclaw_memory.storage import MemoryStore, StoredChunk
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
 from openclaw_memory.types import (
     EmptyReason,
     FallbackInfo,
     MemoryText,
     SearchHit,
+    SearchMode,
     SearchResult,
     SearchState,
     SyncReport,
@@ -561,18 +563,49 @@ class MemoryIndex:
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
+        mode: SearchMode | None = None,
+        vector_weight: float | None = None,
+        mmr: bool | float | None = None,
+        where: Callable[[SearchHit], bool] | None = None,
+        collapse: Callable[[SearchHit], Hashable] | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
         With ``backend = "qmd"`` QMD answers; after its first failure this index's builtin search
         does, and ``fallback`` says ``{"from": "qmd", "reason": ...}``.
+
+        The remaining options tune one search (the builtin search answers when any but ``where`` and
+        ``collapse`` is given):
+
+        * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
+          from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
+        * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only) or ``"keyword"``
+          (no embeddings); default as configured (``query.hybrid.enabled``).
+        * ``vector_weight``: the vector side's weight in a hybrid merge (0..1; keywords get the rest).
+        * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
+          default as configured.
+        * ``where``: only hits for which it returns True; the search looks further down the ranking
+          (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left.
+        * ``collapse``: a key per hit (e.g. the document a chunk belongs to); hits with the same key
+          count once, and only the best-ranked of them is returned. With ``where`` and ``collapse``
+          alone, QMD (``backend = "qmd"``) still answers.
+
+        Bad values raise MemoryArgumentError.
         """
         self._check_open()
-        if self._backend is not None:
-            return self._backend.search(query, max_results=max_results, min_score=min_score,
-                                        session_key=session_key, sources=sources)
+        tuning = self._search_tuning(query_vector=query_vector, mode=mode, vector_weight=vector_weight, mmr=mmr,
+                                     where=where, collapse=collapse)
+        if self._backend is not None and (tuning is None or tuning.filter_only):
+            backend = self._backend
+
+            def run(n: int | None) -> SearchResult:
+                return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
+                                      sources=sources)
+
+            return run(max_results) if tuning is None else self._filtered(run, tuning, max_results, None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
-                                    session_key=session_key, sources=sources)
+                                    session_key=session_key, sources=sources, tuning=tuning)
 
     def _search_builtin(
         self,
@@ -582,11 +615,10 @@ class MemoryIndex:
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        tuning: _SearchTuning | None = None,
     ) -> SearchResult:
-        from openclaw_memory.search import run_search
-
         self._check_open()
-        if not query or not query.strip():
+        if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
         provider = self._ensure_provider()
@@ -602,12 +634,130 @@ class MemoryIndex:
 
         state = SearchState(fallback=self._fallback, sync_scheduled=scheduled, sync_error=sync_error,
                             why_empty=why_empty)
-        return self._guarded(lambda: run_search(
-            self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
-            sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
-            workspace=self.workspace, query_embedder=self._query_embedder(provider),
-            executor=self._search_pool, state=state,
-        ))
+        return self._guarded(lambda: self._run_search_pipeline(
+            query, provider, max_results=max_results, min_score=min_score, sources=sources,
+            session_key=session_key, tuning=tuning, state=state))
+
+    # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
+
+    def _search_tuning(
+        self, *, query_vector: Sequence[float] | np.ndarray | None, mode: SearchMode | None,
+        vector_weight: float | None, mmr: bool | float | None, where: Callable[[SearchHit], bool] | None,
+        collapse: Callable[[SearchHit], Hashable] | None,
+    ) -> _SearchTuning | None:
+        """The options of :meth:`search` checked and turned into a configuration (None: none given)."""
+        if (query_vector is None and mode is None and vector_weight is None and mmr is None and where is None
+                and collapse is None):
+            return None
+        if mode not in (None, "hybrid", "vector", "keyword"):
+            raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
+        hybrid: dict[str, Any] = {}
+        if mode is not None:
+            hybrid["enabled"] = mode != "vector"
+        if vector_weight is not None:
+            if isinstance(vector_weight, bool) or not 0.0 <= float(vector_weight) <= 1.0:
+                raise MemoryArgumentError(
+                    f"vector_weight must be between 0 (keywords only) and 1 (vectors only), got {vector_weight}")
+            hybrid["vector_weight"], hybrid["text_weight"] = float(vector_weight), 1.0 - float(vector_weight)
+        if mmr is not None:
+            hybrid["mmr"] = {"enabled": mmr is not False}
+            if not isinstance(mmr, bool):
+                if not 0.0 <= float(mmr) <= 1.0:
+                    raise MemoryArgumentError(f"the MMR lambda must be between 0 and 1, got {mmr}")
+                hybrid["mmr"]["lambda_"] = float(mmr)
+        vector: np.ndarray | None = None
+        if query_vector is not None:
+            if mode == "keyword":
+                raise MemoryArgumentError("a keyword search takes no query_vector")
+            provider = self._ensure_provider()
+            if provider is None:
+                raise MemoryArgumentError(
+                    "this memory index has no embedding provider (keyword-only), so it holds no vectors to "
+                    "compare query_vector with; search without it or open the index with a provider")
+            from openclaw_memory.providers.base import normalize_vectors
+
+            dims = provider.dims
+            raw = np.asarray(query_vector, dtype=np.float32)
+            if dims is not None and raw.shape != (dims,):
+                raise MemoryArgumentError(
+                    f"query_vector has shape {raw.shape} but this index stores {dims}-dimensional vectors from "
+                    f"{provider.id}:{provider.model}; embed the query with the same model")
+            try:
+                vector = normalize_vectors([raw.tolist()], expected_dims=dims, who="query_vector")[0]
+            except OpenClawMemoryError as exc:
+                raise MemoryArgumentError(str(exc)) from None
+        config = MemoryConfig.load(self.config, query={"hybrid": hybrid}) if hybrid else self.config
+        return _SearchTuning(config=config, keyword_only=mode == "keyword", query_vector=vector, where=where,
+                             collapse=collapse,
+                             filter_only=not hybrid and vector is None and mode != "keyword")
+
+    def _run_search_pipeline(
+        self, query: str, provider: EmbeddingProvider | None, *, max_results: int | None, min_score: float | None,
+        sources: Sequence[str] | None, session_key: str | None, tuning: _SearchTuning | None,
+        state: SearchState | None = None,
+    ) -> SearchResult:
+        """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
+        further down the ranking until enough hits pass ``where`` and ``collapse``."""
+        from openclaw_memory.search import _run_search
+
+        config, reason, qv = self.config, self._keyword_only_reason, None
+        if tuning is not None:
+            config, qv = tuning.config, tuning.query_vector
+            if tuning.keyword_only:
+                provider, reason = None, "keyword mode requested"
+
+        def run(n: int | None) -> SearchResult:
+            return _run_search(
+                self.store, config, query, provider=provider, max_results=n, min_score=min_score,
+                sources=sources, session_key=session_key, keyword_only_reason=reason, workspace=self.workspace,
+                query_embedder=self._query_embedder(provider), executor=self._search_pool, query_vector=qv,
+                state=state,
+            )
+
+        if tuning is None or (tuning.where is None and tuning.collapse is None):
+            return run(max_results)
+        return self._filtered(run, tuning, max_results, sum(v.get("chunks", 0) for v in self.store.counts().values()))
+
+    def _filtered(self, run: Callable[[int | None], SearchResult], tuning: _SearchTuning, max_results: int | None,
+                  total: int | None) -> SearchResult:
+        """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``
+        and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
+        when known) is reached."""
+        where, collapse = tuning.where, tuning.collapse
+        want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
+        n = want
+        while True:
+            result = run(n)
+            kept: list[SearchHit] = []
+            keys: set[Hashable] = set()
+            for h in result.hits:
+                if where is not None and not where(h):
+                    continue
+                if collapse is not None:
+                    key = collapse(h)
+                    if key in keys:
+                        continue
+                    keys.add(key)
+                kept.append(h)
+            if len(kept) >= want or len(result.hits) < n or (total is not None and n >= total):
+                break
+            n = n * 4 if total is None else min(total, n * 4)
+        return replace(result, hits=kept[:want],
+                       empty_reason=result.empty_reason if kept or not result.hits else "no_match")
+
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        """Every indexed chunk (only ``source``'s, ``"memory"`` or ``"sessions"``, when given) with its
+        text, location and vector, in index order. Reads the index as it is (no sync)."""
+        self._check_open()
+        yield from self.store.iter_chunks(source)
+
+    def indexed_files(self, source: str | None = None) -> list[str]:
+        """Workspace-relative paths of the indexed files (only ``source``'s when given), sorted.
+        Reads the index as it is (no sync)."""
+        self._check_open()
+        return sorted(self._guarded(lambda: self.store.file_records(source)))
+
+    # ---- end of what adapters build on ------------------------------------------------------------
 
     def evaluate(
         self,
@@ -627,7 +777,7 @@ class MemoryIndex:
         search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless
         ``sync=False``.
         """
-        from openclaw_memory.search import run_search
+        from openclaw_memory.search import _run_search
 
         self._check_open()
         qs = evaluation.load_questions(questions) if isinstance(questions, (str, Path)) else list(questions)
@@ -649,7 +799,7 @@ class MemoryIndex:
             config, prov = configs[mode]
 
             def search(question: str, k: int) -> list[SearchHit]:
-                return run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
+                return _run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
                                   keyword_only_reason=self._keyword_only_reason, workspace=self.workspace,
                                   query_embedder=self._query_embedder(prov)).hits
 
@@ -856,3 +1006,16 @@ class _BuiltinSearch:
 
     def close(self) -> None:
         """Nothing: the store belongs to the MemoryIndex, which closes it."""
+
+
+@dataclass(frozen=True)
+class _SearchTuning:
+    """One search's options (see :meth:`MemoryIndex.search`), checked: the configuration they make,
+    whether embeddings are left out, the normalised query vector and the hit filter."""
+
+    config: MemoryConfig
+    keyword_only: bool
+    query_vector: np.ndarray | None
+    where: Callable[[SearchHit], bool] | None
+    collapse: Callable[[SearchHit], Hashable] | None
+    filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer

@@ -1,7 +1,7 @@
 """The search pipeline (spec §5): keyword and vector candidates, merge, decay, MMR, filters, snippets.
 
-:func:`run_search` is synchronous and stateless; ``MemoryIndex`` wraps it (and offers the async
-twin by running it in a thread). With no provider, or when embedding the query fails, it runs
+:func:`_run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
+the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
 keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
 keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.hybrid`.
 """
@@ -43,7 +43,7 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "run_search", "timestamp_resolver"]
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "timestamp_resolver"]
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> C
 # ---- the pipeline --------------------------------------------------------------------------------------
 
 
-def run_search(
+def _run_search(
     store: MemoryStore,
     config: MemoryConfig,
     query: str,
@@ -295,7 +295,8 @@ def run_search(
     With an ``executor``, the keyword side runs there while the query is embedded and the vector
     side searched (SQLite and numpy release the GIL), so hybrid latency is close to the slower side. ``state`` is
     what the index reports on the result (fallback, sync state); when nothing is returned, ``empty_reason``
-    is its ``why_empty()`` (the index knows when it is empty or stale), else ``"no_match"``.
+    is its ``why_empty()`` (the index knows when it is empty or stale), else ``"no_match"``. An empty
+    ``query`` with a ``query_vector`` is a plain nearest-neighbour search (vector mode).
     """
     started = time.perf_counter()
     qcfg, hy = config.query, config.query.hybrid
@@ -320,8 +321,10 @@ def run_search(
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
-    if not q:
+    if not q and query_vector is None:
         return result([], "keyword" if provider is None else ("hybrid" if hy.enabled else "vector"))
+    if not q:  # a vector alone: nearest neighbours, nothing for the keyword side to match
+        hy = hy.model_copy(update={"enabled": False})
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer)
