@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -238,7 +239,10 @@ def test_failed_first_sync_is_reported_and_not_retried_on_every_search(write, ma
     assert not memory.syncing
 
     monkeypatch.setattr(freshness_mod, "_SYNC_RETRY_INTERVAL_S", 0.0)  # the back-off is over
-    memory_search(memory, "a828e60")
+    memory_search(memory, "a828e60")  # retries the sync, in the background
+    deadline = time.monotonic() + 30
+    while memory.scheduler.busy and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert len(runs) == 2
 
     provider.fail_with = None  # fixed; an explicit sync clears the failure
