@@ -231,10 +231,18 @@ class ProviderLimitsConfig(_Model):
 
 
 class LocalConfig(_Model):
-    """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file)."""
+    """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file).
+
+    ``first_index`` and ``fast_passage_bytes`` are this library's additions for the bundled model
+    (``model_path`` unset): ``"fast"`` builds the first index from the head of each chunk (its first
+    ``fast_passage_bytes`` UTF-8 bytes, ~10x faster) and upgrades it to full vectors in the background
+    (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start.
+    """
 
     model_path: str | None = None
     model_cache_dir: str | None = None
+    first_index: Literal["fast", "full"] = "fast"
+    fast_passage_bytes: int = Field(256, ge=16)
 
 
 class ExperimentalConfig(_Model):

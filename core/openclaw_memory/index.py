@@ -103,6 +103,9 @@ class IndexStatus:
     integrity: dict[str, Any] | None = None
     # while a sync runs in this process: files done/total, chunks embedded so far, ETA (SyncProgress.snapshot)
     indexing: dict[str, Any] | None = None
+    #: the bundled model's two tiers (local.first_index = "fast"): live tier, upgrade state and progress
+    #: (EmbeddingUpgrade.snapshot); None without tiers
+    embedding_upgrade: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -170,6 +173,8 @@ class MemoryIndex:
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
+        self._upgrade: Any = None  # tiering.EmbeddingUpgrade for the bundled model's fast first index
+        self._upgrade_thread: threading.Thread | None = None
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
@@ -214,6 +219,9 @@ class MemoryIndex:
                 self._fallback = res.fallback
                 self._keyword_only_reason = res.unavailable_reason if res.provider is None else None
                 self._key_source = res.key_source
+                from openclaw_memory.tiering import first_index_upgrade
+
+                self._upgrade = first_index_upgrade(self.config, res.provider, self.store, cancel=self._cancel)
             self._provider_ready = True
             return self._provider
 
@@ -280,10 +288,18 @@ class MemoryIndex:
             self._embed_state = BatchState.from_config(self.config)
         return self._embed_state
 
+    def _tier_provider(self, provider: EmbeddingProvider | None, *, query: bool) -> EmbeddingProvider | None:
+        """With the bundled model's two tiers: the provider a sync writes with, or (``query``) the one
+        whose model the live index names; ``provider`` itself otherwise (or after a fallback)."""
+        upgrade = self._upgrade
+        if upgrade is None or provider is not upgrade.full:
+            return provider
+        return upgrade.query_provider() if query else upgrade.sync_provider()
+
     def _plan(self) -> SyncPlan:
         return SyncPlan(
             config=self.config,
-            provider=self._ensure_provider(),
+            provider=self._tier_provider(self._ensure_provider(), query=False),
             embed=self._embed_documents,
             fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
             session_stats=self._session_stats,
@@ -334,9 +350,46 @@ class MemoryIndex:
         finally:
             self._live = None
         self._last_sync = report
+        self._start_upgrade()
         if not targeted:  # the memory files are indexed again
             self._last_sync_error = self._last_sync_failed_at = None
         return report
+
+    def _start_upgrade(self) -> None:
+        """After a sync that left fast vectors live: embed the full vectors in a background thread,
+        then sync once more to swap them in. Only for an index that runs in the background anyway
+        (not ``watch=False``, which :meth:`upgrade_embeddings` serves)."""
+        upgrade = self._upgrade
+        if upgrade is None or self._watch_arg is False or self._closed:
+            return
+        with self._provider_lock:
+            if self._upgrade_thread is not None and self._upgrade_thread.is_alive():
+                return
+            if not upgrade.needs_upgrade():
+                return
+
+            def work() -> None:
+                try:
+                    if upgrade.run() and not self._closed:
+                        self.sync_in_background("embedding upgrade")
+                except Exception as exc:  # recorded in status()["embedding_upgrade"]["error"]
+                    log.log(logging.DEBUG if self._closed else logging.WARNING, "embedding upgrade failed: %s", exc)
+
+            self._upgrade_thread = threading.Thread(target=work, name="openclaw-memory-upgrade", daemon=True)
+            self._upgrade_thread.start()
+
+    def upgrade_embeddings(self, progress: Progress | None = None) -> SyncReport | None:
+        """Finish the bundled model's fast first index now (``local.first_index = "fast"``): embed
+        every chunk in full (``progress(done, total, "upgrade")`` as chunks are embedded), then sync
+        to swap the full index in. Returns that sync's report, or None when there is nothing to
+        upgrade (no tiers, or the live index is already full). A running background upgrade is
+        joined, not repeated."""
+        self._check_open()
+        self._ensure_provider()
+        upgrade = self._upgrade
+        if upgrade is None or not upgrade.run(progress):
+            return None
+        return self.sync(reason="embedding upgrade")
 
     def _recover_from_damage(self, exc: BaseException) -> str | None:
         """When ``exc`` (or the driver error behind it) says the index file is damaged, let the store
@@ -651,8 +704,8 @@ class MemoryIndex:
         if not query or not query.strip():
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
-        provider = self._ensure_provider()
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
+        provider = self._tier_provider(self._ensure_provider(), query=True)  # after a sync that may swap it
         result = self._guarded(lambda: run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
@@ -698,7 +751,7 @@ class MemoryIndex:
             raise ConfigError(f"unknown evaluation mode(s) {unknown}: use hybrid, keyword or vector")
         if sync:
             self.sync()
-        provider = self._ensure_provider()
+        provider = self._tier_provider(self._ensure_provider(), query=True)
         if provider is None and "vector" in modes:
             raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
         configs = {
@@ -819,6 +872,7 @@ class MemoryIndex:
             provider_breaker=self._breaker.to_dict() if provider is not None else None,
             integrity=integrity,
             indexing=live.snapshot() if (live := self._live) is not None else None,
+            embedding_upgrade=self._guarded(self._upgrade.snapshot) if self._upgrade is not None else None,
         )
 
     def _is_dirty_now(self) -> bool:
@@ -857,6 +911,8 @@ class MemoryIndex:
         self._freshness.stop()
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._search_pool.shutdown(wait=True)
+        if (upgrading := self._upgrade_thread) is not None:
+            upgrading.join()  # it stops after the model call in progress (a few chunks)
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):
             self._provider.close()
