@@ -590,6 +590,7 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
         opts["store"] = opts.get("store") or str(Path(tmp) / "demo.sqlite")
         with _index(ctx) as memory:
             report = memory.sync(reason="demo")
+            memory.upgrade_embeddings()  # a fast first index (local.first_index) gets its full vectors now
             st = memory.status()
             click.echo(f"Workspace: {memory.workspace}")
             click.echo(f"Indexed {report.files_scanned} files into {st.chunks} chunks with {st.provider} "
