@@ -261,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer texts per throughput run (noisier)")
     ap.add_argument("--platforms", action="store_true", help="ask pip's resolver for wheels per platform")
-    ap.add_argument("--only", help="substring: run only candidates whose name contains it")
+    ap.add_argument("--only", help="substrings separated by |: run only candidates whose name contains one")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     n400, n1600 = (16, 8) if args.quick else (48, 16)
@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for cand in CANDIDATES:
-        if args.only and args.only not in cand.name:
+        if args.only and not any(part in cand.name for part in args.only.split("|")):
             continue
         if installed_mb(cand.packages) is None:
             skipped.append(f"{cand.name}: skipped (needs {', '.join(cand.packages)})")

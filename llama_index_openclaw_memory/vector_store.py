@@ -478,7 +478,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
                 return [_Hit(c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.vector_score) for c in cands]
             return by_vector
 
-        provider = mem.provider
+        provider = mem.query_provider  # the live index's model (the fast tier during a first index)
         reason: str | None = None
         if mode in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
             cfg, provider, reason = self._config(hybrid=True), None, f"{mode.value} query mode"

