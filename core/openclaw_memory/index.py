@@ -713,8 +713,9 @@ class MemoryIndex:
                                 empty_reason="no_match")
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
         provider = self.query_provider  # after a sync that may have swapped the tiers
+        config = self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
         result = self._guarded(lambda: run_search(
-            self.store, self.config, query, provider=provider, max_results=max_results, min_score=min_score,
+            self.store, config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
             workspace=self.workspace, query_embedder=self._query_embedder(provider),
             executor=self._search_pool,
@@ -762,7 +763,7 @@ class MemoryIndex:
         if provider is None and "vector" in modes:
             raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
         configs = {
-            "hybrid": (self.config, provider),
+            "hybrid": (self._upgrade.search_config(provider, self.config) if self._upgrade else self.config, provider),
             "keyword": (self.config, None),
             "vector": (MemoryConfig.load(self.config, query={"hybrid": {"enabled": False}}), provider),
         }

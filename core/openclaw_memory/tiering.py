@@ -100,8 +100,9 @@ class EmbeddingUpgrade:
     """
 
     def __init__(self, full: EmbeddingProvider, fast: EmbeddingProvider, store: MemoryStore, *,
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None, fast_search_config: MemoryConfig | None = None) -> None:
         self.full, self.fast, self.store = full, fast, store
+        self.fast_search_config = fast_search_config
         self.cancel = cancel or threading.Event()
         self._full_key = provider_key(full.fingerprint())
         self._lock = threading.Lock()
@@ -135,6 +136,13 @@ class EmbeddingUpgrade:
     def query_provider(self) -> EmbeddingProvider:
         """The provider whose model the live index names (``full`` when it names neither tier)."""
         return self.fast if self.live_tier() == "fast" else self.full
+
+    def search_config(self, provider: EmbeddingProvider | None, config: MemoryConfig) -> MemoryConfig:
+        """The settings a search with ``provider`` runs with: ``config``, or for the fast tier the
+        fast-tier weights (``local.fast_vector_weight``)."""
+        if provider is self.fast and self.fast_search_config is not None:
+            return self.fast_search_config
+        return config
 
     def needs_upgrade(self) -> bool:
         """True while the live index holds fast vectors."""
@@ -217,4 +225,6 @@ def first_index_upgrade(config: MemoryConfig, provider: EmbeddingProvider | None
     if not config.cache.enabled:
         return None
     fast = PassageHeadProvider(provider, config.local.fast_passage_bytes)
-    return EmbeddingUpgrade(provider, fast, store, cancel=cancel)
+    w = config.local.fast_vector_weight
+    weights = MemoryConfig.load(config, query={"hybrid": {"vector_weight": w, "text_weight": 1.0 - w}})
+    return EmbeddingUpgrade(provider, fast, store, cancel=cancel, fast_search_config=weights)

@@ -112,6 +112,22 @@ def test_search_uses_the_live_tier_until_the_swap(notes) -> None:
 
 
 @pytest.mark.local_model
+def test_fast_tier_vectors_weigh_less_in_hybrid_search(notes) -> None:
+    """A chunk's head says less than the chunk (on the development set, the fast tier at the usual 0.7
+    vector weight ranked below keyword-only): while it is live, vectors weigh local.fast_vector_weight."""
+    query = "bucket retention policy"  # no word of it in the notes: the scores are the vector side alone
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False, local={"fast_vector_weight": 0.2}) as idx:
+        idx.sync()
+        fast = idx.search(query, min_score=0).hits
+        assert fast and max(h.score for h in fast) <= 0.2 + 1e-6
+        idx.upgrade_embeddings()
+        full = idx.search(query, min_score=0).hits
+        assert full[0].path == fast[0].path == "memory/2026-11-20.md"
+        assert full[0].score > 0.2  # the configured 0.7 again
+
+
+@pytest.mark.local_model
 def test_a_long_running_index_upgrades_in_the_background(notes) -> None:
     idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
                       sync={"watch": False})
