@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
 from openclaw_memory.types import FallbackInfo, MemoryText, SearchHit, SearchResult, SyncReport
+
+if TYPE_CHECKING:
+    from openclaw_memory.tiering import EmbeddingUpgrade
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -173,7 +176,7 @@ class MemoryIndex:
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
-        self._upgrade: Any = None  # tiering.EmbeddingUpgrade for the bundled model's fast first index
+        self._upgrade: EmbeddingUpgrade | None = None  # the bundled model's fast first index and its upgrade
         self._upgrade_thread: threading.Thread | None = None
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
@@ -302,6 +305,10 @@ class MemoryIndex:
         if upgrade is None or provider is not upgrade.full:
             return provider
         return upgrade.query_provider() if query else upgrade.sync_provider()
+
+    def _search_config(self, provider: EmbeddingProvider | None) -> MemoryConfig:
+        """The settings a search with ``provider`` runs with (the fast tier has its own vector weight)."""
+        return self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
 
     def _plan(self) -> SyncPlan:
         return SyncPlan(
@@ -713,7 +720,7 @@ class MemoryIndex:
                                 empty_reason="no_match")
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
         provider = self.query_provider  # after a sync that may have swapped the tiers
-        config = self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
+        config = self._search_config(provider)
         result = self._guarded(lambda: run_search(
             self.store, config, query, provider=provider, max_results=max_results, min_score=min_score,
             sources=sources, session_key=session_key, keyword_only_reason=self._keyword_only_reason,
@@ -763,7 +770,7 @@ class MemoryIndex:
         if provider is None and "vector" in modes:
             raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
         configs = {
-            "hybrid": (self._upgrade.search_config(provider, self.config) if self._upgrade else self.config, provider),
+            "hybrid": (self._search_config(provider), provider),
             "keyword": (self.config, None),
             "vector": (MemoryConfig.load(self.config, query={"hybrid": {"enabled": False}}), provider),
         }
