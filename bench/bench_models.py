@@ -306,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return f"{r[key] / base[key]:.2g}×" if base else "—"
         q = r.get("quality")
         qc = ([f"{q[g][0]}/{q[g][1]} ({q[g][2]:.2f})" for g in ("en", "ml", "xl")] if q
-              else ["= row 1"] * 3)
+              else ["not run"] * 3)
         minutes = 3000 / r["r1600"] / 60
         print(f"| {name} | {r['cold_s']:.2f} s | {r['r400']:.3g} ({x('r400')}) | {r['r1600']:.3g} ({x('r1600')}) | "
               f"{minutes:.0f} min | {r['q_p50_ms']:.1f} | {r['rss_mb']:.0f} | {r['size_mb']:.0f} | "
