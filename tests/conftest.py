@@ -85,3 +85,12 @@ def make_index(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., Memory
     yield _make
     for idx in made:
         idx.close()
+
+
+@pytest.fixture(scope="session")
+def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A real PostgreSQL + pgvector (``tests/pg_server.py``): started once per session."""
+    from tests.pg_server import pg_server
+
+    with pg_server(tmp_path_factory.mktemp("postgres")) as server:
+        yield server

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from openclaw_memory import discovery, evaluation
+from openclaw_memory.append import register_append_lock
 from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import (
@@ -97,6 +98,8 @@ class IndexStatus:
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
     backend_info: dict[str, Any] | None = None  # memory.backend = "qmd": version, collections, vectors, …
+    #: server backends (PostgreSQL): server_version, pgvector_version, namespace, size_bytes
+    server: dict[str, Any] | None = None
     #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
     provider_breaker: dict[str, Any] | None = None
     #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
@@ -135,6 +138,17 @@ class MemoryIndex:
             overrides["provider"], provider = provider, _AUTO
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
+        custom_storage = storage is not None
+        self._release_appends: Callable[[], None] | None = None
+        if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
+            from openclaw_memory.postgres import PostgresStore
+
+            cfg = self.config.store
+            storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
+                                    schema=cfg.pg_schema, fts_tokenizer=cfg.fts.tokenizer,
+                                    vector_enabled=cfg.vector.enabled)
+            # appends into this workspace (flush, daily notes, adapters) serialise through the database
+            self._release_appends = register_append_lock(self.workspace, storage.append_lock)
         if storage is None:
             cfg = self.config.store
             storage = SQLiteStore(
@@ -174,7 +188,7 @@ class MemoryIndex:
         # the first search, or right away with watch=True
         self._freshness = Freshness(self, auto_start=watch is None)
         self._watch_arg = watch
-        self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
+        self._custom_storage = custom_storage and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
         limits = self.config.provider_limits
         self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
@@ -819,6 +833,9 @@ class MemoryIndex:
             provider_breaker=self._breaker.to_dict() if provider is not None else None,
             integrity=integrity,
             indexing=live.snapshot() if (live := self._live) is not None else None,
+            server=None if info.server_version is None else {
+                "server_version": info.server_version, "pgvector_version": info.pgvector_version,
+                "namespace": info.namespace, "size_bytes": info.size_bytes},
         )
 
     def _is_dirty_now(self) -> bool:
@@ -857,6 +874,8 @@ class MemoryIndex:
         self._freshness.stop()
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._search_pool.shutdown(wait=True)
+        if self._release_appends is not None:
+            self._release_appends()
         self.store.close()
         if self._provider is not None and hasattr(self._provider, "close"):
             self._provider.close()

