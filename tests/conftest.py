@@ -88,9 +88,9 @@ def make_index(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., Memory
 
 
 @pytest.fixture(scope="session")
-def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def pg() -> Iterator[object]:
     """A real PostgreSQL + pgvector (``tests/pg_server.py``): started once per session."""
     from tests.pg_server import pg_server
 
-    with pg_server(tmp_path_factory.mktemp("postgres")) as server:
+    with pg_server() as server:
         yield server

