@@ -14,6 +14,8 @@ from tests.langchain.test_lc_retriever import *  # noqa: F403
 from tests.langchain.test_lc_store import *  # noqa: F403
 from tests.langchain.test_lc_tools import *  # noqa: F403
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def make_index(pg: Any, workspace: Path) -> Iterator[Callable[..., MemoryIndex]]:

@@ -1,4 +1,4 @@
-"""The LlamaIndex adapter's vector store, memory block and retriever tests, unchanged, on a PostgreSQL index."""
+"""The LlamaIndex adapter's vector store tests, unchanged, on a PostgreSQL index."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from openclaw_memory import MemoryIndex
 from tests.llama_index.conftest import *  # noqa: F403 - the adapter's fixtures (corpus, memory, scripted, ...)
 from tests.llama_index.test_li_vector_store import *  # noqa: F403
-from tests.llama_index.test_li_memory_block import *  # noqa: F403
-from tests.llama_index.test_li_retriever import *  # noqa: F403
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
