@@ -146,7 +146,10 @@ class PostgresStore:
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=int(connect_timeout)) as conn:
                 try:
-                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    with conn.transaction():  # serialised: concurrent CREATE EXTENSION IF NOT EXISTS can collide
+                        conn.execute("SELECT pg_advisory_xact_lock(hashtext('openclaw-memory:extension'), 0)")
+                        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+                            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
                 except psycopg.Error as exc:
                     raise StoreError(
                         f"pgvector is not available on the PostgreSQL server at {self.safe_url} ({self._clean(exc)}); "
