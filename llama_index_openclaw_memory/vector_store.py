@@ -45,7 +45,7 @@ from llama_index.core.vector_stores.types import (
 from openclaw_memory import MemoryIndex
 from openclaw_memory.append import normalize_rel_path, today
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import OpenClawMemoryError, ProtectedMemoryError
 from openclaw_memory.providers.base import normalize_vectors
 from openclaw_memory.search import run_search
 
@@ -64,10 +64,6 @@ _UNSET: Any = object()
 # A query embedding this close to the memory's own embedding of the same text is from the same model.
 _SAME_MODEL_COSINE = 0.98
 _SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
-
-
-class ProtectedMemoryError(OpenClawMemoryError, PermissionError):
-    """A delete would have removed hand-written memory. Nothing was changed."""
 
 
 @dataclass(frozen=True)

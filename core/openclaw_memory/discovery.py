@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openclaw_memory import safe_fs
-from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, UnreadableFileError
 from openclaw_memory.types import MemoryFile, Source
 
 __all__ = [
@@ -54,10 +54,6 @@ _ALLOWED = (
     "allowed: MEMORY.md, memory.md, DREAMS.md and memory/**/*.md inside the workspace, "
     "or .md files in the configured extra paths"
 )
-
-
-class UnreadableFileError(OpenClawMemoryError):
-    """A memory file cannot be read as text (it looks binary, or is a symlink swapped in)."""
 
 
 def _abs(path: str | os.PathLike[str], base: str | None = None) -> str:

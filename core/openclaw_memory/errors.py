@@ -5,22 +5,35 @@ The tree::
     OpenClawMemoryError
     ├── ConfigError                 invalid configuration (names the offending key)
     ├── MissingDependencyError      an optional extra is not installed (names the extra)
-    ├── StoreError                  the index database cannot be opened, read or written
+    ├── StoreError                  the index cannot be opened, read or written (every backend)
     │   └── IndexLockedError        another process holds the index for too long
     ├── ProviderError               an embedding provider failed or returned bad vectors
     │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
-    │   └── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
+    │   ├── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
+    │   │   └── RemoteRequestError      ... with the server's ``retry_after``
+    │   └── BatchJobError             a vendor batch job failed (``attempts``)
+    │       ├── BatchTimeoutError       it did not finish in time
+    │       └── BatchUnavailableError   the endpoint has no batch API
     ├── IndexingError               a sync could not complete; the previous index is intact
+    │   └── SyncCancelled             the sync was stopped (close(), Ctrl-C)
+    ├── UnreadableFileError         a memory file cannot be read as text
     ├── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
+    ├── ProtectedMemoryError        a delete would have removed hand-written memory (also PermissionError)
     ├── BackendError                the configured search backend failed (MemoryIndex falls back)
     │   └── QmdError                  the QMD sidecar: missing binary, timeout, bad output, no models
     └── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
+
+Every class is defined here; modules that raise one may re-export it under its old import path
+(``openclaw_memory.sync.SyncCancelled``, ``openclaw_memory.providers.batch_common.BatchJobError``, ...).
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "BatchJobError",
+    "BatchTimeoutError",
+    "BatchUnavailableError",
     "ConfigError",
     "IndexLockedError",
     "IndexingError",
@@ -28,11 +41,15 @@ __all__ = [
     "MemoryPathError",
     "MissingDependencyError",
     "OpenClawMemoryError",
+    "ProtectedMemoryError",
     "ProviderError",
     "ProviderRequestError",
     "ProviderUnavailableError",
     "QmdError",
+    "RemoteRequestError",
     "StoreError",
+    "SyncCancelled",
+    "UnreadableFileError",
 ]
 
 
@@ -82,12 +99,54 @@ class ProviderRequestError(ProviderError):
         self.retryable = retryable
 
 
+class RemoteRequestError(ProviderRequestError):
+    """An embedding request failed; ``retry_after`` is the server's requested wait in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status_code=status_code, retryable=retryable)
+        self.retry_after = retry_after
+
+
+class BatchJobError(ProviderError):
+    """A provider batch job failed; ``attempts`` is how many tries it cost (counts toward the
+    session's failure limit)."""
+
+    attempts: int = 1
+
+
+class BatchTimeoutError(BatchJobError):
+    """A batch job did not finish within ``remote.batch.timeout_minutes``."""
+
+
+class BatchUnavailableError(BatchJobError):
+    """The endpoint has no batch API; batch mode is switched off for the session at once."""
+
+
 class IndexingError(OpenClawMemoryError):
     """A sync could not complete. The previous index is left intact and searchable."""
 
 
+class SyncCancelled(IndexingError):
+    """The sync was stopped (``close()``, Ctrl-C); a rebuild in progress was discarded."""
+
+
+class UnreadableFileError(OpenClawMemoryError):
+    """A memory file cannot be read as text (it looks binary, or is a symlink swapped in)."""
+
+
 class MemoryPathError(OpenClawMemoryError, ValueError):
     """A path was refused: only MEMORY.md, memory.md, memory/**/*.md and extra paths are allowed."""
+
+
+class ProtectedMemoryError(OpenClawMemoryError, PermissionError):
+    """A delete would have removed hand-written memory. Nothing was changed."""
 
 
 class MemoryArgumentError(OpenClawMemoryError, ValueError):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from openclaw_memory.errors import (
     IndexLockedError,
     OpenClawMemoryError,
     ProviderError,
-    StoreError,
 )
 from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.freshness import Freshness
@@ -44,6 +43,9 @@ from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
 from openclaw_memory.types import FallbackInfo, MemoryText, SearchHit, SearchResult, SyncReport
+
+if TYPE_CHECKING:
+    from openclaw_memory.providers.batch import BatchState
 
 __all__ = ["IndexStatus", "MemoryIndex"]
 
@@ -180,7 +182,7 @@ class MemoryIndex:
         self._last_sync_error: str | None = None  # why the last sync failed; None once one succeeds
         self._last_sync_failed_at: float | None = None  # time.monotonic() of that failure
         self._closed = False
-        self._embed_state: Any = None
+        self._embed_state: BatchState | None = None
         self._query_cache: Any = None
         self._cancel = threading.Event()  # set by close(): a running sync stops at the next file
         self._live: SyncProgress | None = None  # the running sync's counters, for status()
@@ -287,7 +289,7 @@ class MemoryIndex:
             live.add_embedded(len(vectors))
         return vectors
 
-    def _batch_state(self) -> Any:
+    def _batch_state(self) -> BatchState:
         if self._embed_state is None:
             from openclaw_memory.providers.batch import BatchState
 
@@ -299,7 +301,7 @@ class MemoryIndex:
             config=self.config,
             provider=self._ensure_provider(),
             embed=self._embed_documents,
-            fts_tokenizer_id=getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer),
+            fts_tokenizer_id=self.store.fts_tokenizer_id,
             session_stats=self._session_stats,
             cancel=self._cancel,
         )
@@ -365,22 +367,17 @@ class MemoryIndex:
 
     def _guarded(self, fn: Callable[[], _T]) -> _T:
         """Run a read of the store; a damaged index file is set aside, rebuilt from the Markdown and
-        the read retried once; any other database error becomes a StoreError."""
+        the read retried once; any other error propagates (the store's own are StoreError)."""
         try:
             return fn()
         except Exception as exc:
             if self._recover_from_damage(exc) is None:
-                if isinstance(exc, OpenClawMemoryError) or not isinstance(exc, self._db_errors()):
-                    raise
-                raise StoreError(f"reading the memory index failed: {exc}") from exc
+                raise  # the store raises StoreError for its own failures
         try:  # a search or status must not wait behind another process's sync: its rebuild serves
             self.sync(force=True, reason="damaged index", lock_timeout=_READ_PATH_LOCK_TIMEOUT_S)
         except (IndexingError, IndexLockedError) as exc:
             log.warning("rebuilding the damaged index failed: %s", exc)
         return fn()
-
-    def _db_errors(self) -> tuple[type[BaseException], ...]:
-        return tuple(getattr(self.store, "db_errors", ()))
 
     def _sync_failed(self, exc: Exception) -> None:
         """Remember a failed sync: searches report it (``sync_error``, ``empty_reason="sync_failed"``)
@@ -789,7 +786,7 @@ class MemoryIndex:
             probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,
                                                       unavailable_reason=self._keyword_only_reason))
         batch = None
-        if self._embed_state is not None and hasattr(self._embed_state, "to_dict"):
+        if self._embed_state is not None:
             batch = self._embed_state.to_dict()
         notes = list(info.notes)
         breaker_open = provider is not None and self._breaker.is_open
@@ -820,7 +817,7 @@ class MemoryIndex:
             driver=info.driver,
             sqlite_version=info.sqlite_version,
             fts={"available": info.fts_available, "error": info.fts_error,
-                 "tokenizer": getattr(self.store, "fts_tokenizer_id", self.config.store.fts.tokenizer)},
+                 "tokenizer": self.store.fts_tokenizer_id},
             vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
                     "error": info.vector_error, "dims": info.vector_dims, "cache": info.vector_cache},
             cache=self._cache_status(),
@@ -877,7 +874,7 @@ class MemoryIndex:
         if self._release_appends is not None:
             self._release_appends()
         self.store.close()
-        if self._provider is not None and hasattr(self._provider, "close"):
+        if self._provider is not None:
             self._provider.close()
 
     def __enter__(self) -> MemoryIndex:

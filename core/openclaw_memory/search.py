@@ -346,7 +346,7 @@ def run_search(
         try:
             vector = store.vector_search(qv, limit=n_cand, sources=sources,
                                          model=provider.model if provider is not None else None)
-            sim_floor = getattr(provider, "similarity_floor", None)
+            sim_floor = provider.similarity_floor if provider is not None else None
             for c in vector:
                 c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
         except Exception as exc:

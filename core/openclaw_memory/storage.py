@@ -1,7 +1,8 @@
 """The storage interface the index needs: files, chunks, vectors, keyword search, cache, meta.
 
-Discovery, sync and retrieval talk only to :class:`MemoryStore`, so another backend (a server
-database for multi-host use, LanceDB, …) can be added without touching them.
+Discovery, sync, retrieval and status talk only to :class:`MemoryStore` (no other member of a
+store is used), so another backend (a server database for multi-host use, LanceDB, …) can be added
+without touching them; ``tests/backends/`` is the conformance suite it must pass.
 ``openclaw_memory.sqlite.SQLiteStore`` is the embedded implementation.
 """
 
@@ -125,21 +126,42 @@ class StoreInfo:
 
 @runtime_checkable
 class MemoryStore(Protocol):
-    """The narrow interface the index uses. Implementations must be safe to call from several threads."""
+    """Everything the index, sync, search and status use from a storage backend.
+
+    Contract for every implementation (the shared suite in ``tests/backends/`` checks it):
+
+    * safe to call from several threads, and from several processes on the same index;
+    * every failure of the store itself (cannot open, read or write; closed; damaged) raises
+      :class:`~openclaw_memory.errors.StoreError` (the driver's error as its ``__cause__``), never a
+      driver-specific exception;
+    * a reader never sees half of a write: :meth:`replace_file` and :meth:`delete_file` are atomic,
+      and :meth:`rebuild` swaps the whole index at once.
+    """
 
     # --- meta -------------------------------------------------------------------------------
-    def read_meta(self) -> IndexMeta | None: ...
-    def write_meta(self, meta: IndexMeta) -> None: ...
+    def read_meta(self) -> IndexMeta | None:
+        """The fingerprint written by the last complete sync, or None (new or unreadable record)."""
+    def write_meta(self, meta: IndexMeta) -> None:
+        """Record the fingerprint of the index as it now is."""
+    @property
+    def fts_tokenizer_id(self) -> str:
+        """Identity of the keyword index (tokenizer, text preparation, row layout), recorded as
+        ``IndexMeta.fts_tokenizer``: when it changes, the next sync rebuilds."""
 
     # --- files and chunks ---------------------------------------------------------------------
-    def file_records(self, source: str | None = None) -> dict[str, FileRecord]: ...
+    def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
+        """What is indexed per file path (of one ``source``, or all)."""
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
-        """Atomically replace every row of ``file.path`` (chunks, keyword and vector rows, file row)."""
-    def delete_file(self, path: str, source: str | None = None) -> None: ...
+        """Atomically replace every row of ``file.path`` (chunks, keyword and vector rows, file row).
+        A chunk id already stored under another path moves to this file."""
+    def delete_file(self, path: str, source: str | None = None) -> None:
+        """Atomically remove a file and its chunks (only when stored under ``source``, if given)."""
     def touch_file(self, file: MemoryFile) -> None:
         """Record a new mtime/size for a file whose content hash did not change."""
-    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]: ...
-    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]: ...
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        """Every stored chunk (of one ``source``, or all), with its vector, by path and start line."""
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
+        """The chunks with these ids, in the order of ``ids``; unknown ids are left out."""
     def counts(self) -> dict[str, dict[str, int]]:
         """``{source: {"files": n, "chunks": m}}``."""
     def is_empty(self) -> bool:
@@ -152,10 +174,14 @@ class MemoryStore(Protocol):
     ) -> list[tuple[Candidate, float]]:
         """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better).
 
-        With ``window``, only the ``window`` most recently indexed matching chunks are ranked (the
-        same result as without it when the MATCH has no more rows than that). ``order="recent"``
-        skips BM25: the ``limit`` most recently indexed matches, each with rank 0. ``newest``
-        restricts the search to about that many most recently indexed chunks."""
+        ``match`` is built by :mod:`openclaw_memory.query` from text prepared by
+        :func:`openclaw_memory.textprep.segment_for_fts` (CJK and Thai split into words). A query the
+        keyword index rejects (syntax) returns no rows. With ``window``, only the ``window`` most
+        recently indexed matching chunks are ranked (the same result as without it when the MATCH has
+        no more rows than that). ``order="recent"`` skips BM25: the ``limit`` most recently indexed
+        matches, each with rank 0. ``newest`` restricts the search to about that many most recently
+        indexed chunks. ``like_terms`` (each a substring every hit contains) without ``match``
+        selects chunks by substring alone."""
     def count_matches(self, match: str, *, cap: int) -> int:
         """How many chunks ``match`` selects, counting no further than ``cap`` (cheap for any MATCH)."""
     def vector_search(
@@ -167,21 +193,31 @@ class MemoryStore(Protocol):
         non-finite one is never returned; a zero or non-finite ``query`` matches nothing."""
 
     # --- embedding cache -------------------------------------------------------------------------
-    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
-    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None: ...
-    def cache_prune(self, max_entries: int) -> int: ...
-    def cache_count(self) -> int: ...
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors by chunk hash, for this provider, model and provider key only."""
+    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
+        """Store vectors by chunk hash (replacing, and refreshing the age of, existing entries)."""
+    def cache_prune(self, max_entries: int) -> int:
+        """Drop the least recently written entries beyond ``max_entries``; returns how many."""
+    def cache_count(self) -> int:
+        """Entries in the embedding cache (every provider and model)."""
 
     # --- lifecycle --------------------------------------------------------------------------------
     def rebuild(self) -> AbstractContextManager[MemoryStore]:
         """A fresh store (seeded with this one's embedding cache) that replaces this one atomically on
-        success; on failure or a crash the current index stays as it was."""
+        success; on failure or a crash the current index stays as it was. Readers of this store see
+        the old index until the swap and the new one after it, never a mix."""
     def sync_lock(self, timeout: float = ...) -> AbstractContextManager[None]:
-        """A cross-process lock held for the duration of a sync."""
+        """A cross-process lock held for the duration of a sync (IndexLockedError after ``timeout``;
+        StoreError when the index cannot be written here). The store may tidy leftovers of interrupted
+        rebuilds once it holds it."""
     def recover_from_damage(self, exc: BaseException) -> str | None:
-        """When ``exc`` shows the stored index is damaged: set it aside, start an empty index (the next
-        sync rebuilds it from the Markdown) and return a sentence saying so; otherwise None."""
+        """When ``exc`` (or an error in its ``__cause__`` chain) shows the stored index is damaged: set it
+        aside, start an empty index (the next sync rebuilds it from the Markdown) and return a sentence
+        saying so; otherwise None."""
     def integrity(self) -> dict[str, Any]:
         """A deep consistency check (counts, rows pointing at nothing, ``problems``: empty when sound)."""
-    def info(self) -> StoreInfo: ...
-    def close(self) -> None: ...
+    def info(self) -> StoreInfo:
+        """How the store is running, for status (``path`` names the index for messages)."""
+    def close(self) -> None:
+        """Release the store; later calls raise StoreError."""

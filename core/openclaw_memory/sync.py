@@ -29,7 +29,7 @@ from openclaw_memory import discovery
 from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError, StoreError
+from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -315,7 +315,7 @@ def input_byte_limit(provider: EmbeddingProvider) -> int:
     at 8000). In-process models only truncate past their window, so ~4 bytes per token is used for
     them and a chunk is split only when most of it would be cut off.
     """
-    limit = provider.max_input_tokens * (4 if getattr(provider, "in_process", False) else 1)
+    limit = provider.max_input_tokens * (4 if provider.in_process else 1)
     return min(limit, 8000)
 
 
@@ -449,10 +449,6 @@ def _sync_session_files(
     _index_docs(store, plan, report, docs, known, progress)
 
 
-class SyncCancelled(IndexingError):
-    """The sync was stopped (``close()``, Ctrl-C); a rebuild in progress was discarded."""
-
-
 def _dims(store: MemoryStore) -> int | None:
     return store.info().vector_dims
 
@@ -477,9 +473,6 @@ def run_sync(
     started = time.perf_counter()
     report = SyncReport(reason=reason)
     with store.sync_lock(timeout=lock_timeout):
-        cleanup = getattr(store, "cleanup_stale_temp_files", None)
-        if cleanup:
-            cleanup()
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
         if current is not None and plan.provider is not None and current.vector_dims and (
@@ -488,7 +481,7 @@ def run_sync(
         try:
             if why:
                 report.full_rebuild, report.rebuild_reason = True, why
-                log.info("full rebuild of %s: %s", getattr(store, "path", "index"), why)
+                log.info("full rebuild of %s: %s", store.info().path, why)
                 plan.text_first = current is None or store.is_empty()  # nothing to keep: text first
                 with store.rebuild() as fresh:
                     _sync_into(fresh, plan, report, full=True, progress=progress)
@@ -517,7 +510,7 @@ def run_sync(
             ) from exc
         except SyncCancelled:
             raise
-        except (OSError, UnicodeError, StoreError, *getattr(store, "db_errors", ())) as exc:
+        except (OSError, UnicodeError, StoreError) as exc:
             raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report

@@ -197,6 +197,14 @@ class RawNaNProvider:
     model = "raw"
     dims = 64
     max_input_tokens = 512
+    in_process = False
+    request_timeout = None
+    max_batch_size = None
+    default_concurrency = 1
+    similarity_floor = None
+
+    def close(self) -> None:
+        pass
 
     def fingerprint(self) -> dict[str, str]:
         return {"provider": self.id, "model": self.model}

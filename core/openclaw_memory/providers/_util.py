@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from openclaw_memory.errors import ProviderRequestError
+from openclaw_memory.errors import RemoteRequestError
 
 __all__ = [
     "RemoteRequestError",
@@ -23,21 +23,6 @@ __all__ = [
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
-
-
-class RemoteRequestError(ProviderRequestError):
-    """An embedding request failed; ``retry_after`` is the server's requested wait in seconds."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int | None = None,
-        retryable: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, status_code=status_code, retryable=retryable)
-        self.retry_after = retry_after
 
 
 def status_is_retryable(status: int | None) -> bool:

@@ -19,17 +19,37 @@ import numpy as np
 
 from openclaw_memory.errors import ProviderError
 
-__all__ = ["BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "normalize_vectors", "provider_key"]
+__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "normalize_vectors",
+           "provider_key"]
 
 EmbedKind = Literal["query", "document"]
+
+#: requests run in parallel when indexing with a provider that does not say otherwise
+DEFAULT_CONCURRENCY = 4
 
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
-    """What the index needs from an embedding provider."""
+    """What the index, search and the adapters use from an embedding provider: everything, so a
+    provider written from scratch (without :class:`BaseEmbeddingProvider`) works anywhere one is taken.
+    :class:`BaseEmbeddingProvider` supplies the defaults for every attribute below."""
 
     id: str
+    """Short provider name (``"openai"``, ``"local"``, ...): part of the index fingerprint."""
     model: str
+    """Model name: part of the index fingerprint and of the embedding-cache key."""
+    in_process: bool
+    """True when the model runs in this process (local models): calls get a timeout from a worker
+    thread, and chunks are split for ~4 bytes per token instead of 1."""
+    request_timeout: float | None
+    """Seconds one embedding call may take; None: the library default (60 s remote, 300 s in process)."""
+    max_batch_size: int | None
+    """Most texts sent in one request (None: no limit besides the byte budget)."""
+    default_concurrency: int
+    """Requests run in parallel when indexing, unless the caller says otherwise."""
+    similarity_floor: float | None
+    """Cosine that unrelated texts typically reach with this model (search rescales vector scores
+    from it); None: scores are used as they are."""
 
     @property
     def dims(self) -> int | None:
@@ -53,6 +73,9 @@ class EmbeddingProvider(Protocol):
 
     async def aembed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Async twin of :meth:`embed_documents`."""
+
+    def close(self) -> None:
+        """Release clients or models; the provider is not used afterwards."""
 
 
 def provider_key(fingerprint: dict[str, Any]) -> str:
@@ -92,6 +115,10 @@ class BaseEmbeddingProvider(ABC):
     id: str = "base"
     model: str = ""
     default_max_input_tokens: int = 8192
+    in_process: bool = False
+    request_timeout: float | None = None
+    max_batch_size: int | None = None
+    default_concurrency: int = DEFAULT_CONCURRENCY
     similarity_floor: float | None = None
     """Cosine that unrelated texts typically reach with this model (search rescales from it)."""
 
@@ -118,13 +145,20 @@ class BaseEmbeddingProvider(ABC):
     async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         return await asyncio.to_thread(self._embed, texts, kind)
 
-    def _check(self, texts: list[str], raw: list[Sequence[float]]) -> list[np.ndarray]:
-        if len(raw) != len(texts):
-            raise ProviderError(f"{self.id} returned {len(raw)} vectors for {len(texts)} inputs")
-        vecs = normalize_vectors(raw, expected_dims=self._dims, who=f"{self.id}:{self.model}")
+    def check_vectors(self, raw: Sequence[Sequence[float]], *, via: str = "") -> list[np.ndarray]:
+        """Validate and L2-normalise vectors this provider's model made outside ``embed_*`` (a vendor
+        batch job, ``via="batch"``); the first vector sets :attr:`dims` when it is not known yet.
+        Raises ProviderError on NaN/inf, zero or wrong-dimension vectors."""
+        who = f"{self.id}:{self.model}" + (f" {via}" if via else "")
+        vecs = normalize_vectors(raw, expected_dims=self._dims, who=who)
         if vecs and self._dims is None:
             self._dims = int(vecs[0].size)
         return vecs
+
+    def _check(self, texts: list[str], raw: list[Sequence[float]]) -> list[np.ndarray]:
+        if len(raw) != len(texts):
+            raise ProviderError(f"{self.id} returned {len(raw)} vectors for {len(texts)} inputs")
+        return self.check_vectors(raw)
 
     def embed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         items = list(texts)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider
 from openclaw_memory.providers.batch_common import (
     MAX_REQUESTS_PER_BATCH,
     BatchJobError,
@@ -129,7 +129,16 @@ class BatchState:
 
 def supports_batch_api(provider: EmbeddingProvider) -> bool:
     """True for the OpenAI, Gemini and Voyage providers."""
-    return getattr(provider, "id", None) in {"openai", "gemini", "voyage"} and hasattr(provider, "client")
+    return isinstance(provider, _batch_providers())
+
+
+def _batch_providers() -> tuple[type[BaseEmbeddingProvider], ...]:
+    """The provider classes with a vendor batch API (their SDKs are imported only when used)."""
+    from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
+    from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
+    from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
+
+    return (OpenAIEmbeddingProvider, GeminiEmbeddingProvider, VoyageEmbeddingProvider)
 
 
 def _dispatch(provider: EmbeddingProvider, texts: Sequence[str], opts: BatchOptions) -> list[list[float]]:
@@ -152,6 +161,8 @@ def _dispatch(provider: EmbeddingProvider, texts: Sequence[str], opts: BatchOpti
 def run_batch_api(provider: EmbeddingProvider, texts: Sequence[str], opts: BatchOptions) -> list[np.ndarray]:
     """Embed documents through the provider's batch API: unit vectors in input order. A timed-out
     job is retried once (a second timeout raises with ``attempts == 2``)."""
+    if not isinstance(provider, _batch_providers()):
+        raise BatchUnavailableError(f"provider {provider.id!r} has no batch API")
     items = list(texts)
     try:
         raw = _dispatch(provider, items, opts)
@@ -162,10 +173,7 @@ def run_batch_api(provider: EmbeddingProvider, texts: Sequence[str], opts: Batch
         except Exception as second:
             second.attempts = 2  # type: ignore[attr-defined]  # both tries count toward the limit
             raise
-    vecs = normalize_vectors(raw, expected_dims=provider.dims, who=f"{provider.id}:{provider.model} batch")
-    if vecs and provider.dims is None and hasattr(provider, "_dims"):
-        provider._dims = int(vecs[0].size)  # type: ignore[attr-defined]
-    return vecs
+    return provider.check_vectors(raw, via="batch")
 
 
 def embed_for_index(

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_memory.errors import ProviderError
+from openclaw_memory.errors import BatchJobError, BatchTimeoutError, BatchUnavailableError
 from openclaw_memory.providers.batching import RetryPolicy
 
 __all__ = [
@@ -30,21 +30,6 @@ __all__ = [
 
 MAX_REQUESTS_PER_BATCH = 50_000
 BATCH_CREATE_RETRY = RetryPolicy(retries=3, base_delay=0.3, max_delay=2.0, jitter=0.2)
-
-
-class BatchJobError(ProviderError):
-    """A provider batch job failed; ``attempts`` is how many tries it cost (counts toward the
-    session's failure limit)."""
-
-    attempts: int = 1
-
-
-class BatchTimeoutError(BatchJobError):
-    """A batch job did not finish within ``remote.batch.timeout_minutes``."""
-
-
-class BatchUnavailableError(BatchJobError):
-    """The endpoint has no batch API; batch mode is switched off for the session at once."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from openclaw_memory.errors import ProviderError, ProviderRequestError
 from openclaw_memory.providers._util import RemoteRequestError, call_with_timeout, transport_error_kind
-from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
@@ -48,7 +48,6 @@ ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done_texts, total_texts)`` after each finished request."""
 
 DEFAULT_MAX_BATCH_TOKENS = 8000
-DEFAULT_CONCURRENCY = 4
 REMOTE_TIMEOUT = 60.0
 LOCAL_TIMEOUT = 300.0
 
@@ -112,12 +111,12 @@ def split_batches(texts: Sequence[str], *, max_batch_tokens: int = DEFAULT_MAX_B
 
 
 def _timeout_for(provider: EmbeddingProvider) -> float:
-    default = LOCAL_TIMEOUT if getattr(provider, "in_process", False) else REMOTE_TIMEOUT
-    return float(getattr(provider, "request_timeout", default) or default)
+    default = LOCAL_TIMEOUT if provider.in_process else REMOTE_TIMEOUT
+    return float(provider.request_timeout or default)
 
 
 def _call_once(provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
-    if getattr(provider, "in_process", False):
+    if provider.in_process:
         return call_with_timeout(
             lambda: provider.embed_documents(texts), _timeout_for(provider), what=f"{provider.id} embedding batch"
         )
@@ -169,9 +168,9 @@ async def awith_retries(fn: Callable[[], Any], *, policy: RetryPolicy = DEFAULT_
 
 
 def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int, concurrency: int | None) -> tuple[list[list[int]], int]:
-    max_items = getattr(provider, "max_batch_size", None)
+    max_items = provider.max_batch_size
     batches = split_batches(texts, max_batch_tokens=max_batch_tokens, max_items=max_items)
-    workers = concurrency or int(getattr(provider, "default_concurrency", DEFAULT_CONCURRENCY))
+    workers = concurrency or int(provider.default_concurrency or DEFAULT_CONCURRENCY)
     return batches, max(1, min(workers, len(batches) or 1))
 
 
@@ -342,7 +341,7 @@ class CachedQueryEmbedder:
         cached = self._get(text)
         if cached is not None:
             return cached
-        if getattr(self.provider, "in_process", False):
+        if self.provider.in_process:
             vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
         else:
             vec = self.provider.embed_query(text)

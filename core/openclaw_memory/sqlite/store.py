@@ -12,16 +12,17 @@ the in-memory numpy copy of the vectors and its background loader in
 from __future__ import annotations
 
 import contextlib
-import sqlite3
+import functools
 import json
+import sqlite3
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -65,6 +66,24 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
   PRIMARY KEY (provider, model, provider_key, hash));
 CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
 """
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _store_errors(doing: str) -> Callable[[_F], _F]:
+    """Make a public method raise StoreError (the driver's error as its cause) instead of the
+    driver's own exception classes, which differ between sqlite3, sqlean and pysqlite3."""
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+            with self._translated(doing):
+                return fn(self, *args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def _now_ms() -> int:
@@ -223,9 +242,21 @@ class SQLiteStore:
             raise self._driver.module.DatabaseError(f"database disk image is malformed (quick_check: {detail})")
 
     def is_damage(self, exc: BaseException) -> bool:
-        """Whether ``exc`` is a driver error saying the index file is damaged."""
-        return isinstance(exc, self._driver.module.DatabaseError) and any(
-            m in str(exc).lower() for m in _DAMAGE_MARKERS)
+        """Whether ``exc``, or an error in its ``__cause__`` chain (a StoreError translated from the
+        driver's, an IndexingError over that), is a driver error saying the index file is damaged."""
+        return self._damage_in(exc) is not None
+
+    def _damage_in(self, exc: BaseException) -> BaseException | None:
+        """The driver error in ``exc``'s ``__cause__`` chain that says the file is damaged, or None."""
+        seen: set[int] = set()
+        err: BaseException | None = exc
+        while err is not None and id(err) not in seen:
+            seen.add(id(err))
+            if isinstance(err, self._driver.module.DatabaseError) and any(
+                    m in str(err).lower() for m in _DAMAGE_MARKERS):
+                return err
+            err = err.__cause__
+        return None
 
     def _quarantine(self, why: str) -> str:
         """Move the damaged index file (and its WAL) aside and open a new, empty index in its place.
@@ -259,12 +290,13 @@ class SQLiteStore:
     def recover_from_damage(self, exc: BaseException) -> str | None:
         """If ``exc`` says the file is damaged, move it aside, start an empty index and return what was
         done; otherwise None (the error was something else). StoreError when it cannot be moved aside."""
-        if not self.is_damage(exc):
+        damage = self._damage_in(exc)
+        if damage is None:
             return None
         try:
-            return self._quarantine(str(exc))
+            return self._quarantine(str(damage))
         except (OSError, self._driver.module.Error) as err:
-            raise StoreError(f"the memory index at {self.path} is damaged ({exc}) and could not be replaced "
+            raise StoreError(f"the memory index at {self.path} is damaged ({damage}) and could not be replaced "
                              f"({err}); delete the file to rebuild it from the Markdown") from err
 
     def _refuse_foreign_index(self) -> None:
@@ -319,11 +351,20 @@ class SQLiteStore:
                 _bump_generation(db)
                 db.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def _translated(self, doing: str) -> Iterator[None]:
+        """Driver errors and OS errors inside become StoreError (nested uses translate once)."""
+        try:
+            yield
+        except (self._driver.module.Error, OSError) as exc:
+            raise StoreError(f"{doing} the memory index at {self.path} failed: {exc}") from exc
+
     def _fts_text(self, text: str) -> str:
         return text if self.fts_tokenizer == "trigram" else segment_for_fts(text)
 
     # ---- meta -------------------------------------------------------------------------------
 
+    @_store_errors("reading")
     def read_meta(self) -> IndexMeta | None:
         with self._lock:
             row = self._db().execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
@@ -334,6 +375,7 @@ class SQLiteStore:
         except (ValueError, TypeError):
             return None
 
+    @_store_errors("writing")
     def write_meta(self, meta: IndexMeta) -> None:
         value = json.dumps(meta.to_json(), separators=(",", ":"))
         with self._tx() as db:
@@ -342,6 +384,7 @@ class SQLiteStore:
                 (META_KEY, value),
             )
 
+    @_store_errors("reading")
     def generation(self) -> str:
         """Changes whenever any write commits (from any process)."""
         with self._lock:
@@ -350,6 +393,7 @@ class SQLiteStore:
 
     # ---- files and chunks ----------------------------------------------------------------------
 
+    @_store_errors("reading")
     def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
         sql = "SELECT path, source, hash, mtime, size FROM files"
         args: tuple[Any, ...] = ()
@@ -371,6 +415,7 @@ class SQLiteStore:
             db.execute(f"DELETE FROM chunks_fts WHERE {where}", args)  # scans every FTS row
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
 
+    @_store_errors("writing")
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
         with self._tx() as db:
@@ -402,12 +447,14 @@ class SQLiteStore:
                 (file.path, file.source, file.hash, file.mtime_ms, file.size),
             )
 
+    @_store_errors("writing")
     def touch_file(self, file: MemoryFile) -> None:
         with self._lock:
             self._db().execute(
                 "UPDATE files SET mtime = ?, size = ? WHERE path = ?", (file.mtime_ms, file.size, file.path)
             )
 
+    @_store_errors("writing")
     def delete_file(self, path: str, source: str | None = None) -> None:
         with self._tx() as db:
             self._delete_rows(db, path, source, self._vec.for_write(db, None) is not None)
@@ -417,6 +464,11 @@ class SQLiteStore:
                 db.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        for r in self._chunk_rows(source):
+            yield chunk_from_row(r)
+
+    @_store_errors("reading")
+    def _chunk_rows(self, source: str | None) -> list[Any]:
         sql = f"SELECT {CHUNK_COLUMNS} FROM chunks"
         args: tuple[Any, ...] = ()
         if source:
@@ -424,10 +476,9 @@ class SQLiteStore:
             args = (source,)
         sql += " ORDER BY path, start_line, id"
         with self._lock:
-            rows = self._db().execute(sql, args).fetchall()
-        for r in rows:
-            yield chunk_from_row(r)
+            return list(self._db().execute(sql, args).fetchall())
 
+    @_store_errors("reading")
     def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         out: dict[str, StoredChunk] = {}
         with self._lock:
@@ -436,10 +487,12 @@ class SQLiteStore:
                 out[r[0]] = chunk_from_row(r)
         return [out[i] for i in ids if i in out]
 
+    @_store_errors("reading")
     def is_empty(self) -> bool:
         with self._lock:
             return self._db().execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
 
+    @_store_errors("reading")
     def counts(self) -> dict[str, dict[str, int]]:
         with self._lock:
             rows = self._db().execute(
@@ -459,6 +512,7 @@ class SQLiteStore:
             return "", []
         return f" AND {col} IN ({','.join('?' * len(sources))})", list(sources)
 
+    @_store_errors("searching")
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
@@ -514,6 +568,7 @@ class SQLiteStore:
             out.append((cand, float(r[6])))
         return out
 
+    @_store_errors("searching")
     def count_matches(self, match: str, *, cap: int) -> int:
         if not self._fts_ok or not match or cap <= 0:
             return 0
@@ -534,6 +589,7 @@ class SQLiteStore:
             raise StoreError(f"keyword search failed on {self.path}: {exc}") from exc
         log.warning("keyword query %r rejected by FTS5: %s", match, exc)  # search goes on without it
 
+    @_store_errors("searching")
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
@@ -626,6 +682,7 @@ class SQLiteStore:
 
     # ---- embedding cache ------------------------------------------------------------------------
 
+    @_store_errors("reading")
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         unique = list(dict.fromkeys(hashes))
         out: dict[str, np.ndarray] = {}
@@ -644,6 +701,7 @@ class SQLiteStore:
                         out[h] = vec
         return out
 
+    @_store_errors("writing")
     def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
         if not items:
             return
@@ -656,6 +714,7 @@ class SQLiteStore:
                 [(provider, model, provider_key, h, pack_vector(v), int(v.size), now) for h, v in items.items()],
             )
 
+    @_store_errors("writing")
     def cache_prune(self, max_entries: int) -> int:
         with self._tx() as db:
             total = int(db.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
@@ -669,6 +728,7 @@ class SQLiteStore:
             )
         return excess
 
+    @_store_errors("reading")
     def cache_count(self) -> int:
         with self._lock:
             return int(self._db().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
@@ -690,6 +750,7 @@ class SQLiteStore:
             raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
                 from exc
         with lock:
+            self.cleanup_stale_temp_files()  # a rebuild that was killed left its temporary index
             yield
 
     @contextlib.contextmanager
@@ -698,17 +759,18 @@ class SQLiteStore:
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
                           fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache)
         try:
-            with self._lock:
+            with self._lock, self._translated("seeding a rebuild of"):
                 new._seed_cache_from(self.path)
             yield new
-            new._finish_for_swap()
+            with self._translated("finishing a rebuild of"):
+                new._finish_for_swap()
         except BaseException:
             new.close()
             for suffix in ("", "-wal", "-shm", ".lock"):
                 with contextlib.suppress(OSError):
                     os.unlink(str(tmp) + suffix)
             raise
-        with self._lock:
+        with self._lock, self._translated("replacing"):
             self._swap_in(tmp)
 
     def _seed_cache_from(self, old_path: Path) -> None:
@@ -767,6 +829,7 @@ class SQLiteStore:
                 removed.append(str(p))
         return removed
 
+    @_store_errors("reading")
     def info(self) -> StoreInfo:
         notes = [self._vec.note] if self._vec.note else []
         if self.recovered:
@@ -790,6 +853,7 @@ class SQLiteStore:
             notes=notes,
         )
 
+    @_store_errors("checking")
     def integrity(self) -> dict[str, Any]:
         """A deep check for ``status --deep``: ``PRAGMA quick_check`` (a damaged file raises the driver's
         DatabaseError), row counts of chunks, keyword rows and vector rows, rows that point at nothing,
@@ -832,11 +896,6 @@ class SQLiteStore:
             problems.append(f"keyword rows ({out['fts_rows']}) differ from chunks ({out['chunks']})")
         out["problems"] = problems
         return out
-
-    @property
-    def db_errors(self) -> tuple[type[BaseException], ...]:
-        """The driver's exception classes (they differ between sqlite3, sqlean and pysqlite3)."""
-        return (self._driver.module.Error,)
 
     @property
     def fts_tokenizer_id(self) -> str:
