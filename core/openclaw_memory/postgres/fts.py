@@ -12,6 +12,7 @@ mapping, the hybrid merge and ``min_score`` see the same numbers on both backend
 from __future__ import annotations
 
 import math
+from collections import Counter
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -197,9 +198,13 @@ def bm25_scores(docs: Sequence[Sequence[str]], phrase_list: Sequence[tuple[str, 
     out = []
     for doc in docs:
         norm = _K1 * (1 - _B + _B * len(doc) / avg)
+        counts = Counter(doc)
         score = 0.0
         for p, w in zip(phrase_list, idf):
-            f = phrase_count(doc, p)
+            if len(p) == 1:
+                f = counts.get(p[0], 0)
+            else:
+                f = phrase_count(doc, p) if p and all(t in counts for t in p) else 0
             if f:
                 score += w * (f * (_K1 + 1)) / (f + norm)
         out.append(-score)

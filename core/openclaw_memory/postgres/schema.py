@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 _V1 = """
 CREATE TABLE IF NOT EXISTS {s}.namespaces (
   id bigserial PRIMARY KEY, name text NOT NULL, state text NOT NULL,
-  n_rows bigint NOT NULL DEFAULT 0, n_tokens bigint NOT NULL DEFAULT 0,
+  n_rows bigint NOT NULL DEFAULT 0, n_tokens bigint NOT NULL DEFAULT 0, version bigint NOT NULL DEFAULT 0,
   created_at timestamptz NOT NULL DEFAULT now());
 CREATE UNIQUE INDEX IF NOT EXISTS namespaces_active ON {s}.namespaces(name) WHERE state = 'active';
 CREATE TABLE IF NOT EXISTS {s}.meta (

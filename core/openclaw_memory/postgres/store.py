@@ -135,6 +135,8 @@ class PostgresStore:
         self._build_id = _build_id
         self._closed = False
         self._lock = threading.Lock()
+        #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
+        self._counts: dict[tuple[int, int, str], int] = {}
         if _parent is not None:
             self._pool = _parent._pool
             self._owns_pool = False
@@ -265,8 +267,8 @@ class PostgresStore:
                            "SELECT count(*), coalesce(sum(CASE WHEN tokens = '' THEN 0 ELSE n END), 0) FROM d",
                            [ns, *args]).fetchone()
         if row and row[0]:
-            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s "
-                         "WHERE id = %s", (int(row[0]), int(row[1]), ns))
+            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s, "
+                         "version = version + 1 WHERE id = %s", (int(row[0]), int(row[1]), ns))
 
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
@@ -302,8 +304,8 @@ class PostgresStore:
                     "raw_embedding = excluded.raw_embedding, dims = excluded.dims, zero = excluded.zero, "
                     "updated_at = excluded.updated_at",
                     [(ns, *r) for r in rows])
-            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows + %s, n_tokens = n_tokens + %s WHERE id = %s",
-                         (len(rows), n_tokens, ns))
+            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows + %s, n_tokens = n_tokens + %s, "
+                         "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
             conn.execute(
                 f"INSERT INTO {self._s}.files(ns_id, path, source, hash, mtime, size) VALUES (%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (ns_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
@@ -399,7 +401,7 @@ class PostgresStore:
         for t in like_terms:
             where.append("text ILIKE %s ESCAPE '\\'")
             args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        cols = "seq, id, path, source, start_line, end_line, text, tokens"
+        cols = "seq, id, path, source, start_line, end_line, text"
         with self._conn("keyword search", read=True) as conn:
             ns = self._ns(conn)
             if newest is not None:
@@ -412,28 +414,44 @@ class PostgresStore:
             if not parsed or order == "recent":
                 rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)]).fetchall()
                 return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
-            sql = base + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
+            # rank on the stored tokens; the text is read for the chunks that make the cut only
+            sql = base.replace(cols, "seq, tokens", 1) + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
             rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else [])
                                 ).fetchall()
             if not rows:
                 return []
             phrase_list = fts.phrases(parsed[0])
-            hits = self._phrase_hits(conn, ns, phrase_list)
-            n_rows, n_tokens = conn.execute(f"SELECT n_rows, n_tokens FROM {self._s}.namespaces WHERE id = %s",
-                                            (ns,)).fetchone()
-        ranks = fts.bm25_scores([r[7].split(" ") if r[7] else [] for r in rows], phrase_list, hits, int(n_rows),
-                                int(n_tokens) / max(1, int(n_rows)))
-        order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-        return [(self._kcand(rows[i], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
+            n_rows, n_tokens, version = conn.execute(
+                f"SELECT n_rows, n_tokens, version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+            hits = self._phrase_hits(conn, ns, int(version), phrase_list)
+            ranks = fts.bm25_scores([r[1].split(" ") if r[1] else [] for r in rows], phrase_list, hits, int(n_rows),
+                                    int(n_tokens) / max(1, int(n_rows)))
+            order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
+            top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
+                                                 "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
+        return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
-    def _phrase_hits(self, conn: Any, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
-        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency)."""
+    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
+        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency),
+        remembered until the namespace is written again."""
         known: dict[tuple[str, ...], int] = {}
         for p in dict.fromkeys(phrase_list):
             q = fts.to_tsquery(fts.Node("phrase", p))
-            known[p] = 0 if q is None else int(conn.execute(
-                f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)).fetchone()[0])
+            if q is None:
+                known[p] = 0
+                continue
+            key = (ns, version, q)
+            if key not in self._counts:
+                self._remember(key, int(conn.execute(
+                    f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)
+                ).fetchone()[0]))
+            known[p] = self._counts[key]
         return [known[p] for p in phrase_list]
+
+    def _remember(self, key: tuple[int, int, str], count: int) -> None:
+        if len(self._counts) > 20_000:
+            self._counts.clear()
+        self._counts[key] = count
 
     @staticmethod
     def _kcand(r: Sequence[Any], pos: int) -> Candidate:
@@ -447,9 +465,16 @@ class PostgresStore:
         if parsed is None:
             return 0
         with self._conn("keyword search", read=True) as conn:
-            row = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
-                               "tsv @@ %s::tsquery LIMIT %s) m", (self._ns(conn), parsed[1], int(cap))).fetchone()
-        return int(row[0])
+            ns = self._ns(conn)
+            version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
+            known = self._counts.get((ns, version, parsed[1]))
+            if known is not None:
+                return min(known, int(cap))
+            n = int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
+                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap))).fetchone()[0])
+        if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
+            self._remember((ns, version, parsed[1]), n)
+        return n
 
     # ---- vector search ------------------------------------------------------------------------------
 
@@ -509,6 +534,8 @@ class PostgresStore:
 
     def _ensure_vector_indexes(self) -> None:
         """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
+            conn.execute(f"ANALYZE {self._s}.chunks")
         if not self.vector_enabled or self.exact:
             return
         with self._conn("indexing vectors") as conn:
