@@ -132,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             exact_pg.close()
             gc.collect()
     finally:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:  # this run's tables only
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         if server is not None:
             server.cleanup()
     print("| chunks | store | search | p50 ms | p95 ms | index (zero-cost embedder) | notes |")
