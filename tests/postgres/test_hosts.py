@@ -140,3 +140,23 @@ def test_appends_are_serialised_through_the_database(pg: Any, workspace: Path, t
 def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL"):
         PostgresStore(f"postgresql://u:pw@/db?host={tmp_path}&connect_timeout=1", namespace="n")
+
+
+def test_the_password_never_reaches_logs_status_or_errors(pg: Any, workspace: Path, tmp_path: Path,
+                                                          write: Callable[[dict[str, str]], Path],
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    write(NOTES)
+    secret = "Tr0ub4dor-3"
+    url = pg.url.replace("postgres:@", f"postgres:{secret}@", 1)  # trust auth: accepted, not checked
+    caplog.set_level("DEBUG")
+    with MemoryIndex(workspace=workspace, state_dir=str(tmp_path / "s"), watch=False, provider=FakeEmbeddingProvider(),
+                     store={"url": url, "namespace": pg.namespace(), "pg_schema": pg.schema}) as idx:
+        idx.sync()
+        idx.sync(force=True)
+        assert idx.search("billing").hits
+        shown = json.dumps(idx.status(deep=True).to_dict(), default=str) + repr(idx.config) + str(idx.config.store)
+    bad = url.replace("/postgres?", "/missing_db?", 1)
+    with pytest.raises(StoreError) as err:
+        MemoryIndex(workspace=workspace, watch=False, store=bad)
+    assert secret not in shown and secret not in caplog.text and secret not in str(err.value)
+    assert "***" in shown
