@@ -21,12 +21,17 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.postgres import PostgresStore
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from tests.pg_server import EXTERNAL_URL
 
 NOTES = {
     "MEMORY.md": "# Memory\n\nThe staging cluster runs on Hetzner; backups at 03:00 UTC.\n",
     "memory/2026-02-01.md": "# 2026-02-01\n\nMigrated the billing database to PostgreSQL 18 with pgvector.\n",
     "memory/2026-02-02.md": "# 2026-02-02\n\nAlice reviewed the HNSW index settings for recall.\n",
 }
+
+#: the password tests put a password into the local server's URL (trust authentication ignores it)
+LOCAL_ONLY = pytest.mark.skipif(EXTERNAL_URL is not None, reason="needs the local test server (trust auth)")
+
 
 
 def _host(pg: Any, workspace: Path, tmp_path: Path, name: str, namespace: str, provider: Any = None) -> MemoryIndex:
@@ -57,6 +62,7 @@ def test_store_url_is_selected_by_config_and_keyword(pg: Any, workspace: Path,
         conn.execute("DELETE FROM openclaw_memory.namespaces WHERE name = %s", (ns,))
 
 
+@LOCAL_ONLY
 def test_cli_store_url_status_shows_the_server_and_never_the_password(pg: Any, workspace: Path,
                                                                      write: Callable[[dict[str, str]], Path]) -> None:
     write(NOTES)
@@ -142,6 +148,7 @@ def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
         PostgresStore(f"postgresql://u:pw@/db?host={tmp_path}&connect_timeout=1", namespace="n")
 
 
+@LOCAL_ONLY
 def test_the_password_never_reaches_logs_status_or_errors(pg: Any, workspace: Path, tmp_path: Path,
                                                           write: Callable[[dict[str, str]], Path],
                                                           caplog: pytest.LogCaptureFixture) -> None:

@@ -17,8 +17,13 @@ from openclaw_memory.postgres import PostgresStore, redact_url
 from openclaw_memory.postgres.schema import SCHEMA_VERSION
 from openclaw_memory.storage import IndexMeta, StoredChunk
 from openclaw_memory.types import MemoryFile
+from tests.pg_server import EXTERNAL_URL
 
 MakeStore = Callable[..., PostgresStore]
+
+#: the password tests put a password into the local server's URL (trust authentication ignores it)
+LOCAL_ONLY = pytest.mark.skipif(EXTERNAL_URL is not None, reason="needs the local test server (trust auth)")
+
 
 
 def _file(path: str, h: str = "h1") -> MemoryFile:
@@ -88,6 +93,7 @@ def test_schema_is_created_once_and_reopened(pg: Any, make_pg_store: MakeStore) 
     assert versions == [(SCHEMA_VERSION,)]
 
 
+@LOCAL_ONLY
 def test_the_password_of_the_url_never_shows(pg: Any) -> None:
     base = pg.url
     secret = "s3cr3t-Pa55"
