@@ -138,6 +138,10 @@ class MemoryIndex:
     ) -> None:
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
             overrides["provider"], provider = provider, _AUTO
+        if provider is not _AUTO and provider is not None and not isinstance(provider, EmbeddingProvider):
+            raise ConfigError(f"provider: {type(provider).__name__} does not implement the EmbeddingProvider protocol "
+                              "(openclaw_memory.providers.base); subclass BaseEmbeddingProvider or add the missing "
+                              "members")
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
         custom_storage = storage is not None

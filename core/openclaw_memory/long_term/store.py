@@ -43,7 +43,7 @@ from openclaw_memory.errors import (
 )
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, normalize_vectors, provider_key
+from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
 
 __all__ = [
@@ -622,7 +622,7 @@ class LongTermMemory:
             return
         self._closed = True
         self._table = None
-        if self._owns_provider and isinstance(self.provider, BaseEmbeddingProvider):
+        if self._owns_provider:
             self.provider.close()
 
     def __enter__(self) -> LongTermMemory:

@@ -38,18 +38,29 @@ class EmbeddingProvider(Protocol):
     """Short provider name (``"openai"``, ``"local"``, ...): part of the index fingerprint."""
     model: str
     """Model name: part of the index fingerprint and of the embedding-cache key."""
-    in_process: bool
-    """True when the model runs in this process (local models): calls get a timeout from a worker
-    thread, and chunks are split for ~4 bytes per token instead of 1."""
-    request_timeout: float | None
-    """Seconds one embedding call may take; None: the library default (60 s remote, 300 s in process)."""
-    max_batch_size: int | None
-    """Most texts sent in one request (None: no limit besides the byte budget)."""
-    default_concurrency: int
-    """Requests run in parallel when indexing, unless the caller says otherwise."""
-    similarity_floor: float | None
-    """Cosine that unrelated texts typically reach with this model (search rescales vector scores
-    from it); None: scores are used as they are."""
+
+    # read-only for callers: a class attribute, an instance attribute or a property all satisfy these
+    @property
+    def in_process(self) -> bool:
+        """True when the model runs in this process (local models): calls get a timeout from a worker
+        thread, and chunks are split for ~4 bytes per token instead of 1."""
+
+    @property
+    def request_timeout(self) -> float | None:
+        """Seconds one embedding call may take; None: the library default (60 s remote, 300 s in process)."""
+
+    @property
+    def max_batch_size(self) -> int | None:
+        """Most texts sent in one request (None: no limit besides the byte budget)."""
+
+    @property
+    def default_concurrency(self) -> int:
+        """Requests run in parallel when indexing, unless the caller says otherwise."""
+
+    @property
+    def similarity_floor(self) -> float | None:
+        """Cosine that unrelated texts typically reach with this model (search rescales vector scores
+        from it); None: scores are used as they are."""
 
     @property
     def dims(self) -> int | None:

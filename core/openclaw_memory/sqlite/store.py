@@ -14,9 +14,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import sqlite3
 import logging
 import os
+import sqlite3
 import threading
 import time
 import uuid
