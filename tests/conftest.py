@@ -85,3 +85,11 @@ def make_index(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., Memory
     yield _make
     for idx in made:
         idx.close()
+
+
+@pytest.fixture(scope="session")
+def pg() -> object:
+    """A real PostgreSQL + pgvector (``tests/pg_server.py``): started once per test process."""
+    from tests.pg_server import shared_pg_server
+
+    return shared_pg_server()

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.citations import format_citation, strip_citation_footer
-from openclaw_memory.config import MemoryConfig, default_state_dir
+from openclaw_memory.config import MemoryConfig, default_state_dir, is_postgres_url
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
@@ -39,7 +39,7 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
     if opts.get("workspace"):
         base["workspace"] = opts["workspace"]
     if opts.get("store"):
-        base["store"] = {"path": opts["store"]}
+        base["store"] = {"url": opts["store"]} if is_postgres_url(opts["store"]) else {"path": opts["store"]}
     if opts.get("provider"):
         base["provider"] = opts["provider"]
     base.update(overrides)
@@ -125,7 +125,9 @@ class _GlobalOptionsAnywhere(click.Group):
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="Workspace holding MEMORY.md and memory/.")
 @click.option("--config", "-c", type=click.Path(dir_okay=False), help="An openclaw.json (JSON5) config file.")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
-@click.option("--store", type=click.Path(dir_okay=False), help="Index file (default <state_dir>/memory/<agent>.openclaw-memory.sqlite).")
+@click.option("--store", type=click.Path(dir_okay=False),
+              help="Index file (default <state_dir>/memory/<agent>.openclaw-memory.sqlite), or a PostgreSQL URL "
+                   "(postgresql://user:password@host/db).")
 @click.option("--provider", "-p", type=click.Choice(["auto", "local", "openai", "gemini", "voyage", "none"]),
               help="Embedding provider (default: auto).")
 @click.option("--verbose", "-v", is_flag=True, help="Log what the index does.")
@@ -183,7 +185,13 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(_upgrade_line(st.embedding_upgrade))
     click.echo(f"Dirty: {'yes' if st.dirty else 'no'}")
     click.echo(f"Workspace: {st.workspace}")
-    click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
+    if st.server is not None:  # PostgreSQL
+        srv = st.server
+        click.echo(f"Store: {st.store_path} ({st.backend} {srv['server_version']}, pgvector "
+                   f"{srv['pgvector_version']}, driver {st.driver}, namespace {srv['namespace']}, "
+                   f"{(srv['size_bytes'] or 0) / 1e6:.1f} MB on the server)")
+    else:
+        click.echo(f"Store: {st.store_path} ({st.backend}, driver {st.driver}, SQLite {st.sqlite_version})")
     if st.backend_info is not None:
         _print_backend_info(st.backend, st.backend_info)
     vec = st.vector

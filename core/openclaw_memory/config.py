@@ -163,6 +163,32 @@ class StoreConfig(_Model):
     path: str | None = None
     vector: VectorConfig = Field(default_factory=VectorConfig)
     fts: FtsConfig = Field(default_factory=FtsConfig)
+    # PostgreSQL instead of SQLite (``pip install "openclaw-memory[postgres]"``): ``url`` selects it;
+    # ``namespace`` (default: the agent id; may use ``{agent_id}``) separates agents/workspaces in one
+    # database; ``pg_schema`` is the PostgreSQL schema holding the tables.
+    url: SecretStr | None = None  # a SecretStr: its password never shows in a printed config
+    namespace: str | None = None
+    pg_schema: str = "openclaw_memory"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        """``store: "postgresql://…"`` (or a file path) is short for ``{url: …}`` (or ``{path: …}``)."""
+        if isinstance(value, str):
+            return {"url": value} if is_postgres_url(value) else {"path": value}
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not is_postgres_url(value.get_secret_value()):
+            raise ValueError("store.url must be a PostgreSQL URL: postgresql://user:password@host:5432/database")
+        return value
+
+
+def is_postgres_url(value: object) -> bool:
+    """Whether ``value`` is a ``postgresql://`` (or ``postgres://``) connection URL."""
+    return isinstance(value, str) and "://" in value and value.split("://", 1)[0].lower() in ("postgresql", "postgres")
 
 
 class SessionsSyncConfig(_Model):
@@ -497,6 +523,11 @@ class MemoryConfig(_Model):
             return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
         raw = raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
         return Path(raw).expanduser().resolve()
+
+    def resolved_store_namespace(self) -> str:
+        """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` expanded, else the agent id."""
+        raw = self.store.namespace or self.agent_id
+        return raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
 
     def resolved_sessions_dir(self) -> Path:
         """Transcripts directory: ``sessions_dir`` or ``<state_dir>/agents/<agent_id>/sessions``."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from openclaw_memory import discovery, evaluation
+from openclaw_memory.append import register_append_lock
 from openclaw_memory.backends.base import BackendStatus, SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import (
@@ -112,6 +113,8 @@ class IndexStatus:
     notes: list[str] = field(default_factory=list)
     sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
     backend_info: dict[str, Any] | None = None  # memory.backend = "qmd": version, collections, vectors, …
+    #: server backends (PostgreSQL): server_version, pgvector_version, namespace, size_bytes
+    server: dict[str, Any] | None = None
     #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
     provider_breaker: dict[str, Any] | None = None
     #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
@@ -157,6 +160,17 @@ class MemoryIndex:
                               "members")
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
+        custom_storage = storage is not None
+        self._release_appends: Callable[[], None] | None = None
+        if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
+            from openclaw_memory.postgres import PostgresStore
+
+            cfg = self.config.store
+            storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
+                                    schema=cfg.pg_schema, fts_tokenizer=cfg.fts.tokenizer,
+                                    vector_enabled=cfg.vector.enabled)
+            # appends into this workspace (flush, daily notes, adapters) serialise through the database
+            self._release_appends = register_append_lock(self.workspace, storage.append_lock)
         if storage is None:
             cfg = self.config.store
             storage = SQLiteStore(
@@ -189,7 +203,7 @@ class MemoryIndex:
         self._freshness = Freshness(self._scheduler, self.store, self.config,
                                     sync=lambda reason: self.sync(reason=reason), auto_start=watch is None)
         self._watch_arg = watch
-        self._custom_storage = storage is not None and not isinstance(storage, SQLiteStore)
+        self._custom_storage = custom_storage and not isinstance(storage, SQLiteStore)
         self._session_stats = SessionIndexStats()
         limits = self.config.provider_limits
         self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
@@ -976,6 +990,9 @@ class MemoryIndex:
             integrity=integrity,
             indexing=live.snapshot() if (live := self._live) is not None else None,
             embedding_upgrade=self._guarded(self._upgrade.snapshot) if self._upgrade is not None else None,
+            server=None if info.server_version is None else {
+                "server_version": info.server_version, "pgvector_version": info.pgvector_version,
+                "namespace": info.namespace, "size_bytes": info.size_bytes},
         )
 
     def _is_dirty_now(self) -> bool:
@@ -1015,6 +1032,8 @@ class MemoryIndex:
         self._search_pool.shutdown(wait=True)
         if (upgrading := self._upgrade_thread) is not None:
             upgrading.join()  # it stops after the model call in progress (a few chunks)
+        if self._release_appends is not None:
+            self._release_appends()
         self.store.close()
         if self._provider is not None:
             self._provider.close()

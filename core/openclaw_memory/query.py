@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analyze_query", "build_fts_query",
-           "extract_keywords", "query_terms"]
+__all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens", "analyze_query",
+           "build_fts_query", "extract_keywords", "query_terms"]
 
 #: Upper bound on the phrases OR-ed into one MATCH expression.
 MAX_TERMS = 32
@@ -132,6 +132,13 @@ def _key(text: str) -> str:
     if folded.isascii():  # the same tokens as _WORD finds, at C speed
         return " ".join(folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split())
     return " ".join(_WORD.findall(folded))
+
+
+def analysed_tokens(text: str) -> list[str]:
+    """The keyword index's tokens of ``text``: CJK/Thai/Korean characters split out, lowercased, Latin
+    diacritics removed, split into runs of letters and digits (as FTS5's ``unicode61`` tokenizer does).
+    Backends without FTS5 index these tokens so that their keyword search matches SQLite's."""
+    return _key(text).split()
 
 
 # ---- extract_keywords (spec §5.4) -------------------------------------------------------------------

@@ -117,6 +117,11 @@ class StoreInfo:
     # the in-memory copy of the vectors: "warm (N vectors, X MB)" | "loading" | "cold" | "off"
     vector_cache: str | None = None
     notes: list[str] = field(default_factory=list)
+    # server backends (PostgreSQL): the server's and pgvector's versions, the namespace, bytes on the server
+    server_version: str | None = None
+    pgvector_version: str | None = None
+    namespace: str | None = None
+    size_bytes: int | None = None
 
 
 @runtime_checkable

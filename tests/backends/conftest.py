@@ -9,6 +9,7 @@ the same ``name`` twice gives two handles on one index, as two processes would h
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,12 +44,33 @@ def _sqlite(**options: object) -> Backend:
     return Backend(open=open_, open_unusable=unusable)
 
 
+def _postgresql() -> Backend:
+    """PostgresStore on the test server (tests/pg_server.py): each index a namespace of its own."""
+
+    def open_(where: Path, name: str) -> MemoryStore:
+        from openclaw_memory.postgres import PostgresStore
+        from tests.pg_server import shared_pg_server
+
+        server = shared_pg_server()
+        key = hashlib.sha1(str(where).encode()).hexdigest()[:16]
+        return PostgresStore(server.url, namespace=f"{key}-{name}", schema=server.schema)
+
+    def unusable(where: Path) -> MemoryStore:
+        from openclaw_memory.postgres import PostgresStore
+
+        return PostgresStore(f"postgresql://nobody@/db?host={where / 'no-server-here'}&connect_timeout=2",
+                             namespace="n")
+
+    return Backend(open=open_, open_unusable=unusable)
+
+
 #: Every backend the suite runs against, by test id. The SQLite store runs on each vector path:
 #: sqlite-vec with the in-memory copy (the default), sqlite-vec alone, and numpy alone.
 BACKENDS: dict[str, Backend] = {
     "sqlite": _sqlite(),
     "sqlite-vec0": _sqlite(memory_cache=False),
     "sqlite-numpy": _sqlite(vector_enabled=False),
+    "postgresql": _postgresql(),
 }
 
 

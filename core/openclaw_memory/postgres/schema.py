@@ -1,0 +1,73 @@
+"""The PostgreSQL schema of the index, versioned and migrated by the library.
+
+Every table lives in one PostgreSQL schema (default ``openclaw_memory``). A *namespace* (one agent's
+memory of one workspace) is a name; each build of its index is a row of ``namespaces`` (``state``
+``active``, ``building`` or ``retired``) and every row of ``files``, ``chunks`` and ``meta`` belongs to
+one build, so a forced rebuild fills a new build and makes it active in one transaction. The
+embedding cache is keyed by the namespace's name and shared by its builds and by every host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openclaw_memory.errors import StoreError
+
+__all__ = ["SCHEMA_VERSION", "migrate"]
+
+#: the schema version this code writes and reads
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS {s}.namespaces (
+  id bigserial PRIMARY KEY, name text NOT NULL, state text NOT NULL,
+  n_rows bigint NOT NULL DEFAULT 0, n_tokens bigint NOT NULL DEFAULT 0, version bigint NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT now());
+CREATE UNIQUE INDEX IF NOT EXISTS namespaces_active ON {s}.namespaces(name) WHERE state = 'active';
+CREATE TABLE IF NOT EXISTS {s}.meta (
+  ns_id bigint NOT NULL REFERENCES {s}.namespaces(id) ON DELETE CASCADE, key text NOT NULL, value text NOT NULL,
+  PRIMARY KEY (ns_id, key));
+CREATE TABLE IF NOT EXISTS {s}.files (
+  ns_id bigint NOT NULL REFERENCES {s}.namespaces(id) ON DELETE CASCADE, path text NOT NULL,
+  source text NOT NULL, hash text NOT NULL, mtime double precision NOT NULL, size bigint NOT NULL,
+  PRIMARY KEY (ns_id, path));
+CREATE TABLE IF NOT EXISTS {s}.chunks (
+  seq bigserial NOT NULL, ns_id bigint NOT NULL REFERENCES {s}.namespaces(id) ON DELETE CASCADE,
+  id text NOT NULL, path text NOT NULL, source text NOT NULL, start_line int NOT NULL, end_line int NOT NULL,
+  hash text NOT NULL, model text NOT NULL, text text NOT NULL,
+  tokens text NOT NULL, tsv tsvector NOT NULL,
+  embedding vector, raw_embedding bytea, dims int, zero boolean NOT NULL DEFAULT false,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (ns_id, id));
+CREATE INDEX IF NOT EXISTS chunks_path ON {s}.chunks(ns_id, path);
+CREATE INDEX IF NOT EXISTS chunks_seq ON {s}.chunks(ns_id, seq);
+CREATE INDEX IF NOT EXISTS chunks_tsv ON {s}.chunks USING gin (tsv);
+CREATE TABLE IF NOT EXISTS {s}.embedding_cache (
+  namespace text NOT NULL, provider text NOT NULL, model text NOT NULL, provider_key text NOT NULL,
+  hash text NOT NULL, embedding bytea NOT NULL, dims int NOT NULL, updated_at bigint NOT NULL,
+  PRIMARY KEY (namespace, provider, model, provider_key, hash));
+CREATE INDEX IF NOT EXISTS embedding_cache_age ON {s}.embedding_cache(namespace, updated_at);
+"""
+
+#: migration i (1-based) brings the schema from version i-1 to i
+_MIGRATIONS = [_V1]
+
+
+def migrate(conn: Any, schema: str) -> int:
+    """Create or upgrade the schema inside ``conn``'s open transaction; returns the version found.
+
+    Serialised between processes by a transaction-level advisory lock. StoreError when the database
+    holds a newer schema than this code knows."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (schema + ":schema",))
+    conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    conn.execute(f'CREATE TABLE IF NOT EXISTS "{schema}".schema_version (version int NOT NULL)')
+    row = conn.execute(f'SELECT max(version) FROM "{schema}".schema_version').fetchone()
+    found = int(row[0]) if row and row[0] is not None else 0
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"the PostgreSQL schema {schema!r} is at version {found}, newer than this openclaw-memory supports "
+            f"({SCHEMA_VERSION}); upgrade openclaw-memory on this host (pip install -U 'openclaw-memory[postgres]')")
+    for version in range(found + 1, SCHEMA_VERSION + 1):
+        conn.execute(_MIGRATIONS[version - 1].format(s=f'"{schema}"'))
+        conn.execute(f'INSERT INTO "{schema}".schema_version(version) VALUES (%s)', (version,))
+    return found

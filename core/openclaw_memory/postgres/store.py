@@ -1,0 +1,760 @@
+"""PostgresStore: the index in a PostgreSQL server with pgvector, shared by many processes and hosts.
+
+Markdown stays the source of truth; the server holds the derived index (chunks, keyword and vector
+indexes), the embedding cache and the bookkeeping of each namespace (:mod:`.schema`). Keyword search
+follows FTS5 exactly (:mod:`.fts`); vector search is an exact cosine scan for small namespaces and an
+HNSW index (``halfvec`` above 2,000 dimensions) once a namespace holds ``hnsw_min_rows`` vectors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from openclaw_memory.config import is_postgres_url
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
+from openclaw_memory.postgres import fts
+from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.sqlite.vector_cache import exact_scores, unit_rows
+from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
+from openclaw_memory.textprep import FTS_TOKENIZER_ID
+from openclaw_memory.types import Candidate, MemoryFile
+
+try:
+    import psycopg
+    from pgvector import Vector
+    from pgvector.psycopg import register_vector
+    from psycopg_pool import ConnectionPool
+except ImportError:  # pragma: no cover - the extra is missing
+    psycopg = None  # type: ignore[assignment]
+
+__all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
+
+log = logging.getLogger(__name__)
+
+#: vectors up to this many dimensions are indexed as ``vector``; above, as ``halfvec`` (pgvector's limit)
+_VECTOR_INDEX_MAX_DIMS = 2000
+#: rows fetched beyond ``limit`` by a vector search, rescored exactly before the cut
+_SPARE = 16
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (and any ``password=`` parameter) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            cred, host = netloc.rsplit("@", 1)
+            if ":" in cred:
+                cred = cred.split(":", 1)[0] + ":***"
+            netloc = f"{cred}@{host}"
+        out = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    except ValueError:
+        out = url
+    return re.sub(r"(password=)[^&\s]*", r"\1***", out, flags=re.I)
+
+
+def _secrets(url: str) -> list[str]:
+    found = []
+    try:
+        if urlsplit(url).password:
+            found.append(str(urlsplit(url).password))
+    except ValueError:
+        pass
+    found += re.findall(r"password=([^&\s]+)", url, flags=re.I)
+    return [s for s in found if s]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _array(value: Any) -> np.ndarray:
+    """A stored ``vector`` as a float32 numpy array."""
+    return value.to_numpy().astype(np.float32, copy=False) if isinstance(value, Vector) else \
+        np.asarray(value, dtype=np.float32)
+
+
+def _finite(vec: np.ndarray) -> bool:
+    return bool(np.isfinite(vec).all())
+
+
+class PostgresStore:
+    """The :class:`~openclaw_memory.storage.MemoryStore` on a PostgreSQL server with pgvector.
+
+    ``namespace`` separates agents and workspaces sharing one database (nothing of one is visible
+    from another); ``schema`` is the PostgreSQL schema holding the tables. ``hnsw_min_rows``: from
+    this many vectors of one size in a namespace, the next sync builds an HNSW index and searches
+    use it; ``exact=True`` always scans exactly. Thread-safe (a connection pool).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        namespace: str = "main",
+        schema: str = "openclaw_memory",
+        fts_tokenizer: str = "unicode61",
+        vector_enabled: bool = True,
+        hnsw_min_rows: int = 20_000,
+        exact: bool = False,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+        _parent: PostgresStore | None = None,
+        _build_id: int | None = None,
+    ) -> None:
+        if fts_tokenizer not in ("unicode61", "porter"):
+            raise ConfigError(f"store.fts.tokenizer {fts_tokenizer!r} is not available with PostgreSQL; use "
+                              "'unicode61' or 'porter'")
+        if not _IDENT.match(schema):
+            raise ConfigError(f"store.schema {schema!r} must be a plain identifier (letters, digits, _)")
+        if not namespace or len(namespace) > 200:
+            raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        self.url = url
+        self.safe_url = redact_url(url)
+        self.namespace = namespace
+        self.schema = schema
+        self.fts_tokenizer = fts_tokenizer
+        self.vector_enabled = vector_enabled
+        self.hnsw_min_rows = int(hnsw_min_rows)
+        self.exact = exact
+        self._porter = fts_tokenizer == "porter"
+        self._s = f'"{schema}"'
+        self._secrets = _secrets(url)
+        self._build_id = _build_id
+        self._closed = False
+        self._lock = threading.Lock()
+        #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
+        self._counts: dict[tuple[int, int, str], int] = {}
+        if _parent is not None:
+            self._pool = _parent._pool
+            self._owns_pool = False
+            self._server_version, self._pgvector_version = _parent._server_version, _parent._pgvector_version
+            return
+        if psycopg is None:
+            raise StoreError("the PostgreSQL backend needs its extra: pip install 'openclaw-memory[postgres]'")
+        self._owns_pool = True
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=int(connect_timeout)) as conn:
+                try:
+                    with conn.transaction():  # serialised: concurrent CREATE EXTENSION IF NOT EXISTS can collide
+                        conn.execute("SELECT pg_advisory_xact_lock(hashtext('openclaw-memory:extension'), 0)")
+                        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+                            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.Error as exc:
+                    raise StoreError(
+                        f"pgvector is not available on the PostgreSQL server at {self.safe_url} ({self._clean(exc)}); "
+                        "install the pgvector extension there (or ask an administrator to run CREATE EXTENSION "
+                        "vector in this database)") from None
+                with conn.transaction():
+                    migrate(conn, schema)
+                    conn.execute(
+                        f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
+                        "ON CONFLICT (name) WHERE state = 'active' DO NOTHING", (namespace,))
+                self._server_version = str(conn.execute("SHOW server_version").fetchone()[0])
+                row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+                self._pgvector_version = str(row[0]) if row else "?"
+            self._pool = ConnectionPool(
+                url, min_size=1, max_size=max(2, pool_size), open=True, name="openclaw-memory",
+                kwargs={"autocommit": True, "connect_timeout": int(connect_timeout)}, configure=register_vector,
+                timeout=max(30.0, connect_timeout))
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: {self._clean(exc)}. "
+                             "Check that the server is running and the URL (store.url) is right") from None
+
+    # ---- connections and errors ---------------------------------------------------------------
+
+    def _clean(self, exc: BaseException | str) -> str:
+        """An error message without any secret of the connection URL."""
+        text = str(exc).strip()
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    @contextlib.contextmanager
+    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
+        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
+        errors become StoreError."""
+        if self._closed:
+            raise StoreError(f"the memory index {self!r} is closed")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                if read:
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield conn
+        except StoreError:
+            raise
+        except psycopg.Error as exc:
+            raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
+                             f"{self._clean(exc)}") from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("psycopg_pool"):
+                raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
+                    from None
+            raise
+
+    def _ns(self, conn: Any) -> int:
+        """The id of the build this store reads and writes (the namespace's active one)."""
+        if self._build_id is not None:
+            return self._build_id
+        row = conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state = 'active'",
+                           (self.namespace,)).fetchone()
+        if row is None:  # created on open; only missing if someone deleted it meanwhile
+            row = conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
+                               "ON CONFLICT (name) WHERE state = 'active' DO UPDATE SET name = excluded.name "
+                               "RETURNING id", (self.namespace,)).fetchone()
+        return int(row[0])
+
+    @property
+    def db_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's exception class (every public method already raises StoreError instead)."""
+        return (psycopg.Error,) if psycopg is not None else ()
+
+    @property
+    def fts_tokenizer_id(self) -> str:
+        """The keyword-index identity recorded in the fingerprint."""
+        return "pg-lexemes:" + FTS_TOKENIZER_ID + ("+porter" if self._porter else "")
+
+    # ---- meta -----------------------------------------------------------------------------------
+
+    def read_meta(self) -> IndexMeta | None:
+        with self._conn("reading the index meta", read=True) as conn:
+            row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
+                               (self._ns(conn), META_KEY)).fetchone()
+        if not row:
+            return None
+        try:
+            return IndexMeta.from_json(json.loads(row[0]))
+        except (ValueError, TypeError):
+            return None
+
+    def write_meta(self, meta: IndexMeta) -> None:
+        value = json.dumps(meta.to_json(), separators=(",", ":"))
+        with self._conn("writing the index meta") as conn:
+            ns = self._ns(conn)
+            conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s) ON CONFLICT (ns_id, key) "
+                         "DO UPDATE SET value = excluded.value", (ns, META_KEY, value))
+        self._ensure_vector_indexes()
+
+    # ---- files and chunks ------------------------------------------------------------------------
+
+    def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
+        with self._conn("listing indexed files", read=True) as conn:
+            sql = f"SELECT path, source, hash, mtime, size FROM {self._s}.files WHERE ns_id = %s"
+            args: list[Any] = [self._ns(conn)]
+            if source:
+                sql += " AND source = %s"
+                args.append(source)
+            rows = conn.execute(sql, args).fetchall()
+        return {r[0]: FileRecord(r[0], r[1], r[2], float(r[3]), int(r[4])) for r in rows}
+
+    def _delete_rows(self, conn: Any, ns: int, where: str, args: Sequence[Any]) -> None:
+        row = conn.execute(f"WITH d AS (DELETE FROM {self._s}.chunks WHERE ns_id = %s AND {where} "
+                           "RETURNING cardinality(string_to_array(tokens, ' ')) AS n, tokens) "
+                           "SELECT count(*), coalesce(sum(CASE WHEN tokens = '' THEN 0 ELSE n END), 0) FROM d",
+                           [ns, *args]).fetchone()
+        if row and row[0]:
+            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s, "
+                         "version = version + 1 WHERE id = %s", (int(row[0]), int(row[1]), ns))
+
+    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        now = _now_ms()
+        rows = []
+        n_tokens = 0
+        for c in chunks:
+            toks = fts.index_tokens(c.text, porter=self._porter)
+            n_tokens += len(toks)
+            vec, raw, dims, zero = None, None, None, False
+            if c.embedding is not None and np.asarray(c.embedding).size:
+                e = np.asarray(c.embedding, dtype=np.float32).reshape(-1)
+                dims = int(e.size)
+                if _finite(e):
+                    vec, zero = e, not bool(np.any(e))
+                else:
+                    raw = e.astype("<f4").tobytes()
+            rows.append((c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
+                         fts.tsvector_literal(toks), vec, raw, dims, zero, now))
+        with self._conn(f"writing {file.path}") as conn:
+            ns = self._ns(conn)
+            self._delete_rows(conn, ns, "path = %s", [file.path])
+            ids = [c.id for c in chunks]
+            if ids:  # the same chunk id under another path moves here
+                self._delete_rows(conn, ns, "id = ANY(%s)", [ids])
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {self._s}.chunks(ns_id, id, path, source, start_line, end_line, hash, model, text, "
+                    "tokens, tsv, embedding, raw_embedding, dims, zero, updated_at) VALUES "
+                    "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s,%s,%s,%s,%s) ON CONFLICT (ns_id, id) DO UPDATE SET "
+                    "path = excluded.path, source = excluded.source, start_line = excluded.start_line, "
+                    "end_line = excluded.end_line, hash = excluded.hash, model = excluded.model, text = excluded.text, "
+                    "tokens = excluded.tokens, tsv = excluded.tsv, embedding = excluded.embedding, "
+                    "raw_embedding = excluded.raw_embedding, dims = excluded.dims, zero = excluded.zero, "
+                    "updated_at = excluded.updated_at",
+                    [(ns, *r) for r in rows])
+            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows + %s, n_tokens = n_tokens + %s, "
+                         "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
+            conn.execute(
+                f"INSERT INTO {self._s}.files(ns_id, path, source, hash, mtime, size) VALUES (%s,%s,%s,%s,%s,%s) "
+                "ON CONFLICT (ns_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+                "mtime = excluded.mtime, size = excluded.size",
+                (ns, file.path, file.source, file.hash, file.mtime_ms, file.size))
+
+    def touch_file(self, file: MemoryFile) -> None:
+        with self._conn(f"updating {file.path}") as conn:
+            conn.execute(f"UPDATE {self._s}.files SET mtime = %s, size = %s WHERE ns_id = %s AND path = %s",
+                         (file.mtime_ms, file.size, self._ns(conn), file.path))
+
+    def delete_file(self, path: str, source: str | None = None) -> None:
+        with self._conn(f"deleting {path}") as conn:
+            ns = self._ns(conn)
+            where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
+            self._delete_rows(conn, ns, where, args)
+            conn.execute(f"DELETE FROM {self._s}.files WHERE ns_id = %s AND {where}", [ns, *args])
+
+    @staticmethod
+    def _chunk(r: Sequence[Any]) -> StoredChunk:
+        emb = r[8]
+        if emb is not None:
+            emb = _array(emb)
+        elif r[9] is not None:
+            emb = np.frombuffer(r[9], dtype="<f4")
+        return StoredChunk(id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), hash=r[5],
+                           model=r[6], text=r[7], embedding=emb)
+
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        with self._conn("reading chunks", read=True) as conn:
+            sql = f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = %s"
+            args: list[Any] = [self._ns(conn)]
+            if source:
+                sql += " AND source = %s"
+                args.append(source)
+            rows = conn.execute(sql + " ORDER BY path, start_line, id", args).fetchall()
+        for r in rows:
+            yield self._chunk(r)
+
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
+        if not ids:
+            return []
+        with self._conn("reading chunks", read=True) as conn:
+            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = %s AND id = ANY(%s)",
+                                (self._ns(conn), list(ids))).fetchall()
+        by_id = {r[0]: self._chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def is_empty(self) -> bool:
+        with self._conn("reading the index", read=True) as conn:
+            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s LIMIT 1",
+                                (self._ns(conn),)).fetchone() is None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        with self._conn("counting the index", read=True) as conn:
+            ns = self._ns(conn)
+            rows = conn.execute(
+                f"SELECT source, 'files', count(*) FROM {self._s}.files WHERE ns_id = %s GROUP BY source UNION ALL "
+                f"SELECT source, 'chunks', count(*) FROM {self._s}.chunks WHERE ns_id = %s GROUP BY source",
+                (ns, ns)).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for source, kind, n in rows:
+            out.setdefault(source, {"files": 0, "chunks": 0})[kind] = int(n)
+        return out
+
+    # ---- keyword search ---------------------------------------------------------------------------
+
+    def _parse(self, match: str) -> tuple[fts.Node, str] | None:
+        try:
+            node = fts.parse_match(match, porter=self._porter)
+        except fts.MatchSyntaxError as exc:
+            log.warning("keyword query %r rejected: %s", match, exc)  # search goes on without it
+            return None
+        q = fts.to_tsquery(node)
+        return (node, q) if q else None
+
+    def keyword_search(
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
+        window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
+    ) -> list[tuple[Candidate, float]]:
+        if limit <= 0 or (not match and not like_terms):
+            return []
+        parsed = self._parse(match) if match else None
+        if match and parsed is None:
+            return []
+        where, args = [], []
+        if parsed:
+            where.append("tsv @@ %s::tsquery")
+            args.append(parsed[1])
+        if sources:
+            where.append("source = ANY(%s)")
+            args.append(list(sources))
+        for t in like_terms:
+            where.append("text ILIKE %s ESCAPE '\\'")
+            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        cols = "seq, id, path, source, start_line, end_line, text"
+        with self._conn("keyword search", read=True) as conn:
+            ns = self._ns(conn)
+            if newest is not None:
+                floor = conn.execute(f"SELECT seq FROM {self._s}.chunks WHERE ns_id = %s ORDER BY seq DESC "
+                                     "OFFSET %s LIMIT 1", (ns, max(0, int(newest) - 1))).fetchone()
+                if floor is not None:
+                    where.append("seq >= %s")
+                    args.append(int(floor[0]))
+            base = f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND " + " AND ".join(where)
+            if not parsed or order == "recent":
+                rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)]).fetchall()
+                return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
+            # rank on the stored tokens; the text is read for the chunks that make the cut only
+            sql = base.replace(cols, "seq, tokens", 1) + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
+            rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else [])
+                                ).fetchall()
+            if not rows:
+                return []
+            phrase_list = fts.phrases(parsed[0])
+            n_rows, n_tokens, version = conn.execute(
+                f"SELECT n_rows, n_tokens, version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+            hits = self._phrase_hits(conn, ns, int(version), phrase_list)
+            ranks = fts.bm25_scores([r[1].split(" ") if r[1] else [] for r in rows], phrase_list, hits, int(n_rows),
+                                    int(n_tokens) / max(1, int(n_rows)))
+            order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
+            top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
+                                                 "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
+        return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
+
+    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
+        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency),
+        remembered until the namespace is written again."""
+        known: dict[tuple[str, ...], int] = {}
+        for p in dict.fromkeys(phrase_list):
+            q = fts.to_tsquery(fts.Node("phrase", p))
+            if q is None:
+                known[p] = 0
+                continue
+            key = (ns, version, q)
+            if key not in self._counts:
+                self._remember(key, int(conn.execute(
+                    f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)
+                ).fetchone()[0]))
+            known[p] = self._counts[key]
+        return [known[p] for p in phrase_list]
+
+    def _remember(self, key: tuple[int, int, str], count: int) -> None:
+        if len(self._counts) > 20_000:
+            self._counts.clear()
+        self._counts[key] = count
+
+    @staticmethod
+    def _kcand(r: Sequence[Any], pos: int) -> Candidate:
+        return Candidate(id=r[1], path=r[2], source=r[3], start_line=int(r[4]), end_line=int(r[5]), text=r[6],
+                         text_rank=pos)
+
+    def count_matches(self, match: str, *, cap: int) -> int:
+        if not match or cap <= 0:
+            return 0
+        parsed = self._parse(match)
+        if parsed is None:
+            return 0
+        with self._conn("keyword search", read=True) as conn:
+            ns = self._ns(conn)
+            version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
+            known = self._counts.get((ns, version, parsed[1]))
+            if known is not None:
+                return min(known, int(cap))
+            n = int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
+                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap))).fetchone()[0])
+        if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
+            self._remember((ns, version, parsed[1]), n)
+        return n
+
+    # ---- vector search ------------------------------------------------------------------------------
+
+    def _index_name(self, ns: int, dims: int) -> str:
+        return f"chunks_hnsw_{ns}_{dims}"
+
+    @staticmethod
+    def _cast(dims: int) -> tuple[str, str]:
+        """The type a vector of ``dims`` dimensions is indexed as, and its cosine operator class."""
+        if dims > _VECTOR_INDEX_MAX_DIMS:
+            return f"halfvec({dims})", "halfvec_cosine_ops"
+        return f"vector({dims})", "vector_cosine_ops"
+
+    def vector_search(
+        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
+    ) -> list[Candidate]:
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if limit <= 0 or q.size == 0 or not _finite(q) or not np.any(q):
+            return []  # a zero or non-finite query has no direction: nothing is similar to it
+        dims = int(q.size)
+        filt, args = "", []
+        if sources:
+            filt += " AND source = ANY(%s)"
+            args.append(list(sources))
+        if model is not None:
+            filt += " AND model = %s"
+            args.append(model)
+        cols = "seq, id, path, source, start_line, end_line, text, embedding"
+        with self._conn("vector search", read=True) as conn:
+            ns = self._ns(conn)  # an integer from the database: inlined so the partial HNSW index applies
+            indexed = not self.exact and conn.execute(
+                "SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)).fetchone()[0] is not None
+            if indexed:
+                cast, _ = self._cast(dims)
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(100, 2 * limit)),))
+                rows = conn.execute(
+                    f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
+                    f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
+                    f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                    [q, *args, q, int(limit) + _SPARE]).fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
+                    f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
+                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
+        if not rows:
+            return []
+        # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
+        # same on both backends, and rows pgvector's float32 distance put in a slightly different order settle
+        embs = np.stack([_array(r[7]) for r in rows])
+        scores = exact_scores(unit_rows(embs)[0], unit_rows(q.reshape(1, -1))[0][0])
+        order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))[: int(limit)]
+        return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
+                          end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
+                          embedding=embs[i]) for pos, i in enumerate(order, start=1)]
+
+    def _ensure_vector_indexes(self) -> None:
+        """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
+            conn.execute(f"ANALYZE {self._s}.chunks")
+        if not self.vector_enabled or self.exact:
+            return
+        with self._conn("indexing vectors") as conn:
+            ns = self._ns(conn)
+            sizes = conn.execute(f"SELECT dims, count(*) FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL "
+                                 "AND embedding IS NOT NULL GROUP BY dims", (ns,)).fetchall()
+        for dims, n in sizes:
+            if int(n) < self.hnsw_min_rows or int(dims) > 4000:
+                continue
+            cast, ops = self._cast(int(dims))
+            name = self._index_name(ns, int(dims))
+            with self._conn("building the HNSW index") as conn:
+                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
+                             f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
+                             "AND embedding IS NOT NULL")
+
+    # ---- embedding cache ----------------------------------------------------------------------------
+
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        with self._conn("reading the embedding cache", read=True) as conn:
+            rows = conn.execute(
+                f"SELECT hash, embedding FROM {self._s}.embedding_cache WHERE namespace = %s AND provider = %s "
+                "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
+                (self.namespace, provider, model, provider_key, unique)).fetchall()
+        return {h: np.frombuffer(bytes(b), dtype="<f4") for h, b in rows if b}
+
+    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = _now_ms()
+        with self._conn("writing the embedding cache") as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {self._s}.embedding_cache(namespace, provider, model, provider_key, hash, embedding, dims, "
+                "updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (namespace, provider, model, provider_key, "
+                "hash) DO UPDATE SET embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
+                [(self.namespace, provider, model, provider_key, h,
+                  (np.asarray(v, dtype="<f4") + np.float32(0.0)).astype("<f4").tobytes(), int(np.asarray(v).size), now)
+                 for h, v in sorted(items.items())])
+
+    def cache_prune(self, max_entries: int) -> int:
+        with self._conn("pruning the embedding cache") as conn:
+            total = int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
+                                     (self.namespace,)).fetchone()[0])
+            excess = total - int(max_entries)
+            if excess <= 0:
+                return 0
+            conn.execute(
+                f"DELETE FROM {self._s}.embedding_cache WHERE (namespace, provider, model, provider_key, hash) IN "
+                f"(SELECT namespace, provider, model, provider_key, hash FROM {self._s}.embedding_cache "
+                "WHERE namespace = %s ORDER BY updated_at, hash LIMIT %s)", (self.namespace, excess))
+        return excess
+
+    def cache_count(self) -> int:
+        with self._conn("counting the embedding cache", read=True) as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
+                                    (self.namespace,)).fetchone()[0])
+
+    # ---- locks ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _advisory(self, kind: str, key: str, timeout: float, busy: str) -> Iterator[None]:
+        """A session-level advisory lock on (``kind``, ``key``) held on a connection of its own (released
+        by the server if this process dies); IndexLockedError after ``timeout`` seconds."""
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot reach PostgreSQL at {self.safe_url}: {self._clean(exc)}") from None
+        try:
+            deadline = time.monotonic() + max(0.0, timeout)
+            delay = 0.02
+            while True:
+                got = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s), hashtext(%s))",
+                                   (f"{self.schema}:{kind}", key)).fetchone()[0]
+                if got:
+                    break
+                if time.monotonic() >= deadline:
+                    raise IndexLockedError(busy)
+                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                delay = min(delay * 2, 0.25)
+            yield
+        except psycopg.Error as exc:
+            raise StoreError(f"lock on PostgreSQL at {self.safe_url} failed: {self._clean(exc)}") from None
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()  # ends the session: the lock is released
+
+    @contextlib.contextmanager
+    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
+        Builds left by rebuilds that were killed are dropped once it is held."""
+        with self._advisory("sync", self.namespace, timeout,
+                            f"another process has been indexing namespace {self.namespace!r} for more than "
+                            f"{timeout:.0f}s; wait for it to finish or stop it"):
+            self._drop_abandoned_builds()
+            yield
+
+    def append_lock(self, rel_path: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        """Serialises appends to one memory file across hosts (see :mod:`openclaw_memory.append`)."""
+        return self._advisory("append", f"{self.namespace}:{rel_path}", timeout,
+                              f"could not lock {rel_path} within {timeout:.0f}s: another host keeps appending to it; "
+                              "retry later")
+
+    # ---- lifecycle --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def rebuild(self) -> Iterator[PostgresStore]:
+        """A new build of the namespace, made active in one transaction on success (readers see the old
+        index or the new one); on failure it is dropped and the current index stays as it was."""
+        with self._conn("starting a rebuild") as conn:
+            new_id = int(conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'building') "
+                                      "RETURNING id", (self.namespace,)).fetchone()[0])
+        fresh = PostgresStore(self.url, namespace=self.namespace, schema=self.schema, fts_tokenizer=self.fts_tokenizer,
+                              vector_enabled=self.vector_enabled, hnsw_min_rows=self.hnsw_min_rows, exact=self.exact,
+                              _parent=self, _build_id=new_id)
+        try:
+            yield fresh
+            with self._conn("activating the rebuilt index") as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                             (f"{self.schema}:activate", self.namespace))
+                old = conn.execute(f"UPDATE {self._s}.namespaces SET state = 'retired' WHERE name = %s AND "
+                                   "state = 'active' RETURNING id", (self.namespace,)).fetchall()
+                conn.execute(f"UPDATE {self._s}.namespaces SET state = 'active' WHERE id = %s", (new_id,))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._drop_builds([new_id])
+            raise
+        self._drop_builds([int(r[0]) for r in old])
+
+    def _drop_builds(self, ids: Sequence[int]) -> None:
+        """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
+        for ns in ids:
+            with self._conn("dropping an old index build") as conn:
+                for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
+                                            "LIKE %s", (self.schema, f"chunks_hnsw_{int(ns)}_%")).fetchall():
+                    conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
+                conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
+
+    def _drop_abandoned_builds(self) -> list[str]:
+        """Drop builds left by rebuilds that were killed (only while holding ``sync_lock``)."""
+        with self._conn("looking for abandoned builds", read=True) as conn:
+            ids = [int(r[0]) for r in conn.execute(
+                f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state <> 'active'", (self.namespace,))]
+        self._drop_builds(ids)
+        return [f"{self.namespace}#build{i}" for i in ids]
+
+    def recover_from_damage(self, exc: BaseException) -> str | None:
+        """A server database is never set aside here: errors are reported as they are."""
+        return None
+
+    def integrity(self) -> dict[str, Any]:
+        """Counts of files, chunks, keyword and vector rows and rows that point at nothing (``problems``)."""
+        with self._conn("checking the index", read=True) as conn:
+            ns = self._ns(conn)
+            one = lambda sql: int(conn.execute(sql.format(s=self._s), (ns,)).fetchone()[0])  # noqa: E731
+            out: dict[str, Any] = {
+                "files": one("SELECT count(*) FROM {s}.files WHERE ns_id = %s"),
+                "chunks": one("SELECT count(*) FROM {s}.chunks WHERE ns_id = %s"),
+                "chunks_without_file": one("SELECT count(*) FROM {s}.chunks c WHERE ns_id = %s AND NOT EXISTS "
+                                           "(SELECT 1 FROM {s}.files f WHERE f.ns_id = c.ns_id AND f.path = c.path)"),
+                "chunks_with_vector": one("SELECT count(*) FROM {s}.chunks WHERE ns_id = %s AND dims IS NOT NULL"),
+            }
+            stats = conn.execute(f"SELECT n_rows FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+        problems = []
+        if out["chunks_without_file"]:
+            problems.append(f"chunks without file: {out['chunks_without_file']}")
+        if stats and int(stats[0]) != out["chunks"]:
+            problems.append(f"keyword statistics count {stats[0]} chunks, the index holds {out['chunks']}")
+        out["problems"] = problems
+        return out
+
+    def info(self) -> StoreInfo:
+        dims, size, mode = None, None, "pgvector exact"
+        notes: list[str] = []
+        try:
+            with self._conn("reading the index state", read=True) as conn:
+                ns = self._ns(conn)
+                row = conn.execute(f"SELECT dims FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL LIMIT 1",
+                                   (ns,)).fetchone()
+                dims = int(row[0]) if row else None
+                size = int(conn.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                                        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND "
+                                        "c.relkind = 'r'", (self.schema,)).fetchone()[0])
+                if dims and conn.execute("SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)
+                                         ).fetchone()[0] is not None and not self.exact:
+                    mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
+        except StoreError as exc:
+            notes.append(str(exc))
+        return StoreInfo(
+            backend="postgresql", path=f"{self.safe_url} (namespace {self.namespace})",
+            driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
+            sqlite_version="", fts_available=True, fts_error=None,
+            vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
+            vector_cache="off", notes=notes, server_version=self._server_version,
+            pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
+        )
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version this code reads and writes."""
+        return SCHEMA_VERSION
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._owns_pool:
+            with contextlib.suppress(Exception):
+                self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.safe_url!r}, namespace={self.namespace!r})"
