@@ -5,6 +5,8 @@ memory of one workspace) is a name; each build of its index is a row of ``namesp
 ``active``, ``building`` or ``retired``) and every row of ``files``, ``chunks`` and ``meta`` belongs to
 one build, so a forced rebuild fills a new build and makes it active in one transaction. The
 embedding cache is keyed by the namespace's name and shared by its builds and by every host.
+``terms`` holds each build's keyword statistics (how many chunks hold each token), written in the
+same transaction as the chunks, so BM25 reads document frequencies instead of counting them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from openclaw_memory.errors import StoreError
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
 #: the schema version this code writes and reads
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS {s}.namespaces (
@@ -49,8 +51,19 @@ CREATE TABLE IF NOT EXISTS {s}.embedding_cache (
 CREATE INDEX IF NOT EXISTS embedding_cache_age ON {s}.embedding_cache(namespace, updated_at);
 """
 
+_V2 = """
+CREATE TABLE IF NOT EXISTS {s}.terms (
+  ns_id bigint NOT NULL REFERENCES {s}.namespaces(id) ON DELETE CASCADE, term text NOT NULL,
+  n_docs bigint NOT NULL, PRIMARY KEY (ns_id, term));
+INSERT INTO {s}.terms(ns_id, term, n_docs)
+  SELECT c.ns_id, x.w, count(*) FROM {s}.chunks c,
+    LATERAL (SELECT DISTINCT w FROM unnest(string_to_array(c.tokens, ' ')) AS u(w) WHERE w <> '') x
+  GROUP BY c.ns_id, x.w
+  ON CONFLICT (ns_id, term) DO NOTHING;
+"""
+
 #: migration i (1-based) brings the schema from version i-1 to i
-_MIGRATIONS = [_V1]
+_MIGRATIONS = [_V1, _V2]
 
 
 def migrate(conn: Any, schema: str) -> int:
@@ -69,5 +82,7 @@ def migrate(conn: Any, schema: str) -> int:
             f"({SCHEMA_VERSION}); upgrade openclaw-memory on this host (pip install -U 'openclaw-memory[postgres]')")
     for version in range(found + 1, SCHEMA_VERSION + 1):
         conn.execute(_MIGRATIONS[version - 1].format(s=f'"{schema}"'))
-        conn.execute(f'INSERT INTO "{schema}".schema_version(version) VALUES (%s)', (version,))
+    if found < SCHEMA_VERSION:  # one row: the version the schema is at
+        conn.execute(f'DELETE FROM "{schema}".schema_version')
+        conn.execute(f'INSERT INTO "{schema}".schema_version(version) VALUES (%s)', (SCHEMA_VERSION,))
     return found

@@ -14,6 +14,7 @@ import logging
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -218,6 +219,13 @@ class PostgresStore:
                                "RETURNING id", (self.namespace,)).fetchone()
         return int(row[0])
 
+    def _write_ns(self, conn: Any) -> int:
+        """:meth:`_ns`, locked for this transaction: writers of one build take turns, so each sees what
+        the previous one committed and the chunk counts and term statistics stay exact."""
+        ns = self._ns(conn)
+        conn.execute(f"SELECT 1 FROM {self._s}.namespaces WHERE id = %s FOR UPDATE", (ns,))
+        return ns
+
     @property
     def db_errors(self) -> tuple[type[BaseException], ...]:
         """The driver's exception class (every public method already raises StoreError instead)."""
@@ -261,22 +269,43 @@ class PostgresStore:
             rows = conn.execute(sql, args).fetchall()
         return {r[0]: FileRecord(r[0], r[1], r[2], float(r[3]), int(r[4])) for r in rows}
 
-    def _delete_rows(self, conn: Any, ns: int, where: str, args: Sequence[Any]) -> None:
-        row = conn.execute(f"WITH d AS (DELETE FROM {self._s}.chunks WHERE ns_id = %s AND {where} "
-                           "RETURNING cardinality(string_to_array(tokens, ' ')) AS n, tokens) "
-                           "SELECT count(*), coalesce(sum(CASE WHEN tokens = '' THEN 0 ELSE n END), 0) FROM d",
-                           [ns, *args]).fetchone()
-        if row and row[0]:
-            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s, "
-                         "version = version + 1 WHERE id = %s", (int(row[0]), int(row[1]), ns))
+    def _delete_rows(self, conn: Any, ns: int, where: str, args: Sequence[Any], terms: Counter[str]) -> None:
+        """Delete chunks of build ``ns`` and take them out of its statistics (their tokens leave ``terms``)."""
+        rows = conn.execute(f"DELETE FROM {self._s}.chunks WHERE ns_id = %s AND {where} RETURNING tokens",
+                            [ns, *args]).fetchall()
+        if not rows:
+            return
+        n_tokens = 0
+        for (tokens,) in rows:
+            toks = tokens.split(" ") if tokens else []
+            n_tokens += len(toks)
+            terms.subtract({t for t in toks if t})
+        conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s, "
+                     "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
+
+    def _update_terms(self, conn: Any, ns: int, terms: Counter[str]) -> None:
+        """Add ``terms`` (token → change of its chunk count) to build ``ns``'s term statistics, in the
+        caller's transaction. Rows are locked in one order, so concurrent writers never deadlock."""
+        items = [(t, n) for t, n in terms.items() if n]
+        if not items:
+            return
+        conn.execute(
+            f"INSERT INTO {self._s}.terms AS t(ns_id, term, n_docs) SELECT %s, u.term, u.n FROM "
+            "unnest(%s::text[], %s::bigint[]) AS u(term, n) ORDER BY u.term COLLATE \"C\" "
+            "ON CONFLICT (ns_id, term) DO UPDATE SET n_docs = t.n_docs + excluded.n_docs",
+            (ns, [t for t, _ in items], [n for _, n in items]))
+        gone = [t for t, n in items if n < 0]
+        if gone:
+            conn.execute(f"DELETE FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s) AND n_docs <= 0",
+                         (ns, gone))
 
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
-        rows = []
-        n_tokens = 0
-        for c in chunks:
+        by_id: dict[str, tuple[Any, ...]] = {}
+        added: dict[str, list[str]] = {}
+        for c in chunks:  # a repeated id keeps its last chunk (the insert below upserts)
             toks = fts.index_tokens(c.text, porter=self._porter)
-            n_tokens += len(toks)
+            added[c.id] = toks
             vec, raw, dims, zero = None, None, None, False
             if c.embedding is not None and np.asarray(c.embedding).size:
                 e = np.asarray(c.embedding, dtype=np.float32).reshape(-1)
@@ -285,14 +314,19 @@ class PostgresStore:
                     vec, zero = e, not bool(np.any(e))
                 else:
                     raw = e.astype("<f4").tobytes()
-            rows.append((c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
-                         fts.tsvector_literal(toks), vec, raw, dims, zero, now))
+            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
+                           fts.tsvector_literal(toks), vec, raw, dims, zero, now)
+        rows = list(by_id.values())
+        n_tokens = sum(len(t) for t in added.values())
+        terms: Counter[str] = Counter()
+        for toks in added.values():
+            terms.update({t for t in toks if t})
         with self._conn(f"writing {file.path}") as conn:
-            ns = self._ns(conn)
-            self._delete_rows(conn, ns, "path = %s", [file.path])
-            ids = [c.id for c in chunks]
+            ns = self._write_ns(conn)
+            self._delete_rows(conn, ns, "path = %s", [file.path], terms)
+            ids = list(by_id)
             if ids:  # the same chunk id under another path moves here
-                self._delete_rows(conn, ns, "id = ANY(%s)", [ids])
+                self._delete_rows(conn, ns, "id = ANY(%s)", [ids], terms)
             with conn.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO {self._s}.chunks(ns_id, id, path, source, start_line, end_line, hash, model, text, "
@@ -306,6 +340,7 @@ class PostgresStore:
                     [(ns, *r) for r in rows])
             conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows + %s, n_tokens = n_tokens + %s, "
                          "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
+            self._update_terms(conn, ns, terms)
             conn.execute(
                 f"INSERT INTO {self._s}.files(ns_id, path, source, hash, mtime, size) VALUES (%s,%s,%s,%s,%s,%s) "
                 "ON CONFLICT (ns_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
@@ -319,9 +354,11 @@ class PostgresStore:
 
     def delete_file(self, path: str, source: str | None = None) -> None:
         with self._conn(f"deleting {path}") as conn:
-            ns = self._ns(conn)
+            ns = self._write_ns(conn)
             where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
-            self._delete_rows(conn, ns, where, args)
+            terms: Counter[str] = Counter()
+            self._delete_rows(conn, ns, where, args, terms)
+            self._update_terms(conn, ns, terms)
             conn.execute(f"DELETE FROM {self._s}.files WHERE ns_id = %s AND {where}", [ns, *args])
 
     @staticmethod
@@ -431,21 +468,35 @@ class PostgresStore:
                                                  "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
         return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
+    def _term_counts(self, conn: Any, ns: int, tokens: Sequence[str]) -> dict[str, int]:
+        """How many chunks of build ``ns`` hold each token (from the term statistics, no scan)."""
+        want = sorted(set(tokens))
+        if not want:
+            return {}
+        found = dict(conn.execute(f"SELECT term, n_docs FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s)",
+                                  (ns, want)).fetchall())
+        return {t: int(found.get(t, 0)) for t in want}
+
     def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
-        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency),
-        remembered until the namespace is written again."""
+        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
+        a one-token phrase's count is read from the term statistics; a longer phrase is counted among
+        the chunks holding its rarest token and remembered until the namespace is written again."""
+        unique = list(dict.fromkeys(phrase_list))
+        singles = self._term_counts(conn, ns, [t for p in unique for t in p])
         known: dict[tuple[str, ...], int] = {}
-        for p in dict.fromkeys(phrase_list):
+        for p in unique:
             q = fts.to_tsquery(fts.Node("phrase", p))
-            if q is None:
+            if q is None or any(singles.get(t, 0) == 0 for t in p):
                 known[p] = 0
-                continue
-            key = (ns, version, q)
-            if key not in self._counts:
-                self._remember(key, int(conn.execute(
-                    f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)
-                ).fetchone()[0]))
-            known[p] = self._counts[key]
+            elif len(p) == 1:
+                known[p] = singles[p[0]]
+            else:
+                key = (ns, version, q)
+                if key not in self._counts:
+                    self._remember(key, int(conn.execute(
+                        f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)
+                    ).fetchone()[0]))
+                known[p] = self._counts[key]
         return [known[p] for p in phrase_list]
 
     def _remember(self, key: tuple[int, int, str], count: int) -> None:
@@ -464,8 +515,11 @@ class PostgresStore:
         parsed = self._parse(match)
         if parsed is None:
             return 0
+        node = parsed[0]
         with self._conn("keyword search", read=True) as conn:
             ns = self._ns(conn)
+            if node.op == "phrase" and len(node.tokens) == 1:  # one token: its statistics hold the answer
+                return min(self._term_counts(conn, ns, node.tokens)[node.tokens[0]], int(cap))
             version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
             known = self._counts.get((ns, version, parsed[1]))
             if known is not None:
@@ -702,7 +756,14 @@ class PostgresStore:
                 "chunks_with_vector": one("SELECT count(*) FROM {s}.chunks WHERE ns_id = %s AND dims IS NOT NULL"),
             }
             stats = conn.execute(f"SELECT n_rows FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+            out["terms_off"] = int(conn.execute(
+                f"SELECT count(*) FROM (SELECT x.w AS term, count(*) AS n FROM {self._s}.chunks c, LATERAL "
+                "(SELECT DISTINCT w FROM unnest(string_to_array(c.tokens, ' ')) AS u(w) WHERE w <> '') x "
+                f"WHERE c.ns_id = %s GROUP BY x.w) a FULL JOIN (SELECT term, n_docs FROM {self._s}.terms "
+                "WHERE ns_id = %s) b ON a.term = b.term WHERE a.n IS DISTINCT FROM b.n_docs", (ns, ns)).fetchone()[0])
         problems = []
+        if out["terms_off"]:
+            problems.append(f"keyword statistics: {out['terms_off']} terms with a wrong chunk count")
         if out["chunks_without_file"]:
             problems.append(f"chunks without file: {out['chunks_without_file']}")
         if stats and int(stats[0]) != out["chunks"]:
