@@ -419,6 +419,9 @@ class PostgresStore:
         q = fts.to_tsquery(node)
         return (node, q) if q else None
 
+    # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
+    # and walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index).
+
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
@@ -449,12 +452,13 @@ class PostgresStore:
                     args.append(int(floor[0]))
             base = f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND " + " AND ".join(where)
             if not parsed or order == "recent":
-                rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)]).fetchall()
+                rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)],
+                                    prepare=False).fetchall()
                 return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
             # rank on the stored tokens; the text is read for the chunks that make the cut only
             sql = base.replace(cols, "seq, tokens", 1) + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
-            rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else [])
-                                ).fetchall()
+            rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                prepare=False).fetchall()
             if not rows:
                 return []
             phrase_list = fts.phrases(parsed[0])
@@ -494,8 +498,8 @@ class PostgresStore:
                 key = (ns, version, q)
                 if key not in self._counts:
                     self._remember(key, int(conn.execute(
-                        f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q)
-                    ).fetchone()[0]))
+                        f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q),
+                        prepare=False).fetchone()[0]))
                 known[p] = self._counts[key]
         return [known[p] for p in phrase_list]
 
@@ -525,7 +529,8 @@ class PostgresStore:
             if known is not None:
                 return min(known, int(cap))
             n = int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
-                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap))).fetchone()[0])
+                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap)), prepare=False
+                                 ).fetchone()[0])
         if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
             self._remember((ns, version, parsed[1]), n)
         return n
