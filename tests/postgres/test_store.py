@@ -220,3 +220,24 @@ def test_database_errors_are_store_errors(make_pg_store: MakeStore) -> None:
     s.close()
     with pytest.raises(StoreError):
         s.counts()
+
+
+def test_two_workspaces_in_one_namespace_are_refused(make_pg_store: MakeStore, make_pg_index: Callable[..., Any],
+                                                     pg: Any, tmp_path: Any) -> None:
+    from openclaw_memory.errors import ConfigError
+
+    first = make_pg_index()
+    first.sync()
+    other = tmp_path / "other-workspace"
+    (other / "memory").mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"store\.namespace '.+' .*already holds the index of the workspace"):
+        make_pg_index(workspace=other)
+    assert first.search("anything") is not None  # the first workspace's index is untouched
+
+    ns = pg.namespace()
+    s = make_pg_store(ns, workspace="/srv/a")
+    make_pg_store(ns, workspace="/srv/a")  # the same workspace reopens it (another process, another host)
+    with s.rebuild() as fresh:
+        fresh.replace_file(_file("a.md"), [_chunk("1", "a.md", "rebuilt")])
+    with pytest.raises(ConfigError, match=r"store\.namespace .*'/srv/a', not of '/srv/b'"):
+        make_pg_store(ns, workspace="/srv/b")  # the rebuilt index still names its workspace

@@ -47,6 +47,8 @@ _VECTOR_INDEX_MAX_DIMS = 2000
 #: rows fetched beyond ``limit`` by a vector search, rescored exactly before the cut
 _SPARE = 16
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: the meta key naming the workspace a namespace indexes
+_WORKSPACE_KEY = "workspace"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
 
 
@@ -97,7 +99,9 @@ class PostgresStore:
     ``namespace`` separates agents and workspaces sharing one database (nothing of one is visible
     from another); ``schema`` is the PostgreSQL schema holding the tables. ``hnsw_min_rows``: from
     this many vectors of one size in a namespace, the next sync builds an HNSW index and searches
-    use it; ``exact=True`` always scans exactly. Thread-safe (a connection pool).
+    use it; ``exact=True`` always scans exactly. ``workspace`` (the workspace's absolute path) is recorded
+    in the namespace on first open; opening the namespace for another workspace raises ConfigError, as
+    two workspaces sharing one namespace would overwrite each other's index. Thread-safe (a connection pool).
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class PostgresStore:
         exact: bool = False,
         pool_size: int = 4,
         connect_timeout: float = 10.0,
+        workspace: str | None = None,
         _parent: PostgresStore | None = None,
         _build_id: int | None = None,
     ) -> None:
@@ -163,6 +168,8 @@ class PostgresStore:
                     conn.execute(
                         f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
                         "ON CONFLICT (name) WHERE state = 'active' DO NOTHING", (namespace,))
+                    if workspace is not None:
+                        self._claim_workspace(conn, workspace)
                 self._server_version = str(conn.execute("SHOW server_version").fetchone()[0])
                 row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
                 self._pgvector_version = str(row[0]) if row else "?"
@@ -170,7 +177,7 @@ class PostgresStore:
                 url, min_size=1, max_size=max(2, pool_size), open=True, name="openclaw-memory",
                 kwargs={"autocommit": True, "connect_timeout": int(connect_timeout)}, configure=register_vector,
                 timeout=max(30.0, connect_timeout))
-        except StoreError:
+        except (StoreError, ConfigError):
             raise
         except Exception as exc:
             raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: {self._clean(exc)}. "
@@ -225,6 +232,21 @@ class PostgresStore:
         ns = self._ns(conn)
         conn.execute(f"SELECT 1 FROM {self._s}.namespaces WHERE id = %s FOR UPDATE", (ns,))
         return ns
+
+    def _claim_workspace(self, conn: Any, workspace: str) -> None:
+        """Record ``workspace`` as the one this namespace indexes, or refuse another one (ConfigError)."""
+        ns = self._write_ns(conn)
+        row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
+                           (ns, _WORKSPACE_KEY)).fetchone()
+        if row is None:
+            conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
+                         (ns, _WORKSPACE_KEY, workspace))
+        elif row[0] != workspace:
+            raise ConfigError(
+                f"store.namespace {self.namespace!r} on {self.safe_url} already holds the index of the workspace "
+                f"{row[0]!r}, not of {workspace!r}: two workspaces in one namespace would overwrite each other's "
+                "index. Give this workspace its own store.namespace (hosts sharing one workspace must mount it at "
+                "the same path)")
 
     @property
     def db_errors(self) -> tuple[type[BaseException], ...]:
@@ -721,6 +743,9 @@ class PostgresStore:
                 old = conn.execute(f"UPDATE {self._s}.namespaces SET state = 'retired' WHERE name = %s AND "
                                    "state = 'active' RETURNING id", (self.namespace,)).fetchall()
                 conn.execute(f"UPDATE {self._s}.namespaces SET state = 'active' WHERE id = %s", (new_id,))
+                conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) SELECT %s, key, value FROM {self._s}.meta "
+                             "WHERE ns_id = ANY(%s) AND key = %s ON CONFLICT (ns_id, key) DO NOTHING",
+                             (new_id, [int(r[0]) for r in old], _WORKSPACE_KEY))  # the rebuilt index keeps its owner
         except BaseException:
             with contextlib.suppress(Exception):
                 self._drop_builds([new_id])
