@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     schema = "bench_" + uuid.uuid4().hex[:8]
     rows: list[list[str]] = []
     cfg = MemoryConfig()
-    provider = FakeEmbeddingProvider(dims=DIMS)
+    provider = FakeEmbeddingProvider(dims=DIMS, model="bench")  # the stored chunks' model: hybrid finds vectors
     try:
         for n in (parse_size(s) for s in args.sizes.split(",")):
             rng = np.random.default_rng(n)
