@@ -12,7 +12,6 @@ mapping, the hybrid merge and ``min_score`` see the same numbers on both backend
 from __future__ import annotations
 
 import math
-from collections import Counter
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -184,10 +183,11 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     return sum(1 for i, t in enumerate(tokens[: len(tokens) - n + 1]) if t == first and tuple(tokens[i:i + n]) == tuple(phrase))
 
 
-def bm25_scores(docs: Sequence[Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
+def bm25_scores(docs: Sequence[str], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
                 n_rows: int, avg_tokens: float) -> list[float]:
     """FTS5's ``bm25()`` of each document (negative: lower is better).
 
+    Each document is its tokens joined by single spaces (as the ``tokens`` column stores them);
     ``hits[i]`` is how many rows of the whole index contain ``phrase_list[i]``; ``n_rows`` and
     ``avg_tokens`` describe the whole index, as FTS5 counts them."""
     idf = []
@@ -195,16 +195,25 @@ def bm25_scores(docs: Sequence[Sequence[str]], phrase_list: Sequence[tuple[str, 
         v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
         idf.append(v if v > 0 else 1e-6)
     avg = avg_tokens if avg_tokens > 0 else 1.0
+    # every token of a doubled-space copy of the document stands between spaces of its own, so counting
+    # " token " in it counts the token exactly, without splitting the document
+    needles = [[f" {t} " for t in p] for p in phrase_list]
     out = []
     for doc in docs:
-        norm = _K1 * (1 - _B + _B * len(doc) / avg)
-        counts = Counter(doc)
+        n_tokens = doc.count(" ") + 1 if doc else 0
+        norm = _K1 * (1 - _B + _B * n_tokens / avg)
+        padded = " " + doc.replace(" ", "  ") + " "
+        toks: list[str] | None = None
         score = 0.0
-        for p, w in zip(phrase_list, idf):
+        for p, needle, w in zip(phrase_list, needles, idf):
             if len(p) == 1:
-                f = counts.get(p[0], 0)
+                f = padded.count(needle[0])
+            elif p and all(x in padded for x in needle):
+                if toks is None:
+                    toks = doc.split(" ")
+                f = phrase_count(toks, p)
             else:
-                f = phrase_count(doc, p) if p and all(t in counts for t in p) else 0
+                f = 0
             if f:
                 score += w * (f * (_K1 + 1)) / (f + norm)
         out.append(-score)

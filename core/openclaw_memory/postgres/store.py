@@ -487,7 +487,7 @@ class PostgresStore:
             n_rows, n_tokens, version = conn.execute(
                 f"SELECT n_rows, n_tokens, version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
             hits = self._phrase_hits(conn, ns, int(version), phrase_list)
-            ranks = fts.bm25_scores([r[1].split(" ") if r[1] else [] for r in rows], phrase_list, hits, int(n_rows),
+            ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, int(n_rows),
                                     int(n_tokens) / max(1, int(n_rows)))
             order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
             top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
