@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import threading
@@ -119,8 +120,12 @@ class OpenClawCLI:
 
     def run(self, *args: str, timeout: float = 1800) -> tuple[subprocess.CompletedProcess[str], float]:
         t = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run([self.node, str(self.entry), *args], env=self.env, capture_output=True, text=True,
                            timeout=timeout, cwd=self.home)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        #: CPU seconds (user + system) of that CLI process and its children
+        self.last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return r, time.perf_counter() - t
 
     def startup(self) -> float:
@@ -259,6 +264,7 @@ def sync_figures(npm_dir: Path, files: int, tmp: Path) -> dict[str, Any]:
         cli = OpenClawCLI(npm_dir, tmp / "home", ws, server.url, "bench-model")
         first = cli.index()
         noop = cli.index()
+        noop_cpu = cli.last_cpu
         edited = ws / "memory" / "note-00000.md"
         edited.write_text(edited.read_text(encoding="utf-8") + "- One more line written by the bench.\n", encoding="utf-8")
         before = server.texts
@@ -271,6 +277,7 @@ def sync_figures(npm_dir: Path, files: int, tmp: Path) -> dict[str, Any]:
         start = cli.startup()
     shutil.rmtree(ws, ignore_errors=True)
     return {"files": files, "chunks": _status_chunks(r.stdout), "first_s": first, "noop_ms": noop * 1000,
+            "noop_cpu_ms": noop_cpu * 1000,
             "edit_ms": edit * 1000, "edit_embedded": edit_texts, "force_s": force, "force_calls": force_texts,
             "note": f"each figure is one CLI process, start-up included (`openclaw --version`: {start:.1f} s)"}
 
