@@ -685,7 +685,9 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
         parts.append(f"## First index: {args.index_notes:,} daily notes, {n:,} chunks\n\nPipeline = everything but "
                      f"the model (384-d hash stand-in embeddings); {model}. None of the peers has a default local "
                      f"model that runs offline (LangChain, LlamaIndex and LanceDB ship none; Chroma's default "
-                     f"downloads all-MiniLM-L6-v2 at first use), so each gets the same model.\n")
+                     f"downloads all-MiniLM-L6-v2 at first use; the original's default provider is OpenAI's API and "
+                     f"its `local` provider downloads embeddinggemma-300m as GGUF from Hugging Face at first use: "
+                     f"no model hub is reachable here), so each gets this library's default, the same model.\n")
         parts.append(table(["system", "pipeline", "× this library", "with the model", "chunks/s with the model",
                             "note"], rows) + "\n")
     if "prefilter" in out:
