@@ -770,6 +770,10 @@ def combine(paths: Sequence[Path], args: argparse.Namespace) -> int:
     """One report from several runs' JSON (e.g. 10k/100k for every system and 1M for the fastest): each run's
     tables keep their own header, and the plot shows every run's points."""
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    keys = {factory.name: key for key, factory in peers.SYSTEMS.items()}  # older runs keyed rows by the worker's name
+    for out in runs:
+        for r in out.get("search", []):
+            r["system"] = keys.get(r["system"], r["system"])
     parts = []
     for i, out in enumerate(runs):
         ns = argparse.Namespace(**{**vars(args), **out.get("args", {})})
