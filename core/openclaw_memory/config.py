@@ -120,6 +120,9 @@ class QueryConfig(_Model):
     max_results: int = Field(6, ge=1)
     min_score: float = Field(0.35, ge=0.0, le=1.0)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
+    #: This library's addition: English words of a query also match words of the same Porter stem
+    #: ("paintings" finds "painted") in a ``unicode61`` keyword index, at search time (no re-index).
+    stemming: bool = True
     max_injected_chars: int | None = Field(None, ge=1)
     snippet_max_chars: int = Field(700, ge=1)
 

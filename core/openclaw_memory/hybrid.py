@@ -63,7 +63,6 @@ __all__ = [
     "apply_keyword_rescue",
     "apply_mmr",
     "apply_temporal_decay",
-    "bm25_rank_to_score",
     "calibrate_similarity",
     "chat_type",
     "citations_enabled",
@@ -86,16 +85,6 @@ __all__ = [
 EXACT_MATCH_WEIGHT = 0.6
 
 # ---- BM25 ---------------------------------------------------------------------------------------
-
-
-def bm25_rank_to_score(rank: float) -> float:
-    """The original's (HEAD) mapping of an FTS5 ``bm25()`` rank (lower is better) to 0..1."""
-    if not math.isfinite(rank):
-        return 1 / 1000
-    if rank < 0:
-        r = -rank
-        return r / (1 + r)
-    return 1 / (1 + rank)
 
 
 def relative_bm25(ranks: Sequence[float]) -> list[float]:

@@ -318,7 +318,7 @@ def run_search(
         return result([], "keyword" if provider is None else ("hybrid" if hy.enabled else "vector"))
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
-    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer)
+    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)

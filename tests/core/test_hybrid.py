@@ -12,7 +12,6 @@ from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
-    bm25_rank_to_score,
     calibrate_similarity,
     chat_type,
     citations_enabled,
@@ -42,17 +41,6 @@ def cand(cid: str, *, v: float = 0.0, t: float = 0.0, text: str = "", path: str 
 
 
 # ---- BM25 ---------------------------------------------------------------------------------------
-
-
-def test_bm25_mapping_spec_values() -> None:
-    assert bm25_rank_to_score(0) == 1.0
-    assert bm25_rank_to_score(1) == 0.5
-    assert bm25_rank_to_score(10) < bm25_rank_to_score(1)
-    assert bm25_rank_to_score(-100) == pytest.approx(100 / 101)
-    assert bm25_rank_to_score(-4.2) > bm25_rank_to_score(-2.1) > bm25_rank_to_score(-0.5)
-    assert bm25_rank_to_score(-1) == 0.5
-    assert bm25_rank_to_score(float("nan")) == 1 / 1000
-    assert bm25_rank_to_score(float("-inf")) == 1 / 1000
 
 
 def test_relative_bm25_and_text_scores() -> None:
