@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analyze_query"]
+__all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analyze_query"]
 
+#: Share of a query word's coverage weight that a chunk earns with another word of the same stem only.
+STEM_MATCH_WEIGHT = 0.5
 #: Upper bound on the phrases OR-ed into one MATCH expression.
 MAX_TERMS = 32
 _MAX_PHRASE_TOKENS = 16
@@ -282,9 +284,10 @@ class QueryAnalysis:
     def coverage_detail(self, texts: Sequence[str]) -> list[tuple[float, bool, set[int]]]:
         """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains.
 
-        When :attr:`stemmed`, a group counts for coverage when the text holds a word of the same stem
-        ("painting" covers "paints"), but exactness (the whole phrase, every group) still needs the
-        words as written: a stemmed match widens recall, it never triggers the exact-match rescue.
+        When :attr:`stemmed`, a group also counts for coverage when the text holds a word of the same
+        stem ("painting" covers "paints"), with :data:`STEM_MATCH_WEIGHT` of its weight, and exactness
+        (the whole phrase, every group) still needs the words as written: a stemmed match widens recall,
+        ranks under the word as written and never triggers the exact-match rescue.
         """
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
@@ -306,7 +309,8 @@ class QueryAnalysis:
         raw_total = sum(g.weight for g in self.groups) or 1.0
         out: list[tuple[float, bool, set[int]]] = []
         for line, have, exact_have in zip(lines, present, surface):
-            got = sum(self.groups[i].weight for i in considered if i in have)
+            got = sum(self.groups[i].weight * (1.0 if i in exact_have else STEM_MATCH_WEIGHT)
+                      for i in considered if i in have)
             cov = got / total if total > 0 else 0.0
             got_exact = sum(self.groups[i].weight for i in considered if i in exact_have)
             exact = any(self.groups[i].distinctive for i in exact_have)

@@ -48,8 +48,9 @@ def test_relative_bm25_and_text_scores() -> None:
     assert relative_bm25([0.0, 0.0]) == [1.0, 1.0]  # LIKE-only hits
     assert relative_bm25([]) == []
     assert keyword_text_scores([-4.0, -2.0], [1.0, 0.0]) == [1.0, pytest.approx(0.075)]
-    # coverage multiplies: the top BM25 hit holding 1 of 5 query terms stays weak
-    assert keyword_text_scores([-4.0, -2.0], [0.2, 1.0]) == [pytest.approx(0.28), pytest.approx(0.75)]
+    # coverage multiplies, squared: the top BM25 hit holding 1 of 5 query terms stays weak
+    assert keyword_text_scores([-4.0, -2.0], [0.2, 1.0]) == [pytest.approx(0.136), pytest.approx(0.75)]
+    assert keyword_text_scores([-4.0], [0.5]) == [pytest.approx(0.325)]  # half the terms: a quarter of the credit
     assert keyword_text_scores([-4.0], [3.0]) == [1.0]  # coverage clamped
 
 
