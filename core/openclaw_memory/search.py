@@ -8,6 +8,7 @@ keyword score and the exact-match rescue) are documented in :mod:`openclaw_memor
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import logging
@@ -218,6 +219,57 @@ def keyword_candidates(
     return out
 
 
+#: Line-window embeddings kept between searches (bounded; keyed by model and window text).
+_WINDOW_CACHE: collections.OrderedDict[tuple[str, str], np.ndarray] = collections.OrderedDict()
+_WINDOW_CACHE_MAX = 50_000
+
+
+def line_windows(text: str, size: int) -> list[str]:
+    """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) <= size:
+        return ["\n".join(lines)] if lines else []
+    return ["\n".join(lines[i:i + size]) for i in range(len(lines) - size + 1)]
+
+
+def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequence[str], size: int) -> list[float]:
+    """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
+    wins = [line_windows(t, size) for t in texts]
+    missing = list(dict.fromkeys(w for ws in wins for w in ws if (provider.model, w) not in _WINDOW_CACHE))
+    if missing:
+        for w, v in zip(missing, provider.embed_documents(missing)):
+            _WINDOW_CACHE[(provider.model, w)] = np.asarray(v, dtype=np.float32)
+        while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
+            _WINDOW_CACHE.popitem(last=False)
+    out = []
+    for ws in wins:
+        sims = [float(np.dot(_WINDOW_CACHE[(provider.model, w)], qv)) for w in ws]
+        out.append(max(sims, default=-1.0))
+    return out
+
+
+def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
+                       mode: SearchMode) -> list[Candidate]:
+    """``query.rerank``: the best ``top`` candidates of the merge get ``vector_score = max(chunk
+    similarity, best line-window similarity)`` and are scored again as the weighted merge did (with the
+    keyword rescue); the rest keep their scores. Not applied under ``merge="rrf"`` (rank fusion has no
+    similarity to raise)."""
+    rr, hy = config.query.rerank, config.query.hybrid
+    merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    head = merged[:rr.top]
+    sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
+    sim_floor = getattr(provider, "similarity_floor", None)
+    for c, sim in zip(head, sims):
+        c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
+        c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score) if mode == "hybrid" \
+            else c.vector_score
+    if mode == "hybrid" and hy.text_weight > 0:
+        apply_keyword_rescue(head)
+    for c in head:
+        c.relevance = max(c.relevance, c.score)
+    return merged
+
+
 # ---- timestamps for temporal decay -----------------------------------------------------------------
 
 
@@ -391,6 +443,10 @@ def run_search(
             for c in merged:
                 c.relevance = c.score
 
+    rerank = qcfg.rerank.enabled and qv is not None and provider is not None and merged and (
+        mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
+    if rerank:
+        merged = _rerank_by_windows(merged, qv, provider, config, mode)  # type: ignore[arg-type]
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
