@@ -13,6 +13,7 @@ import itertools
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
@@ -44,7 +45,8 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult
 
-__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "run_search", "timestamp_resolver"]
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "line_windows",
+           "run_search", "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -220,8 +222,9 @@ def keyword_candidates(
 
 
 #: Line-window embeddings kept between searches (bounded; keyed by model and window text).
-_WINDOW_CACHE: collections.OrderedDict[tuple[str, str], np.ndarray] = collections.OrderedDict()
+_WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
 _WINDOW_CACHE_MAX = 50_000
+_WINDOW_LOCK = threading.Lock()
 
 
 def line_windows(text: str, size: int) -> list[str]:
@@ -235,17 +238,18 @@ def line_windows(text: str, size: int) -> list[str]:
 def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequence[str], size: int) -> list[float]:
     """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
     wins = [line_windows(t, size) for t in texts]
-    missing = list(dict.fromkeys(w for ws in wins for w in ws if (provider.model, w) not in _WINDOW_CACHE))
+    with _WINDOW_LOCK:
+        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((provider.id, provider.model, w))) is not None}
+    missing = list(dict.fromkeys(w for ws in wins for w in ws if w not in vecs))
     if missing:
-        for w, v in zip(missing, provider.embed_documents(missing)):
-            _WINDOW_CACHE[(provider.model, w)] = np.asarray(v, dtype=np.float32)
-        while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
-            _WINDOW_CACHE.popitem(last=False)
-    out = []
-    for ws in wins:
-        sims = [float(np.dot(_WINDOW_CACHE[(provider.model, w)], qv)) for w in ws]
-        out.append(max(sims, default=-1.0))
-    return out
+        fresh = [np.asarray(v, dtype=np.float32) for v in provider.embed_documents(missing)]
+        vecs.update(zip(missing, fresh))
+        with _WINDOW_LOCK:
+            for w, v in zip(missing, fresh):
+                _WINDOW_CACHE[(provider.id, provider.model, w)] = v
+            while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
+                _WINDOW_CACHE.popitem(last=False)
+    return [max((float(np.dot(vecs[w], qv)) for w in ws), default=-1.0) for ws in wins]
 
 
 def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
