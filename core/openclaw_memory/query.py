@@ -2,9 +2,10 @@
 
 * :func:`analyze_query` turns any user text into terms: stop words of EN/ES/PT/AR/KO/JA/ZH
   (spec §5.4) removed, CJK bigrams, Korean particles stripped. Its :attr:`QueryAnalysis.match` is
-  a MATCH expression that is an ``OR`` of quoted phrases, so FTS5 syntax typed by the user (``"``, ``*``, ``NEAR``, ``:``, ``^``,
-  parentheses, ``AND/OR/NOT``) is only ever searched for as text. Chunks containing more of the
-  query's informative terms rank higher (BM25 sums over terms) but no term is required.
+  a MATCH expression that is an ``OR`` of quoted phrases, so FTS5 syntax typed by the user
+  (``"``, ``*``, ``NEAR``, ``:``, ``^``, parentheses, ``AND/OR/NOT``) is only ever searched for as text.
+  Chunks containing more of the query's informative terms rank higher (BM25 sums over terms) but no
+  term is required. With ``stemming``, English words are also searched by their Porter stem as a prefix.
   Exact tokens stay findable: ``memorySearch.query.hybrid`` and ``sqlite-vec`` become phrases,
   and the longest run of informative words is OR-ed in as a phrase so an exact error string
   ranks first.

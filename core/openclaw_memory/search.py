@@ -239,7 +239,8 @@ def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequ
     """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
     wins = [line_windows(t, size) for t in texts]
     with _WINDOW_LOCK:
-        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((provider.id, provider.model, w))) is not None}
+        key = (provider.id, provider.model)
+        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((*key, w))) is not None}
     missing = list(dict.fromkeys(w for ws in wins for w in ws if w not in vecs))
     if missing:
         fresh = [np.asarray(v, dtype=np.float32) for v in provider.embed_documents(missing)]

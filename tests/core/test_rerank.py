@@ -11,7 +11,8 @@ from openclaw_memory.search import line_windows
 FILLER = [f"Melanie: the weather report for day {i} mentions clouds rivers mountains and trains" for i in range(8)]
 DOCS = {
     # the one line that answers sits among many unrelated lines: diluted in the chunk's embedding
-    "memory/2026-04-01.md": "\n".join(["# Apr 1", "", *FILLER[:4], "Caroline: zebra quokka lantern", *FILLER[4:]]) + "\n",
+    "memory/2026-04-01.md": "\n".join(
+        ["# Apr 1", "", *FILLER[:4], "Caroline: zebra quokka lantern", *FILLER[4:]]) + "\n",
     # a short chunk that mentions one query word twice
     "memory/2026-04-02.md": "# Apr 2\n\nCaroline: zebra zebra picnic\n",
 }
