@@ -254,16 +254,19 @@ def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequ
 
 
 def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
-                       mode: SearchMode) -> list[Candidate]:
+                       mode: SearchMode, sim_floor: float | None) -> list[Candidate]:
     """``query.rerank``: the best ``top`` candidates of the merge get ``vector_score = max(chunk
     similarity, best line-window similarity)`` and are scored again as the weighted merge did (with the
     keyword rescue); the rest keep their scores. Not applied under ``merge="rrf"`` (rank fusion has no
-    similarity to raise)."""
+    similarity to raise). When the windows cannot be embedded, the hits keep their order (logged)."""
     rr, hy = config.query.rerank, config.query.hybrid
     merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
     head = merged[:rr.top]
-    sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
-    sim_floor = getattr(provider, "similarity_floor", None)
+    try:
+        sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
+    except Exception as exc:  # a provider failure must not break a search that already has results
+        log.warning("reranking skipped: embedding the line windows failed: %s", exc)
+        return merged
     for c, sim in zip(head, sims):
         c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
         c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score) if mode == "hybrid" \
@@ -451,7 +454,7 @@ def run_search(
     rerank = qcfg.rerank.enabled and qv is not None and provider is not None and merged and (
         mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
     if rerank:
-        merged = _rerank_by_windows(merged, qv, provider, config, mode)  # type: ignore[arg-type]
+        merged = _rerank_by_windows(merged, qv, provider, config, mode, sim_floor)  # type: ignore[arg-type]
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),

@@ -48,3 +48,18 @@ def test_rerank_embeds_each_window_once(write, tmp_path: Path) -> None:
         before = provider.texts_embedded
         m.search("zebra quokka lantern picnic", min_score=0)
         assert provider.texts_embedded == before + 1  # only the new query: the windows are kept
+
+
+def test_rerank_failure_keeps_the_results(write, tmp_path: Path) -> None:
+    provider = FakeEmbeddingProvider(dims=512, model="fake-rerank-fail")
+    ws = write(DOCS)
+    with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "x.sqlite")},
+                     query={"hybrid": {"enabled": False}, "rerank": {"enabled": True}}) as m:
+        m.sync()
+
+        def down(texts: object) -> list[object]:
+            raise RuntimeError("provider down")
+
+        provider.embed_documents = down  # type: ignore[method-assign]  # the query still embeds
+        hits = m.search("zebra quokka lantern", min_score=0).hits
+    assert [h.path for h in hits][:1] == ["memory/2026-04-02.md"]  # the unreranked order
