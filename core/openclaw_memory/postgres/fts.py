@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from openclaw_memory.query import analysed_tokens
 from openclaw_memory.textprep import stem_tokens
 
-__all__ = ["MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
+__all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
            "to_tsquery", "tsvector_literal"]
 
 #: the largest word position a tsvector keeps (later positions are clamped to it by PostgreSQL)
@@ -66,7 +66,9 @@ class Node:
     args: tuple[Node, ...] = ()
 
 
-_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"|(\()|(\))|([^\s()"]+))')
+_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|([^\s()"]+))')
+#: marks a phrase's last token as an FTS5 prefix (``"paint"*``); analysed tokens never contain it
+PREFIX = "*"
 
 
 def _lex(match: str) -> list[tuple[str, str]]:
@@ -80,13 +82,13 @@ def _lex(match: str) -> list[tuple[str, str]]:
             raise MatchSyntaxError(f"cannot parse MATCH expression near {match[pos:pos + 20]!r}")
         pos = m.end()
         if m.group(1):
-            out.append(("phrase", m.group(2).replace('""', '"')))
-        elif m.group(3):
-            out.append(("(", "("))
+            out.append(("prefix" if m.group(3) else "phrase", m.group(2).replace('""', '"')))
         elif m.group(4):
+            out.append(("(", "("))
+        elif m.group(5):
             out.append((")", ")"))
         else:
-            word = m.group(5)
+            word = m.group(6)
             out.append((word, word) if word in ("AND", "OR", "NOT") else ("phrase", word))
     return out
 
@@ -114,9 +116,12 @@ def parse_match(match: str, *, porter: bool = False) -> Node:
             if take()[0] != ")":
                 raise MatchSyntaxError(f"unbalanced parentheses in {match!r}")
             return node
-        if kind != "phrase":
+        if kind not in ("phrase", "prefix"):
             raise MatchSyntaxError(f"unexpected {text!r} in MATCH expression {match!r}")
-        return Node("phrase", tuple(index_tokens(text, porter=porter)))
+        tokens = index_tokens(text, porter=porter)
+        if kind == "prefix" and tokens:
+            tokens[-1] += PREFIX
+        return Node("phrase", tuple(tokens))
 
     def not_expr() -> Node:
         node = primary()
@@ -153,7 +158,7 @@ def to_tsquery(node: Node) -> str | None:
     if node.op == "phrase":
         if not node.tokens or any(len(t) > _MAX_LEXEME for t in node.tokens):
             return None
-        return "(" + " <-> ".join(_quote(t) for t in node.tokens) + ")"
+        return "(" + " <-> ".join(_quote(t[:-1]) + ":*" if t.endswith(PREFIX) else _quote(t) for t in node.tokens) + ")"
     parts = [to_tsquery(a) for a in node.args]
     if node.op == "and":
         return None if any(p is None for p in parts) else "(" + " & ".join(p for p in parts if p) + ")"
@@ -178,6 +183,11 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     n = len(phrase)
     if n == 0:
         return 0
+    last = phrase[-1]
+    if last.endswith(PREFIX):  # the last token is a prefix: any token starting with it matches there
+        head, stem = tuple(phrase[:-1]), last[:-1]
+        return sum(1 for i in range(len(tokens) - n + 1)
+                   if tuple(tokens[i:i + n - 1]) == head and tokens[i + n - 1].startswith(stem))
     first = phrase[0]
     if n == 1:
         return sum(1 for t in tokens if t == first)
@@ -201,8 +211,10 @@ def bm25_scores(docs: Sequence[Sequence[str]], phrase_list: Sequence[tuple[str, 
         counts = Counter(doc)
         score = 0.0
         for p, w in zip(phrase_list, idf):
-            if len(p) == 1:
+            if len(p) == 1 and not p[0].endswith(PREFIX):
                 f = counts.get(p[0], 0)
+            elif p and p[-1].endswith(PREFIX):
+                f = phrase_count(doc, p)
             else:
                 f = phrase_count(doc, p) if p and all(t in counts for t in p) else 0
             if f:
