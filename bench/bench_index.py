@@ -106,12 +106,30 @@ class Row:
     force_embedded: int
     force_counted: int | None
     force_cache_hits: int
+    #: the process's CPU time during the no-change sync (median run): what the sync costs whatever the load
+    nochange_cpu_ms: float = float("nan")
+    #: each no-change sync's wall time (ms), in run order
+    nochange_runs: tuple[float, ...] = ()
 
 
 def timed_sync(memory: MemoryIndex, *, force: bool = False) -> tuple[SyncReport, float]:
     t = time.perf_counter()
     report = memory.sync(force=force)
     return report, time.perf_counter() - t
+
+
+def timed_noop_syncs(memory: MemoryIndex, runs: int = 3) -> tuple[SyncReport, list[float], float]:
+    """``runs`` syncs with nothing changed: the last report, each wall time (s), and the process CPU time (s)
+    of the run with the median wall time (the sync runs in the index's worker thread; this thread waits)."""
+    walls, cpus, report = [], [], None
+    for _ in range(runs):
+        c = time.process_time()
+        report, wall = timed_sync(memory)
+        cpus.append(time.process_time() - c)
+        walls.append(wall)
+    mid = sorted(range(runs), key=walls.__getitem__)[runs // 2]
+    assert report is not None
+    return report, walls, cpus[mid]
 
 
 def run(name: str, make: Callable[[], EmbeddingProvider | None], files: int, lines: int) -> Row:
@@ -128,7 +146,8 @@ def run(name: str, make: Callable[[], EmbeddingProvider | None], files: int, lin
             sync={"watch": False, "on_search": False}, provider=provider, watch=False,
         ) as memory:
             full, full_s = timed_sync(memory)
-            nochange, nochange_s = timed_sync(memory)
+            nochange, noop_walls, noop_cpu = timed_noop_syncs(memory)
+            nochange_s = sorted(noop_walls)[len(noop_walls) // 2]
             edited = ws / "memory" / "note-0000.md"
             edited.write_text(edited.read_text(encoding="utf-8") + "- One more line written by the bench.\n",
                               encoding="utf-8")
@@ -144,6 +163,7 @@ def run(name: str, make: Callable[[], EmbeddingProvider | None], files: int, lin
         edit_ms=edit_s * 1000, edit_embedded=edit.embedded,
         force_s=force_s, force_embedded=forced.embedded,
         force_counted=(counter[0] - before) if counter else None, force_cache_hits=forced.cache_hits,
+        nochange_cpu_ms=noop_cpu * 1000, nochange_runs=tuple(w * 1000 for w in noop_walls),
     )
 
 
@@ -255,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in rows:
         counted = "—" if r.force_counted is None else str(r.force_counted)
         print(f"| {r.name} | {r.files} | {r.chunks} | {r.full_s:.2f} s | {r.chunks / r.full_s:,.1f} | "
-              f"{r.full_embedded} | {r.nochange_ms:.0f} ms ({r.nochange_embedded}) | "
+              f"{r.full_embedded} | {r.nochange_ms:.0f} ms, CPU {r.nochange_cpu_ms:.0f} ms ({r.nochange_embedded}) | "
               f"{r.edit_ms:.0f} ms ({r.edit_embedded}) | {r.force_s:.2f} s ({r.force_embedded} / {counted} / "
               f"{r.force_cache_hits}) |")
     load_after = os.getloadavg()

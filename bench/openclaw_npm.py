@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import shutil
 import subprocess
 import threading
@@ -118,8 +120,12 @@ class OpenClawCLI:
 
     def run(self, *args: str, timeout: float = 1800) -> tuple[subprocess.CompletedProcess[str], float]:
         t = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run([self.node, str(self.entry), *args], env=self.env, capture_output=True, text=True,
                            timeout=timeout, cwd=self.home)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        #: CPU seconds (user + system) of that CLI process and its children
+        self.last_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return r, time.perf_counter() - t
 
     def startup(self) -> float:
@@ -152,19 +158,49 @@ def _ranges(results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+#: the file names the original dates its notes by (``memory/**/YYYY-MM-DD[-x].md``; its DATED_MEMORY_PATH_RE)
+DATED_NOTE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
+#: prepended to a dated note's name when the dates are hidden: the original then treats it as undated
+UNDATED_PREFIX = "session-"
+
+
+def copy_workspace(src: Path, dest: Path, hide_dates: bool) -> dict[str, str]:
+    """Copy the workspace ``src`` to ``dest`` (the original may write into it, e.g. ``memory/.dreams/``; the data
+    set stays untouched). With ``hide_dates``, dated notes are renamed ``memory/session-YYYY-MM-DD.md`` so the
+    original's temporal decay does not apply to them. Returns each copied file's path as the original will
+    report it, mapped to its path in the data set."""
+    shutil.copytree(src, dest)
+    names: dict[str, str] = {}
+    for f in sorted(dest.rglob("*.md")):
+        rel = f.relative_to(dest).as_posix()
+        if hide_dates and rel.startswith("memory/") and DATED_NOTE.match(f.name):
+            f.rename(f.with_name(UNDATED_PREFIX + f.name))
+            names[f.with_name(UNDATED_PREFIX + f.name).relative_to(dest).as_posix()] = rel
+        else:
+            names[rel] = rel
+    return names
+
+
 def devset_quality(npm_dir: Path, corpora: list[tuple[str, Path, list[dict[str, Any]]]], embedder: Any, k: int,
-                   tmp: Path, per_workspace: int | None = None) -> dict[str, Any]:
-    """Index each workspace of the set with the original and run its questions (a Node process per search)."""
+                   tmp: Path, per_workspace: int | None = None, hide_dates: bool = True) -> dict[str, Any]:
+    """Index each workspace of the set with the original and run its questions (a Node process per search).
+
+    openclaw 2026.9.6 always applies temporal decay (half-life 30 days, not configurable) to notes named
+    ``memory/YYYY-MM-DD.md``: with the set's 2023 dates every score is multiplied by ~1e-12 and a note 30 days
+    newer counts twice as much, so its ranking follows the file dates, not the question. ``hide_dates``
+    renames the notes (``session-YYYY-MM-DD.md``, mapped back for scoring) so its relevance ranking is
+    measured; without it, the original is measured as shipped on these dates."""
     from bench_compare import score
 
     agg = [0, 0.0, 0.0, 0.0]
     latencies: list[float] = []
+    top_scores: list[float] = []
     index_s = 0.0
     for ws, folder, wq in corpora:
         wq = wq[:per_workspace] if per_workspace else wq
-        # a copy: the original may write into its workspace (memory/.dreams/), and the data set stays untouched
         data_ws = tmp / f"{ws}-workspace"
-        shutil.copytree(Path(json.loads((folder / "meta.json").read_text()).get("workspace", "")), data_ws)
+        names = copy_workspace(Path(json.loads((folder / "meta.json").read_text()).get("workspace", "")), data_ws,
+                               hide_dates)
         queries = dict(zip([q["question"] for q in wq], embedder.embed_queries([q["question"] for q in wq])))
         with EmbeddingServer(embedder.embed_documents, queries, embedder.model) as server:
             cli = OpenClawCLI(npm_dir, tmp / ws, data_ws, server.url, "bench-model")
@@ -173,12 +209,12 @@ def devset_quality(npm_dir: Path, corpora: list[tuple[str, Path, list[dict[str, 
             for q in wq:
                 found, took = cli.search(q["question"], k)
                 latencies.append(took * 1000)
-                results.append(_ranges(found))
-        known = {f.relative_to(data_ws).as_posix() for f in data_ws.rglob("*.md")}
-        returned = {cid.rsplit("#", 1)[0] for got in results for cid in got}
-        if returned and not returned & known:
-            raise RuntimeError(f"the original returned paths that are not files of the workspace (e.g. "
-                               f"{sorted(returned)[0]!r}): results not comparable")
+                top_scores += [float(h["score"]) for h in found[:1] if isinstance(h.get("score"), (int, float))]
+                unknown = sorted({h.get("path") for h in found} - set(names))
+                if unknown:
+                    raise RuntimeError(f"the original returned paths that are not files of the workspace (e.g. "
+                                       f"{unknown[0]!r}): results not comparable")
+                results.append(_ranges([{**h, "path": names[h["path"]]} for h in found]))
         r, h, ln = score(results, wq, k)
         agg[0] += len(wq)
         agg[1] += r
@@ -186,9 +222,14 @@ def devset_quality(npm_dir: Path, corpora: list[tuple[str, Path, list[dict[str, 
         agg[3] += ln
     n = agg[0]
     lat = sorted(latencies)
+    how = ("dated notes renamed session-YYYY-MM-DD.md (its temporal decay, always on, then leaves them alone)"
+           if hide_dates else "as shipped: its temporal decay (always on, half-life 30 d) ranks the set's 2023 "
+                              "notes by date")
+    med = sorted(top_scores)[len(top_scores) // 2] if top_scores else float("nan")
     return {"mode": "hybrid", "n": n, "recall": agg[1] / n, "hit": agg[2] / n, "lines": agg[3] / n,
-            "note": f"its own chunking and hybrid search; CLI search p50 {lat[len(lat) // 2] / 1000:.1f} s "
-                    f"including the CLI's start-up; index {index_s:.0f} s"}
+            "variant": "dates hidden" if hide_dates else "as shipped",
+            "note": f"{how}; its own chunking, hybrid search with MMR; median top score {med:.2g}; CLI search p50 "
+                    f"{lat[len(lat) // 2] / 1000:.1f} s including the CLI's start-up; index {index_s:.0f} s"}
 
 
 def first_index(npm_dir: Path, workspace: Path, tmp: Path, chunks: int) -> dict[str, Any]:
@@ -223,6 +264,7 @@ def sync_figures(npm_dir: Path, files: int, tmp: Path) -> dict[str, Any]:
         cli = OpenClawCLI(npm_dir, tmp / "home", ws, server.url, "bench-model")
         first = cli.index()
         noop = cli.index()
+        noop_cpu = cli.last_cpu
         edited = ws / "memory" / "note-00000.md"
         edited.write_text(edited.read_text(encoding="utf-8") + "- One more line written by the bench.\n", encoding="utf-8")
         before = server.texts
@@ -235,6 +277,7 @@ def sync_figures(npm_dir: Path, files: int, tmp: Path) -> dict[str, Any]:
         start = cli.startup()
     shutil.rmtree(ws, ignore_errors=True)
     return {"files": files, "chunks": _status_chunks(r.stdout), "first_s": first, "noop_ms": noop * 1000,
+            "noop_cpu_ms": noop_cpu * 1000,
             "edit_ms": edit * 1000, "edit_embedded": edit_texts, "force_s": force, "force_calls": force_texts,
             "note": f"each figure is one CLI process, start-up included (`openclaw --version`: {start:.1f} s)"}
 

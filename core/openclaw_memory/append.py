@@ -42,6 +42,7 @@ __all__ = [
     "lock_path",
     "locked_append",
     "normalize_rel_path",
+    "cross_host_lock",
     "register_append_lock",
     "resolve_tz",
     "today",
@@ -318,7 +319,11 @@ def register_append_lock(workspace: str | os.PathLike[str],
     return release
 
 
-def _append_lock(ws: Path, rel: str) -> AbstractContextManager[None]:
+def cross_host_lock(workspace: str | os.PathLike[str], rel: str) -> AbstractContextManager[None]:
+    """The lock registered for ``workspace`` (:func:`register_append_lock`) on ``rel``, or a no-op
+    without one. Writers of a memory file take it before the file's own lock: appends here, and
+    rewrites (:meth:`openclaw_memory.records.RecordFiles.edit`)."""
+    ws = Path(workspace).expanduser().resolve()
     with _APPEND_LOCKS_GUARD:
         locks = _APPEND_LOCKS.get(ws)
         lock = locks[-1] if locks else None
@@ -351,7 +356,7 @@ def append_memory(
     ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
     # Opened by descriptor from the workspace down: a directory swapped for a symlink after the
     # check above makes the append fail, never write outside the workspace.
-    with _append_lock(ws, rel):
+    with cross_host_lock(ws, rel):
         _append_beneath(ws, rel, payload, ensure_leading_newline=True, fsync=True)
     log.debug("appended %d chars to %s", len(payload), rel)
     return target

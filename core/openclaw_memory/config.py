@@ -114,12 +114,27 @@ class HybridConfig(_Model):
         return self
 
 
+class RerankConfig(_Model):
+    """``query.rerank`` (this library's addition, opt-in): re-score the best ``top`` hits of a hybrid or
+    vector search by their best-matching run of ``window_lines`` lines, embedded with the index's model
+    (a chunk's one relevant turn is diluted in the chunk's own embedding). Embeds up to ``top`` × lines
+    short texts on a search (kept in memory for later searches)."""
+
+    enabled: bool = False
+    top: int = Field(12, ge=1, le=200)
+    window_lines: int = Field(2, ge=1)
+
+
 class QueryConfig(_Model):
     """``query``: result count, score floor and the hybrid merge."""
 
     max_results: int = Field(6, ge=1)
     min_score: float = Field(0.35, ge=0.0, le=1.0)
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
+    #: This library's addition: English words of a query also match words of the same Porter stem
+    #: ("paintings" finds "painted") in a ``unicode61`` keyword index, at search time (no re-index).
+    stemming: bool = True
+    rerank: RerankConfig = Field(default_factory=RerankConfig)
     max_injected_chars: int | None = Field(None, ge=1)
     snippet_max_chars: int = Field(700, ge=1)
 

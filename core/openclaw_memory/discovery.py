@@ -253,6 +253,14 @@ def list_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> list[Path
 
 def relative_path(workspace: Path, abs_path: Path) -> str:
     """``abs_path`` relative to the workspace with "/" separators (may start with "../")."""
+    ws, path = os.fspath(workspace), os.fspath(abs_path)
+    # the common case, a normalised path below the normalised workspace, without relpath's two abspath calls
+    # (a sync with nothing to do spends a third of its time there on 10k files)
+    if path.startswith(ws) and path[len(ws) : len(ws) + 1] == os.sep and os.path.isabs(ws) \
+            and os.path.normpath(ws) == ws:
+        rest = path[len(ws) + 1 :]
+        if rest and os.path.normpath(rest) == rest:
+            return rest.replace(os.sep, "/")
     return os.path.relpath(abs_path, workspace).replace(os.sep, "/")
 
 

@@ -7,12 +7,14 @@ The original maps BM25 to 0..1 on an absolute scale and merges with ``0.7·vecto
 so a chunk found only by keyword scores at most 0.3 and can never pass ``min_score`` 0.35: an
 exact ID or error string that the embedding misses is invisible. Absolute BM25 is also unstable
 on small indexes (a term in most chunks gets an IDF near zero). Here the text score is computed
-per query instead: ``text_score = (0.1 + 0.9·coverage)·(0.5 + 0.5·bm25 / best bm25 of this query)``, where
+per query instead: ``text_score = (0.1 + 0.9·coverage²)·(0.5 + 0.5·bm25 / best bm25 of this query)``, where
 coverage is the weighted share of the query's informative terms the chunk contains (see
-:meth:`openclaw_memory.query.QueryAnalysis.coverage`). Coverage multiplies, so a chunk sharing one
-incidental word with a paraphrased question gets a small keyword score however well BM25 ranks
-it among the few keyword hits (measured in ``bench/bench_embeddings.py``: an additive form let
-such hits outvote the embedding). Then a **rescue rule** lifts chunks whose
+:meth:`openclaw_memory.query.QueryAnalysis.coverage`; a word found only in another form of the same
+stem counts half). Coverage multiplies, and squared, so a chunk sharing one incidental word with a
+paraphrased question gets a small keyword score however well BM25 ranks it among the few keyword
+hits: half the query's words earn a quarter of the credit of all of them (measured in
+``bench/bench_embeddings.py`` and ``bench/bench_quality.py``: an additive form, and with stemming a
+linear one, let such hits outvote the embedding). Then a **rescue rule** lifts chunks whose
 text contains an *exact* piece of the query — a distinctive token (``a828e60``, ``sqlite-vec``,
 ``memorySearch.query.hybrid``, camelCase, ALLCAPS), the whole query as a phrase, or every
 informative term — to ``score = max(weighted, EXACT_MATCH_WEIGHT · text_score)``
@@ -65,7 +67,6 @@ __all__ = [
     "apply_keyword_rescue",
     "apply_mmr",
     "apply_temporal_decay",
-    "bm25_rank_to_score",
     "calibrate_similarity",
     "clamp_injected",
     "dated_path_timestamp",
@@ -86,16 +87,6 @@ EXACT_MATCH_WEIGHT = 0.6
 # ---- BM25 ---------------------------------------------------------------------------------------
 
 
-def bm25_rank_to_score(rank: float) -> float:
-    """The original's (HEAD) mapping of an FTS5 ``bm25()`` rank (lower is better) to 0..1."""
-    if not math.isfinite(rank):
-        return 1 / 1000
-    if rank < 0:
-        r = -rank
-        return r / (1 + r)
-    return 1 / (1 + rank)
-
-
 def relative_bm25(ranks: Sequence[float]) -> list[float]:
     """Each rank relative to the best one of the same query: best → 1.0, others in (0, 1]."""
     finite = [r for r in ranks if math.isfinite(r)]
@@ -106,8 +97,8 @@ def relative_bm25(ranks: Sequence[float]) -> list[float]:
 
 
 def keyword_text_scores(ranks: Sequence[float], coverages: Sequence[float]) -> list[float]:
-    """``(0.1 + 0.9·coverage)·(0.5 + 0.5·relative_bm25)`` per keyword hit (see the module docstring)."""
-    return [(0.1 + 0.9 * max(0.0, min(1.0, c))) * (0.5 + 0.5 * r) for r, c in zip(relative_bm25(ranks), coverages)]
+    """``(0.1 + 0.9·coverage²)·(0.5 + 0.5·relative_bm25)`` per keyword hit (see the module docstring)."""
+    return [(0.1 + 0.9 * max(0.0, min(1.0, c)) ** 2) * (0.5 + 0.5 * r) for r, c in zip(relative_bm25(ranks), coverages)]
 
 
 def calibrate_similarity(score: float, floor: float | None) -> float:

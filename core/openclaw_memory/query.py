@@ -1,15 +1,15 @@
 """Query analysis for keyword search: multilingual keyword extraction and safe FTS5 MATCH building.
 
-* :func:`extract_keywords` is the original's query expansion (spec §5.4): stop words of
-  EN/ES/PT/AR/KO/JA/ZH removed, CJK unigrams and bigrams, Korean particles stripped.
-* :func:`build_fts_query` turns any user text into a MATCH expression that is an ``OR`` of
-  quoted phrases, so FTS5 syntax typed by the user (``"``, ``*``, ``NEAR``, ``:``, ``^``,
-  parentheses, ``AND/OR/NOT``) is only ever searched for as text. Chunks containing more of the
-  query's informative terms rank higher (BM25 sums over terms) but no term is required.
+* :func:`analyze_query` turns any user text into terms: stop words of EN/ES/PT/AR/KO/JA/ZH
+  (spec §5.4) removed, CJK bigrams, Korean particles stripped. Its :attr:`QueryAnalysis.match` is
+  a MATCH expression that is an ``OR`` of quoted phrases, so FTS5 syntax typed by the user
+  (``"``, ``*``, ``NEAR``, ``:``, ``^``, parentheses, ``AND/OR/NOT``) is only ever searched for as text.
+  Chunks containing more of the query's informative terms rank higher (BM25 sums over terms) but no
+  term is required. With ``stemming``, English words are also searched by their Porter stem as a prefix.
   Exact tokens stay findable: ``memorySearch.query.hybrid`` and ``sqlite-vec`` become phrases,
   and the longest run of informative words is OR-ed in as a phrase so an exact error string
   ranks first.
-* :func:`analyze_query` exposes the terms grouped by concept: the search uses
+* The terms are grouped by concept: the search uses
   :meth:`QueryAnalysis.match_tiers` (all concepts, then all but one, …, then any) to keep FTS5
   from ranking most of the index for frequent words, and :meth:`QueryAnalysis.coverage` to
   measure how much of the query a chunk covers and whether it contains an exact token of it.
@@ -24,17 +24,19 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
-import string
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
-__all__ = ["MAX_TERMS", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens", "analyze_query",
-           "build_fts_query", "extract_keywords", "query_terms"]
+__all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
+           "analyze_query"]
 
+#: Share of a query word's coverage weight that a chunk earns with another word of the same stem only.
+STEM_MATCH_WEIGHT = 0.5
 #: Upper bound on the phrases OR-ed into one MATCH expression.
 MAX_TERMS = 32
 _MAX_PHRASE_TOKENS = 16
@@ -94,7 +96,7 @@ def _category_classes(*prefixes: str) -> dict[str, str]:
     return out
 
 
-_CLASSES = _category_classes("M", "P")
+_CLASSES = _category_classes("M")
 _MARKS = _CLASSES["M"]
 # A token as SQLite's unicode61 sees words: letters and digits (no underscore), kept together with
 # combining marks so that Thai/Indic words are not cut at their vowel signs.
@@ -111,8 +113,8 @@ _SCRIPT_RUN = re.compile(
     rf"|(?P<han>[{_HAN}]+)|(?P<other>[^{SEGMENTED_SCRIPTS}]+)"
 )
 _THAI_UNIT = re.compile(r".[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd]*", re.S)
-_LATIN_ONLY = re.compile(r"[a-z\u00c0-\u024f]+")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_STEMMABLE_WORD = re.compile(r"[a-z]{3,}")
 
 
 def _fold_text(text: str) -> str:
@@ -141,62 +143,11 @@ def analysed_tokens(text: str) -> list[str]:
     return _key(text).split()
 
 
-# ---- extract_keywords (spec §5.4) -------------------------------------------------------------------
-
-_KANA_CHECK, _HAN_CHECK, _HANGUL_CHECK = (re.compile(c) for c in ("[\u3040-\u30ff]", "[\u4e00-\u9fff]", "[\uac00-\ud7af]"))
-_JA_PARTS = re.compile(r"(?P<ascii>[a-z0-9_]+)|(?P<kata>[\u30a0-\u30ffー]+)|(?P<kanji>[\u4e00-\u9fff]+)"
-                       r"|(?P<hira>[\u3040-\u309f]{2,})")
-
-
-_ASCII_PUNCT = "".join(re.escape(c) for c in string.punctuation if unicodedata.category(c)[0] == "P")
-_SEGMENT_SPLIT = re.compile(rf"[\s{_ASCII_PUNCT}{_CLASSES['P']}]+")  # spec: [\s\p{{P}}]+
-
-
 def _strip_particle(word: str) -> str:
     for p in _KO_PARTICLES:
         if len(word) > len(p) and word.endswith(p):
             return word[: -len(p)]
     return word
-
-
-def _keep_keyword(tok: str) -> bool:
-    if not tok or tok in STOP_WORDS or tok.isdigit():
-        return False
-    if _LATIN_ONLY.fullmatch(tok) and len(tok) < 3:
-        return False
-    return any(ch.isalnum() for ch in tok)
-
-
-def extract_keywords(query: str) -> list[str]:
-    """Content keywords of ``query`` (lowercased, stop words removed, de-duplicated, in order).
-
-    ``"that thing we discussed about the API"`` → ``["discussed", "api"]``;
-    ``"서버에서 발생한 에러를 확인"`` includes the stems ``서버`` and ``에러``.
-    """
-    out: list[str] = []
-    for seg in filter(None, _SEGMENT_SPLIT.split(query.lower())):
-        if _KANA_CHECK.search(seg):
-            for m in _JA_PARTS.finditer(seg):
-                tok = m.group(0)
-                out.append(tok)
-                if m.lastgroup == "kanji":
-                    out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
-        elif _HAN_CHECK.search(seg):
-            out.extend(re.findall(r"[a-z0-9_]+", seg))  # improvement: keep the Latin part (e.g. "redis集群")
-            for run in re.findall("[\u4e00-\u9fff]+", seg):
-                out.extend(run)
-                out.extend(run[i : i + 2] for i in range(len(run) - 1))
-        elif _HANGUL_CHECK.search(seg):
-            stem = _strip_particle(seg)
-            if seg not in STOP_WORDS and stem not in STOP_WORDS:
-                out.append(seg)
-            if stem != seg and stem not in STOP_WORDS and (
-                len(_HANGUL_CHECK.findall(stem)) >= 2 or (stem.isascii() and stem.isalnum())
-            ):
-                out.append(stem)
-        else:
-            out.append(seg)
-    return list(dict.fromkeys(t for t in out if _keep_keyword(t)))
 
 
 # ---- query analysis for FTS ---------------------------------------------------------------------------
@@ -208,14 +159,16 @@ class QueryTerm:
 
     ``text`` is what is searched (tokens separated by spaces, original case); ``key`` its
     normalised form; ``kind`` one of ``phrase`` (the whole query), ``exact`` (identifier-like),
-    ``word``, ``ngram`` (CJK/Thai piece) or ``recall`` (low-priority part); ``group`` indexes
-    :attr:`QueryAnalysis.groups` (None for terms that only boost or widen recall).
+    ``word``, ``stem`` (the Porter stem of a word, searched as a prefix), ``ngram`` (CJK/Thai piece)
+    or ``recall`` (low-priority part); ``group`` indexes :attr:`QueryAnalysis.groups` (None for terms
+    that only boost or widen recall).
     """
 
     text: str
     key: str
     kind: str
     group: int | None = None
+    prefix: bool = False  # searched as an FTS5 prefix (``"paint"*``): the stem of an English word
 
 
 @dataclass
@@ -238,7 +191,7 @@ class TermGroup:
 
 
 _FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_PRIORITY = {"phrase": 0, "exact": 1, "word": 2, "ngram": 2, "recall": 3}
+_PRIORITY = {"phrase": 0, "exact": 1, "word": 2, "ngram": 2, "stem": 3, "recall": 4}
 
 
 @dataclass
@@ -252,6 +205,12 @@ class QueryAnalysis:
     tokenizer: str = "unicode61"
 
     fallback: bool = False  # every token was a stop word: the query is searched as typed
+    stemming: bool = False  # English words also match by their Porter stem (see :func:`analyze_query`)
+
+    @property
+    def stemmed(self) -> bool:
+        """Whether coverage compares English words by their stems (stemmed terms or a porter index)."""
+        return self.stemming or self.tokenizer == "porter"
 
     def fts_phrase(self, t: QueryTerm) -> str | None:
         """``t`` as one quoted FTS5 phrase (None when the tokenizer cannot search it)."""
@@ -261,7 +220,9 @@ class QueryAnalysis:
             body = t.text
         else:
             body = " ".join(segment_for_fts(t.text).split())
-        return '"' + body.replace('"', '""') + '"' if body else None
+        if not body:
+            return None
+        return '"' + body.replace('"', '""') + '"' + ("*" if t.prefix else "")
 
     @property
     def match(self) -> str | None:
@@ -330,26 +291,41 @@ class QueryAnalysis:
         return [(cov, exact) for cov, exact, _ in self.coverage_detail(texts)]
 
     def coverage_detail(self, texts: Sequence[str]) -> list[tuple[float, bool, set[int]]]:
-        """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains."""
-        # With the porter tokenizer, words are compared by their stems, as the index matches them.
-        stem = stem_tokens if self.tokenizer == "porter" else (lambda k: k)
-        owner = {stem(k): i for i, g in enumerate(self.groups) for k in g.keys}
+        """As :meth:`coverage`, plus the indexes (into :attr:`groups`) of the groups each text contains.
+
+        When :attr:`stemmed`, a group also counts for coverage when the text holds a word of the same
+        stem ("painting" covers "paints"), with :data:`STEM_MATCH_WEIGHT` of its weight, and exactness
+        (the whole phrase, every group) still needs the words as written: a stemmed match widens recall,
+        ranks under the word as written and never triggers the exact-match rescue.
+        """
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
-        lines = [f" {stem(_key(t))} " for t in texts]
-        present = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
-        phrase = f" {stem(self.phrase_key)} " if self.phrase_key else None
+        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        keys = [_key(t) for t in texts]
+        lines = [f" {k} " for k in keys]
+        surface = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
+        if self.stemmed:
+            stem_owner = {stem_tokens(k): i for k, i in owner.items()}
+            stem_lines = [f" {stem_tokens(k)} " for k in keys]
+            present = [s | {i for k, i in stem_owner.items() if f" {k} " in line}
+                       for s, line in zip(surface, stem_lines)]
+        else:
+            present = surface
+        phrase = f" {self.phrase_key} " if self.phrase_key else None
         seen = set().union(*present) if present else set()
         considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
         total = sum(self.groups[i].weight for i in considered)
         raw_total = sum(g.weight for g in self.groups) or 1.0
         out: list[tuple[float, bool, set[int]]] = []
-        for line, have in zip(lines, present):
-            got = sum(self.groups[i].weight for i in considered if i in have)
+        for line, have, exact_have in zip(lines, present, surface):
+            got = sum(self.groups[i].weight * (1.0 if i in exact_have else STEM_MATCH_WEIGHT)
+                      for i in considered if i in have)
             cov = got / total if total > 0 else 0.0
-            exact = any(self.groups[i].distinctive for i in have)
+            got_exact = sum(self.groups[i].weight for i in considered if i in exact_have)
+            exact = any(self.groups[i].distinctive for i in exact_have)
             exact = exact or (phrase is not None and phrase in line)
-            exact = exact or (bool(have) and cov >= 1.0 - 1e-9 and got / raw_total >= 0.5)
+            exact = exact or (bool(exact_have) and total > 0 and got_exact >= total - 1e-9
+                              and got_exact / raw_total >= 0.5)
             out.append((cov, exact, have))
         return out
 
@@ -382,22 +358,44 @@ def _distinctive(token: str) -> bool:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, *, stemming: bool = False) -> None:
         self.terms: list[tuple[int, int, QueryTerm]] = []
         self.groups: list[TermGroup] = []
         self.keys: set[str] = set()
         self.order = 0
+        self.stemming = stemming
 
-    def add(self, text: str, kind: str, group: int | None = None) -> bool:
+    def add(self, text: str, kind: str, group: int | None = None, *, prefix: bool = False) -> bool:
         key = _key(text)
+        if prefix:
+            key = "stem:" + key  # a prefix term is not a key a text contains (coverage compares stems)
         if not key or key in self.keys:
             return False
         self.keys.add(key)
-        if group is not None:
+        if group is not None and not prefix:
             self.groups[group].keys.append(key)
-        self.terms.append((_PRIORITY[kind], self.order, QueryTerm(text, key, kind, group)))
+        self.terms.append((_PRIORITY[kind], self.order, QueryTerm(text, key, kind, group, prefix)))
         self.order += 1
         return True
+
+    def word(self, tok: str) -> None:
+        """An ordinary word as its own concept; with stemming, its Porter stem is OR-ed in as a prefix
+        ("paintings" → ``"paintings" OR "paint"*``), and a stem ending in ``i`` adds its ``y`` form
+        ("studies" → ``"studies" OR "studi"* OR "study"``). Coverage then keeps only chunks with a same-stem word."""
+        g = self.group()
+        if not self.add(tok, "word", g):
+            self.groups.pop()
+            return
+        low = tok.lower()
+        if not (self.stemming and _STEMMABLE_WORD.fullmatch(low)):
+            return
+        stem = stem_tokens(low)
+        # the stem as written in the word ("deploy" stems to "deploi": search "deplo"*)
+        prefix = os.path.commonprefix([stem, low])
+        if len(prefix) >= 3:
+            self.add(prefix, "stem", g, prefix=True)
+        if stem.endswith("i") and len(stem) >= 4 and low.startswith(stem) and low[len(stem):] not in ("", "e"):
+            self.add(stem[:-1] + "y", "stem", g)  # "studies", "happiness": also "study", "happy"
 
     def group(self, *, weight: float = 1.0, distinctive: bool = False, ngram: bool = False) -> int:
         self.groups.append(TermGroup([], weight, distinctive, ngram))
@@ -474,7 +472,7 @@ def _run_terms(b: _Builder, run: str) -> None:
                 if _distinctive(tok):
                     b.concept(tok, "exact", weight=2.0, distinctive=True, needle=_identifier(tok))
                 else:
-                    b.concept(tok, "word")
+                    b.word(tok)
         elif script == "hangul":
             _hangul_terms(b, text)
         elif script == "thai":
@@ -502,9 +500,16 @@ def _longest_informative_run(tokens: Sequence[str]) -> list[str]:
     return best
 
 
-def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = MAX_TERMS) -> QueryAnalysis:
-    """Parse ``query`` into searchable terms (see the module docstring). Never raises."""
-    b = _Builder()
+def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = MAX_TERMS,
+                  stemming: bool = False) -> QueryAnalysis:
+    """Parse ``query`` into searchable terms (see the module docstring). Never raises.
+
+    ``stemming`` (``unicode61`` index only; a ``porter`` index stems by itself) also searches each
+    English word by its Porter stem as a prefix, so "paintings" finds "painted"; a chunk with the word
+    as written matches both terms and ranks above one with only a same-stem word.
+    """
+    stemming = stemming and tokenizer == "unicode61"
+    b = _Builder(stemming=stemming)
     query = _LONE_SURROGATE.sub(" ", query or "")  # not encodable: SQLite would reject the whole query
     pieces = [p for p in _PIECE_SPLIT.split(query) if p]
     all_tokens: list[str] = []
@@ -557,17 +562,9 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
     kept_keys = {t.key for t in chosen}
     for g in groups:
         g.keys = [k for k in g.keys if k in kept_keys]
-    terms = [QueryTerm(t.text, t.key, t.kind, remap.get(t.group) if t.group is not None else None) for t in chosen]
+    terms = [QueryTerm(t.text, t.key, t.kind, remap.get(t.group) if t.group is not None else None, t.prefix)
+             for t in chosen]
     return QueryAnalysis(query=query, terms=terms, groups=groups, phrase_key=phrase_key, tokenizer=tokenizer,
-                         fallback=fallback)
+                         fallback=fallback, stemming=stemming)
 
 
-def build_fts_query(query: str, *, tokenizer: str = "unicode61") -> str | None:
-    """A safe FTS5 MATCH expression for ``query`` (OR of quoted phrases), or None if nothing to search."""
-    return analyze_query(query, tokenizer=tokenizer).match
-
-
-def query_terms(query: str) -> list[str]:
-    """The normalised informative terms of ``query`` (one per concept), for lexical boosts."""
-    a = analyze_query(query)
-    return [g.keys[0].replace(" ", "") if _SEG.search(g.keys[0]) else g.keys[0] for g in a.groups if g.keys]

@@ -38,7 +38,14 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from openclaw_memory import safe_fs
-from openclaw_memory.append import LOCK_TIMEOUT_S, AllowedPaths, append_memory, lock_path, normalize_rel_path
+from openclaw_memory.append import (
+    LOCK_TIMEOUT_S,
+    AllowedPaths,
+    append_memory,
+    cross_host_lock,
+    lock_path,
+    normalize_rel_path,
+)
 from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
@@ -322,7 +329,7 @@ class RecordFiles:
             with safe_fs.open_dir(self.workspace, parts[:-1], create=create) as directory:
                 lock = FileLock(str(lock_path(self.workspace / rel)), timeout=LOCK_TIMEOUT_S)
                 try:
-                    with lock:
+                    with cross_host_lock(self.workspace, rel), lock:
                         changed = self._edit_locked(directory, parts[-1], rel, change, create)
                 except Timeout:
                     raise OpenClawMemoryError(

@@ -8,10 +8,12 @@ keyword score and the exact-match rescue) are documented in :mod:`openclaw_memor
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
@@ -43,7 +45,8 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "timestamp_resolver"]
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "line_windows",
+           "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +221,63 @@ def keyword_candidates(
     return out
 
 
+#: Line-window embeddings kept between searches (bounded; keyed by model and window text).
+_WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
+_WINDOW_CACHE_MAX = 50_000
+_WINDOW_LOCK = threading.Lock()
+
+
+def line_windows(text: str, size: int) -> list[str]:
+    """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) <= size:
+        return ["\n".join(lines)] if lines else []
+    return ["\n".join(lines[i:i + size]) for i in range(len(lines) - size + 1)]
+
+
+def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequence[str], size: int) -> list[float]:
+    """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
+    wins = [line_windows(t, size) for t in texts]
+    with _WINDOW_LOCK:
+        key = (provider.id, provider.model)
+        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((*key, w))) is not None}
+    missing = list(dict.fromkeys(w for ws in wins for w in ws if w not in vecs))
+    if missing:
+        fresh = [np.asarray(v, dtype=np.float32) for v in provider.embed_documents(missing)]
+        vecs.update(zip(missing, fresh))
+        with _WINDOW_LOCK:
+            for w, v in zip(missing, fresh):
+                _WINDOW_CACHE[(provider.id, provider.model, w)] = v
+            while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
+                _WINDOW_CACHE.popitem(last=False)
+    return [max((float(np.dot(vecs[w], qv)) for w in ws), default=-1.0) for ws in wins]
+
+
+def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
+                       mode: SearchMode, sim_floor: float | None) -> list[Candidate]:
+    """``query.rerank``: the best ``top`` candidates of the merge get ``vector_score = max(chunk
+    similarity, best line-window similarity)`` and are scored again as the weighted merge did (with the
+    keyword rescue); the rest keep their scores. Not applied under ``merge="rrf"`` (rank fusion has no
+    similarity to raise). When the windows cannot be embedded, the hits keep their order (logged)."""
+    rr, hy = config.query.rerank, config.query.hybrid
+    merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    head = merged[:rr.top]
+    try:
+        sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
+    except Exception as exc:  # a provider failure must not break a search that already has results
+        log.warning("reranking skipped: embedding the line windows failed: %s", exc)
+        return merged
+    for c, sim in zip(head, sims):
+        c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
+        c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score) if mode == "hybrid" \
+            else c.vector_score
+    if mode == "hybrid" and hy.text_weight > 0:
+        apply_keyword_rescue(head)
+    for c in head:
+        c.relevance = max(c.relevance, c.score)
+    return merged
+
+
 # ---- timestamps for temporal decay -----------------------------------------------------------------
 
 
@@ -327,7 +387,7 @@ def _run_search(
         hy = hy.model_copy(update={"enabled": False})
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
-    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer)
+    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
@@ -400,6 +460,10 @@ def _run_search(
             for c in merged:
                 c.relevance = c.score
 
+    rerank = qcfg.rerank.enabled and qv is not None and provider is not None and merged and (
+        mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
+    if rerank:
+        merged = _rerank_by_windows(merged, qv, provider, config, mode, sim_floor)  # type: ignore[arg-type]
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),

@@ -9,6 +9,7 @@ including 1–2 character words that a trigram index cannot find.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -64,20 +65,21 @@ _stem_cache: dict[str, str] = {}
 
 
 def _stem(word: str) -> str:
+    """Porter stem of an all-letter ASCII word (of at least 3 letters); any other token unchanged."""
     out = _stem_cache.get(word)
     if out is None:
-        if _STEMMER is None:
-            return word
-        out = _STEMMER.stemWord(word)
+        out = _STEMMER.stemWord(word) if _STEMMER is not None and _STEMMABLE.fullmatch(word) else word
         if len(_stem_cache) < 200_000:
             _stem_cache[word] = out
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def stem_tokens(key: str) -> str:
     """``key`` (lowercase tokens joined by spaces) with each all-letter ASCII token replaced by its
-    Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are."""
-    return " ".join(_stem(t) if _STEMMABLE.fullmatch(t) else t for t in key.split(" "))
+    Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are. Results are
+    cached: the same chunks come back across searches."""
+    return " ".join(map(_stem, key.split(" ")))
 
 
 def _load_stemmer() -> Any:

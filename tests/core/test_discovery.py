@@ -298,3 +298,22 @@ def test_read_lines_past_eof_and_missing(ws: Path) -> None:
     path = write(ws / "MEMORY.md", "only\n")
     assert read_lines(path, 10, 5) == ("", 10, 9)
     assert read_lines(ws / "memory" / "missing.md", 3, 2) == ("", 3, 2)
+
+
+@pytest.mark.parametrize("ws, path", [
+    ("/w/ws", "/w/ws/memory/2026-01-01.md"),
+    ("/w/ws", "/w/ws/MEMORY.md"),
+    ("/w/ws", "/w/ws2/memory/a.md"),          # a sibling sharing the prefix: not below the workspace
+    ("/w/ws", "/w/other/notes/a.md"),          # an extra path outside the workspace
+    ("/w/ws", "/w/ws/memory/../MEMORY.md"),    # not normalised
+    ("/w/ws", "/w/ws/memory//a.md"),
+    ("/w/ws", "/w/ws/./memory/a.md"),
+    ("/w/ws/", "/w/ws/memory/a.md"),           # a workspace with a trailing separator
+    ("/w/./ws", "/w/./ws/memory/a.md"),
+    ("/", "/memory/a.md"),
+    ("/w/ws", "/w/ws/.."),
+    ("/w/ws", "/w/ws/../b/c.md"),
+])
+def test_relative_path_is_relpath_with_slashes(ws: str, path: str) -> None:
+    assert relative_path(Path(ws), Path(path)) == os.path.relpath(path, ws).replace(os.sep, "/")
+    assert relative_path(ws, path) == os.path.relpath(path, ws).replace(os.sep, "/")  # type: ignore[arg-type]

@@ -12,7 +12,6 @@ from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
-    bm25_rank_to_score,
     calibrate_similarity,
     clamp_injected,
     dated_path_timestamp,
@@ -40,24 +39,14 @@ def cand(cid: str, *, v: float = 0.0, t: float = 0.0, text: str = "", path: str 
 # ---- BM25 ---------------------------------------------------------------------------------------
 
 
-def test_bm25_mapping_spec_values() -> None:
-    assert bm25_rank_to_score(0) == 1.0
-    assert bm25_rank_to_score(1) == 0.5
-    assert bm25_rank_to_score(10) < bm25_rank_to_score(1)
-    assert bm25_rank_to_score(-100) == pytest.approx(100 / 101)
-    assert bm25_rank_to_score(-4.2) > bm25_rank_to_score(-2.1) > bm25_rank_to_score(-0.5)
-    assert bm25_rank_to_score(-1) == 0.5
-    assert bm25_rank_to_score(float("nan")) == 1 / 1000
-    assert bm25_rank_to_score(float("-inf")) == 1 / 1000
-
-
 def test_relative_bm25_and_text_scores() -> None:
     assert relative_bm25([-4.0, -2.0, -1.0]) == [1.0, 0.5, 0.25]
     assert relative_bm25([0.0, 0.0]) == [1.0, 1.0]  # LIKE-only hits
     assert relative_bm25([]) == []
     assert keyword_text_scores([-4.0, -2.0], [1.0, 0.0]) == [1.0, pytest.approx(0.075)]
-    # coverage multiplies: the top BM25 hit holding 1 of 5 query terms stays weak
-    assert keyword_text_scores([-4.0, -2.0], [0.2, 1.0]) == [pytest.approx(0.28), pytest.approx(0.75)]
+    # coverage multiplies, squared: the top BM25 hit holding 1 of 5 query terms stays weak
+    assert keyword_text_scores([-4.0, -2.0], [0.2, 1.0]) == [pytest.approx(0.136), pytest.approx(0.75)]
+    assert keyword_text_scores([-4.0], [0.5]) == [pytest.approx(0.325)]  # half the terms: a quarter of the credit
     assert keyword_text_scores([-4.0], [3.0]) == [1.0]  # coverage clamped
 
 

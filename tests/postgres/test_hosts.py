@@ -143,6 +143,30 @@ def test_appends_are_serialised_through_the_database(pg: Any, workspace: Path, t
         holder.close()
 
 
+def test_record_rewrites_are_serialised_through_the_database(pg: Any, workspace: Path, tmp_path: Path) -> None:
+    """The LangGraph store's and LlamaIndex store's rewrites (RecordFiles.edit) wait for another host's
+    append to the same note, as appends do."""
+    from openclaw_memory.records import RecordFiles
+
+    ns = pg.namespace()
+    rel = "memory/store/notes.md"
+    holder = PostgresStore(pg.url, namespace=ns, schema=pg.schema)
+    idx = _host(pg, workspace, tmp_path, "a", ns)
+    files = RecordFiles(workspace, "item")
+    done = threading.Event()
+    try:
+        with holder.append_lock(rel):  # another host is writing this note
+            t = threading.Thread(target=lambda: (files.edit(rel, lambda _t: "rewritten\n", create=True), done.set()))
+            t.start()
+            time.sleep(0.5)
+            assert not done.is_set()  # waits for the database lock, not only for the file lock
+        t.join(10)
+        assert done.is_set() and (workspace / rel).read_text() == "rewritten\n"
+    finally:
+        idx.close()
+        holder.close()
+
+
 def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL"):
         PostgresStore(f"postgresql://u:pw@/db?host={tmp_path}&connect_timeout=1", namespace="n")

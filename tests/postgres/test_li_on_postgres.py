@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,20 +15,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def make_index(pg: Any, workspace: Path) -> Iterator[Callable[..., MemoryIndex]]:
+def make_index(make_pg_index: Callable[..., MemoryIndex]) -> Callable[..., MemoryIndex]:
     """As the suite's make_index, with the index in the test PostgreSQL server (one namespace per test)."""
-    made: list[MemoryIndex] = []
-    namespace = pg.namespace()
 
-    def _make(provider: object = None, **overrides: object) -> MemoryIndex:
-        overrides.setdefault("workspace", workspace)
-        overrides.setdefault("store", {"url": pg.url, "namespace": namespace, "pg_schema": pg.schema})
-        overrides.setdefault("watch", False)
-        idx = MemoryIndex(provider=provider, **overrides)  # type: ignore[arg-type]
+    def _make(provider: object = None, **overrides: Any) -> MemoryIndex:
+        idx = make_pg_index(provider, **overrides)
         assert idx.status().backend == "postgresql"
-        made.append(idx)
         return idx
 
-    yield _make
-    for idx in made:
-        idx.close()
+    return _make

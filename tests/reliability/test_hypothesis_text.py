@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openclaw_memory.chunker import chunk_markdown, split_for_input_limit, text_weight
-from openclaw_memory.query import analyze_query, build_fts_query
+from openclaw_memory.query import analyze_query
 from openclaw_memory.textprep import segment_for_fts
 
 # Markdown-ish text: headings, lists, CJK/Thai/Hangul, emoji, long lines, blank lines, FTS syntax
@@ -77,7 +77,7 @@ queries = texts | st.text(alphabet=st.characters(codec="utf-8"), max_size=200) |
 @given(query=queries)
 def test_every_built_keyword_query_is_valid_fts5(fts, query):
     for table, tokenizer in (("u", "unicode61"), ("t", "trigram")):
-        match = build_fts_query(query, tokenizer=tokenizer)
+        match = analyze_query(query, tokenizer=tokenizer).match
         if match is None:
             continue
         assert isinstance(match, str) and match.strip()

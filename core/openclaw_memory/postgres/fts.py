@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from openclaw_memory.query import analysed_tokens
 from openclaw_memory.textprep import stem_tokens
 
-__all__ = ["MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
+__all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
            "to_tsquery", "tsvector_literal"]
 
 #: the largest word position a tsvector keeps (later positions are clamped to it by PostgreSQL)
@@ -65,7 +65,9 @@ class Node:
     args: tuple[Node, ...] = ()
 
 
-_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"|(\()|(\))|([^\s()"]+))')
+_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|([^\s()"]+))')
+#: marks a phrase's last token as an FTS5 prefix (``"paint"*``); analysed tokens never contain it
+PREFIX = "*"
 
 
 def _lex(match: str) -> list[tuple[str, str]]:
@@ -79,13 +81,13 @@ def _lex(match: str) -> list[tuple[str, str]]:
             raise MatchSyntaxError(f"cannot parse MATCH expression near {match[pos:pos + 20]!r}")
         pos = m.end()
         if m.group(1):
-            out.append(("phrase", m.group(2).replace('""', '"')))
-        elif m.group(3):
-            out.append(("(", "("))
+            out.append(("prefix" if m.group(3) else "phrase", m.group(2).replace('""', '"')))
         elif m.group(4):
+            out.append(("(", "("))
+        elif m.group(5):
             out.append((")", ")"))
         else:
-            word = m.group(5)
+            word = m.group(6)
             out.append((word, word) if word in ("AND", "OR", "NOT") else ("phrase", word))
     return out
 
@@ -113,9 +115,12 @@ def parse_match(match: str, *, porter: bool = False) -> Node:
             if take()[0] != ")":
                 raise MatchSyntaxError(f"unbalanced parentheses in {match!r}")
             return node
-        if kind != "phrase":
+        if kind not in ("phrase", "prefix"):
             raise MatchSyntaxError(f"unexpected {text!r} in MATCH expression {match!r}")
-        return Node("phrase", tuple(index_tokens(text, porter=porter)))
+        tokens = index_tokens(text, porter=porter)
+        if kind == "prefix" and tokens:
+            tokens[-1] += PREFIX
+        return Node("phrase", tuple(tokens))
 
     def not_expr() -> Node:
         node = primary()
@@ -152,7 +157,7 @@ def to_tsquery(node: Node) -> str | None:
     if node.op == "phrase":
         if not node.tokens or any(len(t) > _MAX_LEXEME for t in node.tokens):
             return None
-        return "(" + " <-> ".join(_quote(t) for t in node.tokens) + ")"
+        return "(" + " <-> ".join(_quote(t[:-1]) + ":*" if t.endswith(PREFIX) else _quote(t) for t in node.tokens) + ")"
     parts = [to_tsquery(a) for a in node.args]
     if node.op == "and":
         return None if any(p is None for p in parts) else "(" + " & ".join(p for p in parts if p) + ")"
@@ -177,17 +182,23 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     n = len(phrase)
     if n == 0:
         return 0
+    last = phrase[-1]
+    if last.endswith(PREFIX):  # the last token is a prefix: any token starting with it matches there
+        head, stem = tuple(phrase[:-1]), last[:-1]
+        return sum(1 for i in range(len(tokens) - n + 1)
+                   if tuple(tokens[i:i + n - 1]) == head and tokens[i + n - 1].startswith(stem))
     first = phrase[0]
     if n == 1:
         return sum(1 for t in tokens if t == first)
     return sum(1 for i, t in enumerate(tokens[: len(tokens) - n + 1]) if t == first and tuple(tokens[i:i + n]) == tuple(phrase))
 
 
-def bm25_scores(docs: Sequence[str], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
+def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
                 n_rows: int, avg_tokens: float) -> list[float]:
     """FTS5's ``bm25()`` of each document (negative: lower is better).
 
-    Each document is its tokens joined by single spaces (as the ``tokens`` column stores them);
+    Each document is its tokens joined by single spaces (as the ``tokens`` column stores them; the
+    fastest form) or a sequence of tokens;
     ``hits[i]`` is how many rows of the whole index contain ``phrase_list[i]``; ``n_rows`` and
     ``avg_tokens`` describe the whole index, as FTS5 counts them."""
     idf = []
@@ -199,18 +210,23 @@ def bm25_scores(docs: Sequence[str], phrase_list: Sequence[tuple[str, ...]], hit
     # " token " in it counts the token exactly, without splitting the document
     needles = [[f" {t} " for t in p] for p in phrase_list]
     out = []
-    for doc in docs:
+    for item in docs:
+        doc = item if isinstance(item, str) else " ".join(item)
         n_tokens = doc.count(" ") + 1 if doc else 0
         norm = _K1 * (1 - _B + _B * n_tokens / avg)
         padded = " " + doc.replace(" ", "  ") + " "
         toks: list[str] | None = None
         score = 0.0
         for p, needle, w in zip(phrase_list, needles, idf):
-            if len(p) == 1:
+            if p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
+                if toks is None:
+                    toks = doc.split(" ") if doc else []
+                f = phrase_count(toks, p)
+            elif len(p) == 1:
                 f = padded.count(needle[0])
             elif p and all(x in padded for x in needle):
                 if toks is None:
-                    toks = doc.split(" ")
+                    toks = doc.split(" ") if doc else []
                 f = phrase_count(toks, p)
             else:
                 f = 0

@@ -505,16 +505,17 @@ class PostgresStore:
 
     def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
-        a one-token phrase's count is read from the term statistics; a longer phrase is counted among
-        the chunks holding its rarest token and remembered until the namespace is written again."""
+        a one-token phrase's count is read from the term statistics; a longer phrase or a prefix is
+        counted through the GIN index (0 at once when one of its whole tokens is in no chunk) and
+        remembered until the namespace is written again."""
         unique = list(dict.fromkeys(phrase_list))
-        singles = self._term_counts(conn, ns, [t for p in unique for t in p])
+        singles = self._term_counts(conn, ns, [t for p in unique for t in p if not t.endswith(fts.PREFIX)])
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
             q = fts.to_tsquery(fts.Node("phrase", p))
-            if q is None or any(singles.get(t, 0) == 0 for t in p):
+            if q is None or any(singles.get(t, 0) == 0 for t in p if not t.endswith(fts.PREFIX)):
                 known[p] = 0
-            elif len(p) == 1:
+            elif len(p) == 1 and not p[0].endswith(fts.PREFIX):
                 known[p] = singles[p[0]]
             else:
                 key = (ns, version, q)
@@ -544,7 +545,8 @@ class PostgresStore:
         node = parsed[0]
         with self._conn("keyword search", read=True) as conn:
             ns = self._ns(conn)
-            if node.op == "phrase" and len(node.tokens) == 1:  # one token: its statistics hold the answer
+            if node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX):
+                # one whole token: its statistics hold the answer (a prefix is counted below)
                 return min(self._term_counts(conn, ns, node.tokens)[node.tokens[0]], int(cap))
             version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
             known = self._counts.get((ns, version, parsed[1]))
