@@ -684,7 +684,7 @@ class MemoryIndex:
                 return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
                                       sources=sources)
 
-            return run(max_results) if tuning is None else self._filtered(run, tuning, max_results, None)
+            return run(max_results) if tuning is None else self._filtered(run, tuning, max_results, lambda: None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
                                     session_key=session_key, sources=sources, tuning=tuning)
 
@@ -797,16 +797,19 @@ class MemoryIndex:
 
         if tuning is None or (tuning.where is None and tuning.collapse is None):
             return run(max_results)
-        return self._filtered(run, tuning, max_results, sum(v.get("chunks", 0) for v in self.store.counts().values()))
+        return self._filtered(run, tuning, max_results,
+                              lambda: sum(v.get("chunks", 0) for v in self.store.counts().values()))
 
     def _filtered(self, run: Callable[[int | None], SearchResult], tuning: _SearchTuning, max_results: int | None,
-                  total: int | None) -> SearchResult:
+                  size: Callable[[], int | None]) -> SearchResult:
         """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``
         and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
-        when known) is reached."""
+        when known; counted only when a first search falls short) is reached."""
         where, collapse = tuning.where, tuning.collapse
         want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
         n = want
+        total: int | None = None
+        counted = False
         while True:
             result = run(n)
             kept: list[SearchHit] = []
@@ -820,7 +823,11 @@ class MemoryIndex:
                         continue
                     keys.add(key)
                 kept.append(h)
-            if len(kept) >= want or len(result.hits) < n or (total is not None and n >= total):
+            if len(kept) >= want or len(result.hits) < n:
+                break
+            if not counted:
+                total, counted = size(), True
+            if total is not None and n >= total:
                 break
             n = n * 4 if total is None else min(total, n * 4)
         return replace(result, hits=kept[:want],
