@@ -233,3 +233,44 @@ def test_a_store_path_that_is_not_an_index_is_never_moved_aside(tmp_path: Path) 
         SQLiteStore(notes)
     assert notes.read_text(encoding="utf-8") == text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["MEMORY.md"]
+
+
+def test_an_unchanged_index_gets_the_full_check_once_and_a_changed_one_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full quick_check at open is not repeated on a file that has not changed since one passed
+    (issue 17 left it running at every open up to 32 MB); any change (a write, damage) brings it back."""
+    import time
+
+    import openclaw_memory.sqlite.store as store_mod
+
+    ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
+    _build(ws, store)
+    old = time.time() - 60  # an mtime older than the 2 s a write could hide in
+    os.utime(store, (old, old))
+    statements: list[str] = []
+    real_connect = store_mod.connect
+
+    def traced(*args: object, **kwargs: object) -> object:
+        conn = real_connect(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(store_mod, "connect", traced)
+
+    def full_checks() -> int:
+        return sum(1 for s in statements if s.strip().lower() == "pragma quick_check")
+
+    SQLiteStore(store).close()
+    assert full_checks() == 1
+    for _ in range(3):
+        with SQLiteStore(store) as again:
+            assert again.recovered is None
+    assert full_checks() == 1  # unchanged file: only the small tables were checked
+
+    fts_pages_zeroed(store)  # damage changes the file: checked in full again, found and set aside
+    damaged = SQLiteStore(store)
+    try:
+        assert full_checks() == 2 and damaged.recovered is not None
+    finally:
+        damaged.close()
+    assert len(_damaged(store)) == 1

@@ -46,6 +46,12 @@ _DAMAGE_MARKERS = ("malformed", "not a database", "file is encrypted", "corrupt"
 _SIDE_FILES = ("-wal", "-shm")
 #: index files up to this size get a full ``PRAGMA quick_check`` when opened (about 0.3 s at 32 MB here)
 _FULL_CHECK_BYTES = 32 * 1024 * 1024
+#: The full check is skipped when the file (and its WAL) is exactly as it was at the last check that
+#: passed: same device, inode, size and mtime, recorded in ``<index>.checked``. A file modified less
+#: than this long before the check is not recorded (a write within the mtime's granularity could
+#: leave the mtime unchanged), so it is checked again at the next open.
+_CHECKED_SUFFIX = ".checked"
+_TRUST_AFTER_NS = 2_000_000_000
 #: meta key present (value "chunks") when every chunks_fts row has the rowid of the chunk it indexes;
 #: indexes built before that join through the FTS row's id column and are rebuilt by the next sync.
 _FTS_ROWIDS_KEY = "fts_rowids"
@@ -157,9 +163,11 @@ class SQLiteStore:
         self.read_only = False
         self._read_only_reason: str | None = None
         self.recovered: str | None = None  # what was done when the file was found damaged (for status)
+        self._identity_at_open: list[int] | None = None  # the file as found, for _quick_check
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
+                self._identity_at_open = self._file_identity()
                 self._open()
                 self._quick_check()
             except self._driver.module.DatabaseError as exc:
@@ -226,20 +234,63 @@ class SQLiteStore:
         self._inode = self.path.stat().st_ino
         self._vector_cache.drop()
 
+    def _file_identity(self) -> list[int] | None:
+        """Device, inode, size and mtime of the index file and of its WAL (``-1`` when absent); None
+        when the file does not exist."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        try:
+            wal = os.stat(str(self.path) + "-wal")
+            wal_id = [wal.st_size, wal.st_mtime_ns]
+        except OSError:
+            wal_id = [-1, -1]
+        return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, *wal_id]
+
+    def _checked_file(self) -> Path:
+        return self.path.with_name(self.path.name + _CHECKED_SUFFIX)
+
+    def _already_checked(self, identity: list[int] | None) -> bool:
+        """Whether a full check already passed on the file exactly as it is now."""
+        if identity is None:
+            return False
+        try:
+            return json.loads(self._checked_file().read_text(encoding="utf-8")) == identity
+        except (OSError, ValueError):
+            return False
+
+    def _remember_checked(self, identity: list[int] | None) -> None:
+        if identity is None or time.time_ns() - max(identity[3], identity[5]) < _TRUST_AFTER_NS:
+            return  # too fresh to trust its mtime (or no file): check again next time
+        target = self._checked_file()
+        tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            tmp.write_text(json.dumps(identity), encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError:  # a read-only directory: the check just runs at every open
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
     def _quick_check(self) -> None:
-        """``PRAGMA quick_check`` of the open file (of its small tables only above ``_FULL_CHECK_BYTES``;
-        damage elsewhere surfaces as a driver error on read, handled the same way); a damaged file
-        raises the driver's DatabaseError."""
+        """``PRAGMA quick_check`` of the open file; only of its small tables when the file is above
+        ``_FULL_CHECK_BYTES`` or unchanged since a full check passed (as :meth:`_file_identity` saw it
+        just before the open). Damage elsewhere surfaces as a driver error on read, handled the same
+        way. A damaged file raises the driver's DatabaseError."""
+        identity = self._identity_at_open
         try:
             full = self.path.stat().st_size <= _FULL_CHECK_BYTES
         except OSError:
             full = True
+        full = full and not self._already_checked(identity)
         rows = self._conn.execute("PRAGMA quick_check").fetchall() if full else [
             r for t in ("meta", "files") for r in self._conn.execute(f"PRAGMA quick_check({t})").fetchall()
             if tuple(r) != ("ok",)] or [("ok",)]
         if [tuple(r) for r in rows] != [("ok",)]:
             detail = "; ".join(str(r[0]) for r in rows[:3])
             raise self._driver.module.DatabaseError(f"database disk image is malformed (quick_check: {detail})")
+        if full and not self.read_only:
+            self._remember_checked(identity)
 
     def is_damage(self, exc: BaseException) -> bool:
         """Whether ``exc``, or an error in its ``__cause__`` chain (a StoreError translated from the
@@ -281,6 +332,8 @@ class SQLiteStore:
             for suffix in _SIDE_FILES:
                 with contextlib.suppress(OSError):
                     os.replace(str(self.path) + suffix, aside + suffix)
+            with contextlib.suppress(OSError):
+                self._checked_file().unlink()  # it described the damaged file
             self._open()
             self.recovered = (f"the index file was damaged ({why}); it was moved aside to {aside} "
                               "and a new index is built from the Markdown files")
