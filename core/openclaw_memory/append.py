@@ -17,7 +17,7 @@ import sys
 import time
 import contextlib
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -43,6 +43,7 @@ __all__ = [
     "locked_append",
     "normalize_rel_path",
     "cross_host_lock",
+    "refusing_unsafe_paths",
     "register_append_lock",
     "resolve_tz",
     "today",
@@ -232,10 +233,26 @@ def _append_beneath(root: Path, rel: str, data: str, *, ensure_leading_newline: 
                 ) from None
 
 
+@contextlib.contextmanager
+def refusing_unsafe_paths(action: str) -> Iterator[None]:
+    """Turn :mod:`~openclaw_memory.safe_fs`'s refusals (a component below the workspace that is
+    a symlink, ``ELOOP``, or not a directory, ``ENOTDIR``) into MemoryPathError; ``action`` says
+    what was refused, e.g. ``"append to memory/x.md"``. Appends and record rewrites share it."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise MemoryPathError(
+                f"refusing to {action} through {exc.filename}: it {exc.strerror}; memory files must be regular "
+                "files inside the workspace (no symlink is followed)"
+            ) from None
+        raise
+
+
 def _append_once(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
     parts = safe_fs.split_rel(rel)
     name = parts[-1]
-    try:
+    with refusing_unsafe_paths(f"append to {rel}"):
         with safe_fs.open_dir(root, parts[:-1], create=True) as directory:
             if not isinstance(directory, int):  # no dir_fd here: path-based, after the lstat checks
                 locked_append(Path(directory) / name, data, ensure_leading_newline=ensure_leading_newline,
@@ -252,13 +269,6 @@ def _append_once(root: Path, rel: str, data: str, *, ensure_leading_newline: boo
                     os.close(fd)
             finally:
                 os.close(lock_fd)  # releases the flock
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise MemoryPathError(
-                f"refusing to write through {exc.filename}: it {exc.strerror}; memory files must be regular files "
-                "inside the workspace"
-            ) from None
-        raise
 
 
 def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = True, fsync: bool = True) -> None:

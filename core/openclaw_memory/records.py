@@ -45,6 +45,7 @@ from openclaw_memory.append import (
     cross_host_lock,
     lock_path,
     normalize_rel_path,
+    refusing_unsafe_paths,
 )
 from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
@@ -326,7 +327,8 @@ class RecordFiles:
         rel = self._rel(rel)
         parts = safe_fs.split_rel(rel)
         try:
-            with safe_fs.open_dir(self.workspace, parts[:-1], create=create) as directory:
+            with refusing_unsafe_paths(f"rewrite {rel}"), \
+                    safe_fs.open_dir(self.workspace, parts[:-1], create=create) as directory:
                 lock = FileLock(str(lock_path(self.workspace / rel)), timeout=LOCK_TIMEOUT_S)
                 try:
                     with cross_host_lock(self.workspace, rel), lock:
@@ -340,13 +342,6 @@ class RecordFiles:
             if create:
                 raise
             return False  # its directory does not exist: nothing to edit
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise MemoryPathError(
-                    f"refusing to rewrite {rel} through {exc.filename}: it {exc.strerror}; memory files must be "
-                    "regular files inside the workspace (no symlink is followed)"
-                ) from None
-            raise
         finally:
             self._cache.pop(rel, None)
         return changed

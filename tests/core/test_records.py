@@ -123,3 +123,19 @@ def test_edits_and_appends_at_once_lose_nothing(workspace: Path) -> None:
     text = (workspace / rel).read_text(encoding="utf-8")
     assert sorted(r.attrs["key"] for r in parse_records(text, "item")) == sorted(f"e{i}" for i in range(15))
     assert all(f"- appended {i}\n" in text for i in range(15))
+
+
+def test_appends_and_rewrites_refuse_a_non_directory_component_with_one_message(workspace: Path) -> None:
+    """One refusal for both writers (issue 17: append.py and records.py each had their own): it
+    names what was refused, the offending component and the rule."""
+    (workspace / "memory").write_text("not a folder\n", encoding="utf-8")
+    with pytest.raises(MemoryPathError) as appended:
+        append_memory(workspace, "memory/x.md", "- a line", allowed={"memory/x.md"})
+    with pytest.raises(MemoryPathError) as rewritten:
+        RecordFiles(workspace, "item").edit("memory/x.md", lambda cur: "- a line\n", create=True)
+    rule = "memory files must be regular files inside the workspace (no symlink is followed)"
+    where = str(workspace / "memory")
+    assert str(appended.value).startswith(f"refusing to append to memory/x.md through {where}: it ")
+    assert str(rewritten.value).startswith(f"refusing to rewrite memory/x.md through {where}: it ")
+    assert str(appended.value).endswith(rule) and str(rewritten.value).endswith(rule)
+    assert (workspace / "memory").read_text(encoding="utf-8") == "not a folder\n"
