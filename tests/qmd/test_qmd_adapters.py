@@ -68,6 +68,10 @@ def test_cli_status_shows_the_qmd_backend(memory_ws: Path, qmd_command: str, tmp
     out = CliRunner().invoke(main, ["--config", str(cfg_file), "status"], catch_exceptions=False).output
     assert "Backend: qmd (qmd 2.8.3" in out
     assert f"QMD collection: memory-dir-main = {memory_ws / 'memory'} (**/*.md)" in out
+    # status is read-only (issue 17: it ran the boot `qmd update`): a fresh state has no QMD index yet
+    assert "QMD last update: never" in out and "QMD vectors: unavailable (no QMD index yet" in out
+    CliRunner().invoke(main, ["--config", str(cfg_file), "index"], catch_exceptions=False)
+    out = CliRunner().invoke(main, ["--config", str(cfg_file), "status"], catch_exceptions=False).output
     assert "QMD last update: 20" in out
     assert "QMD vectors: unavailable (QMD index has 0 vectors" in out
     data = json.loads(CliRunner().invoke(main, ["--config", str(cfg_file), "status", "--json"]).output)

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shlex
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -25,21 +26,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+
 from openclaw_memory import discovery
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.backends.qmd_process import McpSession, run_qmd
-from openclaw_memory.backends.qmd_results import QmdCollection, QmdItem, map_item, parse_items, to_items
+from openclaw_memory.backends.qmd_results import FileMap, QmdCollection, QmdItem, map_item, parse_items, to_items
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError, QmdError
 from openclaw_memory.citations import chat_type, citations_enabled, decorate_citation
 from openclaw_memory.hybrid import clamp_injected
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
-__all__ = ["QmdBackend", "plan_collections"]
+__all__ = ["QmdBackend", "plan_collections", "qmd_home", "qmd_paths"]
 
 log = logging.getLogger(__name__)
 
 _RESULT_MODE: dict[str, SearchMode] = {"search": "keyword", "vsearch": "vector", "query": "hybrid"}
+# Before a search, the memory files are compared with the last update's snapshot (stat only) at
+# most this often (and never while the update debounce holds: an update could not run anyway).
+_SCAN_INTERVAL_S = 2.0
 _INDEXED = re.compile(r"Indexed:\s*(\d+) new,\s*(\d+) updated,\s*(\d+) unchanged,\s*(\d+) removed")
 
 
@@ -69,9 +75,7 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
         add(f"memory-root-{agent}", ws, "MEMORY.md")
         add(f"memory-dir-{agent}", ws / "memory", "**/*.md")
     extras: list[tuple[Path, str | None, str]] = [(p, None, "**/*.md") for p in config.resolved_extra_paths()]
-    for entry in cfg.paths:
-        p = Path(entry.path).expanduser()
-        extras.append((p if p.is_absolute() else ws / p, entry.name, entry.pattern))
+    extras += [(path, entry.name, entry.pattern) for path, entry in zip(qmd_paths(config), cfg.paths)]
     for i, (path, name, pattern) in enumerate(extras, start=1):
         path = Path(os.path.normpath(path))
         if path.suffix == ".md" and not path.is_dir():
@@ -82,6 +86,16 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
     if cfg.sessions.enabled:
         add(f"sessions-{agent}", qmd_home(config) / "sessions" if not cfg.sessions.export_dir
             else Path(cfg.sessions.export_dir).expanduser(), "*.md", "sessions")
+    return out
+
+
+def qmd_paths(config: MemoryConfig) -> list[Path]:
+    """The folders (or files) of ``memory.qmd.paths``, absolute (relative ones are in the workspace)."""
+    ws = config.resolved_workspace()
+    out = []
+    for entry in config.qmd.paths:
+        p = Path(entry.path).expanduser()
+        out.append(Path(os.path.normpath(p if p.is_absolute() else ws / p)))
     return out
 
 
@@ -106,6 +120,8 @@ class QmdBackend:
         self.argv = shlex.split(self.cfg.command)
         self.collections = plan_collections(config)
         self._by_name = {c.name: c for c in self.collections}
+        # memory_get reads the workspace's memory files, the extra paths and the qmd.paths folders
+        self._read_roots = [*config.resolved_extra_paths(), *qmd_paths(config)]
         home = qmd_home(config)
         xdg_config, xdg_cache = home / "xdg-config", home / "xdg-cache"
         self.index_path = xdg_cache / "qmd" / "index.sqlite"
@@ -114,7 +130,15 @@ class QmdBackend:
         self.env = {**os.environ, "XDG_CONFIG_HOME": str(xdg_config), "QMD_CONFIG_DIR": str(xdg_config / "qmd"),
                     "XDG_CACHE_HOME": str(xdg_cache), "NO_COLOR": "1"}
         self._home = home
-        self._lock = threading.RLock()  # collections, updates, the daemon
+        self._lock = threading.RLock()  # readiness, the daemon
+        # One `qmd update` at a time: in this process (forced requests wait and then run, others
+        # are covered by the running one), and across processes sharing this index (a file lock).
+        self._update_lock = threading.Lock()
+        self._update_flock = FileLock(str(home / "update.lock"))
+        self._update_error: str | None = None  # the last background update's failure
+        self._timer: threading.Timer | None = None  # the next interval update
+        self._scanned_at = 0.0  # time.monotonic() of the last stat scan
+        self._files = FileMap()  # QMD's (normalised) paths -> real files, cleared by each update
         self._ready = False
         self._registered: dict[str, dict[str, str]] = {}
         self._last_update: float | None = None
@@ -215,13 +239,19 @@ class QmdBackend:
                 old.unlink(missing_ok=True)
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
+        """(mtime, size) of every file QMD indexes: each collection's glob under its root, the
+        ``memory.qmd.paths`` ones included (sessions are exported by each update instead)."""
         snap: dict[str, tuple[int, int]] = {}
-        for path in discovery.list_memory_files(self.workspace, self.config.resolved_extra_paths()):
-            try:
-                st = path.stat()
-            except OSError:
+        for coll in self.collections:
+            if coll.source == "sessions" or not coll.root.is_dir():
                 continue
-            snap[str(path)] = (st.st_mtime_ns, st.st_size)
+            for path in coll.root.glob(coll.pattern):
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                if not path.is_dir():
+                    snap[str(path)] = (st.st_mtime_ns, st.st_size)
         return snap
 
     def _ensure_ready(self) -> None:
@@ -239,29 +269,79 @@ class QmdBackend:
                 self._update(force=True)
             self._ready = True
 
-    def _update(self, *, force: bool) -> SyncReport | None:
-        """``qmd update`` (skipped within ``debounceMs`` of the last one unless forced), then
-        ``qmd embed`` when the search mode needs vectors and they are missing or old."""
-        with self._lock:
-            now = time.time()
-            if not force and self._last_update and (now - self._last_update) * 1000 < self.cfg.update.debounce_ms:
+    def _debounced(self, last: float | None) -> bool:
+        return last is not None and (time.time() - last) * 1000 < self.cfg.update.debounce_ms
+
+    def _update(self, *, force: bool, if_changed: bool = False, wait: bool = True) -> SyncReport | None:
+        """``qmd update``, then ``qmd embed`` when the search mode needs vectors and they are
+        missing or old. Unless ``force``: skipped within ``debounceMs`` of the last update (by any
+        process on this index), and, with ``if_changed``, when the files are as the last update
+        saw them. Never two at once: a forced request waits for a running update, then runs; any
+        other waits (``wait``) or returns None at once, and is then covered by the running one."""
+        if not self._update_lock.acquire(blocking=force or wait):
+            return None
+        try:
+            if self._closed:
+                raise QmdError("the QMD backend is closed")
+            if not force and self._debounced(self._last_update):
                 return None
-            started = time.perf_counter()
-            self._export_sessions()
-            self._sync_collections()
-            snapshot = self._stat_snapshot()
-            out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
-            self._last_update, self._snapshot = time.time(), snapshot
-            self._last_update_file.write_text(str(self._last_update), encoding="utf-8")
-            report = SyncReport(reason="qmd update", files_scanned=len(snapshot))
-            for new, updated, unchanged, removed in _INDEXED.findall(out):
-                report.files_indexed += int(new) + int(updated)
-                report.files_unchanged += int(unchanged)
-                report.files_deleted += int(removed)
-            if self.cfg.search_mode != "search":
-                self._embed_if_due()
-            report.took_ms = (time.perf_counter() - started) * 1000
-            return report
+            try:
+                self._update_flock.acquire(timeout=self.cfg.update.update_timeout_ms / 1000)
+            except Timeout:
+                raise QmdError(f"another process kept QMD's update lock ({self._update_flock.lock_file}) for "
+                               f"{self.cfg.update.update_timeout_ms} ms (memory.qmd.update.updateTimeoutMs)") from None
+            try:
+                if not force and self._debounced(self._persisted_last_update()):
+                    return None  # another process just updated this index
+                return self._run_update(if_changed=if_changed and not force)
+            finally:
+                self._update_flock.release()
+        finally:
+            self._update_lock.release()
+
+    def _run_update(self, *, if_changed: bool) -> SyncReport | None:
+        started = time.perf_counter()
+        snapshot = self._stat_snapshot()
+        self._scanned_at = time.monotonic()
+        if if_changed and snapshot == self._snapshot:
+            return None
+        self._export_sessions()
+        self._sync_collections()
+        out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
+        self._last_update, self._snapshot = time.time(), snapshot
+        self._files.clear()  # QMD may know other files now
+        self._last_update_file.write_text(str(self._last_update), encoding="utf-8")
+        self._arm_timer()
+        report = SyncReport(reason="qmd update", files_scanned=len(snapshot))
+        for new, updated, unchanged, removed in _INDEXED.findall(out):
+            report.files_indexed += int(new) + int(updated)
+            report.files_unchanged += int(unchanged)
+            report.files_deleted += int(removed)
+        if self.cfg.search_mode != "search":
+            self._embed_if_due()
+        report.took_ms = (time.perf_counter() - started) * 1000
+        return report
+
+    def _arm_timer(self) -> None:
+        """Schedule the next interval update (``update.interval`` after this one; 0 = never)."""
+        interval = self.cfg.update.interval_ms()
+        if interval <= 0 or self._closed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(interval / 1000, self._background_update)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _background_update(self) -> None:
+        """An update off the search path (the interval); its failure is logged and shown in status."""
+        try:
+            self._update(force=False, wait=False)
+            self._update_error = None
+        except QmdError as exc:
+            self._update_error = str(exc)
+            log.warning("background qmd update failed: %s", exc)
+            self._arm_timer()  # try again after the next interval
 
     def _embed_if_due(self) -> None:
         due = self._last_embed is None or (time.time() - self._last_embed) * 1000 >= self.cfg.update.embed_interval_ms()
@@ -282,13 +362,23 @@ class QmdBackend:
                            "(`qmd embed`)")
 
     def _maybe_update(self) -> None:
-        """Before a search: update when memory files changed (``sync.on_search``) or the update
-        interval passed; both subject to the debounce."""
-        interval = self.cfg.update.interval_ms()
-        stale = interval > 0 and self._last_update is not None and (time.time() - self._last_update) * 1000 >= interval
-        changed = self.config.sync.on_search and self._snapshot is not None and self._stat_snapshot() != self._snapshot
-        if stale or changed or self._last_update is None:
+        """Before a search (spec §9.3). Memory files changed since the last update
+        (``sync.on_search``): the update runs and the search waits for it, unless the debounce
+        holds. Files are compared (stat only) at most every 2 s, and not while the debounce holds.
+        An index merely older than ``update.interval`` is updated in the background (as the
+        original's interval timer does): the search does not wait."""
+        if self._last_update is None:  # never updated here (onBoot off): QMD may know nothing yet
             self._update(force=False)
+            return
+        if self._debounced(self._last_update):
+            return
+        interval = self.cfg.update.interval_ms()
+        if interval > 0 and (time.time() - self._last_update) * 1000 >= interval and not self._update_lock.locked():
+            threading.Thread(target=self._background_update, name="openclaw-memory-qmd-update", daemon=True).start()
+            return
+        scan_every = min(_SCAN_INTERVAL_S, self.cfg.update.debounce_ms / 1000)
+        if self.config.sync.on_search and time.monotonic() - self._scanned_at >= scan_every:
+            self._update(force=False, if_changed=True)
 
     def _persisted_last_update(self) -> float | None:
         try:
@@ -394,7 +484,7 @@ class QmdBackend:
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
             hit = map_item(item, self._by_name, self.workspace, numbered=numbered,
-                           max_snippet_chars=limits.max_snippet_chars)
+                           max_snippet_chars=limits.max_snippet_chars, files=self._files)
             if hit is None or hit.score < floor or (sources is not None and hit.source not in sources):
                 continue
             key = (hit.path, hit.start_line)
@@ -424,8 +514,8 @@ class QmdBackend:
                                                               lines)
             return MemoryText(path=f"qmd/{name}/{cand.relative_to(coll.root).as_posix()}", text=text, exists=exists,
                               start_line=start, end_line=end)
-        rel_path, text, start, end, exists = discovery.get_lines(
-            self.workspace, self.config.resolved_extra_paths(), path, from_line, lines)
+        rel_path, text, start, end, exists = discovery.get_lines(self.workspace, self._read_roots, path, from_line,
+                                                                 lines)
         return MemoryText(path=rel_path, exists=exists, text=text, start_line=start, end_line=end)
 
     # ---- sync, status, close --------------------------------------------------------------------------
@@ -437,32 +527,57 @@ class QmdBackend:
         report.reason = reason
         return report
 
-    def status(self) -> BackendStatus:
-        """Version, collections, last update, documents and whether vectors are available."""
-        error = None
+    def _registered_now(self) -> dict[str, dict[str, str]]:
+        """The collections registered with QMD, as this process or the state file knows them."""
+        if self._registered or not self._state_file.is_file():
+            return self._registered
         try:
-            self._ensure_ready()
-        except QmdError as exc:
-            error = str(exc)
+            found = json.loads(self._state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def _index_counts(self) -> dict[str, int]:
+        """The documents and vectors ``qmd status`` counts (active documents, embedded chunks), read
+        from QMD's own index file: read-only SQL, no qmd process. QmdError when it cannot be read."""
+        if not self.index_path.is_file():
+            raise QmdError(f"no QMD index yet at {self.index_path} (the first search or sync builds it)")
+        try:
+            con = sqlite3.connect(f"{self.index_path.as_uri()}?mode=ro", uri=True, timeout=1.0)
+            try:
+                docs = con.execute("SELECT count(*) FROM documents WHERE active = 1").fetchone()[0]
+                vectors = con.execute("SELECT count(*) FROM content_vectors").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            raise QmdError(f"could not read QMD's index {self.index_path}: {exc}") from None
+        return {"documents": int(docs), "vectors": int(vectors)}
+
+    def status(self) -> BackendStatus:
+        """Version, collections, last update, documents and whether vectors are available.
+
+        Read-only and cheap: it never updates QMD's index nor registers collections, and reads the
+        counts from QMD's index file; the only process it may start is one ``qmd --version``
+        (cached) per backend."""
+        registered = self._registered_now()
         details: dict[str, Any] = {
             "command": self.cfg.command,
             "version": self.version(),
             "search_mode": self.cfg.search_mode,
             "index_path": str(self.index_path),
             "collections": [{"name": c.name, "path": str(c.root), "pattern": c.pattern,
-                             "registered": c.name in self._registered} for c in self.collections],
+                             "registered": c.name in registered} for c in self.collections],
             "last_update_at": _iso(self._last_update or self._persisted_last_update()),
+            "last_update_error": self._update_error,
             "daemon": {"enabled": self.cfg.daemon,
                        "running": self._session is not None and self._session.alive,
                        "error": self._daemon_error},
         }
         files = None
         try:
-            if error is not None:
-                raise QmdError(error)
-            counts = self._status_counts()
-            files = counts.get("documents")
-            vectors = counts.get("vectors", 0)
+            counts = self._index_counts()
+            files = counts["documents"]
+            vectors = counts["vectors"]
             details["vectors"] = {"available": vectors > 0, "count": vectors,
                                   "error": None if vectors else "QMD index has 0 vectors (run `qmd embed`)"}
         except QmdError as exc:
@@ -475,6 +590,9 @@ class QmdBackend:
         """Stop the warm ``qmd mcp`` session; idempotent."""
         with self._lock:
             self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             if self._session is not None:
                 self._session.close()
                 self._session = None

@@ -6,6 +6,8 @@ import json
 import math
 import os
 import re
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 from openclaw_memory.errors import QmdError
 from openclaw_memory.types import SearchHit, Source
 
-__all__ = ["QmdCollection", "QmdItem", "map_item", "parse_items", "slug_path"]
+__all__ = ["FileMap", "QmdCollection", "QmdItem", "map_item", "parse_items", "slug_path"]
 
 _NO_RESULTS = ("no results found", "no results")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? @@[^\n]*(?:\n|$)")
@@ -163,30 +165,62 @@ def slug_path(rel: str) -> str:
     return "/".join(out).lower()
 
 
-def _real_file(coll: QmdCollection, rel: str) -> Path:
-    """The file QMD means by ``rel`` (QMD may have normalised the name; then match by slug)."""
-    path = coll.root / rel
-    if path.is_file():
-        return path
-    want = slug_path(rel)
-    for dirpath, _dirs, files in os.walk(coll.root):
-        for name in files:
-            cand = Path(dirpath) / name
-            if slug_path(cand.relative_to(coll.root).as_posix()) == want:
-                return cand
-    return path
+class FileMap:
+    """Maps QMD's collection paths back to real files.
+
+    QMD normalises file names (``Runbook Alpha.md`` → ``runbook-alpha.md``). A path that names a
+    real file is used as is; any other is matched by slug against one listing of its collection,
+    kept until :meth:`clear` (call it after each ``qmd update``: only then can QMD know of other
+    files). A name missing from a listing older than ``relist_after_s`` (another process may have
+    updated QMD) lists the collection once more. So searches walk a collection at most once per
+    update, or per ``relist_after_s`` at worst, never once per hit. Thread-safe.
+    """
+
+    def __init__(self, relist_after_s: float = 2.0) -> None:
+        self.relist_after_s = relist_after_s
+        self._lock = threading.Lock()
+        self._slugs: dict[str, tuple[float, dict[str, Path]]] = {}
+
+    def clear(self) -> None:
+        """Forget every listing (the next normalised name lists its collection again)."""
+        with self._lock:
+            self._slugs.clear()
+
+    @staticmethod
+    def _list(coll: QmdCollection) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for dirpath, dirs, files in os.walk(coll.root):
+            dirs.sort()
+            for name in sorted(files):
+                cand = Path(dirpath) / name
+                found.setdefault(slug_path(cand.relative_to(coll.root).as_posix()), cand)
+        return found
+
+    def real_file(self, coll: QmdCollection, rel: str) -> Path:
+        """The file QMD means by ``rel`` in ``coll`` (``coll.root / rel`` when nothing matches)."""
+        path = coll.root / rel
+        if path.is_file():
+            return path
+        want = slug_path(rel)
+        with self._lock:
+            listed = self._slugs.get(coll.name)
+            now = time.monotonic()
+            if listed is None or (want not in listed[1] and now - listed[0] >= self.relist_after_s):
+                listed = self._slugs[coll.name] = (now, self._list(coll))
+            return listed[1].get(want, path)
 
 
 def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,
-             numbered: bool, max_snippet_chars: int) -> SearchHit | None:
+             numbered: bool, max_snippet_chars: int, files: FileMap) -> SearchHit | None:
     """One item → a hit with a workspace-relative path (``qmd/<collection>/<rel>`` outside the
-    workspace), line range and snippet; None when the collection is not one of ours."""
+    workspace), line range and snippet; None when the collection is not one of ours. ``files``
+    maps QMD's (possibly normalised) paths to real files."""
     from openclaw_memory.hybrid import truncate_snippet
 
     coll = collections.get(item.collection)
     if coll is None:
         return None
-    abs_path = _real_file(coll, item.file)
+    abs_path = files.real_file(coll, item.file)
     try:
         path = abs_path.resolve().relative_to(workspace).as_posix()
     except ValueError:
