@@ -66,7 +66,8 @@ def qmd_index(memory_ws: Path, qmd_command: str, tmp_path: Path) -> Iterator[Cal
         mem.close()
 
 
-# A stand-in for the qmd command: collection/update/status succeed; `search` misbehaves as told
+# A stand-in for the qmd command: collection/update/status succeed (an update logs "update-end" when
+# done, after sleeping as long as the file FAKE_QMD_UPDATE_SECONDS says); `search` misbehaves as told
 # by argv[1] (sleep | garbage | crash | empty | noresults); `mcp` answers initialize and then
 # sleeps on tools/call when the behaviour is "mcp-hang", else exits (no MCP server).
 FAKE_QMD = textwrap.dedent('''
@@ -79,6 +80,12 @@ FAKE_QMD = textwrap.dedent('''
     if cmd == "--version":
         print("qmd 0.0.0-fake")
     elif cmd in ("collection", "update", "embed"):
+        if cmd == "update" and os.environ.get("FAKE_QMD_UPDATE_SECONDS"):  # a file holding how long
+            with open(os.environ["FAKE_QMD_UPDATE_SECONDS"]) as fh:
+                time.sleep(float(fh.read() or 0))
+        if cmd == "update" and os.environ.get("FAKE_QMD_LOG"):
+            with open(os.environ["FAKE_QMD_LOG"], "a") as log:
+                log.write("update-end\\n")
         print("Indexed: 1 new, 0 updated, 0 unchanged, 0 removed")
     elif cmd == "status":
         print("Documents\\n  Total:    1 files indexed\\n  Vectors:  0 embedded")
@@ -102,6 +109,9 @@ FAKE_QMD = textwrap.dedent('''
             os.kill(os.getpid(), signal.SIGSEGV)
         elif behaviour == "noresults":
             print("No results found.")
+        elif behaviour == "hits":  # FAKE_QMD_HITS: comma-separated qmd:// paths, as older QMDs print them
+            print(json.dumps([{"docid": f"#{i}", "score": 0.9 - i / 100, "file": f, "snippet": "@@ -3,1 @@\\nhit"}
+                              for i, f in enumerate(os.environ["FAKE_QMD_HITS"].split(","))]))
         elif behaviour == "fail":
             print("Error: database is locked", file=sys.stderr)
             sys.exit(3)

@@ -372,13 +372,15 @@ class QmdBackend:
             return
         if self._debounced(self._last_update):
             return
+        scan_every = min(_SCAN_INTERVAL_S, self.cfg.update.debounce_ms / 1000)
+        if self.config.sync.on_search and time.monotonic() - self._scanned_at >= scan_every:
+            self._scanned_at = time.monotonic()
+            if self._stat_snapshot() != self._snapshot:  # changed: wait for a running update, then update
+                self._update(force=False, if_changed=True)
+                return
         interval = self.cfg.update.interval_ms()
         if interval > 0 and (time.time() - self._last_update) * 1000 >= interval and not self._update_lock.locked():
             threading.Thread(target=self._background_update, name="openclaw-memory-qmd-update", daemon=True).start()
-            return
-        scan_every = min(_SCAN_INTERVAL_S, self.cfg.update.debounce_ms / 1000)
-        if self.config.sync.on_search and time.monotonic() - self._scanned_at >= scan_every:
-            self._update(force=False, if_changed=True)
 
     def _persisted_last_update(self) -> float | None:
         try:
