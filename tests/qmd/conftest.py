@@ -83,6 +83,10 @@ FAKE_QMD = textwrap.dedent('''
         if cmd == "update" and os.environ.get("FAKE_QMD_UPDATE_SECONDS"):  # a file holding how long
             with open(os.environ["FAKE_QMD_UPDATE_SECONDS"]) as fh:
                 time.sleep(float(fh.read() or 0))
+        if cmd == "update":  # where QMD keeps its index (an empty file here)
+            index = os.path.join(os.environ["XDG_CACHE_HOME"], "qmd", "index.sqlite")
+            os.makedirs(os.path.dirname(index), exist_ok=True)
+            open(index, "a").close()
         if cmd == "update" and os.environ.get("FAKE_QMD_LOG"):
             with open(os.environ["FAKE_QMD_LOG"], "a") as log:
                 log.write("update-end\\n")

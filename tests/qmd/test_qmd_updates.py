@@ -199,3 +199,17 @@ def test_a_qmd_paths_folder_in_the_workspace_is_searched_read_and_kept_fresh(
     (memory_ws / "other" / "x.md").write_text("not configured\n")
     with pytest.raises(MemoryPathError):
         mem.get("other/x.md")  # other workspace folders stay out of reach
+
+
+def test_with_an_index_from_an_earlier_run_the_boot_update_does_not_hold_up_the_first_search(
+    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], update_seconds: Path
+) -> None:
+    fake_index().sync()  # an earlier run left a QMD index in this state dir
+    update_seconds.write_text("4")
+    later = fake_index()  # waitForBootSync false (the default): the boot update runs beside the search
+    result = later.search("pgbouncer")
+    ended_when_answered = qmd_log().count("update-end")
+    assert result.fallback is None
+    _wait_for(lambda: qmd_log().count("update") == ended_when_answered + 1)  # the boot update started
+    assert ended_when_answered == qmd_log().count("update") - 1  # ... and had not ended when the search answered
+    _wait_for(lambda: qmd_log().count("update-end") == qmd_log().count("update"))

@@ -46,6 +46,8 @@ _RESULT_MODE: dict[str, SearchMode] = {"search": "keyword", "vsearch": "vector",
 # Before a search, the memory files are compared with the last update's snapshot (stat only) at
 # most this often (and never while the update debounce holds: an update could not run anyway).
 _SCAN_INTERVAL_S = 2.0
+# How long a search waits for an update that is running (as the original does), then searches anyway.
+_PENDING_WAIT_S = 0.5
 _INDEXED = re.compile(r"Indexed:\s*(\d+) new,\s*(\d+) updated,\s*(\d+) unchanged,\s*(\d+) removed")
 
 
@@ -262,11 +264,18 @@ class QmdBackend:
                 return
             if self._closed:
                 raise QmdError("the QMD backend is closed")
+            # an update of this index completed in an earlier run (and the index is still there)
+            earlier = self._persisted_last_update() if self.index_path.is_file() else None
             self._prepare_dirs()
             self._export_sessions()
             self._sync_collections()
             if self.cfg.update.on_boot:
-                self._update(force=True)
+                if self.cfg.update.wait_for_boot_sync or earlier is None:
+                    self._update(force=True)  # nothing to search yet: this first update is awaited
+                else:  # the index from an earlier run answers now; the boot update runs beside it
+                    self._last_update = earlier
+                    self._snapshot, self._scanned_at = self._stat_snapshot(), time.monotonic()  # it covers these
+                    self._start_background(force=True)
             self._ready = True
 
     def _debounced(self, last: float | None) -> bool:
@@ -333,12 +342,18 @@ class QmdBackend:
         self._timer.daemon = True
         self._timer.start()
 
-    def _background_update(self) -> None:
-        """An update off the search path (the interval); its failure is logged and shown in status."""
+    def _start_background(self, *, force: bool = False) -> None:
+        threading.Thread(target=self._background_update, kwargs={"force": force},
+                         name="openclaw-memory-qmd-update", daemon=True).start()
+
+    def _background_update(self, *, force: bool = False) -> None:
+        """An update off the search path (boot, interval); its failure is logged and shown in status."""
+        if self._closed:
+            return
         try:
-            self._update(force=False, wait=False)
+            self._update(force=force, wait=False)
             self._update_error = None
-        except QmdError as exc:
+        except (QmdError, OSError) as exc:
             self._update_error = str(exc)
             log.warning("background qmd update failed: %s", exc)
             self._arm_timer()  # try again after the next interval
@@ -362,11 +377,16 @@ class QmdBackend:
                            "(`qmd embed`)")
 
     def _maybe_update(self) -> None:
-        """Before a search (spec §9.3). Memory files changed since the last update
-        (``sync.on_search``): the update runs and the search waits for it, unless the debounce
-        holds. Files are compared (stat only) at most every 2 s, and not while the debounce holds.
-        An index merely older than ``update.interval`` is updated in the background (as the
-        original's interval timer does): the search does not wait."""
+        """Before a search (spec §9.3). An update that is running (the boot update beside an index
+        from an earlier run, an interval update) is waited for 500 ms at most. Memory files changed
+        since the last update (``sync.on_search``): the update runs and the search waits for it,
+        unless the debounce holds. Files are compared (stat only) at most every 2 s, and not while
+        the debounce holds. An index merely older than ``update.interval`` is updated in the
+        background (as the original's interval timer does): the search does not wait."""
+        if self._update_lock.locked():  # an update runs (boot, interval): wait for it 500 ms at most
+            if self._update_lock.acquire(timeout=_PENDING_WAIT_S):
+                self._update_lock.release()
+            return
         if self._last_update is None:  # never updated here (onBoot off): QMD may know nothing yet
             self._update(force=False)
             return
@@ -379,8 +399,8 @@ class QmdBackend:
                 self._update(force=False, if_changed=True)
                 return
         interval = self.cfg.update.interval_ms()
-        if interval > 0 and (time.time() - self._last_update) * 1000 >= interval and not self._update_lock.locked():
-            threading.Thread(target=self._background_update, name="openclaw-memory-qmd-update", daemon=True).start()
+        if interval > 0 and (time.time() - self._last_update) * 1000 >= interval:
+            self._start_background()
 
     def _persisted_last_update(self) -> float | None:
         try:
