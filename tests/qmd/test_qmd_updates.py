@@ -213,3 +213,20 @@ def test_with_an_index_from_an_earlier_run_the_boot_update_does_not_hold_up_the_
     _wait_for(lambda: qmd_log().count("update") == ended_when_answered + 1)  # the boot update started
     assert ended_when_answered == qmd_log().count("update") - 1  # ... and had not ended when the search answered
     _wait_for(lambda: qmd_log().count("update-end") == qmd_log().count("update"))
+
+
+def test_a_normalised_root_file_name_lists_only_the_top_of_the_workspace(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the memory-root collection is the whole workspace with the glob MEMORY.md: no walk below it
+    monkeypatch.setenv("FAKE_QMD_HITS", "qmd://memory-root-main/memory.md")
+    mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", provider=None, watch=False,
+                      backend="qmd", qmd={"command": fake_qmd("hits")})
+    walked: list[Path] = []
+    real_walk = os.walk
+    monkeypatch.setattr(os, "walk", lambda top, *a, **k: walked.append(Path(top)) or real_walk(top, *a, **k))
+    try:
+        assert [h.path for h in mem.search("green tea").hits] == ["MEMORY.md"]
+    finally:
+        mem.close()
+    assert walked == []

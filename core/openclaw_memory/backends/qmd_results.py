@@ -188,7 +188,15 @@ class FileMap:
 
     @staticmethod
     def _list(coll: QmdCollection) -> dict[str, Path]:
+        """slug → file for the files under the collection's root; only its top level when the glob
+        cannot reach below it (``MEMORY.md`` of the workspace root, ``*.md``)."""
         found: dict[str, Path] = {}
+        if "/" not in coll.pattern and "**" not in coll.pattern:
+            with os.scandir(coll.root) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.is_file():
+                        found.setdefault(slug_path(entry.name), Path(entry.path))
+            return found
         for dirpath, dirs, files in os.walk(coll.root):
             dirs.sort()
             for name in sorted(files):
