@@ -431,11 +431,11 @@ def test_openclaws_own_index_is_never_taken_over(tmp_path):
 
 
 def test_close_stops_a_running_sync(write, workspace, tmp_path):
-    write({f"memory/n{i:02d}.md": f"note {i}\n" for i in range(30)})
+    write({f"memory/n{i:03d}.md": f"note {i}\n" for i in range(120)})
 
     class Slow(FakeEmbeddingProvider):
-        def _embed(self, texts, kind):
-            time.sleep(0.2)
+        def _embed(self, texts, kind):  # a local model's time grows with the texts of a call
+            time.sleep(0.05 * len(texts))
             return super()._embed(texts, kind)
 
     idx = MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "s.sqlite")}, provider=Slow(), watch=False)
