@@ -271,7 +271,7 @@ class MemoryIndex:
 
         cached = self._query_cache
         if cached is None or cached.provider is not provider:
-            cached = self._query_cache = CachedQueryEmbedder(provider)
+            cached = self._query_cache = CachedQueryEmbedder(provider, guard=False)  # embed() below bounds each call
         limits = self.config.provider_limits
         breaker, slots, embed_query, lookup = self._breaker, self._query_slots, cached.embed_query, cached.lookup
 

@@ -234,8 +234,11 @@ class CachedQueryEmbedder:
     provider: after switching provider (e.g. to the fallback) create a new embedder.
     """
 
-    def __init__(self, provider: EmbeddingProvider, *, max_entries: int = 512) -> None:
+    def __init__(self, provider: EmbeddingProvider, *, max_entries: int = 512, guard: bool = True) -> None:
+        """``guard=False``: the caller bounds each call itself, so an in-process model is called in
+        the caller's thread (no helper thread per query)."""
         self.provider = provider
+        self.guard = guard
         self.max_entries = max(1, int(max_entries))
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -276,7 +279,7 @@ class CachedQueryEmbedder:
         cached = self._get(text)
         if cached is not None:
             return cached
-        if self.provider.in_process:
+        if self.provider.in_process and self.guard:
             vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
         else:
             vec = self.provider.embed_query(text)
