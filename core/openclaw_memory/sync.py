@@ -97,6 +97,9 @@ class SyncPlan:
     text_first: bool = False
     #: the embedding failure that made this sync index text only
     deferred: ProviderError | None = None
+    #: a rebuild's prune to ``cache.max_entries`` keeps at least this many entries (the two tiers of a
+    #: first index keep both vector sets until the swap, :meth:`EmbeddingUpgrade.cache_floor`)
+    cache_floor: int = 0
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -543,7 +546,7 @@ def run_sync(
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
-                        fresh.cache_prune(plan.config.cache.max_entries)
+                        fresh.cache_prune(max(plan.config.cache.max_entries, plan.cache_floor))
                 if plan.deferred is not None:
                     raise IndexingError(
                         f"embedding failed during the first index ({plan.deferred}); the text of every file was "

@@ -48,7 +48,7 @@ ProgressCallback = Callable[[int, int], None]
 
 DEFAULT_MAX_BATCH_TOKENS = 8000
 #: in-process models: no request limit to respect, only the call's timeout and how soon a sync can
-#: stop; 32 KB is ~20 chunks of 1,600 characters (the fast first-index tier reads 256 bytes of each,
+#: stop; 32 KB is ~20 chunks of 1,600 characters (the fast first-index tier reads 192 bytes of each,
 #: so it needs many per call to keep both cores busy)
 IN_PROCESS_BATCH_BYTES = 32_000
 REMOTE_TIMEOUT = 60.0
