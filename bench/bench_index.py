@@ -23,7 +23,9 @@ and the first hybrid search after it (*time to first hybrid search*), next to ke
 same workspace in the same run. The upgrade to full vectors (``upgrade_embeddings``) is timed on
 ``--upgrade-sample`` chunks of that index (default 48; the whole upgrade of 3,000 chunks takes
 hours on a loaded machine) and extrapolated, plus the swap (a sync that rebuilds from the cache),
-timed for real on the same sample workspace. Ratios are of the same run.
+timed for real on the same sample workspace. It also prints the query embedding p50 and the hybrid search
+p50 of the live tier (30 new queries each) and the load average before, after the first search and at
+the end. ``--fast-bytes N`` runs it with ``local.fast_passage_bytes = N``. Ratios are of the same run.
 """
 
 from __future__ import annotations
