@@ -448,6 +448,8 @@ def _index_docs(
             raise SyncCancelled("sync cancelled; the index is as it was before this group of files")
         _embed_group(store, plan, [pend for _, _, pend in group if pend is not None], report)
         for i, doc, pend in group:
+            if plan.cancel is not None and plan.cancel.is_set():  # the group's vectors are cached: nothing is lost
+                raise SyncCancelled("sync cancelled; the index is as it was before this file")
             if pend is None:
                 rec = known[doc.file.path]
                 if rec.mtime_ms != doc.file.mtime_ms or rec.size != doc.file.size:
@@ -462,7 +464,7 @@ def _index_docs(
 
     for i, doc in enumerate(docs, start=1):
         if plan.cancel is not None and plan.cancel.is_set():
-            raise SyncCancelled("sync cancelled; the index is as it was before this file")
+            raise SyncCancelled("sync cancelled; the index is as it was before this group of files")
         rec = known.get(doc.file.path)
         if rec is not None and rec.hash == doc.file.hash and rec.source == doc.file.source:
             group.append((i, doc, None))
