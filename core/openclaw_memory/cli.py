@@ -153,7 +153,7 @@ def _indexing_line(live: dict[str, Any]) -> str:
 
 
 def _upgrade_line(up: dict[str, Any]) -> str:
-    """``Vectors: fast tier live (…@head256B) · upgrade to … embedding: 1,200 / 3,000 chunks · ETA 9m 00s``."""
+    """``Vectors: fast tier live (…@head192B) · upgrade to … embedding: 1,200 / 3,000 chunks · ETA 9m 00s``."""
     if up["live"] == "full" or up["state"] == "done":
         return f"Vectors: full model live ({up['target_model']})"
     live = f"{up['live']} tier live ({up['live_model']})" if up["live"] else "no vectors yet"

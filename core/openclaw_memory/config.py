@@ -285,7 +285,7 @@ class LocalConfig(_Model):
     model_path: str | None = None
     model_cache_dir: str | None = None
     first_index: Literal["fast", "full"] = "fast"
-    fast_passage_bytes: int = Field(256, ge=16)
+    fast_passage_bytes: int = Field(192, ge=16)
     fast_vector_weight: float = Field(0.15, ge=0.0, le=1.0)
 
 

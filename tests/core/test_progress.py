@@ -13,6 +13,7 @@ from openclaw_memory.cli import _print_status
 from openclaw_memory.progress import progress_bar
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.sync import EMBED_GROUP_CHUNKS
 
 
 class GatedProvider(FakeEmbeddingProvider):
@@ -20,14 +21,14 @@ class GatedProvider(FakeEmbeddingProvider):
 
     def __init__(self) -> None:
         super().__init__(dims=32)
-        self.calls = 0
+        self.document_calls = 0
         self.waiting = threading.Event()
         self.release = threading.Event()
 
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         if kind == "document":
-            self.calls += 1
-            if self.calls > 1:
+            self.document_calls += 1
+            if self.document_calls > 1:
                 self.waiting.set()
                 assert self.release.wait(30)
         return super()._embed(texts, kind)
@@ -43,27 +44,28 @@ def _notes(workspace: Path, n: int) -> None:
 def test_status_shows_vectors_filling_while_the_first_index_runs(
     workspace: Path, make_index: Callable[..., MemoryIndex], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _notes(workspace, 4)
+    group = EMBED_GROUP_CHUNKS  # files of one chunk each: one embedding call per group of files
+    _notes(workspace, 2 * group)
     provider = GatedProvider()
     memory = make_index(provider)
     assert memory.status().indexing is None
     future = memory.sync_in_background(reason="first index")
     try:
-        assert provider.waiting.wait(30)  # file 1 is done, file 2 is being embedded
+        assert provider.waiting.wait(30)  # the first group is committed, the second is being embedded
         live = memory.status().indexing
         assert live is not None
         assert live["reason"] == "first index"
-        assert (live["files_done"], live["files_total"]) == (1, 4)
-        assert live["chunks_embedded"] == 1
-        assert live["chunks_estimate"] == 4
+        assert (live["files_done"], live["files_total"]) == (group, 2 * group)
+        assert live["chunks_embedded"] == group
+        assert live["chunks_estimate"] == 2 * group
         assert live["eta_s"] is not None and live["eta_s"] >= 0
         _print_status(memory.status())
         out = capsys.readouterr().out
-        assert "Indexing (first index): 1 / 4 files · vectors: 1 / ~4 chunks · ETA" in out
+        assert f"Indexing (first index): {group} / {2 * group} files · vectors: {group} / ~{2 * group} chunks · ETA" in out
     finally:
         provider.release.set()
     report = future.result(30)
-    assert report.embedded == 4
+    assert report.embedded == 2 * group and provider.document_calls == 2  # files batched into two model calls
     assert memory.status().indexing is None  # gone once the sync ends
     _print_status(memory.status())
     assert "Indexing (" not in capsys.readouterr().out

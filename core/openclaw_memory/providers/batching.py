@@ -1,8 +1,8 @@
 """Embedding many documents efficiently and robustly, and cheap repeated queries.
 
 * :func:`embed_documents_batched`: requests bounded by
-  UTF-8 bytes (an upper bound of tokens; a text above the cap goes alone) and by the
-  provider's item limit, run with bounded concurrency, results in input order.
+  UTF-8 bytes (an upper bound of tokens; a text above the cap goes alone; a larger budget for
+  in-process models) and by the provider's item limit, run with bounded concurrency, results in input order.
 * Retries with exponential backoff and jitter (500 ms → 1 s → 2 s, capped at 8 s, 3 retries)
   on 429/5xx/timeouts, waiting what ``Retry-After`` asks for instead when the server says.
 * Per-request timeouts: remote SDK clients carry their own (60 s); in-process models are
@@ -47,6 +47,10 @@ ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done_texts, total_texts)`` after each finished request."""
 
 DEFAULT_MAX_BATCH_TOKENS = 8000
+#: in-process models: no request limit to respect, only the call's timeout and how soon a sync can
+#: stop; 32 KB is ~20 chunks of 1,600 characters (the fast first-index tier reads 192 bytes of each,
+#: so it needs many per call to keep both cores busy)
+IN_PROCESS_BATCH_BYTES = 32_000
 REMOTE_TIMEOUT = 60.0
 LOCAL_TIMEOUT = 300.0
 
@@ -150,8 +154,11 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
             attempt += 1
 
 
-def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int, concurrency: int | None) -> tuple[list[list[int]], int]:
+def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int | None,
+          concurrency: int | None) -> tuple[list[list[int]], int]:
     max_items = provider.max_batch_size
+    if max_batch_tokens is None:
+        max_batch_tokens = IN_PROCESS_BATCH_BYTES if provider.in_process else DEFAULT_MAX_BATCH_TOKENS
     batches = split_batches(texts, max_batch_tokens=max_batch_tokens, max_items=max_items)
     workers = concurrency or int(provider.default_concurrency or DEFAULT_CONCURRENCY)
     return batches, max(1, min(workers, len(batches) or 1))
@@ -161,12 +168,15 @@ def embed_documents_batched(
     provider: EmbeddingProvider,
     texts: Sequence[str],
     *,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    max_batch_tokens: int | None = None,
     concurrency: int | None = None,
     progress: ProgressCallback | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> list[np.ndarray]:
     """Embed ``texts`` as documents: one unit vector per text, in input order.
+
+    Requests hold at most ``max_batch_tokens`` UTF-8 bytes (default: 8,000 for remote providers,
+    32,000 for in-process models) and the provider's ``max_batch_size`` texts.
 
     ``concurrency`` defaults to the provider's ``default_concurrency`` (4 remote, 1 local).
     Raises the last ProviderError when a request still fails after retries.
@@ -224,8 +234,11 @@ class CachedQueryEmbedder:
     provider: after switching provider (e.g. to the fallback) create a new embedder.
     """
 
-    def __init__(self, provider: EmbeddingProvider, *, max_entries: int = 512) -> None:
+    def __init__(self, provider: EmbeddingProvider, *, max_entries: int = 512, guard: bool = True) -> None:
+        """``guard=False``: the caller bounds each call itself, so an in-process model is called in
+        the caller's thread (no helper thread per query)."""
         self.provider = provider
+        self.guard = guard
         self.max_entries = max(1, int(max_entries))
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -266,7 +279,7 @@ class CachedQueryEmbedder:
         cached = self._get(text)
         if cached is not None:
             return cached
-        if self.provider.in_process:
+        if self.provider.in_process and self.guard:
             vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
         else:
             vec = self.provider.embed_query(text)
