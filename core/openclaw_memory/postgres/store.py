@@ -89,6 +89,14 @@ def _array(value: Any) -> np.ndarray:
         np.asarray(value, dtype=np.float32)
 
 
+def _build_memory_mb(rows: int, dims: int) -> int:
+    """``maintenance_work_mem`` for building an HNSW index over ``rows`` vectors of ``dims`` dimensions:
+    room for pgvector's in-memory graph (the vector, stored as ``halfvec`` above 2,000 dimensions, plus
+    its neighbour lists), at least 256 MB and at most 4 GB."""
+    per_row = (2 if dims > _VECTOR_INDEX_MAX_DIMS else 4) * dims + 512
+    return int(min(4096, max(256, rows * per_row * 1.25 / 2**20)))
+
+
 def _finite(vec: np.ndarray) -> bool:
     return bool(np.isfinite(vec).all())
 
@@ -631,7 +639,8 @@ class PostgresStore:
             cast, ops = self._cast(int(dims))
             name = self._index_name(ns, int(dims))
             with self._conn("building the HNSW index") as conn:
-                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+                # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
