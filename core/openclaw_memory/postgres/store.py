@@ -573,6 +573,12 @@ class PostgresStore:
         return f"chunks_hnsw_{ns}_{dims}"
 
     @staticmethod
+    def _index_pattern(ns: int) -> str:
+        """A LIKE pattern matching the HNSW indexes of build ``ns`` only (``_`` escaped: unescaped, build 1's
+        pattern would also match build 12's indexes)."""
+        return f"chunks\\_hnsw\\_{int(ns)}\\_%"
+
+    @staticmethod
     def _cast(dims: int) -> tuple[str, str]:
         """The type a vector of ``dims`` dimensions is indexed as, and its cosine operator class."""
         if dims > _VECTOR_INDEX_MAX_DIMS:
@@ -768,7 +774,7 @@ class PostgresStore:
         for ns in ids:
             with self._conn("dropping an old index build") as conn:
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
-                                            "LIKE %s", (self.schema, f"chunks_hnsw_{int(ns)}_%")).fetchall():
+                                            "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
 
@@ -821,9 +827,7 @@ class PostgresStore:
                 row = conn.execute(f"SELECT dims FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL LIMIT 1",
                                    (ns,)).fetchone()
                 dims = int(row[0]) if row else None
-                size = int(conn.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-                                        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND "
-                                        "c.relkind = 'r'", (self.schema,)).fetchone()[0])
+                size = self._namespace_bytes(conn)
                 if dims and conn.execute("SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)
                                          ).fetchone()[0] is not None and not self.exact:
                     mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
@@ -837,6 +841,37 @@ class PostgresStore:
             vector_cache="off", notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
+
+    def _namespace_bytes(self, conn: Any) -> int:
+        """The bytes on the server this namespace accounts for: of each table (with its shared indexes), the
+        share of its rows that belong to the namespace's builds, plus the namespace's own HNSW indexes."""
+        builds = [int(r[0]) for r in conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s",
+                                                  (self.namespace,))]
+        own_chunks, all_chunks = conn.execute(
+            f"SELECT coalesce(sum(n_rows) FILTER (WHERE id = ANY(%s)), 0), coalesce(sum(n_rows), 0) "
+            f"FROM {self._s}.namespaces", (builds,)).fetchone()
+        shares = {"chunks": (int(own_chunks), int(all_chunks))}
+        for table, col, key in (("files", "ns_id", builds), ("meta", "ns_id", builds), ("terms", "ns_id", builds),
+                                ("embedding_cache", "namespace", self.namespace)):
+            op = "= ANY(%s)" if isinstance(key, list) else "= %s"
+            shares[table] = tuple(int(x) for x in conn.execute(  # type: ignore[assignment]
+                f"SELECT count(*) FILTER (WHERE {col} {op}), count(*) FROM {self._s}.{table}", (key,)).fetchone())
+        own_indexes = [self._index_pattern(b) for b in builds]
+        total = 0.0
+        for table, (own, every) in shares.items():
+            if own and every:
+                size = int(conn.execute(
+                    "SELECT pg_table_size(t.oid) + coalesce(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE "
+                    "ix.relname NOT LIKE 'chunks\\_hnsw\\_%%'), 0) FROM pg_class t JOIN pg_namespace n ON n.oid = "
+                    "t.relnamespace LEFT JOIN pg_index i ON i.indrelid = t.oid LEFT JOIN pg_class ix ON ix.oid = "
+                    "i.indexrelid WHERE n.nspname = %s AND t.relname = %s GROUP BY t.oid",
+                    (self.schema, table)).fetchone()[0])
+                total += size * own / every
+        total += int(conn.execute(
+            "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+            "c.relnamespace WHERE n.nspname = %s AND c.relkind = 'i' AND c.relname LIKE ANY(%s)",
+            (self.schema, own_indexes)).fetchone()[0])
+        return int(total)
 
     @property
     def schema_version(self) -> int:
