@@ -207,9 +207,34 @@ class PostgresStore:
         if self._closed:
             raise StoreError(f"the memory index {self!r} is closed")
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                if read:
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            with self._pool.connection() as conn:
+                if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
+                    conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+                try:
+                    with conn.transaction():
+                        yield conn
+                finally:
+                    if read:
+                        conn.isolation_level, conn.read_only = None, None
+        except StoreError:
+            raise
+        except psycopg.Error as exc:
+            raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
+                             f"{self._clean(exc)}") from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("psycopg_pool"):
+                raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
+                    from None
+            raise
+
+    @contextlib.contextmanager
+    def _autocommit(self, what: str) -> Iterator[Any]:
+        """A pooled connection outside any transaction, for reads of one statement each (a statement is a
+        consistent snapshot of its own); driver errors become StoreError."""
+        if self._closed:
+            raise StoreError(f"the memory index {self!r} is closed")
+        try:
+            with self._pool.connection() as conn:
                 yield conn
         except StoreError:
             raise
@@ -221,6 +246,12 @@ class PostgresStore:
                 raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
                     from None
             raise
+
+    def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
+        if self._build_id is not None:
+            return f"{alias}.id = %s", [self._build_id]
+        return f"{alias}.name = %s AND {alias}.state = 'active'", [self.namespace]
 
     def _ns(self, conn: Any) -> int:
         """The id of the build this store reads and writes (the namespace's active one)."""
@@ -473,7 +504,12 @@ class PostgresStore:
             args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         cols = "seq, id, path, source, start_line, end_line, text"
         with self._conn("keyword search", read=True) as conn:
-            ns = self._ns(conn)
+            nw, nargs = self._build_where()
+            head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n WHERE {nw}",
+                                nargs).fetchone()
+            if head is None:
+                return []
+            ns, n_rows, n_tokens, version = (int(x) for x in head)
             if newest is not None:
                 floor = conn.execute(f"SELECT seq FROM {self._s}.chunks WHERE ns_id = %s ORDER BY seq DESC "
                                      "OFFSET %s LIMIT 1", (ns, max(0, int(newest) - 1))).fetchone()
@@ -492,39 +528,68 @@ class PostgresStore:
             if not rows:
                 return []
             phrase_list = fts.phrases(parsed[0])
-            n_rows, n_tokens, version = conn.execute(
-                f"SELECT n_rows, n_tokens, version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
-            hits = self._phrase_hits(conn, ns, int(version), phrase_list)
-            ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, int(n_rows),
-                                    int(n_tokens) / max(1, int(n_rows)))
+            hits = self._phrase_hits(conn, ns, version, phrase_list)
+            ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
             order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
             top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
                                                  "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
         return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
+    @staticmethod
+    def _like_prefix(prefix: str) -> str:
+        """A LIKE pattern for the terms starting with ``prefix``."""
+        return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+    def _term_stats(self, conn: Any, ns: int, tokens: Sequence[str], prefixes: Sequence[str]
+                    ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """From the term statistics, in one statement (no scan of the chunks): how many chunks of build ``ns``
+        hold each whole token, and for each prefix how many distinct tokens start with it and the largest
+        chunk count among them (with one such token, that is the prefix's exact chunk count)."""
+        want, pre = sorted(set(tokens)), sorted(set(prefixes))
+        if not want and not pre:
+            return {}, {}
+        parts, args = [], []
+        if want:
+            parts.append(f"SELECT 'w', term, 1, n_docs FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s)")
+            args += [ns, want]
+        for p in pre:  # a constant pattern per prefix (unprepared): each is a range scan of the terms_prefix index
+            parts.append(f"SELECT 'p', %s, count(*), coalesce(max(n_docs), 0) FROM {self._s}.terms "
+                         "WHERE ns_id = %s AND term LIKE %s")
+            args += [p, ns, self._like_prefix(p)]
+        found = conn.execute(" UNION ALL ".join(parts), args, prepare=False).fetchall()
+        singles = {t: 0 for t in want}
+        by_prefix = {p: (0, 0) for p in pre}
+        for kind, term, n_terms, n_docs in found:
+            if kind == "w":
+                singles[term] = int(n_docs)
+            else:
+                by_prefix[term] = (int(n_terms), int(n_docs))
+        return singles, by_prefix
+
     def _term_counts(self, conn: Any, ns: int, tokens: Sequence[str]) -> dict[str, int]:
         """How many chunks of build ``ns`` hold each token (from the term statistics, no scan)."""
-        want = sorted(set(tokens))
-        if not want:
-            return {}
-        found = dict(conn.execute(f"SELECT term, n_docs FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s)",
-                                  (ns, want)).fetchall())
-        return {t: int(found.get(t, 0)) for t in want}
+        return self._term_stats(conn, ns, tokens, ())[0]
 
     def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
-        a one-token phrase's count is read from the term statistics; a longer phrase or a prefix is
-        counted through the GIN index (0 at once when one of its whole tokens is in no chunk) and
-        remembered until the namespace is written again."""
+        a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
+        when a single token of the namespace starts with it; a longer phrase or a prefix of several
+        tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
+        and remembered until the namespace is written again."""
         unique = list(dict.fromkeys(phrase_list))
-        singles = self._term_counts(conn, ns, [t for p in unique for t in p if not t.endswith(fts.PREFIX)])
+        singles, by_prefix = self._term_stats(
+            conn, ns, [t for p in unique for t in p if not t.endswith(fts.PREFIX)],
+            [p[0][:-1] for p in unique if len(p) == 1 and p[0].endswith(fts.PREFIX)])
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
             q = fts.to_tsquery(fts.Node("phrase", p))
+            one_prefix = by_prefix.get(p[0][:-1]) if len(p) == 1 and p[0].endswith(fts.PREFIX) else None
             if q is None or any(singles.get(t, 0) == 0 for t in p if not t.endswith(fts.PREFIX)):
                 known[p] = 0
             elif len(p) == 1 and not p[0].endswith(fts.PREFIX):
                 known[p] = singles[p[0]]
+            elif one_prefix is not None and one_prefix[0] <= 1:  # no token or one token starts with it
+                known[p] = one_prefix[1]
             else:
                 key = (ns, version, q)
                 if key not in self._counts:
@@ -550,22 +615,36 @@ class PostgresStore:
         parsed = self._parse(match)
         if parsed is None:
             return 0
-        node = parsed[0]
-        with self._conn("keyword search", read=True) as conn:
-            ns = self._ns(conn)
-            if node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX):
-                # one whole token: its statistics hold the answer (a prefix is counted below)
-                return min(self._term_counts(conn, ns, node.tokens)[node.tokens[0]], int(cap))
-            version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
-            known = self._counts.get((ns, version, parsed[1]))
+        node, q = parsed
+        nw, nargs = self._build_where()
+        with self._autocommit("keyword search") as conn:  # each statement reads one snapshot of its own
+            if node.op == "phrase" and len(node.tokens) == 1:
+                tok = node.tokens[0]
+                if not tok.endswith(fts.PREFIX):  # one whole token: its statistics hold the answer
+                    row = conn.execute(f"SELECT t.n_docs FROM {self._s}.namespaces n JOIN {self._s}.terms t ON "
+                                       f"t.ns_id = n.id AND t.term = %s WHERE {nw}", [tok, *nargs]).fetchone()
+                    return min(int(row[0]) if row else 0, int(cap))
+                # a prefix: none, one, or a token with at least ``cap`` chunks starting with it settle it
+                n_terms, most = conn.execute(
+                    f"SELECT count(*), coalesce(max(t.n_docs), 0) FROM {self._s}.namespaces n JOIN {self._s}.terms t "
+                    f"ON t.ns_id = n.id AND t.term LIKE %s WHERE {nw}", [self._like_prefix(tok[:-1]), *nargs],
+                    prepare=False).fetchone()
+                if int(n_terms) <= 1 or int(most) >= cap:
+                    return min(int(most), int(cap))
+            head = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+            if head is None:
+                return 0
+            known = self._counts.get((int(head[0]), int(head[1]), q))
             if known is not None:
                 return min(known, int(cap))
-            n = int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
-                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap)), prepare=False
-                                 ).fetchone()[0])
+            # the version and the count from one statement, so the count is remembered under its own version
+            ns, version, n = conn.execute(
+                f"SELECT n.id, n.version, (SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks c WHERE c.ns_id = n.id "
+                f"AND c.tsv @@ %s::tsquery LIMIT %s) m) FROM {self._s}.namespaces n WHERE n.id = %s",
+                (q, int(cap), int(head[0])), prepare=False).fetchone()
         if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
-            self._remember((ns, version, parsed[1]), n)
-        return n
+            self._remember((int(ns), int(version), q), int(n))
+        return int(n)
 
     # ---- vector search ------------------------------------------------------------------------------
 
