@@ -502,37 +502,48 @@ class PostgresStore:
         for t in like_terms:
             where.append("text ILIKE %s ESCAPE '\\'")
             args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        cols = "seq, id, path, source, start_line, end_line, text"
+        nw, nargs = self._build_where()
+        ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
+        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
+            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
+                         "OFFSET %s LIMIT 1), 0)")
+            args += [*nargs, max(0, int(newest) - 1)]
+        cond = f"ns_id = {ns_sql} AND " + " AND ".join(where)
+        if not parsed or order == "recent":  # one statement: the newest matches, unranked
+            with self._autocommit("keyword search") as conn:
+                rows = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
+                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*nargs, *args, int(limit)],
+                                    prepare=False).fetchall()
+            return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
+        phrase_list = fts.phrases(parsed[0])
         with self._conn("keyword search", read=True) as conn:
-            nw, nargs = self._build_where()
-            head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n WHERE {nw}",
-                                nargs).fetchone()
-            if head is None:
+            # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
+            # the chunks that make the cut only) and the phrases' term statistics
+            with conn.pipeline():
+                c_head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
+                                      f"WHERE {nw}", nargs)
+                c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
+                                      + (" LIMIT %s" if window is not None else ""),
+                                      [*nargs, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                      prepare=False)
+                stats = self._term_stats_query(ns_sql, nargs, phrase_list)
+                c_stats = conn.execute(stats[0], stats[1], prepare=False) if stats else None
+            head, rows = c_head.fetchone(), c_rows.fetchall()
+            if head is None or not rows:
                 return []
             ns, n_rows, n_tokens, version = (int(x) for x in head)
-            if newest is not None:
-                floor = conn.execute(f"SELECT seq FROM {self._s}.chunks WHERE ns_id = %s ORDER BY seq DESC "
-                                     "OFFSET %s LIMIT 1", (ns, max(0, int(newest) - 1))).fetchone()
-                if floor is not None:
-                    where.append("seq >= %s")
-                    args.append(int(floor[0]))
-            base = f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND " + " AND ".join(where)
-            if not parsed or order == "recent":
-                rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)],
-                                    prepare=False).fetchall()
-                return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
-            # rank on the stored tokens; the text is read for the chunks that make the cut only
-            sql = base.replace(cols, "seq, tokens", 1) + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
-            rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else []),
-                                prepare=False).fetchall()
-            if not rows:
-                return []
-            phrase_list = fts.phrases(parsed[0])
-            hits = self._phrase_hits(conn, ns, version, phrase_list)
-            ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
-            order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-            top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
-                                                 "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
+            hits = self._phrase_hits(conn, ns, version, phrase_list,
+                                     self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
+            return self._ranked(conn, ns, rows, phrase_list, hits, n_rows, n_tokens, limit)
+
+    def _ranked(self, conn: Any, ns: int, rows: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]],
+                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int) -> list[tuple[Candidate, float]]:
+        """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
+        order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
+        top = {r[0]: r for r in conn.execute(
+            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
+            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
         return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
     @staticmethod
@@ -540,25 +551,37 @@ class PostgresStore:
         """A LIKE pattern for the terms starting with ``prefix``."""
         return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
-    def _term_stats(self, conn: Any, ns: int, tokens: Sequence[str], prefixes: Sequence[str]
-                    ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
-        """From the term statistics, in one statement (no scan of the chunks): how many chunks of build ``ns``
-        hold each whole token, and for each prefix how many distinct tokens start with it and the largest
-        chunk count among them (with one such token, that is the prefix's exact chunk count)."""
-        want, pre = sorted(set(tokens)), sorted(set(prefixes))
-        if not want and not pre:
-            return {}, {}
-        parts, args = [], []
-        if want:
-            parts.append(f"SELECT 'w', term, 1, n_docs FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s)")
-            args += [ns, want]
-        for p in pre:  # a constant pattern per prefix (unprepared): each is a range scan of the terms_prefix index
+    @staticmethod
+    def _stat_keys(phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[str]]:
+        """The whole tokens and the one-token prefixes (without ``*``) whose statistics the phrases need."""
+        unique = list(dict.fromkeys(phrase_list))
+        tokens = sorted({t for p in unique for t in p if not t.endswith(fts.PREFIX)})
+        prefixes = sorted({p[0][:-1] for p in unique if len(p) == 1 and p[0].endswith(fts.PREFIX)})
+        return tokens, prefixes
+
+    def _term_stats_query(self, ns_sql: str, ns_args: Sequence[Any], phrase_list: Sequence[tuple[str, ...]]
+                          ) -> tuple[str, list[Any]] | None:
+        """One statement reading, from the term statistics of the build ``ns_sql`` selects (no scan of the
+        chunks), how many chunks hold each whole token of the phrases, and for each one-token prefix how
+        many distinct tokens start with it and the largest chunk count among them."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        parts: list[str] = []
+        args: list[Any] = []
+        if tokens:
+            parts.append(f"SELECT 'w', term, 1, n_docs FROM {self._s}.terms WHERE ns_id = {ns_sql} AND term = ANY(%s)")
+            args += [*ns_args, tokens]
+        for p in prefixes:  # a constant pattern per prefix (unprepared): each is a range scan of the terms_prefix index
             parts.append(f"SELECT 'p', %s, count(*), coalesce(max(n_docs), 0) FROM {self._s}.terms "
-                         "WHERE ns_id = %s AND term LIKE %s")
-            args += [p, ns, self._like_prefix(p)]
-        found = conn.execute(" UNION ALL ".join(parts), args, prepare=False).fetchall()
-        singles = {t: 0 for t in want}
-        by_prefix = {p: (0, 0) for p in pre}
+                         f"WHERE ns_id = {ns_sql} AND term LIKE %s")
+            args += [p, *ns_args, self._like_prefix(p)]
+        return (" UNION ALL ".join(parts), args) if parts else None
+
+    def _read_term_stats(self, found: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]]
+                         ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """:meth:`_term_stats_query`'s rows as (chunks per token, (tokens, largest chunk count) per prefix)."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        singles = {t: 0 for t in tokens}
+        by_prefix = {p: (0, 0) for p in prefixes}
         for kind, term, n_terms, n_docs in found:
             if kind == "w":
                 singles[term] = int(n_docs)
@@ -568,18 +591,23 @@ class PostgresStore:
 
     def _term_counts(self, conn: Any, ns: int, tokens: Sequence[str]) -> dict[str, int]:
         """How many chunks of build ``ns`` hold each token (from the term statistics, no scan)."""
-        return self._term_stats(conn, ns, tokens, ())[0]
+        phrase_list = [(t,) for t in tokens]
+        stats = self._term_stats_query("%s", [ns], phrase_list)
+        return self._read_term_stats(conn.execute(stats[0], stats[1]).fetchall() if stats else [], phrase_list)[0]
 
-    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
+    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
+                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
         a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
         when a single token of the namespace starts with it; a longer phrase or a prefix of several
         tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
-        and remembered until the namespace is written again."""
+        and remembered until the namespace is written again. ``stats``: the term statistics already read."""
         unique = list(dict.fromkeys(phrase_list))
-        singles, by_prefix = self._term_stats(
-            conn, ns, [t for p in unique for t in p if not t.endswith(fts.PREFIX)],
-            [p[0][:-1] for p in unique if len(p) == 1 and p[0].endswith(fts.PREFIX)])
+        if stats is None:
+            query = self._term_stats_query("%s", [ns], phrase_list)
+            stats = self._read_term_stats(conn.execute(query[0], query[1], prepare=False).fetchall() if query else [],
+                                          phrase_list)
+        singles, by_prefix = stats
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
             q = fts.to_tsquery(fts.Node("phrase", p))
