@@ -708,18 +708,25 @@ class PostgresStore:
             args.append(model)
         cols = "seq, id, path, source, start_line, end_line, text, embedding"
         with self._conn("vector search", read=True) as conn:
-            ns = self._ns(conn)  # an integer from the database: inlined so the partial HNSW index applies
-            indexed = not self.exact and conn.execute(
-                "SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)).fetchone()[0] is not None
-            if indexed:
+            nw, nargs = self._build_where()
+            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
+                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
+            if head is None:
+                return []
+            ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
+            if not self.exact and head[1]:
                 cast, _ = self._cast(dims)
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(100, 2 * limit)),))
-                rows = conn.execute(
-                    f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
-                    f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
-                    f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                    [q, *args, q, int(limit) + _SPARE]).fetchall()
+                with conn.pipeline():  # the search settings and the search in one round trip
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                                 (str(max(100, 2 * limit)),))
+                    cur = conn.execute(
+                        f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
+                        f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
+                        f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                        [q, *args, q, int(limit) + _SPARE])
+                rows = cur.fetchall()
             else:
                 rows = conn.execute(
                     f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
