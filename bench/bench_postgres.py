@@ -133,6 +133,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
             qi = rng.choice(n, size=args.queries, replace=False)
             qvecs = vecs[qi] + 0.3 * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
             close = vecs[qi] + (0.3 / np.sqrt(DIMS)) * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
+            wvecs = vecs[rng.choice(n, size=args.queries, replace=False)] + 0.3 * rng.standard_normal(
+                (args.queries, DIMS)).astype(np.float32)
             kqueries, warm = [], []  # warm: other chunks' words, run untimed on each store first (query caches)
             for i in [*qi, *rng.choice(n, size=args.queries, replace=False)]:
                 content = [w for w in texts[i].rstrip(".").split() if w not in COMMON]
@@ -162,8 +164,9 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                 if isinstance(store, SQLiteStore):
                     run_search(store, cfg, "warm up", provider=provider, query_vector=qvecs[0])
                     store.wait_vector_cache(timeout=1800)
-                for q in warm:  # the same warm-up for both stores (the stem cache is the process's)
+                for q, v in zip(warm, wvecs):  # the same warm-up for both stores (caches, index pages)
                     run_search(store, cfg, q, provider=None)
+                    store.vector_search(v, limit=24)
                 la_search = load()
                 lat = {
                     "keyword": [timed(lambda q=q: run_search(store, cfg, q, provider=None)) for q in kqueries],
