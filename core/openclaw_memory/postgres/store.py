@@ -589,12 +589,6 @@ class PostgresStore:
                 by_prefix[term] = (int(n_terms), int(n_docs))
         return singles, by_prefix
 
-    def _term_counts(self, conn: Any, ns: int, tokens: Sequence[str]) -> dict[str, int]:
-        """How many chunks of build ``ns`` hold each token (from the term statistics, no scan)."""
-        phrase_list = [(t,) for t in tokens]
-        stats = self._term_stats_query("%s", [ns], phrase_list)
-        return self._read_term_stats(conn.execute(stats[0], stats[1]).fetchall() if stats else [], phrase_list)[0]
-
     def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
                      stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
