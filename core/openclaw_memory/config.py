@@ -184,6 +184,10 @@ class StoreConfig(_Model):
     url: SecretStr | None = None  # a SecretStr: its password never shows in a printed config
     namespace: str | None = None
     pg_schema: str = "openclaw_memory"
+    # PostgreSQL vector search: an HNSW index once a namespace holds ``pg_hnsw_min_rows`` vectors of one
+    # size (built by the sync that crosses it); ``pg_exact_search`` always scans exactly (no HNSW).
+    pg_hnsw_min_rows: int = Field(default=20_000, ge=1)
+    pg_exact_search: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -15,3 +15,24 @@ def test_a_prefix_phrase_becomes_a_tsquery_prefix_and_counts_every_word_it_start
     assert fts.phrase_count("she paints and she paid".split(), ("she", "pai*")) == 2
     exact, prefixed = fts.bm25_scores([doc], [("paint",)], [1], 10, 6.0), fts.bm25_scores([doc], [("paint*",)], [1], 10, 6.0)
     assert exact == [-0.0] and prefixed[0] < 0
+
+
+def test_bm25_counts_a_prefix_like_the_token_by_token_count():
+    """The fast count of a one-token prefix phrase agrees with counting token by token (FTS5's definition)."""
+    import math
+    import random
+
+    rng = random.Random(5)
+    words = ["pa", "pai", "paint", "painted", "paints", "apaint", "xpaint", "paintpaint", "p", "other"]
+    docs = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for _ in range(300)]
+    for stem in ("pai", "paint", "p", "paintp", "x"):
+        phrase = (stem + fts.PREFIX,)
+        scores = fts.bm25_scores(docs, [phrase], [50], 1000, 6.0)
+        for doc, score in zip(docs, scores):
+            f = fts.phrase_count(doc.split(" ") if doc else [], phrase)
+            assert (score < 0) == (f > 0), (stem, doc)
+            # the same score as a phrase counted token by token with the same frequency
+            n = doc.count(" ") + 1 if doc else 0
+            norm = 1.2 * (1 - 0.75 + 0.75 * n / 6.0)
+            idf = math.log((1000 - 50 + 0.5) / (50 + 0.5))
+            assert abs(-score - (idf * f * 2.2 / (f + norm) if f else 0.0)) < 1e-9

@@ -157,3 +157,45 @@ def test_porter_statistics_count_stems(make_pg_store: MakeStore, pg: Any, tokeni
     s.replace_file(_file("a.md"), _chunks("a.md", ["running runs", "the runner ran", "run"]))
     assert s.integrity()["problems"] == []
     assert s.count_matches('"running"', cap=10) == s.count_matches('"run"', cap=10) == 2
+
+
+def test_prefix_counts_come_from_the_term_statistics(make_pg_store: MakeStore, monkeypatch: Any,
+                                                     tmp_path: Path) -> None:
+    """A prefix that one token starts (or whose tokens include one holding ``cap`` chunks) is counted from
+    the statistics, without reading a chunk; every count equals counting the chunks themselves, and the
+    keyword scores equal SQLite's FTS5."""
+    s = make_pg_store()
+    lite = SQLiteStore(tmp_path / "lite.sqlite")
+    texts = ["painting the heron", "painted heron and painter", "heron heron", "pelican paint", "the painting",
+             "webhook_id 50%_off", "heron"] * 3
+    for store in (s, lite):
+        store.replace_file(_file("a.md"), _chunks("a.md", texts))
+    statements: list[str] = []
+    real = psycopg.Connection.execute
+
+    def record(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return real(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", record)
+
+    def truth(prefix: str) -> int:
+        return sum(any(t.startswith(prefix) for t in x.lower().replace("_", " ").replace("%", " ").split())
+                   for x in texts)
+
+    for prefix, cap, from_stats in [("pel", 100, True), ("heron", 100, True), ("zzz", 100, True), ("paint", 100, False),
+                                    ("he", 2, True), ("painte", 100, False), ("50", 100, True), ("off", 100, True)]:
+        statements.clear()
+        assert s.count_matches(f'"{prefix}"*', cap=cap) == min(truth(prefix), cap), prefix
+        assert any(".terms" in q for q in statements) and (not any(".chunks" in q for q in statements)) == from_stats
+    for store in (s, lite):
+        store.replace_file(_file("b.md"), _chunks("b.md", ["ab_cd", "abxcd abycd"]))
+    assert s.count_matches('"abx"*', cap=100) == 1 and s.count_matches('"ab"*', cap=100) == 2
+    monkeypatch.undo()
+    try:
+        for match in ['"pel"* OR "heron"', '"painte"* OR "pelican"', '"heron" AND "paint"*', '"ab"* OR "heron"']:
+            pg_hits = [(c.id, round(score, 9)) for c, score in s.keyword_search(match, limit=50, window=4000)]
+            lite_hits = [(c.id, round(score, 9)) for c, score in lite.keyword_search(match, limit=50, window=4000)]
+            assert pg_hits and pg_hits == lite_hits, match
+    finally:
+        lite.close()

@@ -218,7 +218,9 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
         toks: list[str] | None = None
         score = 0.0
         for p, needle, w in zip(phrase_list, needles, idf):
-            if p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
+            if len(p) == 1 and p[0].endswith(PREFIX):  # a token starts with the prefix where " prefix" occurs
+                f = padded.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
+            elif p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
                 if toks is None:
                     toks = doc.split(" ") if doc else []
                 f = phrase_count(toks, p)

@@ -6,7 +6,8 @@ memory of one workspace) is a name; each build of its index is a row of ``namesp
 one build, so a forced rebuild fills a new build and makes it active in one transaction. The
 embedding cache is keyed by the namespace's name and shared by its builds and by every host.
 ``terms`` holds each build's keyword statistics (how many chunks hold each token), written in the
-same transaction as the chunks, so BM25 reads document frequencies instead of counting them.
+same transaction as the chunks, so BM25 reads document frequencies instead of counting them; its
+``terms_prefix`` index (v3) finds the tokens a prefix (``"paint"*``) starts, whatever the database's collation.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from openclaw_memory.errors import StoreError
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
 #: the schema version this code writes and reads
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS {s}.namespaces (
@@ -62,8 +63,12 @@ INSERT INTO {s}.terms(ns_id, term, n_docs)
   ON CONFLICT (ns_id, term) DO NOTHING;
 """
 
+_V3 = """
+CREATE INDEX IF NOT EXISTS terms_prefix ON {s}.terms(ns_id, term text_pattern_ops);
+"""
+
 #: migration i (1-based) brings the schema from version i-1 to i
-_MIGRATIONS = [_V1, _V2]
+_MIGRATIONS = [_V1, _V2, _V3]
 
 
 def migrate(conn: Any, schema: str) -> int:

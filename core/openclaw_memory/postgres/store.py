@@ -89,6 +89,14 @@ def _array(value: Any) -> np.ndarray:
         np.asarray(value, dtype=np.float32)
 
 
+def _build_memory_mb(rows: int, dims: int) -> int:
+    """``maintenance_work_mem`` for building an HNSW index over ``rows`` vectors of ``dims`` dimensions:
+    room for pgvector's in-memory graph (the vector, stored as ``halfvec`` above 2,000 dimensions, plus
+    its neighbour lists), at least 256 MB and at most 4 GB."""
+    per_row = (2 if dims > _VECTOR_INDEX_MAX_DIMS else 4) * dims + 512
+    return int(min(4096, max(256, rows * per_row * 1.25 / 2**20)))
+
+
 def _finite(vec: np.ndarray) -> bool:
     return bool(np.isfinite(vec).all())
 
@@ -199,9 +207,34 @@ class PostgresStore:
         if self._closed:
             raise StoreError(f"the memory index {self!r} is closed")
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                if read:
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            with self._pool.connection() as conn:
+                if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
+                    conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+                try:
+                    with conn.transaction():
+                        yield conn
+                finally:
+                    if read:
+                        conn.isolation_level, conn.read_only = None, None
+        except StoreError:
+            raise
+        except psycopg.Error as exc:
+            raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
+                             f"{self._clean(exc)}") from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("psycopg_pool"):
+                raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
+                    from None
+            raise
+
+    @contextlib.contextmanager
+    def _autocommit(self, what: str) -> Iterator[Any]:
+        """A pooled connection outside any transaction, for reads of one statement each (a statement is a
+        consistent snapshot of its own); driver errors become StoreError."""
+        if self._closed:
+            raise StoreError(f"the memory index {self!r} is closed")
+        try:
+            with self._pool.connection() as conn:
                 yield conn
         except StoreError:
             raise
@@ -213,6 +246,12 @@ class PostgresStore:
                 raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
                     from None
             raise
+
+    def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
+        if self._build_id is not None:
+            return f"{alias}.id = %s", [self._build_id]
+        return f"{alias}.name = %s AND {alias}.state = 'active'", [self.namespace]
 
     def _ns(self, conn: Any) -> int:
         """The id of the build this store reads and writes (the namespace's active one)."""
@@ -463,60 +502,116 @@ class PostgresStore:
         for t in like_terms:
             where.append("text ILIKE %s ESCAPE '\\'")
             args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-        cols = "seq, id, path, source, start_line, end_line, text"
-        with self._conn("keyword search", read=True) as conn:
-            ns = self._ns(conn)
-            if newest is not None:
-                floor = conn.execute(f"SELECT seq FROM {self._s}.chunks WHERE ns_id = %s ORDER BY seq DESC "
-                                     "OFFSET %s LIMIT 1", (ns, max(0, int(newest) - 1))).fetchone()
-                if floor is not None:
-                    where.append("seq >= %s")
-                    args.append(int(floor[0]))
-            base = f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND " + " AND ".join(where)
-            if not parsed or order == "recent":
-                rows = conn.execute(base + " ORDER BY seq DESC LIMIT %s", [ns, *args, int(limit)],
+        nw, nargs = self._build_where()
+        ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
+        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
+            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
+                         "OFFSET %s LIMIT 1), 0)")
+            args += [*nargs, max(0, int(newest) - 1)]
+        cond = f"ns_id = {ns_sql} AND " + " AND ".join(where)
+        if not parsed or order == "recent":  # one statement: the newest matches, unranked
+            with self._autocommit("keyword search") as conn:
+                rows = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
+                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*nargs, *args, int(limit)],
                                     prepare=False).fetchall()
-                return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
-            # rank on the stored tokens; the text is read for the chunks that make the cut only
-            sql = base.replace(cols, "seq, tokens", 1) + " ORDER BY seq DESC" + (" LIMIT %s" if window is not None else "")
-            rows = conn.execute(sql, [ns, *args] + ([max(int(window), int(limit))] if window is not None else []),
-                                prepare=False).fetchall()
-            if not rows:
+            return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
+        phrase_list = fts.phrases(parsed[0])
+        with self._conn("keyword search", read=True) as conn:
+            # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
+            # the chunks that make the cut only) and the phrases' term statistics
+            with conn.pipeline():
+                c_head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
+                                      f"WHERE {nw}", nargs)
+                c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
+                                      + (" LIMIT %s" if window is not None else ""),
+                                      [*nargs, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                      prepare=False)
+                stats = self._term_stats_query(ns_sql, nargs, phrase_list)
+                c_stats = conn.execute(stats[0], stats[1], prepare=False) if stats else None
+            head, rows = c_head.fetchone(), c_rows.fetchall()
+            if head is None or not rows:
                 return []
-            phrase_list = fts.phrases(parsed[0])
-            n_rows, n_tokens, version = conn.execute(
-                f"SELECT n_rows, n_tokens, version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
-            hits = self._phrase_hits(conn, ns, int(version), phrase_list)
-            ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, int(n_rows),
-                                    int(n_tokens) / max(1, int(n_rows)))
-            order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-            top = {r[0]: r for r in conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND "
-                                                 "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
+            ns, n_rows, n_tokens, version = (int(x) for x in head)
+            hits = self._phrase_hits(conn, ns, version, phrase_list,
+                                     self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
+            return self._ranked(conn, ns, rows, phrase_list, hits, n_rows, n_tokens, limit)
+
+    def _ranked(self, conn: Any, ns: int, rows: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]],
+                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int) -> list[tuple[Candidate, float]]:
+        """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
+        order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
+        top = {r[0]: r for r in conn.execute(
+            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
+            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
         return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
-    def _term_counts(self, conn: Any, ns: int, tokens: Sequence[str]) -> dict[str, int]:
-        """How many chunks of build ``ns`` hold each token (from the term statistics, no scan)."""
-        want = sorted(set(tokens))
-        if not want:
-            return {}
-        found = dict(conn.execute(f"SELECT term, n_docs FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s)",
-                                  (ns, want)).fetchall())
-        return {t: int(found.get(t, 0)) for t in want}
+    @staticmethod
+    def _like_prefix(prefix: str) -> str:
+        """A LIKE pattern for the terms starting with ``prefix``."""
+        return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
-    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]) -> list[int]:
-        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
-        a one-token phrase's count is read from the term statistics; a longer phrase or a prefix is
-        counted through the GIN index (0 at once when one of its whole tokens is in no chunk) and
-        remembered until the namespace is written again."""
+    @staticmethod
+    def _stat_keys(phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[str]]:
+        """The whole tokens and the one-token prefixes (without ``*``) whose statistics the phrases need."""
         unique = list(dict.fromkeys(phrase_list))
-        singles = self._term_counts(conn, ns, [t for p in unique for t in p if not t.endswith(fts.PREFIX)])
+        tokens = sorted({t for p in unique for t in p if not t.endswith(fts.PREFIX)})
+        prefixes = sorted({p[0][:-1] for p in unique if len(p) == 1 and p[0].endswith(fts.PREFIX)})
+        return tokens, prefixes
+
+    def _term_stats_query(self, ns_sql: str, ns_args: Sequence[Any], phrase_list: Sequence[tuple[str, ...]]
+                          ) -> tuple[str, list[Any]] | None:
+        """One statement reading, from the term statistics of the build ``ns_sql`` selects (no scan of the
+        chunks), how many chunks hold each whole token of the phrases, and for each one-token prefix how
+        many distinct tokens start with it and the largest chunk count among them."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        parts: list[str] = []
+        args: list[Any] = []
+        if tokens:
+            parts.append(f"SELECT 'w', term, 1, n_docs FROM {self._s}.terms WHERE ns_id = {ns_sql} AND term = ANY(%s)")
+            args += [*ns_args, tokens]
+        for p in prefixes:  # a constant pattern per prefix (unprepared): each is a range scan of the terms_prefix index
+            parts.append(f"SELECT 'p', %s, count(*), coalesce(max(n_docs), 0) FROM {self._s}.terms "
+                         f"WHERE ns_id = {ns_sql} AND term LIKE %s")
+            args += [p, *ns_args, self._like_prefix(p)]
+        return (" UNION ALL ".join(parts), args) if parts else None
+
+    def _read_term_stats(self, found: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]]
+                         ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """:meth:`_term_stats_query`'s rows as (chunks per token, (tokens, largest chunk count) per prefix)."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        singles = {t: 0 for t in tokens}
+        by_prefix = {p: (0, 0) for p in prefixes}
+        for kind, term, n_terms, n_docs in found:
+            if kind == "w":
+                singles[term] = int(n_docs)
+            else:
+                by_prefix[term] = (int(n_terms), int(n_docs))
+        return singles, by_prefix
+
+    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
+                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
+        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
+        a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
+        when a single token of the namespace starts with it; a longer phrase or a prefix of several
+        tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
+        and remembered until the namespace is written again. ``stats``: the term statistics already read."""
+        unique = list(dict.fromkeys(phrase_list))
+        if stats is None:
+            query = self._term_stats_query("%s", [ns], phrase_list)
+            stats = self._read_term_stats(conn.execute(query[0], query[1], prepare=False).fetchall() if query else [],
+                                          phrase_list)
+        singles, by_prefix = stats
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
             q = fts.to_tsquery(fts.Node("phrase", p))
+            one_prefix = by_prefix.get(p[0][:-1]) if len(p) == 1 and p[0].endswith(fts.PREFIX) else None
             if q is None or any(singles.get(t, 0) == 0 for t in p if not t.endswith(fts.PREFIX)):
                 known[p] = 0
             elif len(p) == 1 and not p[0].endswith(fts.PREFIX):
                 known[p] = singles[p[0]]
+            elif one_prefix is not None and one_prefix[0] <= 1:  # no token or one token starts with it
+                known[p] = one_prefix[1]
             else:
                 key = (ns, version, q)
                 if key not in self._counts:
@@ -542,27 +637,47 @@ class PostgresStore:
         parsed = self._parse(match)
         if parsed is None:
             return 0
-        node = parsed[0]
-        with self._conn("keyword search", read=True) as conn:
-            ns = self._ns(conn)
-            if node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX):
-                # one whole token: its statistics hold the answer (a prefix is counted below)
-                return min(self._term_counts(conn, ns, node.tokens)[node.tokens[0]], int(cap))
-            version = int(conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()[0])
-            known = self._counts.get((ns, version, parsed[1]))
+        node, q = parsed
+        nw, nargs = self._build_where()
+        with self._autocommit("keyword search") as conn:  # each statement reads one snapshot of its own
+            if node.op == "phrase" and len(node.tokens) == 1:
+                tok = node.tokens[0]
+                if not tok.endswith(fts.PREFIX):  # one whole token: its statistics hold the answer
+                    row = conn.execute(f"SELECT t.n_docs FROM {self._s}.namespaces n JOIN {self._s}.terms t ON "
+                                       f"t.ns_id = n.id AND t.term = %s WHERE {nw}", [tok, *nargs]).fetchone()
+                    return min(int(row[0]) if row else 0, int(cap))
+                # a prefix: none, one, or a token with at least ``cap`` chunks starting with it settle it
+                n_terms, most = conn.execute(
+                    f"SELECT count(*), coalesce(max(t.n_docs), 0) FROM {self._s}.namespaces n JOIN {self._s}.terms t "
+                    f"ON t.ns_id = n.id AND t.term LIKE %s WHERE {nw}", [self._like_prefix(tok[:-1]), *nargs],
+                    prepare=False).fetchone()
+                if int(n_terms) <= 1 or int(most) >= cap:
+                    return min(int(most), int(cap))
+            head = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+            if head is None:
+                return 0
+            known = self._counts.get((int(head[0]), int(head[1]), q))
             if known is not None:
                 return min(known, int(cap))
-            n = int(conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s AND "
-                                 "tsv @@ %s::tsquery LIMIT %s) m", (ns, parsed[1], int(cap)), prepare=False
-                                 ).fetchone()[0])
+            # the version and the count from one statement, so the count is remembered under its own version
+            ns, version, n = conn.execute(
+                f"SELECT n.id, n.version, (SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks c WHERE c.ns_id = n.id "
+                f"AND c.tsv @@ %s::tsquery LIMIT %s) m) FROM {self._s}.namespaces n WHERE n.id = %s",
+                (q, int(cap), int(head[0])), prepare=False).fetchone()
         if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
-            self._remember((ns, version, parsed[1]), n)
-        return n
+            self._remember((int(ns), int(version), q), int(n))
+        return int(n)
 
     # ---- vector search ------------------------------------------------------------------------------
 
     def _index_name(self, ns: int, dims: int) -> str:
         return f"chunks_hnsw_{ns}_{dims}"
+
+    @staticmethod
+    def _index_pattern(ns: int) -> str:
+        """A LIKE pattern matching the HNSW indexes of build ``ns`` only (``_`` escaped: unescaped, build 1's
+        pattern would also match build 12's indexes)."""
+        return f"chunks\\_hnsw\\_{int(ns)}\\_%"
 
     @staticmethod
     def _cast(dims: int) -> tuple[str, str]:
@@ -587,18 +702,25 @@ class PostgresStore:
             args.append(model)
         cols = "seq, id, path, source, start_line, end_line, text, embedding"
         with self._conn("vector search", read=True) as conn:
-            ns = self._ns(conn)  # an integer from the database: inlined so the partial HNSW index applies
-            indexed = not self.exact and conn.execute(
-                "SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)).fetchone()[0] is not None
-            if indexed:
+            nw, nargs = self._build_where()
+            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
+                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
+            if head is None:
+                return []
+            ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
+            if not self.exact and head[1]:
                 cast, _ = self._cast(dims)
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(100, 2 * limit)),))
-                rows = conn.execute(
-                    f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
-                    f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
-                    f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                    [q, *args, q, int(limit) + _SPARE]).fetchall()
+                with conn.pipeline():  # the search settings and the search in one round trip
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                                 (str(max(100, 2 * limit)),))
+                    cur = conn.execute(
+                        f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
+                        f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
+                        f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                        [q, *args, q, int(limit) + _SPARE])
+                rows = cur.fetchall()
             else:
                 rows = conn.execute(
                     f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
@@ -631,7 +753,8 @@ class PostgresStore:
             cast, ops = self._cast(int(dims))
             name = self._index_name(ns, int(dims))
             with self._conn("building the HNSW index") as conn:
-                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+                # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
@@ -759,7 +882,7 @@ class PostgresStore:
         for ns in ids:
             with self._conn("dropping an old index build") as conn:
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
-                                            "LIKE %s", (self.schema, f"chunks_hnsw_{int(ns)}_%")).fetchall():
+                                            "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
 
@@ -812,9 +935,7 @@ class PostgresStore:
                 row = conn.execute(f"SELECT dims FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL LIMIT 1",
                                    (ns,)).fetchone()
                 dims = int(row[0]) if row else None
-                size = int(conn.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-                                        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND "
-                                        "c.relkind = 'r'", (self.schema,)).fetchone()[0])
+                size = self._namespace_bytes(conn)
                 if dims and conn.execute("SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)
                                          ).fetchone()[0] is not None and not self.exact:
                     mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
@@ -828,6 +949,37 @@ class PostgresStore:
             vector_cache="off", notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
+
+    def _namespace_bytes(self, conn: Any) -> int:
+        """The bytes on the server this namespace accounts for: of each table (with its shared indexes), the
+        share of its rows that belong to the namespace's builds, plus the namespace's own HNSW indexes."""
+        builds = [int(r[0]) for r in conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s",
+                                                  (self.namespace,))]
+        own_chunks, all_chunks = conn.execute(
+            f"SELECT coalesce(sum(n_rows) FILTER (WHERE id = ANY(%s)), 0), coalesce(sum(n_rows), 0) "
+            f"FROM {self._s}.namespaces", (builds,)).fetchone()
+        shares = {"chunks": (int(own_chunks), int(all_chunks))}
+        for table, col, key in (("files", "ns_id", builds), ("meta", "ns_id", builds), ("terms", "ns_id", builds),
+                                ("embedding_cache", "namespace", self.namespace)):
+            op = "= ANY(%s)" if isinstance(key, list) else "= %s"
+            shares[table] = tuple(int(x) for x in conn.execute(  # type: ignore[assignment]
+                f"SELECT count(*) FILTER (WHERE {col} {op}), count(*) FROM {self._s}.{table}", (key,)).fetchone())
+        own_indexes = [self._index_pattern(b) for b in builds]
+        total = 0.0
+        for table, (own, every) in shares.items():
+            if own and every:
+                size = int(conn.execute(
+                    "SELECT pg_table_size(t.oid) + coalesce(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE "
+                    "ix.relname NOT LIKE 'chunks\\_hnsw\\_%%'), 0) FROM pg_class t JOIN pg_namespace n ON n.oid = "
+                    "t.relnamespace LEFT JOIN pg_index i ON i.indrelid = t.oid LEFT JOIN pg_class ix ON ix.oid = "
+                    "i.indexrelid WHERE n.nspname = %s AND t.relname = %s GROUP BY t.oid",
+                    (self.schema, table)).fetchone()[0])
+                total += size * own / every
+        total += int(conn.execute(
+            "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+            "c.relnamespace WHERE n.nspname = %s AND c.relkind = 'i' AND c.relname LIKE ANY(%s)",
+            (self.schema, own_indexes)).fetchone()[0])
+        return int(total)
 
     @property
     def schema_version(self) -> int:

@@ -1,0 +1,106 @@
+"""PostgreSQL store settings and bookkeeping: the HNSW threshold and exact search from the config, the
+namespace's own size in ``status``, and a rebuild that drops only its own HNSW indexes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.postgres import PostgresStore
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.storage import IndexMeta, StoredChunk
+from openclaw_memory.types import MemoryFile
+
+MakeStore = Callable[..., PostgresStore]
+
+
+def _notes(n: int) -> dict[str, str]:
+    return {f"memory/2026-03-{i + 1:02d}.md": f"# Day {i}\n\nNote {i}: the deploy of service {i} went fine.\n"
+            for i in range(n)}
+
+
+def _file(path: str) -> MemoryFile:
+    return MemoryFile(path=path, abs_path="/nowhere/" + path, mtime_ms=1000.0, size=10, hash="h" + path)
+
+
+def _fill(store: PostgresStore, n: int, dims: int = 8, prefix: str = "c") -> None:
+    rng = np.random.default_rng(n)
+    chunks = [StoredChunk(id=f"{prefix}{i}", path="a.md", source="memory", start_line=i, end_line=i, hash=f"h{i}",
+                          model="m", text=f"chunk {i} about topic {i % 7} " * 20,
+                          embedding=rng.normal(size=dims).astype(np.float32)) for i in range(n)]
+    store.replace_file(_file("a.md"), chunks)
+    store.write_meta(IndexMeta("m", "p", "k", ("memory",), "s", 400, 80, "t", dims))
+
+
+def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
+        pg: Any, workspace: Path, write: Callable[[dict[str, str]], Path]) -> None:
+    write(_notes(6))
+    cfg = MemoryConfig.load({"store": {"url": pg.url, "pgHnswMinRows": 5, "pgExactSearch": True}})
+    assert cfg.store.pg_hnsw_min_rows == 5 and cfg.store.pg_exact_search is True
+    assert MemoryConfig().store.pg_hnsw_min_rows == 20_000 and MemoryConfig().store.pg_exact_search is False
+    with pytest.raises(ValueError):
+        MemoryConfig.load({"store": {"pgHnswMinRows": 0}})
+
+    def index(**store: Any) -> MemoryIndex:
+        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
+                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, **store})
+
+    ns = pg.namespace()
+    with index() as idx:  # 6 chunks, under the default threshold: exact
+        idx.sync()
+        assert idx.status().vector["path"] == "pgvector exact"
+    ns = pg.namespace()
+    with index(pg_hnsw_min_rows=5) as idx:  # the sync that crosses the configured threshold builds HNSW
+        idx.sync()
+        assert idx.status().vector["path"] == "pgvector hnsw"
+        assert idx.search("deploy of service 3").hits
+    with index(pg_hnsw_min_rows=5, pg_exact_search=True) as idx:  # the index exists, but exact is asked for
+        assert idx.status().vector["path"] == "pgvector exact"
+        assert idx.search("deploy of service 3").hits
+
+
+def test_status_size_is_the_namespaces_own(make_pg_store: MakeStore, pg: Any) -> None:
+    big, small = make_pg_store(), make_pg_store()
+    _fill(big, 400)
+    _fill(small, 4)
+    big_size, small_size = big.info().size_bytes, small.info().size_bytes
+    assert big_size is not None and small_size is not None and 0 < small_size < big_size / 20
+    with psycopg.connect(pg.url, autocommit=True) as conn:  # the whole schema holds far more than the small one
+        schema_size = int(conn.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r'", (pg.schema,)).fetchone()[0])
+    assert small_size < schema_size / 20
+    empty = make_pg_store()
+    assert empty.info().size_bytes == 0
+
+
+def test_a_rebuild_drops_only_its_own_hnsw_indexes(pg: Any) -> None:
+    """Build ids 1 and 11: dropping build 1's indexes must leave build 11's (its name starts the same)."""
+    schema = "t_" + uuid.uuid4().hex[:10]  # a fresh schema: its build ids start at 1
+    try:
+        first = PostgresStore(pg.url, namespace="first", schema=schema, hnsw_min_rows=1)
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            assert conn.execute(f'SELECT id FROM "{schema}".namespaces WHERE name = %s',
+                                ("first",)).fetchone()[0] == 1
+            conn.execute(f"SELECT setval('\"{schema}\".namespaces_id_seq', 10)")
+        other = PostgresStore(pg.url, namespace="other", schema=schema, hnsw_min_rows=1)
+        _fill(first, 3)
+        _fill(other, 3)
+        assert first.info().vector_path == other.info().vector_path == "pgvector hnsw"
+        with first.rebuild() as fresh:  # build 1 is retired and dropped
+            _fill(fresh, 3)
+        assert first.info().vector_path == "pgvector hnsw"
+        assert other.info().vector_path == "pgvector hnsw"  # build 11's index is still there
+        first.close()
+        other.close()
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
