@@ -74,8 +74,10 @@ class HttpReranker:
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:200].decode("utf-8", errors="replace").strip()
             raise RerankError(f"{self.url} answered HTTP {exc.code}{': ' + detail if detail else ''}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
+        except (urllib.error.URLError, OSError) as exc:  # TimeoutError is an OSError
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if isinstance(reason, TimeoutError):
+                raise RerankError(f"{self.url} did not answer within {self.timeout:g} s") from None
             raise RerankError(f"{self.url} could not be reached: {reason}") from None
         return _parse(raw, len(documents), self.url)
 
