@@ -282,6 +282,8 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
     def _pieces(self, model: Any, text: str, budget: int) -> list[tuple[str, int]]:
         """``text`` cut into pieces of at most ``budget`` tokens, each at the last line break (else
         space) in the second half of its window, with its token count; one piece when it fits."""
+        if len(text.encode("utf-8")) <= budget:  # a token covers at least one byte: it fits, no need to count
+            return [(text, max(1, len(text.split())))]
         enc = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
         offsets = enc["offset_mapping"]
         if len(offsets) <= budget:
