@@ -303,7 +303,8 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
     return merged, None
 
 
-def _rerank_by_endpoint(merged: list[Candidate], query: str, config: MemoryConfig) -> tuple[list[Candidate], str | None]:
+def _rerank_by_endpoint(merged: list[Candidate], query: str,
+                        config: MemoryConfig) -> tuple[list[Candidate], str | None]:
     """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
     (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
     from openclaw_memory.rerank import HttpReranker, reorder_head
@@ -517,7 +518,8 @@ def _run_search(
     rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
         and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
     if rerank:
-        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode, sim_floor)  # type: ignore[arg-type]
+        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
+                                                  sim_floor)
     elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, q, config)
     if hy.temporal_decay.enabled and merged:

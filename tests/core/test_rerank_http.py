@@ -128,7 +128,8 @@ def test_a_failing_endpoint_leaves_the_order_and_says_why(write, tmp_path: Path,
     assert len(res.hits) == 2
     assert res.rerank_error and "reranking skipped" in caplog.text
     expected = {"timeout": "did not answer within 0.5 s", "http500": "HTTP 500: {\"error\": \"model not loaded\"}",
-                "not-json": "did not answer JSON", "bad-index": "outside the 2 documents", "down": "could not be reached"}
+                "not-json": "did not answer JSON", "bad-index": "outside the 2 documents",
+                "down": "could not be reached"}
     assert expected[fault] in res.rerank_error
     assert time.perf_counter() - started < 10
 
@@ -136,7 +137,8 @@ def test_a_failing_endpoint_leaves_the_order_and_says_why(write, tmp_path: Path,
 def test_client_reads_voyage_data_and_sends_no_key_without_one(server: RerankServer,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RERANK_API_KEY", raising=False)
-    server.body = {"object": "list", "data": [{"index": 1, "relevance_score": 0.8}, {"index": 0, "relevance_score": 0.2}]}
+    server.body = {"object": "list",
+                   "data": [{"index": 1, "relevance_score": 0.8}, {"index": 0, "relevance_score": 0.2}]}
     client = HttpReranker(server.url + "/rerank/")
     assert client.url == server.url + "/rerank"
     assert client.scores("q", ["a", "b"]) == {1: 0.8, 0: 0.2}

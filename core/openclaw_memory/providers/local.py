@@ -284,7 +284,8 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         space) in the second half of its window, with its token count; one piece when it fits."""
         if len(text.encode("utf-8")) <= budget:  # a token covers at least one byte: it fits, no need to count
             return [(text, max(1, len(text.split())))]
-        enc = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
+        enc = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False,
+                              verbose=False)
         offsets = enc["offset_mapping"]
         if len(offsets) <= budget:
             return [(text, max(1, len(offsets)))]
