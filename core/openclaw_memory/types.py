@@ -134,6 +134,7 @@ class SearchResult:
     scheduled or running (the hits may miss the latest edits).
     ``sync_error`` is the error of the last sync when it failed (None after a successful one): hits
     are still returned from what was indexed before, but recent edits may be missing.
+    ``rerank_error`` is set when ``query.rerank`` was on but could not rerank (the hits keep their order).
     """
 
     query: str
@@ -147,6 +148,7 @@ class SearchResult:
     sync_scheduled: bool = False
     took_ms: float = 0.0
     sync_error: str | None = None
+    rerank_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form with the hits as dicts."""
@@ -161,6 +163,7 @@ class SearchResult:
             "empty_reason": self.empty_reason,
             "sync_scheduled": self.sync_scheduled,
             "sync_error": self.sync_error,
+            "rerank_error": self.rerank_error,
             "took_ms": round(self.took_ms, 3),
         }
 

@@ -177,7 +177,8 @@ def test_st_directory_model_with_e5_prefixes(stub_st: type[StubST], tmp_path: Pa
     p.embed_documents(["doc"])
     st = stub_st.instances[-1]
     assert st.encoded[0][0] == ["query: hello"] and st.encoded[1][0] == ["passage: doc"]
-    assert p.dims == 6 and p.max_input_tokens == 256
+    assert p.dims == 6 and p.window_tokens == 256  # the model's max_seq_length
+    assert p.max_input_tokens == 2048  # longer documents are pooled by the provider, not split by the index
 
 
 def test_st_uses_model_prompts(stub_st: type[StubST], tmp_path: Path) -> None:

