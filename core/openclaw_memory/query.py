@@ -28,7 +28,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
@@ -70,7 +70,12 @@ _ZH = """我 我们 你 你们 他 她 它 他们 这 那 这个 那个 这些 �
 才 只 之前 以前 之后 以后 刚才 现在 昨天 今天 明天 最近 东西 事情 事 什么 哪个 哪些 怎么 为什么 多少 请 帮 帮忙
 告诉"""
 
-STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
+#: Not in the spec's list (this library's addition): English possessive and object pronouns. A question
+#: about a person asks "what did Melanie do with her kids?"; "her" then matched every chunk that says
+#: "her" instead of the chunks about Melanie's kids. ("us" stays: "US" is also a country.)
+_EN_PRONOUNS = "her hers his him its their theirs"
+
+STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _EN_PRONOUNS, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
 #: Multi-character CJK stop words, cut out of a run before its bigrams are taken.
 _CJK_MULTI_STOPS = sorted(
     (w for w in (_JA + " " + _ZH).split() if len(w) >= 2 and all("\u4e00" <= ch <= "\u9fff" for ch in w)),
@@ -328,6 +333,40 @@ class QueryAnalysis:
                               and got_exact / raw_total >= 0.5)
             out.append((cov, exact, have))
         return out
+
+
+    def window_coverage(self, texts: Sequence[str], lines: int) -> list[float]:
+        """For each text, the best :meth:`coverage` of a run of ``lines`` consecutive non-blank lines of it
+        (of the whole text when it has fewer): a chunk whose matching words stand together on neighbouring
+        lines (one turn of a conversation, one bullet) beats one where they are scattered over the chunk."""
+        wins = [_line_runs(t, lines) for t in texts]
+        flat = [w for ws in wins for w in ws]
+        covs = [c for c, _ in self.coverage(flat)] if flat else []
+        out: list[float] = []
+        pos = 0
+        for ws in wins:
+            out.append(max(covs[pos:pos + len(ws)], default=0.0))
+            pos += len(ws)
+        return out
+
+    def weighted_by_rarity(self, matches: Sequence[int], total: int) -> QueryAnalysis:
+        """A copy whose group weights are multiplied by their inverse document frequency
+        ``ln(1 + (total - n + 0.5) / (n + 0.5))`` (BM25's), where ``matches[i]`` is how many of the index's
+        ``total`` chunks group ``i`` matches: a word found in most chunks (the speakers' names of a
+        conversation) then earns little coverage, a rare one much."""
+        total = max(total, 1)
+        groups = [replace(g, keys=list(g.keys),
+                          weight=g.weight * math.log(1 + (total - min(n, total) + 0.5) / (min(n, total) + 0.5)))
+                  for g, n in zip(self.groups, matches)]
+        return replace(self, groups=groups)
+
+
+def _line_runs(text: str, size: int) -> list[str]:
+    """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) <= size:
+        return ["\n".join(lines)] if lines else [text]
+    return ["\n".join(lines[i:i + size]) for i in range(len(lines) - size + 1)]
 
 
 def _opaque(ch: str) -> bool:

@@ -162,7 +162,7 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
 
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
-    enough: int | None = None,
+    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False,
 ) -> list[Candidate]:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
@@ -171,6 +171,8 @@ def keyword_candidates(
     BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
     recently indexed matches (their order then comes from query coverage, then recency). A query
     FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
+    Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
+    ``rarity_weights``, weights the query's words by their rarity in the index (``query.keyword``).
     """
     want = max(1, min(limit, enough or limit))
     count = _MatchCounter(store)
@@ -198,15 +200,26 @@ def keyword_candidates(
             batches.append([(c, r) for c, r in rows if c.id not in seen])
             seen.update(c.id for c, _ in batches[-1])
     needles = _rare_needles(analysis, count, limit)
+    ranking = analysis
+    if rarity_weights and len(analysis.groups) > 1 and any(batches):
+        total = sum(v.get("chunks", 0) for v in store.counts().values())
+        ranking = analysis.weighted_by_rarity(
+            [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))), default=0)
+             for gi in range(len(analysis.groups))], total)
     cands: list[Candidate] = []
     scores: list[float] = []
     ranks: list[float] = []
     for batch in batches:  # BM25 is only comparable within one MATCH expression
         if not batch:
             continue
-        stats = analysis.coverage_detail([c.text for c, _ in batch])
-        for (c, rank), (_, exact, groups), score in zip(
-                batch, stats, keyword_text_scores([r for _, r in batch], [cov for cov, _, _ in stats])):
+        texts = [c.text for c, _ in batch]
+        stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
+        if window_lines > 0:
+            covs = ranking.window_coverage(texts, window_lines)
+        else:
+            covs = [cov for cov, _ in ranking.coverage(texts)] if ranking is not analysis else \
+                [cov for cov, _, _ in stats]
+        for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
             c.exact_match = exact
             c.needle = bool(needles & groups)
             cands.append(c)
@@ -388,13 +401,14 @@ def _run_search(
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
+    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights}
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
     pending: Future[list[Candidate]] | None = None
     if hybrid_planned and executor is not None:
         pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
-                                  enough=n_results)
+                                  enough=n_results, **kw_rank)
 
     # vector side
     qv: np.ndarray | None = None
@@ -425,7 +439,7 @@ def _run_search(
     if qv is None:
         mode: SearchMode = "keyword"
         keyword = keyword_candidates(store, analysis, limit=min(_MAX_CANDIDATES, 2 * n_cand), sources=sources,
-                                     enough=n_results)
+                                     enough=n_results, **kw_rank)
         merged = keyword
         for c in merged:
             c.score = c.text_score
@@ -441,7 +455,7 @@ def _run_search(
     else:
         mode = "hybrid"
         keyword = pending.result() if pending is not None else keyword_candidates(
-            store, analysis, limit=n_cand, sources=sources, enough=n_results)
+            store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
         vw, tw = hy.vector_weight, hy.text_weight
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw)
         if tw > 0:
