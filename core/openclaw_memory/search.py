@@ -15,6 +15,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from datetime import datetime, timezone
@@ -160,6 +161,28 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
     return out
 
 
+#: How long the index's chunk count (the N of the rarity weights' inverse document frequency) is reused
+#: before it is counted again: counting 100k chunks takes tens of milliseconds, and a count a few
+#: seconds old changes no weight that matters.
+CHUNK_TOTAL_TTL_S = 30.0
+_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[float, int]] = weakref.WeakKeyDictionary()
+_CHUNK_TOTALS_LOCK = threading.Lock()
+
+
+def _chunk_total(store: MemoryStore, at_least: int = 0) -> int:
+    """The store's number of chunks, counted at most once per :data:`CHUNK_TOTAL_TTL_S` seconds (and again
+    when a term was just found in more chunks than the remembered count: the index has grown)."""
+    now = time.monotonic()
+    with _CHUNK_TOTALS_LOCK:
+        cached = _CHUNK_TOTALS.get(store)
+    if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= at_least:
+        return cached[1]
+    total = sum(v.get("chunks", 0) for v in store.counts().values())
+    with _CHUNK_TOTALS_LOCK:
+        _CHUNK_TOTALS[store] = (now, total)
+    return total
+
+
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
     enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False,
@@ -202,10 +225,9 @@ def keyword_candidates(
     needles = _rare_needles(analysis, count, limit)
     ranking = analysis
     if rarity_weights and len(analysis.groups) > 1 and any(batches):
-        total = sum(v.get("chunks", 0) for v in store.counts().values())
-        ranking = analysis.weighted_by_rarity(
-            [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))), default=0)
-             for gi in range(len(analysis.groups))], total)
+        matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
+                       default=0) for gi in range(len(analysis.groups))]
+        ranking = analysis.weighted_by_rarity(matches, _chunk_total(store, at_least=min(max(matches), COMMON_MATCHES)))
     cands: list[Candidate] = []
     scores: list[float] = []
     ranks: list[float] = []
