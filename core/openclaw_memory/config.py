@@ -134,8 +134,8 @@ class KeywordRankingConfig(_Model):
     that stand together in one turn or bullet count more than words scattered over a chunk (0: the whole
     chunk, as before). ``rarity_weights``: each query word's share is weighted by its inverse document
     frequency in the index, so a word found in most chunks (a conversation's speaker names) counts little.
-    Both measured on the issue-13 development set (keyword-only R@6 0.828 → 0.844 with the pronoun stop
-    words; see bench/README.md)."""
+    Both measured on the issue-13 development set (keyword-only R@6 0.828 → 0.847 with the pronoun stop
+    words; see bench/README.md). Both cost ~1.6× the keyword side's ranking time."""
 
     window_lines: int = Field(3, ge=0)
     rarity_weights: bool = True

@@ -318,7 +318,6 @@ class QueryAnalysis:
             out.append((cov, exact, have))
         return out
 
-
     def _presence(self, texts: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
         """Per text: its padded token sequence, the groups it contains as written, and those it contains
         as written or (when :attr:`stemmed`) by stem."""
