@@ -46,8 +46,8 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "line_windows",
-           "timestamp_resolver", "window_similarities"]
+__all__ = ["CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "chunk_total",
+           "keyword_candidates", "line_windows", "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -169,17 +169,23 @@ _CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[float, int]] = weakr
 _CHUNK_TOTALS_LOCK = threading.Lock()
 
 
-def _chunk_total(store: MemoryStore, at_least: int = 0) -> int:
+def chunk_total(store: MemoryStore, at_least: int = 0) -> int:
     """The store's number of chunks, counted at most once per :data:`CHUNK_TOTAL_TTL_S` seconds (and again
     when a term was just found in more chunks than the remembered count: the index has grown)."""
     now = time.monotonic()
-    with _CHUNK_TOTALS_LOCK:
-        cached = _CHUNK_TOTALS.get(store)
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            cached = _CHUNK_TOTALS.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
+        cached = None
     if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= at_least:
         return cached[1]
     total = sum(v.get("chunks", 0) for v in store.counts().values())
-    with _CHUNK_TOTALS_LOCK:
-        _CHUNK_TOTALS[store] = (now, total)
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            _CHUNK_TOTALS[store] = (now, total)
+    except TypeError:
+        pass
     return total
 
 
@@ -227,7 +233,8 @@ def keyword_candidates(
     if rarity_weights and len(analysis.groups) > 1 and any(batches):
         matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
                        default=0) for gi in range(len(analysis.groups))]
-        ranking = analysis.weighted_by_rarity(matches, _chunk_total(store, at_least=min(max(matches), COMMON_MATCHES)))
+        total = chunk_total(store, at_least=min(max(matches), COMMON_MATCHES))
+        ranking = analysis.weighted_by_rarity(matches, total)
     cands: list[Candidate] = []
     scores: list[float] = []
     ranks: list[float] = []

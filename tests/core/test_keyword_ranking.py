@@ -11,6 +11,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.query import analyze_query
+from openclaw_memory.search import chunk_total
 
 FILLER = "\n".join(f"Line {i}: the weather was fine and nothing else happened." for i in range(8))
 
@@ -71,3 +72,23 @@ def test_window_coverage_of_short_and_blank_texts(window: int) -> None:
     covs = a.window_coverage(["pottery\n\n\nkids", "", "nothing here", "pottery kids\nmore\nmore\nmore"], window)
     assert covs[0] == (1.0 if window == 3 else 0.5)  # blank lines do not separate a run
     assert covs[1] == 0.0 and covs[2] == 0.0 and covs[3] == 1.0
+
+
+def test_the_chunk_count_is_reused_and_recounted_when_the_index_grows() -> None:
+    class Store:
+        def __init__(self) -> None:
+            self.n, self.calls = 10, 0
+
+        def counts(self) -> dict[str, dict[str, int]]:
+            self.calls += 1
+            return {"memory": {"files": 1, "chunks": self.n}}
+
+    store = Store()
+    assert chunk_total(store) == 10 and chunk_total(store, at_least=10) == 10 and store.calls == 1
+    store.n = 50
+    assert chunk_total(store, at_least=11) == 50 and store.calls == 2  # a term outnumbers the count: recount
+
+    class Unhashable(Store):
+        __hash__ = None  # type: ignore[assignment]
+
+    assert chunk_total(Unhashable()) == 10  # no cache, still counted
