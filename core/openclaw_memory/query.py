@@ -374,11 +374,15 @@ class QueryAnalysis:
         """A copy whose group weights are multiplied by their inverse document frequency
         ``ln(1 + (total - n + 0.5) / (n + 0.5))`` (BM25's), where ``matches[i]`` is how many of the index's
         ``total`` chunks group ``i`` matches: a word found in most chunks (the speakers' names of a
-        conversation) then earns little coverage, a rare one much."""
+        conversation) then earns little coverage, a rare one much. A group no chunk matches (a typo, a word
+        the notes never use) tells no chunk from another: it weighs the mean of the others, as every word
+        weighed the same without rarity weights."""
         total = max(total, 1)
-        groups = [replace(g, keys=list(g.keys),
-                          weight=g.weight * math.log(1 + (total - min(n, total) + 0.5) / (min(n, total) + 0.5)))
-                  for g, n in zip(self.groups, matches)]
+        idf = [math.log(1 + (total - min(n, total) + 0.5) / (min(n, total) + 0.5)) if n > 0 else None for n in matches]
+        known = [w for w in idf if w is not None]
+        mean = sum(known) / len(known) if known else 1.0
+        groups = [replace(g, keys=list(g.keys), weight=g.weight * (mean if w is None else w))
+                  for g, w in zip(self.groups, idf)]
         return replace(self, groups=groups)
 
 

@@ -92,3 +92,11 @@ def test_the_chunk_count_is_reused_and_recounted_when_the_index_grows() -> None:
         __hash__ = None  # type: ignore[assignment]
 
     assert chunk_total(Unhashable()) == 10  # no cache, still counted
+
+
+def test_a_word_no_chunk_has_weighs_like_an_average_word() -> None:
+    a = analyze_query("Maria shelter Xmasss").weighted_by_rarity([90, 2, 0], total=100)
+    w = [g.weight for g in a.groups]
+    assert w[0] < w[1] and w[2] == pytest.approx((w[0] + w[1]) / 2)
+    # so a chunk with the two known words is not pushed down by the unknown one more than before
+    assert a.coverage(["Maria at the shelter"])[0][0] == pytest.approx(2 / 3)
