@@ -46,7 +46,7 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "chunk_total",
+__all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "chunk_total",
            "keyword_candidates", "line_windows", "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
@@ -165,20 +165,23 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
 #: before it is counted again: counting 100k chunks takes tens of milliseconds, and a count a few
 #: seconds old changes no weight that matters.
 CHUNK_TOTAL_TTL_S = 30.0
+#: Indexes with fewer chunks than this are counted on every search (well under a millisecond): in a small
+#: index a few new chunks change the weights, and a remembered count would be stale.
+CHUNK_TOTAL_CACHE_MIN = 5000
 _CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[float, int]] = weakref.WeakKeyDictionary()
 _CHUNK_TOTALS_LOCK = threading.Lock()
 
 
 def chunk_total(store: MemoryStore, at_least: int = 0) -> int:
-    """The store's number of chunks, counted at most once per :data:`CHUNK_TOTAL_TTL_S` seconds (and again
-    when a term was just found in more chunks than the remembered count: the index has grown)."""
+    """The store's number of chunks. A count of at least :data:`CHUNK_TOTAL_CACHE_MIN` is reused for
+    :data:`CHUNK_TOTAL_TTL_S` seconds, unless a term was just found in more chunks than that (the index grew)."""
     now = time.monotonic()
     try:
         with _CHUNK_TOTALS_LOCK:
             cached = _CHUNK_TOTALS.get(store)
     except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
         cached = None
-    if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= at_least:
+    if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= max(at_least, CHUNK_TOTAL_CACHE_MIN):
         return cached[1]
     total = sum(v.get("chunks", 0) for v in store.counts().values())
     try:

@@ -76,22 +76,26 @@ def test_window_coverage_of_short_and_blank_texts(window: int) -> None:
 
 def test_the_chunk_count_is_reused_and_recounted_when_the_index_grows() -> None:
     class Store:
-        def __init__(self) -> None:
-            self.n, self.calls = 10, 0
+        def __init__(self, n: int = 10_000) -> None:
+            self.n, self.calls = n, 0
 
         def counts(self) -> dict[str, dict[str, int]]:
             self.calls += 1
             return {"memory": {"files": 1, "chunks": self.n}}
 
     store = Store()
-    assert chunk_total(store) == 10 and chunk_total(store, at_least=10) == 10 and store.calls == 1
-    store.n = 50
-    assert chunk_total(store, at_least=11) == 50 and store.calls == 2  # a term outnumbers the count: recount
+    assert chunk_total(store) == 10_000 and chunk_total(store, at_least=900) == 10_000 and store.calls == 1
+    store.n = 20_000
+    assert chunk_total(store, at_least=10_001) == 20_000 and store.calls == 2  # a term outnumbers it: recount
+    small = Store(10)
+    assert chunk_total(small) == 10
+    small.n = 12
+    assert chunk_total(small) == 12  # a small index is counted every time: a few chunks change the weights
 
     class Unhashable(Store):
         __hash__ = None  # type: ignore[assignment]
 
-    assert chunk_total(Unhashable()) == 10  # no cache, still counted
+    assert chunk_total(Unhashable()) == 10_000  # no cache, still counted
 
 
 def test_a_word_no_chunk_has_weighs_like_an_average_word() -> None:
