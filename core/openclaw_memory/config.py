@@ -135,7 +135,7 @@ class KeywordRankingConfig(_Model):
     chunk, as before). ``rarity_weights``: each query word's share is weighted by its inverse document
     frequency in the index, so a word found in most chunks (a conversation's speaker names) counts little.
     Both measured on the issue-13 development set (keyword-only R@6 0.828 → 0.847 with the pronoun stop
-    words; see bench/README.md). Both cost ~1.6× the keyword side's ranking time."""
+    words; see bench/README.md). Both cost ~1.5× the keyword side's CPU time per search."""
 
     window_lines: int = Field(3, ge=0)
     rarity_weights: bool = True
