@@ -28,7 +28,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
 
@@ -70,7 +70,12 @@ _ZH = """我 我们 你 你们 他 她 它 他们 这 那 这个 那个 这些 �
 才 只 之前 以前 之后 以后 刚才 现在 昨天 今天 明天 最近 东西 事情 事 什么 哪个 哪些 怎么 为什么 多少 请 帮 帮忙
 告诉"""
 
-STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
+#: Not in the spec's list (this library's addition): English possessive and object pronouns. A question
+#: about a person asks "what did Melanie do with her kids?"; "her" then matched every chunk that says
+#: "her" instead of the chunks about Melanie's kids. ("us" stays: "US" is also a country.)
+_EN_PRONOUNS = "her hers his him its their theirs"
+
+STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _EN_PRONOUNS, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
 #: Multi-character CJK stop words, cut out of a run before its bigrams are taken.
 _CJK_MULTI_STOPS = sorted(
     (w for w in (_JA + " " + _ZH).split() if len(w) >= 2 and all("\u4e00" <= ch <= "\u9fff" for ch in w)),
@@ -298,29 +303,13 @@ class QueryAnalysis:
         (the whole phrase, every group) still needs the words as written: a stemmed match widens recall,
         ranks under the word as written and never triggers the exact-match rescue.
         """
-        # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
-        # in the text's own token sequence, padded the same way (no per-query regex to compile).
-        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
-        keys = [_key(t) for t in texts]
-        lines = [f" {k} " for k in keys]
-        surface = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
-        if self.stemmed:
-            stem_owner = {stem_tokens(k): i for k, i in owner.items()}
-            stem_lines = [f" {stem_tokens(k)} " for k in keys]
-            present = [s | {i for k, i in stem_owner.items() if f" {k} " in line}
-                       for s, line in zip(surface, stem_lines)]
-        else:
-            present = surface
+        lines, surface, present = self._presence(texts)
         phrase = f" {self.phrase_key} " if self.phrase_key else None
-        seen = set().union(*present) if present else set()
-        considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
-        total = sum(self.groups[i].weight for i in considered)
+        considered, total = self._considered(present)
         raw_total = sum(g.weight for g in self.groups) or 1.0
         out: list[tuple[float, bool, set[int]]] = []
         for line, have, exact_have in zip(lines, present, surface):
-            got = sum(self.groups[i].weight * (1.0 if i in exact_have else STEM_MATCH_WEIGHT)
-                      for i in considered if i in have)
-            cov = got / total if total > 0 else 0.0
+            cov = self._share(considered, total, have, exact_have)
             got_exact = sum(self.groups[i].weight for i in considered if i in exact_have)
             exact = any(self.groups[i].distinctive for i in exact_have)
             exact = exact or (phrase is not None and phrase in line)
@@ -328,6 +317,73 @@ class QueryAnalysis:
                               and got_exact / raw_total >= 0.5)
             out.append((cov, exact, have))
         return out
+
+    def _presence(self, texts: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
+        """Per text: its padded token sequence, the groups it contains as written, and those it contains
+        as written or (when :attr:`stemmed`) by stem."""
+        # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
+        # in the text's own token sequence, padded the same way (no per-query regex to compile).
+        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        keys = [_key(t) for t in texts]
+        lines = [f" {k} " for k in keys]
+        surface = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
+        if not self.stemmed:
+            return lines, surface, surface
+        stem_owner = {stem_tokens(k): i for k, i in owner.items()}
+        stem_lines = [f" {stem_tokens(k)} " for k in keys]
+        present = [s | {i for k, i in stem_owner.items() if f" {k} " in line} for s, line in zip(surface, stem_lines)]
+        return lines, surface, present
+
+    def _considered(self, present: Sequence[set[int]]) -> tuple[list[int], float]:
+        """The groups coverage is measured against (n-gram groups only when some text has them), and their
+        total weight."""
+        seen = set().union(*present) if present else set()
+        considered = [i for i, g in enumerate(self.groups) if not g.ngram or i in seen]
+        return considered, sum(self.groups[i].weight for i in considered)
+
+    def _share(self, considered: Sequence[int], total: float, have: set[int], exact_have: set[int]) -> float:
+        got = sum(self.groups[i].weight * (1.0 if i in exact_have else STEM_MATCH_WEIGHT)
+                  for i in considered if i in have)
+        return got / total if total > 0 else 0.0
+
+    def window_coverage(self, texts: Sequence[str], lines: int) -> list[float]:
+        """For each text, the best :meth:`coverage` of a run of ``lines`` consecutive non-blank lines of it
+        (of the whole text when it has fewer): a chunk whose matching words stand together on neighbouring
+        lines (one turn of a conversation, one bullet) beats one where they are scattered over the chunk.
+        A key of several words counts in a run only when one of its lines holds it whole."""
+        size = max(1, lines)
+        per_text = [[ln for ln in t.splitlines() if ln.strip()] for t in texts]
+        flat = [ln for ls in per_text for ln in ls]
+        _, surface, present = self._presence(flat)
+        considered, total = self._considered(present)
+        out: list[float] = []
+        pos = 0
+        for ls in per_text:
+            n = len(ls)
+            best = 0.0
+            for start in range(max(1, n - size + 1)):
+                span = range(pos + start, pos + min(n, start + size))
+                have = set().union(*(present[j] for j in span))
+                exact = set().union(*(surface[j] for j in span))
+                best = max(best, self._share(considered, total, have, exact))
+            out.append(best)
+            pos += n
+        return out
+
+    def weighted_by_rarity(self, matches: Sequence[int], total: int) -> QueryAnalysis:
+        """A copy whose group weights are multiplied by their inverse document frequency
+        ``ln(1 + (total - n + 0.5) / (n + 0.5))`` (BM25's), where ``matches[i]`` is how many of the index's
+        ``total`` chunks group ``i`` matches: a word found in most chunks (the speakers' names of a
+        conversation) then earns little coverage, a rare one much. A group no chunk matches (a typo, a word
+        the notes never use) tells no chunk from another: it weighs the mean of the others, as every word
+        weighed the same without rarity weights."""
+        total = max(total, 1)
+        idf = [math.log(1 + (total - min(n, total) + 0.5) / (min(n, total) + 0.5)) if n > 0 else None for n in matches]
+        known = [w for w in idf if w is not None]
+        mean = sum(known) / len(known) if known else 1.0
+        groups = [replace(g, keys=list(g.keys), weight=g.weight * (mean if w is None else w))
+                  for g, w in zip(self.groups, idf)]
+        return replace(self, groups=groups)
 
 
 def _opaque(ch: str) -> bool:

@@ -15,6 +15,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from datetime import datetime, timezone
@@ -46,8 +47,9 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit", "keyword_candidates", "line_windows",
-           "stored_similarities", "timestamp_resolver", "window_similarities"]
+__all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit",
+           "chunk_total", "keyword_candidates", "line_windows", "stored_similarities", "timestamp_resolver",
+           "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +163,40 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
     return out
 
 
+#: How long the index's chunk count (the N of the rarity weights' inverse document frequency) is reused
+#: before it is counted again: counting 100k chunks takes tens of milliseconds, and a count a few
+#: seconds old changes no weight that matters.
+CHUNK_TOTAL_TTL_S = 30.0
+#: Indexes with fewer chunks than this are counted on every search (well under a millisecond): in a small
+#: index a few new chunks change the weights, and a remembered count would be stale.
+CHUNK_TOTAL_CACHE_MIN = 5000
+_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[float, int]] = weakref.WeakKeyDictionary()
+_CHUNK_TOTALS_LOCK = threading.Lock()
+
+
+def chunk_total(store: MemoryStore, at_least: int = 0) -> int:
+    """The store's number of chunks. A count of at least :data:`CHUNK_TOTAL_CACHE_MIN` is reused for
+    :data:`CHUNK_TOTAL_TTL_S` seconds, unless a term was just found in more chunks than that (the index grew)."""
+    now = time.monotonic()
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            cached = _CHUNK_TOTALS.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
+        cached = None
+    if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= max(at_least, CHUNK_TOTAL_CACHE_MIN):
+        return cached[1]
+    total = sum(v.get("chunks", 0) for v in store.counts().values())
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            _CHUNK_TOTALS[store] = (now, total)
+    except TypeError:
+        pass
+    return total
+
+
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
-    enough: int | None = None,
+    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False,
 ) -> list[Candidate]:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
@@ -172,6 +205,8 @@ def keyword_candidates(
     BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
     recently indexed matches (their order then comes from query coverage, then recency). A query
     FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
+    Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
+    ``rarity_weights``, weights the query's words by their rarity in the index (``query.keyword``).
     """
     want = max(1, min(limit, enough or limit))
     count = _MatchCounter(store)
@@ -199,15 +234,26 @@ def keyword_candidates(
             batches.append([(c, r) for c, r in rows if c.id not in seen])
             seen.update(c.id for c, _ in batches[-1])
     needles = _rare_needles(analysis, count, limit)
+    ranking = analysis
+    if rarity_weights and len(analysis.groups) > 1 and any(batches):
+        matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
+                       default=0) for gi in range(len(analysis.groups))]
+        total = chunk_total(store, at_least=min(max(matches), COMMON_MATCHES))
+        ranking = analysis.weighted_by_rarity(matches, total)
     cands: list[Candidate] = []
     scores: list[float] = []
     ranks: list[float] = []
     for batch in batches:  # BM25 is only comparable within one MATCH expression
         if not batch:
             continue
-        stats = analysis.coverage_detail([c.text for c, _ in batch])
-        for (c, rank), (_, exact, groups), score in zip(
-                batch, stats, keyword_text_scores([r for _, r in batch], [cov for cov, _, _ in stats])):
+        texts = [c.text for c, _ in batch]
+        stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
+        if window_lines > 0:
+            covs = ranking.window_coverage(texts, window_lines)
+        else:
+            covs = [cov for cov, _ in ranking.coverage(texts)] if ranking is not analysis else \
+                [cov for cov, _, _ in stats]
+        for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
             c.exact_match = exact
             c.needle = bool(needles & groups)
             cands.append(c)
@@ -433,13 +479,14 @@ def _run_search(
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
+    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights}
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
     pending: Future[list[Candidate]] | None = None
     if hybrid_planned and executor is not None:
         pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
-                                  enough=n_results)
+                                  enough=n_results, **kw_rank)
 
     # vector side
     qv: np.ndarray | None = None
@@ -470,7 +517,7 @@ def _run_search(
     if qv is None:
         mode: SearchMode = "keyword"
         keyword = keyword_candidates(store, analysis, limit=min(_MAX_CANDIDATES, 2 * n_cand), sources=sources,
-                                     enough=n_results)
+                                     enough=n_results, **kw_rank)
         merged = keyword
         for c in merged:
             c.score = c.text_score
@@ -486,7 +533,7 @@ def _run_search(
     else:
         mode = "hybrid"
         keyword = pending.result() if pending is not None else keyword_candidates(
-            store, analysis, limit=n_cand, sources=sources, enough=n_results)
+            store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
         vw, tw = hy.vector_weight, hy.text_weight
         filled: dict[str, float] | None = None
         if hy.score_both_sides and vw > 0:

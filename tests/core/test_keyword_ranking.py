@@ -1,0 +1,106 @@
+"""``query.keyword`` and the pronoun stop words (issue 13, keyword side): how keyword hits are ordered
+when several chunks contain the query's words. Each test also runs the rule switched off, so it shows
+the order the old ranking gave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.query import analyze_query
+from openclaw_memory.search import chunk_total
+
+FILLER = "\n".join(f"Line {i}: the weather was fine and nothing else happened." for i in range(8))
+
+
+def _search(write, tmp_path: Path, docs: dict[str, str], query: str, **keyword: Any) -> list[str]:
+    ws = write(docs)
+    with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(tmp_path / "i.sqlite")},
+                     query={"keyword": keyword} if keyword else {}) as m:
+        m.sync()
+        return [h.path for h in m.search(query, min_score=0).hits]
+
+
+def test_pronouns_are_not_search_terms() -> None:
+    a = analyze_query("What did Melanie make with her kids for his birthday?")
+    keys = {k for g in a.groups for k in g.keys}
+    assert keys == {"melanie", "make", "kids", "birthday"}
+    # an acronym that spells a pronoun stays searchable
+    assert "us" in {k for g in analyze_query("Which US holiday?").groups for k in g.keys}
+
+
+def test_a_pronoun_does_not_outrank_the_topic(write, tmp_path: Path) -> None:
+    docs = {
+        "memory/2026-01-02.md": "Melanie: her sister visited her mother.\n",
+        "memory/2026-01-03.md": "Melanie: the kids loved the beach.\n",
+    }
+    # with "her" a search word, both cover two of three words and "her" (twice) wins on BM25
+    assert _search(write, tmp_path, docs, "What did Melanie do with her kids?")[0] == "memory/2026-01-03.md"
+
+
+def test_words_on_neighbouring_lines_beat_scattered_words(write, tmp_path: Path) -> None:
+    docs = {
+        # both words twice (higher BM25), but nine lines apart
+        "memory/2026-01-02.md": f"pottery pottery\n{FILLER}\nkids kids\n",
+        # both words once, in one line
+        "memory/2026-01-03.md": f"We made pottery with the kids.\n{FILLER}\n",
+    }
+    assert _search(write, tmp_path / "a", docs, "pottery kids", window_lines=3)[0] == "memory/2026-01-03.md"
+    # coverage of the whole chunk (the old rule): both chunks cover both words, BM25 decides
+    assert _search(write, tmp_path / "b", docs, "pottery kids", window_lines=0)[0] == "memory/2026-01-02.md"
+
+
+def test_a_word_found_in_most_chunks_counts_little(write, tmp_path: Path) -> None:
+    # a two-person conversation: both names in almost every chunk; the rare word is what is asked about
+    docs = {f"memory/2026-01-0{d}.md": f"Maria: hi Jon, how was your day? Jon: fine, Maria, thanks ({d}).\n"
+            for d in range(2, 6)}
+    docs["memory/2026-01-06.md"] = "Went to the gym in the morning and lifted weights.\n"
+    query = "Maria Jon gym"
+    assert _search(write, tmp_path / "a", docs, query, rarity_weights=True, window_lines=0)[0] == \
+        "memory/2026-01-06.md"
+    # unweighted (the old rule): two of three words beat one of three
+    assert _search(write, tmp_path / "b", docs, query, rarity_weights=False, window_lines=0)[0] != \
+        "memory/2026-01-06.md"
+
+
+@pytest.mark.parametrize("window", [1, 3])
+def test_window_coverage_of_short_and_blank_texts(window: int) -> None:
+    a = analyze_query("pottery kids")
+    covs = a.window_coverage(["pottery\n\n\nkids", "", "nothing here", "pottery kids\nmore\nmore\nmore"], window)
+    assert covs[0] == (1.0 if window == 3 else 0.5)  # blank lines do not separate a run
+    assert covs[1] == 0.0 and covs[2] == 0.0 and covs[3] == 1.0
+
+
+def test_the_chunk_count_is_reused_and_recounted_when_the_index_grows() -> None:
+    class Store:
+        def __init__(self, n: int = 10_000) -> None:
+            self.n, self.calls = n, 0
+
+        def counts(self) -> dict[str, dict[str, int]]:
+            self.calls += 1
+            return {"memory": {"files": 1, "chunks": self.n}}
+
+    store = Store()
+    assert chunk_total(store) == 10_000 and chunk_total(store, at_least=900) == 10_000 and store.calls == 1
+    store.n = 20_000
+    assert chunk_total(store, at_least=10_001) == 20_000 and store.calls == 2  # a term outnumbers it: recount
+    small = Store(10)
+    assert chunk_total(small) == 10
+    small.n = 12
+    assert chunk_total(small) == 12  # a small index is counted every time: a few chunks change the weights
+
+    class Unhashable(Store):
+        __hash__ = None  # type: ignore[assignment]
+
+    assert chunk_total(Unhashable()) == 10_000  # no cache, still counted
+
+
+def test_a_word_no_chunk_has_weighs_like_an_average_word() -> None:
+    a = analyze_query("Maria shelter Xmasss").weighted_by_rarity([90, 2, 0], total=100)
+    w = [g.weight for g in a.groups]
+    assert w[0] < w[1] and w[2] == pytest.approx((w[0] + w[1]) / 2)
+    # so a chunk with the two known words is not pushed down by the unknown one more than before
+    assert a.coverage(["Maria at the shelter"])[0][0] == pytest.approx(2 / 3)
