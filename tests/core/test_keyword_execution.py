@@ -1,0 +1,71 @@
+"""How keyword search runs its FTS5 statements: fewer statements, the same rows in the same order."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.search import COMMON_MATCHES, _run_search
+from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage import StoredChunk
+from openclaw_memory.types import MemoryFile
+
+
+def _put(store: SQLiteStore, rel: str, texts: list[str]) -> None:
+    chunks = [
+        StoredChunk(id=f"{rel}:{i}", path=rel, source="memory", start_line=i + 1, end_line=i + 1,
+                    hash=hashlib.sha256(t.encode()).hexdigest(), model="fts-only", text=t, embedding=None)
+        for i, t in enumerate(texts)
+    ]
+    store.replace_file(MemoryFile(path=rel, abs_path=rel, mtime_ms=0.0, size=1, hash=str(texts)), chunks)
+
+
+def _ids(rows: list) -> list[str]:
+    return [c.id for c, _ in rows]
+
+
+def test_newest_window_with_a_prefix_is_cut_from_the_whole_index_and_follows_writes(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "i.sqlite", vector_enabled=False)
+    for f in range(6):
+        _put(store, f"memory/f{f}.md", [f"painting number {f}-{i}" for i in range(10)] + ["unrelated words"])
+    every = _ids(store.keyword_search('"paint"*', limit=100, order="recent"))
+    assert len(every) == 60
+    # the newest 15 chunks (rowids) hold 13 matches: the first 13 of the whole-index order, as the plain
+    # word's window search (no prefix: FTS5 itself keeps to the rowid range) finds them
+    window = store.keyword_search('"paint"*', limit=20, order="recent", newest=15)
+    assert _ids(window) == _ids(store.keyword_search('"painting"', limit=20, order="recent", newest=15)) == every[:13]
+    assert all(r == 0.0 for _, r in window)
+    whole = store.keyword_search('"paint"*', limit=20, order="recent")  # what a search asks next
+    assert _ids(whole) == every[:20]
+    # a write in between: the next whole-index search sees it
+    store.keyword_search('"paint"*', limit=20, order="recent", newest=15)
+    _put(store, "memory/new.md", ["paints drying"])
+    after = store.keyword_search('"paint"*', limit=20, order="recent")
+    assert _ids(after)[0] == "memory/new.md:0" and _ids(after)[1:] == every[:19]
+    # candidates are fresh objects each call (callers set their scores on them)
+    again = store.keyword_search('"paint"*', limit=20, order="recent")
+    assert {id(c) for c, _ in again}.isdisjoint({id(c) for c, _ in after})
+    store.close()
+
+
+def test_a_stem_prefix_is_not_counted_when_its_word_is_common(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "i.sqlite", vector_enabled=False)
+    n = COMMON_MATCHES + 50
+    for f in range(0, n, 100):
+        _put(store, f"memory/f{f}.md", [f"painting session {i}" for i in range(f, min(n, f + 100))])
+    _put(store, "memory/rare.md", ["the painter quoted a zanzibar price"])
+    asked: list[str] = []
+    count = store.count_matches
+
+    def counting(match: str, *, cap: int) -> int:
+        asked.append(match)
+        return count(match, cap=cap)
+
+    store.count_matches = counting  # type: ignore[method-assign]
+    cfg = MemoryConfig(workspace=str(tmp_path), citations="off")
+    result = _run_search(store, cfg, "painting zanzibar", provider=None, max_results=6, min_score=0)
+    assert '"painting"' in asked and '"paint"*' not in asked  # the word reached the cap: so does its prefix
+    assert '"zanzibar"' in asked
+    assert result.hits[0].path == "memory/rare.md"  # the rare word's chunk first, as before
+    store.close()
