@@ -201,21 +201,12 @@ class PostgresStore:
         return text
 
     @contextlib.contextmanager
-    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
-        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
-        errors become StoreError."""
+    def _driver_errors(self, what: str) -> Iterator[None]:
+        """Driver and pool errors inside the block become StoreError naming ``what`` (no secret in it)."""
         if self._closed:
             raise StoreError(f"the memory index {self!r} is closed")
         try:
-            with self._pool.connection() as conn:
-                if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
-                    conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
-                try:
-                    with conn.transaction():
-                        yield conn
-                finally:
-                    if read:
-                        conn.isolation_level, conn.read_only = None, None
+            yield
         except StoreError:
             raise
         except psycopg.Error as exc:
@@ -228,24 +219,25 @@ class PostgresStore:
             raise
 
     @contextlib.contextmanager
+    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
+        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
+        errors become StoreError."""
+        with self._driver_errors(what), self._pool.connection() as conn:
+            if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
+                conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                if read:
+                    conn.isolation_level, conn.read_only = None, None
+
+    @contextlib.contextmanager
     def _autocommit(self, what: str) -> Iterator[Any]:
         """A pooled connection outside any transaction, for reads of one statement each (a statement is a
         consistent snapshot of its own); driver errors become StoreError."""
-        if self._closed:
-            raise StoreError(f"the memory index {self!r} is closed")
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except StoreError:
-            raise
-        except psycopg.Error as exc:
-            raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
-                             f"{self._clean(exc)}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("psycopg_pool"):
-                raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
-                    from None
-            raise
+        with self._driver_errors(what), self._pool.connection() as conn:
+            yield conn
 
     def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
         """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
