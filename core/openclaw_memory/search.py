@@ -293,23 +293,14 @@ def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence
     """Calibrated cosine between ``qv`` and the stored vectors of ``candidates``, by chunk id.
 
     Only vectors of ``model`` (any model when None) and of the query's dimension count; a chunk
-    without one is left out (it scores 0 on the vector side, as before).
+    without one is left out (it scores 0 on the vector side, as before). The cosine is the store's
+    (:meth:`~openclaw_memory.storage.MemoryStore.vector_scores`): the value the vector side gives a chunk it
+    ranks, served from the in-memory vectors where the store keeps them.
     """
-    out: dict[str, float] = {}
-    qnorm = float(np.linalg.norm(qv))
-    if not candidates or not qnorm:
-        return out
-    for ch in store.get_chunks([c.id for c in candidates]):
-        emb = ch.embedding
-        if emb is None or (model is not None and ch.model != model):
-            continue
-        vec = np.asarray(emb, dtype=np.float32)
-        if vec.shape != qv.shape or not np.all(np.isfinite(vec)):
-            continue
-        norm = float(np.linalg.norm(vec))
-        if norm > 0:
-            out[ch.id] = calibrate_similarity(float(np.dot(vec, qv)) / (norm * qnorm), similarity_floor)
-    return out
+    if not candidates:
+        return {}
+    raw = store.vector_scores(qv, [c.id for c in candidates], model=model)
+    return {cid: calibrate_similarity(score, similarity_floor) for cid, score in raw.items()}
 
 
 #: Line-window embeddings kept between searches (bounded; keyed by model and window text).

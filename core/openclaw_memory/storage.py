@@ -191,6 +191,11 @@ class MemoryStore(Protocol):
         in the order the chunks were indexed; only chunks of ``sources`` and, with ``model``, only chunks
         embedded by that model (never vectors of another model). A stored zero vector scores 0; a
         non-finite one is never returned; a zero or non-finite ``query`` matches nothing."""
+    def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
+        """The cosine similarity :meth:`vector_search` would give each of the chunks ``ids``, by chunk id,
+        whether or not it ranks among the top: only chunks with a finite stored vector of the query's size
+        and, with ``model``, of that model (others are left out; a zero vector scores 0). A zero or
+        non-finite ``query`` scores nothing. (Hybrid search scores its keyword candidates with it.)"""
 
     # --- embedding cache -------------------------------------------------------------------------
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

@@ -242,6 +242,30 @@ def test_zero_and_non_finite_vectors(store: MemoryStore) -> None:
     assert store.vector_search(bad, limit=5) == []
 
 
+def test_vector_scores_are_what_vector_search_gives_any_chunk(store: MemoryStore) -> None:
+    bad = np.full(DIMS, np.nan, dtype=np.float32)
+    vectors = [_unit(1, 0.1), _unit(0, 1), _unit(1, 1, 1), np.zeros(DIMS, np.float32), bad, None]
+    _put(store, "memory/a.md", ["a0", "a1", "a2", "zero", "nan", "none"], vectors=vectors)
+    _put(store, "memory/b.md", ["other model"], model="other", vectors=[_unit(1, 0.2)])
+    _put(store, "memory/c.md", ["wider"], vectors=[np.ones(DIMS + 4, np.float32)])
+    q = _unit(1, 0.3, 0.2)
+    ranked = {c.id: c.vector_score for c in store.vector_search(q, limit=10)}
+    ids = [f"memory/a.md#{i}" for i in range(6)] + ["memory/b.md#0", "memory/c.md#0", "missing"]
+    got = store.vector_scores(q, ids)
+    # exactly the search's scores, also for a chunk outside its top 1; no NaN, missing, unset or wider vector
+    assert got == {k: v for k, v in ranked.items() if k in ids} and set(got) == {*ids[:4], "memory/b.md#0"}
+    assert got["memory/a.md#3"] == 0.0
+    top1 = store.vector_search(q, limit=1)[0]
+    assert store.vector_scores(q, ["memory/a.md#1"]) == {"memory/a.md#1": ranked["memory/a.md#1"]}
+    assert store.vector_scores(q, [top1.id])[top1.id] == top1.vector_score
+    assert set(store.vector_scores(q, ids, model="m")) == set(ids[:4])
+    assert store.vector_scores(q, ids, model="nobody") == {}
+    assert store.vector_scores(np.zeros(DIMS, np.float32), ids) == {} and store.vector_scores(bad, ids) == {}
+    assert store.vector_scores(q, []) == {}
+    _put(store, "memory/a.md", ["a0 again"], vectors=[_unit(0, 1)])  # a write: the new vector, the rest gone
+    assert store.vector_scores(q, ids[:3]) == {"memory/a.md#0": pytest.approx(float(q @ _unit(0, 1)), abs=1e-6)}
+
+
 # ---- embedding cache ---------------------------------------------------------------------------------------
 
 
@@ -412,6 +436,7 @@ def test_a_closed_store_raises_store_error(store_factory: StoreFactory) -> None:
         lambda: store.read_meta(), lambda: store.file_records(), lambda: store.get_chunks(["memory/a.md#0"]),
         lambda: list(store.iter_chunks()), lambda: store.is_empty(), lambda: store.counts(),
         lambda: store.keyword_search('"text"', limit=3), lambda: store.vector_search(_unit(1), limit=3),
+        lambda: store.vector_scores(_unit(1), ["memory/a.md#0"]),
         lambda: store.cache_count(), lambda: store.replace_file(_file("memory/b.md", ["x"]), _chunks("memory/b.md", ["x"])),
         lambda: store.delete_file("memory/a.md"), lambda: store.write_meta(_meta()),
     ]

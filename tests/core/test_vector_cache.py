@@ -270,6 +270,31 @@ def test_vec0_and_warm_numpy_rank_the_same(make_store: Callable[..., SQLiteStore
     assert paths.numpy == 4 and paths.vec0 == 0
 
 
+def test_vector_scores_come_from_the_warm_copy_without_reading_rows(
+        make_store: Callable[..., SQLiteStore], monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = make_store("a.sqlite", memory_cache=False)
+    warm = make_store("b.sqlite")
+    rng = np.random.default_rng(9)
+    q = _unit(rng)
+    warm.vector_search(q, limit=1)
+    _warm(warm)
+    ids = [f"memory/f{f}.md:{i}" for f in range(8) for i in range(0, 25, 3)]
+    expect = cold.vector_scores(q, ids)  # read from the stored rows
+    assert len(expect) == len(ids)
+
+    def no_rows(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the warm copy holds these vectors: no row read expected")
+
+    monkeypatch.setattr(warm, "get_chunks", no_rows)
+    assert warm.vector_scores(q, ids) == expect  # bit-identical to the rows' scores
+    monkeypatch.undo()
+    new = _unit(rng)
+    _put(warm, "memory/f0.md", [new])  # a write: the copy is stale, the rows answer (and are new)
+    got = warm.vector_scores(q, ids)
+    assert got.pop("memory/f0.md:0") == pytest.approx(float(new @ q), abs=1e-6)
+    assert got == {k: v for k, v in expect.items() if not k.startswith("memory/f0.md")}
+
+
 def test_chunks_vec_rebuilt_by_another_process(make_store: Callable[..., SQLiteStore], tmp_path: Path) -> None:
     """Another process rebuilds chunks_vec (here: migrating the layout of an older release): the warm copy
     is dropped, vec0 searches use the rebuilt table, and the ranking does not change."""

@@ -25,7 +25,7 @@ from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
-from openclaw_memory.sqlite.vector_cache import exact_scores, unit_rows
+from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
@@ -728,6 +728,11 @@ class PostgresStore:
         return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
                           end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
                           embedding=embs[i]) for pos, i in enumerate(order, start=1)]
+
+    def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
+        if not ids:
+            return {}
+        return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
         """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""

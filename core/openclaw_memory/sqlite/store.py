@@ -31,7 +31,7 @@ from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
-from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, unit_rows
+from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
@@ -691,6 +691,18 @@ class SQLiteStore:
             self._vector_cache.start_loading(q.size, self.generation)  # after the scan, which it would slow down
             return hits
         return self._numpy_search(q, limit, sources, model)
+
+    @_store_errors("searching")
+    def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if not ids or q.size == 0:
+            return {}
+        if not self._driver.vec_loaded:  # the numpy path: the in-memory copy is the vector index
+            return self._matrix(q.size).scores_of(q, ids, model)
+        warm = self._vector_cache.get(self.generation(), q.size) if self.memory_cache else None
+        if warm is not None:  # no row reads: the copy holds the same unit vectors
+            return warm.scores_of(q, ids, model)
+        return stored_scores(q, self.get_chunks(ids), model)
 
     def _vec0_serves(self, dims: int, limit: int) -> bool:
         """Whether chunks_vec can answer a search for ``limit`` vectors of ``dims`` dimensions."""

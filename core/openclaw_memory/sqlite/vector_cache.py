@@ -35,7 +35,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -43,8 +43,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_PREFILTER_ROWS", "BinaryCodes", "UnitVectors",
-           "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin", "stored_vectors", "unit_rows",
-           "unit_vectors"]
+           "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin", "stored_scores", "stored_vectors",
+           "unit_rows", "unit_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -150,10 +150,41 @@ def exact_scores(unit: np.ndarray, query: np.ndarray) -> np.ndarray:
     return out + 0.0  # -0.0 -> 0.0
 
 
+def _unit_query(query: np.ndarray) -> np.ndarray | None:
+    """``query`` as a float32 unit vector; None when it is zero or not finite (it has no direction)."""
+    unit, valid, zero = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))
+    return unit[0] if valid[0] and not zero[0] else None
+
+
+def stored_scores(query: np.ndarray, chunks: Sequence[Any], model: str | None = None) -> dict[str, float]:
+    """The :func:`exact_scores` of ``query`` against the stored vectors of ``chunks`` (each a
+    :class:`~openclaw_memory.storage.StoredChunk`), by chunk id: what a vector search scores them. Only
+    finite vectors of the query's size and, given ``model``, of that model count (a zero vector scores 0);
+    a zero or non-finite query scores nothing."""
+    q = _unit_query(query)
+    if q is None:
+        return {}
+    picked = [c for c in chunks if c.embedding is not None and c.embedding.size == q.size
+              and (model is None or c.model == model)]
+    if not picked:
+        return {}
+    unit, finite, _ = unit_rows(np.stack([np.asarray(c.embedding, dtype=np.float32) for c in picked]))
+    keep = np.flatnonzero(finite)
+    scores = exact_scores(unit[keep], q)
+    return {picked[i].id: float(scores[j]) for j, i in enumerate(keep)}
+
+
 def score_margin(dims: int) -> float:
     """How far a float32 cosine over ``dims`` dimensions (numpy's product, or sqlite-vec's distance) can be
     from :func:`exact_scores`: rows closer than this to the cut-off are candidates too."""
     return (int(dims) + 8) * 2.0**-23
+
+
+def _scan_scores(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The float32 dot product of each row with ``q``, at memory speed: numpy's own SIMD sum of products
+    (``einsum``) reads a row-major matrix about twice as fast as BLAS's ``sgemv`` on one thread here
+    (``bench/README.md``). Only picks candidates: rounding is covered by :func:`score_margin`."""
+    return np.einsum("ij,j->i", rows, np.asarray(q, dtype=rows.dtype))
 
 
 def _top_candidates(scores: np.ndarray, n: int, margin: float) -> np.ndarray:
@@ -247,6 +278,8 @@ class VectorMatrix:
     model_names: tuple[str, ...]
     #: the binary codes of the pre-filter (only from :data:`BINARY_PREFILTER_ROWS` rows up)
     codes: BinaryCodes | None = None
+    #: each chunk id's row
+    row_of: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, generation: str) -> VectorMatrix:
@@ -274,18 +307,33 @@ class VectorMatrix:
         codes = self.codes
         if codes is not None and count > BINARY_PREFILTER_ROWS:
             picked = codes.nearest(q, max(n * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), keep)
-            scores = matrix[picked] @ q
+            scores = _scan_scores(matrix[picked], q)
             if keep is not None:
                 scores[~keep[picked]] = -np.inf
             rows = picked[_top_candidates(scores, n, score_margin(q.size))]
         else:
-            scores = matrix @ q
+            scores = _scan_scores(matrix, q)
             if keep is not None:
                 scores[~keep] = -np.inf
             rows = _top_candidates(scores, n, score_margin(q.size))
         exact = exact_scores(matrix[rows], q)
         order = np.lexsort((self.rowids[rows], -exact))[:n]
         return [(self.ids[rows[i]], float(exact[i])) for i in order]
+
+    def scores_of(self, query: np.ndarray, ids: Sequence[str], model: str | None = None) -> dict[str, float]:
+        """:func:`stored_scores` of the chunks ``ids`` (those with a row here, of ``model`` when given), read
+        from this copy instead of the stored rows: the same values (rows are :func:`unit_rows` of the stored
+        vectors)."""
+        q = _unit_query(query) if self.vectors.shape[0] and self.vectors.shape[1] == np.size(query) else None
+        if q is None:
+            return {}
+        want = None if model is None else (self.model_names.index(model) if model in self.model_names else -1)
+        rows = [r for i in ids if (r := self.row_of.get(i)) is not None
+                and (want is None or self.model_codes[r] == want)]
+        if not rows:
+            return {}
+        scores = exact_scores(self.vectors[rows], q)
+        return {self.ids[r]: float(s) for r, s in zip(rows, scores)}
 
     def _rows_of(self, sources: Sequence[str] | None, model: str | None) -> np.ndarray | None:
         """The mask of rows of ``sources`` and ``model``; None when that is every row."""
@@ -470,4 +518,4 @@ class VectorCache:
         vectors = matrix[:n] if n > most // 2 else matrix[:n].copy()
         codes = BinaryCodes.of(vectors) if n > BINARY_PREFILTER_ROWS else None
         return VectorMatrix(gen, vectors, ids, rowids[:n].copy(), source_codes[:n].copy(), tuple(sources),
-                            model_codes[:n].copy(), tuple(models), codes)
+                            model_codes[:n].copy(), tuple(models), codes, {cid: i for i, cid in enumerate(ids)})
