@@ -102,3 +102,23 @@ def test_codes_rank_by_hamming_distance() -> None:
 
 def test_empty_matrix_search_is_empty() -> None:
     assert VectorMatrix.empty("g").search(np.ones(DIMS, dtype=np.float32), 3) == []
+
+
+def test_the_exact_scan_of_a_large_copy_returns_the_exact_top_with_ties_and_filters() -> None:
+    """Below the pre-filter's threshold the scan keeps the exact top k, as a full sort would (the partition
+    is bounded by the best score of each block of rows: duplicates, filtered rows and a short tail included)."""
+    rng = np.random.default_rng(4)
+    n = 40_000 + 37  # a tail shorter than a block
+    unit = _clustered(n, seed=5)
+    unit[1000:1400] = unit[7]  # 400 equal rows: ties across many blocks
+    sources = np.where(np.arange(n) % 3 == 0, 1, 0).astype(np.int32)
+    matrix = VectorMatrix("g", unit, [f"c{i}" for i in range(n)], np.arange(n, dtype=np.int64), sources,
+                          ("memory", "sessions"), np.zeros(n, dtype=np.int32), ("fake",))
+    for q, limit, src in [(unit[7], 24, None), (unit[7], 450, None), (unit[n - 1], 6, None), (unit[12], 30, ["sessions"]),
+                          (rng.standard_normal(DIMS).astype(np.float32), 40, None)]:
+        exact = exact_scores(unit, q / np.linalg.norm(q))
+        allowed = np.ones(n, dtype=bool) if src is None else sources == 1
+        order = [j for j in np.lexsort((np.arange(n), -exact)) if allowed[j]][:limit]
+        got = matrix.search(q, limit, src)
+        assert [cid for cid, _ in got] == [f"c{j}" for j in order]
+        assert [s for _, s in got] == [float(exact[j]) for j in order]

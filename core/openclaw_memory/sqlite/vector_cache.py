@@ -55,6 +55,8 @@ _THREAD_NAME = "openclaw-memory-vector-cache"
 _SAFE_SQUARED_NORM = np.float32(2.0**-100)
 #: candidates beyond ``limit`` taken from the partition, so a full pass over the scores is rarely needed
 _SPARE = 32
+#: rows per block whose best score bounds the partition of :func:`_top_candidates` from below
+_BLOCK_ROWS = 64
 #: rows scored at once by :func:`exact_scores` (bounds its float64 temporaries)
 _SCORE_BATCH = 4096
 #: from this many rows up, a search pre-filters with binary codes and rescores the survivors exactly
@@ -187,12 +189,24 @@ def _scan_scores(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", rows, np.asarray(q, dtype=rows.dtype))
 
 
+def _above_block_bound(scores: np.ndarray, count: int) -> np.ndarray | None:
+    """Indices of every row scoring at least the ``count``-th best maximum of blocks of :data:`_BLOCK_ROWS`
+    rows: at least ``count`` rows, the best ``count`` among them (a tenth of the cost of a partition of
+    every score). None when that bound is ``-inf`` (most rows filtered out)."""
+    width = scores.size // _BLOCK_ROWS * _BLOCK_ROWS
+    maxima = scores[:width].reshape(-1, _BLOCK_ROWS).max(axis=1)
+    bound = np.partition(maxima, maxima.size - count)[maxima.size - count]
+    return np.flatnonzero(scores >= bound) if np.isfinite(bound) else None
+
+
 def _top_candidates(scores: np.ndarray, n: int, margin: float) -> np.ndarray:
     """Indices of every row whose ``scores`` value is within ``margin`` of the ``n``-th best or above it
     (``-inf`` marks rows filtered out; ``n`` must not exceed the number of other rows)."""
     size = scores.size
     spare = min(size, n + _SPARE)
-    top = np.argpartition(-scores, spare - 1)[:spare] if spare < size else np.arange(size)
+    top = _above_block_bound(scores, spare) if spare < size and size >= _BLOCK_ROWS * spare * 4 else None
+    if top is None:
+        top = np.argpartition(-scores, spare - 1)[:spare] if spare < size else np.arange(size)
     values = scores[top]
     floor = -np.partition(-values, n - 1)[n - 1] - margin
     if spare < size and values.min() >= floor:  # rows outside the partition may be within the margin too
