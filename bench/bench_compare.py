@@ -44,6 +44,7 @@ DIMS = 384
 from openclaw_memory.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN  # noqa: E402
 from openclaw_memory.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
 from openclaw_memory.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
+from openclaw_memory.sqlite.vector_cache import BINARY_POOL_SHARE as PREFILTER_SHARE  # noqa: E402
 
 ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain",
                "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
@@ -712,7 +713,7 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
                      f"`VectorMatrix.search` (the in-memory copy every long-lived process searches) for the top 24 "
                      f"(the hybrid search's vector candidates), on clustered 384-d unit vectors; {args.queries} "
                      f"queries. From {PREFILTER_ROWS:,} rows up the library ranks 1-bit codes by Hamming distance, "
-                     f"keeps {PREFILTER_OVERFETCH}× the rows asked for (at least {PREFILTER_MIN:,}) and rescores them "
+                     f"keeps {PREFILTER_OVERFETCH}× the rows asked for (at least {PREFILTER_MIN:,} and 1/{PREFILTER_SHARE} of the rows) and rescores them "
                      f"exactly; recall = share of the exact top k it returns. Two kinds of query: *near* (a stored "
                      f"vector plus noise of norm 0.3: best cosine ~{out['prefilter'][0].get('top_cos_near', 0):.2f}, "
                      f"as a query that has an answer) and *far* (noise of norm ~6, as `bench_search.py` makes them: "

@@ -20,7 +20,8 @@ From :data:`BINARY_PREFILTER_ROWS` rows up, the exact scan costs more than a sea
 matrix is 1.5 GB to read per query): :meth:`VectorMatrix.search` then ranks every row first by the
 Hamming distance of 1-bit codes (the sign of each dimension, centred on the mean vector: 48 bytes a row
 at 384 dimensions, built while the copy loads), keeps the best :data:`BINARY_OVERFETCH` × ``limit`` rows
-(at least :data:`BINARY_MIN_CANDIDATES`) and scores only those exactly, as above. That pre-filter is
+(at least :data:`BINARY_MIN_CANDIDATES`, and at least 1/:data:`BINARY_POOL_SHARE` of the rows) and scores
+only those exactly, as above. That pre-filter is
 approximate: a row whose code is far from the query's can be missed (``bench/bench_compare.py`` reports
 the recall it keeps); below the threshold every row is scored and the paths agree exactly.
 The stored vectors are read the same way for this copy and for (re)filling ``chunks_vec``
@@ -42,7 +43,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_PREFILTER_ROWS", "BinaryCodes", "UnitVectors",
+__all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_POOL_SHARE", "BINARY_PREFILTER_ROWS", "BinaryCodes", "UnitVectors",
            "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin", "stored_scores", "stored_vectors",
            "unit_rows", "unit_vectors"]
 
@@ -63,8 +64,11 @@ _SCORE_BATCH = 4096
 BINARY_PREFILTER_ROWS = 250_000
 #: rows kept by the binary pre-filter per result asked for ...
 BINARY_OVERFETCH = 64
-#: ... and at least this many
+#: ... and at least this many ...
 BINARY_MIN_CANDIDATES = 4096
+#: ... and at least this share of the rows searched (1/32: at 1M rows 31,250 rows rescored, ~3× the time of
+#: 4,096 for recall@6 ~0.90 instead of ~0.67 on queries without a close answer; ``bench/README.md``)
+BINARY_POOL_SHARE = 32
 #: rows turned into codes at once (bounds the temporaries while building them)
 _CODE_BATCH = 65536
 
@@ -320,7 +324,8 @@ class VectorMatrix:
             return []
         codes = self.codes
         if codes is not None and count > BINARY_PREFILTER_ROWS:
-            picked = codes.nearest(q, max(n * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), keep)
+            picked = codes.nearest(q, max(n * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES, count // BINARY_POOL_SHARE),
+                                   keep)
             scores = _scan_scores(matrix[picked], q)
             if keep is not None:
                 scores[~keep[picked]] = -np.inf
