@@ -31,7 +31,8 @@ from filelock import FileLock, Timeout
 from openclaw_memory import discovery
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.backends.qmd_process import McpSession, run_qmd
-from openclaw_memory.backends.qmd_results import FileMap, QmdCollection, QmdItem, map_item, parse_items, to_items
+from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollection, QmdItem, map_item, parse_items,
+                                                  to_items)
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError, QmdError
 from openclaw_memory.citations import chat_type, citations_enabled, decorate_citation
@@ -143,6 +144,7 @@ class QmdBackend:
         self._timer: threading.Timer | None = None  # the next interval update
         self._scanned_at = 0.0  # time.monotonic() of the last stat scan
         self._files = FileMap()  # QMD's (normalised) paths -> real files, cleared by each update
+        self._spans = ChunkSpans(config.chunking.tokens, config.chunking.overlap)  # hits widened to builtin chunks
         self._ready = False
         self._registered: dict[str, dict[str, str]] = {}
         self._last_update: float | None = None
@@ -508,7 +510,7 @@ class QmdBackend:
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
             hit = map_item(item, self._by_name, self.workspace, numbered=numbered,
-                           max_snippet_chars=limits.max_snippet_chars, files=self._files)
+                           max_snippet_chars=limits.max_snippet_chars, files=self._files, spans=self._spans)
             if hit is None or hit.score < floor or (sources is not None and hit.source not in sources):
                 continue
             key = (hit.path, hit.start_line)

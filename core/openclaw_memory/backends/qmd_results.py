@@ -8,15 +8,18 @@ import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.errors import QmdError
+from openclaw_memory.chunker import chunk_markdown
+from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.errors import OpenClawMemoryError, QmdError
 from openclaw_memory.types import SearchHit, Source
 
-__all__ = ["FileMap", "QmdCollection", "QmdItem", "map_item", "parse_items", "slug_path"]
+__all__ = ["ChunkSpans", "FileMap", "QmdCollection", "QmdItem", "map_item", "parse_items", "slug_path"]
 
 _NO_RESULTS = ("no results found", "no results")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? @@[^\n]*(?:\n|$)")
@@ -218,11 +221,69 @@ class FileMap:
             return listed[1].get(want, path)
 
 
+class ChunkSpans:
+    """The builtin index's chunks of a file (:func:`~openclaw_memory.chunker.chunk_markdown` with the
+    configured size and overlap), to widen a QMD hit to the chunk around its snippet.
+
+    QMD's hits carry a snippet of about two lines; a caller of ``memory_search`` / ``memory_get`` expects
+    what the builtin index returns: a chunk of up to ``tokens`` (estimated) tokens. Each file's chunks are
+    kept (up to ``max_files`` files, least recently used dropped) until its size or mtime changes.
+    Thread-safe."""
+
+    def __init__(self, tokens: int, overlap: int, max_files: int = 512) -> None:
+        self.tokens = tokens
+        self.overlap = overlap
+        self.max_files = max_files
+        self._lock = threading.Lock()
+        self._files: OrderedDict[Path, tuple[tuple[int, int], list[tuple[int, int, str]]]] = OrderedDict()
+
+    def _chunks(self, path: Path, root: Path) -> list[tuple[int, int, str]] | None:
+        """``(start_line, end_line, text)`` of each chunk of ``path`` (read beneath ``root``); None when it
+        cannot be read."""
+        try:
+            st = path.stat()
+            key = (st.st_mtime_ns, st.st_size)
+            with self._lock:
+                known = self._files.get(path)
+                if known is not None and known[0] == key:
+                    self._files.move_to_end(path)
+                    return known[1]
+            text = read_memory_text(path, root if root in path.parents else None)
+        except (OSError, OpenClawMemoryError):
+            return None
+        if text is None:
+            return None
+        chunks = [(c.start_line, c.end_line, c.text) for c in chunk_markdown(text, self.tokens, self.overlap)]
+        with self._lock:
+            self._files[path] = (key, chunks)
+            self._files.move_to_end(path)
+            while len(self._files) > self.max_files:
+                self._files.popitem(last=False)
+        return chunks
+
+    def around(self, path: Path, root: Path, start: int, end: int) -> tuple[int, int, str] | None:
+        """The chunk of ``path`` holding most of lines ``start``..``end`` (of two, the one whose middle
+        is nearer theirs, then the earlier): ``(start_line, end_line, text)``; None when the file cannot
+        be read or has no chunk there (changed since QMD indexed it)."""
+        best: tuple[int, float, int] | None = None
+        picked = None
+        for i, (a, b, text) in enumerate(self._chunks(path, root) or []):
+            shared = min(b, end) - max(a, start) + 1
+            if shared <= 0:
+                continue
+            rank = (-shared, abs((a + b) - (start + end)) / 2, i)
+            if best is None or rank < best:
+                best, picked = rank, (a, b, text)
+        return picked
+
+
 def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,
-             numbered: bool, max_snippet_chars: int, files: FileMap) -> SearchHit | None:
+             numbered: bool, max_snippet_chars: int, files: FileMap, spans: ChunkSpans | None = None) -> SearchHit | None:
     """One item → a hit with a workspace-relative path (``qmd/<collection>/<rel>`` outside the
     workspace), line range and snippet; None when the collection is not one of ours. ``files``
-    maps QMD's (possibly normalised) paths to real files."""
+    maps QMD's (possibly normalised) paths to real files; with ``spans``, the hit is the chunk around
+    QMD's snippet (its lines and text), as the builtin index would return it, and its snippet the chunk's
+    head, or the chunk from QMD's lines on when the head would not reach them."""
     from openclaw_memory.hybrid import truncate_snippet
 
     coll = collections.get(item.collection)
@@ -243,6 +304,16 @@ def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Pa
         count = min(hunk_count, n_lines) if hunk_count else n_lines
         end = start + max(count, 1) - 1
     body = body.strip("\n")
+    shown = body
+    chunk = spans.around(abs_path, coll.root, start, end) if spans is not None else None
+    if chunk is not None:
+        lines = chunk[2].split("\n")
+        skip = max(0, min(start - chunk[0], len(lines) - 1))  # QMD's lines inside the chunk
+        if len("\n".join(lines[: skip + 1])) > max_snippet_chars:
+            shown = "\n".join(lines[skip:])  # the chunk's head would cut them off: the snippet starts at them
+        else:
+            shown = chunk[2]
+        start, end, body = chunk
     return SearchHit(path=path, start_line=start, end_line=end, score=item.score,
-                     snippet=truncate_snippet(body, max_snippet_chars), source=coll.source,
+                     snippet=truncate_snippet(shown, max_snippet_chars), source=coll.source,
                      text_score=item.score, chunk_id=item.docid, text=body)
