@@ -40,6 +40,8 @@ def test_bench_compare_smallest_run(tmp_path: Path) -> None:
         assert mine["modes"][mode]["p50_ms"] > 0 and mine["modes"][mode]["empty"] == 0
     assert mine["modes"]["vector"]["recall_vs_exact"] == 1.0  # exact below the pre-filter threshold
     assert mine["peak_rss_mb"] > 0
+    first = {row["system"]: row for row in data["index"]}["openclaw-memory"]
+    assert first["chunks"] == data["index_chunks"] > 0  # the sync's own count of the chunks it wrote
     for name, row in search.items():
         if "modes" not in row:
             assert row.get("unavailable") or row.get("error"), row
