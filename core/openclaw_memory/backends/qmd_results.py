@@ -278,7 +278,8 @@ class ChunkSpans:
 
 
 def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,
-             numbered: bool, max_snippet_chars: int, files: FileMap, spans: ChunkSpans | None = None) -> SearchHit | None:
+             numbered: bool, max_snippet_chars: int, files: FileMap,
+             spans: ChunkSpans | None = None) -> SearchHit | None:
     """One item → a hit with a workspace-relative path (``qmd/<collection>/<rel>`` outside the
     workspace), line range and snippet; None when the collection is not one of ours. ``files``
     maps QMD's (possibly normalised) paths to real files; with ``spans``, the hit is the chunk around
