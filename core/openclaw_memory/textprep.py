@@ -62,6 +62,7 @@ def segment_for_fts(text: str) -> str:
 
 _STEMMABLE = re.compile(r"[a-z]{3,}")
 _stem_cache: dict[str, str] = {}
+_STEM_CACHE_MAX = 200_000
 
 
 def _stem(word: str) -> str:
@@ -69,7 +70,7 @@ def _stem(word: str) -> str:
     out = _stem_cache.get(word)
     if out is None:
         out = _STEMMER.stemWord(word) if _STEMMER is not None and _STEMMABLE.fullmatch(word) else word
-        if len(_stem_cache) < 200_000:
+        if len(_stem_cache) < _STEM_CACHE_MAX:
             _stem_cache[word] = out
     return out
 
@@ -78,8 +79,20 @@ def _stem(word: str) -> str:
 def stem_tokens(key: str) -> str:
     """``key`` (lowercase tokens joined by spaces) with each all-letter ASCII token replaced by its
     Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are. Results are
-    cached: the same chunks come back across searches."""
-    return " ".join(map(_stem, key.split(" ")))
+    cached (per key, and per word): the same chunks and words come back across searches."""
+    tokens = key.split(" ")
+    get = _stem_cache.get
+    out = [get(t) for t in tokens]
+    if None in out:  # words not seen yet: stemmed together (one call into the stemmer)
+        missing = list(dict.fromkeys(t for t, o in zip(tokens, out) if o is None))
+        words = [t for t in missing if _STEMMABLE.fullmatch(t)]
+        stems = dict(zip(missing, missing))
+        if words and _STEMMER is not None:
+            stems.update(zip(words, _STEMMER.stemWords(words)))
+        if len(_stem_cache) < _STEM_CACHE_MAX:
+            _stem_cache.update(stems)
+        out = [o if o is not None else stems[t] for t, o in zip(tokens, out)]
+    return " ".join(out)  # type: ignore[arg-type]
 
 
 def _load_stemmer() -> Any:
