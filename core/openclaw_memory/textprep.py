@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Sequence, Set
 from typing import Any
 
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
-           "stem_tokens"]
+           "stem_tokens", "tokens_by_stem"]
 
 #: The FTS5 tokenizer of the ``unicode61`` keyword index.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"
@@ -61,17 +62,40 @@ def segment_for_fts(text: str) -> str:
 
 
 _STEMMABLE = re.compile(r"[a-z]{3,}")
-_stem_cache: dict[str, str] = {}
 _STEM_CACHE_MAX = 200_000
+#: word -> its stem, and stem -> the words of ``_stem_cache`` with that stem. A word enters ``_stem_words``
+#: before ``_stem_cache`` (see :func:`_remember`), so a word found in the cache is always in its stem's set,
+#: whatever another thread is adding.
+_stem_cache: dict[str, str] = {}
+_stem_words: dict[str, set[str]] = {}
+
+
+def _stems_of(words: Iterable[str]) -> dict[str, str]:
+    """The stems of ``words`` (one call into the stemmer); tokens that are not stemmable map to themselves."""
+    out = {w: w for w in words}
+    stemmable = [w for w in out if _STEMMABLE.fullmatch(w)]
+    if stemmable and _STEMMER is not None:
+        out.update(zip(stemmable, _STEMMER.stemWords(stemmable)))
+    return out
+
+
+def _remember(stems: dict[str, str]) -> bool:
+    """Add ``stems`` to the caches while they have room; False when they were full."""
+    if len(_stem_cache) >= _STEM_CACHE_MAX:
+        return False
+    for word, stem in stems.items():
+        _stem_words.setdefault(stem, set()).add(word)
+    _stem_cache.update(stems)
+    return True
 
 
 def _stem(word: str) -> str:
     """Porter stem of an all-letter ASCII word (of at least 3 letters); any other token unchanged."""
     out = _stem_cache.get(word)
     if out is None:
-        out = _STEMMER.stemWord(word) if _STEMMER is not None and _STEMMABLE.fullmatch(word) else word
-        if len(_stem_cache) < _STEM_CACHE_MAX:
-            _stem_cache[word] = out
+        stems = _stems_of((word,))
+        _remember(stems)
+        out = stems[word]
     return out
 
 
@@ -83,16 +107,27 @@ def stem_tokens(key: str) -> str:
     tokens = key.split(" ")
     get = _stem_cache.get
     out = [get(t) for t in tokens]
-    if None in out:  # words not seen yet: stemmed together (one call into the stemmer)
-        missing = list(dict.fromkeys(t for t, o in zip(tokens, out) if o is None))
-        words = [t for t in missing if _STEMMABLE.fullmatch(t)]
-        stems = dict(zip(missing, missing))
-        if words and _STEMMER is not None:
-            stems.update(zip(words, _STEMMER.stemWords(words)))
-        if len(_stem_cache) < _STEM_CACHE_MAX:
-            _stem_cache.update(stems)
+    if None in out:  # words not seen yet: stemmed together
+        stems = _stems_of(t for t, o in zip(tokens, out) if o is None)
+        _remember(stems)
         out = [o if o is not None else stems[t] for t, o in zip(tokens, out)]
     return " ".join(out)  # type: ignore[arg-type]
+
+
+def tokens_by_stem(texts: Sequence[Set[str]], stems: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each of ``stems`` (one token each), the tokens of ``texts`` (each a text's set of lowercase
+    tokens) whose :func:`stem_tokens` it is: ``" stem "`` occurs in ``f" {stem_tokens(key)} "`` exactly
+    when one of those tokens is in ``set(key.split(" "))``. Only words not seen before are stemmed."""
+    distinct: set[str] = set().union(*texts)
+    fresh = _stems_of(distinct.difference(_stem_cache))
+    kept = _remember(fresh) if fresh else True
+    out: dict[str, frozenset[str]] = {}
+    for stem in stems:
+        words = distinct.intersection(_stem_words.get(stem, ()))
+        if not kept:  # the caches are full: the new words are only in ``fresh``
+            words.update(w for w, s in fresh.items() if s == stem)
+        out[stem] = frozenset(words)
+    return out
 
 
 def _load_stemmer() -> Any:

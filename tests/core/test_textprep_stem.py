@@ -60,3 +60,26 @@ def test_stem_tokens_without_a_stemmer_leaves_words_unchanged(monkeypatch: pytes
         assert textprep.stem_tokens("paintings were painted") == "paintings were painted"
     finally:
         textprep.stem_tokens.cache_clear()
+
+
+def test_tokens_by_stem_finds_what_the_stemmed_text_holds() -> None:
+    """``" stem "`` in the stemmed text exactly when the text holds a word of ``tokens_by_stem`` (the shortcut
+    coverage takes instead of stemming every candidate text)."""
+    words = _words(2_000, seed=5) + ["ab", "v2", "café", "咖"]
+    rnd = random.Random(9)
+    keys = [" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 60))) for _ in range(300)]
+    stems = sorted({textprep.stem_tokens(w) for w in rnd.sample(words, 200)})
+    found = textprep.tokens_by_stem([set(k.split(" ")) for k in keys], stems)
+    assert set(found) == set(stems)
+    for key in keys:
+        stemmed = f" {textprep.stem_tokens(key)} "
+        for stem in stems:
+            assert (f" {stem} " in stemmed) == (not found[stem].isdisjoint(key.split(" ")))
+
+
+def test_tokens_by_stem_when_the_caches_are_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textprep, "_stem_cache", {})
+    monkeypatch.setattr(textprep, "_stem_words", {})
+    monkeypatch.setattr(textprep, "_STEM_CACHE_MAX", 0)
+    found = textprep.tokens_by_stem([{"painted", "walls"}, {"painting", "v2"}], ["paint", "wall", "v2", "none"])
+    assert found == {"paint": {"painted", "painting"}, "wall": {"walls"}, "v2": {"v2"}, "none": frozenset()}
