@@ -338,9 +338,9 @@ class QueryAnalysis:
                        for s, line in zip(surface, stem_lines)]
             return lines, surface, present
         # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
-        tokens = [set(k.split(" ")) for k in keys]
-        words = tokens_by_stem(tokens, stem_owner)
-        present = [s | {i for k, i in stem_owner.items() if not words[k].isdisjoint(ts)} for s, ts in zip(surface, tokens)]
+        words = tokens_by_stem(keys, stem_owner)
+        present = [s | {i for k, i in stem_owner.items() if any(f" {w} " in line for w in words[k])}
+                   for s, line in zip(surface, lines)]
         return lines, surface, present
 
     def _considered(self, present: Sequence[set[int]]) -> tuple[list[int], float]:

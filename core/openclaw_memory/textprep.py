@@ -114,11 +114,11 @@ def stem_tokens(key: str) -> str:
     return " ".join(out)  # type: ignore[arg-type]
 
 
-def tokens_by_stem(texts: Sequence[Set[str]], stems: Iterable[str]) -> dict[str, frozenset[str]]:
-    """For each of ``stems`` (one token each), the tokens of ``texts`` (each a text's set of lowercase
-    tokens) whose :func:`stem_tokens` it is: ``" stem "`` occurs in ``f" {stem_tokens(key)} "`` exactly
-    when one of those tokens is in ``set(key.split(" "))``. Only words not seen before are stemmed."""
-    distinct: set[str] = set().union(*texts)
+def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each of ``stems`` (one token each), the tokens of ``keys`` (lowercase tokens joined by spaces)
+    whose :func:`stem_tokens` it is: ``f" {stem} "`` occurs in ``f" {stem_tokens(key)} "`` exactly when
+    ``f" {word} "`` occurs in ``f" {key} "`` for one of those words. Only words not seen before are stemmed."""
+    distinct = set(" ".join(keys).split(" "))
     fresh = _stems_of(distinct.difference(_stem_cache))
     kept = _remember(fresh) if fresh else True
     out: dict[str, frozenset[str]] = {}
