@@ -3,8 +3,7 @@
 
 The plain way is the same search with the shortcuts switched off: coverage by stemming every candidate text
 word by word with the pure-Python Porter stemmer (instead of ``textprep.tokens_by_stem`` and the compiled
-stemmer), match counts asked one by one (instead of ``count_matches_many``), and every strict-to-loose MATCH
-run (instead of skipping those whose match count shows they cannot hold enough chunks). The thresholds are
+stemmer) and match counts asked one by one (instead of ``count_matches_many``). The thresholds are
 lowered so a few hundred chunks take the paths a 100k-chunk index takes (common words, recent-first).
 """
 
