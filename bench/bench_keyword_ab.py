@@ -5,7 +5,8 @@
 Builds (once, kept in ``--stores``) the indexes ``bench_search.py`` builds (clustered 384-d vectors, Zipf
 text; 60 queries of 4 content words of a chunk), then searches each size with each checkout in a fresh
 process, alternating (this, other, this, other, ... ``--rounds`` times), as ``bench_compare.py`` searches
-this library: ``max_results=6, min_score=0``, the in-memory matrix loaded, the keyword side in a thread.
+this library: ``max_results=6, min_score=0``, the in-memory matrix loaded, the keyword side in a thread, one
+BLAS thread (``bench_compare.py``'s default: spinning BLAS threads would compete with the keyword side).
 Prints p50/p95 wall and p50 CPU per search, the load average, and whether both checkouts returned the same
 ranked hits (ids and scores). ``--against`` is a checkout of another commit (``git worktree add``); it runs
 without PyStemmer when its ``pyproject.toml`` does not ask for it, as it would be installed.
@@ -94,8 +95,9 @@ def build(n: int, folder: Path, queries: int = 60) -> None:
 
 def run(checkout: Path, folder: Path) -> dict:
     uses_pystemmer = "pystemmer" in (checkout / "pyproject.toml").read_text(encoding="utf-8").lower()
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     r = subprocess.run([sys.executable, "-c", _WORKER, str(checkout / "core"), str(folder),
-                        "pystemmer" if uses_pystemmer else "no-pystemmer"], capture_output=True, text=True)
+                        "pystemmer" if uses_pystemmer else "no-pystemmer"], capture_output=True, text=True, env=env)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
