@@ -107,8 +107,7 @@ def stem_tokens(key: str) -> str:
     Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are. Results are
     cached (per key, and per word): the same chunks and words come back across searches."""
     tokens = key.split(" ")
-    get = _stem_cache.get
-    out = [get(t) for t in tokens]
+    out = list(map(_stem_cache.get, tokens))
     if None in out:  # words not seen yet: stemmed together
         stems = _stems_of(t for t, o in zip(tokens, out) if o is None)
         _remember(stems)
