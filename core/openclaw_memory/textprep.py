@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",

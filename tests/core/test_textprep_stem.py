@@ -38,6 +38,7 @@ def test_stem_tokens_matches_stemming_each_token(monkeypatch: pytest.MonkeyPatch
 
     python = PorterStemmer()
     monkeypatch.setattr(textprep, "_stem_cache", {})
+    monkeypatch.setattr(textprep, "_stem_words", {})
     textprep.stem_tokens.cache_clear()
     words = _words(3_000, seed=11)
     # tokens the stemmer must leave alone: short, with digits, non-ASCII, CJK characters
@@ -55,6 +56,8 @@ def test_stem_tokens_matches_stemming_each_token(monkeypatch: pytest.MonkeyPatch
 def test_stem_tokens_without_a_stemmer_leaves_words_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(textprep, "_STEMMER", None)
     monkeypatch.setattr(textprep, "_stem_cache", {})
+    monkeypatch.setattr(textprep, "_stem_words", {})
+    monkeypatch.setattr(textprep, "_last_tokens_by_stem", None)
     textprep.stem_tokens.cache_clear()
     try:
         assert textprep.stem_tokens("paintings were painted") == "paintings were painted"
@@ -81,5 +84,6 @@ def test_tokens_by_stem_when_the_caches_are_full(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(textprep, "_stem_cache", {})
     monkeypatch.setattr(textprep, "_stem_words", {})
     monkeypatch.setattr(textprep, "_STEM_CACHE_MAX", 0)
+    monkeypatch.setattr(textprep, "_last_tokens_by_stem", None)
     found = textprep.tokens_by_stem(["painted walls", "painting v2"], ["paint", "wall", "v2", "none"])
     assert found == {"paint": {"painted", "painting"}, "wall": {"walls"}, "v2": {"v2"}, "none": frozenset()}
