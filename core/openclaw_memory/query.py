@@ -22,6 +22,7 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -30,7 +31,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens
+from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens, tokens_by_stem
 
 __all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
            "analyze_query"]
@@ -133,6 +134,7 @@ def _fold_text(text: str) -> str:
 _ASCII_WORD_BYTES = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 
 
+@functools.lru_cache(maxsize=2048)  # a search's candidate texts are read twice (whole, and by lines)
 def _key(text: str) -> str:
     """Normalised token sequence of ``text`` (segmented scripts split per character)."""
     folded = _fold_text(text)
@@ -330,8 +332,15 @@ class QueryAnalysis:
         if not self.stemmed:
             return lines, surface, surface
         stem_owner = {stem_tokens(k): i for k, i in owner.items()}
-        stem_lines = [f" {stem_tokens(k)} " for k in keys]
-        present = [s | {i for k, i in stem_owner.items() if f" {k} " in line} for s, line in zip(surface, stem_lines)]
+        if any(" " in k for k in stem_owner):
+            stem_lines = [f" {stem_tokens(k)} " for k in keys]
+            present = [s | {i for k, i in stem_owner.items() if f" {k} " in line}
+                       for s, line in zip(surface, stem_lines)]
+            return lines, surface, present
+        # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
+        words = tokens_by_stem(keys, stem_owner)
+        present = [s | {i for k, i in stem_owner.items() if any(f" {w} " in line for w in words[k])}
+                   for s, line in zip(surface, lines)]
         return lines, surface, present
 
     def _considered(self, present: Sequence[set[int]]) -> tuple[list[int], float]:

@@ -184,6 +184,9 @@ class MemoryStore(Protocol):
         selects chunks by substring alone."""
     def count_matches(self, match: str, *, cap: int) -> int:
         """How many chunks ``match`` selects, counting no further than ``cap`` (cheap for any MATCH)."""
+    def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        """:meth:`count_matches` of each of ``matches``, in their order, asked of the store at once (one
+        statement, or one round trip to a server); a MATCH the keyword index rejects counts 0."""
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:

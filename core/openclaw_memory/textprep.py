@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
-           "stem_tokens"]
+           "stem_tokens", "tokens_by_stem"]
 
 #: The FTS5 tokenizer of the ``unicode61`` keyword index.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"
@@ -61,16 +62,42 @@ def segment_for_fts(text: str) -> str:
 
 
 _STEMMABLE = re.compile(r"[a-z]{3,}")
+_STEM_CACHE_MAX = 200_000
+#: word -> its stem, and stem -> the words of ``_stem_cache`` with that stem. A word enters ``_stem_words``
+#: before ``_stem_cache`` (see :func:`_remember`), so a word found in the cache is always in its stem's set,
+#: whatever another thread is adding.
 _stem_cache: dict[str, str] = {}
+_stem_words: dict[str, set[str]] = {}
+#: the last :func:`tokens_by_stem` answer: its tokens joined, its stems, the answer (read-only)
+_last_tokens_by_stem: tuple[str, tuple[str, ...], dict[str, frozenset[str]]] | None = None
+
+
+def _stems_of(words: Iterable[str]) -> dict[str, str]:
+    """The stems of ``words`` (one call into the stemmer); tokens that are not stemmable map to themselves."""
+    out = {w: w for w in words}
+    stemmable = [w for w in out if _STEMMABLE.fullmatch(w)]
+    if stemmable and _STEMMER is not None:
+        out.update(zip(stemmable, _STEMMER.stemWords(stemmable)))
+    return out
+
+
+def _remember(stems: dict[str, str]) -> bool:
+    """Add ``stems`` to the caches while they have room; False when they were full."""
+    if len(_stem_cache) >= _STEM_CACHE_MAX:
+        return False
+    for word, stem in stems.items():
+        _stem_words.setdefault(stem, set()).add(word)
+    _stem_cache.update(stems)
+    return True
 
 
 def _stem(word: str) -> str:
     """Porter stem of an all-letter ASCII word (of at least 3 letters); any other token unchanged."""
     out = _stem_cache.get(word)
     if out is None:
-        out = _STEMMER.stemWord(word) if _STEMMER is not None and _STEMMABLE.fullmatch(word) else word
-        if len(_stem_cache) < 200_000:
-            _stem_cache[word] = out
+        stems = _stems_of((word,))
+        _remember(stems)
+        out = stems[word]
     return out
 
 
@@ -78,8 +105,41 @@ def _stem(word: str) -> str:
 def stem_tokens(key: str) -> str:
     """``key`` (lowercase tokens joined by spaces) with each all-letter ASCII token replaced by its
     Porter stem, as FTS5's ``porter`` tokenizer does; other tokens are left as they are. Results are
-    cached: the same chunks come back across searches."""
-    return " ".join(map(_stem, key.split(" ")))
+    cached (per key, and per word): the same chunks and words come back across searches."""
+    tokens = key.split(" ")
+    out = list(map(_stem_cache.get, tokens))
+    if None in out:  # words not seen yet: stemmed together
+        stems = _stems_of(t for t, o in zip(tokens, out) if o is None)
+        _remember(stems)
+        out = [o if o is not None else stems[t] for t, o in zip(tokens, out)]
+    return " ".join(out)  # type: ignore[arg-type]
+
+
+def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each of ``stems`` (one token each), the tokens of ``keys`` (lowercase tokens joined by spaces)
+    whose :func:`stem_tokens` it is: ``f" {stem} "`` occurs in ``f" {stem_tokens(key)} "`` exactly when
+    ``f" {word} "`` occurs in ``f" {key} "`` for one of those words. Only words not seen before are stemmed."""
+    global _last_tokens_by_stem
+    joined, wanted = " ".join(keys), tuple(stems)
+    last = _last_tokens_by_stem  # a search asks twice for the same tokens: its texts whole, then by lines
+    if last is not None and last[1] == wanted and last[0] == joined:
+        return last[2]
+    out = _tokens_by_stem(joined, wanted)
+    _last_tokens_by_stem = (joined, wanted, out)  # one slot, replaced whole (threads see one or the other)
+    return out
+
+
+def _tokens_by_stem(joined: str, stems: Iterable[str]) -> dict[str, frozenset[str]]:
+    distinct = set(joined.split(" "))
+    fresh = _stems_of(distinct.difference(_stem_cache))
+    kept = _remember(fresh) if fresh else True
+    out: dict[str, frozenset[str]] = {}
+    for stem in stems:
+        words = distinct.intersection(_stem_words.get(stem, ()))
+        if not kept:  # the caches are full: the new words are only in ``fresh``
+            words.update(w for w, s in fresh.items() if s == stem)
+        out[stem] = frozenset(words)
+    return out
 
 
 def _load_stemmer() -> Any:

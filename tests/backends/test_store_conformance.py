@@ -199,6 +199,23 @@ def test_keyword_options_recent_like_count_and_rejected_syntax(store: MemoryStor
     assert store.keyword_search("", limit=5) == []
 
 
+def test_count_matches_many_counts_each_as_count_matches_does(store: MemoryStore) -> None:
+    """Counts asked together (one statement or round trip) equal the counts asked one by one: words, prefixes
+    (one token or several starting with them, a token holding the cap), phrases, AND/OR, nothing, rejected."""
+    texts = ["kestrel painting the heron", "kestrel painted heron and painter", "heron heron", "pelican paint",
+             "kestrel the painting", "heron"]
+    for i, t in enumerate(texts):
+        _put(store, f"memory/c{i}.md", [t])
+    matches = ['"kestrel"', '"paint"*', '"pel"*', '"zzz"*', '"he"*', '"kestrel painting"', '"heron" AND "paint"*',
+               '"pelican" OR "painter"', '"missing"', "", '"unbalanced', '"kestrel"']
+    for cap in (1, 2, 3, 100):
+        one_by_one = [store.count_matches(m, cap=cap) for m in matches]
+        assert store.count_matches_many(matches, cap=cap) == one_by_one, cap
+        assert store.count_matches_many(matches, cap=cap) == one_by_one, cap  # remembered counts too
+    assert store.count_matches_many(matches, cap=100)[:9] == [3, 4, 1, 0, 4, 1, 2, 2, 0]
+    assert store.count_matches_many([], cap=10) == [] and store.count_matches_many(['"heron"'], cap=0) == [0]
+
+
 # ---- vector search -------------------------------------------------------------------------------------
 
 

@@ -62,7 +62,14 @@ def test_a_stem_prefix_is_not_counted_when_its_word_is_common(tmp_path: Path) ->
         asked.append(match)
         return count(match, cap=cap)
 
+    count_many = store.count_matches_many
+
+    def counting_many(matches: list[str], *, cap: int) -> list[int]:
+        asked.extend(matches)
+        return count_many(matches, cap=cap)
+
     store.count_matches = counting  # type: ignore[method-assign]
+    store.count_matches_many = counting_many  # type: ignore[method-assign]
     cfg = MemoryConfig(workspace=str(tmp_path), citations="off")
     result = _run_search(store, cfg, "painting zanzibar", provider=None, max_results=6, min_score=0)
     assert '"painting"' in asked and '"paint"*' not in asked  # the word reached the cap: so does its prefix

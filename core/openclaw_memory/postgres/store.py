@@ -151,6 +151,7 @@ class PostgresStore:
         self._lock = threading.Lock()
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
         self._counts: dict[tuple[int, int, str], int] = {}
+        self._count_head: tuple[int, int] | None = None  # the build and version the last count read
         if _parent is not None:
             self._pool = _parent._pool
             self._owns_pool = False
@@ -624,41 +625,60 @@ class PostgresStore:
                          text_rank=pos)
 
     def count_matches(self, match: str, *, cap: int) -> int:
-        if not match or cap <= 0:
-            return 0
-        parsed = self._parse(match)
-        if parsed is None:
-            return 0
-        node, q = parsed
+        return self.count_matches_many([match], cap=cap)[0]
+
+    def _count_statement(self, node: fts.Node | None, q: str, cap: int) -> tuple[str, list[Any], str, int | None]:
+        """One statement for a capped count (build id, version, then the count or the statistics), how to read
+        it, and the count remembered for ``q`` at the build's last known version. A whole token's count is its
+        term statistics; a one-token prefix's too when none, one, or a token with at least ``cap`` chunks starts
+        with it (the statement reads those statistics); anything else (``node`` None: such a prefix otherwise)
+        is counted through the GIN index, unless remembered for the build's version (the count is then NULL)."""
         nw, nargs = self._build_where()
-        with self._autocommit("keyword search") as conn:  # each statement reads one snapshot of its own
-            if node.op == "phrase" and len(node.tokens) == 1:
-                tok = node.tokens[0]
-                if not tok.endswith(fts.PREFIX):  # one whole token: its statistics hold the answer
-                    row = conn.execute(f"SELECT t.n_docs FROM {self._s}.namespaces n JOIN {self._s}.terms t ON "
-                                       f"t.ns_id = n.id AND t.term = %s WHERE {nw}", [tok, *nargs]).fetchone()
-                    return min(int(row[0]) if row else 0, int(cap))
-                # a prefix: none, one, or a token with at least ``cap`` chunks starting with it settle it
-                n_terms, most = conn.execute(
-                    f"SELECT count(*), coalesce(max(t.n_docs), 0) FROM {self._s}.namespaces n JOIN {self._s}.terms t "
-                    f"ON t.ns_id = n.id AND t.term LIKE %s WHERE {nw}", [self._like_prefix(tok[:-1]), *nargs],
-                    prepare=False).fetchone()
-                if int(n_terms) <= 1 or int(most) >= cap:
-                    return min(int(most), int(cap))
-            head = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
-            if head is None:
-                return 0
-            known = self._counts.get((int(head[0]), int(head[1]), q))
-            if known is not None:
-                return min(known, int(cap))
-            # the version and the count from one statement, so the count is remembered under its own version
-            ns, version, n = conn.execute(
-                f"SELECT n.id, n.version, (SELECT count(*) FROM (SELECT 1 FROM {self._s}.chunks c WHERE c.ns_id = n.id "
-                f"AND c.tsv @@ %s::tsquery LIMIT %s) m) FROM {self._s}.namespaces n WHERE n.id = %s",
-                (q, int(cap), int(head[0])), prepare=False).fetchone()
-        if n < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
-            self._remember((int(ns), int(version), q), int(n))
-        return int(n)
+        tok = node.tokens[0] if node is not None and node.op == "phrase" and len(node.tokens) == 1 else None
+        if tok is not None:  # a whole token's statistics, or a prefix's (a range scan of the terms' prefix index)
+            on, arg = ("t.term LIKE %s", self._like_prefix(tok[:-1])) if tok.endswith(fts.PREFIX) else ("t.term = %s", tok)
+            return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), count(t.term) FROM {self._s}.namespaces n "
+                    f"LEFT JOIN {self._s}.terms t ON t.ns_id = n.id AND {on} WHERE {nw} GROUP BY n.id, n.version",
+                    [arg, *nargs], "prefix" if tok.endswith(fts.PREFIX) else "token", None)
+        head = self._count_head
+        remembered = self._counts.get((*head, q)) if head is not None else None
+        skip, skip_args = ("s.id = %s AND s.version = %s", list(head)) if head is not None and remembered is not None \
+            else ("FALSE", [])
+        return (f"SELECT s.id, s.version, CASE WHEN {skip} THEN NULL ELSE (SELECT count(*) FROM (SELECT 1 FROM "
+                f"{self._s}.chunks c WHERE c.ns_id = s.id AND c.tsv @@ %s::tsquery LIMIT %s) m) END "
+                f"FROM (SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}) s",
+                [*skip_args, q, int(cap), *nargs], "count", remembered)
+
+    def _run_counts(self, plans: dict[int, tuple[str, list[Any], str, int | None]]) -> dict[int, Any]:
+        """The rows of ``plans``' statements, sent in one round trip (each statement its own snapshot)."""
+        with self._autocommit("keyword search") as conn, conn.pipeline():
+            cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
+        return {i: cur.fetchone() for i, cur in cursors.items()}
+
+    def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        out = [0] * len(matches)
+        parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
+        plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
+        while plans:  # one round trip, and a second for the prefixes their statistics do not settle
+            again: dict[int, tuple[str, list[Any], str, int | None]] = {}
+            for i, row in self._run_counts(plans).items():
+                if row is None:  # no build: nothing to count
+                    continue
+                ns, version, n = int(row[0]), int(row[1]), row[2]
+                kind, remembered, q = plans[i][2], plans[i][3], parsed[i][1]
+                self._count_head = (ns, version)
+                if kind == "token" or (kind == "prefix" and (int(row[3]) <= 1 or int(n) >= cap)):
+                    out[i] = min(int(n), int(cap))
+                elif kind == "prefix":
+                    again[i] = self._count_statement(None, q, cap)
+                elif n is None and remembered is not None:  # remembered for this version
+                    out[i] = min(remembered, int(cap))
+                elif n is not None:
+                    if int(n) < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
+                        self._remember((ns, version, q), int(n))
+                    out[i] = int(n)
+            plans = again
+        return out
 
     # ---- vector search ------------------------------------------------------------------------------
 

@@ -665,6 +665,25 @@ class SQLiteStore:
             return 0
         return int(row[0])
 
+    @_store_errors("searching")
+    def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        asked = [i for i, m in enumerate(matches) if m] if self._fts_ok and cap > 0 else []
+        out = [0] * len(matches)
+        if not asked:
+            return out
+        one = "(SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))"
+        try:
+            with self._lock:
+                row = self._db().execute("SELECT " + ", ".join([one] * len(asked)),
+                                         [a for i in asked for a in (matches[i], int(cap))]).fetchone()
+        except self._driver.module.OperationalError:  # one of them is rejected: count each on its own
+            for i in asked:
+                out[i] = self.count_matches(matches[i], cap=cap)
+            return out
+        for i, n in zip(asked, row):
+            out[i] = int(n)
+        return out
+
     def _fts_failure(self, match: str, exc: Exception) -> None:
         """An FTS5 syntax rejection means no rows (logged); anything else is a database failure."""
         if not any(m in str(exc).lower() for m in ("fts5", "syntax", "unterminated string")):
