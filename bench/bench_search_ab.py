@@ -5,11 +5,13 @@
     git worktree remove /tmp/base
 
 Builds ``bench_search.py``'s corpora once (clustered 384-d vectors, Zipf text; the same index file serves both
-checkouts), then runs each checkout in a fresh process per round, alternating which goes first, with one BLAS
-thread: the in-memory matrix warm, 40 queries of vector search (top 6, as ``bench_compare.py`` times it), hybrid
-and keyword-only search (``max_results`` 6, keyword side in a thread pool as ``MemoryIndex.search``). Prints p50/p95
-wall time, the median process CPU time per search (less sensitive to the machine's load than wall time), the load
-average, and on how many queries the two checkouts return the same hybrid top 6.
+checkouts; ``--keep DIR`` keeps them for the next run), then runs each checkout in a fresh process per round,
+alternating which goes first, with one BLAS thread: the in-memory matrix warm, 40 queries of vector search (top 6,
+as ``bench_compare.py`` times it), hybrid and keyword-only search (``max_results`` 6, ``min_score`` 0, keyword side
+in a thread pool as ``MemoryIndex.search``). Prints p50/p95 wall time, the median process CPU time per search (less
+sensitive to the machine's load than wall time), the load average, and on how many queries the two checkouts return
+the same ranked hybrid and keyword-only hits (ids and scores). A checkout whose ``pyproject.toml`` does not ask for
+PyStemmer runs without it, as it would be installed.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def build(folder: Path, n: int) -> None:
 
 def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
     """Runs in the worker: ``root``'s code on the prepared index."""
+    if "pystemmer" not in (root / "pyproject.toml").read_text(encoding="utf-8").lower():
+        sys.modules["Stemmer"] = None  # type: ignore[assignment]  # snowballstemmer's pure-Python stemmers
     sys.path.insert(0, str(root / "core"))
     from concurrent.futures import ThreadPoolExecutor
 
@@ -87,7 +91,8 @@ def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
             wall.append((time.perf_counter() - t) * 1000)
             cpu.append((time.process_time() - c) * 1000)
         out[mode], out[f"cpu_{mode}"] = wall, cpu
-    out["hits"] = [[h.chunk_id for h in calls["hybrid"](q).hits] for q in queries]
+    out["hits"] = [[(h.chunk_id, round(h.score, 12)) for h in calls[m](q).hits] for m in ("hybrid", "keyword")
+                   for q in queries]
     out["load_end"] = os.getloadavg()[0]
     store.close()
     return out
@@ -95,10 +100,10 @@ def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", type=Path, help="the other checkout (e.g. a worktree of main)")
+    ap.add_argument("--base", "--against", type=Path, help="the other checkout (e.g. a worktree of main)")
     ap.add_argument("--sizes", default="10k,100k")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--keep", type=Path, help="keep (and reuse) the built indexes in this folder")
+    ap.add_argument("--keep", "--stores", type=Path, help="keep (and reuse) the built indexes in this folder")
     ap.add_argument("--worker", nargs=3, metavar=("ROOT", "FOLDER", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -142,7 +147,8 @@ def main() -> None:
               f"| {min(d['load']):.1f}–{max(d['load']):.1f} |")
     for n in sizes:
         a, b = results[(n, "base")]["hits"], results[(n, "this")]["hits"]
-        print(f"{n:,} chunks: the same hybrid top 6 on {sum(x == y for x, y in zip(a, b))}/{len(a)} queries")
+        print(f"{n:,} chunks: the same ranked hybrid and keyword-only hits (ids, scores) on "
+              f"{sum(x == y for x, y in zip(a, b))}/{len(a)} searches")
 
 
 if __name__ == "__main__":
