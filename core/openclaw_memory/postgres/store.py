@@ -147,6 +147,7 @@ class PostgresStore:
         self._s = f'"{schema}"'
         self._secrets = _secrets(url)
         self._build_id = _build_id
+        self._connect_timeout = int(connect_timeout)
         self._closed = False
         self._lock = threading.Lock()
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
@@ -251,11 +252,20 @@ class PostgresStore:
             return self._build_id
         row = conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state = 'active'",
                            (self.namespace,)).fetchone()
-        if row is None:  # created on open; only missing if someone deleted it meanwhile
-            row = conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
-                               "ON CONFLICT (name) WHERE state = 'active' DO UPDATE SET name = excluded.name "
-                               "RETURNING id", (self.namespace,)).fetchone()
-        return int(row[0])
+        if row is not None:
+            return int(row[0])
+        # created on open; only missing if someone deleted it meanwhile (its rows went with it: ON DELETE CASCADE)
+        sql = (f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') ON CONFLICT (name) "
+               "WHERE state = 'active' DO UPDATE SET name = excluded.name RETURNING id")
+        if not conn.read_only:
+            return int(conn.execute(sql, (self.namespace,)).fetchone()[0])
+        # A read-only transaction cannot write: the namespace is recreated (empty) in a transaction of its own.
+        # This snapshot cannot see the new row, but it holds nothing either: the read finds an empty index,
+        # and the next sync rebuilds it.
+        log.warning("the namespace %r was deleted from %s while this index was open; recreating it empty (the "
+                    "next sync rebuilds the index)", self.namespace, self.safe_url)
+        with psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout) as other:
+            return int(other.execute(sql, (self.namespace,)).fetchone()[0])
 
     def _write_ns(self, conn: Any) -> int:
         """:meth:`_ns`, locked for this transaction: writers of one build take turns, so each sees what
