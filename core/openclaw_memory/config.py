@@ -104,6 +104,11 @@ class HybridConfig(_Model):
     #: side's candidates is scored with its real cosine (from its stored vector) instead of 0, so its score
     #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.hybrid`).
     score_both_sides: bool = True
+    #: This library's addition: the vector weight of the relevance ``min_score`` is compared with (keywords
+    #: weigh the rest), when it differs from ``vector_weight``, which then only orders the hits. Unset: the
+    #: merge's own weights. The bundled model's fast tier orders by ``local.fast_vector_weight`` and sets
+    #: this to the configured ``vector_weight``, so a match found by its vectors alone still passes ``min_score``.
+    relevance_vector_weight: float | None = Field(None, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 
@@ -325,8 +330,9 @@ class LocalConfig(_Model):
     (``model_path`` unset): ``"fast"`` builds the first index from the head of each chunk (its first
     ``fast_passage_bytes`` UTF-8 bytes, ~10x faster) and upgrades it to full vectors in the background
     (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start. While the fast
-    vectors are live, hybrid search weighs them ``fast_vector_weight`` and keywords the rest (a chunk's
-    head says less than the chunk: with the usual 0.7 the window ranked below keyword-only).
+    vectors are live, hybrid search orders hits with them weighed ``fast_vector_weight`` and keywords the rest
+    (a chunk's head says less than the chunk: with the usual 0.7 the window ranked below keyword-only);
+    ``min_score`` still judges hits by the configured weights (``query.hybrid.relevance_vector_weight``).
     """
 
     model_path: str | None = None

@@ -129,6 +129,25 @@ def test_fast_tier_vectors_weigh_less_in_hybrid_search(notes) -> None:
 
 
 @pytest.mark.local_model
+def test_fast_tier_answers_a_paraphrase_in_the_default_search(write) -> None:
+    """The fast tier exists to answer questions asked in other words on a fresh install: its lighter
+    vector weight orders the hits, but min_score (default 0.35) judges them as the configured weights
+    would, so a match found by the vectors alone is returned by a default search (at 0.15 it never could)."""
+    ws = write({**NOTES, "memory/2026-11-23.md": "# 2026-11-23\n\n- The server reboot is planned for Friday night.\n"})
+    query = "サーバーの再起動はいつですか？"  # Japanese: not one word in common with the English note
+    with MemoryIndex(workspace=ws, provider="local", store={"path": str(ws.parent / "i.sqlite")}, watch=False) as idx:
+        idx.sync()
+        assert idx.store.read_meta().model == FAST_MODEL
+        res = idx.search(query)  # the defaults: min_score 0.35
+        assert [h.path for h in res.hits][:1] == ["memory/2026-11-23.md"]
+        hit = res.hits[0]
+        assert hit.text_score == 0 and hit.score <= 0.15 + 1e-6  # the vectors alone, ordered at the fast weight
+        assert 0.7 * hit.vector_score >= 0.35  # what passed min_score: the configured 0.7 weight
+        assert idx.search("what colour is the office carpet?").hits == []  # min_score still filters
+        assert idx.search(query, min_score=0).hits[0].path == "memory/2026-11-23.md"  # the order is unchanged
+
+
+@pytest.mark.local_model
 def test_a_long_running_index_upgrades_in_the_background(notes) -> None:
     idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
                       sync={"watch": False})
