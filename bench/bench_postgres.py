@@ -84,28 +84,30 @@ def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t)
 
 
+def recall_at_10(store: MemoryStore, queries: np.ndarray, exact_tops: Sequence[set[str]], limit: int = 10) -> float:
+    """The mean share of each query's exact top 10 (``exact_tops``) among the first 10 rows of
+    ``store``'s vector search at ``limit``."""
+    return float(np.mean([len({c.id for c in store.vector_search(q, limit=limit)[:10]} & top) / 10
+                          for q, top in zip(queries, exact_tops)]))
+
+
 def ef_row(url: str, n: int, schema: str, ef: int | None, qvecs: np.ndarray, close: np.ndarray,
-           exact_top: Callable[[np.ndarray], set[str]]) -> list[str]:
+           exact: tuple[Sequence[set[str]], Sequence[set[str]]]) -> list[str]:
     """One table row for ``hnsw.ef_search`` = ``ef`` (None: the store's default): vector search p50 / p95 at
-    limit 24 (hybrid search's candidate pool) and its top 10's recall of the exact top 10, then the same at
-    limit 10, for queries without and with a close answer."""
+    limit 24 (hybrid search's candidate pool) and its top 10's recall of the exact top 10 (``exact``: of
+    ``qvecs`` and of ``close``), then the same at limit 10, for queries without and with a close answer."""
     store = PostgresStore(url, namespace=f"bench-{n}", schema=schema, ef_search=ef)
     try:
         for q in qvecs[:5]:
             store.vector_search(q, limit=24)  # warm
         lat = [timed(lambda q=q: store.vector_search(q, limit=24)) for q in qvecs]
-        exact = [exact_top(q) for q in qvecs], [exact_top(q) for q in close]
-
-        def recall(qs: np.ndarray, tops: list[set[str]], limit: int) -> float:
-            return float(np.mean([len({c.id for c in store.vector_search(q, limit=limit)[:10]} & t) / 10
-                                  for q, t in zip(qs, tops)]))
-
         p50, p95 = pct(lat)
         name = f"ef_search {ef}" if ef is not None else "ef_search auto (store.pgEfSearch unset)"
         return [f"{n:,}", f"PostgreSQL, {name}", "vector", f"{p50:.1f}", f"{p95:.1f}", "",
-                f"recall@10 vs exact at limit 24: {recall(qvecs, exact[0], 24):.3f} without a close answer, "
-                f"{recall(close, exact[1], 24):.3f} with; at limit 10: {recall(qvecs, exact[0], 10):.3f} / "
-                f"{recall(close, exact[1], 10):.3f}; load {load()}"]
+                f"recall@10 vs exact at limit 24: {recall_at_10(store, qvecs, exact[0], 24):.3f} without a close "
+                f"answer, {recall_at_10(store, close, exact[1], 24):.3f} with; at limit 10: "
+                f"{recall_at_10(store, qvecs, exact[0]):.3f} / {recall_at_10(store, close, exact[1]):.3f}; "
+                f"load {load()}"]
     finally:
         store.close()
 
@@ -214,17 +216,13 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                         exact_lat.append((time.perf_counter() - t) * 1000)
                         return {c.id for c in found[:10]}
 
-                    def recall_at_10(qs: np.ndarray) -> float:
-                        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)} & exact_top(q)) / 10
-                                              for q in qs]))
-
-                    far, near = recall_at_10(qvecs), recall_at_10(close)
+                    exact = [exact_top(q) for q in qvecs], [exact_top(q) for q in close]
+                    far, near = recall_at_10(store, qvecs, exact[0]), recall_at_10(store, close, exact[1])
                     e50, e95 = pct(exact_lat)
                     recall = (f"HNSW recall@10 vs exact {near:.3f} (queries with a close answer), {far:.3f} (without); "
                               f"exact scan p50 {e50:.1f} / p95 {e95:.1f} ms; {store.info().vector_path}")
                     for ef in [e.strip() for e in args.ef_search.split(",") if e.strip()]:
-                        ef_rows.append(ef_row(url, n, schema, None if ef == "auto" else int(ef), qvecs, close,
-                                              exact_top))
+                        ef_rows.append(ef_row(url, n, schema, None if ef == "auto" else int(ef), qvecs, close, exact))
                         print(" | ".join(ef_rows[-1]), file=sys.stderr, flush=True)
                 for mode, values in lat.items():
                     p50, p95 = pct(values)
