@@ -31,7 +31,8 @@ def main() -> None:
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(p.text + "\n", encoding="utf-8")
         print("load average before: " + "/".join(f"{x:.1f}" for x in os.getloadavg()))
-        runs = [("min_score at the fast weight 0.15 (before)", {"query": {"hybrid": {"relevance_vector_weight": 0.15}}}),
+        before = {"query": {"hybrid": {"relevance_vector_weight": 0.15}}}
+        runs = [("min_score at the fast weight 0.15 (before)", before),
                 ("min_score at the configured 0.7/0.3 (now)", {})]
         for i, (label, extra) in enumerate(runs):
             with MemoryIndex(workspace=ws, provider="local", store={"path": str(Path(tmp) / f"{i}.sqlite")},

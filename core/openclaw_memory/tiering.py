@@ -236,7 +236,7 @@ def first_index_upgrade(config: MemoryConfig, provider: EmbeddingProvider | None
     fast = PassageHeadProvider(provider, config.local.fast_passage_bytes)
     w = config.local.fast_vector_weight
     hy = config.query.hybrid  # the order uses the fast tier's weight; min_score judges hits as the full model would
-    weights = MemoryConfig.load(config, query={"hybrid": {
-        "vector_weight": w, "text_weight": 1.0 - w,
-        "relevance_vector_weight": hy.vector_weight if hy.relevance_vector_weight is None else hy.relevance_vector_weight}})
+    judged = hy.vector_weight if hy.relevance_vector_weight is None else hy.relevance_vector_weight
+    weights = MemoryConfig.load(config, query={"hybrid": {"vector_weight": w, "text_weight": 1.0 - w,
+                                                          "relevance_vector_weight": judged}})
     return EmbeddingUpgrade(provider, fast, store, cancel=cancel, fast_search_config=weights)

@@ -48,6 +48,10 @@ _VECTOR_INDEX_MAX_DIMS = 2000
 _SPARE = 16
 #: pgvector's bounds of ``hnsw.ef_search``
 _EF_SEARCH_MAX = 1000
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: the meta key naming the workspace a namespace indexes
+_WORKSPACE_KEY = "workspace"
+_CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
 
 
 def default_ef_search(limit: int) -> int:
@@ -56,10 +60,6 @@ def default_ef_search(limit: int) -> int:
     at least pgvector's default 40, at most its limit 1000. At 20k vectors, queries without a close
     neighbour found 0.68 of the exact top 10 at 100 and 0.96 at 320 (bench/README.md)."""
     return min(_EF_SEARCH_MAX, max(40, 8 * (int(limit) + _SPARE)))
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-#: the meta key naming the workspace a namespace indexes
-_WORKSPACE_KEY = "workspace"
-_CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
 
 
 def redact_url(url: str) -> str:
@@ -118,9 +118,10 @@ class PostgresStore:
     from another); ``schema`` is the PostgreSQL schema holding the tables. ``hnsw_min_rows``: from
     this many vectors of one size in a namespace, the next sync builds an HNSW index and searches
     use it; ``exact=True`` always scans exactly. ``ef_search`` is HNSW's candidate list per search
-    (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the workspace's absolute path) is recorded
-    in the namespace on first open; opening the namespace for another workspace raises ConfigError, as
-    two workspaces sharing one namespace would overwrite each other's index. Thread-safe (a connection pool).
+    (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the
+    workspace's absolute path) is recorded in the namespace on first open; opening the namespace for
+    another workspace raises ConfigError, as two workspaces sharing one namespace would overwrite each
+    other's index. Thread-safe (a connection pool).
     """
 
     def __init__(
