@@ -104,10 +104,11 @@ class HybridConfig(_Model):
     #: side's candidates is scored with its real cosine (from its stored vector) instead of 0, so its score
     #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.hybrid`).
     score_both_sides: bool = True
-    #: This library's addition: the vector weight of the relevance ``min_score`` is compared with (keywords
-    #: weigh the rest), when it differs from ``vector_weight``, which then only orders the hits. Unset: the
-    #: merge's own weights. The bundled model's fast tier orders by ``local.fast_vector_weight`` and sets
-    #: this to the configured ``vector_weight``, so a match found by its vectors alone still passes ``min_score``.
+    #: This library's addition: a second vector weight (keywords weigh the rest) that ``min_score`` judges
+    #: hybrid hits by: a hit passes when its score under either these weights or the merge's reaches
+    #: ``min_score``; the merge's weights alone order the hits. Unset: the merge's weights only. The bundled
+    #: model's fast tier orders by ``local.fast_vector_weight`` and sets this to the configured ``vector_weight``,
+    #: so a match found by its vectors alone still passes ``min_score``.
     relevance_vector_weight: float | None = Field(None, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
@@ -336,7 +337,7 @@ class LocalConfig(_Model):
     (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start. While the fast
     vectors are live, hybrid search orders hits with them weighed ``fast_vector_weight`` and keywords the rest
     (a chunk's head says less than the chunk: with the usual 0.7 the window ranked below keyword-only);
-    ``min_score`` still judges hits by the configured weights (``query.hybrid.relevance_vector_weight``).
+    ``min_score`` also admits hits the configured weights admit (``query.hybrid.relevance_vector_weight``).
     """
 
     model_path: str | None = None

@@ -571,12 +571,13 @@ def _run_search(
         relevance = {c.id: c.score for c in weighted}
         rvw = hy.relevance_vector_weight
         if rvw is not None and rvw != vw:
-            # the order's weights are not the relevance's (the fast tier): min_score judges each hit as the
-            # relevance weights score it, so a lighter vector weight re-orders hits without hiding vector-only ones
+            # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
+            # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
+            # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
             judged = merge_weighted(vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
             if rvw < 1.0:
                 apply_keyword_rescue(judged)
-            relevance = {c.id: c.score for c in judged}
+            relevance = {c.id: max(relevance[c.id], c.score) for c in judged}
         if hy.merge == "rrf":
             # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
             # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
