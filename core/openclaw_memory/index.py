@@ -169,7 +169,8 @@ class MemoryIndex:
             storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
                                     schema=cfg.pg_schema, fts_tokenizer=cfg.fts.tokenizer,
                                     vector_enabled=cfg.vector.enabled, workspace=str(self.workspace),
-                                    hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search)
+                                    hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search,
+                                    ef_search=cfg.pg_ef_search)
             # appends into this workspace (flush, daily notes, adapters) serialise through the database
             self._release_appends = register_append_lock(self.workspace, storage.append_lock)
         if storage is None:

@@ -561,7 +561,7 @@ def _run_search(
             store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
         vw, tw = hy.vector_weight, hy.text_weight
         filled: dict[str, float] | None = None
-        if hy.score_both_sides and vw > 0:
+        if hy.score_both_sides and (vw > 0 or bool(hy.relevance_vector_weight)):
             in_vector = {c.id for c in vector}
             try:
                 filled = stored_similarities(store, qv, [c for c in keyword if c.id not in in_vector],
@@ -573,19 +573,26 @@ def _run_search(
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
         if tw > 0:
             apply_keyword_rescue(weighted)
+        relevance = {c.id: c.score for c in weighted}
+        rvw = hy.relevance_vector_weight
+        if rvw is not None and rvw != vw:
+            # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
+            # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
+            # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
+            judged = merge_weighted(vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
+            if rvw < 1.0:
+                apply_keyword_rescue(judged)
+            relevance = {c.id: max(relevance[c.id], c.score) for c in judged}
         if hy.merge == "rrf":
             # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
             # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
-            relevance = {c.id: c.score for c in weighted}
             merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
             if tw > 0:
                 apply_keyword_rescue(merged, rrf_k=hy.rrf_k)
-            for c in merged:
-                c.relevance = relevance[c.id]
         else:
             merged = weighted
-            for c in merged:
-                c.relevance = c.score
+        for c in merged:
+            c.relevance = relevance[c.id]
 
     rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
         and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))

