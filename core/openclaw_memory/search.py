@@ -30,6 +30,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
+    apply_file_coverage,
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
@@ -364,6 +365,8 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
             else c.vector_score
     if mode == "hybrid" and hy.text_weight > 0:
         apply_keyword_rescue(head)
+        for c in head:
+            c.score += c.file_bonus  # the file-coverage rule's share, as the merge added it
     for c in head:
         c.relevance = max(c.relevance, c.score)
     return merged, None
@@ -579,6 +582,9 @@ def _run_search(
                 c.relevance = relevance[c.id]
         else:
             merged = weighted
+            if tw > 0:  # near-ties go to chunks of files whose candidates hold the query's words
+                apply_file_coverage(merged, lambda texts: [cov for cov, _ in analysis.coverage(texts)],
+                                    weight=hy.file_coverage_weight)
             for c in merged:
                 c.relevance = c.score
 
