@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import ConfigError
 from openclaw_memory.hybrid import apply_file_coverage
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.query import analyze_query
@@ -79,3 +81,11 @@ def test_near_tie_goes_to_the_chunk_of_the_file_that_says_the_words(write, tmp_p
         assert order.index(diary_b) < order.index(diary_a)
     else:  # with it, the diary of the file that says "violin lessons" wins the near-tie
         assert order.index(diary_a) < order.index(diary_b)
+
+
+def test_config_key_default_camel_case_and_bounds() -> None:
+    assert MemoryConfig().query.hybrid.file_coverage_weight == pytest.approx(0.04)
+    cfg = MemoryConfig.load(None, query={"hybrid": {"fileCoverageWeight": 0.1}})
+    assert cfg.query.hybrid.file_coverage_weight == pytest.approx(0.1)
+    with pytest.raises(ConfigError, match="file_coverage_weight"):
+        MemoryConfig.load(None, query={"hybrid": {"file_coverage_weight": -1}})
