@@ -30,6 +30,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
+    apply_file_coverage,
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
@@ -365,8 +366,8 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
         return merged, f"embedding the line windows failed ({type(exc).__name__}: {exc})"
     for c, sim in zip(head, sims):
         c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
-        c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score) if mode == "hybrid" \
-            else c.vector_score
+        c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score + c.file_bonus) \
+            if mode == "hybrid" else c.vector_score
     if mode == "hybrid" and hy.text_weight > 0:
         apply_keyword_rescue(head)
     for c in head:
@@ -571,6 +572,9 @@ def _run_search(
             except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
+        if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
+            apply_file_coverage(weighted, lambda texts: [cov for cov, _ in analysis.coverage(texts)],
+                                weight=hy.file_coverage_weight)
         if tw > 0:
             apply_keyword_rescue(weighted)
         relevance = {c.id: c.score for c in weighted}

@@ -73,6 +73,7 @@ class Candidate:
     exact_match: bool = False  # the keyword side matched an exact token/phrase of the query
     needle: bool = False  # it contains an identifier of the query that few chunks contain
     relevance: float = 0.0  # what ``min_score`` is compared with (the weighted score, also under RRF)
+    file_bonus: float = 0.0  # what the file-coverage rule added to ``score`` (``query.hybrid.file_coverage_weight``)
 
 
 @dataclass
