@@ -171,9 +171,11 @@ def main() -> None:
                     chunk_m /= np.linalg.norm(chunk_m, axis=1, keepdims=True)
                     score = scorer(how, unit_m, starts, chunk_m)
                     row_of = {c.id: i for i, c in enumerate(chunks)}
+                    used = [0]
 
                     def vector_search(q: Any, *, limit: int, sources: Any = None, model: Any = None,
-                                      score: Any = score, chunks: Any = chunks) -> list[Candidate]:
+                                      score: Any = score, chunks: Any = chunks, used: Any = used) -> list[Candidate]:
+                        used[0] += 1
                         sc = score(np.asarray(q, dtype=np.float32))
                         return [Candidate(id=chunks[i].id, path=chunks[i].path, source=chunks[i].source,
                                           start_line=chunks[i].start_line, end_line=chunks[i].end_line,
@@ -193,6 +195,9 @@ def main() -> None:
                     reports = memory.evaluate(by_ws[ws], ks=[k], modes=["vector", "hybrid"], sync=False)
                 finally:
                     search_module.stored_similarities = original
+                if rule != "base" and used[0] < 2 * len(by_ws[ws]):
+                    raise SystemExit("the unit scores were not used by the searches: the search pipeline no longer "
+                                     "calls store.vector_search as this probe expects; update the probe")
             for mode, rep in reports.items():
                 _merge(rows.setdefault(mode, {}), rep.overall[k], "all")
                 for cat, ms in rep.by_category.items():
