@@ -13,6 +13,9 @@ returned (same line budget). A variant is ``UNITS:SCORE[@VECTOR_WEIGHT]``:
 * ``mA``: ``A·best unit + (1−A)·mean of the units``;
 * ``kKbA``: ``A·mean of the best K units + (1−A)·chunk cosine``;
 * ``@W``: hybrid weights ``W`` / ``1−W`` instead of the configured 0.7 / 0.3;
+* a trailing ``/r`` (re-score only): the vector side picks its candidates by the chunk vectors as today
+  and only their scores (and the keyword candidates' cosines) come from the units, so a search would read
+  the unit vectors of ~50 candidates instead of scanning them all;
 * ``base``: the library as it is (one vector per chunk).
 
 It runs the real ``MemoryIndex.evaluate`` (vector-only and hybrid) over each workspace of a dataset in
@@ -151,6 +154,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
         rule, _, weight = variant.partition("@")
+        rescore_only = weight.endswith("/r") or rule.endswith("/r")
+        rule, weight = rule.removesuffix("/r"), weight.removesuffix("/r")
         extra: dict[str, Any] = {}
         if weight:
             extra = {"query": {"hybrid": {"vector_weight": float(weight), "text_weight": round(1 - float(weight), 6)}}}
@@ -174,13 +179,17 @@ def main() -> None:
                     used = [0]
 
                     def vector_search(q: Any, *, limit: int, sources: Any = None, model: Any = None,
-                                      score: Any = score, chunks: Any = chunks, used: Any = used) -> list[Candidate]:
+                                      score: Any = score, chunks: Any = chunks, used: Any = used,
+                                      chunk_m: Any = chunk_m, rescore_only: bool = rescore_only) -> list[Candidate]:
                         used[0] += 1
-                        sc = score(np.asarray(q, dtype=np.float32))
+                        q = np.asarray(q, dtype=np.float32)
+                        sc = score(q)
+                        pick = chunk_m @ (q / np.linalg.norm(q)) if rescore_only else sc
                         return [Candidate(id=chunks[i].id, path=chunks[i].path, source=chunks[i].source,
                                           start_line=chunks[i].start_line, end_line=chunks[i].end_line,
                                           text=chunks[i].text, vector_score=float(sc[i]), vector_rank=r)
-                                for r, i in enumerate(np.argsort(-sc, kind="stable")[:limit], start=1)]
+                                for r, i in enumerate(sorted(np.argsort(-pick, kind="stable")[:limit],
+                                                           key=lambda i: -sc[i]), start=1)]
 
                     def stored_similarities(store: Any, qv: Any, candidates: Any, *, model: Any,
                                             similarity_floor: Any, score: Any = score,
