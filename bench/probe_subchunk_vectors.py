@@ -176,7 +176,7 @@ def main() -> None:
                     chunk_m /= np.linalg.norm(chunk_m, axis=1, keepdims=True)
                     score = scorer(how, unit_m, starts, chunk_m)
                     row_of = {c.id: i for i, c in enumerate(chunks)}
-                    used = [0]
+                    used = [0, 0]  # calls of the two replacements
 
                     def vector_search(q: Any, *, limit: int, sources: Any = None, model: Any = None,
                                       score: Any = score, chunks: Any = chunks, used: Any = used,
@@ -193,7 +193,8 @@ def main() -> None:
 
                     def stored_similarities(store: Any, qv: Any, candidates: Any, *, model: Any,
                                             similarity_floor: Any, score: Any = score,
-                                            row_of: Any = row_of) -> dict[str, float]:
+                                            row_of: Any = row_of, used: Any = used) -> dict[str, float]:
+                        used[1] += 1
                         sc = score(np.asarray(qv, dtype=np.float32))
                         return {c.id: calibrate_similarity(float(sc[row_of[c.id]]), similarity_floor)
                                 for c in candidates if c.id in row_of}
@@ -204,9 +205,10 @@ def main() -> None:
                     reports = memory.evaluate(by_ws[ws], ks=[k], modes=["vector", "hybrid"], sync=False)
                 finally:
                     search_module.stored_similarities = original
-                if rule != "base" and used[0] < 2 * len(by_ws[ws]):
+                if rule != "base" and (used[0] < 2 * len(by_ws[ws]) or not used[1]):
                     raise SystemExit("the unit scores were not used by the searches: the search pipeline no longer "
-                                     "calls store.vector_search as this probe expects; update the probe")
+                                     "calls store.vector_search and search.stored_similarities as this probe "
+                                     "expects; update the probe")
             for mode, rep in reports.items():
                 _merge(rows.setdefault(mode, {}), rep.overall[k], "all")
                 for cat, ms in rep.by_category.items():
