@@ -40,7 +40,7 @@ from bench_search import CHUNKS_PER_FILE, COMMON, DIMS, make_corpus, make_vocab 
 from openclaw_memory.config import MemoryConfig  # noqa: E402
 from openclaw_memory.postgres import PostgresStore  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.search import _run_search as run_search  # noqa: E402  (the pipeline on a bare store)
+from openclaw_memory.search import run_search  # noqa: E402  (the pipeline on a bare store)
 from openclaw_memory.sqlite.store import SQLiteStore  # noqa: E402
 from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk  # noqa: E402
 from openclaw_memory.types import MemoryFile  # noqa: E402

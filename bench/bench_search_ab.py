@@ -73,7 +73,7 @@ def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
     cfg = MemoryConfig(workspace=str(folder), citations="off")
     prov = FakeEmbeddingProvider(dims=queries[0][1].size, model="bench")
     pool = ThreadPoolExecutor(max_workers=2)
-    run = search._run_search
+    run = search.run_search
     run(store, cfg, "warm", provider=prov, query_vector=np.ones(queries[0][1].size, np.float32), executor=pool)
     store.wait_vector_cache(600)
     out: dict[str, object] = {"load": os.getloadavg()[0]}

@@ -122,13 +122,13 @@ class OpenClawMemory(System):
         self.store.wait_vector_cache(timeout=600)
 
     def _warm_pipeline(self) -> None:
-        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+        from openclaw_memory.search import run_search  # the pipeline on a bare store
 
         q = np.ones(self.provider.dims or 1, dtype=np.float32)
         run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
 
     def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
-        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+        from openclaw_memory.search import run_search  # the pipeline on a bare store
 
         if mode == "vector":
             return [c.id for c in self.store.vector_search(vector, limit=k)]
@@ -162,7 +162,7 @@ class OpenClawMemoryKeyword(OpenClawMemory):
         self.pool = ThreadPoolExecutor(max_workers=2)
 
     def warm(self) -> None:
-        from openclaw_memory.search import _run_search as run_search  # the pipeline on a bare store
+        from openclaw_memory.search import run_search  # the pipeline on a bare store
 
         run_search(self.store, self.cfg, "warm", provider=None)
 

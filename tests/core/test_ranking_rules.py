@@ -16,7 +16,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.hybrid import clamp_injected
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.query import analyze_query
-from openclaw_memory.search import _run_search as run_search
+from openclaw_memory.search import run_search
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.types import SearchHit
 
