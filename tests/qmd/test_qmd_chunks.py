@@ -48,6 +48,20 @@ def test_a_hit_is_the_builtin_chunk_around_the_snippet(
     assert got["text"] == hit.text  # the range reads back as the hit's text
 
 
+@pytest.mark.parametrize("daemon", [True, False], ids=["mcp-daemon", "process-per-query"])
+def test_a_multi_line_query_is_searched_as_one_line(
+    qmd_index: Callable[..., MemoryIndex], memory_ws: Path, daemon: bool
+) -> None:
+    # an agent's query can span lines (a pasted message); QMD's query tool rejects newlines and its CLI reads
+    # each line as a structured search, so the backend must not fall back or fail on one
+    (memory_ws / "memory" / "2026-02-01.md").write_text(_long_note(), encoding="utf-8")
+    mem = qmd_index(daemon=daemon, citations="off")
+
+    result = mem.search("capybara\nmascot\r\n  campaign")
+    assert [h.path for h in result.hits] == ["memory/2026-02-01.md"]
+    assert result.provider == "qmd"  # QMD answered: no fallback to the builtin search
+
+
 def test_chunk_spans_follow_edits_and_keep_qmd_lines_when_the_file_is_gone(tmp_path: Path) -> None:
     note = tmp_path / "n.md"
     note.write_text(_long_note(), encoding="utf-8")

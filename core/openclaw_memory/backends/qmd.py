@@ -505,7 +505,8 @@ class QmdBackend:
         self._maybe_update()
         limits = self.cfg.limits
         limit = max(1, min(limits.max_results, max_results or limits.max_results))
-        items, numbered = self._query(query.strip(), limit)
+        # one line: QMD reads a multi-line query as a structured query document (and its MCP tool rejects one)
+        items, numbered = self._query(" ".join(query.split()), limit)
         floor = 0.0 if min_score is None else float(min_score)
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
