@@ -55,10 +55,11 @@ The vector side of a small model puts most chunks of a conversation in a narrow 
 bundled e5 model: the 24 best chunks of a question often lie within 0.1), so the weighted merge often
 decides between near-ties. Under the weighted merge each candidate therefore also earns
 ``file_coverage_weight · c²`` (``query.hybrid.file_coverage_weight``, default 0.04), where ``c`` is the
-query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`) of the texts of all candidates of
-both sides that come from its file, taken together: a chunk whose note (a session, a day) holds the
-question's words in its retrieved parts wins a near-tie against a chunk of a note that only resembles the
-question. Squared, like the keyword score, so a note sharing one incidental word earns little. It is added
+query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`, with the query's words weighted by
+their rarity in the index as the keyword side weighs them, ``query.keyword.rarity_weights``) of the texts of
+all candidates of both sides that come from its file, taken together: a chunk whose note (a session, a day)
+holds the question's words in its retrieved parts wins a near-tie against a chunk of a note that only
+resembles the question, and the name every note of a conversation mentions counts little. Squared, like the keyword score, so a note sharing one incidental word earns little. It is added
 before the exact-match rescue (which still lifts an exact match to ``0.6·text_score``, a needle to 0.6) and is
 used only when both sides have a weight (with ``vector_weight`` 0 a hybrid search scores as keyword-only
 search does) and not under rank fusion. Measured on

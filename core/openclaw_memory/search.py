@@ -49,7 +49,8 @@ from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 
-__all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "candidate_limit",
+__all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
+           "KeywordCandidates", "candidate_limit",
            "chunk_total", "keyword_candidates", "line_windows", "run_search", "stored_similarities",
            "timestamp_resolver", "window_similarities"]
 
@@ -225,10 +226,20 @@ def chunk_total(store: MemoryStore, at_least: int = 0) -> int:
     return total
 
 
+class KeywordCandidates(list[Candidate]):
+    """The keyword side's candidates, best first, with the analysis that scored them: ``ranking`` is the
+    query's analysis with each word weighted by its rarity in the index when ``rarity_weights`` was on (else
+    the query's own), so that later rules measure coverage with the same weights (the file-coverage rule)."""
+
+    def __init__(self, candidates: Sequence[Candidate] = (), *, ranking: QueryAnalysis) -> None:
+        super().__init__(candidates)
+        self.ranking = ranking
+
+
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
     enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False,
-) -> list[Candidate]:
+) -> KeywordCandidates:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
     Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
@@ -295,7 +306,7 @@ def keyword_candidates(
             scores.append(score)
             ranks.append(rank)
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], ranks[i], i))
-    out: list[Candidate] = []
+    out = KeywordCandidates(ranking=ranking)
     for pos, i in enumerate(order[:limit], start=1):
         c = cands[i]
         c.text_score, c.text_rank = scores[i], pos
@@ -509,7 +520,7 @@ def run_search(
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
-    pending: Future[list[Candidate]] | None = None
+    pending: Future[KeywordCandidates] | None = None
     if hybrid_planned and executor is not None:
         pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
                                   enough=n_results, **kw_rank)
@@ -573,7 +584,7 @@ def run_search(
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
-            apply_file_coverage(weighted, lambda texts: [cov for cov, _ in analysis.coverage(texts)],
+            apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
                                 weight=hy.file_coverage_weight)
         if tw > 0:
             apply_keyword_rescue(weighted)

@@ -105,3 +105,30 @@ def test_no_share_when_either_side_has_no_weight(write, tmp_path: Path) -> None:
     top = result.hits[0]
     assert (top.path, top.start_line) == ("memory/notes-a.md", 1) and top.text_score > 0
     assert [h.score for h in result.hits] == pytest.approx([h.text_score for h in result.hits])
+
+
+# "notes" is in every file, "violin" in one: a file holding the rare word of the query covers more of it
+RARITY_DOCS = {
+    "memory/rare.md": "violin practice\n\nfiddle diary entry one two three four\n",
+    "memory/common.md": "notes practice\n\nfiddle diary entry one two three five\n",
+    **{f"memory/filler-{i}.md": f"notes of day {i}\n" for i in range(6)},
+}
+
+
+@pytest.mark.parametrize("rarity", [True, False])
+def test_file_coverage_weighs_the_query_words_by_rarity_as_the_keyword_side_does(write, tmp_path: Path,
+                                                                                  rarity: bool) -> None:
+    provider = FakeEmbeddingProvider(dims=256, model=f"fake-file-cov-rarity-{rarity}")
+    ws = write(RARITY_DOCS)
+    with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "r.sqlite")},
+                     chunking={"tokens": 12, "overlap": 0},
+                     query={"keyword": {"rarity_weights": rarity}}) as m:
+        m.sync()
+        hits = m.search("violin notes", max_results=20, min_score=0).hits
+    by_file = {h.path: h for h in hits if "diary" in h.text}  # chunks without a query word: only the file's share
+    assert set(by_file) == {"memory/rare.md", "memory/common.md"} and all(h.text_score == 0 for h in by_file.values())
+    bonus = {p: h.score - 0.7 * h.vector_score for p, h in by_file.items()}
+    if rarity:  # the file holding the rare word earns more of the weight (0.04) than the one holding the common word
+        assert bonus["memory/rare.md"] > 2 * bonus["memory/common.md"] > 0
+    else:  # unweighted, each file holds one word of two: a quarter of the weight each
+        assert bonus["memory/rare.md"] == pytest.approx(0.01) and bonus["memory/common.md"] == pytest.approx(0.01)
