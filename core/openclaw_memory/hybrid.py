@@ -108,6 +108,7 @@ __all__ = [
     "merge_rrf",
     "merge_weighted",
     "mmr_tokens",
+    "note_date_words",
     "relative_bm25",
     "truncate_snippet",
 ]
@@ -264,6 +265,17 @@ def dated_path_timestamp(path: str) -> datetime | None:
         return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=timezone.utc)
     except ValueError:
         return None
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def note_date_words(path: str) -> str | None:
+    """The date of a dated note (``memory/[…/]YYYY-MM-DD[-slug].md``) as words, ``"13 October 2023"``
+    (English month names), or None for any other path."""
+    d = dated_path_timestamp(path)
+    return None if d is None else f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
 
 
 def is_evergreen(path: str, source: str) -> bool:

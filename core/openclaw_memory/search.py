@@ -41,6 +41,7 @@ from openclaw_memory.hybrid import (
     keyword_text_scores,
     merge_rrf,
     merge_weighted,
+    note_date_words,
     truncate_snippet,
 )
 from openclaw_memory.providers.base import EmbeddingProvider
@@ -238,7 +239,7 @@ class KeywordCandidates(list[Candidate]):
 
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
-    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False,
+    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
 ) -> KeywordCandidates:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
@@ -248,7 +249,8 @@ def keyword_candidates(
     recently indexed matches (their order then comes from query coverage, then recency). A query
     FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
     Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
-    ``rarity_weights``, weights the query's words by their rarity in the index (``query.keyword``).
+    ``rarity_weights``, weights the query's words by their rarity in the index; with ``note_dates``, a dated
+    note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
     """
     want = max(1, min(limit, enough or limit))
     count = _MatchCounter(store, analysis.tokenizer)
@@ -294,11 +296,12 @@ def keyword_candidates(
             continue
         texts = [c.text for c, _ in batch]
         stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
+        cov_texts = [_with_note_date(c.path, t) for (c, _), t in zip(batch, texts)] if note_dates else texts
         if window_lines > 0:
-            covs = ranking.window_coverage(texts, window_lines)
+            covs = ranking.window_coverage(cov_texts, window_lines)
         else:
-            covs = [cov for cov, _ in ranking.coverage(texts)] if ranking is not analysis else \
-                [cov for cov, _, _ in stats]
+            covs = [cov for cov, _ in ranking.coverage(cov_texts)] if ranking is not analysis or cov_texts is not texts \
+                else [cov for cov, _, _ in stats]
         for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
             c.exact_match = exact
             c.needle = bool(needles & groups)
@@ -312,6 +315,15 @@ def keyword_candidates(
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
     return out
+
+
+def _with_note_date(path: str, text: str) -> str:
+    """``text`` with its note's date (:func:`~openclaw_memory.hybrid.note_date_words`) after each non-blank
+    line, so that every window of a dated note holds the date; other notes' texts unchanged."""
+    words = note_date_words(path)
+    if words is None:
+        return text
+    return "\n".join(f"{ln} {words}" if ln.strip() else ln for ln in text.splitlines())
 
 
 def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,
@@ -516,7 +528,8 @@ def run_search(
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
-    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights}
+    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights,
+               "note_dates": qcfg.keyword.note_dates}
 
     # keyword side, in parallel with the vector side when it can run concurrently
     hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)

@@ -104,3 +104,35 @@ def test_a_word_no_chunk_has_weighs_like_an_average_word() -> None:
     assert w[0] < w[1] and w[2] == pytest.approx((w[0] + w[1]) / 2)
     # so a chunk with the two known words is not pushed down by the unknown one more than before
     assert a.coverage(["Maria at the shelter"])[0][0] == pytest.approx(2 / 3)
+
+
+def test_a_daily_note_counts_its_date_as_words_of_its_lines(write, tmp_path: Path) -> None:
+    docs = {
+        # the day asked about: the note never says its own date
+        "memory/2023-10-13.md": "Melanie: here is my painting, finished after a long walk by the river with the dog.\n",
+        # another day: the query's word twice in fewer words (higher BM25)
+        "memory/2023-10-20.md": "Melanie: a painting, my painting of the lake.\n",
+    }
+    query = "What painting did Melanie share on October 13, 2023?"
+    assert _search(write, tmp_path / "a", docs, query)[0] == "memory/2023-10-13.md"
+    assert _search(write, tmp_path / "b", docs, query, note_dates=False)[0] == "memory/2023-10-20.md"
+    ws = write(docs)
+    with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(tmp_path / "c.sqlite")}) as m:
+        m.sync()
+        hit = m.search(query, min_score=0).hits[0]
+    assert hit.path == "memory/2023-10-13.md" and "October" not in hit.text  # the text is returned as written
+
+
+def test_note_date_words() -> None:
+    from openclaw_memory.hybrid import note_date_words
+
+    assert note_date_words("memory/2023-10-13.md") == "13 October 2023"
+    assert note_date_words("memory/trips/2024-02-05-rome.md") == "5 February 2024"
+    assert note_date_words("MEMORY.md") is None and note_date_words("memory/2023-13-40.md") is None
+
+
+def test_note_dates_config_key() -> None:
+    from openclaw_memory.config import MemoryConfig
+
+    assert MemoryConfig().query.keyword.note_dates is True
+    assert MemoryConfig.load(None, query={"keyword": {"noteDates": False}}).query.keyword.note_dates is False
