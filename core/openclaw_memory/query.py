@@ -75,8 +75,13 @@ _ZH = """我 我们 你 你们 他 她 它 他们 这 那 这个 那个 这些 �
 #: about a person asks "what did Melanie do with her kids?"; "her" then matched every chunk that says
 #: "her" instead of the chunks about Melanie's kids. ("us" stays: "US" is also a country.)
 _EN_PRONOUNS = "her hers his him its their theirs"
+#: Also this library's addition: the verbs with which a question about a conversation reports it, and "both".
+#: "What did Maria mention on 3 June?" asks for what Maria said that day; the note holds her words, not
+#: "mention", and a chunk where someone happens to say "I have to say" is not closer to it. ("discussed"
+#: stays a search word: the spec's own example keeps it.)
+_EN_REPORTING = "say says said mention mentions mentioned describe describes described both"
 
-STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _EN_PRONOUNS, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
+STOP_WORDS: frozenset[str] = frozenset(" ".join((_EN, _EN_PRONOUNS, _EN_REPORTING, _ES, _PT, _AR, _KO, _JA, _ZH)).split())
 #: Multi-character CJK stop words, cut out of a run before its bigrams are taken.
 _CJK_MULTI_STOPS = sorted(
     (w for w in (_JA + " " + _ZH).split() if len(w) >= 2 and all("\u4e00" <= ch <= "\u9fff" for ch in w)),

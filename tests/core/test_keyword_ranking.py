@@ -136,3 +136,19 @@ def test_note_dates_config_key() -> None:
 
     assert MemoryConfig().query.keyword.note_dates is True
     assert MemoryConfig.load(None, query={"keyword": {"noteDates": False}}).query.keyword.note_dates is False
+
+
+def test_reporting_verbs_and_both_are_not_search_terms() -> None:
+    a = analyze_query("What did Jon say about Gina's store? Did they both mention it, as described?")
+    assert {k for g in a.groups for k in g.keys} == {"jon", "gina", "store"}
+    assert "discussed" in {k for g in analyze_query("what we discussed").groups for k in g.keys}  # the spec's example
+
+
+def test_a_reporting_verb_does_not_outrank_the_topic(write, tmp_path: Path) -> None:
+    docs = {
+        "memory/2026-01-02.md": "Jon: I have to say, the weather was awful.\n",  # "say" as a figure of speech
+        "memory/2026-01-03.md": "Jon: the store opens next week.\n",  # what Jon said about the store
+        **{f"memory/2026-01-1{i}.md": f"Gina: the store was closed on day {i}.\n" for i in range(4)},
+    }
+    # with "say" a search word, it is the rarest word of the question and its chunk ranked first
+    assert _search(write, tmp_path, docs, "What did Jon say about the store?")[0] == "memory/2026-01-03.md"
