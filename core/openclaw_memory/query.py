@@ -360,25 +360,37 @@ class QueryAnalysis:
                   for i in considered if i in have)
         return got / total if total > 0 else 0.0
 
-    def window_coverage(self, texts: Sequence[str], lines: int) -> list[float]:
+    def window_coverage(self, texts: Sequence[str], lines: int,
+                        context: Sequence[str | None] | None = None) -> list[float]:
         """For each text, the best :meth:`coverage` of a run of ``lines`` consecutive non-blank lines of it
         (of the whole text when it has fewer): a chunk whose matching words stand together on neighbouring
         lines (one turn of a conversation, one bullet) beats one where they are scattered over the chunk.
-        A key of several words counts in a run only when one of its lines holds it whole."""
+        A key of several words counts in a run only when one of its lines holds it whole. ``context[i]``
+        (optional) is text that belongs to every run of ``texts[i]`` (a dated note's date)."""
         size = max(1, lines)
         per_text = [[ln for ln in t.splitlines() if ln.strip()] for t in texts]
         flat = [ln for ls in per_text for ln in ls]
         _, surface, present = self._presence(flat)
-        considered, total = self._considered(present)
+        no_groups: set[int] = set()
+        ctx_surface, ctx_present = [no_groups] * len(texts), [no_groups] * len(texts)
+        distinct = list(dict.fromkeys(c for c in context or () if c))
+        if distinct:
+            _, cs, cp = self._presence(distinct)
+            found = {c: (s, p) for c, s, p in zip(distinct, cs, cp)}
+            ctx_surface = [found[c][0] if c else no_groups for c in context]  # type: ignore[union-attr]
+            ctx_present = [found[c][1] if c else no_groups for c in context]  # type: ignore[union-attr]
+        considered, total = self._considered([*present, *ctx_present])
         out: list[float] = []
         pos = 0
-        for ls in per_text:
+        for ls, c_surface, c_present in zip(per_text, ctx_surface, ctx_present):
             n = len(ls)
             best = 0.0
             for start in range(max(1, n - size + 1)):
                 span = range(pos + start, pos + min(n, start + size))
                 have = set().union(*(present[j] for j in span))
                 exact = set().union(*(surface[j] for j in span))
+                if n:
+                    have, exact = have | c_present, exact | c_surface
                 best = max(best, self._share(considered, total, have, exact))
             out.append(best)
             pos += n

@@ -296,12 +296,14 @@ def keyword_candidates(
             continue
         texts = [c.text for c, _ in batch]
         stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
-        cov_texts = [_with_note_date(c.path, t) for (c, _), t in zip(batch, texts)] if note_dates else texts
+        dates = [note_date_words(c.path) for c, _ in batch] if note_dates else None
         if window_lines > 0:
-            covs = ranking.window_coverage(cov_texts, window_lines)
+            covs = ranking.window_coverage(texts, window_lines, context=dates)
+        elif ranking is not analysis or (dates and any(dates)):
+            covs = [cov for cov, _ in ranking.coverage([t if not d else f"{t}\n{d}" for t, d in
+                                                         zip(texts, dates or [None] * len(texts))])]
         else:
-            covs = [cov for cov, _ in ranking.coverage(cov_texts)] if ranking is not analysis or cov_texts is not texts \
-                else [cov for cov, _, _ in stats]
+            covs = [cov for cov, _, _ in stats]
         for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
             c.exact_match = exact
             c.needle = bool(needles & groups)
@@ -315,15 +317,6 @@ def keyword_candidates(
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
     return out
-
-
-def _with_note_date(path: str, text: str) -> str:
-    """``text`` with its note's date (:func:`~openclaw_memory.hybrid.note_date_words`) after each non-blank
-    line, so that every window of a dated note holds the date; other notes' texts unchanged."""
-    words = note_date_words(path)
-    if words is None:
-        return text
-    return "\n".join(f"{ln} {words}" if ln.strip() else ln for ln in text.splitlines())
 
 
 def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,

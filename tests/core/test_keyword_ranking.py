@@ -152,3 +152,10 @@ def test_a_reporting_verb_does_not_outrank_the_topic(write, tmp_path: Path) -> N
     }
     # with "say" a search word, it is the rarest word of the question and its chunk ranked first
     assert _search(write, tmp_path, docs, "What did Jon say about the store?")[0] == "memory/2026-01-03.md"
+
+
+def test_window_coverage_context_counts_in_every_run_of_its_text() -> None:
+    a = analyze_query("painting October 2023")
+    texts = ["painting\nline\nline\nline\nline", "", "nothing here", "painting"]
+    covs = a.window_coverage(texts, 1, context=["13 October 2023", "13 October 2023", None, None])
+    assert covs == [1.0, 0.0, 0.0, pytest.approx(1 / 3)]  # a blank text earns nothing from its context
