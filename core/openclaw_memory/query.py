@@ -22,7 +22,6 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
@@ -134,13 +133,17 @@ def _fold_text(text: str) -> str:
 _ASCII_WORD_BYTES = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 
 
-@functools.lru_cache(maxsize=2048)  # a search's candidate texts are read twice (whole, and by lines)
 def _key(text: str) -> str:
     """Normalised token sequence of ``text`` (segmented scripts split per character)."""
     folded = _fold_text(text)
     if folded.isascii():  # the same tokens as _WORD finds, at C speed
         return " ".join(folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split())
     return " ".join(_WORD.findall(folded))
+
+
+def _lines_of(text: str) -> list[str]:
+    """The non-blank lines of ``text``."""
+    return [ln for ln in text.splitlines() if ln.strip()]
 
 
 def analysed_tokens(text: str) -> list[str]:
@@ -213,6 +216,10 @@ class QueryAnalysis:
 
     fallback: bool = False  # every token was a stop word: the query is searched as typed
     stemming: bool = False  # English words also match by their Porter stem (see :func:`analyze_query`)
+    #: Presence of the query's groups in each line this analysis has measured (see :meth:`_line_presence`): a
+    #: search measures every candidate line once, whatever asks (the whole text, its line windows, its file).
+    #: Shared by the copies :meth:`weighted_by_rarity` makes (presence does not depend on weights).
+    _lines: dict[str, tuple[str, set[int], set[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def stemmed(self) -> bool:
@@ -305,7 +312,7 @@ class QueryAnalysis:
         (the whole phrase, every group) still needs the words as written: a stemmed match widens recall,
         ranks under the word as written and never triggers the exact-match rescue.
         """
-        lines, surface, present = self._presence(texts)
+        lines, surface, present = self._text_presence(texts)
         phrase = f" {self.phrase_key} " if self.phrase_key else None
         considered, total = self._considered(present)
         raw_total = sum(g.weight for g in self.groups) or 1.0
@@ -343,6 +350,54 @@ class QueryAnalysis:
                    for s, line in zip(surface, lines)]
         return lines, surface, present
 
+    def _line_presence(self, lines: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
+        """:meth:`_presence` of each line, each distinct line measured once per analysis (the lines of a
+        search's candidates are asked for several times: whole texts, line windows, files)."""
+        memo = self._lines
+        missing = [ln for ln in dict.fromkeys(lines) if ln not in memo]
+        if missing:
+            for ln, *got in zip(missing, *self._presence(missing)):
+                memo[ln] = tuple(got)  # type: ignore[assignment]
+        found = [memo[ln] for ln in lines]
+        return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found]
+
+    def _text_presence(self, texts: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
+        """:meth:`_presence` of whole texts, derived from their lines: a text's token sequence is its lines'
+        token sequences joined (tokens never span a line break), so it holds a one-token key exactly when
+        one of its lines does; a key of several tokens is also looked for in the joined sequence, where
+        it may span a line break. The same answer as measuring the texts themselves."""
+        per_text = [_lines_of(t) for t in texts]
+        padded, surface, present = self._line_presence([ln for ls in per_text for ln in ls])
+        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        spanning = [(k, i) for k, i in owner.items() if " " in k]
+        stem_spanning: list[tuple[str, int]] = []
+        if self.stemmed:
+            stem_owner = {stem_tokens(k): i for k, i in owner.items()}
+            stem_spanning = [(k, i) for k, i in stem_owner.items() if " " in k]
+        keys: list[str] = []
+        surf_out: list[set[int]] = []
+        pres_out: list[set[int]] = []
+        pos = 0
+        for ls in per_text:
+            span = range(pos, pos + len(ls))
+            pos += len(ls)
+            key = " ".join(k for j in span if (k := padded[j][1:-1]))
+            line = f" {key} "
+            surf = set().union(*(surface[j] for j in span))
+            if spanning and len(ls) > 1:
+                surf.update(i for k, i in spanning if i not in surf and f" {k} " in line)
+            if not self.stemmed:
+                pres = surf
+            else:
+                pres = surf.union(*(present[j] for j in span))
+                if stem_spanning and len(ls) > 1:
+                    stemmed = f" {stem_tokens(key)} "
+                    pres.update(i for k, i in stem_spanning if i not in pres and f" {k} " in stemmed)
+            keys.append(line)
+            surf_out.append(surf)
+            pres_out.append(pres)
+        return keys, surf_out, pres_out
+
     def _considered(self, present: Sequence[set[int]]) -> tuple[list[int], float]:
         """The groups coverage is measured against (n-gram groups only when some text has them), and their
         total weight."""
@@ -361,9 +416,9 @@ class QueryAnalysis:
         lines (one turn of a conversation, one bullet) beats one where they are scattered over the chunk.
         A key of several words counts in a run only when one of its lines holds it whole."""
         size = max(1, lines)
-        per_text = [[ln for ln in t.splitlines() if ln.strip()] for t in texts]
+        per_text = [_lines_of(t) for t in texts]
         flat = [ln for ls in per_text for ln in ls]
-        _, surface, present = self._presence(flat)
+        _, surface, present = self._line_presence(flat)
         considered, total = self._considered(present)
         out: list[float] = []
         pos = 0
