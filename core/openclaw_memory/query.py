@@ -141,6 +141,20 @@ def _key(text: str) -> str:
     return " ".join(_WORD.findall(folded))
 
 
+_ASCII_LINE_BYTES = _ASCII_WORD_BYTES[:10] + b"\n" + _ASCII_WORD_BYTES[11:]
+
+
+def _keys(texts: Sequence[str]) -> list[str]:
+    """:func:`_key` of each of ``texts``, folded together (one call per step for all of them)."""
+    if not texts or any("\n" in t for t in texts):
+        return [_key(t) for t in texts]
+    folded = _fold_text("\n".join(texts))  # folding keeps every "\n" and changes nothing across one
+    if folded.isascii():
+        return [" ".join(t.split()) for t in folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
+                .split("\n")]
+    return [" ".join(_WORD.findall(t)) for t in folded.split("\n")]
+
+
 def _lines_of(text: str) -> list[str]:
     """The non-blank lines of ``text``."""
     return [ln for ln in text.splitlines() if ln.strip()]
@@ -333,9 +347,11 @@ class QueryAnalysis:
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
-        keys = [_key(t) for t in texts]
+        keys = _keys(texts)
         lines = [f" {k} " for k in keys]
-        surface = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
+        every = "\n".join(lines)  # keys no text holds are not looked for in each text
+        padded = [(f" {k} ", i) for k, i in owner.items() if f" {k} " in every]
+        surface = [{i for k, i in padded if k in line} for line in lines]
         if not self.stemmed:
             return lines, surface, surface
         stem_owner = {stem_tokens(k): i for k, i in owner.items()}
@@ -346,7 +362,8 @@ class QueryAnalysis:
             return lines, surface, present
         # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
         words = tokens_by_stem(keys, stem_owner)
-        present = [s | {i for k, i in stem_owner.items() if any(f" {w} " in line for w in words[k])}
+        alts = [(i, [f" {w} " for w in words[k]]) for k, i in stem_owner.items() if words[k]]
+        present = [s | {i for i, ws in alts if i not in s and any(w in line for w in ws)}
                    for s, line in zip(surface, lines)]
         return lines, surface, present
 
