@@ -367,6 +367,11 @@ class QueryAnalysis:
                    for s, line in zip(surface, lines)]
         return lines, surface, present
 
+    def measure(self, texts: Sequence[str]) -> None:
+        """Measure the lines of ``texts`` now; any coverage of them by this analysis (or a copy of it) later
+        reads the answer. A hybrid search measures its vector candidates while the keyword side runs."""
+        self._line_presence([ln for t in texts for ln in _lines_of(t)])
+
     def _line_presence(self, lines: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
         """:meth:`_presence` of each line, each distinct line measured once per analysis (the lines of a
         search's candidates are asked for several times: whole texts, line windows, files)."""
