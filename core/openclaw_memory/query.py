@@ -232,8 +232,10 @@ class QueryAnalysis:
     stemming: bool = False  # English words also match by their Porter stem (see :func:`analyze_query`)
     #: Presence of the query's groups in each line this analysis has measured (see :meth:`_line_presence`): a
     #: search measures every candidate line once, whatever asks (the whole text, its line windows, its file).
-    #: Shared by the copies :meth:`weighted_by_rarity` makes (presence does not depend on weights).
-    _lines: dict[str, tuple[str, set[int], set[int]]] = field(default_factory=dict, repr=False, compare=False)
+    #: Shared by the copies :meth:`weighted_by_rarity` makes (presence does not depend on weights); kept apart
+    #: by what presence depends on (the groups' keys, stemming), should a copy change those.
+    _lines: dict[tuple[object, ...], dict[str, tuple[str, set[int], set[int]]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @property
     def stemmed(self) -> bool:
@@ -375,7 +377,7 @@ class QueryAnalysis:
     def _line_presence(self, lines: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
         """:meth:`_presence` of each line, each distinct line measured once per analysis (the lines of a
         search's candidates are asked for several times: whole texts, line windows, files)."""
-        memo = self._lines
+        memo = self._lines.setdefault((self.stemmed, *(tuple(g.keys) for g in self.groups)), {})
         missing = [ln for ln in dict.fromkeys(lines) if ln not in memo]
         if missing:
             for ln, *got in zip(missing, *self._presence(missing)):

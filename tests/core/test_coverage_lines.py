@@ -66,3 +66,14 @@ def test_each_line_is_measured_once_per_analysis(monkeypatch: pytest.MonkeyPatch
     a.weighted_by_rarity([3, 40], 100).window_coverage(chunks, 3)  # the rarity-weighted copy shares the lines
     a.coverage(["\n".join(chunks[:2]), chunks[2]])  # the files of those chunks
     assert sorted(measured) == sorted({"Melanie painted", "the kids", "kids paint", "sqlite"})
+
+
+def test_a_copy_with_other_keys_does_not_reuse_the_lines() -> None:
+    from dataclasses import replace
+
+    a = analyze_query("painting kids", stemming=True)
+    [(_, _, groups)] = a.coverage_detail(["Melanie painted the walls"])
+    assert groups == {0}  # by stem
+    plain = replace(a, stemming=False)  # shares the memo, but measures by the words as written
+    [(_, _, groups)] = plain.coverage_detail(["Melanie painted the walls"])
+    assert groups == set()
