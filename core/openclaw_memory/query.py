@@ -22,6 +22,7 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import os
@@ -145,14 +146,41 @@ _ASCII_LINE_BYTES = _ASCII_WORD_BYTES[:10] + b"\n" + _ASCII_WORD_BYTES[11:]
 
 
 def _keys(texts: Sequence[str]) -> list[str]:
-    """:func:`_key` of each of ``texts``, folded together (one call per step for all of them)."""
+    """:func:`_key` of each of ``texts`` (lines: no "\\n"); the ASCII ones folded and split together, at C speed."""
     if not texts or any("\n" in t for t in texts):
         return [_key(t) for t in texts]
-    folded = _fold_text("\n".join(texts))  # folding keeps every "\n" and changes nothing across one
-    if folded.isascii():
-        return [" ".join(t.split()) for t in folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
-                .split("\n")]
-    return [" ".join(_WORD.findall(t)) for t in folded.split("\n")]
+    joined = "\n".join(texts)
+    if joined.isascii():  # folding ASCII text is lowercasing it
+        return _ascii_keys(joined.lower())
+    out = [t if t.isascii() else _key(t) for t in texts]
+    ascii_at = [i for i, t in enumerate(texts) if t.isascii()]
+    if ascii_at:
+        for i, k in zip(ascii_at, _ascii_keys("\n".join(texts[i] for i in ascii_at).lower())):
+            out[i] = k
+    return out
+
+
+def _holding(every: str, starts: Sequence[int], needle: str) -> list[int]:
+    """The indexes of the lines of ``every`` (lines joined by "\\n", line ``j`` starting at ``starts[j]``) that
+    contain ``needle`` (which holds no "\\n")."""
+    out: list[int] = []
+    pos = every.find(needle)
+    while pos >= 0:
+        j = bisect.bisect_right(starts, pos) - 1
+        out.append(j)
+        if j + 1 >= len(starts):
+            break
+        pos = every.find(needle, starts[j + 1])
+    return out
+
+
+_RUN_OF_SPACES = re.compile(" {2,}")
+
+
+def _ascii_keys(folded: str) -> list[str]:
+    """:func:`_key` of each line of the folded ASCII text ``folded`` (lines joined by "\\n")."""
+    words = folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
+    return _RUN_OF_SPACES.sub(" ", words).replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
 
 
 def _lines_of(text: str) -> list[str]:
@@ -351,9 +379,13 @@ class QueryAnalysis:
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
         keys = _keys(texts)
         lines = [f" {k} " for k in keys]
-        every = "\n".join(lines)  # keys no text holds are not looked for in each text
-        padded = [(f" {k} ", i) for k, i in owner.items() if f" {k} " in every]
-        surface = [{i for k, i in padded if k in line} for line in lines]
+        # every text in one string: each key is looked for once, and its occurrences mapped to their texts
+        every = "\n".join(lines)
+        starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
+        surface: list[set[int]] = [set() for _ in lines]
+        for k, i in owner.items():
+            for j in _holding(every, starts, f" {k} "):
+                surface[j].add(i)
         if not self.stemmed:
             return lines, surface, surface
         stem_owner = {stem_tokens(k): i for k, i in owner.items()}
@@ -364,9 +396,11 @@ class QueryAnalysis:
             return lines, surface, present
         # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
         words = tokens_by_stem(keys, stem_owner)
-        alts = [(i, [f" {w} " for w in words[k]]) for k, i in stem_owner.items() if words[k]]
-        present = [s | {i for i, ws in alts if i not in s and any(w in line for w in ws)}
-                   for s, line in zip(surface, lines)]
+        present = [set(s) for s in surface]
+        for k, i in stem_owner.items():
+            for w in words[k]:
+                for j in _holding(every, starts, f" {w} "):
+                    present[j].add(i)
         return lines, surface, present
 
     def measure(self, texts: Sequence[str]) -> None:
