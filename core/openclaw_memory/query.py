@@ -22,7 +22,6 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 import os
@@ -157,20 +156,6 @@ def _keys(texts: Sequence[str]) -> list[str]:
     if ascii_at:
         for i, k in zip(ascii_at, _ascii_keys("\n".join(texts[i] for i in ascii_at).lower())):
             out[i] = k
-    return out
-
-
-def _holding(every: str, starts: Sequence[int], needle: str) -> list[int]:
-    """The indexes of the lines of ``every`` (lines joined by "\\n", line ``j`` starting at ``starts[j]``) that
-    contain ``needle`` (which holds no "\\n")."""
-    out: list[int] = []
-    pos = every.find(needle)
-    while pos >= 0:
-        j = bisect.bisect_right(starts, pos) - 1
-        out.append(j)
-        if j + 1 >= len(starts):
-            break
-        pos = every.find(needle, starts[j + 1])
     return out
 
 
@@ -379,13 +364,9 @@ class QueryAnalysis:
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
         keys = _keys(texts)
         lines = [f" {k} " for k in keys]
-        # every text in one string: each key is looked for once, and its occurrences mapped to their texts
-        every = "\n".join(lines)
-        starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
-        surface: list[set[int]] = [set() for _ in lines]
-        for k, i in owner.items():
-            for j in _holding(every, starts, f" {k} "):
-                surface[j].add(i)
+        every = "\n".join(lines)  # keys and words no text holds are not looked for text by text
+        padded = [(f" {k} ", i) for k, i in owner.items() if f" {k} " in every]
+        surface = [{i for k, i in padded if k in line} for line in lines]
         if not self.stemmed:
             return lines, surface, surface
         stem_owner = {stem_tokens(k): i for k, i in owner.items()}
@@ -396,11 +377,10 @@ class QueryAnalysis:
             return lines, surface, present
         # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
         words = tokens_by_stem(keys, stem_owner)
-        present = [set(s) for s in surface]
-        for k, i in stem_owner.items():
-            for w in words[k]:
-                for j in _holding(every, starts, f" {w} "):
-                    present[j].add(i)
+        alts = [(i, [w for w in (f" {w} " for w in words[k]) if w in every]) for k, i in stem_owner.items()]
+        alts = [(i, ws) for i, ws in alts if ws]
+        present = [s | {i for i, ws in alts if i not in s and any(w in line for w in ws)}
+                   for s, line in zip(surface, lines)]
         return lines, surface, present
 
     def measure(self, texts: Sequence[str]) -> None:
