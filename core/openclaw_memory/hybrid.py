@@ -148,17 +148,25 @@ def calibrate_similarity(score: float, floor: float | None) -> float:
 # ---- merging ------------------------------------------------------------------------------------
 
 
+def _copy(c: Candidate, **changes: Any) -> Candidate:
+    """``dataclasses.replace(c, **changes)`` without running ``__init__`` again (a search copies ~50 candidates;
+    :class:`Candidate` is a plain dataclass: its fields are its instance attributes)."""
+    out = object.__new__(type(c))
+    out.__dict__.update(vars(c), **changes)
+    return out
+
+
 def _union(vector: Sequence[Candidate], keyword: Sequence[Candidate],
            vector_scores: Mapping[str, float] | None = None) -> dict[str, Candidate]:
     out: dict[str, Candidate] = {}
     for pos, c in enumerate(vector, start=1):
-        out[c.id] = replace(c, text_score=0.0, text_rank=None, exact_match=False, needle=False,
-                            vector_score=max(0.0, c.vector_score), vector_rank=pos)
+        out[c.id] = _copy(c, text_score=0.0, text_rank=None, exact_match=False, needle=False,
+                          vector_score=max(0.0, c.vector_score), vector_rank=pos)
     filled = vector_scores or {}
     for pos, k in enumerate(keyword, start=1):
         cur = out.get(k.id)
         if cur is None:
-            out[k.id] = replace(k, vector_score=max(0.0, filled.get(k.id, 0.0)), vector_rank=None, text_rank=pos)
+            out[k.id] = _copy(k, vector_score=max(0.0, filled.get(k.id, 0.0)), vector_rank=None, text_rank=pos)
         else:
             cur.text_score, cur.text_rank, cur.exact_match, cur.needle = k.text_score, pos, k.exact_match, k.needle
             if k.text:

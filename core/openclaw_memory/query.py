@@ -22,7 +22,6 @@ whole run, Korean words plus their particle-stripped stems.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
@@ -139,13 +138,44 @@ def _fold_text(text: str) -> str:
 _ASCII_WORD_BYTES = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
 
 
-@functools.lru_cache(maxsize=2048)  # a search's candidate texts are read twice (whole, and by lines)
 def _key(text: str) -> str:
     """Normalised token sequence of ``text`` (segmented scripts split per character)."""
     folded = _fold_text(text)
     if folded.isascii():  # the same tokens as _WORD finds, at C speed
         return " ".join(folded.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split())
     return " ".join(_WORD.findall(folded))
+
+
+_ASCII_LINE_BYTES = _ASCII_WORD_BYTES[:10] + b"\n" + _ASCII_WORD_BYTES[11:]
+
+
+def _keys(texts: Sequence[str]) -> list[str]:
+    """:func:`_key` of each of ``texts`` (lines: no "\\n"); the ASCII ones folded and split together, at C speed."""
+    if not texts or any("\n" in t for t in texts):
+        return [_key(t) for t in texts]
+    joined = "\n".join(texts)
+    if joined.isascii():  # folding ASCII text is lowercasing it
+        return _ascii_keys(joined.lower())
+    out = [t if t.isascii() else _key(t) for t in texts]
+    ascii_at = [i for i, t in enumerate(texts) if t.isascii()]
+    if ascii_at:
+        for i, k in zip(ascii_at, _ascii_keys("\n".join(texts[i] for i in ascii_at).lower())):
+            out[i] = k
+    return out
+
+
+_RUN_OF_SPACES = re.compile(" {2,}")
+
+
+def _ascii_keys(folded: str) -> list[str]:
+    """:func:`_key` of each line of the folded ASCII text ``folded`` (lines joined by "\\n")."""
+    words = folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
+    return _RUN_OF_SPACES.sub(" ", words).replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
+
+
+def _lines_of(text: str) -> list[str]:
+    """The non-blank lines of ``text``."""
+    return [ln for ln in text.splitlines() if ln.strip()]
 
 
 def analysed_tokens(text: str) -> list[str]:
@@ -218,6 +248,12 @@ class QueryAnalysis:
 
     fallback: bool = False  # every token was a stop word: the query is searched as typed
     stemming: bool = False  # English words also match by their Porter stem (see :func:`analyze_query`)
+    #: Presence of the query's groups in each line this analysis has measured (see :meth:`_line_presence`): a
+    #: search measures every candidate line once, whatever asks (the whole text, its line windows, its file).
+    #: Shared by the copies :meth:`weighted_by_rarity` makes (presence does not depend on weights); kept apart
+    #: by what presence depends on (the groups' keys, stemming), should a copy change those.
+    _lines: dict[tuple[object, ...], dict[str, tuple[str, set[int], set[int]]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @property
     def stemmed(self) -> bool:
@@ -310,7 +346,7 @@ class QueryAnalysis:
         (the whole phrase, every group) still needs the words as written: a stemmed match widens recall,
         ranks under the word as written and never triggers the exact-match rescue.
         """
-        lines, surface, present = self._presence(texts)
+        lines, surface, present = self._text_presence(texts)
         phrase = f" {self.phrase_key} " if self.phrase_key else None
         considered, total = self._considered(present)
         raw_total = sum(g.weight for g in self.groups) or 1.0
@@ -331,9 +367,11 @@ class QueryAnalysis:
         # Keys are token sequences joined by spaces: a key occurs in a text exactly when " key " occurs
         # in the text's own token sequence, padded the same way (no per-query regex to compile).
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
-        keys = [_key(t) for t in texts]
+        keys = _keys(texts)
         lines = [f" {k} " for k in keys]
-        surface = [{i for k, i in owner.items() if f" {k} " in line} for line in lines]
+        every = "\n".join(lines)  # keys and words no text holds are not looked for text by text
+        padded = [(f" {k} ", i) for k, i in owner.items() if f" {k} " in every]
+        surface = [{i for k, i in padded if k in line} for line in lines]
         if not self.stemmed:
             return lines, surface, surface
         stem_owner = {stem_tokens(k): i for k, i in owner.items()}
@@ -344,9 +382,64 @@ class QueryAnalysis:
             return lines, surface, present
         # one-word keys: a text holds a key's stem when it holds a word of that stem (each word stemmed once)
         words = tokens_by_stem(keys, stem_owner)
-        present = [s | {i for k, i in stem_owner.items() if any(f" {w} " in line for w in words[k])}
+        alts = [(i, [w for w in (f" {w} " for w in words[k]) if w in every]) for k, i in stem_owner.items()]
+        alts = [(i, ws) for i, ws in alts if ws]
+        present = [s | {i for i, ws in alts if i not in s and any(w in line for w in ws)}
                    for s, line in zip(surface, lines)]
         return lines, surface, present
+
+    def measure(self, texts: Sequence[str]) -> None:
+        """Measure the lines of ``texts`` now; any coverage of them by this analysis (or a copy of it) later
+        reads the answer. A hybrid search measures its vector candidates while the keyword side runs."""
+        self._line_presence([ln for t in texts for ln in _lines_of(t)])
+
+    def _line_presence(self, lines: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
+        """:meth:`_presence` of each line, each distinct line measured once per analysis (the lines of a
+        search's candidates are asked for several times: whole texts, line windows, files)."""
+        memo = self._lines.setdefault((self.stemmed, *(tuple(g.keys) for g in self.groups)), {})
+        missing = [ln for ln in dict.fromkeys(lines) if ln not in memo]
+        if missing:
+            for ln, *got in zip(missing, *self._presence(missing)):
+                memo[ln] = tuple(got)  # type: ignore[assignment]
+        found = [memo[ln] for ln in lines]
+        return [f[0] for f in found], [f[1] for f in found], [f[2] for f in found]
+
+    def _text_presence(self, texts: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
+        """:meth:`_presence` of whole texts, derived from their lines: a text's token sequence is its lines'
+        token sequences joined (tokens never span a line break), so it holds a one-token key exactly when
+        one of its lines does; a key of several tokens is also looked for in the joined sequence, where
+        it may span a line break. The same answer as measuring the texts themselves."""
+        per_text = [_lines_of(t) for t in texts]
+        padded, surface, present = self._line_presence([ln for ls in per_text for ln in ls])
+        owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
+        spanning = [(k, i) for k, i in owner.items() if " " in k]
+        stem_spanning: list[tuple[str, int]] = []
+        if self.stemmed:
+            stem_owner = {stem_tokens(k): i for k, i in owner.items()}
+            stem_spanning = [(k, i) for k, i in stem_owner.items() if " " in k]
+        keys: list[str] = []
+        surf_out: list[set[int]] = []
+        pres_out: list[set[int]] = []
+        pos = 0
+        for ls in per_text:
+            span = range(pos, pos + len(ls))
+            pos += len(ls)
+            key = " ".join(k for j in span if (k := padded[j][1:-1]))
+            line = f" {key} "
+            surf = set().union(*(surface[j] for j in span))
+            if spanning and len(ls) > 1:
+                surf.update(i for k, i in spanning if i not in surf and f" {k} " in line)
+            if not self.stemmed:
+                pres = surf
+            else:
+                pres = surf.union(*(present[j] for j in span))
+                if stem_spanning and len(ls) > 1:
+                    stemmed = f" {stem_tokens(key)} "
+                    pres.update(i for k, i in stem_spanning if i not in pres and f" {k} " in stemmed)
+            keys.append(line)
+            surf_out.append(surf)
+            pres_out.append(pres)
+        return keys, surf_out, pres_out
 
     def _considered(self, present: Sequence[set[int]]) -> tuple[list[int], float]:
         """The groups coverage is measured against (n-gram groups only when some text has them), and their
@@ -368,14 +461,14 @@ class QueryAnalysis:
         A key of several words counts in a run only when one of its lines holds it whole. ``context[i]``
         (optional) is text that belongs to every run of ``texts[i]`` (a dated note's date)."""
         size = max(1, lines)
-        per_text = [[ln for ln in t.splitlines() if ln.strip()] for t in texts]
+        per_text = [_lines_of(t) for t in texts]
         flat = [ln for ls in per_text for ln in ls]
-        _, surface, present = self._presence(flat)
+        _, surface, present = self._line_presence(flat)
         no_groups: set[int] = set()
         ctx_surface, ctx_present = [no_groups] * len(texts), [no_groups] * len(texts)
         distinct = list(dict.fromkeys(c for c in context or () if c))
         if distinct:
-            _, cs, cp = self._presence(distinct)
+            _, cs, cp = self._line_presence(distinct)
             found = {c: (s, p) for c, s, p in zip(distinct, cs, cp)}
             ctx_surface = [found[c][0] if c else no_groups for c in context]  # type: ignore[union-attr]
             ctx_present = [found[c][1] if c else no_groups for c in context]  # type: ignore[union-attr]

@@ -575,6 +575,9 @@ def run_search(
             c.score = c.relevance = c.vector_score
     else:
         mode = "hybrid"
+        if pending is not None and hy.merge == "weighted" and hy.file_coverage_weight > 0 \
+                and hy.vector_weight > 0 and hy.text_weight > 0:
+            analysis.measure([c.text for c in vector])  # for the file-coverage rule, while the keyword side runs
         keyword = pending.result() if pending is not None else keyword_candidates(
             store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
         vw, tw = hy.vector_weight, hy.text_weight

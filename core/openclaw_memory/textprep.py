@@ -68,8 +68,6 @@ _STEM_CACHE_MAX = 200_000
 #: whatever another thread is adding.
 _stem_cache: dict[str, str] = {}
 _stem_words: dict[str, set[str]] = {}
-#: the last :func:`tokens_by_stem` answer: its tokens joined, its stems, the answer (read-only)
-_last_tokens_by_stem: tuple[str, tuple[str, ...], dict[str, frozenset[str]]] | None = None
 
 
 def _stems_of(words: Iterable[str]) -> dict[str, str]:
@@ -119,18 +117,7 @@ def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, froze
     """For each of ``stems`` (one token each), the tokens of ``keys`` (lowercase tokens joined by spaces)
     whose :func:`stem_tokens` it is: ``f" {stem} "`` occurs in ``f" {stem_tokens(key)} "`` exactly when
     ``f" {word} "`` occurs in ``f" {key} "`` for one of those words. Only words not seen before are stemmed."""
-    global _last_tokens_by_stem
-    joined, wanted = " ".join(keys), tuple(stems)
-    last = _last_tokens_by_stem  # a search asks twice for the same tokens: its texts whole, then by lines
-    if last is not None and last[1] == wanted and last[0] == joined:
-        return last[2]
-    out = _tokens_by_stem(joined, wanted)
-    _last_tokens_by_stem = (joined, wanted, out)  # one slot, replaced whole (threads see one or the other)
-    return out
-
-
-def _tokens_by_stem(joined: str, stems: Iterable[str]) -> dict[str, frozenset[str]]:
-    distinct = set(joined.split(" "))
+    distinct = set(" ".join(keys).split(" "))
     fresh = _stems_of(distinct.difference(_stem_cache))
     kept = _remember(fresh) if fresh else True
     out: dict[str, frozenset[str]] = {}

@@ -3,7 +3,8 @@
 
 The plain way is the same search with the shortcuts switched off: coverage by stemming every candidate text
 word by word with the pure-Python Porter stemmer (instead of ``textprep.tokens_by_stem`` and the compiled
-stemmer) and match counts asked one by one (instead of ``count_matches_many``). The thresholds are
+stemmer), each whole text measured on its own (instead of as the union of its lines, each line measured once
+per search) and match counts asked one by one (instead of ``count_matches_many``). The thresholds are
 lowered so a few hundred chunks take the paths a 100k-chunk index takes (common words, recent-first).
 """
 
@@ -96,7 +97,8 @@ def _plain_presence(self: QueryAnalysis, texts: Sequence[str]) -> tuple[list[str
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(QueryAnalysis, "_presence", _plain_presence)
+    monkeypatch.setattr(QueryAnalysis, "_presence", _plain_presence)  # each line (line windows)
+    monkeypatch.setattr(QueryAnalysis, "_text_presence", _plain_presence)  # whole texts, measured whole
     monkeypatch.setattr(search._MatchCounter, "prefetch", lambda self, matches: None)
 
 

@@ -57,7 +57,6 @@ def test_stem_tokens_without_a_stemmer_leaves_words_unchanged(monkeypatch: pytes
     monkeypatch.setattr(textprep, "_STEMMER", None)
     monkeypatch.setattr(textprep, "_stem_cache", {})
     monkeypatch.setattr(textprep, "_stem_words", {})
-    monkeypatch.setattr(textprep, "_last_tokens_by_stem", None)
     textprep.stem_tokens.cache_clear()
     try:
         assert textprep.stem_tokens("paintings were painted") == "paintings were painted"
@@ -84,6 +83,5 @@ def test_tokens_by_stem_when_the_caches_are_full(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(textprep, "_stem_cache", {})
     monkeypatch.setattr(textprep, "_stem_words", {})
     monkeypatch.setattr(textprep, "_STEM_CACHE_MAX", 0)
-    monkeypatch.setattr(textprep, "_last_tokens_by_stem", None)
     found = textprep.tokens_by_stem(["painted walls", "painting v2"], ["paint", "wall", "v2", "none"])
     assert found == {"paint": {"painted", "painting"}, "wall": {"walls"}, "v2": {"v2"}, "none": frozenset()}
