@@ -98,6 +98,7 @@ __all__ = [
     "apply_keyword_rescue",
     "apply_mmr",
     "apply_temporal_decay",
+    "bound_score",
     "calibrate_similarity",
     "clamp_injected",
     "dated_path_timestamp",
@@ -251,6 +252,17 @@ def apply_file_coverage(
         for c in by_file[f]:
             c.file_bonus = bonus
             c.score += bonus
+
+
+def bound_score(score: float, headroom: float) -> float:
+    """``score`` brought back into 0..1 after a bonus of at most ``headroom`` (the file-coverage rule's
+    weight) may have lifted it up to ``1 + headroom``: unchanged up to ``1 - headroom``, and
+    ``[1 - headroom, 1 + headroom]`` halved onto ``[1 - headroom, 1]``. Strictly increasing, so applied to
+    every score of a search it keeps their order; ``min_score`` cuts below ``1 - headroom`` are unchanged."""
+    knee = 1.0 - headroom
+    if headroom <= 0 or score <= knee:
+        return score
+    return min(1.0, knee + (score - knee) / 2)
 
 
 # ---- temporal decay -----------------------------------------------------------------------------

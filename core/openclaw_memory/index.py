@@ -267,6 +267,8 @@ class MemoryIndex:
         """Query embeddings through an LRU cache, so a repeated query costs no model call."""
         if provider is None:
             return None
+        if self._upgrade is not None and provider is self._upgrade.fast:
+            provider = self._upgrade.full  # the fast tier's queries are the full model's: one cache for both tiers
         from openclaw_memory.providers.batching import CachedQueryEmbedder
 
         from openclaw_memory.providers._util import call_with_timeout

@@ -34,6 +34,7 @@ from openclaw_memory.hybrid import (
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
+    bound_score,
     calibrate_similarity,
     clamp_injected,
     dated_path_timestamp,
@@ -520,6 +521,7 @@ def run_search(
         hy = hy.model_copy(update={"enabled": False})
 
     n_cand = candidate_limit(n_results, hy.candidate_multiplier)
+    headroom = 0.0  # how far above 1 a score may be (the file-coverage bonus)
     analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
     kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights,
                "note_dates": qcfg.keyword.note_dates}
@@ -595,6 +597,7 @@ def run_search(
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
             apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
                                 weight=hy.file_coverage_weight)
+            headroom = hy.file_coverage_weight
         if tw > 0:
             apply_keyword_rescue(weighted)
         relevance = {c.id: c.score for c in weighted}
@@ -634,6 +637,9 @@ def run_search(
                                c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
     if hy.mmr.enabled and len(merged) > 1:
         merged = apply_mmr(merged, hy.mmr.lambda_)
+    if headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
+        for c in merged:
+            c.score, c.relevance = bound_score(c.score, headroom), bound_score(c.relevance, headroom)
     chosen = [c for c in merged if c.relevance >= floor][:n_results]
     if not chosen and mode == "keyword":
         # As the original: with no embeddings, the best partial matches beat an empty answer.

@@ -91,7 +91,8 @@ class MemoryWatcher:
     ``debounce_ms`` without any further relevant change; a burst that never pauses is still
     delivered every ``max_wait_ms`` (default ``max(20 × debounce_ms, 10 s)``). A failing
     callback is logged and watching goes on. Trees created later (``memory/`` appearing, the
-    sessions directory being created) are picked up.
+    sessions directory being created) are picked up. ``clock`` (seconds, monotonic) is what the
+    debounce measures quiet with; a test can pass one it advances itself.
     """
 
     def __init__(
@@ -103,6 +104,7 @@ class MemoryWatcher:
         debounce_ms: int = 1500,
         sessions_dir: Path | None = None,
         max_wait_ms: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.workspace = Path(workspace)
         self.extra_paths = [Path(p) for p in extra_paths]
@@ -116,6 +118,9 @@ class MemoryWatcher:
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
+        self._clock = clock
+        self._waiting: frozenset[str] = frozenset()
+        self._last_change: float | None = None
         self.bursts = 0
         """How many times ``on_change`` was called."""
 
@@ -195,16 +200,18 @@ class MemoryWatcher:
                         restart = self._roots() != roots
                         if restart:  # a watched tree appeared or vanished: count it as a change
                             new.add((Change.modified, str(self.workspace)))
-                        now = time.monotonic()
+                        now = self._clock()
                         if new:
                             if not pending:
                                 first = now
                             pending |= new
-                            last = now
+                            last = self._last_change = now
+                            self._waiting = frozenset(p for _, p in pending)
                         if pending and (
                             (now - last) * 1000 >= self.debounce_ms or (now - first) * 1000 >= self.max_wait_ms
                         ):
                             burst, pending = pending, set()
+                            self._waiting = frozenset()
                             self._deliver(burst)
                         if restart or self._stop.is_set():
                             break
@@ -240,6 +247,16 @@ class MemoryWatcher:
             thread.join(timeout)
             if thread.is_alive():
                 log.warning("file watcher thread did not stop within %.1fs", timeout)
+
+    @property
+    def waiting(self) -> frozenset[str]:
+        """The paths changed in the current burst, seen and not yet delivered (waiting for quiet)."""
+        return self._waiting
+
+    @property
+    def last_change(self) -> float | None:
+        """The clock's time when a relevant change was last seen (None before the first)."""
+        return self._last_change
 
     @property
     def running(self) -> bool:

@@ -14,13 +14,16 @@ from typing import Any
 import pytest
 
 import openclaw_memory.index as index_mod
+import openclaw_memory.watch as watch_mod
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.watch import MemoryWatcher
+from tests.core.test_watch import SimClock, seen_now, settle
 
 FAST = {"watch_debounce_ms": 200, "on_search": False}  # only the watcher keeps the index fresh
 
 
-def wait_for(cond: Callable[[], object], timeout: float = 4.0, what: str = "condition") -> None:
+def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -76,15 +79,40 @@ def watched(make_index, write, syncs: SyncLog) -> Iterator[MemoryIndex]:
     yield memory
 
 
-def test_many_writes_cause_one_sync(watched: MemoryIndex, syncs: SyncLog, workspace: Path) -> None:
+@pytest.fixture
+def clocked(monkeypatch: pytest.MonkeyPatch) -> tuple[SimClock, list[MemoryWatcher]]:
+    """Every watcher a MemoryIndex starts measures its debounce with one :class:`SimClock` (returned
+    with the watchers made)."""
+    clock, made = SimClock(), []
+
+    def make(*args: Any, **kw: Any) -> MemoryWatcher:
+        made.append(MemoryWatcher(*args, clock=clock, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(watch_mod, "MemoryWatcher", make)
+    return clock, made
+
+
+def test_many_writes_cause_one_sync(clocked: tuple[SimClock, list[MemoryWatcher]], make_index, write,
+                                    syncs: SyncLog, workspace: Path) -> None:
+    write({"MEMORY.md": "# Memory\nThe user prefers tea.\n", "memory/2026-01-15.md": "kickoff meeting\n"})
+    watched = make_index(FakeEmbeddingProvider(), watch=True, sync=FAST)
+    watched.sync()
+    clock, (watcher,) = clocked
     before = len(syncs.started)
     for i in range(40):
+        clock.advance(0.01 if i else 0.0)  # spread over ~0.4 s of the watcher's time, never quiet for the debounce
         (workspace / "memory" / f"burst-{i % 8}.md").write_text(f"burstword{i % 8} entry {i}\n")
-        time.sleep(0.01)  # spread over ~0.4 s, never quiet for the debounce
-    wait_for(lambda: syncs.reasons("watch") == 1 and not watched.syncing, what="the watch sync")
+        seen_now(watcher, clock)
+    settle(watcher, clock, {str(workspace / "memory" / f"burst-{k}.md") for k in range(8)})
+    assert syncs.started[before:] == []
+    clock.advance(1.5 * FAST["watch_debounce_ms"] / 1000)
+    wait_for(lambda: syncs.reasons("watch") == 1 and not watched.syncing, timeout=30, what="the watch sync")
     assert all(f"burstword{k}" in words(watched) for k in range(8))  # the one sync saw every write
     (workspace / "memory" / "sentinel.md").write_text("sentinelword\n")
-    wait_for(lambda: "sentinelword" in words(watched), what="the sentinel")
+    settle(watcher, clock, {str(workspace / "memory" / "sentinel.md")})
+    clock.advance(1.5 * FAST["watch_debounce_ms"] / 1000)
+    wait_for(lambda: "sentinelword" in words(watched), timeout=30, what="the sentinel")
     assert syncs.started[before:] == ["watch", "watch"]
 
 
@@ -227,14 +255,24 @@ def test_watcher_starts_on_first_search_by_default(workspace: Path, write, tmp_p
 
 
 async def test_asyncio_search_while_watching_does_not_block_the_loop(workspace: Path, write, tmp_path: Path) -> None:
+    gaps: list[float] = []
+    stop = asyncio.Event()
+    blocked: list[str] = []
+
     class Slow(FakeEmbeddingProvider):
         def _embed(self, texts: list[str], kind: Any) -> Any:
             time.sleep(0.2)  # a network call, in a worker thread
+            # the event loop goes on ticking while the call runs; had the call blocked the loop, it could not
+            ticks = len(gaps)
+            deadline = time.monotonic() + 30
+            while len(gaps) < ticks + 3 and not stop.is_set():
+                if time.monotonic() > deadline:
+                    blocked.append(kind)
+                    break
+                time.sleep(0.01)
             return super()._embed(texts, kind)
 
     write({"MEMORY.md": "# Memory\nlemonade stand\n"})
-    gaps: list[float] = []
-    stop = asyncio.Event()
 
     async def ticker() -> None:
         last = time.perf_counter()
@@ -251,14 +289,14 @@ async def test_asyncio_search_while_watching_does_not_block_the_loop(workspace: 
         assert any("lemonade" in h.text for h in (await memory.asearch("lemonade")).hits)
         (workspace / "memory").mkdir()
         (workspace / "memory" / "2026-02-01.md").write_text("pineapple pizza decision\n")
-        deadline = time.monotonic() + 4
+        deadline = time.monotonic() + 30
         while not any("pineapple" in h.text for h in (await memory.asearch("pineapple")).hits):
             assert time.monotonic() < deadline, "edit never reached search"
             await asyncio.sleep(0.02)
         stop.set()
         await tick
     assert len(gaps) > 20
-    assert max(gaps) < 0.15  # each search embeds for 200 ms; the loop never waited for it
+    assert blocked == []  # each embedding call (200 ms, then until the loop ticked) ran while the loop went on
 
 
 # ---- the freshness metadata of search results (no watcher) ------------------------------------------
@@ -350,7 +388,7 @@ class _GatedProvider(FakeEmbeddingProvider):
     def _embed(self, texts: list[str], kind: Any) -> Any:
         if kind != "query":
             self.entered.set()
-            assert self.gate.wait(5)
+            assert self.gate.wait(30)
         return super()._embed(texts, kind)
 
 
@@ -384,13 +422,15 @@ def test_a_write_during_a_sync_is_found_by_searches_alone(
     provider = _GatedProvider()
     memory = make_index(provider, watch=None)
     memory.sync_in_background("session-start")
-    assert provider.entered.wait(3)
+    assert provider.entered.wait(30)
     with (workspace / "memory" / "2026-01-15.md").open("a") as fh:
         fh.write("The staging database moved to Postgres 17.\n")
     provider.gate.set()
-    wait_for(lambda: not memory.syncing, what="the first sync")
-    wait_for(lambda: any("Postgres" in h.text for h in memory.search("Postgres staging").hits),
+    wait_for(lambda: not memory.syncing, timeout=30, what="the first sync")
+    wait_for(lambda: any("Postgres" in h.text for h in memory.search("Postgres staging").hits), timeout=30,
              what="the appended fact in search results")
+    # the searches may have queued a sync behind the one that indexed the fact: it finds nothing left to do
+    wait_for(lambda: not memory.syncing and not memory.dirty, timeout=30, what="the searches' syncs to finish")
     assert memory.watching and memory.changed_files() == [] and not memory.dirty
 
 

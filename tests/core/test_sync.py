@@ -432,19 +432,28 @@ def test_openclaws_own_index_is_never_taken_over(tmp_path):
 
 def test_close_stops_a_running_sync(write, workspace, tmp_path):
     write({f"memory/n{i:03d}.md": f"note {i}\n" for i in range(120)})
+    from openclaw_memory.sync import EMBED_GROUP_CHUNKS
+
+    embedded: list[int] = []
+    entered = threading.Event()
+    cancelled: list[threading.Event] = []
 
     class Slow(FakeEmbeddingProvider):
         def _embed(self, texts, kind):  # a local model's time grows with the texts of a call
+            embedded.append(len(texts))
+            entered.set()
+            assert cancelled[0].wait(30)  # close() comes while this call runs, however loaded the machine
             time.sleep(0.05 * len(texts))
             return super()._embed(texts, kind)
 
     idx = MemoryIndex(workspace=workspace, store={"path": str(tmp_path / "s.sqlite")}, provider=Slow(), watch=False)
+    cancelled.append(idx.scheduler.cancel_event)
     fut = idx.sync_in_background("test")
-    time.sleep(0.5)
-    started = time.perf_counter()
+    assert entered.wait(30)  # the sync is embedding its first group of files
     idx.close()
-    assert time.perf_counter() - started < 2.0  # not the ~6 s the whole sync would take
     assert fut.done()
+    # close waited for the model call in progress only, not for the ~6 s of calls the whole sync would make
+    assert sum(embedded) <= EMBED_GROUP_CHUNKS < 120
     store = SQLiteStore(tmp_path / "s.sqlite")
     try:
         assert store.read_meta() is None and not list(store.iter_chunks())  # the first rebuild was discarded

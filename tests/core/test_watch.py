@@ -17,7 +17,7 @@ from openclaw_memory.watch import MemoryWatcher, is_relevant
 DEBOUNCE_MS = 200
 
 
-def wait_for(cond: Callable[[], object], timeout: float = 4.0, what: str = "condition") -> None:
+def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -114,17 +114,54 @@ def test_ignored_names_only_count_below_the_watched_root(tmp_path: Path) -> None
 # ---- debounce ------------------------------------------------------------------------------------
 
 
+class SimClock:
+    """The watcher's clock in a test: it moves only when the test advances it, so a pause of a loaded
+    machine between two writes never reads as the quiet that ends a burst."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.reads = 0  # one per loop iteration of the watcher
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def seen_now(w: MemoryWatcher, clock: SimClock, paths: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    """Wait until the watcher has seen a change at the clock's present time and holds ``paths``:
+    then advancing the clock by less than the debounce cannot end the burst."""
+    wait_for(lambda: w.last_change == clock.now and paths <= w.waiting, timeout=30,
+             what=f"the watcher to see {sorted(paths)} (it holds {sorted(w.waiting)})")
+
+
+def settle(w: MemoryWatcher, clock: SimClock, paths: set[str]) -> None:
+    """:func:`seen_now`, then two more loop iterations (for the OS to hand over any event still in flight)."""
+    seen_now(w, clock, paths)
+    reads = clock.reads
+    wait_for(lambda: clock.reads >= reads + 2, timeout=30, what="two more watcher iterations")
+
+
 def test_a_burst_of_writes_is_one_callback(ws: Path, watcher_factory) -> None:
-    w, rec = watcher_factory(ws)
+    clock = SimClock()
+    w, rec = watcher_factory(ws, clock=clock)
     for i in range(30):  # 30 writes to 10 files, each well inside the quiet period
         (ws / "memory" / f"n{i % 10}.md").write_text(f"write {i}\n")
-        time.sleep(0.015)  # spread over ~0.5 s, never quiet for the debounce
+        seen_now(w, clock)
+        clock.advance(0.015)  # spread over ~0.45 s of the watcher's time, never quiet for the debounce
     (ws / "MEMORY.md").write_text("root file\n")
-    wait_for(lambda: rec.bursts, what="the first burst")
+    settle(w, clock, {str(ws / "memory" / f"n{i}.md") for i in range(10)} | {str(ws / "MEMORY.md")})
+    assert rec.bursts == []  # longer than the debounce, but never quiet for it
+    clock.advance(1.5 * DEBOUNCE_MS / 1000)
+    wait_for(lambda: rec.bursts, timeout=30, what="the first burst")
     assert rec.paths(0) == {f"n{i}.md" for i in range(10)} | {"MEMORY.md"}
     # A later write is a second burst: nothing else was delivered in between.
     (ws / "memory" / "sentinel.md").write_text("later\n")
-    wait_for(lambda: len(rec.bursts) >= 2, what="the sentinel burst")
+    settle(w, clock, {str(ws / "memory" / "sentinel.md")})
+    clock.advance(1.5 * DEBOUNCE_MS / 1000)
+    wait_for(lambda: len(rec.bursts) >= 2, timeout=30, what="the sentinel burst")
     assert rec.paths(1) == {"sentinel.md"}
     assert len(rec.bursts) == 2 and w.bursts == 2
 

@@ -87,10 +87,26 @@ FAKE_QMD = textwrap.dedent('''
             index = os.path.join(os.environ["XDG_CACHE_HOME"], "qmd", "index.sqlite")
             os.makedirs(os.path.dirname(index), exist_ok=True)
             open(index, "a").close()
+        pending = int(os.environ.get("FAKE_QMD_NEED_VECTORS") or 0)  # documents without vectors, as QMD's tables
+        if pending and cmd in ("update", "embed"):
+            import sqlite3
+            con = sqlite3.connect(index if cmd == "update" else
+                                  os.path.join(os.environ["XDG_CACHE_HOME"], "qmd", "index.sqlite"))
+            con.execute("CREATE TABLE IF NOT EXISTS documents (hash TEXT, active INTEGER)")
+            con.execute("CREATE TABLE IF NOT EXISTS content_vectors (hash TEXT)")
+            if cmd == "update":
+                con.execute("DELETE FROM documents")
+                con.executemany("INSERT INTO documents VALUES (?, 1)", [(f"h{i}",) for i in range(pending)])
+            else:
+                con.execute("INSERT INTO content_vectors SELECT hash FROM documents")
+            con.commit()
+            con.close()
         if cmd == "update" and os.environ.get("FAKE_QMD_LOG"):
             with open(os.environ["FAKE_QMD_LOG"], "a") as log:
                 log.write("update-end\\n")
         print("Indexed: 1 new, 0 updated, 0 unchanged, 0 removed")
+        if cmd == "update" and pending:
+            print(f"\\nRun 'qmd embed' to update embeddings ({pending} unique hashes need vectors)")
     elif cmd == "status":
         print("Documents\\n  Total:    1 files indexed\\n  Vectors:  0 embedded")
     elif cmd == "mcp":

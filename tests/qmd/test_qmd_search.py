@@ -11,6 +11,7 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.tools import memory_get, memory_search
 
+
 pytestmark = pytest.mark.slow  # each index starts QMD (node) a few times: about 2-5 s per test
 
 
@@ -133,3 +134,20 @@ def test_session_transcripts_are_exported_and_searchable(qmd_index: Callable[...
     assert (hit.path, hit.source) == ("qmd/sessions-main/s-42.md", "sessions")
     assert "User: Remember the launch codeword is marmalade." in mem.get(hit.path).text
     assert mem.search("marmalade", sources=["memory"]).hits == []
+
+
+def test_real_qmd_update_reports_the_documents_without_vectors(memory_ws: Path, qmd_command: str,
+                                                               tmp_path: Path) -> None:
+    """What the backend decides `qmd embed` from (instead of a `qmd status` process): the last line of the
+    real QMD's `qmd update`."""
+    from openclaw_memory.backends.qmd import QmdBackend, vectors_pending
+    from openclaw_memory.config import MemoryConfig
+
+    config = MemoryConfig.load(None, workspace=memory_ws, state_dir=tmp_path / "state", backend="qmd",
+                               qmd={"command": qmd_command})
+    backend = QmdBackend(config)
+    try:
+        backend.sync()  # registers the collections and runs the first update (searchMode "search": no embed)
+        assert vectors_pending(backend.run("update")) == 3  # the three memory files, none embedded
+    finally:
+        backend.close()

@@ -230,3 +230,29 @@ def test_a_normalised_root_file_name_lists_only_the_top_of_the_workspace(
     finally:
         mem.close()
     assert walked == []
+
+
+def test_a_vector_mode_update_starts_no_qmd_status(
+    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]]
+) -> None:
+    """`qmd embed` is decided from the update's own output: no `qmd status` process per update (a Node
+    start each, on every new process's boot update)."""
+    mem = fake_index(searchMode="vsearch", update={"debounceMs": 0})
+    for _ in range(3):
+        assert mem.search("pgbouncer").fallback is None
+    mem.sync()
+    ran = qmd_log()
+    assert ran.count("update") == 2
+    assert "status" not in ran and "embed" not in ran  # the updates reported no document without vectors
+
+
+def test_documents_without_vectors_are_embedded_once_per_embed_interval(
+    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_QMD_NEED_VECTORS", "2")
+    mem = fake_index(searchMode="vsearch", update={"debounceMs": 0})  # embedInterval: 60m
+    assert mem.search("pgbouncer").fallback is None  # the boot update, then `qmd embed`
+    mem.sync()  # within the embed interval: update only
+    ran = qmd_log()
+    assert ran.count("update") == 2 and ran.count("embed") == 1 and "status" not in ran
+    assert mem.status().backend_info["vectors"] == {"available": True, "count": 2, "error": None}

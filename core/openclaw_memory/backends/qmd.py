@@ -50,6 +50,14 @@ _SCAN_INTERVAL_S = 2.0
 # How long a search waits for an update that is running (as the original does), then searches anyway.
 _PENDING_WAIT_S = 0.5
 _INDEXED = re.compile(r"Indexed:\s*(\d+) new,\s*(\d+) updated,\s*(\d+) unchanged,\s*(\d+) removed")
+# `qmd update` ends with this line when documents lack vectors (QMD 2.x; counted as `qmd status`'s "Pending")
+_NEED_VECTORS = re.compile(r"\((\d+) unique hashes? needs? vectors\)")
+
+
+def vectors_pending(update_output: str) -> int:
+    """How many documents ``qmd update`` reported as needing vectors (``qmd embed``); 0 when it reported none."""
+    m = _NEED_VECTORS.search(update_output)
+    return int(m.group(1)) if m else 0
 
 
 def _slug(name: str) -> str:
@@ -331,7 +339,7 @@ class QmdBackend:
             report.files_unchanged += int(unchanged)
             report.files_deleted += int(removed)
         if self.cfg.search_mode != "search":
-            self._embed_if_due()
+            self._embed_if_due(out)
         report.took_ms = (time.perf_counter() - started) * 1000
         return report
 
@@ -362,23 +370,25 @@ class QmdBackend:
             log.warning("background qmd update failed: %s", exc)
             self._arm_timer()  # try again after the next interval
 
-    def _embed_if_due(self) -> None:
+    def _embed_if_due(self, update_output: str) -> None:
+        """After ``qmd update`` (vector modes): ``qmd embed`` when ``embedInterval`` has passed and the update
+        reported documents without vectors. No ``qmd status`` process: the update's own output says what is
+        pending, and QMD's index file what the embed left."""
         due = self._last_embed is None or (time.time() - self._last_embed) * 1000 >= self.cfg.update.embed_interval_ms()
         if not due:
             return
-        stats = self._status_counts()
-        if stats.get("pending", 0) or (stats.get("vectors", 0) == 0 and stats.get("documents", 0) > 0):
+        if vectors_pending(update_output):
             try:
                 self.run("embed", timeout_ms=self.cfg.update.embed_timeout_ms)
             except QmdError as exc:
                 raise QmdError(f"{exc} — searchMode {self.cfg.search_mode!r} needs QMD's embedding model, which "
                                "QMD downloads at first use; run `qmd embed` where it can, or use searchMode "
                                "'search'") from None
-            stats = self._status_counts()
+            counts = self._index_counts()
+            if counts["documents"] > 0 and counts["vectors"] == 0:
+                raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
+                               "(`qmd embed`)")
         self._last_embed = time.time()
-        if stats.get("documents", 0) > 0 and stats.get("vectors", 0) == 0:
-            raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
-                           "(`qmd embed`)")
 
     def _maybe_update(self) -> None:
         """Before a search (spec §9.3). An update that is running (the boot update beside an index
@@ -411,16 +421,6 @@ class QmdBackend:
             return float(self._last_update_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-
-    def _status_counts(self) -> dict[str, int]:
-        out = self.run("status")
-        counts: dict[str, int] = {}
-        for key, pattern in (("documents", r"Total:\s*(\d+)"), ("vectors", r"Vectors:\s*(\d+)"),
-                             ("pending", r"Pending:\s*(\d+)")):
-            m = re.search(pattern, out)
-            if m:
-                counts[key] = int(m.group(1))
-        return counts
 
     # ---- search -----------------------------------------------------------------------------------
 
