@@ -70,6 +70,11 @@ def make_provider(engine: str) -> Any:
 def units(text: str, kind: str) -> list[str]:
     """Non-overlapping units of the chunk's non-blank lines: ``line`` or ``wN`` (runs of N lines)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if kind.startswith("s"):  # sliding windows of N lines, stride 1 (every turn with its neighbours)
+        n = int(kind[1:])
+        if len(lines) <= n:
+            return ["\n".join(lines)]
+        return ["\n".join(lines[i:i + n]) for i in range(len(lines) - n + 1)]
     n = 1 if kind == "line" else int(kind[1:])
     return ["\n".join(lines[i:i + n]) for i in range(0, len(lines), n)]
 
@@ -95,12 +100,31 @@ class UnitVectors:
         return np.stack([self.vecs[t] for t in texts])
 
 
+def prf_query(prf: str, score: Callable[[np.ndarray], np.ndarray], chunk_m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Pseudo-relevance feedback on the vector side (``prfKbB``): the query vector plus ``B`` × the mean of the
+    chunk vectors of its ``K`` best chunks under ``score`` (Rocchio), normalised; identity when ``prf`` is empty."""
+    if not prf:
+        return lambda qv: qv
+    k_, b_ = prf.removeprefix("prf").split("b")
+    k, b = int(k_), float(b_)
+
+    def expand(qv: np.ndarray) -> np.ndarray:
+        q = qv / np.linalg.norm(qv)
+        top = np.argsort(-score(q), kind="stable")[:k]
+        q2 = q + b * chunk_m[top].mean(axis=0)
+        return (q2 / np.linalg.norm(q2)).astype(np.float32)
+
+    return expand
+
+
 def scorer(how: str, unit_m: np.ndarray, starts: np.ndarray, chunk_m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """Per-chunk score for a query vector under the rule ``how`` (see the module docstring)."""
     ends = np.r_[starts[1:], len(unit_m)]
 
     def score(qv: np.ndarray) -> np.ndarray:
         q = qv / np.linalg.norm(qv)
+        if how == "chunk":
+            return chunk_m @ q
         us = unit_m @ q
         best = np.maximum.reduceat(us, starts)
         if how == "max":
@@ -153,6 +177,7 @@ def main() -> None:
           f"single-hop / temporal R@{k} | " + " / ".join(sorted(by_ws)) + " |")
     print("|---|---|---|---|---|---|---|---|")
     for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
+        variant, _, prf = variant.partition("+")
         rule, _, weight = variant.partition("@")
         rescore_only = weight.endswith("/r") or rule.endswith("/r")
         rule, weight = rule.removesuffix("/r"), weight.removesuffix("/r")
@@ -174,7 +199,9 @@ def main() -> None:
                     starts = np.r_[0, np.cumsum([len(us) for us in per_chunk])[:-1]].astype(int)
                     chunk_m = np.stack([np.asarray(c.embedding, dtype=np.float32) for c in chunks])
                     chunk_m /= np.linalg.norm(chunk_m, axis=1, keepdims=True)
-                    score = scorer(how, unit_m, starts, chunk_m)
+                    plain = scorer(how, unit_m, starts, chunk_m)
+                    expand = prf_query(prf, plain, chunk_m)
+                    score = (lambda qv, plain=plain, expand=expand: plain(expand(qv)))
                     row_of = {c.id: i for i, c in enumerate(chunks)}
                     used = [0, 0]  # calls of the two replacements
 
@@ -220,7 +247,7 @@ def main() -> None:
             al = groups["all"]
             kinds = " / ".join(f"{groups[c].recall:.3f}" if c in groups else "-"
                                for c in ("multi-hop", "open-domain", "single-hop", "temporal"))
-            print(f"| {variant} | {mode} | {al.recall:.3f} | {al.hit:.3f} | {al.mrr:.3f} | {al.lines:.1f} | {kinds} | "
+            print(f"| {variant}{'+' + prf if prf else ''} | {mode} | {al.recall:.3f} | {al.hit:.3f} | {al.mrr:.3f} | {al.lines:.1f} | {kinds} | "
                   + " / ".join(f"{per_ws[mode][w]:.3f}" for w in sorted(per_ws[mode])) + " |", flush=True)
 
 
