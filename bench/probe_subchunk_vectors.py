@@ -181,9 +181,10 @@ def main() -> None:
         rule, _, weight = variant.partition("@")
         rescore_only = weight.endswith("/r") or rule.endswith("/r")
         rule, weight = rule.removesuffix("/r"), weight.removesuffix("/r")
-        extra: dict[str, Any] = {}
+        # the library's own line units (query.hybrid.unit_lines) off: this probe's units replace them
+        extra: dict[str, Any] = {"query": {"hybrid": {"unit_lines": 0}}}
         if weight:
-            extra = {"query": {"hybrid": {"vector_weight": float(weight), "text_weight": round(1 - float(weight), 6)}}}
+            extra["query"]["hybrid"].update(vector_weight=float(weight), text_weight=round(1 - float(weight), 6))
         rows: dict[str, dict[str, Metrics]] = {}
         per_ws: dict[str, dict[str, float]] = collections.defaultdict(dict)
         for ws in sorted(by_ws):
