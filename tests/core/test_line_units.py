@@ -104,3 +104,24 @@ def test_weight_zero_or_no_cached_units_leave_the_chunk_vectors(write, tmp_path:
     with m:
         m.sync()
         assert (m.search("violin lessons", max_results=1, min_score=0).hits[0].path, 1) != SESSION
+
+
+@pytest.mark.local_model
+def test_the_fast_tier_embeds_no_units_and_the_upgrade_adds_them(write, tmp_path: Path) -> None:
+    """The bundled model's fast first index stays quick (heads only); the swap to full vectors brings the units."""
+    ws = write({"memory/2024-01-01.md": DOCS["memory/2024-01-01.md"]})
+    units = line_units(DOCS["memory/2024-01-01.md"], 3)
+    idx = MemoryIndex(workspace=ws, provider="local", store={"path": str(tmp_path / "tiers.sqlite")}, watch=False)
+    try:
+        idx.sync()
+        fast, full = idx.query_provider, idx.provider
+        assert fast is not full and idx.store.read_meta().line_units == 0
+        for p in (fast, full):
+            assert not idx.store.cache_get(p.id, p.model, provider_key(p.fingerprint()), [unit_hash(u) for u in units])
+        swapped = idx.upgrade_embeddings()
+        assert swapped is not None and idx.store.read_meta().line_units == 3
+        cached = idx.store.cache_get(full.id, full.model, provider_key(full.fingerprint()),
+                                     [unit_hash(u) for u in units])
+        assert len(cached) == len(units) == 3
+    finally:
+        idx.close()
