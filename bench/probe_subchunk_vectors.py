@@ -17,6 +17,10 @@ returned (same line budget). A variant is ``UNITS:SCORE[@VECTOR_WEIGHT]``:
   and only their scores (and the keyword candidates' cosines) come from the units, so a search would read
   the unit vectors of ~50 candidates instead of scanning them all;
 * ``base``: the library as it is (one vector per chunk).
+* units ``sN`` (round 5): sliding windows of N lines, stride 1 (each turn with its neighbours); score ``chunk``:
+  the chunk cosine alone (with ``+prf...``: feedback without units);
+* a trailing ``+prfKbB`` (round 5): vector-side pseudo-relevance feedback, the query vector plus ``B`` × the mean
+  chunk vector of its ``K`` best chunks under the rule, normalised, before scoring.
 
 It runs the real ``MemoryIndex.evaluate`` (vector-only and hybrid) over each workspace of a dataset in
 ``bench_quality.py``'s format, with the store's ``vector_search`` and the search module's
