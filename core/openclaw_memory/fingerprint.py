@@ -35,6 +35,7 @@ def expected_meta(
     fts_tokenizer: str,
     vector_dims: int | None = None,
     chunker: int = CHUNKER_VERSION,
+    line_units: int = 0,
 ) -> IndexMeta:
     """The meta record an index built with these settings carries."""
     return IndexMeta(
@@ -48,6 +49,7 @@ def expected_meta(
         fts_tokenizer=fts_tokenizer,
         vector_dims=vector_dims,
         chunker=chunker,
+        line_units=line_units,
     )
 
 
@@ -65,6 +67,7 @@ def rebuild_reason(current: IndexMeta | None, expected: IndexMeta) -> str | None
         ("chunk overlap", current.chunk_overlap, expected.chunk_overlap),
         ("chunking rules (library upgrade)", current.chunker, expected.chunker),
         ("keyword index (tokenizer or layout)", current.fts_tokenizer, expected.fts_tokenizer),
+        ("line units (query.hybrid.unit_lines)", current.line_units, expected.line_units),
     )
     for what, old, new in checks:
         if old != new:

@@ -336,14 +336,17 @@ class MemoryIndex:
         return self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
 
     def _plan(self) -> SyncPlan:
+        provider = self._tier_provider(self._ensure_provider(), query=False)
         return SyncPlan(
             config=self.config,
-            provider=self._tier_provider(self._ensure_provider(), query=False),
+            provider=provider,
             embed=self._embed_documents,
             fts_tokenizer_id=self.store.fts_tokenizer_id,
             session_stats=self._session_stats,
             cancel=self._scheduler.cancel_event,
             cache_floor=self._upgrade.cache_floor() if self._upgrade is not None else 0,
+            # the fast tier embeds heads to be quick: its line units would cost more than its chunks
+            line_units=self._upgrade is None or provider is not self._upgrade.fast,
         )
 
     # ---- sync -------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,11 +45,12 @@ from openclaw_memory.hybrid import (
     note_date_words,
     truncate_snippet,
 )
-from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
+from openclaw_memory.units import blend_unit_similarity, unit_similarities
 
 __all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
            "KeywordCandidates", "candidate_limit",
@@ -335,6 +336,25 @@ def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence
     return {cid: calibrate_similarity(score, similarity_floor) for cid, score in raw.items()}
 
 
+def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, qv: np.ndarray, candidates: Sequence[Candidate],
+                   raw: Mapping[str, float], *, size: int, weight: float) -> dict[str, float]:
+    """The calibrated vector-side score of each candidate with a raw cosine in ``raw`` and cached line units:
+    the blend of that cosine with its best unit's (:mod:`openclaw_memory.units`), by chunk id. Candidates
+    without cached units are left out (they keep their score); so is everyone when the units cannot be read
+    (logged)."""
+    todo = {c.id: c.text for c in candidates if c.id in raw}
+    if not todo:
+        return {}
+    try:
+        best = unit_similarities(store, qv, todo, size=size, provider=provider.id, model=provider.model,
+                                 provider_key=provider_key(provider.fingerprint()))
+    except Exception as exc:  # the chunk cosines still rank
+        log.warning("reading the line units' vectors failed; chunk vectors only: %s", exc)
+        return {}
+    return {cid: calibrate_similarity(blend_unit_similarity(raw[cid], u, weight), provider.similarity_floor)
+            for cid, u in best.items()}
+
+
 #: Line-window embeddings kept between searches (bounded; keyed by model and window text).
 _WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
 _WINDOW_CACHE_MAX = 50_000
@@ -548,12 +568,14 @@ def run_search(
     if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
         log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
         reason, qv = "the query embedding is empty, all zeros or not finite", None
+    raw_vector: dict[str, float] = {}  # the vector side's raw cosines (the line units re-score them)
     if qv is not None:
         try:
             vector = store.vector_search(qv, limit=n_cand, sources=sources,
                                          model=provider.model if provider is not None else None)
             sim_floor = provider.similarity_floor if provider is not None else None
             for c in vector:
+                raw_vector[c.id] = c.vector_score
                 c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
         except Exception as exc:
             log.warning("vector search failed; searching keywords only: %s", exc)
@@ -571,6 +593,12 @@ def run_search(
             c.relevance = c.score
     elif not hy.enabled:
         mode = "vector"
+        if provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0:
+            rescored = _unit_rescored(store, provider, qv, vector, raw_vector, size=hy.unit_lines,
+                                      weight=hy.unit_weight)
+            for c in vector:
+                c.vector_score = rescored.get(c.id, c.vector_score)
+            vector.sort(key=lambda c: -c.vector_score)
         merged = list(vector)
         for c in merged:
             c.vector_score = max(0.0, c.vector_score)
@@ -584,15 +612,30 @@ def run_search(
             store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
         vw, tw = hy.vector_weight, hy.text_weight
         filled: dict[str, float] | None = None
+        units = provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0 and (
+            vw > 0 or bool(hy.relevance_vector_weight))
         if hy.score_both_sides and (vw > 0 or bool(hy.relevance_vector_weight)):
             in_vector = {c.id for c in vector}
             try:
-                filled = stored_similarities(store, qv, [c for c in keyword if c.id not in in_vector],
-                                             model=provider.model if provider is not None else None,
-                                             similarity_floor=provider.similarity_floor if provider is not None
-                                             else None)
+                if units:  # raw cosines: the units blend with them before the calibration
+                    others = [c for c in keyword if c.id not in in_vector]
+                    raw_kw = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}
+                    filled = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw_kw.items()}
+                    filled.update(_unit_rescored(store, provider, qv, others, raw_kw,  # type: ignore[arg-type]
+                                                 size=hy.unit_lines, weight=hy.unit_weight))
+                else:
+                    filled = stored_similarities(store, qv, [c for c in keyword if c.id not in in_vector],
+                                                 model=provider.model if provider is not None else None,
+                                                 similarity_floor=provider.similarity_floor if provider is not None
+                                                 else None)
             except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
+        if units:
+            rescored = _unit_rescored(store, provider, qv, vector, raw_vector,  # type: ignore[arg-type]
+                                      size=hy.unit_lines, weight=hy.unit_weight)
+            for c in vector:
+                c.vector_score = rescored.get(c.id, c.vector_score)
+            vector.sort(key=lambda c: -c.vector_score)
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
             apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],

@@ -67,6 +67,7 @@ class IndexMeta:
     fts_tokenizer: str
     vector_dims: int | None = None
     chunker: int = 1  # the chunking rules' version (``chunker.CHUNKER_VERSION``); absent in old indexes: 1
+    line_units: int = 0  # the size of the line units embedded into the cache (``query.hybrid.unit_lines``); absent: 0
 
     def to_json(self) -> dict[str, Any]:
         """Camel-cased like the original's meta record."""
@@ -83,6 +84,8 @@ class IndexMeta:
         }
         if self.vector_dims is not None:
             out["vectorDims"] = self.vector_dims
+        if self.line_units:
+            out["lineUnits"] = self.line_units
         return out
 
     @classmethod
@@ -98,6 +101,7 @@ class IndexMeta:
             fts_tokenizer=str(data.get("ftsTokenizer") or "unicode61"),
             vector_dims=data.get("vectorDims"),
             chunker=int(data.get("chunker", 1)),
+            line_units=int(data.get("lineUnits", 0)),
         )
 
 

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,6 +34,7 @@ from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
+from openclaw_memory.units import unit_hash, units_to_embed
 
 __all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "run_sync", "stat_scan",
            "would_index"]
@@ -100,6 +101,14 @@ class SyncPlan:
     #: a rebuild's prune to ``cache.max_entries`` keeps at least this many entries (the two tiers of a
     #: first index keep both vector sets until the swap, :meth:`EmbeddingUpgrade.cache_floor`)
     cache_floor: int = 0
+    #: also embed the chunks' line units into the cache (``query.hybrid.unit_lines``; off for the fast tier)
+    line_units: bool = True
+
+    def unit_lines(self) -> int:
+        """The size of the line units this sync embeds (0: none; they live in the cache, so none without it)."""
+        if not (self.line_units and self.provider is not None and self.config.cache.enabled):
+            return 0
+        return self.config.query.hybrid.unit_lines
 
     def meta(self, vector_dims: int | None) -> IndexMeta:
         p = self.provider
@@ -113,6 +122,7 @@ class SyncPlan:
             chunk_overlap=self.config.chunking.overlap,
             fts_tokenizer=self.fts_tokenizer_id,
             vector_dims=vector_dims,
+            line_units=self.unit_lines(),
         )
 
 
@@ -359,6 +369,7 @@ class _Pending:
     chunks: list[Chunk]
     vectors: dict[str, np.ndarray]  #: from the cache so far; the group's new vectors are added
     missing: list[str]  #: hashes this file asks the group to embed (not cached, not asked by an earlier file)
+    units: dict[str, str] = field(default_factory=dict)  #: line units to embed into the cache, hash → text
 
 
 def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport,
@@ -378,7 +389,14 @@ def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncRepo
         report.cache_hits += sum(1 for h in hashes if h in vectors or (h in asked and plan.config.cache.enabled))
         if plan.deferred is None:
             missing = [h for h in dict.fromkeys(hashes) if h not in vectors and h not in asked]
-    return _Pending(doc, chunks, vectors, missing)
+    units: dict[str, str] = {}
+    size = plan.unit_lines()
+    if p is not None and chunks and size > 0 and plan.deferred is None:
+        wanted = {unit_hash(u): u for u in units_to_embed([c.text for c in chunks], size)}
+        if wanted:
+            have = store.cache_get(p.id, p.model, provider_key(p.fingerprint()), list(wanted))
+            units = {h: u for h, u in wanted.items() if h not in have}
+    return _Pending(doc, chunks, vectors, missing, units)
 
 
 def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], report: SyncReport) -> None:
@@ -405,6 +423,28 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
         store.cache_put(p.id, p.model, provider_key(p.fingerprint()), fresh)
     for pend in group:
         pend.vectors.update((c.hash, fresh[c.hash]) for c in pend.chunks if c.hash in fresh)
+
+
+def _embed_units(store: MemoryStore, plan: SyncPlan, group: list[_Pending]) -> None:
+    """One embedding call for the line units of ``group`` that are not cached (``query.hybrid.unit_lines``),
+    into the cache only. They are optional: when the call fails, searches rank those chunks by their own
+    vectors and the next sync of the file asks again (logged)."""
+    p = plan.provider
+    units: dict[str, str] = {}
+    for pend in group:
+        units.update(pend.units)
+    if p is None or not units or plan.deferred is not None:
+        return
+    hashes = list(units)
+    try:
+        new = plan.embed(p, [units[h] for h in hashes])
+        if len(new) != len(hashes):
+            raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(hashes)} texts")
+        fresh = {h: _checked_vector(plan, group[0].doc, v) for h, v in zip(hashes, new, strict=True)}
+    except ProviderError as exc:
+        log.warning("embedding the line units failed (%s); those chunks are ranked by their own vectors", exc)
+        return
+    store.cache_put(p.id, p.model, provider_key(p.fingerprint()), fresh)
 
 
 def _commit_doc(store: MemoryStore, plan: SyncPlan, pend: _Pending, report: SyncReport) -> None:
@@ -447,6 +487,7 @@ def _index_docs(
         if asked and plan.cancel is not None and plan.cancel.is_set():
             raise SyncCancelled("sync cancelled; the index is as it was before this group of files")
         _embed_group(store, plan, [pend for _, _, pend in group if pend is not None], report)
+        _embed_units(store, plan, [pend for _, _, pend in group if pend is not None])
         for i, doc, pend in group:
             if plan.cancel is not None and plan.cancel.is_set():  # the group's vectors are cached: nothing is lost
                 raise SyncCancelled("sync cancelled; the index is as it was before this file")
