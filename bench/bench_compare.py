@@ -301,8 +301,21 @@ def devset_corpora(data: Path, tmp: Path, embedder: Any) -> list[tuple[str, Path
         qv = np.asarray(embedder.embed_queries([q["question"] for q in wq]), dtype=np.float32)
         folder = write_corpus(tmp / f"devset-{ws}", chunks, vecs, [q["question"] for q in wq], qv, {"kind": "devset", "workspace": str(root),
                                "similarity_floor": embedder.provider.similarity_floor})
+        write_units(folder, [c["text"] for c in chunks], embedder)
         out.append((ws, folder, wq))
     return out
+
+
+def write_units(folder: Path, texts: Sequence[str], embedder: Any) -> None:
+    """The line units this library's default configuration embeds beside each chunk at sync
+    (``query.hybrid.unit_lines``), embedded with the same model into ``units.npz`` (cache keys and vectors), so
+    this library's rows search with what its own sync would have stored."""
+    from openclaw_memory.config import MemoryConfig
+    from openclaw_memory.units import unit_hash, units_to_embed
+
+    units = units_to_embed(texts, MemoryConfig().query.hybrid.unit_lines)
+    vecs = np.asarray(embedder.embed_documents(units), dtype=np.float32) if units else np.zeros((0, DIMS), np.float32)
+    np.savez(folder / "units.npz", keys=np.asarray([unit_hash(u) for u in units]), vecs=vecs)
 
 
 def score(results: list[list[str]], questions: list[dict[str, Any]], k: int) -> tuple[float, float, float]:

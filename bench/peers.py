@@ -192,6 +192,14 @@ def fill_store(store: Any, corpus: Corpus, tmp: Path, *, vectors: bool = True) -
                               embedding=np.asarray(corpus.vectors[i], dtype=np.float32) if vectors else None)
                   for i in rows]
         store.replace_file(MemoryFile(path=path, abs_path=str(tmp / path), mtime_ms=0.0, size=1, hash=path), chunks)
+    units = corpus.folder / "units.npz"
+    if vectors and units.exists():  # the line units a sync embeds into the cache (README: how search works)
+        from openclaw_memory.providers.base import provider_key
+
+        provider = bench_provider(int(corpus.vectors.shape[1]), corpus)
+        with np.load(units, allow_pickle=False) as z:
+            store.cache_put(provider.id, provider.model, provider_key(provider.fingerprint()),
+                            dict(zip(z["keys"].tolist(), z["vecs"])))
 
 
 class OpenClawMemoryPostgres(OpenClawMemory):
