@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts, stem_tokens, tokens_by_stem
+from openclaw_memory.textprep import SEGMENTED_SCRIPTS, nonblank_lines, segment_for_fts, stem_tokens, tokens_by_stem
 
 __all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
            "analyze_query"]
@@ -171,11 +171,6 @@ def _ascii_keys(folded: str) -> list[str]:
     """:func:`_key` of each line of the folded ASCII text ``folded`` (lines joined by "\\n")."""
     words = folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
     return _RUN_OF_SPACES.sub(" ", words).replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
-
-
-def _lines_of(text: str) -> list[str]:
-    """The non-blank lines of ``text``."""
-    return [ln for ln in text.splitlines() if ln.strip()]
 
 
 def analysed_tokens(text: str) -> list[str]:
@@ -391,7 +386,7 @@ class QueryAnalysis:
     def measure(self, texts: Sequence[str]) -> None:
         """Measure the lines of ``texts`` now; any coverage of them by this analysis (or a copy of it) later
         reads the answer. A hybrid search measures its vector candidates while the keyword side runs."""
-        self._line_presence([ln for t in texts for ln in _lines_of(t)])
+        self._line_presence([ln for t in texts for ln in nonblank_lines(t)])
 
     def _line_presence(self, lines: Sequence[str]) -> tuple[list[str], list[set[int]], list[set[int]]]:
         """:meth:`_presence` of each line, each distinct line measured once per analysis (the lines of a
@@ -409,7 +404,7 @@ class QueryAnalysis:
         token sequences joined (tokens never span a line break), so it holds a one-token key exactly when
         one of its lines does; a key of several tokens is also looked for in the joined sequence, where
         it may span a line break. The same answer as measuring the texts themselves."""
-        per_text = [_lines_of(t) for t in texts]
+        per_text = [nonblank_lines(t) for t in texts]
         padded, surface, present = self._line_presence([ln for ls in per_text for ln in ls])
         owner = {k: i for i, g in enumerate(self.groups) for k in g.keys}
         spanning = [(k, i) for k, i in owner.items() if " " in k]
@@ -461,7 +456,7 @@ class QueryAnalysis:
         A key of several words counts in a run only when one of its lines holds it whole. ``context[i]``
         (optional) is text that belongs to every run of ``texts[i]`` (a dated note's date)."""
         size = max(1, lines)
-        per_text = [_lines_of(t) for t in texts]
+        per_text = [nonblank_lines(t) for t in texts]
         flat = [ln for ls in per_text for ln in ls]
         _, surface, present = self._line_presence(flat)
         no_groups: set[int] = set()

@@ -49,6 +49,7 @@ from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
+from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 from openclaw_memory.units import blend_unit_similarity, unit_similarities
 
@@ -363,7 +364,7 @@ _WINDOW_LOCK = threading.Lock()
 
 def line_windows(text: str, size: int) -> list[str]:
     """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = nonblank_lines(text)
     if len(lines) <= size:
         return ["\n".join(lines)] if lines else []
     return ["\n".join(lines[i:i + size]) for i in range(len(lines) - size + 1)]

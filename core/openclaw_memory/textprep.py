@@ -14,8 +14,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script", "segment_for_fts",
-           "stem_tokens", "tokens_by_stem"]
+__all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script",
+           "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]
+
+
+def nonblank_lines(text: str) -> list[str]:
+    """The lines of ``text`` that hold more than whitespace, in order: the lines that coverage, line windows
+    and line units are measured over."""
+    return [ln for ln in text.splitlines() if ln.strip()]
 
 #: The FTS5 tokenizer of the ``unicode61`` keyword index.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"

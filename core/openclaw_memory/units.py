@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from openclaw_memory.storage import MemoryStore
+from openclaw_memory.textprep import nonblank_lines
 
 __all__ = ["blend_unit_similarity", "line_units", "unit_hash", "unit_similarities", "units_to_embed"]
 
@@ -29,7 +30,7 @@ def line_units(text: str, size: int) -> list[str]:
     so it needs no second vector)."""
     if size < 1:
         return []
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = nonblank_lines(text)
     if len(lines) <= size:
         return []
     return ["\n".join(lines[i:i + size]) for i in range(0, len(lines), size)]
