@@ -615,28 +615,30 @@ def run_search(
         filled: dict[str, float] | None = None
         units = provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0 and (
             vw > 0 or bool(hy.relevance_vector_weight))
+        others: list[Candidate] = []  # keyword hits the vector side did not find
+        raw_others: dict[str, float] = {}
         if hy.score_both_sides and (vw > 0 or bool(hy.relevance_vector_weight)):
             in_vector = {c.id for c in vector}
+            others = [c for c in keyword if c.id not in in_vector]
             try:
                 if units:  # raw cosines: the units blend with them before the calibration
-                    others = [c for c in keyword if c.id not in in_vector]
-                    raw_kw = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}
-                    filled = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw_kw.items()}
-                    filled.update(_unit_rescored(store, provider, qv, others, raw_kw,  # type: ignore[arg-type]
-                                                 size=hy.unit_lines, weight=hy.unit_weight))
+                    raw_others = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}
+                    filled = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw_others.items()}
                 else:
-                    filled = stored_similarities(store, qv, [c for c in keyword if c.id not in in_vector],
+                    filled = stored_similarities(store, qv, others,
                                                  model=provider.model if provider is not None else None,
                                                  similarity_floor=provider.similarity_floor if provider is not None
                                                  else None)
             except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
-        if units:
-            rescored = _unit_rescored(store, provider, qv, vector, raw_vector,  # type: ignore[arg-type]
-                                      size=hy.unit_lines, weight=hy.unit_weight)
+        if units:  # both sides' candidates in one read of the cached unit vectors
+            rescored = _unit_rescored(store, provider, qv, [*vector, *others],  # type: ignore[arg-type]
+                                      {**raw_vector, **raw_others}, size=hy.unit_lines, weight=hy.unit_weight)
             for c in vector:
                 c.vector_score = rescored.get(c.id, c.vector_score)
             vector.sort(key=lambda c: -c.vector_score)
+            if filled is not None:
+                filled.update((cid, v) for cid, v in rescored.items() if cid in raw_others)
         weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
             apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
