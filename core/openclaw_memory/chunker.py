@@ -24,8 +24,8 @@ from dataclasses import replace
 from openclaw_memory.types import Chunk
 
 __all__ = [
-    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "remap_chunk_lines",
-    "split_for_input_limit", "text_weight",
+    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "indexed_hash",
+    "indexed_text", "is_record_marker", "remap_chunk_lines", "split_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -39,6 +39,33 @@ CHUNKER_VERSION = 2
 RECORD_OPEN_PREFIX = "<!-- openclaw-memory:"
 #: A line starting with this closes a record: the chunk ends with it.
 RECORD_CLOSE_PREFIX = "<!-- /openclaw-memory:"
+
+
+def is_record_marker(line: str) -> bool:
+    """True for a record's opening or closing marker line (:data:`RECORD_OPEN_PREFIX`, :data:`RECORD_CLOSE_PREFIX`)."""
+    return line.startswith(RECORD_OPEN_PREFIX) or line.startswith(RECORD_CLOSE_PREFIX)
+
+
+def indexed_text(text: str) -> str:
+    """What of a chunk's ``text`` is embedded and keyword-indexed: the text without its record marker lines.
+
+    A record's markers (its id, key and timestamps, written by the LangGraph store and the LlamaIndex
+    vector store) stay in the file and in what a search returns, but would only add noise to the
+    record's vector and keyword matches. Text without markers, and a chunk that holds nothing but markers
+    (a piece of a record longer than a chunk), is returned as it is.
+    """
+    if "openclaw-memory:" not in text:
+        return text
+    kept = "\n".join(line for line in text.split("\n") if not is_record_marker(line))
+    return kept if kept.strip() else text
+
+
+def indexed_hash(text: str, text_hash: str) -> str:
+    """The embedding-cache key of a chunk whose text is ``text`` (sha256 ``text_hash``): the sha256 of
+    :func:`indexed_text`, which is ``text_hash`` itself for a chunk without record markers."""
+    kept = indexed_text(text)
+    return text_hash if kept is text else _sha256(kept)
+
 
 # The original CJK/kana/Hangul/Yi/compat/ext-B+ ranges, plus Thai (U+0E00–U+0E7F).
 _DENSE = re.compile(

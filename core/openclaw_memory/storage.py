@@ -157,7 +157,8 @@ class MemoryStore(Protocol):
         """What is indexed per file path (of one ``source``, or all)."""
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         """Atomically replace every row of ``file.path`` (chunks, keyword and vector rows, file row).
-        A chunk id already stored under another path moves to this file."""
+        A chunk id already stored under another path moves to this file. The keyword row of a chunk holds
+        :func:`~openclaw_memory.chunker.indexed_text` of its text (no record marker lines)."""
     def delete_file(self, path: str, source: str | None = None) -> None:
         """Atomically remove a file and its chunks (only when stored under ``source``, if given)."""
     def touch_file(self, file: MemoryFile) -> None:

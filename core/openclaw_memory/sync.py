@@ -26,7 +26,14 @@ from typing import NamedTuple
 import numpy as np
 
 from openclaw_memory import discovery
-from openclaw_memory.chunker import chunk_id, chunk_markdown, remap_chunk_lines, split_for_input_limit
+from openclaw_memory.chunker import (
+    chunk_id,
+    chunk_markdown,
+    indexed_hash,
+    indexed_text,
+    remap_chunk_lines,
+    split_for_input_limit,
+)
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
@@ -367,9 +374,15 @@ class _Pending:
 
     doc: _Doc
     chunks: list[Chunk]
-    vectors: dict[str, np.ndarray]  #: from the cache so far; the group's new vectors are added
-    missing: list[str]  #: hashes this file asks the group to embed (not cached, not asked by an earlier file)
+    vectors: dict[str, np.ndarray]  #: by embedding key, from the cache so far; the group's new vectors are added
+    missing: list[str]  #: keys this file asks the group to embed (not cached, not asked by an earlier file)
     units: dict[str, str] = field(default_factory=dict)  #: line units to embed into the cache, hash → text
+    #: each chunk's embedding key (by chunk hash): the hash of the text that is embedded (chunker.indexed_hash)
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def key(self, chunk: Chunk) -> str:
+        """The embedding-cache key of one of this file's chunks."""
+        return self.keys.get(chunk.hash, chunk.hash)
 
 
 def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncReport,
@@ -380,8 +393,9 @@ def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncRepo
     p = plan.provider
     vectors: dict[str, np.ndarray] = {}
     missing: list[str] = []
+    keys = {c.hash: indexed_hash(c.text, c.hash) for c in chunks}  # a record's markers are not embedded
     if p is not None and chunks:
-        hashes = [c.hash for c in chunks]
+        hashes = [keys[c.hash] for c in chunks]
         if plan.config.cache.enabled:
             vectors = store.cache_get(p.id, p.model, provider_key(p.fingerprint()), hashes)
             if plan.dims is not None:  # a vector of another dimension cached by an older version is a miss
@@ -396,7 +410,7 @@ def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncRepo
         if wanted:
             have = store.cache_get(p.id, p.model, provider_key(p.fingerprint()), list(wanted))
             units = {h: u for h, u in wanted.items() if h not in have}
-    return _Pending(doc, chunks, vectors, missing, units)
+    return _Pending(doc, chunks, vectors, missing, units, keys)
 
 
 def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], report: SyncReport) -> None:
@@ -406,7 +420,7 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
     asked = [(h, pend) for pend in group for h in pend.missing]
     if p is None or not asked:
         return
-    by_hash = {c.hash: c.text for pend in group for c in pend.chunks}
+    by_hash = {pend.key(c): indexed_text(c.text) for pend in group for c in pend.chunks}
     try:
         new = plan.embed(p, [by_hash[h] for h, _ in asked])
         if len(new) != len(asked):
@@ -422,7 +436,7 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
     if plan.config.cache.enabled:
         store.cache_put(p.id, p.model, provider_key(p.fingerprint()), fresh)
     for pend in group:
-        pend.vectors.update((c.hash, fresh[c.hash]) for c in pend.chunks if c.hash in fresh)
+        pend.vectors.update((k, fresh[k]) for c in pend.chunks if (k := pend.key(c)) in fresh)
 
 
 def _embed_units(store: MemoryStore, plan: SyncPlan, group: list[_Pending]) -> None:
@@ -452,14 +466,14 @@ def _commit_doc(store: MemoryStore, plan: SyncPlan, pend: _Pending, report: Sync
     doc, chunks, vectors = pend.doc, pend.chunks, pend.vectors
     p = plan.provider
     model = p.model if p else "fts-only"
-    if p is not None and any(c.hash not in vectors for c in chunks):  # text only: make the next sync read it again
+    if p is not None and any(pend.key(c) not in vectors for c in chunks):  # text only: make the next sync read it again
         doc = _Doc(MemoryFile(path=doc.file.path, abs_path=doc.file.abs_path, mtime_ms=0, size=-1,
                               hash="vectors-pending", source=doc.file.source), doc.text, doc.line_map)
     rows = [
         StoredChunk(
             id=chunk_id(doc.file.source, doc.file.path, c.start_line, c.end_line, c.hash, model),
             path=doc.file.path, source=doc.file.source, start_line=c.start_line, end_line=c.end_line,
-            hash=c.hash, model=model, text=c.text, embedding=vectors.get(c.hash),
+            hash=c.hash, model=model, text=c.text, embedding=vectors.get(pend.key(c)),
         )
         for c in chunks
     ]

@@ -14,14 +14,19 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from openclaw_memory.chunker import is_record_marker
+
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script",
            "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]
 
 
 def nonblank_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold more than whitespace, in order: the lines that coverage, line windows
-    and line units are measured over."""
-    return [ln for ln in text.splitlines() if ln.strip()]
+    and line units are measured over. A record's marker lines are not among them (as they are not embedded
+    or keyword-indexed, :func:`openclaw_memory.chunker.indexed_text`)."""
+    if "openclaw-memory:" not in text:
+        return [ln for ln in text.splitlines() if ln.strip()]
+    return [ln for ln in text.splitlines() if ln.strip() and not is_record_marker(ln)]
 
 #: The FTS5 tokenizer of the ``unicode61`` keyword index.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"
@@ -29,9 +34,10 @@ FTS_TOKENIZER = "unicode61 remove_diacritics 2"
 #: ("painting", "paints" → "paint"); other tokens (IDs with digits, CJK/Thai/Korean characters, which
 #: :func:`segment_for_fts` splits out) pass through unchanged.
 FTS_PORTER_TOKENIZER = "porter " + FTS_TOKENIZER
-# Bump the suffix whenever segment_for_fts changes: it is part of the index fingerprint, so an index
-# built the old way (or with the other tokenizer) is rebuilt by the next sync.
-FTS_TOKENIZER_ID = "unicode61+seg1"
+# Bump the suffix whenever segment_for_fts or what is indexed changes: it is part of the index fingerprint,
+# so an index built the old way (or with the other tokenizer) is rebuilt by the next sync.
+# seg2: a record's marker lines are left out of the keyword index (chunker.indexed_text).
+FTS_TOKENIZER_ID = "unicode61+seg2"
 
 SEGMENTED_SCRIPTS = (
     "\u0e00-\u0e7f"  # Thai

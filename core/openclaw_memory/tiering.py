@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from openclaw_memory.chunker import indexed_hash, indexed_text
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind, provider_key
@@ -175,7 +176,7 @@ class EmbeddingUpgrade:
             self._embedded_this_run = 0
         try:
             while not self.cancel.is_set():
-                chunks = {c.hash: c.text for c in self.store.iter_chunks()}
+                chunks = {indexed_hash(c.text, c.hash): indexed_text(c.text) for c in self.store.iter_chunks()}
                 cached = self.store.cache_get(self.full.id, self.full.model, self._full_key, list(chunks))
                 missing = [h for h in chunks if h not in cached]
                 with self._lock:

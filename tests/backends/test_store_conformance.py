@@ -178,6 +178,17 @@ def test_keyword_search_in_five_scripts(store: MemoryStore, query: str, want: st
     assert _keyword(store, query)[:1] == [want]
 
 
+def test_record_markers_are_not_keyword_indexed(store: MemoryStore) -> None:
+    """A record's marker lines (leftovers3, item 1) are stored and returned with the chunk, never matched."""
+    text = ('<!-- openclaw-memory:item {"created_at": "2026-03-01T09:00:01", "key": "6f1c2a3e-9b4d"} -->\n'
+            "The heron nests by the mill pond.\n<!-- /openclaw-memory:item -->")
+    _put(store, "memory/store/birds.md", [text])
+    assert _keyword(store, "heron nests") == ["memory/store/birds.md#0"]
+    for query in ("6f1c2a3e", "created_at", "openclaw memory item"):
+        assert _keyword(store, query) == [], query
+    assert store.get_chunks(["memory/store/birds.md#0"])[0].text == text
+
+
 def test_keyword_ranks_are_bm25_like_lower_is_better(store: MemoryStore) -> None:
     _put(store, "memory/a.md", ["pelican pelican pelican migration", "a note that mentions a pelican once among "
                                 "many other words about the weather and the sea and the boats"])

@@ -135,9 +135,10 @@ def test_store_inside_a_langgraph_graph(store: OpenClawMemoryStore, memory: Memo
 
 @pytest.fixture
 def same_item_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Items get the same key and times in every run. A record's marker (its key and times) is part of the
-    chunk the offline fake embedder hashes, so a random key and the time of day moved the item's score:
-    about 1 run in 30 put it under ``min_score`` 0.35."""
+    """Items get the same key and times in every run. A record's marker (its key and times) used to be part of
+    the chunk the offline fake embedder hashes, so a random key and the time of day moved the item's score:
+    about 1 run in 30 put it under ``min_score`` 0.35. Markers are no longer embedded
+    (``tests/core/test_record_markers.py``); the fixed input stays."""
     import langchain_openclaw_memory._items as items_mod
 
     class Ticking(datetime):  # one second later at each call

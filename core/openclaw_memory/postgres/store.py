@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from openclaw_memory.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.postgres import fts
@@ -384,7 +385,7 @@ class PostgresStore:
         by_id: dict[str, tuple[Any, ...]] = {}
         added: dict[str, list[str]] = {}
         for c in chunks:  # a repeated id keeps its last chunk (the insert below upserts)
-            toks = fts.index_tokens(c.text, porter=self._porter)
+            toks = fts.index_tokens(indexed_text(c.text), porter=self._porter)  # record markers left out
             added[c.id] = toks
             vec, raw, dims, zero = None, None, None, False
             if c.embedding is not None and np.asarray(c.embedding).size:

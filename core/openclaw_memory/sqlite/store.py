@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from filelock import FileLock, Timeout
 
+from openclaw_memory.chunker import indexed_text
 from openclaw_memory.errors import IndexLockedError, StoreError
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
@@ -415,6 +416,7 @@ class SQLiteStore:
             raise StoreError(f"{doing} the memory index at {self.path} failed: {exc}") from exc
 
     def _fts_text(self, text: str) -> str:
+        text = indexed_text(text)  # a record's markers are not keyword-indexed
         return text if self.fts_tokenizer == "trigram" else segment_for_fts(text)
 
     # ---- meta -------------------------------------------------------------------------------
@@ -1014,7 +1016,9 @@ class SQLiteStore:
     def fts_tokenizer_id(self) -> str:
         """The keyword-index identity recorded in the fingerprint: tokenizer, text preparation and row
         layout (``+rowid``: FTS rows share their chunk's rowid), so an older layout is rebuilt."""
-        base = {"trigram": "trigram", "porter": FTS_TOKENIZER_ID + "+porter"}.get(self.fts_tokenizer, FTS_TOKENIZER_ID)
+        # trigram indexes no segmented text; "+rec": without the record markers (chunker.indexed_text)
+        base = {"trigram": "trigram+rec", "porter": FTS_TOKENIZER_ID + "+porter"}.get(self.fts_tokenizer,
+                                                                                      FTS_TOKENIZER_ID)
         return base + "+rowid"
 
     def close(self) -> None:

@@ -1,0 +1,83 @@
+"""A record's marker lines (id, key, timestamps) stay in the file and in what a search returns, but are neither
+embedded nor keyword-indexed: a record's score for its own content does not depend on its id or on the time it
+was written (leftovers3, item 1; a random uuid plus the time of day made a LangGraph test flaky)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.chunker import chunk_markdown, indexed_hash, indexed_text
+from openclaw_memory.records import render_record
+from openclaw_memory.textprep import nonblank_lines
+from openclaw_memory.units import line_units
+
+BODY = "The user likes pepperoni pizza with extra basil.\nThey order it every Friday evening."
+KEY_A = "6f1c2a3e-9b4d-4e8a-b7c5-2d9e0f1a3b4c"
+KEY_B = "0b9e77d1-3c2a-4f5e-8d6c-7a1b2c3d4e5f"
+
+
+def _record(key: str, created: str) -> str:
+    return render_record("item", {"key": key, "created_at": created, "updated_at": created}, BODY)
+
+
+def _workspace(write) -> Path:
+    return write({
+        "memory/store/a.md": _record(KEY_A, "2026-03-01T09:00:01+00:00"),
+        "memory/store/b.md": _record(KEY_B, "2026-11-24T23:59:58.123456+00:00"),
+        "memory/2026-01-02.md": "- Rex the dog needs a walk at noon.\n- The car is due for service.\n",
+    })
+
+
+def test_indexed_text_leaves_out_the_marker_lines_only() -> None:
+    block = _record(KEY_A, "2026-03-01T09:00:01+00:00")
+    chunk = chunk_markdown("# Notes\n\n" + block)[-1]
+    assert chunk.text.startswith("<!-- openclaw-memory:item ")  # the chunk (what a search returns) keeps them
+    assert indexed_text(chunk.text) == BODY
+    assert indexed_hash(chunk.text, chunk.hash) == hashlib.sha256(BODY.encode()).hexdigest()
+    assert nonblank_lines(chunk.text) == BODY.split("\n")
+    plain = chunk_markdown("- no record here\n- <!-- a comment -->\n")[0]
+    assert indexed_text(plain.text) is plain.text and indexed_hash(plain.text, plain.hash) == plain.hash
+    only_markers = "<!-- /openclaw-memory:item -->"  # a piece of a record longer than a chunk: kept as it is
+    assert indexed_text(only_markers) == only_markers
+    assert line_units("<!-- openclaw-memory:item {} -->\na\nb\nc\n<!-- /openclaw-memory:item -->", 3) == []
+
+
+def test_marker_words_are_not_keyword_matches(write, make_index) -> None:
+    """Neither the key nor the attribute names match a keyword search; the body does, and the hit still shows
+    the marker (the file is the source of truth). Look a record up by its id with the adapter's own get
+    (LangGraph ``store.get``, LlamaIndex ``get_nodes``), not with a search."""
+    _workspace(write)
+    idx = make_index(None)
+    idx.sync()
+    for query in (KEY_A, "6f1c2a3e", "created_at", "updated_at openclaw"):
+        assert idx.search(query, min_score=0).hits == [], query
+    hits = idx.search("pepperoni pizza", min_score=0).hits
+    assert sorted(h.path for h in hits) == ["memory/store/a.md", "memory/store/b.md"]
+    assert all(KEY_A in h.snippet or KEY_B in h.snippet for h in hits)
+    assert hits[0].score == pytest.approx(hits[1].score, abs=1e-9)
+    got = idx.get("memory/store/a.md")
+    assert KEY_A in got.text
+
+
+@pytest.mark.local_model
+def test_a_records_score_does_not_depend_on_its_id_or_time(write, tmp_path: Path) -> None:
+    """With the bundled model: the same body under two keys and times gets the same vector (the body's own)
+    and the same score, in hybrid and vector search."""
+    ws = _workspace(write)
+    with MemoryIndex(workspace=ws, provider="local", store={"path": str(tmp_path / "i.sqlite")}, watch=False,
+                     local={"first_index": "full"}) as idx:
+        idx.sync()
+        stored = {c.path: c.embedding for c in idx.store.iter_chunks() if c.path.startswith("memory/store/")}
+        body = np.asarray(idx.provider.embed_documents([BODY])[0], dtype=np.float32)
+        for vec in stored.values():
+            assert float(np.dot(vec, body) / (np.linalg.norm(vec) * np.linalg.norm(body))) == pytest.approx(1, abs=1e-5)
+        for mode in ("hybrid", "vector"):
+            hits = idx.search("what pizza does the user like?", min_score=0, mode=mode).hits
+            scores = {h.path: h.score for h in hits if h.path.startswith("memory/store/")}
+            assert set(scores) == {"memory/store/a.md", "memory/store/b.md"}, mode
+            assert scores["memory/store/a.md"] == pytest.approx(scores["memory/store/b.md"], abs=1e-6), mode
