@@ -27,7 +27,7 @@ import numpy as np
 
 from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
     apply_file_coverage,
@@ -341,15 +341,15 @@ def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, qv: np.ndarr
                    raw: Mapping[str, float], *, size: int, weight: float) -> dict[str, float]:
     """The calibrated vector-side score of each candidate with a raw cosine in ``raw`` and cached line units:
     the blend of that cosine with its best unit's (:mod:`openclaw_memory.units`), by chunk id. Candidates
-    without cached units are left out (they keep their score); so is everyone when the units cannot be read
-    (logged)."""
+    without cached units are left out (they keep their score); so is everyone when the store cannot read the
+    units (StoreError, logged). Any other error is a bug and is raised."""
     todo = {c.id: c.text for c in candidates if c.id in raw}
     if not todo:
         return {}
     try:
         best = unit_similarities(store, qv, todo, size=size, provider=provider.id, model=provider.model,
                                  provider_key=provider_key(provider.fingerprint()))
-    except Exception as exc:  # the chunk cosines still rank
+    except StoreError as exc:  # the chunk cosines still rank
         log.warning("reading the line units' vectors failed; chunk vectors only: %s", exc)
         return {}
     return {cid: calibrate_similarity(blend_unit_similarity(raw[cid], u, weight), provider.similarity_floor)

@@ -9,7 +9,7 @@ without touching them; ``tests/backends/`` is the conformance suite it must pass
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -18,7 +18,10 @@ import numpy as np
 
 from openclaw_memory.types import Candidate, MemoryFile
 
-__all__ = ["FileRecord", "IndexMeta", "MemoryStore", "StoreInfo", "StoredChunk"]
+__all__ = ["CacheKeys", "FileRecord", "IndexMeta", "MemoryStore", "StoreInfo", "StoredChunk"]
+
+#: Embedding-cache entries named by (provider, model, provider key) and the hashes under it.
+CacheKeys = Mapping[tuple[str, str, str], Collection[str]]
 
 META_KEY = "memory_index_meta_v1"
 
@@ -210,8 +213,10 @@ class MemoryStore(Protocol):
         """Cached vectors by chunk hash, for this provider, model and provider key only."""
     def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
         """Store vectors by chunk hash (replacing, and refreshing the age of, existing entries)."""
-    def cache_prune(self, max_entries: int) -> int:
-        """Drop the least recently written entries beyond ``max_entries``; returns how many."""
+    def cache_prune(self, max_entries: int, *, keep: CacheKeys | None = None) -> int:
+        """Drop the least recently written entries beyond ``max_entries``, never one of ``keep`` (the vectors
+        the live index still reads: its line units); returns how many were dropped. Kept entries count
+        towards ``max_entries``: when they alone exceed it, every other entry goes."""
     def cache_count(self) -> int:
         """Entries in the embedding cache (every provider and model)."""
 

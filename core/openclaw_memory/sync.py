@@ -39,12 +39,12 @@ from openclaw_memory.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
-from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
+from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
-from openclaw_memory.units import unit_hash, units_to_embed
+from openclaw_memory.units import line_units, unit_hash, units_to_embed
 
-__all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "run_sync", "stat_scan",
-           "would_index"]
+__all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "live_units", "run_sync",
+           "stat_scan", "would_index"]
 
 log = logging.getLogger(__name__)
 
@@ -565,6 +565,17 @@ def _sync_session_files(
     _index_docs(store, plan, report, docs, known, progress)
 
 
+def live_units(store: MemoryStore, plan: SyncPlan) -> CacheKeys:
+    """The cache entries the index in ``store`` reads at search time: its chunks' line units (they live only
+    in the cache; chunk vectors are stored with the chunks). A prune keeps them whatever ``cache.max_entries``
+    says: evicted, their chunks would fall back to the chunk vector until the next rebuild."""
+    size, p = plan.unit_lines(), plan.provider
+    if size <= 0 or p is None:
+        return {}
+    return {(p.id, p.model, provider_key(p.fingerprint())):
+            {unit_hash(u) for c in store.iter_chunks() for u in line_units(c.text, size)}}
+
+
 def _dims(store: MemoryStore) -> int | None:
     return store.info().vector_dims
 
@@ -603,7 +614,8 @@ def run_sync(
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
-                        fresh.cache_prune(max(plan.config.cache.max_entries, plan.cache_floor))
+                        fresh.cache_prune(max(plan.config.cache.max_entries, plan.cache_floor),
+                                          keep=live_units(fresh, plan))
                 if plan.deferred is not None:
                     raise IndexingError(
                         f"embedding failed during the first index ({plan.deferred}); the text of every file was "

@@ -319,6 +319,21 @@ def test_embedding_cache_prune_drops_the_oldest_entries(store: MemoryStore) -> N
     assert set(store.cache_get("fake", "m", "k", [f"h{i}" for i in range(5)])) == {"h3", "h4"}
 
 
+def test_cache_prune_never_drops_the_entries_it_is_told_to_keep(store: MemoryStore) -> None:
+    """The live index's line units (leftovers3, item 2) survive any ``cache.max_entries``; kept entries count."""
+    for i in range(6):
+        store.cache_put("fake", "m", "k", {f"h{i}": _unit(1, i)})
+        store.cache_put("fake", "m2", "k", {f"h{i}": _unit(1, i)})  # the same hash under another model
+        time.sleep(0.002)
+    keep = {("fake", "m", "k"): ["h0", "h1", "h1"], ("fake", "m", "other"): ["h2"]}
+    assert store.cache_prune(20, keep=keep) == 0
+    assert store.cache_prune(4, keep=keep) == 8 and store.cache_count() == 4
+    assert set(store.cache_get("fake", "m", "k", [f"h{i}" for i in range(6)])) == {"h0", "h1", "h5"}
+    assert set(store.cache_get("fake", "m2", "k", [f"h{i}" for i in range(6)])) == {"h5"}
+    assert store.cache_prune(1, keep=keep) == 2 and store.cache_count() == 2  # kept alone exceed the cap
+    assert set(store.cache_get("fake", "m", "k", ["h0", "h1"])) == {"h0", "h1"}
+
+
 # ---- meta, fingerprint and rebuild -------------------------------------------------------------------------
 
 

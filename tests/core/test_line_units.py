@@ -10,6 +10,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import StoreError
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.units import blend_unit_similarity, line_units, unit_hash
@@ -93,6 +94,48 @@ def test_turning_units_on_rebuilds_from_the_cache_embedding_only_the_units(write
         assert report.full_rebuild and "line units" in (report.rebuild_reason or "")
         assert provider2.texts_embedded == 3  # the session's three units; the chunk vectors came from the cache
         assert (m2.search("violin lessons", max_results=1, min_score=0).hits[0].path, 1) == SESSION
+
+
+def test_a_small_cache_limit_keeps_the_live_units(write, tmp_path: Path) -> None:
+    """A rebuild prunes the cache to ``cache.max_entries``, but never the units the index searches with
+    (leftovers3, item 2: they were evicted, and their chunks fell back to the chunk vectors)."""
+    provider = _provider()
+    with MemoryIndex(provider=provider, workspace=write(DOCS), watch=False, store={"path": str(tmp_path / "cap.sqlite")},
+                     cache={"max_entries": 1}, query={"hybrid": {"enabled": False}}) as m:
+        m.sync()
+        units = [unit_hash(u) for u in line_units(DOCS["memory/2024-01-01.md"], 3)]
+        key = (provider.id, provider.model, provider_key(provider.fingerprint()))
+        assert len(m.store.cache_get(*key, units)) == 3 and m.store.cache_count() == 3  # chunk vectors went
+        m.sync(force=True)
+        assert len(m.store.cache_get(*key, units)) == 3
+        assert (m.search("violin lessons", max_results=1, min_score=0).hits[0].path, 1) == SESSION
+
+
+def test_a_store_failure_reading_units_ranks_by_chunk_vectors_and_a_bug_surfaces(
+        write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``_unit_rescored`` catches the store's failure only (leftovers3, item 2): it used to swallow every error."""
+    import openclaw_memory.search as search_mod
+
+    m, _ = _index(write, tmp_path, "errors", enabled=False)
+    with m:
+        m.sync()
+        real_get = m.store.cache_get
+
+        def failing_get(*args: object, **kwargs: object) -> object:
+            raise StoreError("reading the memory index failed: disk I/O error")
+
+        monkeypatch.setattr(m.store, "cache_get", failing_get)
+        hits = m.search("violin lessons", max_results=1, min_score=0).hits
+        assert hits and (hits[0].path, hits[0].start_line) != SESSION  # the chunk vectors alone
+        assert "line units' vectors failed" in caplog.text
+        monkeypatch.setattr(m.store, "cache_get", real_get)
+
+        def buggy(*args: object, **kwargs: object) -> object:
+            raise TypeError("unit_similarities() got an unexpected keyword argument")
+
+        monkeypatch.setattr(search_mod, "unit_similarities", buggy)
+        with pytest.raises(TypeError):
+            m.search("violin lessons", max_results=1, min_score=0)
 
 
 def test_weight_zero_or_no_cached_units_leave_the_chunk_vectors(write, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
-from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
+from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
 
@@ -829,18 +829,24 @@ class PostgresStore:
                   (np.asarray(v, dtype="<f4") + np.float32(0.0)).astype("<f4").tobytes(), int(np.asarray(v).size), now)
                  for h, v in sorted(items.items())])
 
-    def cache_prune(self, max_entries: int) -> int:
+    def cache_prune(self, max_entries: int, *, keep: CacheKeys | None = None) -> int:
         with self._conn("pruning the embedding cache") as conn:
             total = int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
                                      (self.namespace,)).fetchone()[0])
             excess = total - int(max_entries)
             if excess <= 0:
                 return 0
-            conn.execute(
-                f"DELETE FROM {self._s}.embedding_cache WHERE (namespace, provider, model, provider_key, hash) IN "
-                f"(SELECT namespace, provider, model, provider_key, hash FROM {self._s}.embedding_cache "
-                "WHERE namespace = %s ORDER BY updated_at, hash LIMIT %s)", (self.namespace, excess))
-        return excess
+            names = [(*name, h) for name, hashes in (keep or {}).items() for h in dict.fromkeys(hashes)]
+            cur = conn.execute(
+                f"WITH k(provider, model, provider_key, hash) AS (SELECT * FROM unnest(%s::text[], %s::text[], "
+                f"%s::text[], %s::text[])) DELETE FROM {self._s}.embedding_cache WHERE (namespace, provider, model, "
+                f"provider_key, hash) IN (SELECT e.namespace, e.provider, e.model, e.provider_key, e.hash FROM "
+                f"{self._s}.embedding_cache e WHERE e.namespace = %s AND NOT EXISTS (SELECT 1 FROM k WHERE "
+                "k.provider = e.provider AND k.model = e.model AND k.provider_key = e.provider_key AND k.hash = e.hash) "
+                "ORDER BY e.updated_at, e.hash LIMIT %s)",
+                ([n[0] for n in names], [n[1] for n in names], [n[2] for n in names], [n[3] for n in names],
+                 self.namespace, excess))
+            return int(cur.rowcount)
 
     def cache_count(self) -> int:
         with self._conn("counting the embedding cache", read=True) as conn:

@@ -33,7 +33,7 @@ from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, 
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
 from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, stored_scores, unit_rows
-from openclaw_memory.storage import META_KEY, FileRecord, IndexMeta, StoreInfo, StoredChunk
+from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
 
@@ -830,18 +830,33 @@ class SQLiteStore:
             )
 
     @_store_errors("writing")
-    def cache_prune(self, max_entries: int) -> int:
+    def cache_prune(self, max_entries: int, *, keep: CacheKeys | None = None) -> int:
         with self._tx() as db:
             total = int(db.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
             excess = total - int(max_entries)
             if excess <= 0:
                 return 0
-            db.execute(
-                "DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache "
-                "ORDER BY updated_at ASC, rowid ASC LIMIT ?)",
+            if not keep:
+                db.execute(
+                    "DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache "
+                    "ORDER BY updated_at ASC, rowid ASC LIMIT ?)",
+                    (excess,),
+                )
+                return excess
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS cache_keep(provider TEXT, model TEXT, provider_key TEXT, "
+                       "hash TEXT, PRIMARY KEY (provider, model, provider_key, hash)) WITHOUT ROWID")
+            db.execute("DELETE FROM temp.cache_keep")
+            db.executemany("INSERT OR IGNORE INTO temp.cache_keep VALUES (?,?,?,?)",
+                           ((*name, h) for name, hashes in keep.items() for h in hashes))
+            cur = db.execute(
+                "DELETE FROM embedding_cache WHERE rowid IN (SELECT e.rowid FROM embedding_cache e WHERE NOT EXISTS "
+                "(SELECT 1 FROM temp.cache_keep k WHERE k.provider = e.provider AND k.model = e.model "
+                "AND k.provider_key = e.provider_key AND k.hash = e.hash) ORDER BY e.updated_at ASC, e.rowid ASC "
+                "LIMIT ?)",
                 (excess,),
             )
-        return excess
+            db.execute("DELETE FROM temp.cache_keep")
+            return int(cur.rowcount)
 
     @_store_errors("reading")
     def cache_count(self) -> int:
