@@ -53,7 +53,7 @@ from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 from openclaw_memory.units import blend_unit_similarity, unit_similarities
 
-__all__ = ["CHUNK_TOTAL_CACHE_MIN", "CHUNK_TOTAL_TTL_S", "COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
            "KeywordCandidates", "candidate_limit",
            "chunk_total", "keyword_candidates", "line_windows", "run_search", "stored_similarities",
            "timestamp_resolver", "window_similarities"]
@@ -199,32 +199,28 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
     return out
 
 
-#: How long the index's chunk count (the N of the rarity weights' inverse document frequency) is reused
-#: before it is counted again: counting 100k chunks takes tens of milliseconds, and a count a few
-#: seconds old changes no weight that matters.
-CHUNK_TOTAL_TTL_S = 30.0
-#: Indexes with fewer chunks than this are counted on every search (well under a millisecond): in a small
-#: index a few new chunks change the weights, and a remembered count would be stale.
-CHUNK_TOTAL_CACHE_MIN = 5000
-_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[float, int]] = weakref.WeakKeyDictionary()
+#: The index's chunk count (the N of the rarity weights' inverse document frequency) by store, with the
+#: store's generation it was counted at: counting 100k chunks takes tens of milliseconds, reading the
+#: generation a few microseconds.
+_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref.WeakKeyDictionary()
 _CHUNK_TOTALS_LOCK = threading.Lock()
 
 
-def chunk_total(store: MemoryStore, at_least: int = 0) -> int:
-    """The store's number of chunks. A count of at least :data:`CHUNK_TOTAL_CACHE_MIN` is reused for
-    :data:`CHUNK_TOTAL_TTL_S` seconds, unless a term was just found in more chunks than that (the index grew)."""
-    now = time.monotonic()
+def chunk_total(store: MemoryStore) -> int:
+    """The store's number of chunks, exact: counted again only once the store's
+    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild)."""
+    generation = store.generation()  # read before counting: a write in between only makes the next call recount
     try:
         with _CHUNK_TOTALS_LOCK:
             cached = _CHUNK_TOTALS.get(store)
     except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
         cached = None
-    if cached is not None and now - cached[0] < CHUNK_TOTAL_TTL_S and cached[1] >= max(at_least, CHUNK_TOTAL_CACHE_MIN):
+    if cached is not None and cached[0] == generation:
         return cached[1]
     total = sum(v.get("chunks", 0) for v in store.counts().values())
     try:
         with _CHUNK_TOTALS_LOCK:
-            _CHUNK_TOTALS[store] = (now, total)
+            _CHUNK_TOTALS[store] = (generation, total)
     except TypeError:
         pass
     return total
@@ -289,7 +285,7 @@ def keyword_candidates(
     if rarity_weights and len(analysis.groups) > 1 and any(batches):
         matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
                        default=0) for gi in range(len(analysis.groups))]
-        total = chunk_total(store, at_least=min(max(matches), COMMON_MATCHES))
+        total = chunk_total(store)
         ranking = analysis.weighted_by_rarity(matches, total)
     cands: list[Candidate] = []
     scores: list[float] = []

@@ -174,6 +174,10 @@ class MemoryStore(Protocol):
         """``{source: {"files": n, "chunks": m}}``."""
     def is_empty(self) -> bool:
         """True when no chunk is indexed (cheap: called on every search)."""
+    def generation(self) -> str:
+        """A token that changes whenever the stored chunks may have changed: a write committed by this or
+        another process, a rebuild's swap. Equal tokens mean the same chunks, so what was derived from them
+        (the chunk count, in-memory vectors) can be reused (cheap: called on every search)."""
 
     # --- search --------------------------------------------------------------------------------
     def keyword_search(

@@ -368,6 +368,43 @@ def test_fingerprint_mismatch_rebuilds_through_memory_index(store_factory: Store
         assert changed.search("deploy key").hits
 
 
+def test_generation_changes_with_every_write_of_chunks_from_any_handle(store_factory: StoreFactory) -> None:
+    """What ``chunk_total`` keys its cached count by (leftovers3, item 3): equal tokens, same chunks."""
+    writer, reader = store_factory.open("gen"), store_factory.open("gen")  # as two processes
+    seen = [reader.generation()]
+    assert reader.generation() == seen[-1] and isinstance(seen[-1], str)  # reading changes nothing
+
+    def changed() -> bool:
+        now = reader.generation()
+        fresh = now not in seen
+        seen.append(now)
+        return fresh
+
+    _put(writer, "memory/a.md", ["alpha"])
+    assert changed()
+    _put(writer, "memory/a.md", ["alpha", "beta"])
+    assert changed()
+    writer.delete_file("memory/a.md")
+    assert changed()
+    with writer.rebuild() as fresh:
+        _put(fresh, "memory/b.md", ["gamma"])
+    assert changed()
+    assert sum(c["chunks"] for c in reader.counts().values()) == 1
+
+
+def test_chunk_total_is_exact_after_a_write_from_another_handle(store_factory: StoreFactory) -> None:
+    """The rarity weights' chunk count was reused for 30 s in indexes of 5,000 chunks or more (leftovers3, item 3)."""
+    from openclaw_memory.search import chunk_total
+
+    writer, reader = store_factory.open("total"), store_factory.open("total")
+    _put(writer, "memory/big.md", [f"note number {i}" for i in range(5000)])
+    assert chunk_total(reader) == 5000
+    _put(writer, "memory/small.md", ["one more", "and another"])
+    assert chunk_total(reader) == 5002
+    writer.delete_file("memory/small.md")
+    assert chunk_total(reader) == 5000
+
+
 def test_rebuild_replaces_the_index_and_keeps_the_cache(store: MemoryStore) -> None:
     _put(store, "memory/old.md", ["old content"], vectors=[_unit(1)])
     store.write_meta(_meta())

@@ -477,6 +477,13 @@ class PostgresStore:
             return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s LIMIT 1",
                                 (self._ns(conn),)).fetchone() is None
 
+    def generation(self) -> str:
+        """The build's id and its ``version`` (advanced by every write of chunks in the same transaction)."""
+        with self._conn("reading the index", read=True) as conn:
+            ns = self._ns(conn)
+            row = conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+        return f"{ns}:{row[0] if row else 0}"
+
     def counts(self) -> dict[str, dict[str, int]]:
         with self._conn("counting the index", read=True) as conn:
             ns = self._ns(conn)
