@@ -149,10 +149,22 @@ def calibrate_similarity(score: float, floor: float | None) -> float:
 # ---- merging ------------------------------------------------------------------------------------
 
 
+#: per candidate class: whether copying its ``__dict__`` is what ``dataclasses.replace`` would do
+_PLAIN_COPY: dict[type, bool] = {}
+
+
 def _copy(c: Candidate, **changes: Any) -> Candidate:
-    """``dataclasses.replace(c, **changes)`` without running ``__init__`` again (a search copies ~50 candidates;
-    :class:`Candidate` is a plain dataclass: its fields are its instance attributes)."""
-    out = object.__new__(type(c))
+    """``dataclasses.replace(c, **changes)``, without running ``__init__`` again for a plain dataclass such as
+    :class:`Candidate` (its fields are its instance attributes): 1.2 µs a copy instead of 2.3 µs, and a search
+    copies up to ~100. A class with ``__slots__`` or a ``__post_init__`` goes through ``replace``."""
+    cls = type(c)
+    plain = _PLAIN_COPY.get(cls)
+    if plain is None:
+        plain = _PLAIN_COPY[cls] = (not hasattr(cls, "__post_init__")
+                                    and not any("__slots__" in vars(k) for k in cls.__mro__ if k is not object))
+    if not plain:
+        return replace(c, **changes)
+    out = object.__new__(cls)
     out.__dict__.update(vars(c), **changes)
     return out
 

@@ -254,3 +254,28 @@ def test_clamp_injected() -> None:
     assert clamp_injected(_hits(300), 0) == []
     emoji = [SearchHit(path="p", start_line=1, end_line=1, score=1.0, snippet="ab👍🏽cd")]
     assert clamp_injected(emoji, 3)[0].snippet == "ab"
+
+
+def test_candidate_copies_run_post_init_and_work_with_slots() -> None:
+    """``hybrid._copy`` skipped ``__init__`` for every class (the review of leftovers2): a candidate class with a
+    ``__post_init__`` or ``__slots__`` is copied as ``dataclasses.replace`` copies it."""
+    from dataclasses import dataclass
+
+    from openclaw_memory.hybrid import merge_weighted
+
+    @dataclass
+    class Tagged(Candidate):
+        def __post_init__(self) -> None:
+            self.tag = f"{self.path}:{self.vector_score:.1f}"
+
+    @dataclass(slots=True)
+    class Slotted(Candidate):
+        pass
+
+    for cls in (Tagged, Slotted):
+        vec = [cls(id="a", path="memory/a.md", start_line=1, end_line=2, text="alpha", vector_score=0.9)]
+        kw = [cls(id="b", path="memory/b.md", start_line=1, end_line=2, text="beta", text_score=0.8)]
+        merged = {c.id: c for c in merge_weighted(vec, kw, vector_weight=0.7, text_weight=0.3)}
+        assert type(merged["a"]) is cls and merged["a"].vector_score == 0.9 and merged["b"].text_score == 0.8
+        if cls is Tagged:
+            assert merged["a"].tag == "memory/a.md:0.9"  # run again on the copy, as replace() does
