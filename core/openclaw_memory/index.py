@@ -13,39 +13,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from openclaw_memory import discovery, evaluation
 from openclaw_memory.append import register_append_lock
-from openclaw_memory.backends.base import BackendStatus, SearchBackend
+from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import (
-    ConfigError,
-    IndexingError,
-    IndexLockedError,
-    MemoryArgumentError,
-    OpenClawMemoryError,
-    ProviderError,
-)
+from openclaw_memory.errors import ConfigError
 from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.freshness import Freshness
-from openclaw_memory.progress import SyncProgress
+from openclaw_memory.index_status import IndexStatus, StatusReader
+from openclaw_memory.provider_access import AUTO, ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
-from openclaw_memory.providers.breaker import CircuitBreaker
-from openclaw_memory.scheduler import SyncRequest, SyncScheduler
+from openclaw_memory.scheduler import SyncScheduler
 from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore, StoredChunk
-from openclaw_memory.sync import Progress, SessionIndexStats, SyncPlan, run_sync, workspace_issues
+from openclaw_memory.sync import Progress, SessionIndexStats
+from openclaw_memory.sync_runner import SyncRunner
+from openclaw_memory.tuned_search import BuiltinSearch, SearchTuning, evaluate_modes, filtered, search_tuning
 from openclaw_memory.types import (
     EmptyReason,
-    FallbackInfo,
     MemoryText,
     SearchHit,
     SearchMode,
@@ -54,79 +47,11 @@ from openclaw_memory.types import (
     SyncReport,
 )
 
-if TYPE_CHECKING:
-    from openclaw_memory.providers.batch import BatchState
-
-if TYPE_CHECKING:
-    from openclaw_memory.tiering import EmbeddingUpgrade
-
 __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
 
-class _Auto:
-    """The "provider from the configuration" default (a singleton that survives pickling)."""
-
-    def __reduce__(self) -> str:
-        return "_AUTO"
-
-    def __repr__(self) -> str:
-        return "<configured provider>"
-
-
-_AUTO: Any = _Auto()
-_T = TypeVar("_T")
-# how long a read (search, status) that must rebuild a damaged index waits for another process's sync
-_READ_PATH_LOCK_TIMEOUT_S = 0.5
-
-
-@dataclass
-class IndexStatus:
-    """What ``status()`` reports: counts, provider, search mode, store paths and degradations."""
-
-    agent_id: str
-    workspace: str
-    store_path: str
-    backend: str
-    files: int
-    chunks: int
-    source_counts: dict[str, dict[str, int]]
-    dirty: bool
-    sources: list[str]
-    extra_paths: list[str]
-    provider: str
-    model: str
-    requested_provider: str
-    search_mode: str  # "hybrid" | "keyword"
-    keyword_only_reason: str | None
-    fallback: dict[str, str] | None
-    key_source: str | None
-    driver: str
-    sqlite_version: str
-    fts: dict[str, Any]
-    vector: dict[str, Any]
-    cache: dict[str, Any]
-    batch: dict[str, Any] | None
-    issues: list[str]
-    last_sync: dict[str, Any] | None
-    embedding_probe: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-    sessions: dict[str, Any] | None = None  # transcripts: dir, thresholds, malformed lines (when enabled)
-    backend_info: dict[str, Any] | None = None  # memory.backend = "qmd": version, collections, vectors, …
-    #: server backends (PostgreSQL): server_version, pgvector_version, namespace, size_bytes
-    server: dict[str, Any] | None = None
-    #: the provider's circuit breaker: open, consecutive_failures, threshold, cooldown_s, last_error
-    provider_breaker: dict[str, Any] | None = None
-    #: ``deep`` only: quick_check, chunk/keyword/vector row counts, orphan rows and ``problems``
-    integrity: dict[str, Any] | None = None
-    # while a sync runs in this process: files done/total, chunks embedded so far, ETA (SyncProgress.snapshot)
-    indexing: dict[str, Any] | None = None
-    #: the bundled model's two tiers (local.first_index = "fast"): live tier, upgrade state and progress
-    #: (EmbeddingUpgrade.snapshot); None without tiers
-    embedding_upgrade: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+_AUTO: Any = AUTO  # the default of ``provider``; the name pickles of earlier versions refer to
 
 
 class MemoryIndex:
@@ -184,33 +109,24 @@ class MemoryIndex:
             )
         self.store: MemoryStore = storage
         self._explicit_provider = provider
-        self._provider: EmbeddingProvider | None = None
-        self._provider_ready = False
-        self._requested = self.config.provider if provider is _AUTO else (provider.id if provider else "none")
-        self._fallback: FallbackInfo | None = None
-        self._keyword_only_reason: str | None = None
-        self._key_source: str | None = None
-        self._provider_lock = threading.Lock()
+        self._session_stats = SessionIndexStats()
         # the sync worker, its queue and the sync state (dirty, last report and failure, closed)
-        self._scheduler = SyncScheduler(self._run_sync, self.store, self.config)
+        self._scheduler = SyncScheduler(lambda request: self._runner.run(request), self.store, self.config)
+        # the provider (resolved on first use), its fallback, breaker, query embedder and tiers
+        self._access = ProviderAccess(self.config, self.store, provider, cancel=self._scheduler.cancel_event)
+        # runs the syncs (recovery, fallback, the tiers' upgrade) and guards the reads
+        self._runner = SyncRunner(self.store, self.config, self._access, self._scheduler, self._session_stats,
+                                  sync=self.sync, background=watch is not False)
+        self._status = StatusReader(self.config, self.workspace, self.store, self._access, self._scheduler,
+                                    self._runner, self._session_stats)
         # runs the keyword side of a hybrid search while the query is embedded
         self._search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openclaw-memory-search")
-        self._embed_state: BatchState | None = None
-        self._query_cache: Any = None
-        self._live: SyncProgress | None = None  # the running sync's counters, for status()
-        self._upgrade: EmbeddingUpgrade | None = None  # the bundled model's fast first index and its upgrade
-        self._upgrade_thread: threading.Thread | None = None
         # the watcher, interval timer and other sync triggers; the watcher (sync.watch) starts on
         # the first search, or right away with watch=True
         self._freshness = Freshness(self._scheduler, self.store, self.config,
                                     sync=lambda reason: self.sync(reason=reason), auto_start=watch is None)
         self._watch_arg = watch
         self._custom_storage = custom_storage and not isinstance(storage, SQLiteStore)
-        self._session_stats = SessionIndexStats()
-        limits = self.config.provider_limits
-        self._breaker = CircuitBreaker(limits.breaker_failures, limits.breaker_cooldown_seconds)
-        # query embeddings running at once, counting ones a search stopped waiting for
-        self._query_slots = threading.BoundedSemaphore(2)
         if self.config.backend == "qmd":
             pass  # QMD keeps its own index fresh; the builtin one is built and watched only after a fallback
         elif watch:
@@ -222,192 +138,26 @@ class MemoryIndex:
         if self.config.backend == "qmd":
             from openclaw_memory.backends import qmd_with_fallback
 
-            self._backend = qmd_with_fallback(self.config, builtin=lambda: _BuiltinSearch(self))
+            self._backend = qmd_with_fallback(self.config, builtin=lambda: BuiltinSearch(
+                search=self._search_builtin, get=self._get_builtin, scheduler=self._scheduler,
+                provider=lambda: self.provider))
         # ---- end of backend selection seam ----
 
     # ---- provider -------------------------------------------------------------------------------
 
-    def _ensure_provider(self) -> EmbeddingProvider | None:
-        if self._provider_ready:
-            return self._provider
-        with self._provider_lock:
-            if self._provider_ready:
-                return self._provider
-            if self._explicit_provider is not _AUTO:
-                self._provider = self._explicit_provider
-                if self._provider is None:
-                    self._keyword_only_reason = "no embedding provider given (keyword-only mode)"
-            else:
-                from openclaw_memory.providers.registry import resolve_provider
-
-                res = resolve_provider(self.config)
-                self._provider = res.provider
-                self._fallback = res.fallback
-                self._keyword_only_reason = res.unavailable_reason if res.provider is None else None
-                self._key_source = res.key_source
-                from openclaw_memory.tiering import first_index_upgrade
-
-                self._upgrade = first_index_upgrade(self.config, res.provider, self.store, cancel=self._scheduler.cancel_event)
-            self._provider_ready = True
-            return self._provider
-
     @property
     def provider(self) -> EmbeddingProvider | None:
         """The embedding provider in use (resolved on first use), or None in keyword-only mode."""
-        return self._ensure_provider()
+        return self._access.ensure()
 
     @property
     def query_provider(self) -> EmbeddingProvider | None:
         """The provider whose model the live index holds, which embeds queries compared with its vectors:
         :attr:`provider`, or while the bundled model's fast first index is live, its fast tier
         (``local.first_index``, :mod:`openclaw_memory.tiering`)."""
-        return self._tier_provider(self._ensure_provider(), query=True)
-
-    def _query_embedder(self, provider: EmbeddingProvider | None) -> Any:
-        """Query embeddings through an LRU cache, so a repeated query costs no model call."""
-        if provider is None:
-            return None
-        if self._upgrade is not None and provider is self._upgrade.fast:
-            provider = self._upgrade.full  # the fast tier's queries are the full model's: one cache for both tiers
-        from openclaw_memory.providers.batching import CachedQueryEmbedder
-
-        from openclaw_memory.providers._util import call_with_timeout
-
-        cached = self._query_cache
-        if cached is None or cached.provider is not provider:
-            cached = self._query_cache = CachedQueryEmbedder(provider, guard=False)  # embed() below bounds each call
-        limits = self.config.provider_limits
-        breaker, slots, embed_query, lookup = self._breaker, self._query_slots, cached.embed_query, cached.lookup
-
-        def embed(text: str) -> np.ndarray:
-            text = text[: limits.query_max_chars]  # the keyword side searches the whole query
-            hit = lookup(text)
-            if hit is not None:
-                return hit
-            if not breaker.allow():
-                raise ProviderError(breaker.reason())
-            try:
-                vec = call_with_timeout(lambda: embed_query(text), limits.query_timeout_seconds,
-                                        what="query embedding", slots=slots)
-            except Exception as exc:
-                breaker.record_failure(exc)
-                raise
-            breaker.record_success()
-            return vec
-
-        return embed
-
-    def _embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
-        from openclaw_memory.providers.batch import embed_for_index
-        from openclaw_memory.providers.batching import RetryPolicy
-
-        if not self._breaker.allow():
-            raise ProviderError(self._breaker.reason())
-        limits = self.config.provider_limits
-        retry = RetryPolicy(retries=limits.retries, max_retry_after=limits.max_retry_after_seconds)
-        try:
-            vectors = embed_for_index(provider, texts, self.config, self._batch_state(), retry=retry)
-        except Exception as exc:
-            self._breaker.record_failure(exc)
-            raise
-        self._breaker.record_success()
-        live = self._live
-        if live is not None:
-            live.add_embedded(len(vectors))
-        return vectors
-
-    def _batch_state(self) -> BatchState:
-        if self._embed_state is None:
-            from openclaw_memory.providers.batch import BatchState
-
-            self._embed_state = BatchState.from_config(self.config)
-        return self._embed_state
-
-    def _tier_provider(self, provider: EmbeddingProvider | None, *, query: bool) -> EmbeddingProvider | None:
-        """With the bundled model's two tiers: the provider a sync writes with, or (``query``) the one
-        whose model the live index names; ``provider`` itself otherwise (or after a fallback)."""
-        upgrade = self._upgrade
-        if upgrade is None or provider is not upgrade.full:
-            return provider
-        return upgrade.query_provider() if query else upgrade.sync_provider()
-
-    def _search_config(self, provider: EmbeddingProvider | None) -> MemoryConfig:
-        """The settings a search with ``provider`` runs with (the fast tier has its own vector weight)."""
-        return self._upgrade.search_config(provider, self.config) if self._upgrade is not None else self.config
-
-    def _plan(self) -> SyncPlan:
-        provider = self._tier_provider(self._ensure_provider(), query=False)
-        return SyncPlan(
-            config=self.config,
-            provider=provider,
-            embed=self._embed_documents,
-            fts_tokenizer_id=self.store.fts_tokenizer_id,
-            session_stats=self._session_stats,
-            cancel=self._scheduler.cancel_event,
-            cache_floor=self._upgrade.cache_floor() if self._upgrade is not None else 0,
-            # the fast tier embeds heads to be quick: its line units would cost more than its chunks
-            line_units=self._upgrade is None or provider is not self._upgrade.fast,
-        )
+        return self._access.tier_provider(self._access.ensure(), query=True)
 
     # ---- sync -------------------------------------------------------------------------------------
-
-    def _run_sync(self, request: SyncRequest) -> SyncReport:
-        """Run one sync for the scheduler (in its worker thread): a damaged index is set aside and
-        rebuilt, an embedding failure switches to the fallback provider (once); both keep the
-        request's lock_timeout."""
-        reason, lock_timeout = request.reason, request.lock_timeout
-        self._live = SyncProgress(reason)
-        caller_progress = request.progress
-
-        def tracked(done: int, total: int, label: str) -> None:
-            if (live := self._live) is not None:
-                live.files(done, total)
-            if caller_progress is not None:
-                caller_progress(done, total, label)
-
-        try:
-            try:
-                report = run_sync(self.store, self._plan(), force=request.force, reason=reason, progress=tracked,
-                                  session_files=request.session_files, lock_timeout=lock_timeout)
-            except Exception as exc:
-                if self._recover_from_damage(exc) is None:
-                    raise
-                self._live = SyncProgress(f"{reason} (damaged index rebuilt)")
-                report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
-                                  progress=tracked, lock_timeout=lock_timeout)
-        except IndexingError as exc:
-            if not self._activate_fallback(exc):
-                raise
-            self._live = SyncProgress(f"{reason} (fallback)")
-            report = run_sync(self.store, self._plan(), force=True, reason=f"{reason} (fallback)",
-                              progress=tracked, lock_timeout=lock_timeout)
-        finally:
-            self._live = None
-        self._start_upgrade()
-        return report
-
-    def _start_upgrade(self) -> None:
-        """After a sync that left fast vectors live: embed the full vectors in a background thread,
-        then sync once more to swap them in. Only for an index that runs in the background anyway
-        (not ``watch=False``, which :meth:`upgrade_embeddings` serves)."""
-        upgrade = self._upgrade
-        if upgrade is None or self._watch_arg is False or self._scheduler.closed:
-            return
-        with self._provider_lock:
-            if self._upgrade_thread is not None and self._upgrade_thread.is_alive():
-                return
-            if not upgrade.needs_upgrade():
-                return
-
-            def work() -> None:
-                try:
-                    if upgrade.run() and not self._scheduler.closed:
-                        self.sync_in_background("embedding upgrade")
-                except Exception as exc:  # recorded in status()["embedding_upgrade"]["error"]
-                    log.log(logging.DEBUG if self._scheduler.closed else logging.WARNING, "embedding upgrade failed: %s", exc)
-
-            self._upgrade_thread = threading.Thread(target=work, name="openclaw-memory-upgrade", daemon=True)
-            self._upgrade_thread.start()
 
     def upgrade_embeddings(self, progress: Progress | None = None, *, swap: bool = True) -> SyncReport | None:
         """Finish the bundled model's fast first index now (``local.first_index = "fast"``): embed
@@ -417,58 +167,11 @@ class MemoryIndex:
         the full vectors in the cache for the next sync to swap in. A running background upgrade is
         joined, not repeated."""
         self._check_open()
-        self._ensure_provider()
-        upgrade = self._upgrade
+        self._access.ensure()
+        upgrade = self._access.upgrade
         if upgrade is None or not upgrade.run(progress) or not swap:
             return None
         return self.sync(reason="embedding upgrade")
-
-    def _recover_from_damage(self, exc: BaseException) -> str | None:
-        """When ``exc`` (or the driver error behind it) says the index file is damaged, let the store
-        set it aside and start empty; return what was done (None: not damage)."""
-        cause = exc.__cause__ if isinstance(exc, OpenClawMemoryError) else exc
-        if cause is None:
-            return None
-        note = self.store.recover_from_damage(cause)
-        if note is not None:
-            self._scheduler.mark_dirty()
-        return note
-
-    def _guarded(self, fn: Callable[[], _T]) -> _T:
-        """Run a read of the store; a damaged index file is set aside, rebuilt from the Markdown and
-        the read retried once; any other error propagates (the store's own are StoreError)."""
-        try:
-            return fn()
-        except Exception as exc:
-            if self._recover_from_damage(exc) is None:
-                raise  # the store raises StoreError for its own failures
-        try:  # a search or status must not wait behind another process's sync: its rebuild serves
-            self.sync(force=True, reason="damaged index", lock_timeout=_READ_PATH_LOCK_TIMEOUT_S)
-        except (IndexingError, IndexLockedError) as exc:
-            log.warning("rebuilding the damaged index failed: %s", exc)
-        return fn()
-
-
-    def _activate_fallback(self, exc: Exception) -> bool:
-        """Switch to the configured fallback provider after an embedding failure (one hop)."""
-        if self._explicit_provider is not _AUTO or self._fallback is not None:
-            return False
-        if self.config.fallback in ("none", self.config.provider) or not isinstance(exc.__cause__, ProviderError):
-            return False
-        from openclaw_memory.providers.registry import create_fallback
-
-        primary = self._provider.id if self._provider else self.config.provider
-        try:
-            fb = create_fallback(self.config, exc.__cause__, primary=primary)
-        except Exception as fb_exc:
-            log.warning("fallback provider %s failed to start: %s", self.config.fallback, fb_exc)
-            return False
-        with self._provider_lock:
-            self._provider = fb
-            self._fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
-        self._breaker.reset()  # the primary's failures say nothing about the fallback
-        log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
-        return True
 
     def sync(self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None,
              lock_timeout: float = 600.0) -> SyncReport:
@@ -483,7 +186,7 @@ class MemoryIndex:
         self._check_open()
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
-        self._breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
+        self._access.breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
         fut = self._scheduler.submit(force=force, reason=reason, progress=progress, lock_timeout=lock_timeout)
         return fut.result()
 
@@ -593,43 +296,12 @@ class MemoryIndex:
         blocked while the transcript is indexed)."""
         return await self._freshness.async_after_compaction(session_id, transcript=transcript)
 
-    def _sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
-        """Transcript details for :meth:`status` (None when sessions are off); ``deep`` re-reads
-        every transcript to count malformed lines, otherwise counts come from this index's syncs."""
-        if not self.config.sessions_enabled():
-            return None
-        from openclaw_memory.sessions import extract_session, list_session_files, session_rel_path
-
-        directory = self.config.resolved_sessions_dir()
-        if deep:
-            counts: dict[str, int] = {}
-            for path in list_session_files(directory):
-                try:
-                    counts[session_rel_path(path)] = extract_session(path).malformed_lines
-                except OSError:
-                    continue
-            self._session_stats.reset(counts)
-        malformed = self._session_stats.malformed()
-        total = sum(malformed.values())
-        if total:
-            names = ", ".join(f"{p} ({n})" for p, n in malformed.items())
-            notes.append(f"sessions: skipped {total} malformed JSON line(s): {names}")
-        limits = self.config.sync.sessions
-        return {
-            "dir": str(directory),
-            "dir_exists": directory.is_dir(),
-            "delta_bytes": limits.delta_bytes,
-            "delta_messages": limits.delta_messages,
-            "malformed_lines": malformed,
-            "malformed_total": total,
-        }
-
     # ---- search -------------------------------------------------------------------------------------
 
     def has_index(self) -> bool:
         """True when the index holds something to search (another process may be updating it)."""
         self._check_open()
-        return not self._guarded(self.store.is_empty)
+        return not self._runner.guarded(self.store.is_empty)
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
@@ -684,8 +356,8 @@ class MemoryIndex:
         Bad values raise MemoryArgumentError.
         """
         self._check_open()
-        tuning = self._search_tuning(query_vector=query_vector, mode=mode, vector_weight=vector_weight, mmr=mmr,
-                                     where=where, collapse=collapse)
+        tuning = search_tuning(self.config, self._access.ensure, query_vector=query_vector, mode=mode,
+                               vector_weight=vector_weight, mmr=mmr, where=where, collapse=collapse)
         if self._backend is not None and (tuning is None or tuning.filter_only):
             backend = self._backend
 
@@ -693,7 +365,7 @@ class MemoryIndex:
                 return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
                                       sources=sources)
 
-            return run(max_results) if tuning is None else self._filtered(run, tuning, max_results, lambda: None)
+            return run(max_results) if tuning is None else filtered(run, tuning, max_results, lambda: None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
                                     session_key=session_key, sources=sources, tuning=tuning)
 
@@ -705,13 +377,13 @@ class MemoryIndex:
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
-        tuning: _SearchTuning | None = None,
+        tuning: SearchTuning | None = None,
     ) -> SearchResult:
         self._check_open()
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
-        scheduled = self._guarded(lambda: self.ensure_fresh(session_key=session_key))
+        scheduled = self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key))
         provider = self.query_provider  # after a sync that may have swapped the tiers
         scheduler, sync_error = self._scheduler, self._scheduler.last_error
 
@@ -722,75 +394,24 @@ class MemoryIndex:
                 return "sync_failed"
             return "empty_index" if scheduler.is_empty() else None
 
-        state = SearchState(fallback=self._fallback, sync_scheduled=scheduled, sync_error=sync_error,
+        state = SearchState(fallback=self._access.fallback, sync_scheduled=scheduled, sync_error=sync_error,
                             why_empty=why_empty)
-        return self._guarded(lambda: self._run_search_pipeline(
+        return self._runner.guarded(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
             session_key=session_key, tuning=tuning, state=state))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
-    def _search_tuning(
-        self, *, query_vector: Sequence[float] | np.ndarray | None, mode: SearchMode | None,
-        vector_weight: float | None, mmr: bool | float | None, where: Callable[[SearchHit], bool] | None,
-        collapse: Callable[[SearchHit], Hashable] | None,
-    ) -> _SearchTuning | None:
-        """The options of :meth:`search` checked and turned into a configuration (None: none given)."""
-        if (query_vector is None and mode is None and vector_weight is None and mmr is None and where is None
-                and collapse is None):
-            return None
-        if mode not in (None, "hybrid", "vector", "keyword"):
-            raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
-        hybrid: dict[str, Any] = {}
-        if mode is not None:
-            hybrid["enabled"] = mode != "vector"
-        if vector_weight is not None:
-            if isinstance(vector_weight, bool) or not 0.0 <= float(vector_weight) <= 1.0:
-                raise MemoryArgumentError(
-                    f"vector_weight must be between 0 (keywords only) and 1 (vectors only), got {vector_weight}")
-            hybrid["vector_weight"], hybrid["text_weight"] = float(vector_weight), 1.0 - float(vector_weight)
-        if mmr is not None:
-            hybrid["mmr"] = {"enabled": mmr is not False}
-            if not isinstance(mmr, bool):
-                if not 0.0 <= float(mmr) <= 1.0:
-                    raise MemoryArgumentError(f"the MMR lambda must be between 0 and 1, got {mmr}")
-                hybrid["mmr"]["lambda_"] = float(mmr)
-        vector: np.ndarray | None = None
-        if query_vector is not None:
-            if mode == "keyword":
-                raise MemoryArgumentError("a keyword search takes no query_vector")
-            provider = self._ensure_provider()
-            if provider is None:
-                raise MemoryArgumentError(
-                    "this memory index has no embedding provider (keyword-only), so it holds no vectors to "
-                    "compare query_vector with; search without it or open the index with a provider")
-            from openclaw_memory.providers.base import normalize_vectors
-
-            dims = provider.dims
-            raw = np.asarray(query_vector, dtype=np.float32)
-            if dims is not None and raw.shape != (dims,):
-                raise MemoryArgumentError(
-                    f"query_vector has shape {raw.shape} but this index stores {dims}-dimensional vectors from "
-                    f"{provider.id}:{provider.model}; embed the query with the same model")
-            try:
-                vector = normalize_vectors([raw.tolist()], expected_dims=dims, who="query_vector")[0]
-            except OpenClawMemoryError as exc:
-                raise MemoryArgumentError(str(exc)) from None
-        config = MemoryConfig.load(self.config, query={"hybrid": hybrid}) if hybrid else self.config
-        return _SearchTuning(config=config, keyword_only=mode == "keyword", query_vector=vector, where=where,
-                             collapse=collapse,
-                             filter_only=not hybrid and vector is None and mode != "keyword")
-
     def _run_search_pipeline(
         self, query: str, provider: EmbeddingProvider | None, *, max_results: int | None, min_score: float | None,
-        sources: Sequence[str] | None, session_key: str | None, tuning: _SearchTuning | None,
+        sources: Sequence[str] | None, session_key: str | None, tuning: SearchTuning | None,
         state: SearchState | None = None,
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
         from openclaw_memory.search import run_search
 
-        config, reason, qv = self._search_config(provider), self._keyword_only_reason, None
+        config, reason, qv = self._access.search_config(provider), self._access.keyword_only_reason, None
         if tuning is not None:
             config, qv = tuning.config, tuning.query_vector
             if tuning.keyword_only:
@@ -800,47 +421,13 @@ class MemoryIndex:
             return run_search(
                 self.store, config, query, provider=provider, max_results=n, min_score=min_score,
                 sources=sources, session_key=session_key, keyword_only_reason=reason, workspace=self.workspace,
-                query_embedder=self._query_embedder(provider), executor=self._search_pool, query_vector=qv,
+                query_embedder=self._access.query_embedder(provider), executor=self._search_pool, query_vector=qv,
                 state=state,
             )
 
         if tuning is None or (tuning.where is None and tuning.collapse is None):
             return run(max_results)
-        return self._filtered(run, tuning, max_results,
-                              lambda: sum(v.get("chunks", 0) for v in self.store.counts().values()))
-
-    def _filtered(self, run: Callable[[int | None], SearchResult], tuning: _SearchTuning, max_results: int | None,
-                  size: Callable[[], int | None]) -> SearchResult:
-        """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``
-        and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
-        when known; counted only when a first search falls short) is reached."""
-        where, collapse = tuning.where, tuning.collapse
-        want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
-        n = want
-        total: int | None = None
-        counted = False
-        while True:
-            result = run(n)
-            kept: list[SearchHit] = []
-            keys: set[Hashable] = set()
-            for h in result.hits:
-                if where is not None and not where(h):
-                    continue
-                if collapse is not None:
-                    key = collapse(h)
-                    if key in keys:
-                        continue
-                    keys.add(key)
-                kept.append(h)
-            if len(kept) >= want or len(result.hits) < n:
-                break
-            if not counted:
-                total, counted = size(), True
-            if total is not None and n >= total:
-                break
-            n = n * 4 if total is None else min(total, n * 4)
-        return replace(result, hits=kept[:want],
-                       empty_reason=result.empty_reason if kept or not result.hits else "no_match")
+        return filtered(run, tuning, max_results, lambda: sum(v.get("chunks", 0) for v in self.store.counts().values()))
 
     def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
         """Every indexed chunk (only ``source``'s, ``"memory"`` or ``"sessions"``, when given) with its
@@ -852,7 +439,7 @@ class MemoryIndex:
         """Workspace-relative paths of the indexed files (only ``source``'s when given), sorted.
         Reads the index as it is (no sync)."""
         self._check_open()
-        return sorted(self._guarded(lambda: self.store.file_records(source)))
+        return sorted(self._runner.guarded(lambda: self.store.file_records(source)))
 
     # ---- end of what adapters build on ------------------------------------------------------------
 
@@ -874,8 +461,6 @@ class MemoryIndex:
         search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless
         ``sync=False``.
         """
-        from openclaw_memory.search import run_search
-
         self._check_open()
         qs = evaluation.load_questions(questions) if isinstance(questions, (str, Path)) else list(questions)
         unknown = [m for m in modes if m not in ("hybrid", "keyword", "vector")]
@@ -883,26 +468,8 @@ class MemoryIndex:
             raise ConfigError(f"unknown evaluation mode(s) {unknown}: use hybrid, keyword or vector")
         if sync:
             self.sync()
-        provider = self.query_provider
-        if provider is None and "vector" in modes:
-            raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
-        configs = {
-            "hybrid": (self._search_config(provider), provider),
-            "keyword": (self.config, None),
-            "vector": (MemoryConfig.load(self.config, query={"hybrid": {"enabled": False}}), provider),
-        }
-
-        def searcher(mode: str) -> evaluation.SearchFn:
-            config, prov = configs[mode]
-
-            def search(question: str, k: int) -> list[SearchHit]:
-                return run_search(self.store, config, question, provider=prov, max_results=k, min_score=min_score,
-                                  keyword_only_reason=self._keyword_only_reason, workspace=self.workspace,
-                                  query_embedder=self._query_embedder(prov)).hits
-
-            return search
-
-        return evaluation.evaluate(qs, {m: searcher(m) for m in modes}, ks=ks)
+        return evaluate_modes(qs, store=self.store, config=self.config, workspace=self.workspace, access=self._access,
+                              ks=ks, modes=modes, min_score=min_score)
 
     async def asearch(self, query: str, **kwargs: Any) -> SearchResult:
         """Async twin of :meth:`search`."""
@@ -949,86 +516,7 @@ class MemoryIndex:
 
     def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()
-        provider = self._ensure_provider()
-        integrity = self._guarded(self.store.integrity) if deep else None  # first: it may set a damaged file aside
-        counts = self._guarded(self.store.counts)
-        info = self.store.info()
-        probe = None
-        if deep:
-            from openclaw_memory.providers.registry import ProviderResolution, probe_provider
-
-            probe = probe_provider(ProviderResolution(provider=provider, requested=self._requested,
-                                                      unavailable_reason=self._keyword_only_reason))
-        batch = None
-        if self._embed_state is not None:
-            batch = self._embed_state.to_dict()
-        notes = list(info.notes)
-        breaker_open = provider is not None and self._breaker.is_open
-        if breaker_open:
-            notes.append(self._breaker.reason())
-        last_error = self._scheduler.last_error
-        if last_error:
-            notes.append(f"last sync failed: {last_error}")
-        sessions = self._sessions_status(deep, notes)
-        return IndexStatus(
-            agent_id=self.config.agent_id,
-            workspace=str(self.workspace),
-            store_path=info.path,
-            backend=info.backend,
-            files=sum(v["files"] for v in counts.values()),
-            chunks=sum(v["chunks"] for v in counts.values()),
-            source_counts=counts,
-            dirty=self._is_dirty_now(),
-            sources=list(self.config.sources),
-            extra_paths=[str(p) for p in self.config.resolved_extra_paths()],
-            provider=provider.id if provider else "none",
-            model=provider.model if provider else "fts-only",
-            requested_provider=self._requested,
-            search_mode="hybrid" if provider and not breaker_open else "keyword",
-            keyword_only_reason=(self._breaker.reason() if breaker_open else None) if provider
-            else self._keyword_only_reason,
-            fallback=self._fallback.to_dict() if self._fallback else None,
-            key_source=self._key_source,
-            driver=info.driver,
-            sqlite_version=info.sqlite_version,
-            fts={"available": info.fts_available, "error": info.fts_error,
-                 "tokenizer": self.store.fts_tokenizer_id},
-            vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
-                    "error": info.vector_error, "dims": info.vector_dims, "cache": info.vector_cache},
-            cache=self._cache_status(),
-            batch=batch,
-            issues=workspace_issues(self.config),
-            last_sync=last.to_dict() if (last := self._scheduler.last_report) else None,
-            embedding_probe=probe,
-            notes=notes,
-            sessions=sessions,
-            provider_breaker=self._breaker.to_dict() if provider is not None else None,
-            integrity=integrity,
-            indexing=live.snapshot() if (live := self._live) is not None else None,
-            embedding_upgrade=self._guarded(self._upgrade.snapshot) if self._upgrade is not None else None,
-            server=None if info.server_version is None else {
-                "server_version": info.server_version, "pgvector_version": info.pgvector_version,
-                "namespace": info.namespace, "size_bytes": info.size_bytes},
-        )
-
-    def _is_dirty_now(self) -> bool:
-        """``dirty`` for :meth:`status`: before this process synced, whether files changed since
-        the stored index was built (a stat check) instead of the unknown-so-dirty start value."""
-        scheduler = self._scheduler
-        if scheduler.last_report is not None or scheduler.syncing or not scheduler.dirty:
-            return scheduler.dirty
-        return scheduler.is_empty() or bool(scheduler.changed_files())
-
-    def _cache_status(self) -> dict[str, Any]:
-        last = self._scheduler.last_report
-        looked_up = (last.cache_hits + last.embedded) if last else 0
-        return {
-            "enabled": self.config.cache.enabled,
-            "entries": self._guarded(self.store.cache_count),
-            "max_entries": self.config.cache.max_entries,
-            "last_sync_hit_rate": round(last.cache_hits / looked_up, 3) if last and looked_up else None,
-            "query_cache": self._query_cache.stats() if self._query_cache is not None else None,
-        }
+        return self._status.status(deep)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -1046,13 +534,11 @@ class MemoryIndex:
         self._freshness.stop()
         self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
-        if (upgrading := self._upgrade_thread) is not None:
-            upgrading.join()  # it stops after the model call in progress (a few chunks)
+        self._runner.join_upgrade()  # it stops after the model call in progress (a few chunks)
         if self._release_appends is not None:
             self._release_appends()
         self.store.close()
-        if self._provider is not None:
-            self._provider.close()
+        self._access.close()
 
     def __enter__(self) -> MemoryIndex:
         return self
@@ -1082,45 +568,3 @@ class MemoryIndex:
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:
     """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``)."""
     return MemoryIndex(config, provider=provider, watch=watch)
-
-
-class _BuiltinSearch:
-    """This index's own SQLite search as a :class:`SearchBackend`: what ``backend = "qmd"`` falls back to."""
-
-    name = "builtin"
-
-    def __init__(self, index: MemoryIndex) -> None:
-        self._index = index
-
-    def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
-               session_key: str | None = None, sources: Sequence[str] | None = None) -> SearchResult:
-        return self._index._search_builtin(query, max_results=max_results, min_score=min_score,
-                                           session_key=session_key, sources=sources)
-
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
-        return self._index._get_builtin(path, from_line, lines)
-
-    def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
-        return self._index.scheduler.submit(force=force, reason=reason).result()
-
-    def status(self) -> BackendStatus:
-        provider = self._index.provider
-        return BackendStatus(backend="builtin", provider=provider.id if provider else "none",
-                             model=provider.model if provider else "fts-only",
-                             search_mode="hybrid" if provider else "keyword")
-
-    def close(self) -> None:
-        """Nothing: the store belongs to the MemoryIndex, which closes it."""
-
-
-@dataclass(frozen=True)
-class _SearchTuning:
-    """One search's options (see :meth:`MemoryIndex.search`), checked: the configuration they make,
-    whether embeddings are left out, the normalised query vector and the hit filter."""
-
-    config: MemoryConfig
-    keyword_only: bool
-    query_vector: np.ndarray | None
-    where: Callable[[SearchHit], bool] | None
-    collapse: Callable[[SearchHit], Hashable] | None
-    filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer

@@ -139,10 +139,10 @@ def test_demo_runs_on_the_embedded_default(tmp_path):
 @pytest.fixture
 def sync_runs(monkeypatch) -> list[tuple[str, str]]:
     """Every sync the CLI's index runs: (reason, outcome), outcome "ok" or the exception's class name."""
-    import openclaw_memory.index as index_mod
+    import openclaw_memory.sync_runner as runner_mod
 
     runs: list[tuple[str, str]] = []
-    real = index_mod.run_sync
+    real = runner_mod.run_sync
 
     def spy(*args, **kw):
         try:
@@ -153,7 +153,7 @@ def sync_runs(monkeypatch) -> list[tuple[str, str]]:
         runs.append((kw.get("reason", "?"), "ok"))
         return report
 
-    monkeypatch.setattr(index_mod, "run_sync", spy)
+    monkeypatch.setattr(runner_mod, "run_sync", spy)
     return runs
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import openclaw_memory.index as index_mod
+import openclaw_memory.sync_runner as runner_mod
 import openclaw_memory.watch as watch_mod
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -48,7 +48,7 @@ class SyncLog:
 @pytest.fixture
 def syncs(monkeypatch: pytest.MonkeyPatch) -> SyncLog:
     log = SyncLog()
-    real = index_mod.run_sync
+    real = runner_mod.run_sync
 
     def counting(store: Any, plan: Any, **kw: Any) -> SyncReport:
         with log.lock:
@@ -58,7 +58,7 @@ def syncs(monkeypatch: pytest.MonkeyPatch) -> SyncLog:
             log.finished.append(report)
         return report
 
-    monkeypatch.setattr(index_mod, "run_sync", counting)
+    monkeypatch.setattr(runner_mod, "run_sync", counting)
     return log
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import openclaw_memory.index as index_mod
+import openclaw_memory.sync_runner as runner_mod
 from openclaw_memory import MemoryConfig, MemoryIndex, SyncReport
 from openclaw_memory.flush import FlushPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -221,13 +221,13 @@ def test_status_without_sessions(make_index, write) -> None:
 
 def test_growing_transcript_triggers_a_sync_past_the_threshold(make_index, write, monkeypatch, tmp_path) -> None:
     reasons: list[str] = []
-    real = index_mod.run_sync
+    real = runner_mod.run_sync
 
     def counting(store: Any, plan: Any, **kw: Any) -> SyncReport:
         reasons.append(kw.get("reason", "?"))
         return real(store, plan, **kw)
 
-    monkeypatch.setattr(index_mod, "run_sync", counting)
+    monkeypatch.setattr(runner_mod, "run_sync", counting)
     write({"MEMORY.md": "# Memory\n"})
     (tmp_path / "transcripts").mkdir()
     memory = make_index(FakeEmbeddingProvider(), **SESSIONS, watch=True, sessions_dir=tmp_path / "transcripts",

@@ -215,20 +215,20 @@ def test_get_line_numbers_are_truncated_to_int_or_refused(write, make_index, fak
 
 def test_failed_first_sync_is_reported_and_not_retried_on_every_search(write, make_index, monkeypatch):
     import openclaw_memory.freshness as freshness_mod
-    import openclaw_memory.index as index_mod
+    import openclaw_memory.sync_runner as runner_mod
 
     write(NOTES)
     provider = FakeEmbeddingProvider()
     provider.fail_with = ProviderError("HTTP 401 invalid api key")
     memory = make_index(provider)
     runs: list[str] = []
-    real_run_sync = index_mod.run_sync
+    real_run_sync = runner_mod.run_sync
 
     def counting(*a, **kw):
         runs.append(kw.get("reason", "?"))
         return real_run_sync(*a, **kw)
 
-    monkeypatch.setattr(index_mod, "run_sync", counting)
+    monkeypatch.setattr(runner_mod, "run_sync", counting)
     payload = memory_search(memory, "a828e60")
     # issue 20: the first index builds the keyword index even when embedding fails, and says it failed
     assert payload["results"] and "401" in payload["sync_error"]

@@ -1,0 +1,187 @@
+"""Searches beside the configured one: one search's options (:meth:`MemoryIndex.search
+<openclaw_memory.index.MemoryIndex.search>`'s ``mode``, ``vector_weight``, ``mmr``, ``query_vector``,
+``where``, ``collapse``), the evaluation's modes, and the builtin search as the QMD backend's fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openclaw_memory import evaluation
+from openclaw_memory.backends.base import BackendStatus
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import ConfigError, MemoryArgumentError, OpenClawMemoryError
+from openclaw_memory.evaluation import EvalQuestion, ModeReport
+from openclaw_memory.provider_access import ProviderAccess
+from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.scheduler import SyncScheduler
+from openclaw_memory.storage import MemoryStore
+from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
+
+__all__ = ["BuiltinSearch", "SearchTuning", "evaluate_modes", "filtered", "search_tuning"]
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    """One search's options (see :meth:`MemoryIndex.search`), checked: the configuration they make,
+    whether embeddings are left out, the normalised query vector and the hit filter."""
+
+    config: MemoryConfig
+    keyword_only: bool
+    query_vector: np.ndarray | None
+    where: Callable[[SearchHit], bool] | None
+    collapse: Callable[[SearchHit], Hashable] | None
+    filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer
+
+
+def search_tuning(
+    config: MemoryConfig, provider: Callable[[], EmbeddingProvider | None], *,
+    query_vector: Sequence[float] | np.ndarray | None, mode: SearchMode | None,
+    vector_weight: float | None, mmr: bool | float | None, where: Callable[[SearchHit], bool] | None,
+    collapse: Callable[[SearchHit], Hashable] | None,
+) -> SearchTuning | None:
+    """The options of :meth:`MemoryIndex.search` checked and turned into a configuration (None: none given);
+    ``provider()`` is the index's provider (asked only for a ``query_vector``)."""
+    if (query_vector is None and mode is None and vector_weight is None and mmr is None and where is None
+            and collapse is None):
+        return None
+    if mode not in (None, "hybrid", "vector", "keyword"):
+        raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
+    hybrid: dict[str, Any] = {}
+    if mode is not None:
+        hybrid["enabled"] = mode != "vector"
+    if vector_weight is not None:
+        if isinstance(vector_weight, bool) or not 0.0 <= float(vector_weight) <= 1.0:
+            raise MemoryArgumentError(
+                f"vector_weight must be between 0 (keywords only) and 1 (vectors only), got {vector_weight}")
+        hybrid["vector_weight"], hybrid["text_weight"] = float(vector_weight), 1.0 - float(vector_weight)
+    if mmr is not None:
+        hybrid["mmr"] = {"enabled": mmr is not False}
+        if not isinstance(mmr, bool):
+            if not 0.0 <= float(mmr) <= 1.0:
+                raise MemoryArgumentError(f"the MMR lambda must be between 0 and 1, got {mmr}")
+            hybrid["mmr"]["lambda_"] = float(mmr)
+    vector: np.ndarray | None = None
+    if query_vector is not None:
+        if mode == "keyword":
+            raise MemoryArgumentError("a keyword search takes no query_vector")
+        resolved = provider()
+        if resolved is None:
+            raise MemoryArgumentError(
+                "this memory index has no embedding provider (keyword-only), so it holds no vectors to "
+                "compare query_vector with; search without it or open the index with a provider")
+        from openclaw_memory.providers.base import normalize_vectors
+
+        dims = resolved.dims
+        raw = np.asarray(query_vector, dtype=np.float32)
+        if dims is not None and raw.shape != (dims,):
+            raise MemoryArgumentError(
+                f"query_vector has shape {raw.shape} but this index stores {dims}-dimensional vectors from "
+                f"{resolved.id}:{resolved.model}; embed the query with the same model")
+        try:
+            vector = normalize_vectors([raw.tolist()], expected_dims=dims, who="query_vector")[0]
+        except OpenClawMemoryError as exc:
+            raise MemoryArgumentError(str(exc)) from None
+    tuned = MemoryConfig.load(config, query={"hybrid": hybrid}) if hybrid else config
+    return SearchTuning(config=tuned, keyword_only=mode == "keyword", query_vector=vector, where=where,
+                        collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword")
+
+
+def filtered(run: Callable[[int | None], SearchResult], tuning: SearchTuning, max_results: int | None,
+             size: Callable[[], int | None]) -> SearchResult:
+    """``run`` with ``max_results`` growing fourfold until ``max_results`` hits pass ``tuning.where``
+    and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
+    when known; counted only when a first search falls short) is reached."""
+    where, collapse = tuning.where, tuning.collapse
+    want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
+    n = want
+    total: int | None = None
+    counted = False
+    while True:
+        result = run(n)
+        kept: list[SearchHit] = []
+        keys: set[Hashable] = set()
+        for h in result.hits:
+            if where is not None and not where(h):
+                continue
+            if collapse is not None:
+                key = collapse(h)
+                if key in keys:
+                    continue
+                keys.add(key)
+            kept.append(h)
+        if len(kept) >= want or len(result.hits) < n:
+            break
+        if not counted:
+            total, counted = size(), True
+        if total is not None and n >= total:
+            break
+        n = n * 4 if total is None else min(total, n * 4)
+    return replace(result, hits=kept[:want],
+                   empty_reason=result.empty_reason if kept or not result.hits else "no_match")
+
+
+def evaluate_modes(questions: Sequence[EvalQuestion], *, store: MemoryStore, config: MemoryConfig, workspace: Path,
+                   access: ProviderAccess, ks: Sequence[int], modes: Sequence[str],
+                   min_score: float) -> dict[str, ModeReport]:
+    """:meth:`MemoryIndex.evaluate` on a synced index: each of ``modes`` searched the way it is configured."""
+    from openclaw_memory.search import run_search
+
+    provider = access.tier_provider(access.ensure(), query=True)
+    if provider is None and "vector" in modes:
+        raise ConfigError("vector-only evaluation needs an embedding provider (this index is keyword-only)")
+    configs = {
+        "hybrid": (access.search_config(provider), provider),
+        "keyword": (config, None),
+        "vector": (MemoryConfig.load(config, query={"hybrid": {"enabled": False}}), provider),
+    }
+
+    def searcher(mode: str) -> evaluation.SearchFn:
+        mode_config, prov = configs[mode]
+
+        def search(question: str, k: int) -> list[SearchHit]:
+            return run_search(store, mode_config, question, provider=prov, max_results=k, min_score=min_score,
+                              keyword_only_reason=access.keyword_only_reason, workspace=workspace,
+                              query_embedder=access.query_embedder(prov)).hits
+
+        return search
+
+    return evaluation.evaluate(questions, {m: searcher(m) for m in modes}, ks=ks)
+
+
+class BuiltinSearch:
+    """An index's own search as a :class:`~openclaw_memory.backends.base.SearchBackend`: what
+    ``backend = "qmd"`` falls back to. It searches, reads and syncs through the functions it is given."""
+
+    name = "builtin"
+
+    def __init__(self, *, search: Callable[..., SearchResult], get: Callable[[str, int | None, int | None], MemoryText],
+                 scheduler: SyncScheduler, provider: Callable[[], EmbeddingProvider | None]) -> None:
+        self._search = search
+        self._get = get
+        self._scheduler = scheduler
+        self._provider = provider
+
+    def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
+               session_key: str | None = None, sources: Sequence[str] | None = None) -> SearchResult:
+        return self._search(query, max_results=max_results, min_score=min_score, session_key=session_key,
+                            sources=sources)
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+        return self._get(path, from_line, lines)
+
+    def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
+        return self._scheduler.submit(force=force, reason=reason).result()
+
+    def status(self) -> BackendStatus:
+        provider = self._provider()
+        return BackendStatus(backend="builtin", provider=provider.id if provider else "none",
+                             model=provider.model if provider else "fts-only",
+                             search_mode="hybrid" if provider else "keyword")
+
+    def close(self) -> None:
+        """Nothing: the store belongs to the MemoryIndex, which closes it."""
