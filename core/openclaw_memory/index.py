@@ -181,6 +181,7 @@ class MemoryIndex:
                 extension_path=cfg.vector.extension_path,
                 fts_tokenizer=cfg.fts.tokenizer,
                 memory_cache=cfg.vector.memory_cache,
+                fts_note_dates=cfg.fts.note_dates,
             )
         self.store: MemoryStore = storage
         self._explicit_provider = provider
