@@ -503,8 +503,8 @@ class SQLiteStore:
                     db.execute(
                         "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
                         "VALUES (?,?,?,?,?,?,?,?)",
-                        (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text, c.path), c.id, c.path, c.source,
-                         c.model, c.start_line, c.end_line),
+                        (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text, c.path), c.id, c.path,
+                         c.source, c.model, c.start_line, c.end_line),
                     )
             db.execute(
                 "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
