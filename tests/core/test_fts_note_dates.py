@@ -55,7 +55,7 @@ def test_an_index_without_the_dates_is_rebuilt_from_the_embedding_cache(write, t
     assert "memory/2023-10-13.md" in [h.path for h in found]
 
 
-def test_config_key_and_trigram_indexes() -> None:
+def test_config_key() -> None:
     assert MemoryConfig().store.fts.note_dates is True
     assert MemoryConfig.load(None, store={"fts": {"noteDates": False}}).store.fts.note_dates is False
 
