@@ -119,10 +119,10 @@ class OpenClawMemory(System):
         from concurrent.futures import ThreadPoolExecutor
 
         db = tmp / "index.sqlite"
-        store = SQLiteStore(db, vector_enabled=True)
+        store = SQLiteStore(db, vector_enabled=True, fts_note_dates=MemoryConfig().store.fts.note_dates)
         fill_store(store, corpus, tmp)
         store.close()
-        self.store = SQLiteStore(db, vector_enabled=True)
+        self.store = SQLiteStore(db, vector_enabled=True, fts_note_dates=MemoryConfig().store.fts.note_dates)
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
         self.provider = bench_provider(int(corpus.vectors.shape[1]), corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
@@ -163,10 +163,10 @@ class OpenClawMemoryKeyword(OpenClawMemory):
         from concurrent.futures import ThreadPoolExecutor
 
         db = tmp / "index.sqlite"
-        store = SQLiteStore(db, vector_enabled=False)
+        store = SQLiteStore(db, vector_enabled=False, fts_note_dates=MemoryConfig().store.fts.note_dates)
         fill_store(store, corpus, tmp, vectors=False)
         store.close()
-        self.store = SQLiteStore(db, vector_enabled=False)
+        self.store = SQLiteStore(db, vector_enabled=False, fts_note_dates=MemoryConfig().store.fts.note_dates)
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
         self.provider = None
         self.pool = ThreadPoolExecutor(max_workers=2)

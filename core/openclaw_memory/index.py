@@ -93,6 +93,7 @@ class MemoryIndex:
             cfg = self.config.store
             storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
                                     schema=cfg.pg_schema, fts_tokenizer=cfg.fts.tokenizer,
+                                    fts_note_dates=cfg.fts.note_dates,
                                     vector_enabled=cfg.vector.enabled, workspace=str(self.workspace),
                                     hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search,
                                     ef_search=cfg.pg_ef_search)
@@ -106,6 +107,7 @@ class MemoryIndex:
                 extension_path=cfg.vector.extension_path,
                 fts_tokenizer=cfg.fts.tokenizer,
                 memory_cache=cfg.vector.memory_cache,
+                fts_note_dates=cfg.fts.note_dates,
             )
         self.store: MemoryStore = storage
         self._explicit_provider = provider

@@ -78,3 +78,14 @@ def test_hybrid_merge_rescue_and_min_score_like_sqlite(two_indexes: Callable[...
             a = [(p, line, round(s, 4)) for p, line, s, _ in _hits(lite, q, **kw)]
             b = [(p, line, round(s, 4)) for p, line, s, _ in _hits(pgi, q, **kw)]
             assert b == a, (q, min_score)
+
+
+def test_a_note_date_is_indexed_and_ranked_like_sqlite(two_indexes: Callable[..., tuple[MemoryIndex, MemoryIndex]]
+                                                       ) -> None:
+    # ``store.fts.note_dates`` (default on): the day's note holds none of these words, only its file name says the day
+    lite, pgi = two_indexes(None, "unicode61")
+    for q, day in (("What happened on 13 January 2026?", "memory/2026-01-13.md"),
+                   ("January 12", "memory/2026-01-12.md")):
+        a, b = _hits(lite, q, min_score=0.0), _hits(pgi, q, min_score=0.0)
+        assert b == a, q
+        assert a and a[0][0] == day, q

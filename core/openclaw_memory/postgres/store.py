@@ -24,6 +24,7 @@ import numpy as np
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
+from openclaw_memory.hybrid import note_date_words
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
@@ -139,6 +140,7 @@ class PostgresStore:
         pool_size: int = 4,
         connect_timeout: float = 10.0,
         workspace: str | None = None,
+        fts_note_dates: bool = False,
         _parent: PostgresStore | None = None,
         _build_id: int | None = None,
     ) -> None:
@@ -161,6 +163,8 @@ class PostgresStore:
             raise ConfigError(f"store.pgEfSearch must be between 1 and {_EF_SEARCH_MAX} (got {ef_search})")
         self.ef_search = None if ef_search is None else int(ef_search)
         self._porter = fts_tokenizer == "porter"
+        #: ``store.fts.note_dates``: a dated note's date is indexed as words with each of its chunks, as in SQLite
+        self.fts_note_dates = fts_note_dates
         self._s = f'"{schema}"'
         self._secrets = _secrets(url)
         self._build_id = _build_id
@@ -314,8 +318,9 @@ class PostgresStore:
 
     @property
     def fts_tokenizer_id(self) -> str:
-        """The keyword-index identity recorded in the fingerprint."""
-        return "pg-lexemes:" + FTS_TOKENIZER_ID + ("+porter" if self._porter else "")
+        """The keyword-index identity recorded in the fingerprint (``+dates``: ``fts_note_dates``)."""
+        return ("pg-lexemes:" + FTS_TOKENIZER_ID + ("+porter" if self._porter else "")
+                + ("+dates" if self.fts_note_dates else ""))
 
     # ---- meta -----------------------------------------------------------------------------------
 
@@ -385,7 +390,9 @@ class PostgresStore:
         by_id: dict[str, tuple[Any, ...]] = {}
         added: dict[str, list[str]] = {}
         for c in chunks:  # a repeated id keeps its last chunk (the insert below upserts)
-            toks = fts.index_tokens(indexed_text(c.text), porter=self._porter)  # record markers left out
+            dated = note_date_words(c.path) if self.fts_note_dates else None
+            body = indexed_text(c.text)  # record markers left out
+            toks = fts.index_tokens(f"{body}\n{dated}" if dated else body, porter=self._porter)
             added[c.id] = toks
             vec, raw, dims, zero = None, None, None, False
             if c.embedding is not None and np.asarray(c.embedding).size:
@@ -916,7 +923,8 @@ class PostgresStore:
                                       "RETURNING id", (self.namespace,)).fetchone()[0])
         fresh = PostgresStore(self.url, namespace=self.namespace, schema=self.schema, fts_tokenizer=self.fts_tokenizer,
                               vector_enabled=self.vector_enabled, hnsw_min_rows=self.hnsw_min_rows, exact=self.exact,
-                              ef_search=self.ef_search, _parent=self, _build_id=new_id)
+                              ef_search=self.ef_search, fts_note_dates=self.fts_note_dates, _parent=self,
+                              _build_id=new_id)
         try:
             yield fresh
             with self._conn("activating the rebuilt index") as conn:

@@ -29,6 +29,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.errors import IndexLockedError, StoreError
+from openclaw_memory.hybrid import note_date_words
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
@@ -131,7 +132,9 @@ class SQLiteStore:
 
     Thread-safe (one connection guarded by a lock). ``vector_enabled=False`` forces the numpy
     vector path; ``fts_tokenizer`` is ``"unicode61"`` (with CJK/Thai segmentation), ``"porter"`` (the same
-    plus English stemming) or ``"trigram"``.
+    plus English stemming) or ``"trigram"``. ``fts_note_dates`` (``store.fts.note_dates``): the keyword index
+    also holds a dated note's date as words with each of its chunks (``memory/2023-10-13.md`` →
+    "13 October 2023"; not with a ``trigram`` tokenizer), so a query that names the day finds that day's chunks.
     ``memory_cache`` (with sqlite-vec loaded): vector searches run on an in-memory numpy copy of the
     vectors once it is loaded for the current index generation; until then they use vec0 while the
     copy loads in a background thread. ``memory_cache=False`` always uses vec0 (numpy only where vec0
@@ -148,8 +151,10 @@ class SQLiteStore:
         fts_tokenizer: str = "unicode61",
         driver: DriverChoice | None = None,
         memory_cache: bool = True,
+        fts_note_dates: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.fts_note_dates = fts_note_dates and fts_tokenizer != "trigram"
         self.vector_enabled = vector_enabled
         self.memory_cache = memory_cache
         self.extension_path = extension_path
@@ -415,9 +420,14 @@ class SQLiteStore:
         except (self._driver.module.Error, OSError) as exc:
             raise StoreError(f"{doing} the memory index at {self.path} failed: {exc}") from exc
 
-    def _fts_text(self, text: str) -> str:
+    def _fts_text(self, text: str, path: str | None = None) -> str:
+        """What the keyword index holds for a chunk of ``path``: its text without record markers (segmented), plus
+        the note's date as words with ``fts_note_dates`` (only searched: results return the chunk's own text)."""
         text = indexed_text(text)  # a record's markers are not keyword-indexed
-        return text if self.fts_tokenizer == "trigram" else segment_for_fts(text)
+        if self.fts_tokenizer == "trigram":
+            return text
+        dated = note_date_words(path) if self.fts_note_dates and path else None
+        return segment_for_fts(text) + ("\n" + dated if dated else "")
 
     # ---- meta -------------------------------------------------------------------------------
 
@@ -495,8 +505,8 @@ class SQLiteStore:
                     db.execute(
                         "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line) "
                         "VALUES (?,?,?,?,?,?,?,?)",
-                        (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text), c.id, c.path, c.source,
-                         c.model, c.start_line, c.end_line),
+                        (cur.lastrowid if self._fts_aligned else None, self._fts_text(c.text, c.path), c.id, c.path,
+                         c.source, c.model, c.start_line, c.end_line),
                     )
             db.execute(
                 "INSERT INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?) ON CONFLICT(path) DO UPDATE "
@@ -887,7 +897,8 @@ class SQLiteStore:
     def rebuild(self) -> Iterator[SQLiteStore]:
         tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
-                          fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache)
+                          fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache,
+                          fts_note_dates=self.fts_note_dates)
         try:
             with self._lock, self._translated("seeding a rebuild of"):
                 new._seed_cache_from(self.path)
@@ -1030,11 +1041,12 @@ class SQLiteStore:
     @property
     def fts_tokenizer_id(self) -> str:
         """The keyword-index identity recorded in the fingerprint: tokenizer, text preparation and row
-        layout (``+rowid``: FTS rows share their chunk's rowid), so an older layout is rebuilt."""
+        layout (``+rowid``: FTS rows share their chunk's rowid) and contents (``+dates``: ``fts_note_dates``),
+        so an index of another layout or contents is rebuilt (from the embedding cache: nothing is re-embedded)."""
         # trigram indexes no segmented text; "+rec": without the record markers (chunker.indexed_text)
         base = {"trigram": "trigram+rec", "porter": FTS_TOKENIZER_ID + "+porter"}.get(self.fts_tokenizer,
                                                                                       FTS_TOKENIZER_ID)
-        return base + "+rowid"
+        return base + "+rowid" + ("+dates" if self.fts_note_dates else "")
 
     def close(self) -> None:
         self._vector_cache.close()  # stops a background load promptly and frees the in-memory vectors
