@@ -89,6 +89,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from openclaw_memory import citations as _citations
+from openclaw_memory import note_dates as _note_dates
 from openclaw_memory.citations import citation_footer
 from openclaw_memory.types import Candidate, SearchHit
 
@@ -101,15 +102,12 @@ __all__ = [
     "bound_score",
     "calibrate_similarity",
     "clamp_injected",
-    "dated_path_timestamp",
     "decay_multiplier",
-    "is_evergreen",
     "jaccard",
     "keyword_text_scores",
     "merge_rrf",
     "merge_weighted",
     "mmr_tokens",
-    "note_date_words",
     "relative_bm25",
     "truncate_snippet",
 ]
@@ -279,45 +277,10 @@ def bound_score(score: float, headroom: float) -> float:
 
 # ---- temporal decay -----------------------------------------------------------------------------
 
-_DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$", re.IGNORECASE)
-
-
 def decay_multiplier(age_days: float, half_life_days: float) -> float:
     """``exp(-ln2/half_life · max(0, age))``; the half-life is floored to a whole day, min 1."""
     half = max(1, math.floor(half_life_days))
     return math.exp(-math.log(2) / half * max(0.0, age_days))
-
-
-def dated_path_timestamp(path: str) -> datetime | None:
-    """UTC midnight of ``memory/[…/]YYYY-MM-DD[-slug].md``, or None (undated or invalid date)."""
-    m = _DATED.search(path.replace("\\", "/"))
-    if not m:
-        return None
-    try:
-        return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=timezone.utc)
-    except ValueError:
-        return None
-
-
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
-
-
-def note_date_words(path: str) -> str | None:
-    """The date of a dated note (``memory/[…/]YYYY-MM-DD[-slug].md``) as words, ``"13 October 2023"``
-    (English month names), or None for any other path."""
-    d = dated_path_timestamp(path)
-    return None if d is None else f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
-
-
-def is_evergreen(path: str, source: str) -> bool:
-    """MEMORY.md, memory.md and undated files under memory/ never decay."""
-    p = path.replace("\\", "/")
-    while p.startswith("./"):
-        p = p[2:]
-    if source != "memory" or dated_path_timestamp(p) is not None:
-        return False
-    return p in ("MEMORY.md", "memory.md") or p.startswith("memory/")
 
 
 def apply_temporal_decay(
@@ -479,14 +442,17 @@ def clamp_injected(hits: Sequence[SearchHit], max_chars: int | None) -> list[Sea
 # ---- deprecated names ---------------------------------------------------------------------------
 
 _MOVED_TO_CITATIONS = frozenset({"ChatType", "chat_type", "citations_enabled", "decorate_citation", "format_citation"})
+_MOVED_TO_NOTE_DATES = frozenset({"dated_path_timestamp", "is_evergreen"})
 
 
 def __getattr__(name: str) -> Any:
-    """The citation helpers moved to :mod:`openclaw_memory.citations`; the old names still work and warn."""
-    if name in _MOVED_TO_CITATIONS:
-        import warnings
+    """The citation helpers moved to :mod:`openclaw_memory.citations` and the note-date helpers to
+    :mod:`openclaw_memory.note_dates`; the old names still work and warn."""
+    for moved, module in ((_MOVED_TO_CITATIONS, _citations), (_MOVED_TO_NOTE_DATES, _note_dates)):
+        if name in moved:
+            import warnings
 
-        warnings.warn(f"openclaw_memory.hybrid.{name} moved to openclaw_memory.citations.{name}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(_citations, name)
+            warnings.warn(f"openclaw_memory.hybrid.{name} moved to {module.__name__}.{name}",
+                          DeprecationWarning, stacklevel=2)
+            return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,7 @@ from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
+from openclaw_memory.note_dates import dated_path_timestamp, is_evergreen, note_date_words
 from openclaw_memory.hybrid import (
     apply_file_coverage,
     apply_keyword_rescue,
@@ -37,12 +38,9 @@ from openclaw_memory.hybrid import (
     bound_score,
     calibrate_similarity,
     clamp_injected,
-    dated_path_timestamp,
-    is_evergreen,
     keyword_text_scores,
     merge_rrf,
     merge_weighted,
-    note_date_words,
     truncate_snippet,
 )
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key

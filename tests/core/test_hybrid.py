@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from openclaw_memory.note_dates import dated_path_timestamp, is_evergreen
 from openclaw_memory.hybrid import (
     EXACT_MATCH_WEIGHT,
     apply_keyword_rescue,
@@ -14,9 +15,7 @@ from openclaw_memory.hybrid import (
     apply_temporal_decay,
     calibrate_similarity,
     clamp_injected,
-    dated_path_timestamp,
     decay_multiplier,
-    is_evergreen,
     jaccard,
     keyword_text_scores,
     merge_rrf,

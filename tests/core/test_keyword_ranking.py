@@ -128,7 +128,7 @@ def test_a_daily_note_counts_its_date_as_words_of_its_lines(write, tmp_path: Pat
 
 
 def test_note_date_words() -> None:
-    from openclaw_memory.hybrid import note_date_words
+    from openclaw_memory.note_dates import note_date_words
 
     assert note_date_words("memory/2023-10-13.md") == "13 October 2023"
     assert note_date_words("memory/trips/2024-02-05-rome.md") == "5 February 2024"

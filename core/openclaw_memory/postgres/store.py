@@ -24,7 +24,7 @@ import numpy as np
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
-from openclaw_memory.hybrid import note_date_words
+from openclaw_memory.note_dates import note_date_words
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
