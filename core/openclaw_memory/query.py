@@ -164,13 +164,12 @@ def _keys(texts: Sequence[str]) -> list[str]:
     return out
 
 
-_RUN_OF_SPACES = re.compile(" {2,}")
-
-
 def _ascii_keys(folded: str) -> list[str]:
     """:func:`_key` of each line of the folded ASCII text ``folded`` (lines joined by "\\n")."""
     words = folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
-    return _RUN_OF_SPACES.sub(" ", words).replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
+    while "  " in words:  # runs of spaces to one (a few C-speed passes; a regex is ten times slower here)
+        words = words.replace("  ", " ")
+    return words.replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
 
 
 def analysed_tokens(text: str) -> list[str]:
