@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, nonblank_lines, segment_for_fts, stem_tokens, tokens_by_stem
 
 __all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
-           "analyze_query"]
+           "analyze_query", "match_rows"]
 
 #: Share of a query word's coverage weight that a chunk earns with another word of the same stem only.
 STEM_MATCH_WEIGHT = 0.5
@@ -737,3 +737,65 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
                          fallback=fallback, stemming=stemming)
 
 
+
+
+_MATCH_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|(AND|OR)(?![^\s()"]))')
+
+
+def match_rows(match: str, rows_of: Callable[[str], frozenset[object] | None]) -> frozenset[object] | None:
+    """The chunks a MATCH expression of quoted phrases joined by ``AND`` / ``OR`` and parentheses (as this module
+    builds them) selects, from ``rows_of(phrase)``, each phrase's chunks (a phrase written as in ``match``,
+    with its quotes and any ``*``). FTS5 evaluates such an expression as set operations on its phrases' rows
+    (``AND`` binding tighter than ``OR``), so this is exactly its answer. None when a phrase's rows are unknown
+    or the expression has anything else (``NOT``, ``NEAR``, column filters, implicit AND)."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(match):
+        m = _MATCH_TOKEN.match(match, pos)
+        if m is None or m.end() == pos:
+            if match[pos:].strip():
+                return None
+            break
+        tokens.append(m.group(0).strip())
+        pos = m.end()
+    at = 0
+
+    def operand() -> frozenset[object] | None:
+        nonlocal at
+        if at >= len(tokens):
+            raise ValueError
+        tok = tokens[at]
+        at += 1
+        if tok == "(":
+            got = disjunction()
+            if at >= len(tokens) or tokens[at] != ")":
+                raise ValueError
+            at += 1
+            return got
+        if not tok.startswith('"'):
+            raise ValueError
+        return rows_of(tok)
+
+    def conjunction() -> frozenset[object] | None:
+        nonlocal at
+        got = operand()
+        while at < len(tokens) and tokens[at] == "AND":
+            at += 1
+            other = operand()
+            got = None if got is None or other is None else got & other
+        return got
+
+    def disjunction() -> frozenset[object] | None:
+        nonlocal at
+        got = conjunction()
+        while at < len(tokens) and tokens[at] == "OR":
+            at += 1
+            other = conjunction()
+            got = None if got is None or other is None else got | other
+        return got
+
+    try:
+        out = disjunction()
+    except ValueError:
+        return None
+    return out if at == len(tokens) else None
