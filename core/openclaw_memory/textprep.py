@@ -138,8 +138,8 @@ def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, froze
         candidates = {stem: distinct for stem in stems}
     else:
         # each piece after a " head" holds the rest of that token up to its first space (a token has none)
-        candidates = {stem: {head + rest.partition(" ")[0] for rest in text.split(" " + head)[1:]}
-                      for stem, head in heads.items()}
+        candidates = {stem: {head + (rest[:end] if (end := rest.find(" ")) >= 0 else rest)
+                             for rest in text.split(" " + head)[1:]} for stem, head in heads.items()}
     every = set().union(*candidates.values())
     fresh = _stems_of(every.difference(_stem_cache))
     kept = _remember(fresh) if fresh else True
