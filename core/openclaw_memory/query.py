@@ -416,6 +416,12 @@ class QueryAnalysis:
         pres_out: list[set[int]] = []
         pos = 0
         for ls in per_text:
+            if len(ls) == 1:  # one line: its own padded sequence and groups
+                keys.append(padded[pos])
+                surf_out.append(set(surface[pos]))
+                pres_out.append(surf_out[-1] if not self.stemmed else surf_out[-1] | present[pos])
+                pos += 1
+                continue
             span = range(pos, pos + len(ls))
             pos += len(ls)
             key = " ".join(k for j in span if (k := padded[j][1:-1]))

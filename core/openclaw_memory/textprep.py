@@ -125,6 +125,19 @@ def stem_tokens(key: str) -> str:
 STEM_TAIL = 2
 
 
+@functools.lru_cache(maxsize=1024)
+def _token_pattern(head: str) -> re.Pattern[str]:
+    return re.compile(f" ({re.escape(head)}[^ ]*)(?= )")
+
+
+def _tokens_starting(text: str, head: str) -> set[str]:
+    """The tokens of ``text`` (tokens separated by single spaces, a space at both ends) starting with ``head``."""
+    if len(head) <= 2:  # a short head starts many tokens: one regex scan (few such heads, each compiled once)
+        return set(_token_pattern(head).findall(text))
+    # a longer one few: each piece after a " head" holds the rest of that token up to its first space
+    return {head + (rest[:end] if (end := rest.find(" ")) >= 0 else rest) for rest in text.split(" " + head)[1:]}
+
+
 def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, frozenset[str]]:
     """For each of ``stems`` (one token each), the tokens of ``keys`` (lowercase tokens joined by spaces)
     whose :func:`stem_tokens` it is: ``f" {stem} "`` occurs in ``f" {stem_tokens(key)} "`` exactly when
@@ -137,9 +150,7 @@ def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, froze
         distinct = set(text.split())
         candidates = {stem: distinct for stem in stems}
     else:
-        # each piece after a " head" holds the rest of that token up to its first space (a token has none)
-        candidates = {stem: {head + (rest[:end] if (end := rest.find(" ")) >= 0 else rest)
-                             for rest in text.split(" " + head)[1:]} for stem, head in heads.items()}
+        candidates = {stem: _tokens_starting(text, head) for stem, head in heads.items()}
     every = set().union(*candidates.values())
     fresh = _stems_of(every.difference(_stem_cache))
     kept = _remember(fresh) if fresh else True
