@@ -228,7 +228,7 @@ class Turns:
         try:
             for line in proc.stdout:  # type: ignore[union-attr]
                 line = line.rstrip("\n")
-                if line.startswith(wanted) or line.startswith("RESULT ") or (line.startswith("{") and '"unavailable"' in line):
+                if line.startswith((*wanted, "RESULT ")) or (line.startswith("{") and '"unavailable"' in line):
                     return line
         finally:
             timer.cancel()
@@ -254,8 +254,9 @@ class Turns:
             names = list(self.workers)
             for name in names[r % len(names):] + names[: r % len(names)] if names else []:
                 proc, _ = self.workers[name]
+                ask = json.dumps({"queries": list(range(r, queries, rounds))}) + "\n"
                 try:
-                    proc.stdin.write(json.dumps({"queries": list(range(r, queries, rounds))}) + "\n")  # type: ignore[union-attr]
+                    proc.stdin.write(ask)  # type: ignore[union-attr]
                     proc.stdin.flush()  # type: ignore[union-attr]
                 except OSError:
                     pass  # it died: _read says why
