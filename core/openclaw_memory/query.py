@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, nonblank_lines, segment_for_fts, stem_tokens, tokens_by_stem
 
 __all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
-           "analyze_query"]
+           "analyze_query", "match_rows"]
 
 #: Share of a query word's coverage weight that a chunk earns with another word of the same stem only.
 STEM_MATCH_WEIGHT = 0.5
@@ -164,13 +164,12 @@ def _keys(texts: Sequence[str]) -> list[str]:
     return out
 
 
-_RUN_OF_SPACES = re.compile(" {2,}")
-
-
 def _ascii_keys(folded: str) -> list[str]:
     """:func:`_key` of each line of the folded ASCII text ``folded`` (lines joined by "\\n")."""
     words = folded.encode("ascii").translate(_ASCII_LINE_BYTES).decode("ascii")
-    return _RUN_OF_SPACES.sub(" ", words).replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
+    while "  " in words:  # runs of spaces to one (a few C-speed passes; a regex is ten times slower here)
+        words = words.replace("  ", " ")
+    return words.replace(" \n", "\n").replace("\n ", "\n").strip(" ").split("\n")
 
 
 def analysed_tokens(text: str) -> list[str]:
@@ -417,6 +416,12 @@ class QueryAnalysis:
         pres_out: list[set[int]] = []
         pos = 0
         for ls in per_text:
+            if len(ls) == 1:  # one line: its own padded sequence and groups
+                keys.append(padded[pos])
+                surf_out.append(set(surface[pos]))
+                pres_out.append(surf_out[-1] if not self.stemmed else surf_out[-1] | present[pos])
+                pos += 1
+                continue
             span = range(pos, pos + len(ls))
             pos += len(ls)
             key = " ".join(k for j in span if (k := padded[j][1:-1]))
@@ -738,3 +743,65 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
                          fallback=fallback, stemming=stemming)
 
 
+
+
+_MATCH_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|(AND|OR)(?![^\s()"]))')
+
+
+def match_rows(match: str, rows_of: Callable[[str], frozenset[object] | None]) -> frozenset[object] | None:
+    """The chunks a MATCH expression of quoted phrases joined by ``AND`` / ``OR`` and parentheses (as this module
+    builds them) selects, from ``rows_of(phrase)``, each phrase's chunks (a phrase written as in ``match``,
+    with its quotes and any ``*``). FTS5 evaluates such an expression as set operations on its phrases' rows
+    (``AND`` binding tighter than ``OR``), so this is exactly its answer. None when a phrase's rows are unknown
+    or the expression has anything else (``NOT``, ``NEAR``, column filters, implicit AND)."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(match):
+        m = _MATCH_TOKEN.match(match, pos)
+        if m is None or m.end() == pos:
+            if match[pos:].strip():
+                return None
+            break
+        tokens.append(m.group(0).strip())
+        pos = m.end()
+    at = 0
+
+    def operand() -> frozenset[object] | None:
+        nonlocal at
+        if at >= len(tokens):
+            raise ValueError
+        tok = tokens[at]
+        at += 1
+        if tok == "(":
+            got = disjunction()
+            if at >= len(tokens) or tokens[at] != ")":
+                raise ValueError
+            at += 1
+            return got
+        if not tok.startswith('"'):
+            raise ValueError
+        return rows_of(tok)
+
+    def conjunction() -> frozenset[object] | None:
+        nonlocal at
+        got = operand()
+        while at < len(tokens) and tokens[at] == "AND":
+            at += 1
+            other = operand()
+            got = None if got is None or other is None else got & other
+        return got
+
+    def disjunction() -> frozenset[object] | None:
+        nonlocal at
+        got = conjunction()
+        while at < len(tokens) and tokens[at] == "OR":
+            at += 1
+            other = conjunction()
+            got = None if got is None or other is None else got | other
+        return got
+
+    try:
+        out = disjunction()
+    except ValueError:
+        return None
+    return out if at == len(tokens) else None

@@ -45,7 +45,7 @@ from openclaw_memory.hybrid import (
 )
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
-from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
+from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
@@ -94,6 +94,7 @@ class _MatchCounter:
         self.store = store
         self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
         self._seen: dict[str, int] = {}
+        self._rows: dict[str, frozenset[object]] = {}  # the chunks of the expressions counted below the cap
 
     def __call__(self, match: str | None) -> int:
         if not match:
@@ -110,7 +111,14 @@ class _MatchCounter:
         for batch in (words, [m for m in todo if m not in words]):
             batch = [m for m in batch if not self._capped_by_word(m)]
             if batch:
-                self._seen.update(zip(batch, self.store.count_matches_many(batch, cap=COMMON_MATCHES + 1)))
+                for m, (n, rows) in zip(batch, self.store.match_sets_many(batch, cap=COMMON_MATCHES + 1)):
+                    self._seen[m] = n
+                    if rows is not None:
+                        self._rows[m] = rows
+
+    def rows(self, match: str) -> frozenset[object] | None:
+        """The chunks ``match`` (an AND/OR of counted phrases) selects, when every phrase's are known."""
+        return match_rows(match, self._rows.get)
 
     def _capped_by_word(self, match: str) -> int:
         """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
@@ -266,6 +274,10 @@ def keyword_candidates(
         seen.update(c.id for c, _ in batches[-1])
     tiers = _keyword_plan(analysis, count)
     for i, (match, how) in enumerate(tiers):  # strict to loose
+        if i < len(tiers) - 1 and not seen and not sources:
+            known = count.rows(match)  # from the counts' rows: an expression too few chunks match is not run
+            if known is not None and len(known) < want:
+                continue
         rows = _run(store, match, how, limit=limit, sources=sources, need=want)
         if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
             batches.append([(c, r) for c, r in rows if c.id not in seen])

@@ -199,6 +199,11 @@ class MemoryStore(Protocol):
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
         """:meth:`count_matches` of each of ``matches``, in their order, asked of the store at once (one
         statement, or one round trip to a server); a MATCH the keyword index rejects counts 0."""
+    def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
+        """For each of ``matches``: its :meth:`count_matches` and, when the store can list them and they are
+        fewer than ``cap``, the keys of the chunks it selects (opaque, comparable within one call; None
+        otherwise), asked at once like :meth:`count_matches_many`. The search combines these sets to know how
+        many chunks an AND/OR of the same phrases selects without asking the index again."""
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:

@@ -125,18 +125,46 @@ def stem_tokens(key: str) -> str:
     return " ".join(out)  # type: ignore[arg-type]
 
 
+#: How many trailing characters of a Porter stem may differ from the word it stems: the algorithm only rewrites
+#: suffixes, and the rewrites add at most two characters the word does not have at that place ("-biliti" →
+#: "-ble"; "-y" → "-i", "-ing" → "-e" one). So a word whose stem is ``s`` starts with ``s[:-STEM_TAIL]``.
+STEM_TAIL = 2
+
+
+@functools.lru_cache(maxsize=1024)
+def _token_pattern(head: str) -> re.Pattern[str]:
+    return re.compile(f" ({re.escape(head)}[^ ]*)(?= )")
+
+
+def _tokens_starting(text: str, head: str) -> set[str]:
+    """The tokens of ``text`` (tokens separated by single spaces, a space at both ends) starting with ``head``."""
+    if len(head) <= 2:  # a short head starts many tokens: one regex scan (few such heads, each compiled once)
+        return set(_token_pattern(head).findall(text))
+    # a longer one few: each piece after a " head" holds the rest of that token up to its first space
+    return {head + (rest[:end] if (end := rest.find(" ")) >= 0 else rest) for rest in text.split(" " + head)[1:]}
+
+
 def tokens_by_stem(keys: Sequence[str], stems: Iterable[str]) -> dict[str, frozenset[str]]:
     """For each of ``stems`` (one token each), the tokens of ``keys`` (lowercase tokens joined by spaces)
     whose :func:`stem_tokens` it is: ``f" {stem} "`` occurs in ``f" {stem_tokens(key)} "`` exactly when
-    ``f" {word} "`` occurs in ``f" {key} "`` for one of those words. Only words not seen before are stemmed."""
-    distinct = set(" ".join(keys).split(" "))
-    fresh = _stems_of(distinct.difference(_stem_cache))
+    ``f" {word} "`` occurs in ``f" {key} "`` for one of those words. Only the tokens that can have the stem
+    (those starting with all but its last :data:`STEM_TAIL` characters) are stemmed, each once per process."""
+    stems = list(stems)
+    text = " " + " ".join(keys) + " "
+    heads = {stem: stem[:len(stem) - STEM_TAIL] for stem in stems}
+    if not all(heads.values()):  # a stem too short to narrow the words down: every token of the keys
+        distinct = set(text.split())
+        candidates = {stem: distinct for stem in stems}
+    else:
+        candidates = {stem: _tokens_starting(text, head) for stem, head in heads.items()}
+    every = set().union(*candidates.values())
+    fresh = _stems_of(every.difference(_stem_cache))
     kept = _remember(fresh) if fresh else True
     out: dict[str, frozenset[str]] = {}
     for stem in stems:
-        words = distinct.intersection(_stem_words.get(stem, ()))
+        words = candidates[stem].intersection(_stem_words.get(stem, ()))
         if not kept:  # the caches are full: the new words are only in ``fresh``
-            words.update(w for w, s in fresh.items() if s == stem)
+            words.update(w for w in candidates[stem] if fresh.get(w) == stem)
         out[stem] = frozenset(words)
     return out
 

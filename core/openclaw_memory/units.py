@@ -13,6 +13,7 @@ development set (``bench/README.md``, round 5).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 
@@ -41,12 +42,20 @@ def unit_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
+def _hashed_units(text: str, size: int) -> tuple[tuple[str, str], ...]:
+    """Each of :func:`line_units` of ``text`` with its :func:`unit_hash`, remembered per chunk text: a search
+    reads the units of the same candidates again and again."""
+    return tuple((u, unit_hash(u)) for u in line_units(text, size))
+
+
 def unit_similarities(store: MemoryStore, query: np.ndarray, texts: Mapping[str, str], *, size: int,
                       provider: str, model: str, provider_key: str) -> dict[str, float]:
     """The best raw cosine between ``query`` and a unit of each text (by id), from the unit vectors in the
     store's embedding cache; ids whose units are not all cached (or that have none) are left out."""
-    units = {cid: line_units(text, size) for cid, text in texts.items()}
-    hashes = {u: unit_hash(u) for us in units.values() for u in us}
+    hashed = {cid: _hashed_units(text, size) for cid, text in texts.items()}
+    units = {cid: [u for u, _ in pairs] for cid, pairs in hashed.items()}
+    hashes = {u: h for pairs in hashed.values() for u, h in pairs}
     if not hashes:
         return {}
     cached = store.cache_get(provider, model, provider_key, list(dict.fromkeys(hashes.values())))

@@ -22,7 +22,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import StoreError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.query import analyze_query
+from openclaw_memory.query import analyze_query, match_rows
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import MemoryFile
 
@@ -524,3 +524,22 @@ def test_a_closed_store_raises_store_error(store_factory: StoreFactory) -> None:
         with pytest.raises(StoreError):
             call()
     store.close()  # closing twice is harmless
+
+
+def test_match_sets_many_counts_as_count_matches_and_lists_what_it_selects(store: MemoryStore) -> None:
+    """Each count equals ``count_matches``; a set, where the store gives one, holds exactly the chunks the
+    MATCH selects (below the cap), so AND/OR of sets answers what the AND/OR expression selects."""
+    texts = ["kestrel painting the heron", "kestrel painted heron and painter", "heron heron", "pelican paint",
+             "kestrel the painting", "heron"]
+    for i, t in enumerate(texts):
+        _put(store, f"memory/c{i}.md", [t])
+    matches = ['"kestrel"', '"paint"*', '"heron"', '"missing"', "", '"unbalanced', '"pelican"']
+    for cap in (2, 100):
+        got = store.match_sets_many(matches, cap=cap)
+        assert [n for n, _ in got] == [store.count_matches(m, cap=cap) for m in matches], cap
+        for (n, rows), m in zip(got, matches):
+            assert rows is None or (len(rows) == n < cap), (m, cap)
+    sets = dict(zip(matches, (rows for _, rows in store.match_sets_many(matches, cap=100))))
+    if sets['"kestrel"'] is not None:
+        for expr in ('"kestrel" AND "heron"', '"kestrel" OR "pelican"', '("kestrel" AND "paint"*) OR "pelican"'):
+            assert len(match_rows(expr, sets.get) or ()) == store.count_matches(expr, cap=100), expr

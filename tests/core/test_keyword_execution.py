@@ -68,8 +68,15 @@ def test_a_stem_prefix_is_not_counted_when_its_word_is_common(tmp_path: Path) ->
         asked.extend(matches)
         return count_many(matches, cap=cap)
 
+    sets_many = store.match_sets_many
+
+    def counting_sets(matches: list[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
+        asked.extend(matches)
+        return sets_many(matches, cap=cap)
+
     store.count_matches = counting  # type: ignore[method-assign]
     store.count_matches_many = counting_many  # type: ignore[method-assign]
+    store.match_sets_many = counting_sets  # type: ignore[method-assign]
     cfg = MemoryConfig(workspace=str(tmp_path), citations="off")
     result = run_search(store, cfg, "painting zanzibar", provider=None, max_results=6, min_score=0)
     assert '"painting"' in asked and '"paint"*' not in asked  # the word reached the cap: so does its prefix

@@ -4,8 +4,8 @@
 The plain way is the same search with the shortcuts switched off: coverage by stemming every candidate text
 word by word with the pure-Python Porter stemmer (instead of ``textprep.tokens_by_stem`` and the compiled
 stemmer), each whole text measured on its own (instead of as the union of its lines, each line measured once
-per search) and match counts asked one by one (instead of ``count_matches_many``). The thresholds are
-lowered so a few hundred chunks take the paths a 100k-chunk index takes (common words, recent-first).
+per search) and match counts asked one by one (instead of ``match_sets_many``, so no MATCH tier is skipped). The
+thresholds are lowered so a few hundred chunks take the paths a 100k-chunk index takes (common words, recent-first).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_memory.query import MAX_TERMS, STOP_WORDS, analyze_query
+from openclaw_memory.query import MAX_TERMS, STOP_WORDS, analyze_query, match_rows
 from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
 
 _SEG = re.compile(f"[{SEGMENTED_SCRIPTS}]")
@@ -295,3 +295,21 @@ def test_coverage_and_exact_match() -> None:
     assert not exact and 0 < cov < 0.5
     ((cov, exact),) = b.coverage(["Postgres password: rotate it monthly"])
     assert exact and cov == 1.0
+
+
+def test_match_rows_evaluates_and_or_as_fts5_does() -> None:
+    """``match_rows`` combines phrases' chunk sets as FTS5 combines their rows (AND before OR), and knows
+    nothing when a phrase's rows are unknown or the expression uses anything it does not evaluate."""
+    rows = {'"a"': frozenset({1, 2, 3}), '"b"*': frozenset({2, 3, 4}), '"c d"': frozenset({3, 5}),
+            '"say ""hi"""': frozenset({9})}
+    assert match_rows('"a" OR "b"*', rows.get) == {1, 2, 3, 4}
+    assert match_rows('(("a" OR "b"*) AND "c d")', rows.get) == {3}
+    assert match_rows('"a" AND "b"* OR "c d"', rows.get) == {2, 3, 5}
+    assert match_rows('("a" AND "b"*) OR ("a" AND "c d")', rows.get) == {2, 3}
+    assert match_rows('"say ""hi"""', rows.get) == {9}
+    for unknown in ('"zz" OR "a"', '"a" "b"*', '"a" NOT "b"*', '("a"', '"a" OR', 'OR "a"', '"a" AND NEAR("b")'):
+        assert match_rows(unknown, rows.get) is None, unknown
+    q = analyze_query("kestrel heron painting", stemming=True)  # the expressions the search builds parse
+    every = {f'"{w}"' + s: frozenset({1}) for w in ("kestrel", "heron", "painting", "paint") for s in ("", "*")}
+    for tier in q.match_tiers():
+        assert match_rows(tier, every.get) == {1}, tier

@@ -85,3 +85,23 @@ def test_tokens_by_stem_when_the_caches_are_full(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(textprep, "_STEM_CACHE_MAX", 0)
     found = textprep.tokens_by_stem(["painted walls", "painting v2"], ["paint", "wall", "v2", "none"])
     assert found == {"paint": {"painted", "painting"}, "wall": {"walls"}, "v2": {"v2"}, "none": frozenset()}
+
+
+def test_a_word_starts_with_its_stem_but_the_last_stem_tail_characters() -> None:
+    """What ``tokens_by_stem`` relies on to stem only the tokens that can have a query's stem: the Porter
+    algorithm rewrites suffixes only, never more than ``STEM_TAIL`` characters past what the word holds."""
+    words = _words(30_000, seed=13) + [b + s for b in ("sensib", "relat", "hop", "troubl", "valen", "abil", "fanc")
+                                       for s in ("ility", "ilities", "ational", "ization", "ing", "ies", "y", "ency",
+                                                 "ancy", "ator", "iveness", "ably", "led", "iciti", "alism")]
+    for w, stem in zip(words, Stemmer.Stemmer("porter").stemWords(words)):
+        assert w.startswith(stem[: len(stem) - textprep.STEM_TAIL]), (w, stem)
+
+
+def test_tokens_by_stem_with_short_stems_and_new_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stems too short to narrow the tokens down (every token is then looked at), next to long ones, with
+    words the caches have not seen."""
+    monkeypatch.setattr(textprep, "_stem_cache", {})
+    monkeypatch.setattr(textprep, "_stem_words", {})
+    keys = ["the skies were sky blue", "ties tie tied", "running runs ran", "a1 v2 x"]
+    found = textprep.tokens_by_stem(keys, ["ski", "ti", "run", "v2", "x"])
+    assert found == {"ski": {"skies"}, "ti": {"ties", "tied"}, "run": {"running", "runs"}, "v2": {"v2"}, "x": {"x"}}

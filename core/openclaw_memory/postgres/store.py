@@ -696,6 +696,10 @@ class PostgresStore:
             cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
         return {i: cur.fetchone() for i, cur in cursors.items()}
 
+    def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
+        """The counts only (term statistics answer them without listing the chunks)."""
+        return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}

@@ -696,6 +696,31 @@ class SQLiteStore:
             out[i] = int(n)
         return out
 
+    @_store_errors("searching")
+    def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
+        asked = [i for i, m in enumerate(matches) if m] if self._fts_ok and cap > 0 else []
+        out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
+        if not asked:
+            return out
+        # the rowids read for the capped count, as text (NULL: the cap was reached; '': no match)
+        one = ("(SELECT CASE WHEN count(*) < ? THEN coalesce(group_concat(rowid), '') END "
+               "FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))")
+        try:
+            with self._lock:
+                row = self._db().execute("SELECT " + ", ".join([one] * len(asked)),
+                                         [a for i in asked for a in (int(cap), matches[i], int(cap))]).fetchone()
+        except self._driver.module.OperationalError:  # one of them is rejected: counts only, each on its own
+            for i in asked:
+                out[i] = (self.count_matches(matches[i], cap=cap), None)
+            return out
+        for i, ids in zip(asked, row):
+            if ids is None:
+                out[i] = (int(cap), None)
+            else:
+                keys = frozenset(ids.split(",")) if ids else frozenset()
+                out[i] = (len(keys), keys)
+        return out
+
     def _fts_failure(self, match: str, exc: Exception) -> None:
         """An FTS5 syntax rejection means no rows (logged); anything else is a database failure."""
         if not any(m in str(exc).lower() for m in ("fts5", "syntax", "unterminated string")):
