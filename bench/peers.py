@@ -15,6 +15,7 @@ Run as a worker (one system, one corpus, one fresh process, so its peak RSS is i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -24,7 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -595,9 +596,11 @@ EXTRA_IMPORTS = {
 MIN_QUERIES = 5
 
 
-def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 60.0) -> dict[str, Any]:
-    """Build, warm, then time every mode over the queries (after one untimed query per mode); past
-    ``budget_s`` seconds in one mode (and at least :data:`MIN_QUERIES` queries) the rest are skipped."""
+@contextlib.contextmanager
+def _ready(system: System, corpus: Corpus, k: int) -> Iterator[tuple[dict[str, Any], list[set[str]] | None]]:
+    """``system`` built on ``corpus`` in a temporary folder and warmed: yields the row so far (build and warm
+    seconds, the process's peak RSS before the build) and the exact top ``k`` of every query (None without a
+    vector mode)."""
     rss_input = peak_rss_mb()
     with tempfile.TemporaryDirectory(prefix=f"bench-{system.name}-") as tmp:
         t = time.perf_counter()
@@ -608,8 +611,34 @@ def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 
         warm_s = time.perf_counter() - t
         gc.collect()
         out: dict[str, Any] = {"system": system.name, "chunks": len(corpus.chunks), "build_s": build_s,
-                               "warm_s": warm_s, "modes": {}}
-        reference = exact_top(corpus, k) if "vector" in system.modes else None
+                               "warm_s": warm_s, "modes": {}, "input_rss_mb": rss_input}
+        yield out, (exact_top(corpus, k) if "vector" in system.modes else None)
+
+
+def _mode_row(lat: list[float], results: list[list[str]], refs: list[set[str]] | None) -> dict[str, Any]:
+    """One mode's row: latency percentiles, empty answers, queries timed, and (given each query's exact top k)
+    the vector recall."""
+    p50, p95 = percentiles(lat)
+    row: dict[str, Any] = {"p50_ms": p50, "p95_ms": p95, "empty": sum(1 for r in results if not r),
+                           "queries": len(lat)}
+    if refs is not None:
+        row["recall_vs_exact"] = float(np.mean([len(set(r) & ref) / len(ref) for r, ref in zip(results, refs)]))
+    return row
+
+
+def _finished(out: dict[str, Any], system: System) -> dict[str, Any]:
+    """``out`` with the process's peak RSS and the system's own note."""
+    out["peak_rss_mb"] = peak_rss_mb()
+    note = system.report()
+    if note:
+        out["note"] = note
+    return out
+
+
+def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 60.0) -> dict[str, Any]:
+    """Build, warm, then time every mode over the queries (after one untimed query per mode); past
+    ``budget_s`` seconds in one mode (and at least :data:`MIN_QUERIES` queries) the rest are skipped."""
+    with _ready(system, corpus, k) as (out, reference):
         for mode in MODES:
             if mode not in system.modes:
                 out["modes"][mode] = {"missing": system.missing.get(mode, "not supported")}
@@ -624,19 +653,9 @@ def run_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 
                 got = system.search(mode, q, qv, k)
                 lat.append((time.perf_counter() - t) * 1000)
                 results.append(got)
-            p50, p95 = percentiles(lat)
-            row: dict[str, Any] = {"p50_ms": p50, "p95_ms": p95, "empty": sum(1 for r in results if not r),
-                                   "queries": len(lat)}
-            if mode == "vector" and reference is not None:
-                row["recall_vs_exact"] = float(np.mean([len(set(r) & ref) / len(ref)
-                                                        for r, ref in zip(results, reference[: len(results)])]))
-            out["modes"][mode] = row
-        out["peak_rss_mb"] = peak_rss_mb()
-        out["input_rss_mb"] = rss_input
-        note = system.report()
-        if note:
-            out["note"] = note
-        return out
+            refs = reference[: len(results)] if mode == "vector" and reference is not None else None
+            out["modes"][mode] = _mode_row(lat, results, refs)
+        return _finished(out, system)
 
 
 def serve_search_worker(system: System, corpus: Corpus, k: int, budget_s: float = 60.0) -> dict[str, Any]:
@@ -646,18 +665,7 @@ def serve_search_worker(system: System, corpus: Corpus, k: int, budget_s: float 
     mode is skipped), answering ``OK`` each time, until ``{"done": true}``; then the same row as
     :func:`run_search_worker`. The parent alternates the systems' turns, so every system is timed on the same
     machine state (``bench_compare.py --rounds``)."""
-    rss_input = peak_rss_mb()
-    with tempfile.TemporaryDirectory(prefix=f"bench-{system.name}-") as tmp:
-        t = time.perf_counter()
-        system.build(corpus, Path(tmp))
-        build_s = time.perf_counter() - t
-        t = time.perf_counter()
-        system.warm()
-        warm_s = time.perf_counter() - t
-        gc.collect()
-        out: dict[str, Any] = {"system": system.name, "chunks": len(corpus.chunks), "build_s": build_s,
-                               "warm_s": warm_s, "modes": {}}
-        reference = exact_top(corpus, k) if "vector" in system.modes else None
+    with _ready(system, corpus, k) as (out, reference):
         timed = {mode: {"lat": [], "results": [], "at": [], "spent": 0.0, "warm": False}
                  for mode in MODES if mode in system.modes}
         print("READY", flush=True)
@@ -685,19 +693,9 @@ def serve_search_worker(system: System, corpus: Corpus, k: int, budget_s: float 
                 out["modes"][mode] = {"missing": system.missing.get(mode, "not supported")}
                 continue
             st = timed[mode]
-            p50, p95 = percentiles(st["lat"])
-            row: dict[str, Any] = {"p50_ms": p50, "p95_ms": p95, "empty": sum(1 for r in st["results"] if not r),
-                                   "queries": len(st["lat"])}
-            if mode == "vector" and reference is not None:
-                row["recall_vs_exact"] = float(np.mean([len(set(r) & reference[i]) / len(reference[i])
-                                                        for r, i in zip(st["results"], st["at"])]))
-            out["modes"][mode] = row
-        out["peak_rss_mb"] = peak_rss_mb()
-        out["input_rss_mb"] = rss_input
-        note = system.report()
-        if note:
-            out["note"] = note
-        return out
+            refs = [reference[i] for i in st["at"]] if mode == "vector" and reference is not None else None
+            out["modes"][mode] = _mode_row(st["lat"], st["results"], refs)
+        return _finished(out, system)
 
 
 def run_quality_worker(system: System, corpus: Corpus, k: int, modes: Sequence[str]) -> dict[str, Any]:
