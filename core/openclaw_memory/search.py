@@ -31,6 +31,7 @@ from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.hybrid import (
     apply_file_coverage,
+    apply_file_repeat_penalty,
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
@@ -647,6 +648,8 @@ def run_search(
         if tw > 0:
             apply_keyword_rescue(weighted)
         relevance = {c.id: c.score for c in weighted}
+        if vw > 0 and tw > 0 and hy.merge == "weighted":  # make room for the best chunks of other notes
+            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)
         rvw = hy.relevance_vector_weight
         if rvw is not None and rvw != vw:
             # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
