@@ -3,7 +3,7 @@
 In notes of conversations (one ``Name: text`` line per turn) every chunk says both speakers' names, so a
 question that names one ("What has Melanie painted?") gets a part of its embedding from a word that every chunk
 shares: a small model then prefers the chunks that say the name most often over the chunks that say what was
-painted. The hybrid search therefore embeds such a question a second time without the speakers' names
+painted. The hybrid search therefore embeds a question that names one speaker a second time without that name
 (``query.hybrid.drop_speaker_names``) and ranks its vector side by that embedding; the keyword side still
 searches the whole question (there the name is a rare-enough word that the rarity weights already discount).
 Measured on the issue-13 development set (``bench/README.md``, round 6).
@@ -34,12 +34,13 @@ def speaker_labels(texts: Iterable[str], *, min_lines: int = MIN_LINES) -> set[s
 
 
 def without_speakers(query: str, labels: Iterable[str]) -> str | None:
-    """``query`` with each label (as written, a whole word, with a possessive ``'s``) removed, or None when it
-    names none of them or nothing else is left."""
-    out = query
-    for name in sorted(labels, key=len, reverse=True):
-        out = re.sub(rf"(?<![\w'-]){re.escape(name)}(?:['’]s)?(?![\w-])", "", out)
-    if out == query:
+    """``query`` without the one label it names (as written, a whole word, with a possessive ``'s``), or None
+    when it names none of them, more than one (a question about what two speakers did together keeps their
+    names), or nothing else is left."""
+    named = [(name, pattern) for name in labels
+             if (pattern := re.compile(rf"(?<![\w'-]){re.escape(name)}(?:['’]s)?(?![\w-])")).search(query)]
+    if len(named) != 1:
         return None
+    out = named[0][1].sub("", query)
     out = re.sub(r"\s+", " ", out).strip()
     return out if re.search(r"\w", out) else None

@@ -90,7 +90,7 @@ def test_min_score_judges_the_score_before_the_penalty(write, tmp_path: Path) ->
 
 
 def test_config_key_default_camel_case_and_bounds() -> None:
-    assert MemoryConfig().query.hybrid.file_repeat_penalty == pytest.approx(0.05)
+    assert MemoryConfig().query.hybrid.file_repeat_penalty == 0.0  # opt-in
     cfg = MemoryConfig.load(None, query={"hybrid": {"fileRepeatPenalty": 0.1}})
     assert cfg.query.hybrid.file_repeat_penalty == pytest.approx(0.1)
     with pytest.raises(ConfigError, match="file_repeat_penalty"):
