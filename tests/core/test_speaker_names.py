@@ -86,3 +86,21 @@ def test_notes_without_a_dialogue_are_searched_as_before(write, tmp_path: Path) 
             m.sync()
             results[drop] = [(h.start_line, h.score) for h in m.search("What has Melanie painted?", min_score=0).hits]
     assert results[True] == results[False]
+
+
+def test_min_score_still_judges_by_the_whole_question(write, tmp_path: Path) -> None:
+    """Without the name every cosine is lower; a hit that passed ``min_score`` with the whole question still does."""
+    ws = write(DOCS)
+    found = {}
+    for drop in (False, True):
+        provider = FakeEmbeddingProvider(dims=256, model="fake-speakers-floor", synonyms={"painted": "watercolour"})
+        with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / f"{drop}.sqlite")},
+                         chunking={"tokens": 30, "overlap": 0},
+                         query={"hybrid": {"drop_speaker_names": drop}}) as m:
+            m.sync()
+            found[drop] = m.search("What has Melanie painted?", max_results=2, min_score=0).hits
+            if drop:
+                floor = min(h.score for h in found[False])  # both hits pass it with the whole question
+                kept = m.search("What has Melanie painted?", max_results=2, min_score=floor).hits
+    assert min(h.score for h in found[True]) < floor  # the setup: without the name, one hit scores under it
+    assert {h.start_line for h in kept} == {1, 5}
