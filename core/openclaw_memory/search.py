@@ -19,6 +19,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -32,6 +33,7 @@ from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.note_dates import dated_path_timestamp, is_evergreen, note_date_words
 from openclaw_memory.hybrid import (
     apply_file_coverage,
+    apply_file_repeat_penalty,
     apply_keyword_rescue,
     apply_mmr,
     apply_temporal_decay,
@@ -47,6 +49,7 @@ from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
 from openclaw_memory.storage import MemoryStore
+from openclaw_memory.speakers import speaker_labels, without_speakers
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
 from openclaw_memory.units import blend_unit_similarity, unit_similarities
@@ -362,6 +365,31 @@ def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, qv: np.ndarr
             for cid, u in best.items()}
 
 
+def _judge_whole_question(store: MemoryStore, provider: EmbeddingProvider, whole: np.ndarray,
+                          candidates: Sequence[Candidate], relevance: dict[str, float], config: MemoryConfig, *,
+                          units: bool, sim_floor: float | None) -> None:
+    """In place: each candidate's relevance (what ``min_score`` compares) becomes the larger of itself and the
+    weighted score the candidate gets with the vector side of the whole question ``whole`` (the question with the
+    speaker's name): dropping the name orders the hits better but lowers every cosine, and must not hide hits
+    that passed ``min_score`` before. On failure (logged) the relevance stays as it is."""
+    hy = config.query.hybrid
+    try:
+        raw = store.vector_scores(whole, [c.id for c in candidates], model=provider.model)
+        scores = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw.items()}
+        if units:
+            scores.update(_unit_rescored(store, provider, whole, candidates, raw, size=hy.unit_lines,
+                                         weight=hy.unit_weight))
+    except Exception as exc:
+        log.warning("scoring the whole question's vectors for min_score failed: %s", exc)
+        return
+    judged = [replace(c, score=hy.vector_weight * max(0.0, scores.get(c.id, 0.0)) + hy.text_weight * c.text_score
+                      + c.file_bonus) for c in candidates]
+    if hy.text_weight > 0:
+        apply_keyword_rescue(judged)
+    for c in judged:
+        relevance[c.id] = max(relevance[c.id], c.score)
+
+
 #: Line-window embeddings kept between searches (bounded; keyed by model and window text).
 _WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
 _WINDOW_CACHE_MAX = 50_000
@@ -587,6 +615,23 @@ def run_search(
         except Exception as exc:
             log.warning("vector search failed; searching keywords only: %s", exc)
             reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
+    whole_qv: np.ndarray | None = None  # the whole question's embedding when the vector side ranks without names
+    if qv is not None and vector and provider is not None and query_vector is None and hy.enabled \
+            and hy.drop_speaker_names:
+        # a question naming one speaker of the notes' dialogue: the vector side ranks by its embedding without the
+        # names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole question
+        plain = without_speakers(q, speaker_labels(c.text for c in vector))
+        if plain is not None:
+            try:
+                qv2 = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
+                if qv2.size and np.all(np.isfinite(qv2)) and np.any(qv2):
+                    rescan = store.vector_search(qv2, limit=n_cand, sources=sources, model=provider.model)
+                    raw_vector = {c.id: c.vector_score for c in rescan}
+                    for c in rescan:
+                        c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+                    whole_qv, qv, vector = qv, qv2, rescan
+            except Exception as exc:  # the whole question's vector side stands
+                log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
 
     if qv is None:
         mode: SearchMode = "keyword"
@@ -653,6 +698,11 @@ def run_search(
         if tw > 0:
             apply_keyword_rescue(weighted)
         relevance = {c.id: c.score for c in weighted}
+        if whole_qv is not None and vw > 0:  # min_score also judges by the whole question, which scores higher
+            _judge_whole_question(store, provider, whole_qv, weighted, relevance, config,  # type: ignore[arg-type]
+                                  units=units, sim_floor=sim_floor)
+        if vw > 0 and tw > 0 and hy.merge == "weighted":  # make room for the best chunks of other notes
+            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)
         rvw = hy.relevance_vector_weight
         if rvw is not None and rvw != vw:
             # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
