@@ -335,7 +335,7 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
 def measure_prefilter(args: argparse.Namespace, systems: list[str], tmp: Path, out: dict[str, Any]) -> None:
     """This library's in-memory vector search at ``--prefilter-sizes``: the exact scan against the binary
     pre-filter with exact rescoring, and the recall of the exact top k (6 and 24) the pre-filter keeps."""
-    from openclaw_memory.sqlite.vector_cache import BinaryCodes, VectorMatrix, exact_scores
+    from openclaw_memory.sqlite.vector_cache import BinaryCodes, VectorMatrix
 
     out.setdefault("bandwidth", measure_bandwidth())
     rows = []
@@ -410,8 +410,22 @@ def devset_corpora(data: Path, tmp: Path, embedder: Any) -> list[tuple[str, Path
         folder = write_corpus(tmp / f"devset-{ws}", chunks, vecs, [q["question"] for q in wq], qv, {"kind": "devset", "workspace": str(root),
                                "similarity_floor": embedder.provider.similarity_floor})
         write_units(folder, [c["text"] for c in chunks], embedder)
+        write_query_variants(folder, [c["text"] for c in chunks], [q["question"] for q in wq], embedder)
         out.append((ws, folder, wq))
     return out
+
+
+def write_query_variants(folder: Path, texts: Sequence[str], questions: Sequence[str], embedder: Any) -> None:
+    """The other texts this library's default search embeds for these questions (a question naming one speaker
+    of the notes' dialogue is embedded again without the name: ``query.hybrid.drop_speaker_names``), embedded
+    with the same model into ``query_variants.npz``, so its quality rows search as a user's index does."""
+    from openclaw_memory.speakers import speaker_labels, without_speakers
+
+    labels = speaker_labels(texts)
+    variants = sorted({v for q in questions if (v := without_speakers(q, labels)) is not None})
+    vecs = (np.asarray(embedder.embed_queries(variants), dtype=np.float32) if variants
+            else np.zeros((0, DIMS), np.float32))
+    np.savez(folder / "query_variants.npz", texts=np.asarray(variants, dtype=str), vecs=vecs)
 
 
 def write_units(folder: Path, texts: Sequence[str], embedder: Any) -> None:
@@ -740,7 +754,7 @@ def table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def render(out: dict[str, Any], args: argparse.Namespace) -> str:
-    parts = [f"# openclaw-memory next to the alternatives\n",
+    parts = ["# openclaw-memory next to the alternatives\n",
              f"One run of `{out['command']}` on {out['machine']}; started {out['started']}, "
              f"took {out['took_s'] / 60:.0f} min; load average {out['load_before']:.1f} before, "
              f"{out['load_after']:.1f} after; BLAS threads per worker: {args.blas_threads or 'default'}. The machine is shared: compare within a table (ratios are to "

@@ -127,6 +127,7 @@ class OpenClawMemory(System):
         self.store = SQLiteStore(db, vector_enabled=True, fts_note_dates=MemoryConfig().store.fts.note_dates)
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
         self.provider = bench_provider(int(corpus.vectors.shape[1]), corpus)
+        self.variants = query_variants(corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)  # as MemoryIndex.search: the keyword side in parallel
 
     def warm(self) -> None:
@@ -145,8 +146,14 @@ class OpenClawMemory(System):
         if mode == "vector":
             return [c.id for c in self.store.vector_search(vector, limit=k)]
         provider = self.provider if mode == "hybrid" else None
-        result = run_search(self.store, self.cfg, text, provider=provider, query_vector=vector if provider else None,
-                            max_results=k, min_score=0, executor=self.pool)
+        if provider is not None and self.variants:  # quality: the library embeds, the corpus's vectors answer
+            known = {**self.variants, text: vector}
+            result = run_search(self.store, self.cfg, text, provider=provider, query_embedder=known.__getitem__,
+                                max_results=k, min_score=0, executor=self.pool)
+        else:
+            result = run_search(self.store, self.cfg, text, provider=provider,
+                                query_vector=vector if provider else None, max_results=k, min_score=0,
+                                executor=self.pool)
         return [h.chunk_id for h in result.hits]
 
 
@@ -204,6 +211,16 @@ def fill_store(store: Any, corpus: Corpus, tmp: Path, *, vectors: bool = True) -
                             dict(zip(z["keys"].tolist(), z["vecs"])))
 
 
+def query_variants(corpus: Corpus) -> dict[str, np.ndarray]:
+    """The corpus's vectors of the other query texts this library's search embeds (``query_variants.npz``, written
+    beside a dev-set corpus: a question without the speaker's name); empty for the synthetic corpora."""
+    path = corpus.folder / "query_variants.npz"
+    if not path.exists():
+        return {}
+    with np.load(path, allow_pickle=False) as z:
+        return dict(zip(z["texts"].tolist(), np.asarray(z["vecs"], dtype=np.float32)))
+
+
 class OpenClawMemoryPostgres(OpenClawMemory):
     """openclaw-memory's PostgreSQL backend (``store.url``): ``PostgresStore`` with its defaults (tsvector
     BM25, pgvector HNSW from 20k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
@@ -229,6 +246,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
         self.store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", dims))
         self.cfg = MemoryConfig(workspace=str(tmp), citations="off")
         self.provider = bench_provider(dims, corpus)
+        self.variants = query_variants(corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)
 
     def warm(self) -> None:
