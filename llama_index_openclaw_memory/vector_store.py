@@ -57,6 +57,7 @@ from llama_index_openclaw_memory._convert import (
     hit_chunk_node,
     matches_filters,
     own_excluded_keys,
+    own_templates,
     section_node,
     strip_location,
 )
@@ -311,6 +312,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             index_text=node.model_copy(update={"metadata": own}).get_metadata_str(MetadataMode.EMBED),
             excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys),
             excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys),
+            templates=own_templates(node),
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:

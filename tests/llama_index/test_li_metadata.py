@@ -101,3 +101,15 @@ def test_with_the_bundled_model_a_question_about_the_metadata_finds_the_node(cor
         assert got[0].node.node_id == "n-other"
     finally:
         store.close()
+
+
+def test_a_nodes_own_metadata_template_is_indexed_and_kept(store: OpenClawVectorStore) -> None:
+    custom = _node("n-custom", metadata={"title": "Harbour crane schedule", "floor": 3},
+                   metadata_template="[{key}={value}]", metadata_separator=" ")
+    store.add([custom])
+    assert _ids(store, "harbour crane") == ["n-custom"]
+    (got,) = store.get_nodes(node_ids=["n-custom"])
+    assert (got.metadata_template, got.metadata_separator) == ("[{key}={value}]", " ")
+    assert got.get_content(metadata_mode=MetadataMode.EMBED) == custom.get_content(metadata_mode=MetadataMode.EMBED)
+    (chunk,) = [c for c in store.memory.store.iter_chunks() if c.path == "memory/llamaindex.md"]
+    assert indexed_text(chunk.text) == custom.get_content(metadata_mode=MetadataMode.EMBED)
