@@ -89,6 +89,7 @@ def test_with_the_bundled_model_a_question_about_the_metadata_finds_the_node(cor
     store = OpenClawVectorStore.from_workspace(corpus, provider="local", store={"path": str(tmp_path / "m.sqlite")},
                                                watch=False, local={"first_index": "full"})
     try:
+        assert store.memory.provider is not None and store.memory.provider.id == "local"
         index = VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)
         index.insert_nodes([_report(), _node("n-other", metadata={"title": "Office plants watering plan"})])
         for mode in ("hybrid", "default"):
