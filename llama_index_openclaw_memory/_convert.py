@@ -2,21 +2,22 @@
 
 Every node carries ``path``, ``source``, ``start_line`` and ``end_line`` metadata (plus ``date``
 for dated notes such as ``memory/2026-01-16.md``) and a SOURCE relationship naming its source
-document. These keys are hidden from the embedding text; the LLM sees the location.
+document. These keys are hidden from the embedding text; the LLM sees the location. A node the
+store wrote also gets back its own excluded metadata keys and metadata templates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 from openclaw_memory.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
-from llama_index_openclaw_memory._sections import Section
+from llama_index_openclaw_memory._sections import TEMPLATE_FIELDS, Section
 
 __all__ = [
     "LOCATION_KEYS",
@@ -26,6 +27,8 @@ __all__ = [
     "hit_node",
     "location_metadata",
     "matches_filters",
+    "own_excluded_keys",
+    "own_templates",
     "section_node",
     "strip_location",
 ]
@@ -67,15 +70,32 @@ def strip_location(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if k not in LOCATION_KEYS and k not in _SCORE_KEYS}
 
 
-def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str) -> TextNode:
+def own_excluded_keys(keys: Sequence[str]) -> list[str]:
+    """A node's excluded metadata keys without the derived ones (:data:`LOCATION_KEYS` and scores,
+    which the adapter excludes itself on read)."""
+    return [k for k in keys if k not in LOCATION_KEYS and k not in _SCORE_KEYS]
+
+
+def own_templates(node: BaseNode) -> dict[str, str]:
+    """The node's metadata/text templates that differ from LlamaIndex's defaults (``TextNode``'s)."""
+    values = {"metadata_template": node.metadata_template, "metadata_separator": node.metadata_separator}
+    if isinstance(node, TextNode):
+        values["text_template"] = node.text_template
+    return {k: v for k, v in values.items() if k in TEMPLATE_FIELDS and v != TextNode.model_fields[k].default}
+
+
+def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *,
+          excluded_embed: Sequence[str] = (), excluded_llm: Sequence[str] = (),
+          templates: Mapping[str, str] | None = None) -> TextNode:
     derived = [k for k in (*LOCATION_KEYS, *_SCORE_KEYS) if k in metadata]
     return TextNode(
+        **(templates or {}),
         id_=node_id,
         text=text,
         metadata=metadata,
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref_doc_id)},
-        excluded_embed_metadata_keys=derived,
-        excluded_llm_metadata_keys=[k for k in derived if k in _HIDDEN_FROM_LLM],
+        excluded_embed_metadata_keys=[*excluded_embed, *derived],
+        excluded_llm_metadata_keys=[*excluded_llm, *(k for k in derived if k in _HIDDEN_FROM_LLM)],
     )
 
 
@@ -107,7 +127,9 @@ def hit_node(hit: SearchHit) -> TextNode:
 def section_node(section: Section, path: str) -> TextNode:
     """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path)."""
     meta = {**section.metadata, **location_metadata(path, "memory", section.start_line, section.end_line)}
-    return _node(section.id, section.text, meta, section.ref_doc_id or path)
+    return _node(section.id, section.text, meta, section.ref_doc_id or path,
+                 excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
+                 templates=section.templates)
 
 
 def _single(f: MetadataFilter) -> Callable[[Mapping[str, Any]], bool]:

@@ -8,23 +8,36 @@ Each node added through the store becomes one *section* of a memory file, a reco
     <!-- /openclaw-memory:node -->
 
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
-text); reading, writing and removing them is the core's.
+text, and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata
+templates when it has its own); reading, writing and removing them is the core's. A node whose metadata takes part in its
+embedding carries that text as the record's ``index_text``
+(:data:`openclaw_memory.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
+keyword-indexes in place of the marker line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_memory.chunker import RECORD_OPEN_PREFIX
+from openclaw_memory.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["KIND", "OPEN_PREFIX", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
+__all__ = ["EXCLUDED_EMBED", "EXCLUDED_LLM", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
            "section_lines", "section_of"]
 
 KIND = "node"
 OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}{KIND} "
+#: Attribute names of a node's excluded metadata keys (LlamaIndex's field names).
+EXCLUDED_EMBED = "excluded_embed_metadata_keys"
+EXCLUDED_LLM = "excluded_llm_metadata_keys"
+#: How a node renders its metadata (LlamaIndex's field names); written only when not LlamaIndex's default.
+TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
+
+
+def _keys(value: Any) -> list[str]:
+    return [k for k in value if isinstance(k, str)] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,21 @@ class Section(Record):
         return dict(self.attrs.get("metadata") or {})
 
     @property
+    def excluded_embed_metadata_keys(self) -> list[str]:
+        """The node's own metadata keys left out of its embedding text (empty when none was written)."""
+        return _keys(self.attrs.get(EXCLUDED_EMBED))
+
+    @property
+    def excluded_llm_metadata_keys(self) -> list[str]:
+        """The node's own metadata keys left out of the text the LLM sees (empty when none was written)."""
+        return _keys(self.attrs.get(EXCLUDED_LLM))
+
+    @property
+    def templates(self) -> dict[str, str]:
+        """The node's own :data:`TEMPLATE_FIELDS` (only those written, i.e. not the default)."""
+        return {k: v for k in TEMPLATE_FIELDS if isinstance(v := self.attrs.get(k), str)}
+
+    @property
     def text(self) -> str:
         """The node's text."""
         return self.body
@@ -69,14 +97,35 @@ def section_of(record: Record) -> Section:
     return Section(record.kind, record.attrs, record.body, record.open_line, record.close_line)
 
 
-def render_section(node_id: str, text: str, *, ref_doc_id: str | None, metadata: dict[str, Any]) -> str:
+def render_section(
+    node_id: str,
+    text: str,
+    *,
+    ref_doc_id: str | None,
+    metadata: dict[str, Any],
+    index_text: str = "",
+    excluded_embed_metadata_keys: Sequence[str] = (),
+    excluded_llm_metadata_keys: Sequence[str] = (),
+    templates: Mapping[str, str] | None = None,
+) -> str:
     """The Markdown of one node (see :func:`openclaw_memory.records.render_record`; ValueError for an
-    empty text, a text containing a marker line, or metadata that is not JSON-serializable)."""
+    empty text, a text containing a marker line, or metadata that is not JSON-serializable).
+
+    ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
+    the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given.
+    """
     attrs: dict[str, Any] = {"id": node_id}
     if ref_doc_id is not None:
         attrs["ref_doc_id"] = ref_doc_id
     if metadata:
         attrs["metadata"] = metadata
+    if index_text.strip():
+        attrs[RECORD_INDEX_TEXT] = index_text
+    if excluded_embed_metadata_keys:
+        attrs[EXCLUDED_EMBED] = list(excluded_embed_metadata_keys)
+    if excluded_llm_metadata_keys:
+        attrs[EXCLUDED_LLM] = list(excluded_llm_metadata_keys)
+    attrs.update({k: v for k, v in (templates or {}).items() if k in TEMPLATE_FIELDS})
     return render_record(KIND, attrs, text, what=f"node {node_id!r}")
 
 

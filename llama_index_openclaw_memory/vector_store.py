@@ -8,8 +8,11 @@ The Markdown files stay the source of truth. The store is a *view* over them:
 * **Nodes added through the store** (``add``, ``VectorStoreIndex.insert``, ``from_documents``)
   are appended, append-only, to one memory file (``append_path``, default
   ``memory/llamaindex.md``; ``"memory/{date}.md"`` targets today's daily note) as Markdown
-  sections that keep their id, ``ref_doc_id`` and metadata (see :mod:`._sections`). The index is
-  synced right after, so they are searchable by every OpenClaw tool too.
+  sections that keep their id, ``ref_doc_id``, metadata and excluded metadata keys (see
+  :mod:`._sections`). The index is synced right after, so they are searchable by every OpenClaw
+  tool too. As in LlamaIndex, a node's metadata takes part in its embedding (and keyword index):
+  what ``node.get_metadata_str(MetadataMode.EMBED)`` gives, so ``excluded_embed_metadata_keys``
+  keep keys out of search.
 
 What deletes do: ``delete``, ``delete_nodes`` and ``clear`` remove only sections the store
 wrote. A request that would remove hand-written memory raises :class:`ProtectedMemoryError`
@@ -53,6 +56,8 @@ from llama_index_openclaw_memory._convert import (
     chunk_node,
     hit_chunk_node,
     matches_filters,
+    own_excluded_keys,
+    own_templates,
     section_node,
     strip_location,
 )
@@ -285,15 +290,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         ids = [n.node_id for n in nodes]
         if len(set(ids)) != len(ids):
             raise ValueError("add() got the same node id twice; node ids must be unique")
-        rendered = [
-            render_section(
-                n.node_id,
-                n.get_content(metadata_mode=MetadataMode.NONE),
-                ref_doc_id=n.ref_doc_id,
-                metadata=strip_location(n.metadata),
-            )
-            for n in nodes
-        ]
+        rendered = [self._render(n) for n in nodes]
         rel = self._target_rel()
         wanted = set(ids)
         self._files.remove(lambda _rel, s: s.id in wanted, extra=[rel])  # re-adding an id replaces its section
@@ -301,6 +298,22 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         self._memory.sync(reason="llamaindex add")
         log.info("appended %d node(s) to %s", len(nodes), rel)
         return ids
+
+    @staticmethod
+    def _render(node: BaseNode) -> str:
+        """A node's section: its text, own metadata and excluded keys, and (as the text indexed with it)
+        its metadata as its embedding sees it (``get_metadata_str(MetadataMode.EMBED)``)."""
+        own = strip_location(node.metadata)
+        return render_section(
+            node.node_id,
+            node.get_content(metadata_mode=MetadataMode.NONE),
+            ref_doc_id=node.ref_doc_id,
+            metadata=own,
+            index_text=node.model_copy(update={"metadata": own}).get_metadata_str(MetadataMode.EMBED),
+            excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys),
+            excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys),
+            templates=own_templates(node),
+        )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:
         """Refuse nodes embedded in another vector space (another dimension): the index that sent

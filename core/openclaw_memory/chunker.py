@@ -18,13 +18,14 @@ Differences from the original ``chunkMarkdown`` (all deliberate):
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import replace
 
 from openclaw_memory.types import Chunk
 
 __all__ = [
-    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "indexed_hash",
+    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_TEXT", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "indexed_hash",
     "indexed_text", "is_record_marker", "remap_chunk_lines", "split_for_input_limit", "text_weight",
 ]
 
@@ -46,8 +47,31 @@ def is_record_marker(line: str) -> bool:
     return line.startswith(RECORD_OPEN_PREFIX) or line.startswith(RECORD_CLOSE_PREFIX)
 
 
+#: The record attribute (a string in the opening marker's JSON) holding text its writer wants embedded and
+#: keyword-indexed in place of the marker line, for example a LlamaIndex node's metadata as
+#: ``node.get_metadata_str(MetadataMode.EMBED)`` renders it. The file stays the source of truth: the text is
+#: in the marker. A record without it is indexed by its body alone.
+RECORD_INDEX_TEXT = "index_text"
+_OPEN_MARKER = re.compile(r"^<!-- openclaw-memory:[a-z][a-z0-9_-]* (\{.*\}) -->\s*$")
+
+
+def _index_text_of(marker: str) -> str | None:
+    """The :data:`RECORD_INDEX_TEXT` of an opening marker line, or None (absent, blank, not a string, or a
+    marker that is not a whole line of JSON, such as a piece of an over-long one)."""
+    m = _OPEN_MARKER.match(marker)
+    if m is None:
+        return None
+    try:
+        attrs = json.loads(m.group(1))
+    except ValueError:
+        return None
+    value = attrs.get(RECORD_INDEX_TEXT) if isinstance(attrs, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def indexed_text(text: str) -> str:
-    """What of a chunk's ``text`` is embedded and keyword-indexed: the text without its record marker lines.
+    """What of a chunk's ``text`` is embedded and keyword-indexed: the text without its record marker lines,
+    an opening marker with a :data:`RECORD_INDEX_TEXT` attribute giving way to that text and a blank line.
 
     A record's markers (its id, key and timestamps, written by the LangGraph store and the LlamaIndex
     vector store) stay in the file and in what a search returns, but would only add noise to the
@@ -56,8 +80,14 @@ def indexed_text(text: str) -> str:
     """
     if "openclaw-memory:" not in text:
         return text
-    kept = "\n".join(line for line in text.split("\n") if not is_record_marker(line))
-    return kept if kept.strip() else text
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if not is_record_marker(line):
+            kept.append(line)
+        elif (extra := _index_text_of(line)) is not None:
+            kept.extend((extra, ""))
+    out = "\n".join(kept)
+    return out if out.strip() else text
 
 
 def indexed_hash(text: str, text_hash: str) -> str:

@@ -109,7 +109,8 @@ class Record:
 
 def _json_attrs(attrs: Mapping[str, Any], what: str) -> str:
     try:
-        text = json.dumps(dict(attrs), ensure_ascii=False, sort_keys=True, allow_nan=False)
+        # attribute names in a stable (sorted) order; nested objects (a node's metadata) keep the writer's order
+        text = json.dumps({k: attrs[k] for k in sorted(attrs)}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"the attributes of {what} (its metadata) must be JSON-serializable to be written to Markdown ({exc}); "

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from openclaw_memory.chunker import is_record_marker
+from openclaw_memory.chunker import indexed_text, is_record_marker
 
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script",
            "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]
@@ -22,11 +22,11 @@ __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENT
 
 def nonblank_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold more than whitespace, in order: the lines that coverage, line windows
-    and line units are measured over. A record's marker lines are not among them (as they are not embedded
-    or keyword-indexed, :func:`openclaw_memory.chunker.indexed_text`)."""
+    and line units are measured over: those of :func:`openclaw_memory.chunker.indexed_text`, so a record's
+    marker lines are not among them but the text its marker asks to index in their place is."""
     if "openclaw-memory:" not in text:
         return [ln for ln in text.splitlines() if ln.strip()]
-    return [ln for ln in text.splitlines() if ln.strip() and not is_record_marker(ln)]
+    return [ln for ln in indexed_text(text).splitlines() if ln.strip() and not is_record_marker(ln)]
 
 #: The FTS5 tokenizer of the ``unicode61`` keyword index.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.chunker import chunk_markdown, indexed_hash, indexed_text
+from openclaw_memory.chunker import RECORD_INDEX_TEXT, chunk_markdown, indexed_hash, indexed_text
 from openclaw_memory.records import render_record
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.units import line_units
@@ -81,3 +81,20 @@ def test_a_records_score_does_not_depend_on_its_id_or_time(write, tmp_path: Path
             scores = {h.path: h.score for h in hits if h.path.startswith("memory/store/")}
             assert set(scores) == {"memory/store/a.md", "memory/store/b.md"}, mode
             assert scores["memory/store/a.md"] == pytest.approx(scores["memory/store/b.md"], abs=1e-6), mode
+
+
+def test_a_records_index_text_is_indexed_in_place_of_its_marker(write, make_index) -> None:
+    """A writer can ask for text to be embedded and keyword-indexed with the body (``index_text`` in the marker,
+    as the LlamaIndex store does with a node's metadata); the file holds it, the other attributes stay out."""
+    block = render_record("note", {"id": "r1", RECORD_INDEX_TEXT: "title: Lighthouse keeper rota"}, BODY)
+    chunk = chunk_markdown(block)[0]
+    assert indexed_text(chunk.text) == "title: Lighthouse keeper rota\n\n" + BODY
+    assert indexed_hash(chunk.text, chunk.hash) == hashlib.sha256(indexed_text(chunk.text).encode()).hexdigest()
+    assert nonblank_lines(chunk.text) == ["title: Lighthouse keeper rota", *BODY.split("\n")]
+    for odd in ({"id": "r2", RECORD_INDEX_TEXT: 7}, {"id": "r3", RECORD_INDEX_TEXT: "  "}):  # not a text: body only
+        assert indexed_text(chunk_markdown(render_record("note", odd, BODY))[0].text) == BODY
+    write({"memory/notes.md": block, "memory/other.md": render_record("note", {"id": "r4"}, BODY)})
+    idx = make_index(None)
+    idx.sync()
+    assert [h.path for h in idx.search("lighthouse rota", min_score=0).hits] == ["memory/notes.md"]
+    assert idx.search("r1", min_score=0).hits == []
