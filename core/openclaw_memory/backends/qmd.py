@@ -86,7 +86,8 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
         add(f"memory-root-{agent}", ws, "MEMORY.md")
         add(f"memory-dir-{agent}", ws / "memory", "**/*.md")
     extras: list[tuple[Path, str | None, str]] = [(p, None, "**/*.md") for p in config.resolved_extra_paths()]
-    extras += [(path, entry.name, entry.pattern) for path, entry in zip(qmd_paths(config), cfg.paths)]
+    extras += [(path, entry.name, entry.pattern)
+               for path, entry in zip(qmd_paths(config), [*cfg.paths, *cfg.extra_collections])]
     for i, (path, name, pattern) in enumerate(extras, start=1):
         path = Path(os.path.normpath(path))
         if path.suffix == ".md" and not path.is_dir():
@@ -101,10 +102,11 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
 
 
 def qmd_paths(config: MemoryConfig) -> list[Path]:
-    """The folders (or files) of ``memory.qmd.paths``, absolute (relative ones are in the workspace)."""
+    """The folders (or files) of ``memory.qmd.paths`` then ``qmd.extra_collections``
+    (``memorySearch.qmd.extraCollections``), absolute (relative ones are in the workspace)."""
     ws = config.resolved_workspace()
     out = []
-    for entry in config.qmd.paths:
+    for entry in [*config.qmd.paths, *config.qmd.extra_collections]:
         p = Path(entry.path).expanduser()
         out.append(Path(os.path.normpath(p if p.is_absolute() else ws / p)))
     return out
