@@ -2,7 +2,7 @@
 
 QMD (``@tobilu/qmd``) indexes the memory files in its own SQLite index, one collection per
 root: ``memory-root-<agent>`` (``MEMORY.md``), ``memory-dir-<agent>`` (``memory/**/*.md``), one per
-extra path and, optionally, ``sessions-<agent>`` over Markdown exports of the transcripts. Each
+extra path, ``memory.qmd.paths`` and ``qmd.extra_collections`` entry and, optionally, ``sessions-<agent>`` over Markdown exports of the transcripts. Each
 agent gets its own QMD config and cache under ``<state_dir>/agents/<agent>/qmd/``. Searches go
 to a warm ``qmd mcp`` session when QMD has one (``memory.qmd.daemon``), else to one
 ``qmd <mode> --json`` process per query; hits come back as the builtin's
