@@ -429,7 +429,8 @@ def duration_ms(value: str | int | float) -> int:
 
 
 class QmdPathConfig(_Model):
-    """``memory.qmd.paths[]``: an extra folder QMD indexes as its own collection."""
+    """``memory.qmd.paths[]`` / ``memorySearch.qmd.extraCollections[]``: an extra folder QMD indexes as
+    its own collection (``name`` kept verbatim only outside the workspace)."""
 
     path: str
     name: str | None = None
@@ -526,6 +527,7 @@ class QmdConfig(_Model):
     search_mode: Literal["search", "vsearch", "query"] = "search"
     include_default_memory: bool = True
     paths: list[QmdPathConfig] = Field(default_factory=list)
+    extra_collections: list[QmdPathConfig] = Field(default_factory=list)  # memorySearch.qmd.extraCollections
     sessions: QmdSessionsConfig = Field(default_factory=QmdSessionsConfig)
     update: QmdUpdateConfig = Field(default_factory=QmdUpdateConfig)
     limits: QmdLimitsConfig = Field(default_factory=QmdLimitsConfig)
@@ -726,8 +728,18 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
         data["citations"] = citations
     if memory.get("backend"):  # memory.backend / memory.qmd (spec §9)
         data["backend"] = memory["backend"]
+    # memorySearch.qmd.extraCollections (defaults' then the agent's) joins memory.qmd as qmd.extraCollections
+    search_qmd = data.pop("qmd", None)
+    extra_colls = [c for ms in (defaults.get("memorySearch") or {}, chosen.get("memorySearch") or {})
+                   if isinstance(ms.get("qmd"), dict) for c in ms["qmd"].get("extraCollections") or []]
+    if isinstance(search_qmd, dict) and not extra_colls:  # snake_case spelling
+        extra_colls = list(search_qmd.get("extra_collections") or [])
     if isinstance(memory.get("qmd"), dict):
         data["qmd"] = memory["qmd"]
+    if extra_colls:
+        qmd = dict(data.get("qmd") or {})
+        own = qmd.pop("extraCollections", None) or qmd.pop("extra_collections", None) or []
+        data["qmd"] = {**qmd, "extraCollections": [*own, *extra_colls]}
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):

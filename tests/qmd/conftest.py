@@ -67,7 +67,8 @@ def qmd_index(memory_ws: Path, qmd_command: str, tmp_path: Path) -> Iterator[Cal
 
 
 # A stand-in for the qmd command: collection/update/status succeed (an update logs "update-end" when
-# done, after sleeping as long as the file FAKE_QMD_UPDATE_SECONDS says); `search` misbehaves as told
+# done, after sleeping as long as the file FAKE_QMD_UPDATE_SECONDS says; an embed "embed-end", after
+# FAKE_QMD_EMBED_SECONDS, and it fails while the file FAKE_QMD_EMBED_FAIL holds "1"); `search` misbehaves as told
 # by argv[1] (sleep | garbage | crash | empty | noresults); `mcp` answers initialize and then
 # sleeps on tools/call when the behaviour is "mcp-hang", else exits (no MCP server).
 FAKE_QMD = textwrap.dedent('''
@@ -80,6 +81,13 @@ FAKE_QMD = textwrap.dedent('''
     if cmd == "--version":
         print("qmd 0.0.0-fake")
     elif cmd in ("collection", "update", "embed"):
+        if cmd == "embed" and os.environ.get("FAKE_QMD_EMBED_FAIL"):  # a file: "1" = this embed fails
+            with open(os.environ["FAKE_QMD_EMBED_FAIL"]) as fh:
+                if fh.read().strip() == "1":
+                    print("Error: no embedding model", file=sys.stderr)
+                    sys.exit(1)
+        if cmd == "embed":  # how long an embed takes (seconds)
+            time.sleep(float(os.environ.get("FAKE_QMD_EMBED_SECONDS") or 0))
         if cmd == "update" and os.environ.get("FAKE_QMD_UPDATE_SECONDS"):  # a file holding how long
             with open(os.environ["FAKE_QMD_UPDATE_SECONDS"]) as fh:
                 time.sleep(float(fh.read() or 0))
@@ -101,9 +109,9 @@ FAKE_QMD = textwrap.dedent('''
                 con.execute("INSERT INTO content_vectors SELECT hash FROM documents")
             con.commit()
             con.close()
-        if cmd == "update" and os.environ.get("FAKE_QMD_LOG"):
+        if cmd in ("update", "embed") and os.environ.get("FAKE_QMD_LOG"):
             with open(os.environ["FAKE_QMD_LOG"], "a") as log:
-                log.write("update-end\\n")
+                log.write(cmd + "-end\\n")
         print("Indexed: 1 new, 0 updated, 0 unchanged, 0 removed")
         if cmd == "update" and pending:
             print(f"\\nRun 'qmd embed' to update embeddings ({pending} unique hashes need vectors)")

@@ -2,7 +2,7 @@
 
 QMD (``@tobilu/qmd``) indexes the memory files in its own SQLite index, one collection per
 root: ``memory-root-<agent>`` (``MEMORY.md``), ``memory-dir-<agent>`` (``memory/**/*.md``), one per
-extra path and, optionally, ``sessions-<agent>`` over Markdown exports of the transcripts. Each
+extra path, ``memory.qmd.paths`` and ``qmd.extra_collections`` entry and, optionally, ``sessions-<agent>`` over Markdown exports of the transcripts. Each
 agent gets its own QMD config and cache under ``<state_dir>/agents/<agent>/qmd/``. Searches go
 to a warm ``qmd mcp`` session when QMD has one (``memory.qmd.daemon``), else to one
 ``qmd <mode> --json`` process per query; hits come back as the builtin's
@@ -39,7 +39,7 @@ from openclaw_memory.citations import chat_type, citations_enabled, decorate_cit
 from openclaw_memory.hybrid import clamp_injected
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
-__all__ = ["QmdBackend", "plan_collections", "qmd_home", "qmd_paths"]
+__all__ = ["QmdBackend", "embed_backoff_s", "plan_collections", "qmd_home", "qmd_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,22 @@ _PENDING_WAIT_S = 0.5
 _INDEXED = re.compile(r"Indexed:\s*(\d+) new,\s*(\d+) updated,\s*(\d+) unchanged,\s*(\d+) removed")
 # `qmd update` ends with this line when documents lack vectors (QMD 2.x; counted as `qmd status`'s "Pending")
 _NEED_VECTORS = re.compile(r"\((\d+) unique hashes? needs? vectors\)")
+# `qmd embed` loads QMD's embedding model: one at a time in this process and across the processes sharing a
+# state dir (`<state>/qmd/embed.lock`, every agent's index); after n failures in a row the next is tried
+# 60 s·2^(n-1) later, at most an hour (spec §9.3).
+_EMBED_LOCKS: dict[str, threading.Lock] = {}
+_EMBED_LOCKS_GUARD = threading.Lock()
+_EMBED_BACKOFF_S, _EMBED_BACKOFF_MAX_S = 60.0, 3600.0
+
+
+def embed_backoff_s(failures: int) -> float:
+    """Seconds to wait before the next ``qmd embed`` after ``failures`` failed ones in a row (0 after none)."""
+    return 0.0 if failures <= 0 else min(_EMBED_BACKOFF_S * 2 ** min(failures - 1, 16), _EMBED_BACKOFF_MAX_S)
+
+
+def _process_embed_lock(lock_file: Path) -> threading.Lock:
+    with _EMBED_LOCKS_GUARD:
+        return _EMBED_LOCKS.setdefault(str(lock_file), threading.Lock())
 
 
 def vectors_pending(update_output: str) -> int:
@@ -86,7 +102,8 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
         add(f"memory-root-{agent}", ws, "MEMORY.md")
         add(f"memory-dir-{agent}", ws / "memory", "**/*.md")
     extras: list[tuple[Path, str | None, str]] = [(p, None, "**/*.md") for p in config.resolved_extra_paths()]
-    extras += [(path, entry.name, entry.pattern) for path, entry in zip(qmd_paths(config), cfg.paths)]
+    extras += [(path, entry.name, entry.pattern)
+               for path, entry in zip(qmd_paths(config), [*cfg.paths, *cfg.extra_collections])]
     for i, (path, name, pattern) in enumerate(extras, start=1):
         path = Path(os.path.normpath(path))
         if path.suffix == ".md" and not path.is_dir():
@@ -101,10 +118,11 @@ def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
 
 
 def qmd_paths(config: MemoryConfig) -> list[Path]:
-    """The folders (or files) of ``memory.qmd.paths``, absolute (relative ones are in the workspace)."""
+    """The folders (or files) of ``memory.qmd.paths`` then ``qmd.extra_collections``
+    (``memorySearch.qmd.extraCollections``), absolute (relative ones are in the workspace)."""
     ws = config.resolved_workspace()
     out = []
-    for entry in config.qmd.paths:
+    for entry in [*config.qmd.paths, *config.qmd.extra_collections]:
         p = Path(entry.path).expanduser()
         out.append(Path(os.path.normpath(p if p.is_absolute() else ws / p)))
     return out
@@ -148,6 +166,9 @@ class QmdBackend:
         # are covered by the running one), and across processes sharing this index (a file lock).
         self._update_lock = threading.Lock()
         self._update_flock = FileLock(str(home / "update.lock"))
+        self._embed_flock = FileLock(str(config.resolved_state_dir() / "qmd" / "embed.lock"))
+        self._embed_failures = 0  # failed `qmd embed` runs in a row
+        self._embed_retry_at = 0.0  # time.time() before which no `qmd embed` runs (backoff)
         self._update_error: str | None = None  # the last background update's failure
         self._timer: threading.Timer | None = None  # the next interval update
         self._scanned_at = 0.0  # time.monotonic() of the last stat scan
@@ -378,17 +399,49 @@ class QmdBackend:
         if not due:
             return
         if vectors_pending(update_output):
+            if time.time() < self._embed_retry_at:
+                log.info("qmd embed failed %d time(s) in a row; next try in %.0f s", self._embed_failures,
+                         self._embed_retry_at - time.time())
+                return
+            try:
+                self._embed()
+            except QmdError:
+                self._embed_failures += 1
+                self._embed_retry_at = time.time() + embed_backoff_s(self._embed_failures)
+                raise
+            self._embed_failures, self._embed_retry_at = 0, 0.0
+        self._last_embed = time.time()
+
+    def _embed(self) -> None:
+        """``qmd embed``, holding the process-wide and the state dir's embed lock (waits for another
+        agent's or process's embed, at most ``embedTimeoutMs``); QmdError when it fails or leaves no vectors."""
+        timeout_s = self.cfg.update.embed_timeout_ms / 1000
+        started = time.monotonic()
+        in_process = _process_embed_lock(Path(self._embed_flock.lock_file))
+        if not in_process.acquire(timeout=timeout_s):
+            raise QmdError(f"another QMD index of this process kept embedding for {timeout_s:.0f} s "
+                           "(memory.qmd.update.embedTimeoutMs)")
+        try:
+            Path(self._embed_flock.lock_file).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._embed_flock.acquire(timeout=max(0.0, timeout_s - (time.monotonic() - started)))
+            except Timeout:
+                raise QmdError(f"another process kept QMD's embed lock ({self._embed_flock.lock_file}) for "
+                               f"{timeout_s:.0f} s (memory.qmd.update.embedTimeoutMs)") from None
             try:
                 self.run("embed", timeout_ms=self.cfg.update.embed_timeout_ms)
             except QmdError as exc:
                 raise QmdError(f"{exc} — searchMode {self.cfg.search_mode!r} needs QMD's embedding model, which "
                                "QMD downloads at first use; run `qmd embed` where it can, or use searchMode "
                                "'search'") from None
-            counts = self._index_counts()
-            if counts["documents"] > 0 and counts["vectors"] == 0:
-                raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
-                               "(`qmd embed`)")
-        self._last_embed = time.time()
+            finally:
+                self._embed_flock.release()
+        finally:
+            in_process.release()
+        counts = self._index_counts()
+        if counts["documents"] > 0 and counts["vectors"] == 0:
+            raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
+                           "(`qmd embed`)")
 
     def _maybe_update(self) -> None:
         """Before a search (spec §9.3). An update that is running (the boot update beside an index
