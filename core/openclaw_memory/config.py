@@ -734,6 +734,11 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
                    if isinstance(ms.get("qmd"), dict) for c in ms["qmd"].get("extraCollections") or []]
     if isinstance(search_qmd, dict) and not extra_colls:  # snake_case spelling
         extra_colls = list(search_qmd.get("extra_collections") or [])
+    ignored = sorted(k for k in search_qmd if k not in ("extraCollections", "extra_collections")) \
+        if isinstance(search_qmd, dict) else []
+    if ignored:  # OpenClaw reads only extraCollections there; say so rather than drop settings silently
+        log.warning("memorySearch.qmd.%s ignored: only extraCollections is read under memorySearch.qmd (as "
+                    "OpenClaw does); put QMD settings under memory.qmd", ", memorySearch.qmd.".join(ignored))
     if isinstance(memory.get("qmd"), dict):
         data["qmd"] = memory["qmd"]
     if extra_colls:

@@ -49,6 +49,22 @@ def test_extra_collections_are_read_from_memory_search_qmd_in_openclaw_json(tmp_
         ("/srv/a", "a", "**/*.md"), ("/srv/b", None, "*.md")]
 
 
+def test_other_memory_search_qmd_settings_are_reported_as_ignored(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    cfg_file = tmp_path / "openclaw.json"
+    cfg_file.write_text(json.dumps({
+        "agents": {"defaults": {"workspace": str(tmp_path / "ws"),
+                                "memorySearch": {"qmd": {"searchMode": "query", "extraCollections": [{"path": "a"}]}}}},
+        "memory": {"backend": "qmd"},
+    }))
+    with caplog.at_level("WARNING", logger="openclaw_memory.config"):
+        qmd = MemoryConfig.from_openclaw_file(cfg_file).qmd
+    assert qmd.search_mode == "search"  # not taken from memorySearch.qmd: OpenClaw reads it from memory.qmd
+    assert [c.path for c in qmd.extra_collections] == ["a"]
+    assert any("memorySearch.qmd.searchMode ignored" in r.getMessage() and "memory.qmd" in r.getMessage()
+               for r in caplog.records)
+
+
 @pytest.mark.slow  # real QMD (node)
 def test_extra_collections_are_searched_with_the_others_and_reported_by_collection(
     qmd_index: Callable[..., MemoryIndex], memory_ws: Path, tmp_path: Path
