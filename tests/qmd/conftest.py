@@ -7,7 +7,8 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,30 @@ FAKE_QMD = textwrap.dedent('''
             print("Error: database is locked", file=sys.stderr)
             sys.exit(3)
 ''')
+
+
+def _sync_concurrently(indexes: Sequence[MemoryIndex]) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def sync(mem: MemoryIndex) -> None:
+        try:
+            mem.sync()
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sync, args=(m,)) for m in indexes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+@pytest.fixture
+def sync_concurrently() -> Callable[[Sequence[MemoryIndex]], list[BaseException]]:
+    """Runs ``sync()`` of each given index (an index may be given twice) in a thread of its own, all at once,
+    and returns the exceptions they raised."""
+    return _sync_concurrently
 
 
 @pytest.fixture

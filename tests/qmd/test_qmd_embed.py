@@ -7,10 +7,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -77,24 +76,13 @@ def test_processes_sharing_a_state_dir_never_embed_at_once(
 
 
 def test_indexes_of_one_process_never_embed_at_once(
-    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str], embed_log: Callable[[], list[str]]
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str], embed_log: Callable[[], list[str]],
+    sync_concurrently: Callable[[Sequence[MemoryIndex]], list[BaseException]],
 ) -> None:
     mems = [MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", agent_id=agent, provider=None,
                         watch=False, backend="qmd", qmd=_settings(fake_qmd("noresults"))) for agent in ("a", "b")]
-    errors: list[BaseException] = []
-
-    def sync(mem: MemoryIndex) -> None:
-        try:
-            mem.sync()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=sync, args=(m,)) for m in mems]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        errors = sync_concurrently(mems)
     finally:
         for mem in mems:
             mem.close()

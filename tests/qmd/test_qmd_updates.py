@@ -5,9 +5,8 @@ normalised file names and the ``memory.qmd.paths`` collections."""
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -126,24 +125,12 @@ def test_an_index_older_than_the_interval_is_updated_in_the_background(
 
 
 def test_two_indexes_on_one_qmd_state_never_update_at_once(
-    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], update_seconds: Path
+    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], update_seconds: Path,
+    sync_concurrently: Callable[[Sequence[MemoryIndex]], list[BaseException]],
 ) -> None:
     first, second = fake_index(), fake_index()  # the same state dir: one QMD index
     update_seconds.write_text("0.4")
-    errors: list[BaseException] = []
-
-    def sync(mem: MemoryIndex) -> None:
-        try:
-            mem.sync()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=sync, args=(m,)) for m in (first, second, first)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert sync_concurrently([first, second, first]) == []
     updates = [c for c in qmd_log() if c in ("update", "update-end")]
     assert len(updates) >= 6
     assert updates == ["update", "update-end"] * (len(updates) // 2)  # one at a time, never overlapping
