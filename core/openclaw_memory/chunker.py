@@ -201,6 +201,36 @@ def _utf8_prefix_len(text: str, max_bytes: int) -> int:
     return max(1, len(data.decode("utf-8", errors="ignore")))
 
 
+def _next_piece(rest: str, max_bytes: int) -> int:
+    """Length of the next piece of ``rest`` for :func:`split_for_input_limit`: at most ``max_bytes`` UTF-8 bytes
+    of embedded text, ending at a line break (or else a space) in the second half of the window, never inside a
+    record marker line: a marker starting the piece goes whole and weighs its index text, one starting later
+    ends the piece before it."""
+    head, budget = 0, max_bytes
+    if is_record_marker(rest):
+        end = rest.find("\n")
+        if end < 0:
+            return len(rest)
+        head = end + 1
+        extra = _index_text_of(rest[:end])
+        budget = max(1, max_bytes - (0 if extra is None else len(extra.encode("utf-8")) + 2))
+    tail = rest[head:]
+    if head and is_record_marker(tail):  # two marker lines in a row: one each
+        return head
+    n = _utf8_prefix_len(tail, budget)
+    if n < len(tail):
+        for sep in ("\n", " "):
+            cut = tail.rfind(sep, 0, n)
+            if cut >= n // 2:
+                n = cut + 1
+                break
+        for prefix in (RECORD_OPEN_PREFIX, RECORD_CLOSE_PREFIX):  # a marker line cut by the window starts the next piece
+            at = tail.rfind("\n" + prefix, 0, n + len(prefix))
+            if 0 <= at < n - 1 and tail.find("\n", at + 1) not in range(at + 1, n):
+                n = at + 1
+    return head + n
+
+
 def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     """Split chunks longer than ``max_bytes`` UTF-8 bytes into pieces that fit, never inside a character.
 
@@ -218,13 +248,7 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
         rest, line = chunk.text, chunk.start_line
         mappable = chunk.text.count("\n") == chunk.end_line - chunk.start_line
         while rest:
-            n = _utf8_prefix_len(rest, max_bytes)
-            if n < len(rest):
-                for sep in ("\n", " "):
-                    cut = rest.rfind(sep, 0, n)
-                    if cut >= n // 2:
-                        n = cut + 1
-                        break
+            n = _next_piece(rest, max_bytes)
             piece, rest = rest[:n], rest[n:]
             start, end = chunk.start_line, chunk.end_line
             if mappable:

@@ -57,3 +57,21 @@ def test_a_long_marker_is_not_searchable_and_reads_back_unchanged(write, make_in
     want = np.asarray(fake_provider.embed_documents([f"{INDEX_TEXT}\n\n{BODY}"])[0], dtype=np.float32)
     vec = stored[0].embedding
     assert float(np.dot(vec, want) / (np.linalg.norm(vec) * np.linalg.norm(want))) == pytest.approx(1, abs=1e-5)
+
+
+@pytest.mark.parametrize("limit", [300, 600, 2048])
+def test_a_chunk_split_for_the_input_limit_never_cuts_a_marker(limit: int) -> None:
+    """A provider with a small input limit (Gemini: 2048 bytes) gets pieces of a record's chunk; each marker line
+    stays whole in one piece, no piece embeds any of the marker's JSON, and each piece's embedded text fits."""
+    body = "\n".join(f"Line {i}: the harbour survey counted cracked bollards on pier {i}." for i in range(60))
+    block = render_record("node", {"id": "n-long", RECORD_INDEX_TEXT: INDEX_TEXT,
+                                   "metadata": {"source_ref": SECRET, "blob": "lorem ipsum dolor " * 500}}, body)
+    lines = block.rstrip("\n").split("\n")
+    (chunk,) = chunk_markdown(block, tokens=4000)
+    pieces = split_for_input_limit([chunk], limit)
+    assert len(pieces) > 1 and "".join(p.text for p in pieces) == chunk.text
+    for p in pieces:
+        assert p.text.strip("\n").split("\n") == lines[p.start_line - 1 : p.end_line]  # whole lines, its own range
+        assert SECRET not in indexed_text(p.text) and "lorem" not in indexed_text(p.text)
+        assert len(indexed_text(p.text).encode()) <= limit
+    assert sum(p.text.count(lines[0]) for p in pieces) == 1
