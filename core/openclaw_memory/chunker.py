@@ -31,8 +31,9 @@ __all__ = [
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
 #: rules is rebuilt (embeddings of unchanged chunk texts come from the cache). 1: the original rules;
-#: 2: records start their own chunk and a final newline adds no empty last line.
-CHUNKER_VERSION = 2
+#: 2: records start their own chunk and a final newline adds no empty last line; 3: a record's marker line is
+#: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed).
+CHUNKER_VERSION = 3
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
 #: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never
@@ -124,13 +125,25 @@ def _split_long(line: str, max_chars: int, tokens: int) -> list[str]:
     return segments
 
 
+def _segments(line: str, max_chars: int, tokens: int) -> list[tuple[str, int]]:
+    """A line's segments with their weights in the chunk budget (newline included). A record marker line is
+    one segment however long, weighing what :func:`indexed_text` makes of it: its index text or nothing."""
+    if not line:
+        return [("", 1)]
+    if is_record_marker(line):
+        extra = _index_text_of(line)
+        return [(line, 0 if extra is None else text_weight(extra) + 2)]
+    return [(seg, text_weight(seg) + 1) for seg in _split_long(line, max_chars, tokens)]
+
+
 def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
     """Split ``content`` into overlapping chunks of about ``tokens`` tokens (1-based inclusive lines).
 
     ``tokens`` is raised to at least 1 and ``overlap`` clamped to ``[0, tokens - 1]``.
     Chunks whose text is empty or whitespace-only are not returned. Records (lines from
     :data:`RECORD_OPEN_PREFIX` to :data:`RECORD_CLOSE_PREFIX`) get chunks of their own, without
-    overlap into their neighbours.
+    overlap into their neighbours; a marker line is never split, and counts in the budget as what
+    :func:`indexed_text` keeps of it.
     """
     tokens = max(1, tokens)
     overlap = min(max(0, overlap), tokens - 1)
@@ -153,8 +166,7 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
         if cur and line.startswith(RECORD_OPEN_PREFIX):  # a record starts a chunk of its own
             flush()
             cur, cur_chars = [], 0
-        for seg in _split_long(line, max_chars, tokens) if line else [""]:
-            size = text_weight(seg) + 1
+        for seg, size in _segments(line, max_chars, tokens):
             if cur and cur_chars + size > max_chars:
                 flush()
                 kept: list[tuple[str, int, int]] = []
@@ -189,29 +201,54 @@ def _utf8_prefix_len(text: str, max_bytes: int) -> int:
     return max(1, len(data.decode("utf-8", errors="ignore")))
 
 
+def _next_piece(rest: str, max_bytes: int) -> int:
+    """Length of the next piece of ``rest`` for :func:`split_for_input_limit`: at most ``max_bytes`` UTF-8 bytes
+    of embedded text, ending at a line break (or else a space) in the second half of the window, never inside a
+    record marker line: a marker starting the piece goes whole and weighs its index text, one starting later
+    ends the piece before it."""
+    head, budget = 0, max_bytes
+    if is_record_marker(rest):
+        end = rest.find("\n")
+        if end < 0:
+            return len(rest)
+        head = end + 1
+        extra = _index_text_of(rest[:end])
+        budget = max(1, max_bytes - (0 if extra is None else len(extra.encode("utf-8")) + 2))
+    tail = rest[head:]
+    if head and is_record_marker(tail):  # two marker lines in a row: one each
+        return head
+    n = _utf8_prefix_len(tail, budget)
+    if n < len(tail):
+        for sep in ("\n", " "):
+            cut = tail.rfind(sep, 0, n)
+            if cut >= n // 2:
+                n = cut + 1
+                break
+        for prefix in (RECORD_OPEN_PREFIX, RECORD_CLOSE_PREFIX):  # a marker line cut by the window starts the next piece
+            at = tail.rfind("\n" + prefix, 0, n + len(prefix))
+            if 0 <= at < n - 1 and tail.find("\n", at + 1) not in range(at + 1, n):
+                n = at + 1
+    return head + n
+
+
 def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     """Split chunks longer than ``max_bytes`` UTF-8 bytes into pieces that fit, never inside a character.
 
     Pieces end at a line break (or else a space) when one falls in the second half of the
     window. When the chunk's line breaks are its source lines, each piece carries the lines it
     covers; otherwise (segments of a split long line) it keeps the parent's range. A single character
-    longer than ``max_bytes`` still becomes a piece of its own.
+    longer than ``max_bytes`` still becomes a piece of its own. A chunk's size is that of its
+    :func:`indexed_text` (what is embedded), so a long record marker alone does not split it.
     """
     out: list[Chunk] = []
     for chunk in chunks:
-        if len(chunk.text.encode("utf-8")) <= max_bytes:
+        if len(indexed_text(chunk.text).encode("utf-8")) <= max_bytes:  # what is embedded, without markers
             out.append(chunk)
             continue
         rest, line = chunk.text, chunk.start_line
         mappable = chunk.text.count("\n") == chunk.end_line - chunk.start_line
         while rest:
-            n = _utf8_prefix_len(rest, max_bytes)
-            if n < len(rest):
-                for sep in ("\n", " "):
-                    cut = rest.rfind(sep, 0, n)
-                    if cut >= n // 2:
-                        n = cut + 1
-                        break
+            n = _next_piece(rest, max_bytes)
             piece, rest = rest[:n], rest[n:]
             start, end = chunk.start_line, chunk.end_line
             if mappable:
