@@ -224,10 +224,9 @@ def _next_piece(rest: str, max_bytes: int) -> int:
             if cut >= n // 2:
                 n = cut + 1
                 break
-        for prefix in (RECORD_OPEN_PREFIX, RECORD_CLOSE_PREFIX):  # a marker line cut by the window starts the next piece
-            at = tail.rfind("\n" + prefix, 0, n + len(prefix))
-            if 0 <= at < n - 1 and tail.find("\n", at + 1) not in range(at + 1, n):
-                n = at + 1
+        start = tail.rfind("\n", 0, n) + 1  # the line the piece ends in
+        if tail[n - 1] != "\n" and start and is_record_marker(tail[start:]):  # a marker line cut by the window
+            n = start  # starts the next piece
     return head + n
 
 
