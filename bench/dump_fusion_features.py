@@ -117,6 +117,9 @@ def _covers(c: Any, evidence: Any) -> list[int]:
 def dump_question(memory: MemoryIndex, provider: Any, tap: _Tap, q: Any, k: int) -> dict[str, Any]:
     tap.reset()
     res = memory.search(q.question, max_results=k, min_score=0)
+    if res.hits and tap.final is None:
+        raise SystemExit("the search returned hits without passing its candidates through "
+                         "openclaw_memory.search.apply_keyword_rescue: this tool no longer sees the fusion; update it")
     cands = list(tap.final or [])
     ranking = tap.keyword.ranking if tap.keyword is not None else None
     texts = [c.text for c in cands]

@@ -189,6 +189,8 @@ def _pairs(qs: list[Question]) -> tuple[np.ndarray, np.ndarray]:
         wt = g[hi] - g[lo]
         diffs.append(d)
         weights.append(wt / wt.sum())
+    if not diffs:
+        raise SystemExit("no question has candidates that cover different shares of its evidence: nothing to fit")
     return np.concatenate(diffs), np.concatenate(weights)
 
 
@@ -329,6 +331,10 @@ def main() -> None:
         names = names_of[engine]
         base = evaluate(qs, None, k)
         check = float(np.mean([recall_at(q, q.returned[:k]) for q in qs]))
+        differ = sum(list(top(q, q.base, k)) != q.returned[:k] for q in qs)
+        if differ:
+            print(f"({engine}: the library's order replayed from the dump differs from the returned hits on "
+                  f"{differ} questions)")
         print(row(f"{engine}, library order (returned hits: {check:.3f}; pool {pool_recall(qs):.3f})", base, kinds,
                   wss))
         for fit_name in chosen:
