@@ -152,6 +152,8 @@ class Figures:
     lines: float
     by_kind: dict[str, float]
     by_ws: dict[str, float]
+    gained: int = 0  # questions whose recall rose against the library's order (held-out rows)
+    lost: int = 0
 
 
 def evaluate(qs: list[Question], w: np.ndarray | None, k: int) -> Figures:
@@ -268,6 +270,8 @@ def fit_ca(qs: list[Question], names: list[str], k: int, *, passes: int = 3) -> 
 
 
 def row(label: str, f: Figures, kinds: list[str], wss: list[str]) -> str:
+    if f.gained or f.lost:
+        label += f" (questions +{f.gained} / −{f.lost})"
     return (f"| {label} | {f.recall:.3f} | {f.lines:.1f} | " + " / ".join(f"{f.by_kind.get(c, float('nan')):.3f}"
                                                                     for c in kinds)
             + " | " + " / ".join(f"{f.by_ws.get(w, float('nan')):.3f}" for w in wss) + " |")
@@ -275,24 +279,8 @@ def row(label: str, f: Figures, kinds: list[str], wss: list[str]) -> str:
 
 def loco(qs: list[Question], fit: Any, k: int) -> Figures:
     """Leave-one-workspace-out: each workspace ranked by weights fitted on the others, figures pooled."""
-    held: list[Question] = []
-    weights: dict[str, np.ndarray] = {}
-    for ws in sorted({q.workspace for q in qs}):
-        train = [q for q in qs if q.workspace != ws]
-        weights[ws] = fit(train)
-        held += [q for q in qs if q.workspace == ws]
-    rs, ls = [], []
-    kind: dict[str, list[float]] = collections.defaultdict(list)
-    per_ws: dict[str, list[float]] = collections.defaultdict(list)
-    for q in held:
-        picked = top(q, q.X @ weights[q.workspace], k)
-        r = recall_at(q, picked)
-        rs.append(r)
-        ls.append(float(q.lines[picked].sum()))
-        kind[q.category].append(r)
-        per_ws[q.workspace].append(r)
-    return Figures(float(np.mean(rs)), float(np.mean(ls)), {c: float(np.mean(v)) for c, v in sorted(kind.items())},
-                   {c: float(np.mean(v)) for c, v in sorted(per_ws.items())})
+    wss = sorted({q.workspace for q in qs})
+    return _score_with(qs, {ws: fit([q for q in qs if q.workspace != ws]) for ws in wss}, k)
 
 
 def main() -> None:
@@ -378,30 +366,34 @@ def main() -> None:
             for e in hybrid:
                 print(row(f"{e}, shared {fit_name}, in sample", evaluate(data[e], w, k), kinds, wss))
             # LOCO: fit on both models' questions of the other conversations, score each model's held-out one
+            ws_w = {ws: fit([q for q in shared if q.workspace != ws]) for ws in wss}
             for e in hybrid:
-                held: list[Question] = []
-                ws_w = {ws: fit([q for q in shared if q.workspace != ws]) for ws in wss}
-                figs = _score_with(data[e], ws_w, k)
-                print(row(f"{e}, shared {fit_name}, leave-one-conversation-out", figs, kinds, wss))
-                del held
+                print(row(f"{e}, shared {fit_name}, leave-one-conversation-out", _score_with(data[e], ws_w, k), kinds,
+                          wss))
     if a.weights:
         for label, names, w in weight_rows:
             print(f"\n{label}: " + ", ".join(f"{n} {v:+.4f}" for n, v in zip(names, w) if abs(v) > 1e-12))
 
 
 def _score_with(qs: list[Question], by_ws: dict[str, np.ndarray], k: int) -> Figures:
+    """Each question ranked by the weights of its workspace's fold; with the number of questions that gain or lose
+    recall against the library's order."""
     rs, ls = [], []
+    gained = lost = 0
     kind: dict[str, list[float]] = collections.defaultdict(list)
     per_ws: dict[str, list[float]] = collections.defaultdict(list)
     for q in qs:
         picked = top(q, q.X @ by_ws[q.workspace], k)
         r = recall_at(q, picked)
+        before = recall_at(q, top(q, q.base, k))
+        gained += r > before + 1e-9
+        lost += r < before - 1e-9
         rs.append(r)
         ls.append(float(q.lines[picked].sum()))
         kind[q.category].append(r)
         per_ws[q.workspace].append(r)
     return Figures(float(np.mean(rs)), float(np.mean(ls)), {c: float(np.mean(v)) for c, v in sorted(kind.items())},
-                   {c: float(np.mean(v)) for c, v in sorted(per_ws.items())})
+                   {c: float(np.mean(v)) for c, v in sorted(per_ws.items())}, gained, lost)
 
 
 if __name__ == "__main__":
