@@ -151,7 +151,8 @@ def dump_question(memory: MemoryIndex, provider: Any, tap: _Tap, q: Any, k: int)
     fcov: dict[str, float] = {}
     if ranking is not None and by_file:
         files = list(by_file)
-        joined = ["\n".join(cands[i].text for i in sorted(by_file[f], key=lambda i: cands[i].start_line)) for f in files]
+        joined = ["\n".join(cands[i].text for i in sorted(by_file[f], key=lambda i: cands[i].start_line))
+                  for f in files]
         fcov = {f: cov for f, (cov, _) in zip(files, ranking.coverage(joined))}
     rows = []
     for i, c in enumerate(cands):

