@@ -57,7 +57,8 @@ def test_overlapping_chunks_come_back_as_one_hit_and_the_slot_goes_to_the_other_
         assert [h.path for h in hits] == ["memory/2023-05-02.md", "memory/2023-05-09.md"]
         first, second = hits
         # the union of the two chunks, once
-        assert (first.start_line, first.end_line) == (min(h.start_line for h in chunks), max(h.end_line for h in chunks))
+        union = (min(h.start_line for h in chunks), max(h.end_line for h in chunks))
+        assert (first.start_line, first.end_line) == union
         # no more lines than the two chunks held: the other note's hit is cut to its matching line and the reply
         assert sum(h.end_line - h.start_line + 1 for h in hits) <= sum(h.end_line - h.start_line + 1 for h in chunks)
         assert (second.start_line, second.end_line) == (3, 4)

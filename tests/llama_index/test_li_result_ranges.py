@@ -23,4 +23,5 @@ def test_nodes_are_the_core_hits_ranges(write, tmp_path: Path) -> None:
         [("memory/2023-05-02.md", 6, 11), ("memory/2023-05-09.md", 3, 4)]
     for n in nodes:
         meta = n.node.metadata
-        assert n.node.get_content() == "\n".join(FILES[meta["path"]].split("\n")[meta["start_line"] - 1:meta["end_line"]])
+        lines = FILES[meta["path"]].split("\n")[meta["start_line"] - 1:meta["end_line"]]
+        assert n.node.get_content() == "\n".join(lines)
