@@ -213,6 +213,10 @@ class QueryConfig(_Model):
     keyword: KeywordRankingConfig = Field(default_factory=KeywordRankingConfig)
     max_injected_chars: int | None = Field(None, ge=1)
     snippet_max_chars: int = Field(700, ge=1)
+    #: This library's addition: hits of one note whose line ranges overlap are returned as one hit (their lines'
+    #: union), so the slot goes to the next candidate, within the lines the best ``max_results`` chunks would
+    #: have held (the last hit trimmed to its best-matching lines; :mod:`openclaw_memory.result_ranges`).
+    merge_overlapping: bool = True
 
 
 class CacheConfig(_Model):

@@ -48,6 +48,7 @@ from openclaw_memory.hybrid import (
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
+from openclaw_memory.result_ranges import fit_ranges
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.speakers import speaker_labels, without_speakers
 from openclaw_memory.textprep import nonblank_lines
@@ -742,10 +743,15 @@ def run_search(
     if headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
         for c in merged:
             c.score, c.relevance = bound_score(c.score, headroom), bound_score(c.relevance, headroom)
-    chosen = [c for c in merged if c.relevance >= floor][:n_results]
-    if not chosen and mode == "keyword":
+    passing = [c for c in merged if c.relevance >= floor]
+    if not passing and mode == "keyword":
         # As the original: with no embeddings, the best partial matches beat an empty answer.
-        chosen = [c for c in merged if c.score > 0][:n_results]
+        passing = [c for c in merged if c.score > 0]
+    if qcfg.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
+        lines_by = keyword.ranking if mode != "vector" else analysis
+        chosen = fit_ranges(passing, n_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
+    else:
+        chosen = passing[:n_results]
 
     cite = citations_enabled(config.citations, session_key)
     hits: list[SearchHit] = []

@@ -90,7 +90,7 @@ class SearchHit:
     text_score: float = 0.0
     citation: str | None = None
     chunk_id: str = ""
-    text: str = ""  # the full chunk text (snippet may be truncated)
+    text: str = ""  # the hit's lines start_line..end_line in full (snippet may be truncated)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (used by the CLI ``--json`` output and tool payloads)."""

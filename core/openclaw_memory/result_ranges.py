@@ -1,0 +1,129 @@
+"""Result ranges: which lines each returned hit holds (``query.merge_overlapping``).
+
+Neighbouring chunks of a note share ``chunking.overlap`` tokens, so the best hits often include the same
+passage twice: two slots of ``max_results`` spent on one place, and its shared lines handed over twice. With
+``query.merge_overlapping`` (on by default), :func:`fit_ranges` picks the hits in rank order and
+
+* folds a candidate whose lines overlap a better hit of the same note into that hit (the hit's range becomes
+  the union of both; its scores stay those of the better chunk), so the slot goes to the next candidate;
+* keeps the lines handed over within what the best ``max_results`` chunks would have held (the *budget*): a
+  fold adds only its new lines and is skipped when they do not fit, and the last hit is trimmed to its
+  best-matching lines (the run of lines centred on the line that covers most of the query's words) when the
+  whole chunk does not fit. It is never cut below :data:`MIN_LINES` lines.
+
+A returned range is always a run of whole lines of its file, and its ``text`` is exactly those lines (taken
+from the chunks' own texts), so ``memory_get(path, start_line, end_line - start_line + 1)`` and the citation
+``path#L<start>-L<end>`` stay correct. Only chunks of Markdown notes whose text has one line per line of their
+range are folded or trimmed; transcript chunks (``source="sessions"``, whose text is extracted from JSON
+lines) are returned as found. Measured on the issue-13 development set (``bench/README.md``, round 7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from openclaw_memory.types import Candidate
+
+__all__ = ["MIN_LINES", "LineScorer", "best_run", "fit_ranges"]
+
+#: A trimmed hit keeps at least this many lines (a turn of a dialogue and the reply to it).
+MIN_LINES = 2
+
+#: ``scorer(lines)`` → one relevance per line (higher is better; 0 for a line that holds none of the query).
+LineScorer = Callable[[Sequence[str]], Sequence[float]]
+
+
+def _line_count(c: Candidate) -> int:
+    return max(0, c.end_line - c.start_line + 1)
+
+
+def _line_exact(c: Candidate) -> bool:
+    """Whether ``c.text`` holds exactly one line per line of its range (a Markdown note's chunk)."""
+    return c.source == "memory" and c.end_line >= c.start_line and c.text.count("\n") + 1 == _line_count(c)
+
+
+def best_run(lines: Sequence[str], size: int, scorer: LineScorer) -> int:
+    """The index of the first of ``size`` consecutive ``lines`` centred on the best-scoring line (the first
+    of equals; the head when no line scores above 0), kept within ``lines``."""
+    if size >= len(lines):
+        return 0
+    scores = list(scorer([ln if ln.strip() else "" for ln in lines]))
+    top = max(scores, default=0.0)
+    best = scores.index(top) if top > 0 else 0
+    return min(max(0, best - (size - 1) // 2), len(lines) - size)
+
+
+@dataclass
+class _Range:
+    """A hit being built: its best candidate and the lines it holds so far (line number → text)."""
+
+    best: Candidate
+    start: int
+    end: int
+    lines: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, c: Candidate, start: int | None = None, end: int | None = None) -> _Range:
+        own = dict(enumerate(c.text.split("\n"), start=c.start_line))
+        lo, hi = start if start is not None else c.start_line, end if end is not None else c.end_line
+        return cls(c, lo, hi, {n: t for n, t in own.items() if lo <= n <= hi})
+
+    def overlaps(self, c: Candidate) -> bool:
+        return c.path == self.best.path and c.source == self.best.source and c.start_line <= self.end \
+            and self.start <= c.end_line
+
+    def added_by(self, c: Candidate) -> int:
+        return max(self.end, c.end_line) - min(self.start, c.start_line) - (self.end - self.start)
+
+    def agrees(self, c: Candidate) -> bool:
+        """Whether ``c``'s text of the lines both hold is the same (a line longer than a chunk is split)."""
+        own = dict(enumerate(c.text.split("\n"), start=c.start_line))
+        return all(own[n] == t for n, t in self.lines.items() if n in own)
+
+    def fold(self, c: Candidate) -> None:
+        for n, t in enumerate(c.text.split("\n"), start=c.start_line):
+            self.lines.setdefault(n, t)
+        self.start, self.end = min(self.start, c.start_line), max(self.end, c.end_line)
+
+    def candidate(self) -> Candidate:
+        c = self.best
+        if (self.start, self.end) == (c.start_line, c.end_line):
+            return c
+        text = "\n".join(self.lines[n] for n in range(self.start, self.end + 1))
+        return replace(c, start_line=self.start, end_line=self.end, text=text)
+
+
+def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> list[Candidate]:
+    """The top ``k`` hits of ``candidates`` (best first, each already past ``min_score``) with overlapping
+    hits of one note folded together and the lines kept within the budget (see the module docstring).
+
+    Returns candidates in rank order; one whose range changed is a copy with the new ``start_line``,
+    ``end_line`` and ``text`` (its scores and ``id`` are those of the best chunk it holds).
+    """
+    budget = sum(_line_count(c) for c in candidates[:k])
+    out: list[tuple[_Range | None, Candidate]] = []
+    used = 0
+    for c in candidates:
+        exact = _line_exact(c)
+        if exact:
+            into = next((r for r, _ in out if r is not None and r.overlaps(c)), None)
+            if into is not None and into.agrees(c):
+                add = into.added_by(c)
+                if used + add <= budget:
+                    into.fold(c)
+                    used += add
+                continue
+        if len(out) >= k:
+            break
+        n, left = _line_count(c), budget - used
+        if n <= left:
+            out.append((_Range.of(c) if exact else None, c))
+            used += n
+            continue
+        if not exact or left < MIN_LINES:
+            break
+        first = best_run(c.text.split("\n"), left, scorer)
+        out.append((_Range.of(c, c.start_line + first, c.start_line + first + left - 1), c))
+        used += left
+    return [r.candidate() if r is not None else c for r, c in out]
