@@ -46,7 +46,13 @@ from openclaw_memory.append import (
     normalize_rel_path,
     refusing_unsafe_paths,
 )
-from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_KIND, RECORD_OPEN_PREFIX, RecordMarker, parse_record_marker
+from openclaw_memory.chunker import (
+    RECORD_CLOSE_PREFIX,
+    RECORD_KIND,
+    RECORD_OPEN_PREFIX,
+    RecordMarker,
+    parse_record_marker,
+)
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 

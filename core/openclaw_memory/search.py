@@ -717,8 +717,9 @@ def run_search(
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
         # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
         # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
-        whole_raw = _whole_question_cosines(store, provider, whole_qv, raw_whole, vector, keyword) \
-            if whole_qv is not None and vw > 0 else None  # type: ignore[arg-type]
+        whole_raw = None
+        if whole_qv is not None and provider is not None and vw > 0:
+            whole_raw = _whole_question_cosines(store, provider, whole_qv, raw_whole, vector, keyword)
         whole_units: dict[str, float] = {}
         if units:  # both sides' candidates (and the whole question's) in one read of the cached unit vectors
             in_vector = {c.id for c in vector}
