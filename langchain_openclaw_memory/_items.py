@@ -10,6 +10,10 @@ items are indexed and searchable like any note. Each item is a record of kind ``
     ```
     <!-- /openclaw-memory:item -->
 
+An item put with ``index=[paths]`` (or under a store whose ``index={"fields": [...]}`` names them) carries the
+texts at those paths as the record's ``index_text`` with ``"index_body": false``, so only they are embedded and
+keyword-indexed; ``index=False`` sets ``"index_body": false`` alone (not indexed at all).
+
 This module translates between those records and LangGraph items; the core reads and rewrites
 the file (under its append lock, atomically and durably, never through a symlink). ``put`` of an
 existing key replaces its record in place, ``delete`` removes it; lines outside records
@@ -25,6 +29,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from langgraph.store.base import get_text_at_path
+from openclaw_memory.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
 from openclaw_memory.records import (
     Record,
     RecordFiles,
@@ -35,7 +41,8 @@ from openclaw_memory.records import (
     replace_record,
 )
 
-__all__ = ["STORE_DIR", "StoreItem", "delete_item", "namespace_file", "namespace_of", "read_items", "upsert_item"]
+__all__ = ["STORE_DIR", "StoreItem", "delete_item", "index_text", "namespace_file", "namespace_of", "read_items",
+           "upsert_item"]
 
 STORE_DIR = "memory/store"
 KIND = "item"
@@ -111,8 +118,22 @@ def read_items(workspace: Path, rel: str) -> list[StoreItem]:
     return [item for _, item in _items(_files(workspace).read(rel))]
 
 
-def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any]) -> None:
-    """Write ``key``'s item: replace its record where it is (keeping created_at), or append it."""
+def index_text(value: dict[str, Any], paths: list[str] | None) -> str | None:
+    """What of ``value`` is embedded and keyword-indexed, as LangGraph's stores choose it for ``put(index=...)``:
+    None for the whole value (the record's JSON body: no paths, or ``["$"]``), else the texts LangGraph's
+    ``get_text_at_path`` finds at ``paths`` (fields, ``a.b``, ``[*]``, ``{x,y}``), one per line ("" for none:
+    the item is not indexed, as for ``index=False``)."""
+    if paths is None or list(paths) == ["$"]:
+        return None
+    return "\n".join(text for path in paths for text in get_text_at_path(value, path))
+
+
+def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any], *, indexed: str | None = None) -> None:
+    """Write ``key``'s item: replace its record where it is (keeping created_at), or append it.
+
+    ``indexed`` (see :func:`index_text`): None indexes the whole value (the record's body); a text is indexed in
+    its place (the record's ``index_text``, its body kept out: ``index_body`` false); "" indexes nothing.
+    """
     try:
         body = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
     except (TypeError, ValueError) as exc:
@@ -123,8 +144,12 @@ def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any]) -> N
         old = next((r for r, item in _items(current) if item.key == key), None)
         now = datetime.now(timezone.utc)
         created = _stamp(old.attrs.get("created_at")) if old is not None else now
-        block = render_record(KIND, {"key": key, "created_at": created.isoformat(), "updated_at": now.isoformat()},
-                              f"```json\n{body}\n```", what=f"store item {key!r}")
+        attrs: dict[str, Any] = {"key": key, "created_at": created.isoformat(), "updated_at": now.isoformat()}
+        if indexed is not None:
+            attrs[RECORD_INDEX_BODY] = False
+            if indexed.strip():
+                attrs[RECORD_INDEX_TEXT] = indexed
+        block = render_record(KIND, attrs, f"```json\n{body}\n```", what=f"store item {key!r}")
         if old is not None:
             return replace_record(current.text, old, block)
         return append_record(current.text, block, header=f"# Store items {' / '.join(namespace)}")

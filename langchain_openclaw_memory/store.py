@@ -11,7 +11,10 @@ Two kinds of namespace:
   item a record in it holding the whole JSON value (every field is kept). ``put`` of the same key
   replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten),
   ``get`` returns the value with its created/updated times, and ``search(prefix, query=...)``
-  ranks items with the hybrid memory search (each item is chunked on its own). ``ttl`` is not
+  ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
+  embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
+  of the store's ``index={"fields": [...]}`` or of ``put(..., index=[...])``, and nothing for
+  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query). ``ttl`` is not
   supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
   expire.
 
@@ -31,6 +34,7 @@ from typing import Any
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    IndexConfig,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -50,6 +54,7 @@ from langchain_openclaw_memory._items import (
     STORE_DIR,
     StoreItem,
     delete_item,
+    index_text,
     namespace_file,
     namespace_of,
     read_items,
@@ -115,6 +120,10 @@ class OpenClawMemoryStore(BaseStore):
             ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
         root: First namespace label.
         min_score: Score floor of ``search`` (None: ``query.min_score`` of each memory config).
+        index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
+            item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
+            whole value). The memory's own embedding provider embeds them, so ``dims`` and ``embed`` are refused.
+            Memory files (the ``(root, name)`` namespaces) are Markdown, indexed whole.
 
     Example:
         ```python
@@ -131,7 +140,17 @@ class OpenClawMemoryStore(BaseStore):
         *,
         root: str = "memory",
         min_score: float | None = None,
+        index: IndexConfig | None = None,
     ) -> None:
+        extra = sorted(set(index or {}) - {"fields"})
+        if extra:
+            raise ValueError(
+                f"OpenClawMemoryStore(index=...) takes only 'fields', got {extra}: items are embedded by the memory's "
+                "embedding provider; choose it (and its dimensions) in the MemoryIndex configuration"
+            )
+        fields = (index or {}).get("fields")
+        #: the fields / JSON paths an item is indexed by when ``put`` gives no ``index`` (None: the whole value)
+        self.index_fields: list[str] | None = list(fields) if fields else None  # [] too, as LangGraph reads it
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
             raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
@@ -206,9 +225,11 @@ class OpenClawMemoryStore(BaseStore):
             if not delete_item(memory.workspace, rel, op.key):
                 return None
         else:
-            upsert_item(memory.workspace, rel, op.key, dict(op.value))
+            value = dict(op.value)
+            paths = self.index_fields if op.index is None else (op.index or [])
+            upsert_item(memory.workspace, rel, op.key, value, indexed=index_text(value, paths))
         memory.mark_dirty()
-        return None if op.index is False else memory
+        return memory  # also for index=False: the file's other items moved
 
     def _item_search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)

@@ -20,13 +20,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from openclaw_memory.types import Chunk
 
 __all__ = [
-    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_TEXT", "RECORD_OPEN_PREFIX", "chunk_id", "chunk_markdown", "indexed_hash",
-    "indexed_text", "is_record_marker", "remap_chunk_lines", "split_for_input_limit", "text_weight",
+    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND", "RECORD_OPEN_PREFIX",
+    "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text", "is_record_marker", "parse_record_marker",
+    "remap_chunk_lines", "split_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -48,26 +50,84 @@ def is_record_marker(line: str) -> bool:
     return line.startswith(RECORD_OPEN_PREFIX) or line.startswith(RECORD_CLOSE_PREFIX)
 
 
+#: What a record's kind may be (``node``, ``item``): lower-case letters, digits, ``-`` and ``_``, a letter first.
+RECORD_KIND = re.compile(r"[a-z][a-z0-9_-]*")
+_OPEN_MARKER = re.compile(rf"^{re.escape(RECORD_OPEN_PREFIX)}({RECORD_KIND.pattern}) (\{{.*\}}) -->\s*$")
+_CLOSE_MARKER = re.compile(rf"^{re.escape(RECORD_CLOSE_PREFIX)}({RECORD_KIND.pattern}) -->\s*$")
+
+
+@dataclass(frozen=True)
+class RecordMarker:
+    """A record's marker line, parsed: ``<!-- openclaw-memory:KIND {JSON} -->`` opens a record,
+    ``<!-- /openclaw-memory:KIND -->`` closes one."""
+
+    kind: str
+    opening: bool
+    #: the opening marker's attributes; None for a closing marker, or when the JSON is not an object
+    attrs: dict[str, Any] | None = None
+
+
+def parse_record_marker(line: str) -> RecordMarker | None:
+    """The marker ``line`` is, or None when it is not a whole marker line (a piece of an over-long one, say).
+    An opening marker whose JSON does not parse to an object still is one (its ``attrs`` are None)."""
+    if line.startswith(RECORD_CLOSE_PREFIX):
+        m = _CLOSE_MARKER.match(line)
+        return RecordMarker(m.group(1), False) if m else None
+    if not line.startswith(RECORD_OPEN_PREFIX) or (m := _OPEN_MARKER.match(line)) is None:
+        return None
+    try:
+        attrs = json.loads(m.group(2))
+    except ValueError:
+        attrs = None
+    return RecordMarker(m.group(1), True, attrs if isinstance(attrs, dict) else None)
+
+
 #: The record attribute (a string in the opening marker's JSON) holding text its writer wants embedded and
 #: keyword-indexed in place of the marker line, for example a LlamaIndex node's metadata as
 #: ``node.get_metadata_str(MetadataMode.EMBED)`` renders it. The file stays the source of truth: the text is
 #: in the marker. A record without it is indexed by its body alone.
 RECORD_INDEX_TEXT = "index_text"
-_OPEN_MARKER = re.compile(r"^<!-- openclaw-memory:[a-z][a-z0-9_-]* (\{.*\}) -->\s*$")
+#: The record attribute (a boolean in the opening marker's JSON) that, when ``false``, keeps the record's body
+#: out of the index: only its :data:`RECORD_INDEX_TEXT` is embedded and keyword-indexed, and a record with
+#: neither is not indexed at all (read from its file, never found by search). The LangGraph store's items use it
+#: to index the fields ``put(..., index=[...])`` names, or nothing for ``index=False``. Such a record is one chunk
+#: however long its body (the body weighs nothing in the chunk budget). Only a closed record counts: an opening
+#: marker without its closing one leaves the lines after it indexed as text.
+RECORD_INDEX_BODY = "index_body"
 
 
 def _index_text_of(marker: str) -> str | None:
     """The :data:`RECORD_INDEX_TEXT` of an opening marker line, or None (absent, blank, not a string, or a
     marker that is not a whole line of JSON, such as a piece of an over-long one)."""
-    m = _OPEN_MARKER.match(marker)
-    if m is None:
-        return None
-    try:
-        attrs = json.loads(m.group(1))
-    except ValueError:
-        return None
-    value = attrs.get(RECORD_INDEX_TEXT) if isinstance(attrs, dict) else None
+    parsed = parse_record_marker(marker)
+    value = parsed.attrs.get(RECORD_INDEX_TEXT) if parsed is not None and parsed.attrs is not None else None
     return value if isinstance(value, str) and value.strip() else None
+
+
+def _hidden_lines(lines: list[str]) -> set[int]:
+    """Indexes in ``lines`` of the body and closing marker of each closed record whose opening marker sets
+    :data:`RECORD_INDEX_BODY` to false (the opening marker itself stands for its index text)."""
+    hidden: set[int] = set()
+    opened: tuple[int, str] | None = None  # (index, kind) of a record whose body is not indexed
+    for i, line in enumerate(lines):
+        if not is_record_marker(line):
+            continue
+        marker = parse_record_marker(line)
+        if marker is None:
+            continue
+        if marker.opening:
+            silent = marker.attrs is not None and marker.attrs.get(RECORD_INDEX_BODY) is False
+            opened = (i, marker.kind) if silent else None
+        elif opened is not None:
+            if marker.kind == opened[1]:
+                hidden.update(range(opened[0] + 1, i + 1))
+            opened = None
+    return hidden
+
+
+def _hides_body(text: str) -> bool:
+    """Whether ``text`` may hold a record whose body is not indexed (a cheap test before :func:`_hidden_lines`)."""
+    return f'"{RECORD_INDEX_BODY}"' in text
 
 
 def indexed_text(text: str) -> str:
@@ -77,18 +137,25 @@ def indexed_text(text: str) -> str:
     A record's markers (its id, key and timestamps, written by the LangGraph store and the LlamaIndex
     vector store) stay in the file and in what a search returns, but would only add noise to the
     record's vector and keyword matches. Text without markers, and a chunk that holds nothing but markers
-    (a piece of a record longer than a chunk), is returned as it is.
+    (a piece of a record longer than a chunk), is returned as it is. The body of a record whose marker sets
+    :data:`RECORD_INDEX_BODY` to false is left out; such a record without index text gives ``""``.
     """
     if "openclaw-memory:" not in text:
         return text
+    lines = text.split("\n")
+    hidden = _hidden_lines(lines) if _hides_body(text) else set()
     kept: list[str] = []
-    for line in text.split("\n"):
+    for i, line in enumerate(lines):
+        if i in hidden:
+            continue
         if not is_record_marker(line):
             kept.append(line)
         elif (extra := _index_text_of(line)) is not None:
             kept.extend((extra, ""))
     out = "\n".join(kept)
-    return out if out.strip() else text
+    if out.strip():
+        return out
+    return "" if hidden else text
 
 
 def indexed_hash(text: str, text_hash: str) -> str:
@@ -154,34 +221,39 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
     cur: list[tuple[str, int, int]] = []  # (segment, line number, weight incl. its newline)
     cur_chars = 0
 
-    def flush() -> None:
-        text = "\n".join(seg for seg, _, _ in cur)
-        if text.strip():
-            chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
-
     lines = content.split("\n")
     if len(lines) > 1 and lines[-1] == "":  # the final newline ends the last line; no line follows it
         lines.pop()
+    hidden = _hidden_lines(lines) if _hides_body(content) else set()
+
+    def flush() -> None:
+        text = "\n".join(seg for seg, _, _ in cur)
+        if text.strip() and not (hidden and not indexed_text(text).strip()):  # a record asking for no index: none
+            chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
+
     for line_no, line in enumerate(lines, start=1):
         if cur and line.startswith(RECORD_OPEN_PREFIX):  # a record starts a chunk of its own
             flush()
             cur, cur_chars = [], 0
-        for seg, size in _segments(line, max_chars, tokens):
-            if cur and cur_chars + size > max_chars:
-                flush()
-                kept: list[tuple[str, int, int]] = []
-                acc = 0
-                if overlap_chars > 0:
-                    for entry in reversed(cur):
-                        kept.insert(0, entry)
-                        acc += entry[2]
-                        if acc >= overlap_chars:
-                            break
-                while kept and acc + size > max_chars:
-                    acc -= kept.pop(0)[2]
-                cur, cur_chars = kept, acc
-            cur.append((seg, line_no, size))
-            cur_chars += size
+        if line_no - 1 in hidden:  # the body of a record that is not indexed: whole, weighing nothing, never cut
+            cur.append((line, line_no, 0))
+        else:
+            for seg, size in _segments(line, max_chars, tokens):
+                if cur and cur_chars + size > max_chars:
+                    flush()
+                    kept: list[tuple[str, int, int]] = []
+                    acc = 0
+                    if overlap_chars > 0:
+                        for entry in reversed(cur):
+                            kept.insert(0, entry)
+                            acc += entry[2]
+                            if acc >= overlap_chars:
+                                break
+                    while kept and acc + size > max_chars:
+                        acc -= kept.pop(0)[2]
+                    cur, cur_chars = kept, acc
+                cur.append((seg, line_no, size))
+                cur_chars += size
         if line.startswith(RECORD_CLOSE_PREFIX):  # and nothing after it joins its chunk
             flush()
             cur, cur_chars = [], 0
@@ -237,11 +309,15 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     window. When the chunk's line breaks are its source lines, each piece carries the lines it
     covers; otherwise (segments of a split long line) it keeps the parent's range. A single character
     longer than ``max_bytes`` still becomes a piece of its own. A chunk's size is that of its
-    :func:`indexed_text` (what is embedded), so a long record marker alone does not split it.
+    :func:`indexed_text` (what is embedded), so a long record marker alone does not split it; a record whose
+    body is not indexed (:data:`RECORD_INDEX_BODY`) is never split (its index text goes whole).
     """
     out: list[Chunk] = []
     for chunk in chunks:
         if len(indexed_text(chunk.text).encode("utf-8")) <= max_bytes:  # what is embedded, without markers
+            out.append(chunk)
+            continue
+        if _hides_body(chunk.text) and _hidden_lines(chunk.text.split("\n")):  # only its index text is embedded
             out.append(chunk)
             continue
         rest, line = chunk.text, chunk.start_line

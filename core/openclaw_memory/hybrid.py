@@ -103,6 +103,7 @@ from typing import Any
 
 from openclaw_memory import citations as _citations
 from openclaw_memory import note_dates as _note_dates
+from openclaw_memory.chunker import indexed_text
 from openclaw_memory.citations import citation_footer
 from openclaw_memory.types import Candidate, SearchHit
 
@@ -380,7 +381,8 @@ def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Can
     """Maximal-marginal-relevance order of score-sorted ``candidates`` (scores are unchanged).
 
     Picks ``argmax λ·rel(x) − (1−λ)·max_sim(x, selected)`` with ``rel`` the min-max normalised
-    score; ties go to the higher original score, then to the earlier candidate.
+    score; ties go to the higher original score, then to the earlier candidate. Texts are compared as they are
+    indexed (:func:`~openclaw_memory.chunker.indexed_text`: without record marker lines).
     """
     lam = max(0.0, min(1.0, lambda_))
     items = list(candidates)
@@ -389,7 +391,7 @@ def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Can
     scores = [c.score for c in items]
     lo, hi = min(scores), max(scores)
     rel = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
-    toks = [mmr_tokens(c.text) for c in items]
+    toks = [mmr_tokens(indexed_text(c.text)) for c in items]  # what is indexed: no record marker lines
     max_sim = [0.0] * len(items)
     remaining = list(range(len(items)))
     order: list[int] = []

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-__all__ = ["dated_path_timestamp", "is_evergreen", "note_date_words"]
+__all__ = ["NOTE_DATES_IN_KEYWORD_INDEX", "dated_path_timestamp", "is_evergreen", "note_date_words"]
+
+#: Whether the keyword index holds a dated note's date as words with each of its chunks, unless told otherwise:
+#: the default of ``store.fts.note_dates`` and of the stores' ``fts_note_dates`` (one default for both).
+NOTE_DATES_IN_KEYWORD_INDEX = True
 
 _DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$", re.IGNORECASE)
 

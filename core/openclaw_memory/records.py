@@ -27,7 +27,6 @@ import errno
 import json
 import logging
 import os
-import re
 import stat
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -47,7 +46,13 @@ from openclaw_memory.append import (
     normalize_rel_path,
     refusing_unsafe_paths,
 )
-from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+from openclaw_memory.chunker import (
+    RECORD_CLOSE_PREFIX,
+    RECORD_KIND,
+    RECORD_OPEN_PREFIX,
+    RecordMarker,
+    parse_record_marker,
+)
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 
@@ -56,13 +61,12 @@ __all__ = ["Record", "RecordFiles", "RecordText", "append_record", "parse_record
 
 log = logging.getLogger(__name__)
 
-_KIND_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: Checks a record's attributes; a record whose attributes fail it counts as hand-written text.
 AttrsCheck = Callable[[dict[str, Any]], bool]
 
 
 def _kind(kind: str) -> str:
-    if not _KIND_RE.match(kind):
+    if not RECORD_KIND.fullmatch(kind):
         raise ValueError(f"record kind {kind!r} must be lower-case letters, digits, '-' or '_'")
     return kind
 
@@ -73,14 +77,6 @@ def _open_prefix(kind: str) -> str:
 
 def _close_line(kind: str) -> str:
     return f"{RECORD_CLOSE_PREFIX}{_kind(kind)} -->"
-
-
-def _open_re(kind: str) -> re.Pattern[str]:
-    return re.compile(rf"^<!-- openclaw-memory:{re.escape(_kind(kind))} (\{{.*\}}) -->\s*$")
-
-
-def _close_re(kind: str) -> re.Pattern[str]:
-    return re.compile(rf"^<!-- /openclaw-memory:{re.escape(_kind(kind))} -->\s*$")
 
 
 @dataclass(frozen=True)
@@ -130,9 +126,9 @@ def render_record(kind: str, attrs: Mapping[str, Any], body: str, *, what: str =
     text = body.rstrip("\n")
     if not text.strip():
         raise ValueError(f"{what} has no text; only records with text can be written to memory")
-    open_re, close_re = _open_re(kind), _close_re(kind)
+    _kind(kind)
     for line in text.split("\n"):
-        if open_re.match(line) or close_re.match(line):
+        if (marker := parse_record_marker(line)) is not None and marker.kind == kind:
             raise ValueError(f"{what} contains an openclaw-memory marker line; remove it from the text")
     return f"{_open_prefix(kind)}{_json_attrs(attrs, what)} -->\n{text}\n{_close_line(kind)}\n"
 
@@ -144,7 +140,7 @@ def parse_records(text: str, kind: str, *, check: AttrsCheck | None = None, wher
     inside another record does not make a record: its lines count as hand-written (logged once
     per call, naming ``where``).
     """
-    open_re, close_re, prefix = _open_re(kind), _close_re(kind), _open_prefix(kind)
+    prefix = _open_prefix(kind)
     lines = text.split("\n")
     out: list[Record] = []
     open_at: int | None = None
@@ -153,14 +149,15 @@ def parse_records(text: str, kind: str, *, check: AttrsCheck | None = None, wher
     for no, line in enumerate(lines, start=1):
         if not line.startswith("<!-- "):
             continue
-        if close_re.match(line):
+        marker = parse_record_marker(line)
+        if marker is not None and marker.kind == kind and not marker.opening:
             if open_at is None or attrs is None:
                 problems += 1
                 continue
             out.append(Record(kind, attrs, "\n".join(lines[open_at:no - 1]), open_at, no))
             open_at, attrs = None, None
             continue
-        parsed = _attrs(open_re, line, check)
+        parsed = _attrs(kind, marker, check)
         if parsed is None:
             if line.startswith(prefix):
                 problems += 1
@@ -176,17 +173,13 @@ def parse_records(text: str, kind: str, *, check: AttrsCheck | None = None, wher
     return out
 
 
-def _attrs(open_re: re.Pattern[str], line: str, check: AttrsCheck | None) -> dict[str, Any] | None:
-    m = open_re.match(line)
-    if not m:
+def _attrs(kind: str, marker: RecordMarker | None, check: AttrsCheck | None) -> dict[str, Any] | None:
+    """The attributes of ``marker`` when it opens a well-formed record of ``kind`` that ``check`` accepts."""
+    if marker is None or not marker.opening or marker.kind != kind or marker.attrs is None:
         return None
-    try:
-        data = json.loads(m.group(1))
-    except ValueError:
+    if check is not None and not check(marker.attrs):
         return None
-    if not isinstance(data, dict) or (check is not None and not check(data)):
-        return None
-    return data
+    return marker.attrs
 
 
 def record_lines(records: Iterable[Record]) -> set[int]:

@@ -17,12 +17,12 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -53,7 +53,7 @@ from openclaw_memory.storage import MemoryStore
 from openclaw_memory.speakers import speaker_labels, without_speakers
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
-from openclaw_memory.units import blend_unit_similarity, unit_similarities
+from openclaw_memory.units import best_unit_similarities, blend_unit_similarity, unit_vectors
 
 __all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
            "KeywordCandidates", "candidate_limit",
@@ -236,14 +236,32 @@ def chunk_total(store: MemoryStore) -> int:
     return total
 
 
-class KeywordCandidates(list[Candidate]):
-    """The keyword side's candidates, best first, with the analysis that scored them: ``ranking`` is the
-    query's analysis with each word weighted by its rarity in the index when ``rarity_weights`` was on (else
-    the query's own), so that later rules measure coverage with the same weights (the file-coverage rule)."""
+class KeywordCandidates(Sequence[Candidate]):
+    """The keyword side's candidates, best first (an immutable sequence), with the analysis that scored them:
+    ``ranking`` is the query's analysis with each word weighted by its rarity in the index when
+    ``rarity_weights`` was on (else the query's own), so that later rules measure coverage with the same weights
+    (the file-coverage rule). A slice is a ``KeywordCandidates`` with the same ``ranking``."""
 
-    def __init__(self, candidates: Sequence[Candidate] = (), *, ranking: QueryAnalysis) -> None:
-        super().__init__(candidates)
+    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis) -> None:
+        self._candidates = list(candidates)
         self.ranking = ranking
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KeywordCandidates: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | KeywordCandidates:
+        if isinstance(index, slice):
+            return KeywordCandidates(self._candidates[index], ranking=self.ranking)
+        return self._candidates[index]
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def __repr__(self) -> str:
+        return f"KeywordCandidates({self._candidates!r}, ranking={self.ranking!r})"
 
 
 def keyword_candidates(
@@ -324,12 +342,12 @@ def keyword_candidates(
             scores.append(score)
             ranks.append(rank)
     order = sorted(range(len(cands)), key=lambda i: (-scores[i], ranks[i], i))
-    out = KeywordCandidates(ranking=ranking)
+    out: list[Candidate] = []
     for pos, i in enumerate(order[:limit], start=1):
         c = cands[i]
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
-    return out
+    return KeywordCandidates(out, ranking=ranking)
 
 
 def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,
@@ -347,45 +365,59 @@ def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence
     return {cid: calibrate_similarity(score, similarity_floor) for cid, score in raw.items()}
 
 
-def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, qv: np.ndarray, candidates: Sequence[Candidate],
-                   raw: Mapping[str, float], *, size: int, weight: float) -> dict[str, float]:
-    """The calibrated vector-side score of each candidate with a raw cosine in ``raw`` and cached line units:
-    the blend of that cosine with its best unit's (:mod:`openclaw_memory.units`), by chunk id. Candidates
-    without cached units are left out (they keep their score); so is everyone when the store cannot read the
-    units (StoreError, logged). Any other error is a bug and is raised."""
-    todo = {c.id: c.text for c in candidates if c.id in raw}
+def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, candidates: Sequence[Candidate],
+                   *queries: tuple[np.ndarray, Mapping[str, float]], size: int,
+                   weight: float) -> list[dict[str, float]] | None:
+    """For each ``(query vector, raw cosines by chunk id)`` of ``queries``: the calibrated vector-side score of
+    each candidate with a raw cosine there and cached line units, the blend of that cosine with its best unit's
+    (:mod:`openclaw_memory.units`), by chunk id. The unit vectors are read once for all queries. Candidates
+    without cached units are left out (they keep their score); None when the store cannot read the units
+    (StoreError, logged). Any other error is a bug and is raised."""
+    todo = {c.id: c.text for c in candidates if any(c.id in raw for _, raw in queries)}
     if not todo:
-        return {}
+        return [{} for _ in queries]
     try:
-        best = unit_similarities(store, qv, todo, size=size, provider=provider.id, model=provider.model,
-                                 provider_key=provider_key(provider.fingerprint()))
+        vectors = unit_vectors(store, todo, size=size, provider=provider.id, model=provider.model,
+                               provider_key=provider_key(provider.fingerprint()))
     except StoreError as exc:  # the chunk cosines still rank
         log.warning("reading the line units' vectors failed; chunk vectors only: %s", exc)
-        return {}
-    return {cid: calibrate_similarity(blend_unit_similarity(raw[cid], u, weight), provider.similarity_floor)
-            for cid, u in best.items()}
+        return None
+    out: list[dict[str, float]] = []
+    for qv, raw in queries:
+        best = best_unit_similarities({cid: m for cid, m in vectors.items() if cid in raw}, qv)
+        out.append({cid: calibrate_similarity(blend_unit_similarity(raw[cid], u, weight), provider.similarity_floor)
+                    for cid, u in best.items()})
+    return out
 
 
-def _judge_whole_question(store: MemoryStore, provider: EmbeddingProvider, whole: np.ndarray,
-                          candidates: Sequence[Candidate], relevance: dict[str, float], config: MemoryConfig, *,
-                          units: bool, sim_floor: float | None) -> None:
-    """In place: each candidate's relevance (what ``min_score`` compares) becomes the larger of itself and the
-    weighted score the candidate gets with the vector side of the whole question ``whole`` (the question with the
-    speaker's name): dropping the name orders the hits better but lowers every cosine, and must not hide hits
-    that passed ``min_score`` before. On failure (logged) the relevance stays as it is."""
-    hy = config.query.hybrid
+def _whole_question_cosines(store: MemoryStore, provider: EmbeddingProvider, whole: np.ndarray,
+                            scanned: Mapping[str, float], vector: Sequence[Candidate],
+                            keyword: Sequence[Candidate]) -> dict[str, float] | None:
+    """The raw cosine between the whole question's embedding ``whole`` and each candidate of both sides: those
+    its own scan found (``scanned``), the others read from the store. None when that read fails (logged)."""
+    ids = list(dict.fromkeys(c.id for c in [*vector, *keyword]))
+    missing = [cid for cid in ids if cid not in scanned]
     try:
-        raw = store.vector_scores(whole, [c.id for c in candidates], model=provider.model)
-        scores = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw.items()}
-        if units:
-            scores.update(_unit_rescored(store, provider, whole, candidates, raw, size=hy.unit_lines,
-                                         weight=hy.unit_weight))
+        read = store.vector_scores(whole, missing, model=provider.model) if missing else {}
     except Exception as exc:
         log.warning("scoring the whole question's vectors for min_score failed: %s", exc)
-        return
-    judged = [replace(c, score=hy.vector_weight * max(0.0, scores.get(c.id, 0.0)) + hy.text_weight * c.text_score
-                      + c.file_bonus) for c in candidates]
-    if hy.text_weight > 0:
+        return None
+    return {cid: v for cid in ids if (v := scanned.get(cid, read.get(cid))) is not None}
+
+
+def _judge(relevance: dict[str, float], vector: Sequence[Candidate], keyword: Sequence[Candidate], *,
+           vector_weight: float, text_weight: float, vector_scores: Mapping[str, float] | None,
+           bonus: Mapping[str, float] | None = None) -> None:
+    """In place: each merged candidate's relevance (what ``min_score`` compares) becomes the larger of itself and
+    the score :func:`~openclaw_memory.hybrid.merge_weighted` gives it with these weights or this vector side
+    (``vector`` and ``vector_scores`` as there), plus its file-coverage ``bonus`` when given, and the keyword
+    rescue."""
+    judged = merge_weighted(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
+                            vector_scores=vector_scores)
+    if bonus:
+        for c in judged:
+            c.score += bonus.get(c.id, 0.0)
+    if text_weight > 0:
         apply_keyword_rescue(judged)
     for c in judged:
         relevance[c.id] = max(relevance[c.id], c.score)
@@ -617,6 +649,7 @@ def run_search(
             log.warning("vector search failed; searching keywords only: %s", exc)
             reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
     whole_qv: np.ndarray | None = None  # the whole question's embedding when the vector side ranks without names
+    raw_whole: dict[str, float] = {}  # and the raw cosines its scan found
     if qv is not None and vector and provider is not None and query_vector is None and hy.enabled \
             and hy.drop_speaker_names:
         # a question naming one speaker of the notes' dialogue: the vector side ranks by its embedding without the
@@ -627,7 +660,7 @@ def run_search(
                 qv2 = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
                 if qv2.size and np.all(np.isfinite(qv2)) and np.any(qv2):
                     rescan = store.vector_search(qv2, limit=n_cand, sources=sources, model=provider.model)
-                    raw_vector = {c.id: c.vector_score for c in rescan}
+                    raw_whole, raw_vector = raw_vector, {c.id: c.vector_score for c in rescan}
                     for c in rescan:
                         c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
                     whole_qv, qv, vector = qv, qv2, rescan
@@ -638,7 +671,7 @@ def run_search(
         mode: SearchMode = "keyword"
         keyword = keyword_candidates(store, analysis, limit=min(_MAX_CANDIDATES, 2 * n_cand), sources=sources,
                                      enough=n_results, **kw_rank)
-        merged = keyword
+        merged = list(keyword)
         for c in merged:
             c.score = c.text_score
         apply_keyword_rescue(merged)  # lifts needles only: an exact match already scores its text_score
@@ -647,8 +680,8 @@ def run_search(
     elif not hy.enabled:
         mode = "vector"
         if provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0:
-            rescored = _unit_rescored(store, provider, qv, vector, raw_vector, size=hy.unit_lines,
-                                      weight=hy.unit_weight)
+            rescored = (_unit_rescored(store, provider, vector, (qv, raw_vector), size=hy.unit_lines,
+                                       weight=hy.unit_weight) or [{}])[0]
             for c in vector:
                 c.vector_score = rescored.get(c.id, c.vector_score)
             vector.sort(key=lambda c: -c.vector_score)
@@ -683,9 +716,20 @@ def run_search(
                                                  else None)
             except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
                 log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
-        if units:  # both sides' candidates in one read of the cached unit vectors
-            rescored = _unit_rescored(store, provider, qv, [*vector, *others],  # type: ignore[arg-type]
-                                      {**raw_vector, **raw_others}, size=hy.unit_lines, weight=hy.unit_weight)
+        # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
+        # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
+        whole_raw = None
+        if whole_qv is not None and provider is not None and vw > 0:
+            whole_raw = _whole_question_cosines(store, provider, whole_qv, raw_whole, vector, keyword)
+        whole_units: dict[str, float] = {}
+        if units:  # both sides' candidates (and the whole question's) in one read of the cached unit vectors
+            in_vector = {c.id for c in vector}
+            unit_scores = _unit_rescored(
+                store, provider, [*vector, *(c for c in keyword if c.id not in in_vector)],  # type: ignore[arg-type]
+                (qv, {**raw_vector, **raw_others}), *(() if whole_raw is None else ((whole_qv, whole_raw),)),
+                size=hy.unit_lines, weight=hy.unit_weight) or []  # []: the store failed (logged), chunk cosines
+            rescored = unit_scores[0] if unit_scores else {}
+            whole_units = unit_scores[1] if len(unit_scores) > 1 else {}
             for c in vector:
                 c.vector_score = rescored.get(c.id, c.vector_score)
             vector.sort(key=lambda c: -c.vector_score)
@@ -699,9 +743,10 @@ def run_search(
         if tw > 0:
             apply_keyword_rescue(weighted)
         relevance = {c.id: c.score for c in weighted}
-        if whole_qv is not None and vw > 0:  # min_score also judges by the whole question, which scores higher
-            _judge_whole_question(store, provider, whole_qv, weighted, relevance, config,  # type: ignore[arg-type]
-                                  units=units, sim_floor=sim_floor)
+        if whole_raw is not None:
+            whole = {**{cid: calibrate_similarity(v, sim_floor) for cid, v in whole_raw.items()}, **whole_units}
+            _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
+                   vector_weight=vw, text_weight=tw, vector_scores=whole, bonus={c.id: c.file_bonus for c in weighted})
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # make room for the best chunks of other notes
             apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)
         rvw = hy.relevance_vector_weight
@@ -709,10 +754,7 @@ def run_search(
             # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
             # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
             # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
-            judged = merge_weighted(vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
-            if rvw < 1.0:
-                apply_keyword_rescue(judged)
-            relevance = {c.id: max(relevance[c.id], c.score) for c in judged}
+            _judge(relevance, vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
         if hy.merge == "rrf":
             # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
             # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)

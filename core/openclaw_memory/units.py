@@ -22,7 +22,8 @@ import numpy as np
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.textprep import nonblank_lines
 
-__all__ = ["blend_unit_similarity", "line_units", "unit_hash", "unit_similarities", "units_to_embed"]
+__all__ = ["best_unit_similarities", "blend_unit_similarity", "line_units", "unit_hash", "unit_similarities", "unit_vectors",
+           "units_to_embed"]
 
 
 def line_units(text: str, size: int) -> list[str]:
@@ -49,31 +50,48 @@ def _hashed_units(text: str, size: int) -> tuple[tuple[str, str], ...]:
     return tuple((u, unit_hash(u)) for u in line_units(text, size))
 
 
-def unit_similarities(store: MemoryStore, query: np.ndarray, texts: Mapping[str, str], *, size: int,
-                      provider: str, model: str, provider_key: str) -> dict[str, float]:
-    """The best raw cosine between ``query`` and a unit of each text (by id), from the unit vectors in the
-    store's embedding cache; ids whose units are not all cached (or that have none) are left out."""
+def unit_vectors(store: MemoryStore, texts: Mapping[str, str], *, size: int, provider: str, model: str,
+                 provider_key: str) -> dict[str, np.ndarray]:
+    """The cached unit vectors of each text (by id), one row per unit, from the store's embedding cache (one
+    read); ids whose units are not all cached, or of differing dimensions, (or that have none) are left out."""
     hashed = {cid: _hashed_units(text, size) for cid, text in texts.items()}
-    units = {cid: [u for u, _ in pairs] for cid, pairs in hashed.items()}
     hashes = {u: h for pairs in hashed.values() for u, h in pairs}
     if not hashes:
         return {}
     cached = store.cache_get(provider, model, provider_key, list(dict.fromkeys(hashes.values())))
+    out: dict[str, np.ndarray] = {}
+    for cid, pairs in hashed.items():
+        vecs = [cached.get(h) for _, h in pairs]
+        if not vecs or any(v is None or v.size != vecs[0].size for v in vecs):  # type: ignore[union-attr]
+            continue
+        out[cid] = np.stack(vecs).astype(np.float32, copy=False)  # type: ignore[arg-type]
+    return out
+
+
+def best_unit_similarities(vectors: Mapping[str, np.ndarray], query: np.ndarray) -> dict[str, float]:
+    """The best raw cosine between ``query`` and a unit of each id's :func:`unit_vectors` (ids whose vectors
+    are not of the query's dimension are left out)."""
     q = np.asarray(query, dtype=np.float32).ravel()
     norm = float(np.linalg.norm(q))
-    if not cached or norm == 0.0:
+    if not vectors or norm == 0.0:
         return {}
     q = q / norm
     out: dict[str, float] = {}
-    for cid, us in units.items():
-        vecs = [cached.get(hashes[u]) for u in us]
-        if not vecs or any(v is None or v.size != q.size for v in vecs):
+    for cid, m in vectors.items():
+        if m.shape[1] != q.size:
             continue
-        m = np.stack(vecs).astype(np.float32, copy=False)
         norms = np.linalg.norm(m, axis=1)
         norms[norms == 0] = 1.0
         out[cid] = float(np.max((m @ q) / norms))
     return out
+
+
+def unit_similarities(store: MemoryStore, query: np.ndarray, texts: Mapping[str, str], *, size: int,
+                      provider: str, model: str, provider_key: str) -> dict[str, float]:
+    """The best raw cosine between ``query`` and a unit of each text (by id), from the unit vectors in the
+    store's embedding cache; ids whose units are not all cached (or that have none) are left out."""
+    return best_unit_similarities(unit_vectors(store, texts, size=size, provider=provider, model=model,
+                                               provider_key=provider_key), query)
 
 
 def blend_unit_similarity(chunk: float, unit: float | None, weight: float) -> float:

@@ -67,3 +67,20 @@ def test_the_index_identity_names_its_contents(tmp_path: Path) -> None:
             ids[name] = s.fts_tokenizer_id
     assert ids["a"] == ids["b"] + "+dates"
     assert not ids["c"].endswith("+dates")  # a trigram index matches substrings: it stays as it was
+
+
+def test_a_store_built_directly_has_the_configs_default(tmp_path: Path) -> None:
+    """leftovers4: ``SQLiteStore(path)`` defaulted to no dates while ``store.fts.note_dates`` defaults to on, so a
+    store opened directly on an index the memory built read another keyword layout (one default now)."""
+    import inspect
+
+    from openclaw_memory.postgres.store import PostgresStore
+
+    default = MemoryConfig().store.fts.note_dates
+    assert default is True
+    store = SQLiteStore(tmp_path / "direct.sqlite")
+    try:
+        assert store.fts_note_dates is default
+    finally:
+        store.close()
+    assert inspect.signature(PostgresStore.__init__).parameters["fts_note_dates"].default is default

@@ -209,6 +209,20 @@ def test_mmr_lambda_extremes() -> None:
     assert apply_mmr([], 0.7) == []
 
 
+def test_mmr_compares_the_indexed_text_not_record_markers() -> None:
+    """leftovers4: two records with the same body are duplicates whatever their markers (ids, keys, times) say;
+    MMR used to compare the marker lines too, so two copies of one item looked different enough to both stay."""
+    from openclaw_memory.records import render_record
+
+    def item(key: str, when: str) -> str:
+        return render_record("item", {"key": key, "created_at": when, "updated_at": when}, "Vegetarian, no mushrooms.")
+
+    a = cand("a", text=item("6f1c2a3e-9b4d-4e8a-b7c5-2d9e0f1a3b4c", "2026-03-01T09:00:01+00:00"), score=1.0)
+    b = cand("b", text=item("0b9e77d1-3c2a-4f5e-8d6c-7a1b2c3d4e5f", "2026-11-24T23:59:58+00:00"), score=0.9)
+    c = cand("c", text="Allergic to peanuts since childhood.", score=0.8)
+    assert [x.id for x in apply_mmr([a, b, c], 0.5)] == ["a", "c", "b"]
+
+
 # ---- snippets -----------------------------------------------------------------------------------
 
 

@@ -163,3 +163,19 @@ def test_window_coverage_context_counts_in_every_run_of_its_text() -> None:
     texts = ["painting\nline\nline\nline\nline", "", "nothing here", "painting"]
     covs = a.window_coverage(texts, 1, context=["13 October 2023", "13 October 2023", None, None])
     assert covs == [1.0, 0.0, 0.0, pytest.approx(1 / 3)]  # a blank text earns nothing from its context
+
+
+def test_a_slice_of_the_keyword_candidates_keeps_their_ranking(write, tmp_path: Path) -> None:
+    """leftovers4: ``keyword_candidates`` returned a list subclass whose slices were plain lists without
+    ``ranking`` (the rarity-weighted analysis later rules measure coverage with)."""
+    from openclaw_memory.search import KeywordCandidates, keyword_candidates
+
+    docs = {f"memory/2026-01-{d:02d}.md": f"Sam painted a lake at dawn, day {d}.\nSam: nice.\n" for d in range(1, 6)}
+    with MemoryIndex(provider=None, workspace=write(docs), watch=False,
+                     store={"path": str(tmp_path / "kc.sqlite")}) as m:
+        m.sync()
+        cands = keyword_candidates(m.store, analyze_query("what did Sam paint at dawn"), limit=10, rarity_weights=True)
+    assert len(cands) == 5 and cands.ranking is not None
+    head = cands[:2]
+    assert isinstance(head, KeywordCandidates) and head.ranking is cands.ranking
+    assert list(head) == list(cands)[:2] and cands[0] is list(cands)[0]

@@ -131,9 +131,9 @@ def test_a_store_failure_reading_units_ranks_by_chunk_vectors_and_a_bug_surfaces
         monkeypatch.setattr(m.store, "cache_get", real_get)
 
         def buggy(*args: object, **kwargs: object) -> object:
-            raise TypeError("unit_similarities() got an unexpected keyword argument")
+            raise TypeError("unit_vectors() got an unexpected keyword argument")
 
-        monkeypatch.setattr(search_mod, "unit_similarities", buggy)
+        monkeypatch.setattr(search_mod, "unit_vectors", buggy)
         with pytest.raises(TypeError):
             m.search("violin lessons", max_results=1, min_score=0)
 

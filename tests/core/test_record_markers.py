@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.chunker import RECORD_INDEX_TEXT, chunk_markdown, indexed_hash, indexed_text
+from openclaw_memory.chunker import (
+    RECORD_INDEX_BODY,
+    RECORD_INDEX_TEXT,
+    chunk_markdown,
+    indexed_hash,
+    indexed_text,
+    split_for_input_limit,
+)
 from openclaw_memory.records import render_record
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.units import line_units
@@ -98,3 +105,33 @@ def test_a_records_index_text_is_indexed_in_place_of_its_marker(write, make_inde
     idx.sync()
     assert [h.path for h in idx.search("lighthouse rota", min_score=0).hits] == ["memory/notes.md"]
     assert idx.search("r1", min_score=0).hits == []
+
+
+# ---- a record whose body is not indexed (leftovers4, item 1: LangGraph's put(index=[fields] | False)) ----------
+
+
+def _quiet(attrs: dict[str, object], body: str = BODY) -> str:
+    return render_record("item", {"key": "k", RECORD_INDEX_BODY: False, **attrs}, body)
+
+
+def test_a_record_whose_body_is_not_indexed_is_indexed_by_its_index_text_alone(write, make_index) -> None:
+    long_body = "\n".join(f"line {i}: the pepperoni pizza order number {i}." for i in range(200))  # ~9 KB
+    block = _quiet({RECORD_INDEX_TEXT: "Lighthouse keeper rota"}, long_body)
+    chunks = chunk_markdown("# Notes\n\nhand-written pizza line\n\n" + block + "\nafter the record\n", 100, 20)
+    record = [c for c in chunks if c.text.startswith("<!-- openclaw-memory:item ")]
+    assert len(record) == 1 and record[0].text == block.rstrip("\n")  # one chunk, however long its body
+    assert indexed_text(record[0].text) == "Lighthouse keeper rota\n"
+    assert split_for_input_limit(record, 64) == record  # never cut: only its index text is embedded
+    assert [indexed_text(c.text).strip() for c in chunks if c is not record[0]][-1] == "after the record"
+
+    nothing = _quiet({})  # neither body nor index text: no chunk at all
+    assert chunk_markdown(nothing) == [] and indexed_text(nothing.rstrip("\n")) == ""
+    unclosed = nothing.rstrip("\n").rsplit("\n", 1)[0]  # without its closing marker it is no record: text
+    assert indexed_text(chunk_markdown(unclosed)[0].text) == BODY
+
+    write({"memory/store/a.md": block, "memory/store/b.md": nothing,
+           "memory/2026-01-02.md": "- Rex the dog needs a walk at noon.\n"})
+    idx = make_index(None)
+    idx.sync()
+    assert [h.path for h in idx.search("lighthouse rota", min_score=0).hits] == ["memory/store/a.md"]
+    assert idx.search("pepperoni pizza", min_score=0).hits == []

@@ -24,7 +24,7 @@ import numpy as np
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
-from openclaw_memory.note_dates import note_date_words
+from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
@@ -140,7 +140,7 @@ class PostgresStore:
         pool_size: int = 4,
         connect_timeout: float = 10.0,
         workspace: str | None = None,
-        fts_note_dates: bool = False,
+        fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
         _parent: PostgresStore | None = None,
         _build_id: int | None = None,
     ) -> None:

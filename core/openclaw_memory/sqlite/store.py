@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.errors import IndexLockedError, StoreError
-from openclaw_memory.note_dates import note_date_words
+from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
 from openclaw_memory.sqlite.vec_index import VecIndex
@@ -151,7 +151,7 @@ class SQLiteStore:
         fts_tokenizer: str = "unicode61",
         driver: DriverChoice | None = None,
         memory_cache: bool = True,
-        fts_note_dates: bool = False,
+        fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
     ) -> None:
         self.path = Path(path)
         self.fts_note_dates = fts_note_dates and fts_tokenizer != "trigram"

@@ -1,0 +1,133 @@
+"""LangGraph's ``index`` on the store: which part of an item's value is embedded and keyword-indexed.
+
+``put(ns, key, value, index=None | False | [paths])`` and the store's ``index={"fields": [...]}`` choose the
+text as LangGraph's own stores do (``InMemoryStore``, ``PostgresStore``): the whole value by default, the
+texts at the fields / JSON paths when named, nothing for ``index=False`` (such an item is kept and listed but
+never found by a query). Before, ``index=[...]`` was ignored and every field was searchable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+from openclaw_memory import MemoryIndex
+from openclaw_memory.providers.base import EmbedKind
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+from langchain_openclaw_memory import OpenClawMemoryStore
+
+NS = ("users", "u1", "memories")
+VALUE = {"data": "The user likes pepperoni pizza.", "note": "Asked about quokka habitats."}
+
+
+def keys(hits: Sequence[Any]) -> list[str]:
+    return [h.key for h in hits]
+
+
+def test_put_index_fields_choose_what_a_query_finds(memory: MemoryIndex) -> None:
+    store = OpenClawMemoryStore(memory)
+    store.put(NS, "k1", VALUE, index=["data"])
+    store.put(NS, "k2", VALUE)  # default: the whole value
+    assert "k1" in keys(store.search(NS, query="pepperoni pizza"))
+    assert keys(store.search(NS, query="quokka habitats")) == ["k2"]  # k1's note is not indexed
+    item = store.get(NS, "k1")
+    assert item is not None and item.value == VALUE  # every field is still kept
+
+    store.put(NS, "k1", VALUE, index=["note"])  # a put decides again
+    assert "k1" in keys(store.search(NS, query="quokka habitats"))
+    assert "k1" not in keys(store.search(NS, query="pepperoni pizza"))
+
+
+def test_the_stores_index_fields_are_the_default(memory: MemoryIndex) -> None:
+    store = OpenClawMemoryStore(memory, index={"fields": ["note"]})
+    store.put(NS, "k1", VALUE)
+    store.put(NS, "k2", VALUE, index=["data"])  # the put's own index wins
+    assert keys(store.search(NS, query="quokka habitats")) == ["k1"]
+    assert keys(store.search(NS, query="pepperoni pizza")) == ["k2"]
+    for whole in ({}, {"fields": []}, {"fields": ["$"]}):  # as LangGraph reads them: the whole value
+        assert OpenClawMemoryStore(memory, index=whole).index_fields in (None, ["$"])
+
+
+def test_index_false_keeps_the_item_out_of_queries_only(memory: MemoryIndex) -> None:
+    store = OpenClawMemoryStore(memory)
+    store.put(NS, "k1", VALUE, index=False)
+    store.put(NS, "k2", {"data": "The user's dog is called Rex."})
+    assert "k1" not in keys(store.search(NS, query="pepperoni pizza"))
+    assert "k1" not in keys(store.search(NS, query="quokka habitats"))
+    item = store.get(NS, "k1")
+    assert item is not None and item.value == VALUE
+    assert sorted(keys(store.search(NS))) == ["k1", "k2"]  # listed without a query
+    assert keys(store.search(NS, filter={"note": "Asked about quokka habitats."})) == ["k1"]
+    assert keys(store.search(NS, query="dog Rex")) == ["k2"]  # the items beside it still are found
+
+    store.put(NS, "k1", VALUE)  # put again with the default: searchable
+    assert "k1" in keys(store.search(NS, query="pepperoni pizza"))
+
+
+def test_only_fields_of_langgraphs_index_config_are_taken(memory: MemoryIndex) -> None:
+    with pytest.raises(ValueError, match="only 'fields'.*embedding provider"):
+        OpenClawMemoryStore(memory, index={"dims": 64, "embed": lambda texts: [[0.0] * 64 for _ in texts],
+                                           "fields": ["data"]})
+
+
+class RecordingProvider(FakeEmbeddingProvider):
+    """The fake embedder, keeping every document text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind != "query":
+            self.documents.extend(texts)
+        return super()._embed(texts, kind)
+
+
+PUTS: list[tuple[dict[str, Any], Any]] = [
+    ({"data": "alpha bravo", "extra": "charlie"}, None),
+    ({"data": "delta echo", "extra": "foxtrot"}, ["extra"]),
+    ({"profile": {"name": "Golf", "langs": ["hotel", "india"]}, "tags": ["juliet", "kilo"]},
+     ["profile.name", "profile.langs[*]", "tags[-1]"]),
+    ({"data": "lima mike", "n": 7, "ok": True}, ["{data,n}", "ok"]),
+    ({"data": "november oscar"}, False),
+    ({"data": "papa quebec"}, ["missing"]),
+]
+
+
+@pytest.mark.parametrize("fields", [None, ["data"]])
+def test_the_embedded_text_is_what_langgraphs_in_memory_store_embeds(
+        make_index: Callable[..., MemoryIndex], corpus: object, fields: list[str] | None) -> None:
+    reference: list[list[str]] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        reference.append(list(texts))
+        return [[1.0, 0.0] for _ in texts]
+
+    theirs = InMemoryStore(index={"dims": 2, "embed": embed, **({"fields": fields} if fields else {})})
+    provider = RecordingProvider()
+    memory = make_index(provider, timezone="UTC")
+    memory.sync()
+    ours = OpenClawMemoryStore(memory, index={"fields": fields} if fields else None)
+    for n, (value, index) in enumerate(PUTS):
+        reference.clear()
+        provider.documents.clear()
+        theirs.put(("t",), f"k{n}", value, index=index)
+        ours.put(("t", f"k{n}"), "k", value, index=index)  # a namespace (file) each: only this item is embedded
+        expected = [t for batch in reference for t in batch]
+        item_texts = [t for t in provider.documents if not t.startswith("# Store items")]  # not the file's header
+        words = set(re.findall(r"[a-z]{3,}", json.dumps(value).lower())) - {"true", "data", "extra", "profile", "name",
+                                                                            "langs", "tags"}
+        embedded = set(re.findall(r"[a-z]{3,}", " ".join(item_texts).lower()))
+        if index is None and not fields:  # the whole value: ours embeds the record's JSON body
+            assert words <= embedded
+            continue
+        assert embedded & words == set(re.findall(r"[a-z]{3,}", " ".join(expected).lower())) & words
+        if expected:
+            assert "\n".join(expected) + "\n" in item_texts  # one text per line (+ the marker's blank line)
+        else:  # nothing LangGraph would embed: nothing embedded here, and the item is kept
+            assert item_texts == [] and ours.get(("t", f"k{n}"), "k") is not None
