@@ -99,8 +99,8 @@ class LateInteractionConfig(_Model):
     with a provider that gives token vectors (sentence-transformers models); others search as before."""
 
     enabled: bool = False
-    top: int = Field(12, ge=2, le=200)
-    weight: float = Field(1.0, ge=0.0)
+    top: int = Field(24, ge=2, le=200)
+    weight: float = Field(0.5, ge=0.0)
 
 
 class HybridConfig(_Model):
@@ -146,7 +146,7 @@ class HybridConfig(_Model):
     unit_lines: int = Field(3, ge=0, le=50)
     unit_weight: float = Field(0.3, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
-    #: Measured on the issue-13 development set (MiniLM hybrid R@6 0.882 → 0.894, bench/README.md round 7).
+    #: Measured on the issue-13 development set: MiniLM hybrid R@6 0.882 → 0.892 (bench/README.md, round 7).
     late_interaction: LateInteractionConfig = Field(default_factory=LateInteractionConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 
