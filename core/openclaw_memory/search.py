@@ -480,6 +480,23 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
     return merged, None
 
 
+def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
+                 weight: float) -> str | None:
+    """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
+    :func:`~openclaw_memory.late_interaction.late_rerank`; on a provider failure they keep their scores and the
+    reason is returned (logged)."""
+    from openclaw_memory.late_interaction import late_rerank
+
+    merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score,
+                               c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
+    try:
+        late_rerank(merged[:top], query, provider, weight=weight)
+    except OpenClawMemoryError as exc:
+        log.warning("late interaction skipped: %s", exc)
+        return f"late interaction failed ({type(exc).__name__}: {exc})"
+    return None
+
+
 def _rerank_by_endpoint(merged: list[Candidate], query: str,
                         config: MemoryConfig) -> tuple[list[Candidate], str | None]:
     """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
@@ -773,6 +790,9 @@ def run_search(
                                                   sim_floor)
     elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, q, config)
+    late = hy.late_interaction
+    if late.enabled and mode == "hybrid" and provider is not None and provider.gives_token_vectors and merged:
+        rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),

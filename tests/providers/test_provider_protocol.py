@@ -27,6 +27,7 @@ class BareProvider:
     max_batch_size = 2
     default_concurrency = 1
     similarity_floor = None
+    gives_token_vectors = False
 
     def __init__(self) -> None:
         self._inner = FakeEmbeddingProvider(dims=64)
@@ -48,6 +49,9 @@ class BareProvider:
 
     async def aembed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         return self.embed_documents(texts)
+
+    def embed_tokens(self, texts: Sequence[str], kind: str) -> list[Any]:
+        raise ProviderError("no token vectors")
 
     def close(self) -> None:
         self.closed = True

