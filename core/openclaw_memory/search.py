@@ -45,7 +45,7 @@ from openclaw_memory.hybrid import (
     merge_weighted,
     truncate_snippet,
 )
-from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
 from openclaw_memory.result_ranges import fit_ranges
@@ -483,14 +483,18 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
 def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
                  weight: float) -> str | None:
     """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
-    :func:`~openclaw_memory.late_interaction.late_rerank`; on a provider failure they keep their scores and the
-    reason is returned (logged)."""
+    :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
+    :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
+    they keep their scores and the reason is returned (logged)."""
     from openclaw_memory.late_interaction import late_rerank
+
+    if not isinstance(provider, TokenEmbeddingProvider):
+        return None
 
     merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score,
                                c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
     try:
-        late_rerank(merged[:top], query, provider, weight=weight)
+        late_rerank(merged[:top], query, provider, space=provider_key(provider.fingerprint()), weight=weight)
     except OpenClawMemoryError as exc:
         log.warning("late interaction skipped: %s", exc)
         return f"late interaction failed ({type(exc).__name__}: {exc})"
@@ -791,7 +795,7 @@ def run_search(
     elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, q, config)
     late = hy.late_interaction
-    if late.enabled and mode == "hybrid" and provider is not None and provider.gives_token_vectors and merged:
+    if late.enabled and mode == "hybrid" and provider is not None and merged:
         rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import uuid
-from typing import Any
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -203,10 +202,6 @@ class RawNaNProvider:
     max_batch_size = None
     default_concurrency = 1
     similarity_floor = None
-    gives_token_vectors = False
-
-    def embed_tokens(self, texts: Sequence[str], kind: str) -> list[Any]:
-        raise ProviderError("no token vectors")
 
     def close(self) -> None:
         pass

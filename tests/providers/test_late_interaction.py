@@ -25,7 +25,7 @@ finally:
 from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.errors import ProviderError  # noqa: E402
 from openclaw_memory.late_interaction import late_rerank, maxsim, question_vectors  # noqa: E402
-from openclaw_memory.providers.base import EmbedKind, TokenVectors  # noqa: E402
+from openclaw_memory.providers.base import EmbedKind, TokenEmbeddingProvider, TokenVectors  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider  # noqa: E402
 from openclaw_memory.types import Candidate, SearchResult  # noqa: E402
@@ -56,7 +56,7 @@ def _candidate(i: int, text: str, score: float) -> Candidate:
 
 
 def test_token_vectors_are_unit_rows_with_their_words(provider: SentenceTransformerEmbeddingProvider) -> None:
-    assert provider.gives_token_vectors
+    assert isinstance(provider, TokenEmbeddingProvider)
     [tv] = provider.embed_tokens(["Melanie went kickboxing, again."], "query")
     assert tv.words[:3] == ("Melanie", "went", "kickboxing") and tv.words[-1] == "."
     assert tv.vectors.shape == (len(tv.words), 384) and tv.vectors.dtype == np.float32
@@ -85,7 +85,7 @@ def test_the_line_about_the_question_wins_maxsim(provider: SentenceTransformerEm
 
 def test_late_rerank_lifts_the_hit_whose_line_answers(provider: SentenceTransformerEmbeddingProvider) -> None:
     head = [_candidate(0, PAINTING, 0.9), _candidate(1, CAMPING, 0.8), _candidate(2, WORK, 0.7)]
-    late_rerank(head, "Where has Melanie camped?", provider, weight=2.0)
+    late_rerank(head, "Where has Melanie camped?", provider, space="minilm", weight=2.0)
     assert sorted(head, key=lambda c: -c.score)[0].text == CAMPING
     assert sorted(c.score for c in head) == [0.7, 0.8, 0.9]  # the head's scores, handed out again
     assert [c.relevance for c in head] == [0.9, 0.8, 0.7]  # min_score still judges each hit by its own
@@ -149,11 +149,10 @@ def test_a_token_vector_failure_keeps_the_order_and_says_why(tmp_path: Path) -> 
 
 def test_a_provider_without_token_vectors_does_not_take_part(tmp_path: Path) -> None:
     fake = FakeEmbeddingProvider(dims=64)
-    assert not fake.gives_token_vectors
-    with pytest.raises(ProviderError, match="no per-token vectors"):
-        fake.embed_tokens(["text"], "query")
+    assert not isinstance(fake, TokenEmbeddingProvider)
     ws = _workspace(tmp_path)
     off = _search(ws, tmp_path / "f.sqlite", fake, on=False)
     on = _search(ws, tmp_path / "f.sqlite", fake, on=True)
     assert on.rerank_error is None
     assert [(h.path, h.score) for h in on.hits] == [(h.path, h.score) for h in off.hits]
+

