@@ -172,7 +172,7 @@ class RerankConfig(_Model):
     a search (kept in memory for later searches).
 
     ``provider = "http"``: send the query and the ``top`` hits' texts to a ``/rerank`` endpoint in the
-    Cohere/Jina wire format (vLLM, TEI, Jina, Voyage, Cohere and most gateways serve it):
+    Cohere/Jina wire format (vLLM, Infinity, Jina, Voyage, Cohere and most gateways serve it):
     ``POST {base_url}/rerank`` with ``model``; the API key is read from the environment variable named
     by ``api_key_env`` (sent as ``Authorization: Bearer``), never from the config file. A request taking
     longer than ``timeout_seconds``, or failing, leaves the hits in their unreranked order; the result's

@@ -1,11 +1,12 @@
 """Reranking through a ``/rerank`` HTTP endpoint (``query.rerank.provider = "http"``, opt-in).
 
-Cohere, Jina, Voyage, vLLM, Hugging Face TEI's OpenAI-style route and most gateways serve one wire
-format: ``POST {base_url}/rerank`` with ``{"model", "query", "documents": [str, ...], "top_n"}``
-answered by ``{"results": [{"index", "relevance_score"}, ...]}`` (Voyage names the list ``data``; both
-are read). :class:`HttpReranker` speaks it with the standard library (no SDK), with a timeout, and
-raises :class:`~openclaw_memory.errors.RerankError` for anything but a well-formed answer, so the
-search can keep its own order and say why (``SearchResult.rerank_error``).
+Cohere, Jina, Voyage, vLLM, Infinity and most gateways serve one wire format (Hugging Face TEI's own
+``/rerank`` does not: it takes ``texts`` and answers a bare list): ``POST {base_url}/rerank`` with
+``{"model", "query", "documents": [str, ...], "top_n"}`` answered by ``{"results": [{"index",
+"relevance_score"}, ...]}`` (Voyage names the list ``data``; both are read). :class:`HttpReranker`
+speaks it with the standard library (no SDK), with a timeout, and raises
+:class:`~openclaw_memory.errors.RerankError` for anything but a well-formed answer, so the search can keep
+its own order and say why (``SearchResult.rerank_error``).
 
 :func:`reorder_head` applies an answer: the reranked candidates take the scores the head already had,
 in the reranker's order, so hits after the head, ``min_score`` (compared with each hit's relevance,
