@@ -154,7 +154,9 @@ class OpenClawMemory(System):
             result = run_search(self.store, self.cfg, text, provider=provider,
                                 query_vector=vector if provider else None, max_results=k, min_score=0,
                                 executor=self.pool)
-        return [h.chunk_id for h in result.hits]
+        # the lines each hit returns (``query.merge_overlapping`` folds overlapping chunks into one hit and cuts the
+        # last one to the budget, so a hit's range is not always its best chunk's)
+        return [f"{h.path}#{h.start_line}-{h.end_line}" for h in result.hits]
 
 
 class OpenClawMemoryKeyword(OpenClawMemory):
