@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_quality import load_questions, make_provider  # noqa: E402
 from openclaw_memory import MemoryIndex  # noqa: E402
+from openclaw_memory.evaluation import EvalQuestion, score_hits  # noqa: E402
 from openclaw_memory.rerank import HttpReranker  # noqa: E402
 
 K = 6
