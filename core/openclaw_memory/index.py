@@ -353,7 +353,8 @@ class MemoryIndex:
           (up to 200 candidates per side) until ``max_results`` hits pass or nothing is left.
         * ``collapse``: a key per hit (e.g. the document a chunk belongs to); hits with the same key
           count once, and only the best-ranked of them is returned. With ``where`` and ``collapse``
-          alone, QMD (``backend = "qmd"``) still answers.
+          alone, QMD (``backend = "qmd"``) still answers. Either returns the indexed chunks as found
+          (``query.merge_overlapping`` does not apply), as a vector store's query must.
 
         Bad values raise MemoryArgumentError.
         """

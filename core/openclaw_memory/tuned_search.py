@@ -86,7 +86,13 @@ def search_tuning(
             vector = normalize_vectors([raw.tolist()], expected_dims=dims, who="query_vector")[0]
         except OpenClawMemoryError as exc:
             raise MemoryArgumentError(str(exc)) from None
-    tuned = MemoryConfig.load(config, query={"hybrid": hybrid}) if hybrid else config
+    query: dict[str, Any] = {"hybrid": hybrid} if hybrid else {}
+    if where is not None or collapse is not None:
+        # A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes``
+        # returns for the same ids), ranked as before the filter: merging hits would spend the line budget on
+        # hits ``where`` drops and return fewer hits than asked, which ``filtered`` reads as "nothing more".
+        query["merge_overlapping"] = False
+    tuned = MemoryConfig.load(config, query=query) if query else config
     return SearchTuning(config=tuned, keyword_only=mode == "keyword", query_vector=vector, where=where,
                         collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword")
 

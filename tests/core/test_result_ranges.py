@@ -132,3 +132,29 @@ def test_the_last_hit_is_cut_around_its_best_line_and_never_below_two_lines() ->
 def test_k_hits_of_distinct_notes_are_returned_as_found(k: int) -> None:
     cands = [_cand(f"n{i}", f"n{i}.md", 1, FILE[0:5], 1 - i / 10) for i in range(8)]
     assert fit_ranges(cands, k, _words("line")) == cands[:k]
+
+
+# Many overlapping chunks of one note match "kayak"; another note matches once, weaker.
+KAYAKS = {"memory/a.md": "\n".join(f"Ann: kayak kayak trip number {i} on the river" for i in range(60)) + "\n",
+          "memory/b.md": "\n".join(["# B", "", "Bo: the kayak was red", "Ann: nice"]
+                                   + [f"filler line {i}" for i in range(20)]) + "\n"}
+
+
+def test_filtered_searches_return_the_chunks_as_found(write, tmp_path: Path) -> None:
+    ws = write(KAYAKS)
+    options = [{"where": lambda h: h.path == "memory/b.md"}, {"collapse": lambda h: h.path}]
+    got: dict[bool, list[list[tuple[str, int, int, str]]]] = {}
+    for merge in (False, True):
+        with MemoryIndex(provider=None, workspace=ws, watch=False, store={"path": str(tmp_path / f"{merge}.sqlite")},
+                         chunking={"tokens": 48, "overlap": 40}, query={"merge_overlapping": merge}) as memory:
+            memory.sync()
+            chunks = {c.id: (c.path, c.start_line, c.end_line) for c in memory.iter_chunks()}
+            got[merge] = []
+            for kw in options:
+                hits = memory.search("kayak", max_results=2, min_score=0, **kw).hits
+                assert all(chunks[h.chunk_id] == (h.path, h.start_line, h.end_line) for h in hits)
+                got[merge].append([(h.path, h.start_line, h.end_line, h.text) for h in hits])
+    assert got[True] == got[False]
+    where_b, per_path = got[True]
+    assert [h[:3] for h in where_b] == [("memory/b.md", 1, 15)]  # was [] : folds of a.md used the budget
+    assert sorted(h[0] for h in per_path) == ["memory/a.md", "memory/b.md"]

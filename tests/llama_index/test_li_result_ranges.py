@@ -4,6 +4,7 @@ metadata names exactly the lines its node holds."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from openclaw_memory import MemoryIndex
 
@@ -25,3 +26,52 @@ def test_nodes_are_the_core_hits_ranges(write, tmp_path: Path) -> None:
         meta = n.node.metadata
         lines = FILES[meta["path"]].split("\n")[meta["start_line"] - 1:meta["end_line"]]
         assert n.node.get_content() == "\n".join(lines)
+
+
+def _workspace(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def _store_query(memory: MemoryIndex, **kw: Any) -> tuple[Any, Any]:
+    from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
+
+    from llama_index_openclaw_memory import OpenClawVectorStore
+
+    store = OpenClawVectorStore(memory)
+    return store, store.query(VectorStoreQuery(query_str="kayak", similarity_top_k=2,
+                                               mode=VectorStoreQueryMode.TEXT_SEARCH, **kw))
+
+
+def test_the_vector_store_returns_its_nodes_as_stored(tmp_path: Path) -> None:
+    """A vector store query is not merged: it returns as many nodes as asked, each what get_nodes returns."""
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    from tests.core.test_result_ranges import KAYAKS
+
+    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws1", KAYAKS), watch=False, store={"path": str(tmp_path / "a.sqlite")},
+                     chunking={"tokens": 48, "overlap": 40}) as memory:
+        memory.sync()
+        only_b = MetadataFilters(filters=[MetadataFilter(key="path", value="memory/b.md")])
+        _, r = _store_query(memory, filters=only_b)
+        assert [(n.metadata["path"], n.metadata["start_line"], n.metadata["end_line"]) for n in r.nodes] == \
+            [("memory/b.md", 1, 15)]  # was []: folds of a.md used the line budget before the filter ran
+    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws2", {"MEMORY.md": "# M\n"}), watch=False,
+                     store={"path": str(tmp_path / "b.sqlite")}, chunking={"tokens": 48, "overlap": 40}) as memory:
+        memory.sync()
+        store, _ = _store_query(memory)
+        store.add([TextNode(id_="A", text="\n".join(f"kayak kayak trip log entry {i} on the river" for i in range(40))),
+                   TextNode(id_="B", text="the kayak was red\nnothing else here")])
+        _, r = _store_query(memory)
+        assert r.ids == ["A", "B"]  # was ["A"]
+    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws3", FILES), watch=False,
+                     store={"path": str(tmp_path / "c.sqlite")}, chunking={"tokens": 48, "overlap": 16}) as memory:
+        memory.sync()
+        store, r = _store_query(memory)
+        assert len(r.nodes) == 2
+        for n in r.nodes:
+            [same] = store.get_nodes(node_ids=[n.node_id])
+            assert (n.get_content(), n.metadata) == (same.get_content(), same.metadata)
