@@ -5,17 +5,20 @@ passage twice: two slots of ``max_results`` spent on one place, and its shared l
 ``query.merge_overlapping`` (on by default), :func:`fit_ranges` picks the hits in rank order and
 
 * folds a candidate whose lines overlap a better hit of the same note into that hit (the hit's range becomes
-  the union of both; its scores stay those of the better chunk), so the slot goes to the next candidate;
+  the union of both; its scores stay those of the better chunk), so the slot goes to the next candidate; a
+  candidate that bridges two hits of the note joins them into the better-ranked one, so no two returned hits
+  of a note overlap;
 * keeps the lines handed over within what the best ``max_results`` chunks would have held (the *budget*): a
   fold adds only its new lines and is skipped when they do not fit, and the last hit is trimmed to its
   best-matching lines (the run of lines centred on the line that covers most of the query's words) when the
   whole chunk does not fit. It is never cut below :data:`MIN_LINES` lines.
 
-A returned range is always a run of whole lines of its file, and its ``text`` is exactly those lines (taken
+A folded or trimmed range is a run of whole lines of its file, and its ``text`` is exactly those lines (taken
 from the chunks' own texts), so ``memory_get(path, start_line, end_line - start_line + 1)`` and the citation
 ``path#L<start>-L<end>`` stay correct. Only chunks of Markdown notes whose text has one line per line of their
-range are folded or trimmed; transcript chunks (``source="sessions"``, whose text is extracted from JSON
-lines) are returned as found. Measured on the issue-13 development set (``bench/README.md``, round 7).
+range are folded or trimmed; other hits are returned as found: transcript chunks (``source="sessions"``, whose
+text is extracted from JSON lines; one that does not fit the budget is skipped, never cut) and the pieces of
+a line longer than a chunk (such a chunk's text is its piece of the line, not the whole line). Measured on the issue-13 development set (``bench/README.md``, round 7).
 """
 
 from __future__ import annotations
@@ -73,18 +76,23 @@ class _Range:
         return c.path == self.best.path and c.source == self.best.source and c.start_line <= self.end \
             and self.start <= c.end_line
 
-    def added_by(self, c: Candidate) -> int:
-        return max(self.end, c.end_line) - min(self.start, c.start_line) - (self.end - self.start)
+    def size(self) -> int:
+        return self.end - self.start + 1
 
     def agrees(self, c: Candidate) -> bool:
         """Whether ``c``'s text of the lines both hold is the same (a line longer than a chunk is split)."""
         own = dict(enumerate(c.text.split("\n"), start=c.start_line))
         return all(own[n] == t for n, t in self.lines.items() if n in own)
 
-    def fold(self, c: Candidate) -> None:
+    def fold(self, c: Candidate, others: Sequence[_Range]) -> None:
+        """Add ``c``'s lines and those of ``others`` (worse-ranked ranges of the note that ``c`` bridges to)."""
         for n, t in enumerate(c.text.split("\n"), start=c.start_line):
             self.lines.setdefault(n, t)
-        self.start, self.end = min(self.start, c.start_line), max(self.end, c.end_line)
+        for r in others:
+            for n, t in r.lines.items():
+                self.lines.setdefault(n, t)
+        self.start = min([self.start, c.start_line, *(r.start for r in others)])
+        self.end = max([self.end, c.end_line, *(r.end for r in others)])
 
     def candidate(self) -> Candidate:
         c = self.best
@@ -108,10 +116,16 @@ def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> l
         exact = _line_exact(c)
         if exact:
             into = next((r for r, _ in out if r is not None and r.overlaps(c)), None)
-            if into is not None and into.agrees(c):
-                add = into.added_by(c)
+            # the grown range may reach worse-ranked ranges of the note (``c`` bridges them): they join it too
+            lo, hi = (min(into.start, c.start_line), max(into.end, c.end_line)) if into is not None else (0, -1)
+            others = [r for r, _ in out if r is not None and r is not into and r.best.path == c.path
+                      and r.best.source == c.source and r.start <= hi and lo <= r.end]
+            if into is not None and into.agrees(c) and all(r.agrees(c) for r in others):
+                lo, hi = min([lo, *(r.start for r in others)]), max([hi, *(r.end for r in others)])
+                add = (hi - lo + 1) - into.size() - sum(r.size() for r in others)
                 if used + add <= budget:
-                    into.fold(c)
+                    into.fold(c, others)
+                    out = [(r, o) for r, o in out if r is None or all(r is not x for x in others)]
                     used += add
                 continue
         if len(out) >= k:
@@ -122,7 +136,7 @@ def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> l
             used += n
             continue
         if not exact or left < MIN_LINES:
-            break
+            continue  # a transcript hit is never cut: a worse-ranked one may still fit
         first = best_run(c.text.split("\n"), left, scorer)
         out.append((_Range.of(c, c.start_line + first, c.start_line + first + left - 1), c))
         used += left

@@ -90,7 +90,8 @@ class SearchHit:
     text_score: float = 0.0
     citation: str | None = None
     chunk_id: str = ""
-    text: str = ""  # the hit's lines start_line..end_line in full (snippet may be truncated)
+    text: str = ""  # the hit's full text (snippet may be truncated): for a Markdown note its lines start_line..end_line,
+    # except a piece of a line longer than a chunk; for a transcript the text extracted from those JSON lines
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (used by the CLI ``--json`` output and tool payloads)."""

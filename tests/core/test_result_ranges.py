@@ -158,3 +158,44 @@ def test_filtered_searches_return_the_chunks_as_found(write, tmp_path: Path) -> 
     where_b, per_path = got[True]
     assert [h[:3] for h in where_b] == [("memory/b.md", 1, 15)]  # was [] : folds of a.md used the budget
     assert sorted(h[0] for h in per_path) == ["memory/a.md", "memory/b.md"]
+
+
+def test_a_chunk_bridging_two_hits_of_a_note_joins_them_into_the_better_one() -> None:
+    c0 = _cand("c0", "a.md", 1, FILE[0:10], 0.9)
+    c2 = _cand("c2", "a.md", 15, FILE[14:24], 0.8)
+    c1 = _cand("c1", "a.md", 8, FILE[7:17], 0.5)  # lines 8-17: overlaps both
+    b1 = _cand("b1", "b.md", 1, ["x", "y", "z"], 0.4)
+    out = fit_ranges([c0, c2, c1, b1], 3, _words("line"))
+    # one range 1-24 under the better hit's id and scores (24 lines, each once), the slot c2 held goes to b
+    assert [(c.id, c.start_line, c.end_line) for c in out] == [("c0", 1, 24), ("b1", 1, 3)]
+    assert out[0].text == "\n".join(FILE[0:24]) and out[0].score == 0.9
+    # the budget is charged once: 30 lines (3 chunks of 10), 24 + 3 used
+    assert sum(c.end_line - c.start_line + 1 for c in out) == 27
+
+
+@pytest.mark.parametrize("placed", [[(16, 1), (37, 1), (20, 2), (11, 3)], [(14, 2), (8, 3), (6, 3), (5, 3)]])
+def test_no_two_hits_of_a_note_overlap(write, tmp_path: Path, placed: list[tuple[int, int]]) -> None:
+    lines = ["# Notes", ""] + [f"Ann: filler talk number {i} about nothing" for i in range(40)]
+    for at, times in placed:  # placements where a fold used to bridge two hits (the review's real-search repro)
+        lines[at] += " kayak" * times
+    text = "\n".join(lines) + "\n"
+    with MemoryIndex(provider=None, workspace=write({"memory/a.md": text}), watch=False,
+                     store={"path": str(tmp_path / "i.sqlite")}, chunking={"tokens": 64, "overlap": 32}) as memory:
+        memory.sync()
+        for k in (2, 3, 4):
+            hits = memory.search("kayak", max_results=k, min_score=0).hits
+            assert hits
+            for i, a in enumerate(hits):
+                assert a.text == "\n".join(text.split("\n")[a.start_line - 1:a.end_line])
+                for b in hits[i + 1:]:
+                    assert a.end_line < b.start_line or b.end_line < a.start_line, (k, a, b)
+
+
+def test_a_transcript_hit_that_does_not_fit_leaves_room_for_the_next() -> None:
+    a1 = _cand("a1", "a.md", 1, FILE[0:10], 0.9)
+    a2 = _cand("a2", "a.md", 5, FILE[4:14], 0.85)  # adds 4 lines: 20 - 14 = 6 left
+    s1 = _cand("s1", "t.jsonl", 1, ["user: kayak?"], 0.8, source="sessions")
+    s1.end_line = 12  # a transcript chunk's range counts its JSON lines: 12, more than is left, and never cut
+    b1 = _cand("b1", "b.md", 1, ["x", "kayak", "z"], 0.7)
+    out = fit_ranges([a1, a2, s1, b1], 2, _words("kayak"))
+    assert [(c.id, c.start_line, c.end_line) for c in out] == [("a1", 1, 14), ("b1", 1, 3)]
