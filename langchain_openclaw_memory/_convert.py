@@ -39,13 +39,15 @@ def hit_metadata(hit: SearchHit) -> dict[str, Any]:
         "text_score": hit.text_score,
         "source": hit.source,
         "citation": hit.citation,
+        "chunk_id": hit.chunk_id,
     }
 
 
 def hit_to_document(hit: SearchHit, content: DocumentContent = "snippet") -> Document:
-    """A ``Document`` whose content is the hit's snippet (or full chunk text) and id its chunk id."""
+    """A ``Document`` whose content is the hit's snippet (or full text) and id the hit's id (its chunk id, or one
+    derived from it for a folded or cut hit; the chunk id is in the metadata)."""
     text = hit.text if content == "text" and hit.text else hit.snippet
-    return Document(id=hit.chunk_id or None, page_content=text, metadata=hit_metadata(hit))
+    return Document(id=hit.id or None, page_content=text, metadata=hit_metadata(hit))
 
 
 def message_text(message: BaseMessage) -> str:

@@ -49,7 +49,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     Each ``Document`` carries the snippet (or the whole chunk with ``content="text"``) and
     metadata ``path``, ``start_line``, ``end_line``, ``score``, ``vector_score``, ``text_score``,
-    ``source`` and ``citation``; ``Document.id`` is the chunk id. ``k`` and ``min_score`` default
+    ``source``, ``citation`` and ``chunk_id``; ``Document.id`` is the hit's id (the chunk id, or one derived
+    from it when ``query.merge_overlapping`` folded or cut the hit). ``k`` and ``min_score`` default
     to the memory configuration (``query.max_results`` / ``query.min_score``).
 
     As with LangChain's vector-store retrievers, search options can be given as fields, in

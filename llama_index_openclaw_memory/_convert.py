@@ -112,16 +112,17 @@ def chunk_node(chunk: ChunkLike, own: tuple[int, int, str] | None = None) -> Tex
 def hit_chunk_node(hit: SearchHit, own: tuple[int, int, str] | None = None) -> TextNode:
     """A hit's chunk as a node, like :func:`chunk_node` (location metadata only, no scores)."""
     start, end, text = own if own is not None else (hit.start_line, hit.end_line, hit.text or hit.snippet)
-    return _node(hit.chunk_id, text, location_metadata(hit.path, hit.source, start, end), hit.path)
+    return _node(hit.id, text, location_metadata(hit.path, hit.source, start, end), hit.path)
 
 
 def hit_node(hit: SearchHit) -> TextNode:
-    """A search hit as a node (full chunk text; scores and citation in the metadata)."""
+    """A search hit as a node: id = the hit's id (its chunk id, or one derived from it for a folded or cut hit),
+    its full text, scores, ``chunk_id`` and citation in the metadata."""
     meta = location_metadata(hit.path, hit.source, hit.start_line, hit.end_line)
     meta.update(vector_score=hit.vector_score, text_score=hit.text_score, chunk_id=hit.chunk_id)
     if hit.citation:
         meta["citation"] = hit.citation
-    return _node(hit.chunk_id, hit.text or hit.snippet, meta, hit.path)
+    return _node(hit.id, hit.text or hit.snippet, meta, hit.path)
 
 
 def section_node(section: Section, path: str) -> TextNode:

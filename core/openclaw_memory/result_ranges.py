@@ -23,18 +23,25 @@ a line longer than a chunk (such a chunk's text is its piece of the line, not th
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from openclaw_memory.types import Candidate
 
-__all__ = ["MIN_LINES", "LineScorer", "best_run", "fit_ranges"]
+__all__ = ["MIN_LINES", "LineScorer", "best_run", "fit_ranges", "range_id"]
 
 #: A trimmed hit keeps at least this many lines (a turn of a dialogue and the reply to it).
 MIN_LINES = 2
 
 #: ``scorer(lines)`` → one relevance per line (higher is better; 0 for a line that holds none of the query).
 LineScorer = Callable[[Sequence[str]], Sequence[float]]
+
+
+def range_id(chunk_id: str, start_line: int, end_line: int) -> str:
+    """The stable id of a hit holding lines ``start_line..end_line`` around chunk ``chunk_id`` when they are not
+    the chunk's own (a folded or cut hit): sha256 of ``chunk_id:start:end``."""
+    return hashlib.sha256(f"{chunk_id}:{start_line}:{end_line}".encode()).hexdigest()
 
 
 def _line_count(c: Candidate) -> int:
@@ -107,7 +114,8 @@ def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> l
     hits of one note folded together and the lines kept within the budget (see the module docstring).
 
     Returns candidates in rank order; one whose range changed is a copy with the new ``start_line``,
-    ``end_line`` and ``text`` (its scores and ``id`` are those of the best chunk it holds).
+    ``end_line`` and ``text`` (its scores and ``id`` are those of the best chunk it holds; its hit gets
+    :func:`range_id`).
     """
     budget = sum(_line_count(c) for c in candidates[:k])
     out: list[tuple[_Range | None, Candidate]] = []

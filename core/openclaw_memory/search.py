@@ -48,7 +48,7 @@ from openclaw_memory.hybrid import (
 from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
-from openclaw_memory.result_ranges import fit_ranges
+from openclaw_memory.result_ranges import fit_ranges, range_id
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.speakers import speaker_labels, without_speakers
 from openclaw_memory.textprep import nonblank_lines
@@ -820,12 +820,14 @@ def run_search(
         chosen = passing[:n_results]
 
     cite = citations_enabled(config.citations, session_key)
+    found = {c.id: (c.start_line, c.end_line) for c in passing}
     hits: list[SearchHit] = []
     for c in chosen:
         hit = SearchHit(
             path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
             snippet=truncate_snippet(c.text, qcfg.snippet_max_chars), source=c.source,
             vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
+            id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
         )
         hits.append(decorate_citation(hit) if cite else hit)
     return result(clamp_injected(hits, qcfg.max_injected_chars), mode)

@@ -92,6 +92,13 @@ class SearchHit:
     chunk_id: str = ""
     text: str = ""  # the hit's full text (snippet may be truncated): for a Markdown note its lines start_line..end_line,
     # except a piece of a line longer than a chunk; for a transcript the text extracted from those JSON lines
+    #: The hit's id: ``chunk_id`` when the hit holds its chunk's lines, else (``query.merge_overlapping`` folded or
+    #: cut it) an id derived from ``chunk_id`` and the range (:func:`openclaw_memory.result_ranges.range_id`).
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            self.id = self.chunk_id
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (used by the CLI ``--json`` output and tool payloads)."""

@@ -12,7 +12,8 @@ from openclaw_memory import MemoryIndex
 
 from langchain_openclaw_memory import OpenClawMemoryRetriever
 
-METADATA_KEYS = {"path", "start_line", "end_line", "score", "vector_score", "text_score", "source", "citation"}
+METADATA_KEYS = {"path", "start_line", "end_line", "score", "vector_score", "text_score", "source", "citation",
+                 "chunk_id"}
 
 
 def test_documents_carry_hit_metadata_and_chunk_id(memory: MemoryIndex) -> None:

@@ -75,3 +75,29 @@ def test_the_vector_store_returns_its_nodes_as_stored(tmp_path: Path) -> None:
         for n in r.nodes:
             [same] = store.get_nodes(node_ids=[n.node_id])
             assert (n.get_content(), n.metadata) == (same.get_content(), same.metadata)
+
+
+def test_a_folded_or_cut_hit_has_its_own_node_id(tmp_path: Path) -> None:
+    """A node id names one text: a hit holding other lines than its chunk gets an id of its own (stable, derived
+    from the chunk id and the range); the chunk id stays in the metadata."""
+    from openclaw_memory.result_ranges import range_id
+
+    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws", FILES), watch=False,
+                     store={"path": str(tmp_path / "i.sqlite")}, chunking={"tokens": 48, "overlap": 16}) as memory:
+        memory.sync()
+        chunks = {c.id: c for c in memory.iter_chunks()}
+        retriever = OpenClawMemoryRetriever(memory, similarity_top_k=2, min_score=0.0)
+        nodes, again = retriever.retrieve("kayak"), retriever.retrieve("kayak")
+        plain = OpenClawMemoryRetriever(memory, similarity_top_k=1, min_score=0.0).retrieve("Saturday morning")
+    assert [n.node.node_id for n in nodes] == [n.node.node_id for n in again]
+    assert len({n.node.node_id for n in nodes}) == 2
+    for n in nodes:
+        meta = n.node.metadata
+        chunk = chunks[meta["chunk_id"]]
+        assert (chunk.start_line, chunk.end_line) != (meta["start_line"], meta["end_line"])  # both folded or cut
+        assert n.node.node_id == range_id(chunk.id, meta["start_line"], meta["end_line"]) != chunk.id
+    [p] = plain  # a hit that holds its chunk keeps the chunk id
+    assert p.node.node_id == p.node.metadata["chunk_id"]
+    chunk = chunks[p.node.node_id]
+    assert (chunk.start_line, chunk.end_line, chunk.text) == \
+        (p.node.metadata["start_line"], p.node.metadata["end_line"], p.node.get_content())
