@@ -22,7 +22,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     Each result is a ``NodeWithScore`` whose score is the hybrid score and whose node is the
     chunk: ``id_`` = the hit's id (the chunk id, or one derived from it when ``query.merge_overlapping``
     folded or cut the hit), ``ref_doc_id`` = file path, metadata ``path``, ``start_line``, ``end_line``,
-    ``source``, ``vector_score``, ``text_score``, ``chunk_id`` (and ``citation`` when citations are on). ``similarity_top_k`` (LlamaIndex's name; ``max_results`` is a deprecated alias) and
+    ``source``, ``vector_score``, ``text_score``, ``chunk_id`` (and ``citation`` when citations are on).
+    ``similarity_top_k`` (LlamaIndex's name; ``max_results`` is a deprecated alias) and
     ``min_score`` default to the memory's configuration.
     ``last_result`` keeps the last :class:`~openclaw_memory.SearchResult`, which says how the
     search ran (``mode``) and why it came back empty (``empty_reason``).

@@ -18,7 +18,8 @@ from the chunks' own texts), so ``memory_get(path, start_line, end_line - start_
 ``path#L<start>-L<end>`` stay correct. Only chunks of Markdown notes whose text has one line per line of their
 range are folded or trimmed; other hits are returned as found: transcript chunks (``source="sessions"``, whose
 text is extracted from JSON lines; one that does not fit the budget is skipped, never cut) and the pieces of
-a line longer than a chunk (such a chunk's text is its piece of the line, not the whole line). Measured on the issue-13 development set (``bench/README.md``, round 7).
+a line longer than a chunk (such a chunk's text is its piece of the line, not the whole line). Measured on the
+issue-13 development set (``bench/README.md``, round 7).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> l
             used += n
             continue
         if not exact or left < MIN_LINES:
-            continue  # a transcript hit is never cut: a worse-ranked one may still fit
+            continue  # never cut a transcript hit, nor below MIN_LINES: a worse-ranked, shorter one may still fit
         first = best_run(c.text.split("\n"), left, scorer)
         out.append((_Range.of(c, c.start_line + first, c.start_line + first + left - 1), c))
         used += left

@@ -90,8 +90,9 @@ class SearchHit:
     text_score: float = 0.0
     citation: str | None = None
     chunk_id: str = ""
-    text: str = ""  # the hit's full text (snippet may be truncated): for a Markdown note its lines start_line..end_line,
-    # except a piece of a line longer than a chunk; for a transcript the text extracted from those JSON lines
+    # the hit's full text (snippet may be truncated): for a Markdown note its lines start_line..end_line, except
+    # a piece of a line longer than a chunk; for a transcript the text extracted from those JSON lines
+    text: str = ""
     #: The hit's id: ``chunk_id`` when the hit holds its chunk's lines, else (``query.merge_overlapping`` folded or
     #: cut it) an id derived from ``chunk_id`` and the range (:func:`openclaw_memory.result_ranges.range_id`).
     id: str = ""

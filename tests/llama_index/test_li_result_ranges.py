@@ -52,7 +52,8 @@ def test_the_vector_store_returns_its_nodes_as_stored(tmp_path: Path) -> None:
 
     from tests.core.test_result_ranges import KAYAKS
 
-    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws1", KAYAKS), watch=False, store={"path": str(tmp_path / "a.sqlite")},
+    with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws1", KAYAKS), watch=False,
+                     store={"path": str(tmp_path / "a.sqlite")},
                      chunking={"tokens": 48, "overlap": 40}) as memory:
         memory.sync()
         only_b = MetadataFilters(filters=[MetadataFilter(key="path", value="memory/b.md")])
