@@ -28,7 +28,7 @@ from openclaw_memory.types import Chunk
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND", "RECORD_OPEN_PREFIX",
     "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text", "is_record_marker", "parse_record_marker",
-    "remap_chunk_lines", "split_for_input_limit", "text_weight",
+    "remap_chunk_lines", "split_for_input_limit", "split_text_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -310,7 +310,9 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     covers; otherwise (segments of a split long line) it keeps the parent's range. A single character
     longer than ``max_bytes`` still becomes a piece of its own. A chunk's size is that of its
     :func:`indexed_text` (what is embedded), so a long record marker alone does not split it; a record whose
-    body is not indexed (:data:`RECORD_INDEX_BODY`) is never split (its index text goes whole).
+    body is not indexed (:data:`RECORD_INDEX_BODY`) is never split: it stays one chunk (one search hit, its
+    record's lines), and an index text longer than ``max_bytes`` is embedded in pieces
+    (:func:`split_text_for_input_limit`) whose vectors the sync combines.
     """
     out: list[Chunk] = []
     for chunk in chunks:
@@ -332,6 +334,26 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
             out.append(replace(chunk, start_line=start, end_line=end, text=piece, hash=_sha256(piece)))
             line += piece.count("\n")
     return out
+
+
+def split_text_for_input_limit(text: str, max_bytes: int) -> list[str]:
+    """``text`` (what is embedded for a chunk, :func:`indexed_text`) cut into pieces of at most ``max_bytes``
+    UTF-8 bytes, as :func:`split_for_input_limit` cuts a chunk: at a line break (or else a space) in the second
+    half of the window, never inside a character. ``[text]`` when it fits; whitespace-only pieces are left out.
+
+    For a text that stays one chunk however long, such as the index text of a record whose body is not indexed
+    (:data:`RECORD_INDEX_BODY`): its pieces are embedded and their vectors combined into the chunk's one.
+    """
+    if len(text.encode("utf-8")) <= max_bytes:
+        return [text]
+    pieces: list[str] = []
+    rest = text
+    while rest:
+        n = _next_piece(rest, max_bytes)
+        piece, rest = rest[:n], rest[n:]
+        if piece.strip():
+            pieces.append(piece)
+    return pieces or [text[: _utf8_prefix_len(text, max_bytes)]]
 
 
 def remap_chunk_lines(chunks: list[Chunk], line_map: list[int]) -> list[Chunk]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import ProviderError
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
@@ -131,3 +132,47 @@ def test_the_embedded_text_is_what_langgraphs_in_memory_store_embeds(
             assert "\n".join(expected) + "\n" in item_texts  # one text per line (+ the marker's blank line)
         else:  # nothing LangGraph would embed: nothing embedded here, and the item is kept
             assert item_texts == [] and ours.get(("t", f"k{n}"), "k") is not None
+
+
+class LimitedProvider(FakeEmbeddingProvider):
+    """The fake embedder with a remote API's input limit: it rejects a text longer than the limit (as an endpoint
+    answers 400) and keeps every document text it embeds."""
+
+    max_input_tokens = 512  # a remote provider: the index sends at most this many bytes in one text
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        too_long = [len(t.encode("utf-8")) for t in texts if len(t.encode("utf-8")) > self.max_input_tokens]
+        if too_long:
+            raise ProviderError(f"input too long: {too_long} bytes > {self.max_input_tokens}")
+        if kind != "query":
+            self.documents.extend(texts)
+        return super()._embed(texts, kind)
+
+
+def test_a_long_index_text_is_embedded_in_pieces_that_fit(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    provider = LimitedProvider()
+    memory = make_index(provider, timezone="UTC")
+    memory.sync()
+    store = OpenClawMemoryStore(memory)
+    summary = " ".join(f"word{i}" for i in range(3000)) + " zanzibar"  # ~26 kB in one field
+    store.put(NS, "long", {"summary": summary, "source": "chat"}, index=["summary"])
+    store.put(NS, "short", {"summary": "The user's dog is called Rex.", "source": "chat"}, index=["summary"])
+    store.put(NS, "whole", {"summary": summary.replace("zanzibar", "quokka"), "source": "chat"})  # body indexed
+
+    assert all(len(t.encode("utf-8")) <= 512 for t in provider.documents)
+    embedded = " ".join(provider.documents)
+    assert "word2999 zanzibar" in embedded and "word0 " in embedded  # all of the field, in pieces
+    assert "chat" not in embedded.split()  # the field not named is still not indexed
+    # one item per record however many pieces it was embedded in: the keyword side finds the end of the field
+    assert keys(store.search(NS, query="zanzibar")) == ["long"]
+    hits = keys(store.search(NS, query="word2999", limit=10))
+    assert hits.count("long") == 1 and hits.count("whole") == 1
+    assert keys(store.search(NS, query="dog Rex"))[0] == "short"
+    deep = memory.status(deep=True)
+    assert deep.dirty is False and deep.integrity is not None
+    assert deep.integrity["chunks_with_vector"] == deep.integrity["chunks"]  # the long item's one vector too
