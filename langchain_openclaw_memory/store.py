@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,6 +67,22 @@ __all__ = ["OpenClawMemoryStore"]
 log = logging.getLogger(__name__)
 
 _KEY_HINT = "store keys are memory file paths such as 'MEMORY.md' or 'memory/2026-01-16.md'"
+
+
+def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
+    """Accept LangGraph's ``index["dims"]`` when it is each memory's embedding dimension (or that is not known yet:
+    the provider learns it from its first vector); ValueError when it is another number."""
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+        raise ValueError(f"OpenClawMemoryStore(index=...): 'dims' must be a positive integer, got {dims!r}")
+    for name, memory in memories.items():
+        provider = memory.provider
+        known = provider.dims if provider is not None else None
+        if known is not None and known != dims:
+            raise ValueError(
+                f"OpenClawMemoryStore(index=...): 'dims' is {dims}, but memory {name!r} embeds with "
+                f"{provider.id}:{provider.model}, which gives {known}-dimensional vectors; drop 'dims' (the "
+                "memory's provider sets the dimension) or configure the MemoryIndex with the model you mean"
+            )
 
 
 def _writable(rel: str) -> bool:
@@ -142,11 +159,12 @@ class OpenClawMemoryStore(BaseStore):
         min_score: float | None = None,
         index: IndexConfig | None = None,
     ) -> None:
-        extra = sorted(set(index or {}) - {"fields"})
+        extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
         if extra:
             raise ValueError(
-                f"OpenClawMemoryStore(index=...) takes only 'fields', got {extra}: items are embedded by the memory's "
-                "embedding provider; choose it (and its dimensions) in the MemoryIndex configuration"
+                f"OpenClawMemoryStore(index=...) takes only 'fields' ('dims' and 'embed' as LangGraph's configs carry "
+                f"them), got {extra}: items are embedded by the memory's embedding provider; choose it (and its "
+                "dimensions) in the MemoryIndex configuration"
             )
         fields = (index or {}).get("fields")
         #: the fields / JSON paths an item is indexed by when ``put`` gives no ``index`` (None: the whole value)
@@ -154,6 +172,14 @@ class OpenClawMemoryStore(BaseStore):
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
             raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
+        if index and "embed" in index:
+            warnings.warn(
+                "OpenClawMemoryStore(index=...) ignores 'embed': items are embedded by the memory's own embedding "
+                "provider (MemoryIndex(provider=...) or its configuration), so the given embeddings are never called",
+                UserWarning, stacklevel=2,
+            )
+        if index and index.get("dims") is not None:
+            _check_dims(index["dims"], named)
         for label in (root, *named):
             if not label or "." in label:
                 raise ValueError(f"namespace label {label!r} must be non-empty and must not contain '.'")

@@ -70,10 +70,38 @@ def test_index_false_keeps_the_item_out_of_queries_only(memory: MemoryIndex) -> 
     assert "k1" in keys(store.search(NS, query="pepperoni pizza"))
 
 
-def test_only_fields_of_langgraphs_index_config_are_taken(memory: MemoryIndex) -> None:
-    with pytest.raises(ValueError, match="only 'fields'.*embedding provider"):
-        OpenClawMemoryStore(memory, index={"dims": 64, "embed": lambda texts: [[0.0] * 64 for _ in texts],
-                                           "fields": ["data"]})
+def test_a_config_copied_from_langgraphs_docs_is_accepted(memory: MemoryIndex) -> None:
+    called: list[Sequence[str]] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        called.append(texts)
+        return [[0.0] * 64 for _ in texts]
+
+    with pytest.warns(UserWarning, match="ignores 'embed'.*own embedding provider"):
+        store = OpenClawMemoryStore(memory, index={"dims": 64, "embed": embed, "fields": ["note"]})  # the fake's 64
+    store.put(NS, "k1", VALUE)
+    assert keys(store.search(NS, query="quokka habitats")) == ["k1"]  # its fields are used
+    assert keys(store.search(NS, query="pepperoni pizza")) == []
+    assert called == []  # the memory's provider embeds
+    assert OpenClawMemoryStore(memory, index={"dims": 64}).index_fields is None  # dims alone: no warning needed
+
+
+def test_a_dims_other_than_the_providers_is_refused(memory: MemoryIndex) -> None:
+    with pytest.raises(ValueError, match=r"'dims' is 1536.*64-dimensional"):
+        OpenClawMemoryStore(memory, index={"dims": 1536, "fields": ["data"]})
+    with pytest.raises(ValueError, match="'dims' must be a positive integer"):
+        OpenClawMemoryStore(memory, index={"dims": "1536"})  # type: ignore[typeddict-item]
+    with pytest.raises(ValueError, match=r"takes only 'fields'.*\['distance_type'\]"):
+        OpenClawMemoryStore(memory, index={"fields": ["data"], "distance_type": "cosine"})  # type: ignore[typeddict-unknown-key]
+
+
+def test_dims_is_accepted_while_the_providers_dimension_is_unknown(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    unknown = make_index(FakeEmbeddingProvider(dims=None), timezone="UTC")  # type: ignore[arg-type]
+    assert unknown.provider is not None and unknown.provider.dims is None  # as an API that decides it
+    store = OpenClawMemoryStore(unknown, index={"dims": 1536, "fields": ["data"]})
+    store.put(NS, "k1", VALUE)
+    assert keys(store.search(NS, query="pepperoni pizza")) == ["k1"]
 
 
 class RecordingProvider(FakeEmbeddingProvider):
