@@ -14,7 +14,9 @@ Two kinds of namespace:
   ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
   embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
   of the store's ``index={"fields": [...]}`` or of ``put(..., index=[...])``, and nothing for
-  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query). ``ttl`` is not
+  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query: LangGraph's
+  ``InMemoryStore`` returns it after the ranked items with ``score=None``). Several paths' texts are joined into
+  one embedded text (LangGraph embeds each and keeps an item's best score). ``ttl`` is not
   supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
   expire.
 
@@ -139,7 +141,9 @@ class OpenClawMemoryStore(BaseStore):
         min_score: Score floor of ``search`` (None: ``query.min_score`` of each memory config).
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
-            whole value). The memory's own embedding provider embeds them, so ``dims`` and ``embed`` are refused.
+            whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
+            it) must equal its dimension or ValueError (accepted while the provider does not know it yet), and
+            ``embed`` is ignored with a ``UserWarning``. Other keys raise ValueError.
             Memory files (the ``(root, name)`` namespaces) are Markdown, indexed whole.
 
     Example:
