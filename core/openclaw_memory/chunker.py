@@ -210,7 +210,8 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
     Chunks whose text is empty or whitespace-only are not returned. Records (lines from
     :data:`RECORD_OPEN_PREFIX` to :data:`RECORD_CLOSE_PREFIX`) get chunks of their own, without
     overlap into their neighbours; a marker line is never split, and counts in the budget as what
-    :func:`indexed_text` keeps of it.
+    :func:`indexed_text` keeps of it. An opening marker heavier than a chunk (a long index text) still shares its
+    chunk with the record's first line, and a marker weighing nothing (a closing one) never starts a chunk.
     """
     tokens = max(1, tokens)
     overlap = min(max(0, overlap), tokens - 1)
@@ -239,7 +240,10 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
             cur.append((line, line_no, 0))
         else:
             for seg, size in _segments(line, max_chars, tokens):
-                if cur and cur_chars + size > max_chars:
+                # an opening marker heavier than the budget (a long index text) keeps its record's first line with it:
+                # a chunk of the marker alone would be a hit on no line of the record's text
+                alone = len(cur) == 1 and cur[0][0].startswith(RECORD_OPEN_PREFIX)
+                if cur and size and cur_chars + size > max_chars and not alone:  # a weightless marker never overflows
                     flush()
                     kept: list[tuple[str, int, int]] = []
                     acc = 0

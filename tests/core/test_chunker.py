@@ -275,3 +275,14 @@ def test_a_record_whose_body_is_not_indexed_stays_one_chunk_with_its_long_index_
     assert (chunk.start_line, chunk.end_line) == (1, md.rstrip("\n").count("\n") + 1)
     pieces = split_text_for_input_limit(indexed_text(chunk.text), 8000)  # what the sync embeds for it
     assert len(pieces) == 2 and all(len(p.encode("utf-8")) <= 8000 for p in pieces)
+
+
+def test_an_opening_marker_heavier_than_a_chunk_keeps_its_records_lines() -> None:
+    # a LlamaIndex node whose embedded metadata (its index text) is longer than a chunk: no chunk of the marker alone
+    md = "# Nodes\n\n" + render_record("node", {"id": "n", "index_text": "summary: " + "word " * 600},
+                                       "The harbour survey found two cracked bollards.")
+    chunks = chunk_markdown(md)
+    last = md.rstrip("\n").count("\n") + 1
+    record = [c for c in chunks if c.end_line >= 3]
+    assert [(c.start_line, c.end_line) for c in record] == [(3, last)]
+    assert "cracked bollards" in record[0].text and "word word" in indexed_text(record[0].text)
