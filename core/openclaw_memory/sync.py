@@ -369,7 +369,8 @@ def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
     """One embedding call for ``texts`` (``docs``: the file each comes from, for error messages), each checked by
     :func:`_checked_vector`. A text longer than :func:`input_byte_limit` (the index text of a record whose body is
     not indexed stays one chunk however long) is embedded in pieces that fit, and its vector is the length-weighted
-    mean of its pieces' unit vectors, as the local provider pools a long input; remote APIs reject longer input."""
+    mean of its pieces' unit vectors (normalised), as the local provider pools a long input; remote APIs reject longer
+    input."""
     limit = input_byte_limit(provider)
     pieces = [split_text_for_input_limit(t, limit) for t in texts]
     flat = [piece for ps in pieces for piece in ps]
@@ -387,7 +388,8 @@ def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
         stacked = np.stack(vecs)
         stacked /= np.maximum(np.linalg.norm(stacked, axis=1, keepdims=True), 1e-12)
         weights = np.asarray([len(piece.encode("utf-8")) for piece in ps], dtype=np.float32)
-        out.append((stacked * weights[:, None]).sum(axis=0) / weights.sum())
+        mean = (stacked * weights[:, None]).sum(axis=0) / weights.sum()
+        out.append((mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32))  # unit length, as providers give
     return out
 
 

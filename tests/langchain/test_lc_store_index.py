@@ -204,3 +204,16 @@ def test_a_long_index_text_is_embedded_in_pieces_that_fit(
     deep = memory.status(deep=True)
     assert deep.dirty is False and deep.integrity is not None
     assert deep.integrity["chunks_with_vector"] == deep.integrity["chunks"]  # the long item's one vector too
+
+
+def test_the_vector_of_a_long_index_text_stands_for_all_of_it(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    memory = make_index(LimitedProvider(), timezone="UTC")
+    memory.sync()
+    store = OpenClawMemoryStore(memory)
+    for key, topic in (("boats", "kayak paddle river"), ("cakes", "flour sugar oven")):
+        text = " ".join(f"{topic} filler{i}" for i in range(400))  # ~9-10 kB: many pieces, the topic in each
+        store.put(("t", key), "k", {"summary": text}, index=["summary"])  # a namespace (file) each
+    for query, path in (("kayak paddle river", "memory/store/t/boats.md"), ("flour sugar oven", "memory/store/t/cakes.md")):
+        hits = memory.search(query, mode="vector", max_results=3).hits
+        assert hits and hits[0].path == path
