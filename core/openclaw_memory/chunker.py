@@ -34,8 +34,11 @@ __all__ = [
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
 #: rules is rebuilt (embeddings of unchanged chunk texts come from the cache). 1: the original rules;
 #: 2: records start their own chunk and a final newline adds no empty last line; 3: a record's marker line is
-#: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed).
-CHUNKER_VERSION = 3
+#: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed);
+#: 4: an opening marker heavier than a chunk keeps its record's first line (a chunk of the marker alone was a hit
+#: on none of the record's lines: a LlamaIndex node was not found by its long metadata), a closing marker never
+#: starts a chunk.
+CHUNKER_VERSION = 4
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
 #: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never
