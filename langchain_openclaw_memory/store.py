@@ -14,7 +14,9 @@ Two kinds of namespace:
   ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
   embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
   of the store's ``index={"fields": [...]}`` or of ``put(..., index=[...])``, and nothing for
-  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query). ``ttl`` is not
+  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query: LangGraph's
+  ``InMemoryStore`` returns it after the ranked items with ``score=None``). Several paths' texts are joined into
+  one embedded text (LangGraph embeds each and keeps an item's best score). ``ttl`` is not
   supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
   expire.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,6 +69,22 @@ __all__ = ["OpenClawMemoryStore"]
 log = logging.getLogger(__name__)
 
 _KEY_HINT = "store keys are memory file paths such as 'MEMORY.md' or 'memory/2026-01-16.md'"
+
+
+def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
+    """Accept LangGraph's ``index["dims"]`` when it is each memory's embedding dimension (or that is not known yet:
+    the provider learns it from its first vector); ValueError when it is another number."""
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+        raise ValueError(f"OpenClawMemoryStore(index=...): 'dims' must be a positive integer, got {dims!r}")
+    for name, memory in memories.items():
+        provider = memory.provider
+        known = provider.dims if provider is not None else None
+        if known is not None and known != dims:
+            raise ValueError(
+                f"OpenClawMemoryStore(index=...): 'dims' is {dims}, but memory {name!r} embeds with "
+                f"{provider.id}:{provider.model}, which gives {known}-dimensional vectors; drop 'dims' (the "
+                "memory's provider sets the dimension) or configure the MemoryIndex with the model you mean"
+            )
 
 
 def _writable(rel: str) -> bool:
@@ -122,7 +141,9 @@ class OpenClawMemoryStore(BaseStore):
         min_score: Score floor of ``search`` (None: ``query.min_score`` of each memory config).
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
-            whole value). The memory's own embedding provider embeds them, so ``dims`` and ``embed`` are refused.
+            whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
+            it) must equal its dimension or ValueError (accepted while the provider does not know it yet), and
+            ``embed`` is ignored with a ``UserWarning``. Other keys raise ValueError.
             Memory files (the ``(root, name)`` namespaces) are Markdown, indexed whole.
 
     Example:
@@ -142,11 +163,12 @@ class OpenClawMemoryStore(BaseStore):
         min_score: float | None = None,
         index: IndexConfig | None = None,
     ) -> None:
-        extra = sorted(set(index or {}) - {"fields"})
+        extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
         if extra:
             raise ValueError(
-                f"OpenClawMemoryStore(index=...) takes only 'fields', got {extra}: items are embedded by the memory's "
-                "embedding provider; choose it (and its dimensions) in the MemoryIndex configuration"
+                f"OpenClawMemoryStore(index=...) takes only 'fields' ('dims' and 'embed' as LangGraph's configs carry "
+                f"them), got {extra}: items are embedded by the memory's embedding provider; choose it (and its "
+                "dimensions) in the MemoryIndex configuration"
             )
         fields = (index or {}).get("fields")
         #: the fields / JSON paths an item is indexed by when ``put`` gives no ``index`` (None: the whole value)
@@ -154,6 +176,14 @@ class OpenClawMemoryStore(BaseStore):
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
             raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
+        if index and "embed" in index:
+            warnings.warn(
+                "OpenClawMemoryStore(index=...) ignores 'embed': items are embedded by the memory's own embedding "
+                "provider (MemoryIndex(provider=...) or its configuration), so the given embeddings are never called",
+                UserWarning, stacklevel=2,
+            )
+        if index and index.get("dims") is not None:
+            _check_dims(index["dims"], named)
         for label in (root, *named):
             if not label or "." in label:
                 raise ValueError(f"namespace label {label!r} must be non-empty and must not contain '.'")

@@ -28,14 +28,17 @@ from openclaw_memory.types import Chunk
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND", "RECORD_OPEN_PREFIX",
     "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text", "is_record_marker", "parse_record_marker",
-    "remap_chunk_lines", "split_for_input_limit", "text_weight",
+    "remap_chunk_lines", "split_for_input_limit", "split_text_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
 #: rules is rebuilt (embeddings of unchanged chunk texts come from the cache). 1: the original rules;
 #: 2: records start their own chunk and a final newline adds no empty last line; 3: a record's marker line is
-#: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed).
-CHUNKER_VERSION = 3
+#: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed);
+#: 4: an opening marker heavier than a chunk keeps its record's first line (a chunk of the marker alone was a hit
+#: on none of the record's lines: a LlamaIndex node was not found by its long metadata), a closing marker never
+#: starts a chunk.
+CHUNKER_VERSION = 4
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
 #: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never
@@ -210,7 +213,8 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
     Chunks whose text is empty or whitespace-only are not returned. Records (lines from
     :data:`RECORD_OPEN_PREFIX` to :data:`RECORD_CLOSE_PREFIX`) get chunks of their own, without
     overlap into their neighbours; a marker line is never split, and counts in the budget as what
-    :func:`indexed_text` keeps of it.
+    :func:`indexed_text` keeps of it. An opening marker heavier than a chunk (a long index text) still shares its
+    chunk with the record's first line, and a marker weighing nothing (a closing one) never starts a chunk.
     """
     tokens = max(1, tokens)
     overlap = min(max(0, overlap), tokens - 1)
@@ -239,7 +243,10 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
             cur.append((line, line_no, 0))
         else:
             for seg, size in _segments(line, max_chars, tokens):
-                if cur and cur_chars + size > max_chars:
+                # an opening marker heavier than the budget (a long index text) keeps its record's first line with it:
+                # a chunk of the marker alone would be a hit on no line of the record's text
+                alone = len(cur) == 1 and cur[0][0].startswith(RECORD_OPEN_PREFIX)
+                if cur and size and cur_chars + size > max_chars and not alone:  # a weightless marker never overflows
                     flush()
                     kept: list[tuple[str, int, int]] = []
                     acc = 0
@@ -310,7 +317,9 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     covers; otherwise (segments of a split long line) it keeps the parent's range. A single character
     longer than ``max_bytes`` still becomes a piece of its own. A chunk's size is that of its
     :func:`indexed_text` (what is embedded), so a long record marker alone does not split it; a record whose
-    body is not indexed (:data:`RECORD_INDEX_BODY`) is never split (its index text goes whole).
+    body is not indexed (:data:`RECORD_INDEX_BODY`) is never split: it stays one chunk (one search hit, its
+    record's lines), and an index text longer than ``max_bytes`` is embedded in pieces
+    (:func:`split_text_for_input_limit`) whose vectors the sync combines.
     """
     out: list[Chunk] = []
     for chunk in chunks:
@@ -332,6 +341,26 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
             out.append(replace(chunk, start_line=start, end_line=end, text=piece, hash=_sha256(piece)))
             line += piece.count("\n")
     return out
+
+
+def split_text_for_input_limit(text: str, max_bytes: int) -> list[str]:
+    """``text`` (what is embedded for a chunk, :func:`indexed_text`) cut into pieces of at most ``max_bytes``
+    UTF-8 bytes, as :func:`split_for_input_limit` cuts a chunk: at a line break (or else a space) in the second
+    half of the window, never inside a character. ``[text]`` when it fits; whitespace-only pieces are left out.
+
+    For a text that stays one chunk however long, such as the index text of a record whose body is not indexed
+    (:data:`RECORD_INDEX_BODY`): its pieces are embedded and their vectors combined into the chunk's one.
+    """
+    if len(text.encode("utf-8")) <= max_bytes:
+        return [text]
+    pieces: list[str] = []
+    rest = text
+    while rest:
+        n = _next_piece(rest, max_bytes)
+        piece, rest = rest[:n], rest[n:]
+        if piece.strip():
+            pieces.append(piece)
+    return pieces or [text[: _utf8_prefix_len(text, max_bytes)]]
 
 
 def remap_chunk_lines(chunks: list[Chunk], line_map: list[int]) -> list[Chunk]:

@@ -33,6 +33,7 @@ from openclaw_memory.chunker import (
     indexed_text,
     remap_chunk_lines,
     split_for_input_limit,
+    split_text_for_input_limit,
 )
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
@@ -363,6 +364,35 @@ def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
     return arr
 
 
+def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
+                  docs: list[_Doc]) -> list[np.ndarray]:
+    """One embedding call for ``texts`` (``docs``: the file each comes from, for error messages), each checked by
+    :func:`_checked_vector`. A text longer than :func:`input_byte_limit` (the index text of a record whose body is
+    not indexed stays one chunk however long) is embedded in pieces that fit, and its vector is the length-weighted
+    mean of its pieces' unit vectors (normalised), as the local provider pools a long input; remote APIs reject longer
+    input."""
+    limit = input_byte_limit(provider)
+    pieces = [split_text_for_input_limit(t, limit) for t in texts]
+    flat = [piece for ps in pieces for piece in ps]
+    new = plan.embed(provider, flat)
+    if len(new) != len(flat):
+        raise ProviderError(f"{provider.id}:{provider.model} returned {len(new)} vectors for {len(flat)} texts")
+    out: list[np.ndarray] = []
+    row = 0
+    for ps, doc in zip(pieces, docs, strict=True):
+        vecs = [_checked_vector(plan, doc, v) for v in new[row:row + len(ps)]]
+        row += len(ps)
+        if len(vecs) == 1:
+            out.append(vecs[0])
+            continue
+        stacked = np.stack(vecs)
+        stacked /= np.maximum(np.linalg.norm(stacked, axis=1, keepdims=True), 1e-12)
+        weights = np.asarray([len(piece.encode("utf-8")) for piece in ps], dtype=np.float32)
+        mean = (stacked * weights[:, None]).sum(axis=0) / weights.sum()
+        out.append((mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32))  # unit length, as providers give
+    return out
+
+
 #: chunks to embed gathered across files before one embedding call; the files are committed right
 #: after it. A file's chunks alone are ~3 per call, too few to keep every core of a local model busy.
 EMBED_GROUP_CHUNKS = 16
@@ -422,10 +452,8 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
         return
     by_hash = {pend.key(c): indexed_text(c.text) for pend in group for c in pend.chunks}
     try:
-        new = plan.embed(p, [by_hash[h] for h, _ in asked])
-        if len(new) != len(asked):
-            raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(asked)} texts")
-        fresh = {h: _checked_vector(plan, pend.doc, v) for (h, pend), v in zip(asked, new, strict=True)}
+        new = _embed_fitted(plan, p, [by_hash[h] for h, _ in asked], [pend.doc for _, pend in asked])
+        fresh = {h: v for (h, _), v in zip(asked, new, strict=True)}
     except ProviderError as exc:
         if not plan.text_first:
             raise
@@ -451,10 +479,8 @@ def _embed_units(store: MemoryStore, plan: SyncPlan, group: list[_Pending]) -> N
         return
     hashes = list(units)
     try:
-        new = plan.embed(p, [units[h] for h in hashes])
-        if len(new) != len(hashes):
-            raise ProviderError(f"{p.id}:{p.model} returned {len(new)} vectors for {len(hashes)} texts")
-        fresh = {h: _checked_vector(plan, group[0].doc, v) for h, v in zip(hashes, new, strict=True)}
+        new = _embed_fitted(plan, p, [units[h] for h in hashes], [group[0].doc] * len(hashes))
+        fresh = dict(zip(hashes, new, strict=True))
     except ProviderError as exc:
         log.warning("embedding the line units failed (%s); those chunks are ranked by their own vectors", exc)
         return

@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 from openclaw_memory.chunker import (
     chunk_id,
     chunk_markdown,
+    indexed_text,
     remap_chunk_lines,
     split_for_input_limit,
+    split_text_for_input_limit,
     text_weight,
 )
+from openclaw_memory.records import render_record
 from openclaw_memory.types import Chunk
 
 
@@ -255,3 +258,31 @@ def test_records_get_chunks_of_their_own() -> None:
     chunks = chunk_markdown(text, tokens=400, overlap=80)
     assert [(c.start_line, c.end_line) for c in chunks] == [(1, 2), (3, 5), (6, 8), (9, 9)]
     assert "first record" in chunks[1].text and "second record" not in chunks[1].text
+
+
+def test_split_text_for_input_limit_cuts_a_long_text_into_pieces_that_fit() -> None:
+    text = "Zürich 😀 " * 400 + "\n\n" + "last line with quokka"
+    pieces = split_text_for_input_limit(text, 500)
+    assert len(pieces) > 1 and all(0 < len(p.encode("utf-8")) <= 500 for p in pieces)
+    assert "".join(pieces) == text  # nothing lost, no character cut (blank pieces only are left out)
+    assert all(p.endswith((" ", "\n")) for p in pieces[:-1])  # at a space or line break
+    assert split_text_for_input_limit("short", 500) == ["short"]
+
+
+def test_a_record_whose_body_is_not_indexed_stays_one_chunk_with_its_long_index_text() -> None:
+    md = render_record("item", {"key": "k", "index_body": False, "index_text": "word " * 2000}, "```json\n{}\n```")
+    (chunk,) = split_for_input_limit(chunk_markdown(md), 8000)  # one search hit: the record's lines
+    assert (chunk.start_line, chunk.end_line) == (1, md.rstrip("\n").count("\n") + 1)
+    pieces = split_text_for_input_limit(indexed_text(chunk.text), 8000)  # what the sync embeds for it
+    assert len(pieces) == 2 and all(len(p.encode("utf-8")) <= 8000 for p in pieces)
+
+
+def test_an_opening_marker_heavier_than_a_chunk_keeps_its_records_lines() -> None:
+    # a LlamaIndex node whose embedded metadata (its index text) is longer than a chunk: no chunk of the marker alone
+    md = "# Nodes\n\n" + render_record("node", {"id": "n", "index_text": "summary: " + "word " * 600},
+                                       "The harbour survey found two cracked bollards.")
+    chunks = chunk_markdown(md)
+    last = md.rstrip("\n").count("\n") + 1
+    record = [c for c in chunks if c.end_line >= 3]
+    assert [(c.start_line, c.end_line) for c in record] == [(3, last)]
+    assert "cracked bollards" in record[0].text and "word word" in indexed_text(record[0].text)

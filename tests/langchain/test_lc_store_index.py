@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import ProviderError
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
@@ -69,10 +70,38 @@ def test_index_false_keeps_the_item_out_of_queries_only(memory: MemoryIndex) -> 
     assert "k1" in keys(store.search(NS, query="pepperoni pizza"))
 
 
-def test_only_fields_of_langgraphs_index_config_are_taken(memory: MemoryIndex) -> None:
-    with pytest.raises(ValueError, match="only 'fields'.*embedding provider"):
-        OpenClawMemoryStore(memory, index={"dims": 64, "embed": lambda texts: [[0.0] * 64 for _ in texts],
-                                           "fields": ["data"]})
+def test_a_config_copied_from_langgraphs_docs_is_accepted(memory: MemoryIndex) -> None:
+    called: list[Sequence[str]] = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        called.append(texts)
+        return [[0.0] * 64 for _ in texts]
+
+    with pytest.warns(UserWarning, match="ignores 'embed'.*own embedding provider"):
+        store = OpenClawMemoryStore(memory, index={"dims": 64, "embed": embed, "fields": ["note"]})  # the fake's 64
+    store.put(NS, "k1", VALUE)
+    assert keys(store.search(NS, query="quokka habitats")) == ["k1"]  # its fields are used
+    assert keys(store.search(NS, query="pepperoni pizza")) == []
+    assert called == []  # the memory's provider embeds
+    assert OpenClawMemoryStore(memory, index={"dims": 64}).index_fields is None  # dims alone: no warning needed
+
+
+def test_a_dims_other_than_the_providers_is_refused(memory: MemoryIndex) -> None:
+    with pytest.raises(ValueError, match=r"'dims' is 1536.*64-dimensional"):
+        OpenClawMemoryStore(memory, index={"dims": 1536, "fields": ["data"]})
+    with pytest.raises(ValueError, match="'dims' must be a positive integer"):
+        OpenClawMemoryStore(memory, index={"dims": "1536"})  # type: ignore[typeddict-item]
+    with pytest.raises(ValueError, match=r"takes only 'fields'.*\['distance_type'\]"):
+        OpenClawMemoryStore(memory, index={"fields": ["data"], "distance_type": "cosine"})  # type: ignore[typeddict-unknown-key]
+
+
+def test_dims_is_accepted_while_the_providers_dimension_is_unknown(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    unknown = make_index(FakeEmbeddingProvider(dims=None), timezone="UTC")  # type: ignore[arg-type]
+    assert unknown.provider is not None and unknown.provider.dims is None  # as an API that decides it
+    store = OpenClawMemoryStore(unknown, index={"dims": 1536, "fields": ["data"]})
+    store.put(NS, "k1", VALUE)
+    assert keys(store.search(NS, query="pepperoni pizza")) == ["k1"]
 
 
 class RecordingProvider(FakeEmbeddingProvider):
@@ -131,3 +160,60 @@ def test_the_embedded_text_is_what_langgraphs_in_memory_store_embeds(
             assert "\n".join(expected) + "\n" in item_texts  # one text per line (+ the marker's blank line)
         else:  # nothing LangGraph would embed: nothing embedded here, and the item is kept
             assert item_texts == [] and ours.get(("t", f"k{n}"), "k") is not None
+
+
+class LimitedProvider(FakeEmbeddingProvider):
+    """The fake embedder with a remote API's input limit: it rejects a text longer than the limit (as an endpoint
+    answers 400) and keeps every document text it embeds."""
+
+    max_input_tokens = 512  # a remote provider: the index sends at most this many bytes in one text
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        too_long = [len(t.encode("utf-8")) for t in texts if len(t.encode("utf-8")) > self.max_input_tokens]
+        if too_long:
+            raise ProviderError(f"input too long: {too_long} bytes > {self.max_input_tokens}")
+        if kind != "query":
+            self.documents.extend(texts)
+        return super()._embed(texts, kind)
+
+
+def test_a_long_index_text_is_embedded_in_pieces_that_fit(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    provider = LimitedProvider()
+    memory = make_index(provider, timezone="UTC")
+    memory.sync()
+    store = OpenClawMemoryStore(memory)
+    summary = " ".join(f"word{i}" for i in range(3000)) + " zanzibar"  # ~26 kB in one field
+    store.put(NS, "long", {"summary": summary, "source": "chat"}, index=["summary"])
+    store.put(NS, "short", {"summary": "The user's dog is called Rex.", "source": "chat"}, index=["summary"])
+    store.put(NS, "whole", {"summary": summary.replace("zanzibar", "quokka"), "source": "chat"})  # body indexed
+
+    assert all(len(t.encode("utf-8")) <= 512 for t in provider.documents)
+    embedded = " ".join(provider.documents)
+    assert "word2999 zanzibar" in embedded and "word0 " in embedded  # all of the field, in pieces
+    assert "chat" not in embedded.split()  # the field not named is still not indexed
+    # one item per record however many pieces it was embedded in: the keyword side finds the end of the field
+    assert keys(store.search(NS, query="zanzibar")) == ["long"]
+    hits = keys(store.search(NS, query="word2999", limit=10))
+    assert hits.count("long") == 1 and hits.count("whole") == 1
+    assert keys(store.search(NS, query="dog Rex"))[0] == "short"
+    deep = memory.status(deep=True)
+    assert deep.dirty is False and deep.integrity is not None
+    assert deep.integrity["chunks_with_vector"] == deep.integrity["chunks"]  # the long item's one vector too
+
+
+def test_the_vector_of_a_long_index_text_stands_for_all_of_it(
+        make_index: Callable[..., MemoryIndex], corpus: object) -> None:
+    memory = make_index(LimitedProvider(), timezone="UTC")
+    memory.sync()
+    store = OpenClawMemoryStore(memory)
+    for key, topic in (("boats", "kayak paddle river"), ("cakes", "flour sugar oven")):
+        text = " ".join(f"{topic} filler{i}" for i in range(400))  # ~9-10 kB: many pieces, the topic in each
+        store.put(("t", key), "k", {"summary": text}, index=["summary"])  # a namespace (file) each
+    for query, path in (("kayak paddle river", "memory/store/t/boats.md"), ("flour sugar oven", "memory/store/t/cakes.md")):
+        hits = memory.search(query, mode="vector", max_results=3).hits
+        assert hits and hits[0].path == path
