@@ -22,10 +22,9 @@ DOCS = {
 QUERY = "What did Maria plan for the evening at the shelter on 7 July, 2023?"
 
 
-def _first(write, tmp_path: Path, name: str, weight: float) -> str:  # noqa: ANN001
+def _first(write, tmp_path: Path, name: str, **hybrid: object) -> str:  # noqa: ANN001
     with MemoryIndex(provider=FakeEmbeddingProvider(dims=64, model="fake-date-fusion"), workspace=write(DOCS),
-                     watch=False, store={"path": str(tmp_path / f"{name}.sqlite")},
-                     query={"hybrid": {"noteDateWeight": weight}}) as m:
+                     watch=False, store={"path": str(tmp_path / f"{name}.sqlite")}, query={"hybrid": hybrid}) as m:
         m.sync()
         result = m.search(QUERY, min_score=0, max_results=2)
     assert result.mode == "hybrid"
@@ -34,9 +33,9 @@ def _first(write, tmp_path: Path, name: str, weight: float) -> str:  # noqa: ANN
 
 
 def test_a_question_naming_a_date_ranks_that_days_note_first(write, tmp_path: Path) -> None:
-    assert _first(write, tmp_path, "on", 0.3) == "memory/2023-07-07.md"
+    assert _first(write, tmp_path, "default") == "memory/2023-07-07.md"  # on by default
     # without it the other day's note, which says the question's words, comes first
-    assert _first(write, tmp_path, "off", 0.0) == "memory/2023-07-14.md"
+    assert _first(write, tmp_path, "off", noteDateWeight=0.0) == "memory/2023-07-14.md"
 
 
 @pytest.mark.parametrize(("text", "said"), [
@@ -68,4 +67,5 @@ def test_note_date_share() -> None:
 
 
 def test_config_key() -> None:
+    assert MemoryConfig().query.hybrid.note_date_weight == 0.2
     assert MemoryConfig.load(None, query={"hybrid": {"noteDateWeight": 0.2}}).query.hybrid.note_date_weight == 0.2
