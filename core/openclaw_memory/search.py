@@ -30,7 +30,7 @@ from openclaw_memory.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
-from openclaw_memory.note_dates import dated_path_timestamp, is_evergreen, note_date_words
+from openclaw_memory.note_dates import dated_path_timestamp, dates_said, is_evergreen, note_date_share, note_date_words
 from openclaw_memory.hybrid import (
     apply_file_coverage,
     apply_file_repeat_penalty,
@@ -770,6 +770,10 @@ def run_search(
                    vector_weight=vw, text_weight=tw, vector_scores=whole, bonus={c.id: c.file_bonus for c in weighted})
         if vw > 0 and tw > 0 and hy.merge == "weighted":  # make room for the best chunks of other notes
             apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)
+        if vw > 0 and tw > 0 and hy.merge == "weighted" and hy.note_date_weight > 0:
+            said = dates_said(q)  # the vector side knows nothing of dates: chunks of the note of a date said rise
+            for c in weighted if said else ():
+                c.score += hy.note_date_weight * note_date_share(said, c.path)
         rvw = hy.relevance_vector_weight
         if rvw is not None and rvw != vw:
             # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
