@@ -49,9 +49,10 @@ def _entry_bytes(line: str, vectors: np.ndarray) -> int:
 
 
 def cache_usage() -> tuple[int, int]:
-    """The token-vector cache now: (lines, bytes counted against :data:`CACHE_MAX_BYTES`)."""
+    """The token-vector cache now: (lines, bytes counted against :data:`CACHE_MAX_BYTES`), counted from what it
+    holds."""
     with _LOCK:
-        return len(_CACHE), _cache_bytes
+        return len(_CACHE), sum(_entry_bytes(ln, v) for (_, ln), v in _CACHE.items())
 
 
 def question_vectors(tokens: TokenVectors, drop: set[str]) -> np.ndarray:
