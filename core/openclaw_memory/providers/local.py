@@ -390,7 +390,9 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
     def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
         """Each text's contextual token vectors (the model's last layer before pooling, unit rows), with the word
         each token belongs to; the query/document prompt or prefix is fed but its tokens are left out, as are the
-        special tokens. A text longer than the model's window is cut there (late interaction feeds single lines)."""
+        special tokens. A text longer than the model's window is cut there (late interaction feeds single lines).
+        ProviderError for a model whose first module is not a ``Transformer`` with a fast Hugging Face tokenizer
+        (``StaticEmbedding``/model2vec models, slow tokenizers)."""
         items = list(texts)
         if not items:
             return []
