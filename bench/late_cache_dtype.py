@@ -1,7 +1,7 @@
 """Late interaction keeps the lines' token vectors as float16: do searches order their hits as with float32?
 
     .venv/bin/python bench/late_cache_dtype.py --data ../shared/data/conversation-memory-dev [--conversation conv-26]
-        [--questions 40] [--state /tmp/late-dtype]
+        [--questions 12] [--state /tmp/late-dtype]
 
 Indexes one conversation of the development set with MiniLM (``bench_quality.make_provider("minilm")``), then runs
 each question twice with ``query.hybrid.late_interaction`` on, the line vectors cast to float32 and to float16 (the
@@ -31,7 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--conversation", default="conv-26")
-    ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--questions", type=int, default=12)
     ap.add_argument("--state", type=Path, default=Path("/tmp/late-dtype"))
     args = ap.parse_args()
     questions = [q for line in (args.data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -57,6 +57,7 @@ def main() -> None:
                 orders.append([(h.path, h.start_line, h.end_line) for h in r.hits])
             late_interaction.np = np  # type: ignore[assignment]
             same += orders[0] == orders[1]
+            print(f"{q['id']}: {'same' if orders[0] == orders[1] else 'DIFFERENT'}", flush=True)
     print(f"{args.conversation}: {same}/{len(questions)} searches return the same hits in the same order with "
           f"float16 line vectors as with float32 ({time.perf_counter() - started:.0f} s, load "
           f"{os.getloadavg()[0]:.1f})")
