@@ -97,7 +97,8 @@ class LateInteractionConfig(_Model):
     """``query.hybrid.late_interaction`` (this library's addition, opt-in): the best ``top`` hits of a hybrid search
     re-ordered by fusing their rank with their rank by token-level similarity to the question (MaxSim over each
     line's token vectors, :mod:`openclaw_memory.late_interaction`), ``weight`` weighing the second rank. Only
-    with a provider that gives token vectors (sentence-transformers models); others search as before."""
+    with a provider that gives token vectors (sentence-transformers models); others search as before. Skipped when
+    the HTTP reranker (``query.rerank.provider = "http"``) has ordered the head: the endpoint's order stands."""
 
     enabled: bool = False
     top: int = Field(24, ge=2, le=200)

@@ -9,8 +9,9 @@ dialogue's speaker names and punctuation left out) takes its best cosine with a 
 the line's score is the mean over the question's tokens, the hit's the best line's. The head is then re-ordered
 by reciprocal-rank fusion of its fusion rank and its MaxSim rank (``weight`` weighs the second, k = 60), and
 the head's scores are handed out again in that order, so the head stays above the rest and ``min_score``
-still judges each hit as before. The lines' token vectors are computed at query time and kept in memory
-(bounded) for later searches. Measured on the issue-13 development set (``bench/README.md``, round 7).
+still judges each hit as before. The lines' token vectors are computed at query time and kept in memory for later
+searches, as float16 (searches order their hits as with float32, ``bench/late_cache_dtype.py``), within
+:data:`CACHE_MAX_BYTES`. Measured on the issue-13 development set (``bench/README.md``, round 7).
 """
 
 from __future__ import annotations
@@ -28,15 +29,31 @@ from openclaw_memory.speakers import speaker_labels
 from openclaw_memory.textprep import nonblank_lines
 from openclaw_memory.types import Candidate
 
-__all__ = ["RRF_K", "late_rerank", "maxsim", "question_vectors"]
+__all__ = ["CACHE_MAX_BYTES", "RRF_K", "cache_usage", "late_rerank", "maxsim", "question_vectors"]
 
 #: the k of the reciprocal-rank fusion of the two ranks
 RRF_K = 60
 
-#: Line token vectors kept between searches (bounded; keyed by the provider's fingerprint and the line).
+#: bytes the lines' token vectors kept between searches may take, process-wide (with their lines' text); the least
+#: recently used lines go first. About 2,300 lines of the dev set with MiniLM (29 kB a line as float16).
+CACHE_MAX_BYTES = 64 * 2**20
+
+#: Line token vectors kept between searches (float16; keyed by the provider's vector space and the line).
 _CACHE: collections.OrderedDict[tuple[str, str], np.ndarray] = collections.OrderedDict()
-_CACHE_MAX = 20_000
+_cache_bytes = 0
 _LOCK = threading.Lock()
+
+
+def _entry_bytes(line: str, vectors: np.ndarray) -> int:
+    """What one cached line counts against :data:`CACHE_MAX_BYTES`: its vectors and its text."""
+    return vectors.nbytes + len(line)
+
+
+def cache_usage() -> tuple[int, int]:
+    """The token-vector cache now: (lines, bytes counted against :data:`CACHE_MAX_BYTES`), counted from what it
+    holds."""
+    with _LOCK:
+        return len(_CACHE), sum(_entry_bytes(ln, v) for (_, ln), v in _CACHE.items())
 
 
 def question_vectors(tokens: TokenVectors, drop: set[str]) -> np.ndarray:
@@ -55,24 +72,35 @@ def maxsim(question: np.ndarray, lines: Sequence[np.ndarray]) -> float:
         return best
     for line in lines:
         if line.shape[0]:
-            best = max(best, float((question @ line.T).max(axis=1).mean()))
+            best = max(best, float((question @ line.astype(np.float32, copy=False).T).max(axis=1).mean()))
     return best
 
 
 def _line_vectors(provider: TokenEmbeddingProvider, key: str, lines: Sequence[str]) -> dict[str, np.ndarray]:
-    """The token vectors of each line, from the cache (``key``: the provider's vector space) or embedded now (in
-    one call)."""
+    """The token vectors of each line (float16), from the cache (``key``: the provider's vector space) or embedded
+    now (in one call); a line read from the cache becomes its most recently used."""
+    global _cache_bytes
     with _LOCK:
-        out = {ln: v for ln in lines if (v := _CACHE.get((key, ln))) is not None}
+        out = {}
+        for ln in dict.fromkeys(lines):
+            if (v := _CACHE.get((key, ln))) is not None:
+                _CACHE.move_to_end((key, ln))
+                out[ln] = v
     missing = [ln for ln in dict.fromkeys(lines) if ln not in out]
     if missing:
-        fresh = [t.vectors for t in provider.embed_tokens(missing, "document")]
+        fresh = [t.vectors.astype(np.float16) for t in provider.embed_tokens(missing, "document")]
         out.update(zip(missing, fresh))
+        limit = CACHE_MAX_BYTES
         with _LOCK:
             for ln, v in zip(missing, fresh):
+                size = _entry_bytes(ln, v)
+                if size > limit or (key, ln) in _CACHE:  # too big to keep / stored meanwhile by another search
+                    continue
                 _CACHE[(key, ln)] = v
-            while len(_CACHE) > _CACHE_MAX:
-                _CACHE.popitem(last=False)
+                _cache_bytes += size
+            while _cache_bytes > limit:
+                (_, old), v = _CACHE.popitem(last=False)
+                _cache_bytes -= _entry_bytes(old, v)
     return out
 
 

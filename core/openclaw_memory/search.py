@@ -485,7 +485,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
     """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
     :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
     :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
-    they keep their scores and the reason is returned (logged)."""
+    they keep their order and scores and the reason is returned (logged)."""
     from openclaw_memory.late_interaction import late_rerank
 
     if not isinstance(provider, TokenEmbeddingProvider):
@@ -495,7 +495,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
                                c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
     try:
         late_rerank(merged[:top], query, provider, space=provider_key(provider.fingerprint()), weight=weight)
-    except OpenClawMemoryError as exc:
+    except Exception as exc:  # a provider failure must not break a search that already has results
         log.warning("late interaction skipped: %s", exc)
         return f"late interaction failed ({type(exc).__name__}: {exc})"
     return None
@@ -798,8 +798,9 @@ def run_search(
                                                   sim_floor)
     elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, q, config)
-    late = hy.late_interaction
-    if late.enabled and mode == "hybrid" and provider is not None and merged:
+    late = hy.late_interaction  # skipped when the HTTP reranker ordered the head (its order is the answer)
+    endpoint_ordered = qcfg.rerank.enabled and qcfg.rerank.provider == "http" and rerank_error is None
+    if late.enabled and mode == "hybrid" and provider is not None and merged and not endpoint_ordered:
         rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
     if hy.temporal_decay.enabled and merged:
         apply_temporal_decay(

