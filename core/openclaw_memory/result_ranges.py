@@ -123,13 +123,13 @@ def fit_ranges(candidates: Sequence[Candidate], k: int, scorer: LineScorer) -> l
     used = 0
     for c in candidates:
         exact = _line_exact(c)
-        if exact:
-            into = next((r for r, _ in out if r is not None and r.overlaps(c)), None)
+        into = next((r for r, _ in out if r is not None and r.overlaps(c)), None) if exact else None
+        if into is not None:
             # the grown range may reach worse-ranked ranges of the note (``c`` bridges them): they join it too
-            lo, hi = (min(into.start, c.start_line), max(into.end, c.end_line)) if into is not None else (0, -1)
+            lo, hi = min(into.start, c.start_line), max(into.end, c.end_line)
             others = [r for r, _ in out if r is not None and r is not into and r.best.path == c.path
                       and r.best.source == c.source and r.start <= hi and lo <= r.end]
-            if into is not None and into.agrees(c) and all(r.agrees(c) for r in others):
+            if into.agrees(c) and all(r.agrees(c) for r in others):
                 lo, hi = min([lo, *(r.start for r in others)]), max([hi, *(r.end for r in others)])
                 add = (hi - lo + 1) - into.size() - sum(r.size() for r in others)
                 if used + add <= budget:
