@@ -480,6 +480,12 @@ def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: Embedd
     return merged, None
 
 
+def _hit_order(c: Candidate) -> tuple[float, float, float, float, str, int, str]:
+    """The sort key of a search's final order: score, then keyword score, vector score, keyword rank, place."""
+    return (-c.score, -c.text_score, -c.vector_score, c.text_rank if c.text_rank is not None else math.inf,
+            c.path, c.start_line, c.id)
+
+
 def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
                  weight: float) -> str | None:
     """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
@@ -491,8 +497,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
     if not isinstance(provider, TokenEmbeddingProvider):
         return None
 
-    merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score,
-                               c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
+    merged.sort(key=_hit_order)
     try:
         late_rerank(merged[:top], query, provider, space=provider_key(provider.fingerprint()), weight=weight)
     except Exception as exc:  # a provider failure must not break a search that already has results
@@ -768,10 +773,10 @@ def run_search(
             whole = {**{cid: calibrate_similarity(v, sim_floor) for cid, v in whole_raw.items()}, **whole_units}
             _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
                    vector_weight=vw, text_weight=tw, vector_scores=whole, bonus={c.id: c.file_bonus for c in weighted})
-        if vw > 0 and tw > 0 and hy.merge == "weighted":  # make room for the best chunks of other notes
-            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)
-        if vw > 0 and tw > 0 and hy.merge == "weighted" and hy.note_date_weight > 0:
-            said = dates_said(q)  # the vector side knows nothing of dates: chunks of the note of a date said rise
+        if vw > 0 and tw > 0 and hy.merge == "weighted":
+            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)  # room for other notes' chunks
+            # the vector side knows nothing of dates: chunks of the note of a date the question says rise
+            said = dates_said(q) if hy.note_date_weight > 0 else []
             for c in weighted if said else ():
                 c.score += hy.note_date_weight * note_date_share(said, c.path)
         rvw = hy.relevance_vector_weight
@@ -791,15 +796,16 @@ def run_search(
         for c in merged:
             c.relevance = relevance[c.id]
 
+    endpoint = qcfg.rerank.enabled and qcfg.rerank.provider == "http"
     rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
         and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
     if rerank:
         merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
                                                   sim_floor)
-    elif qcfg.rerank.enabled and qcfg.rerank.provider == "http" and merged:
+    elif endpoint and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, q, config)
-    late = hy.late_interaction  # skipped when the HTTP reranker ordered the head (its order is the answer)
-    endpoint_ordered = qcfg.rerank.enabled and qcfg.rerank.provider == "http" and rerank_error is None
+    late = hy.late_interaction
+    endpoint_ordered = endpoint and rerank_error is None  # the HTTP reranker ordered the head: its order stands
     if late.enabled and mode == "hybrid" and provider is not None and merged and not endpoint_ordered:
         rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
     if hy.temporal_decay.enabled and merged:
@@ -807,8 +813,7 @@ def run_search(
             merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
             half_life_days=hy.temporal_decay.half_life_days,
         )
-    merged.sort(key=lambda c: (-c.score, -c.text_score, -c.vector_score,
-                               c.text_rank if c.text_rank is not None else math.inf, c.path, c.start_line, c.id))
+    merged.sort(key=_hit_order)
     if hy.mmr.enabled and len(merged) > 1:
         merged = apply_mmr(merged, hy.mmr.lambda_)
     if headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
