@@ -20,15 +20,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from openclaw_memory.types import Chunk
 
 __all__ = [
-    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND", "RECORD_OPEN_PREFIX",
-    "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text", "is_record_marker", "parse_record_marker",
-    "remap_chunk_lines", "split_for_input_limit", "split_text_for_input_limit", "text_weight",
+    "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
+    "RECORD_OPEN_PREFIX", "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text",
+    "is_record_marker", "parse_record_marker", "remap_chunk_lines", "split_for_input_limit",
+    "split_text_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -309,6 +311,15 @@ def _next_piece(rest: str, max_bytes: int) -> int:
     return head + n
 
 
+def _pieces(text: str, max_bytes: int) -> Iterator[str]:
+    """``text`` cut by :func:`_next_piece` into consecutive pieces that join back to it."""
+    rest = text
+    while rest:
+        n = _next_piece(rest, max_bytes)
+        yield rest[:n]
+        rest = rest[n:]
+
+
 def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
     """Split chunks longer than ``max_bytes`` UTF-8 bytes into pieces that fit, never inside a character.
 
@@ -329,11 +340,9 @@ def split_for_input_limit(chunks: list[Chunk], max_bytes: int) -> list[Chunk]:
         if _hides_body(chunk.text) and _hidden_lines(chunk.text.split("\n")):  # only its index text is embedded
             out.append(chunk)
             continue
-        rest, line = chunk.text, chunk.start_line
+        line = chunk.start_line
         mappable = chunk.text.count("\n") == chunk.end_line - chunk.start_line
-        while rest:
-            n = _next_piece(rest, max_bytes)
-            piece, rest = rest[:n], rest[n:]
+        for piece in _pieces(chunk.text, max_bytes):
             start, end = chunk.start_line, chunk.end_line
             if mappable:
                 start = min(line, chunk.end_line)
@@ -353,13 +362,7 @@ def split_text_for_input_limit(text: str, max_bytes: int) -> list[str]:
     """
     if len(text.encode("utf-8")) <= max_bytes:
         return [text]
-    pieces: list[str] = []
-    rest = text
-    while rest:
-        n = _next_piece(rest, max_bytes)
-        piece, rest = rest[:n], rest[n:]
-        if piece.strip():
-            pieces.append(piece)
+    pieces = [piece for piece in _pieces(text, max_bytes) if piece.strip()]
     return pieces or [text[: _utf8_prefix_len(text, max_bytes)]]
 
 

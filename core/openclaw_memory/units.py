@@ -22,8 +22,8 @@ import numpy as np
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.textprep import nonblank_lines
 
-__all__ = ["best_unit_similarities", "blend_unit_similarity", "line_units", "unit_hash", "unit_similarities", "unit_vectors",
-           "units_to_embed"]
+__all__ = ["best_unit_similarities", "blend_unit_similarity", "line_units", "unit_hash", "unit_similarities",
+           "unit_vectors", "units_to_embed"]
 
 
 def line_units(text: str, size: int) -> list[str]:
