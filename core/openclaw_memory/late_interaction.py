@@ -80,13 +80,15 @@ def _line_vectors(provider: TokenEmbeddingProvider, key: str, lines: Sequence[st
     """The token vectors of each line (float16), from the cache (``key``: the provider's vector space) or embedded
     now (in one call); a line read from the cache becomes its most recently used."""
     global _cache_bytes
+    out: dict[str, np.ndarray] = {}
+    missing: list[str] = []
     with _LOCK:
-        out = {}
         for ln in dict.fromkeys(lines):
             if (v := _CACHE.get((key, ln))) is not None:
                 _CACHE.move_to_end((key, ln))
                 out[ln] = v
-    missing = [ln for ln in dict.fromkeys(lines) if ln not in out]
+            else:
+                missing.append(ln)
     if missing:
         fresh = [t.vectors.astype(np.float16) for t in provider.embed_tokens(missing, "document")]
         out.update(zip(missing, fresh))
