@@ -65,15 +65,20 @@ def location_metadata(path: str, source: str, start_line: int, end_line: int) ->
     return meta
 
 
+def _derived(key: str) -> bool:
+    """Whether ``key`` is one the adapter derives on read (a location or score key), not the node's own."""
+    return key in LOCATION_KEYS or key in _SCORE_KEYS
+
+
 def strip_location(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """A node's own metadata without the keys the adapter derives (they are recomputed on read)."""
-    return {k: v for k, v in metadata.items() if k not in LOCATION_KEYS and k not in _SCORE_KEYS}
+    return {k: v for k, v in metadata.items() if not _derived(k)}
 
 
 def own_excluded_keys(keys: Sequence[str]) -> list[str]:
     """A node's excluded metadata keys without the derived ones (:data:`LOCATION_KEYS` and scores,
     which the adapter excludes itself on read)."""
-    return [k for k in keys if k not in LOCATION_KEYS and k not in _SCORE_KEYS]
+    return [k for k in keys if not _derived(k)]
 
 
 def own_templates(node: BaseNode) -> dict[str, str]:
