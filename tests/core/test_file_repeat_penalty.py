@@ -53,13 +53,13 @@ DOCS = {
 }
 
 
-@pytest.mark.parametrize("penalty", [0.0, 0.05])
-def test_the_second_note_gets_a_place_in_the_top_two(write, tmp_path: Path, penalty: float) -> None:
+@pytest.mark.parametrize("penalty", [0.0, 0.05, None])
+def test_the_second_note_gets_a_place_in_the_top_two(write, tmp_path: Path, penalty: float | None) -> None:
     provider = FakeEmbeddingProvider(dims=256, model=f"fake-repeat-{penalty}")
     ws = write(DOCS)
+    query = {} if penalty is None else {"hybrid": {"file_repeat_penalty": penalty}}  # None: the default
     with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "p.sqlite")},
-                     chunking={"tokens": 12, "overlap": 0},
-                     query={"hybrid": {"file_repeat_penalty": penalty}}) as m:
+                     chunking={"tokens": 12, "overlap": 0}, query=query) as m:
         m.sync()
         assert len(list(m.iter_chunks())) == 3  # the setup: the first note is two chunks
         everything = m.search("violin lessons", max_results=3, min_score=0).hits
@@ -69,7 +69,7 @@ def test_the_second_note_gets_a_place_in_the_top_two(write, tmp_path: Path, pena
     if penalty == 0:  # the setup: both chunks of the first note score above the other note's chunk
         assert all(h.score > other.score for h in first_note)
         assert {h.path for h in top2} == {"memory/2023-05-01.md"}
-    else:  # with the rule, the two best hits come from both notes
+    else:  # with the rule (on by default), the two best hits come from both notes
         assert {h.path for h in top2} == {"memory/2023-05-01.md", "memory/2023-06-01.md"}
 
 
@@ -90,8 +90,35 @@ def test_min_score_judges_the_score_before_the_penalty(write, tmp_path: Path) ->
 
 
 def test_config_key_default_camel_case_and_bounds() -> None:
-    assert MemoryConfig().query.hybrid.file_repeat_penalty == 0.0  # opt-in
+    assert MemoryConfig().query.hybrid.file_repeat_penalty == pytest.approx(0.03)  # on by default since round 8
     cfg = MemoryConfig.load(None, query={"hybrid": {"fileRepeatPenalty": 0.1}})
     assert cfg.query.hybrid.file_repeat_penalty == pytest.approx(0.1)
     with pytest.raises(ConfigError, match="file_repeat_penalty"):
         MemoryConfig.load(None, query={"hybrid": {"file_repeat_penalty": -1}})
+
+
+# A note of six lines about violin lessons, chunked into overlapping chunks, and another note whose one line says
+# the question's words less often than the first note's neighbouring chunk does.
+FOLD_DOCS = {
+    "memory/2023-05-01.md": "".join(f"violin lessons at the hall, week {n}\n" for n in range(1, 7)),
+    "memory/2023-06-01.md": "Caroline: my violin lessons start next week\n",
+}
+
+
+@pytest.mark.parametrize("penalty", [0.0, 0.5])
+def test_a_neighbouring_chunk_takes_line_budget_only_when_it_leads_the_next_note(
+        write, tmp_path: Path, penalty: float) -> None:
+    provider = FakeEmbeddingProvider(dims=256, model=f"fake-fold-{penalty}")
+    ws = write(FOLD_DOCS)
+    with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "f.sqlite")},
+                     chunking={"tokens": 24, "overlap": 8},
+                     query={"hybrid": {"file_repeat_penalty": penalty}}) as m:
+        m.sync()
+        chunks = [c for c in m.iter_chunks() if c.path == "memory/2023-05-01.md"]
+        with_fold = m.search("violin lessons at the hall", max_results=2, min_score=0).hits
+    assert len(chunks) >= 2 and chunks[0].end_line >= chunks[1].start_line  # the setup: overlapping chunks
+    paths = [h.path for h in with_fold]
+    if penalty == 0:  # the neighbour ranks above the other note: it is folded in and takes the line budget
+        assert paths[0] == "memory/2023-05-01.md" and "memory/2023-06-01.md" not in paths
+    else:  # penalised, the neighbour falls under the other note's chunk, which gets the second place
+        assert paths == ["memory/2023-05-01.md", "memory/2023-06-01.md"]

@@ -38,7 +38,7 @@ def test_line_units_are_runs_of_non_blank_lines() -> None:
 
 def test_defaults() -> None:
     hy = MemoryConfig().query.hybrid
-    assert (hy.unit_lines, hy.unit_weight) == (3, 0.3)
+    assert (hy.unit_lines, hy.unit_weight) == (3, 0.4)
 
 
 def _provider() -> FakeEmbeddingProvider:
