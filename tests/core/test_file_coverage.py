@@ -67,7 +67,8 @@ def test_near_tie_goes_to_the_chunk_of_the_file_that_says_the_words(write, tmp_p
     ws = write(DOCS)
     with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "f.sqlite")},
                      chunking={"tokens": 12, "overlap": 0},
-                     query={"hybrid": {"file_coverage_weight": weight}}) as m:
+                     # the note-repeat penalty off: the second chunk of notes-a.md would pay it (this rule alone)
+                     query={"hybrid": {"file_coverage_weight": weight, "file_repeat_penalty": 0.0}}) as m:
         m.sync()
         chunks = {(c.path, c.start_line): c.text for c in m.iter_chunks()}
         assert len(chunks) == 3  # the setup: notes-a.md is two chunks
@@ -122,7 +123,8 @@ def test_file_coverage_weighs_the_query_words_by_rarity_as_the_keyword_side_does
     ws = write(RARITY_DOCS)
     with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "r.sqlite")},
                      chunking={"tokens": 12, "overlap": 0},
-                     query={"keyword": {"rarity_weights": rarity}}) as m:
+                     # the note-repeat penalty off: a file's second chunk would pay it (the bonus is read off the score)
+                     query={"keyword": {"rarity_weights": rarity}, "hybrid": {"file_repeat_penalty": 0.0}}) as m:
         m.sync()
         hits = m.search("violin notes", max_results=20, min_score=0).hits
     by_file = {h.path: h for h in hits if "diary" in h.text}  # chunks without a query word: only the file's share
