@@ -76,7 +76,8 @@ three of the six places, with the chunks around them (neighbours share their ove
 each candidate therefore pays ``file_repeat_penalty`` (``query.hybrid.file_repeat_penalty``, default 0.03) for
 each better-scored candidate of the same note, after the exact-match rescue: a second chunk of a note keeps its
 place when it leads the next note's best by more than 0.03, a third by more than 0.06. The order within a note
-never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter). With
+never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter).
+Records (the LlamaIndex vector store's nodes, the LangGraph store's items) are left out: each stands alone. With
 ``query.merge_overlapping`` a chunk overlapping a better hit of its note is folded into that hit (its new lines
 take line budget, not a place); the penalty applies to it too, so the line budget goes to a neighbouring chunk
 only when it leads the next note's best by more than the penalty. Measured on the development set of issue 13
@@ -106,7 +107,7 @@ from typing import Any
 
 from openclaw_memory import citations as _citations
 from openclaw_memory import note_dates as _note_dates
-from openclaw_memory.chunker import indexed_text
+from openclaw_memory.chunker import RECORD_OPEN_PREFIX, indexed_text
 from openclaw_memory.citations import citation_footer
 from openclaw_memory.types import Candidate, SearchHit
 
@@ -286,11 +287,15 @@ def apply_file_repeat_penalty(candidates: Sequence[Candidate], *, penalty: float
     """In place: lower each candidate's score by ``penalty`` × the number of candidates of the same source and
     path that score higher (floored at 0), so the hits of one note (a session, a day) make room for the next
     note's best chunk unless they lead by more than ``penalty`` (see "Hits from several notes" in the module
-    docs). Ties keep their input order. Nothing happens with ``penalty`` 0."""
+    docs). Records (blocks a program wrote between markers: the LlamaIndex vector store's nodes, the LangGraph
+    store's items) neither pay nor count: each stands alone, not as a passage of the file that holds it, and its
+    score stays its own. Ties keep their input order. Nothing happens with ``penalty`` 0."""
     if penalty <= 0 or not candidates:
         return
     seen: dict[tuple[str, str], int] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
+        if c.text.startswith(RECORD_OPEN_PREFIX):
+            continue
         key = (c.source, c.path)
         n = seen.get(key, 0)
         if n:

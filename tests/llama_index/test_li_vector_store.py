@@ -462,3 +462,24 @@ def test_a_query_embedding_is_compared_with_the_memorys_model_once_not_on_every_
         assert query(store, text, embed_model, k=1)
         costs.append(fake_provider.calls - before)
     assert costs[1:] == [costs[0] - 1, costs[0] - 1], costs
+
+
+def test_node_scores_are_their_own_whatever_else_their_file_holds(corpus: Path, tmp_path: Path) -> None:
+    """Nodes share a file (memory/llamaindex.md), but each is a record of its own: a hybrid query's similarities do
+    not depend on how many better nodes that file holds (``query.hybrid.file_repeat_penalty`` leaves records out)."""
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+    texts = ["Kayak trip on the lake.", "Kayak paddles were bought.", "Kayak lessons on Sunday.", "Kayak club fees."]
+    rows = {}
+    for penalty in (0.0, 0.3):
+        with MemoryIndex(provider=FakeEmbeddingProvider(dims=64, model="fake-records"), workspace=corpus, watch=False,
+                         store={"path": str(tmp_path / f"{penalty}.sqlite")},
+                         query={"hybrid": {"file_repeat_penalty": penalty}}) as memory:
+            store = OpenClawVectorStore(memory)
+            if penalty == 0.0:
+                store.add([node(t, f"k{i}") for i, t in enumerate(texts)])
+            memory.sync()
+            rows[penalty] = query(store, "kayak", mode=Mode.HYBRID, k=4)
+    assert {p for p, _, _ in rows[0.0]} == {"memory/llamaindex.md"} and len(rows[0.0]) == 4  # the setup: one file
+    assert [r[:2] for r in rows[0.3]] == [r[:2] for r in rows[0.0]]  # the same nodes in the same order
+    assert [s for _, _, s in rows[0.3]] == pytest.approx([s for _, _, s in rows[0.0]])
