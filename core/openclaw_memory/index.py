@@ -36,7 +36,14 @@ from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore, StoredChunk
 from openclaw_memory.sync import Progress, SessionIndexStats
 from openclaw_memory.sync_runner import SyncRunner
-from openclaw_memory.tuned_search import BuiltinSearch, SearchTuning, evaluate_modes, filtered, search_tuning
+from openclaw_memory.tuned_search import (
+    BuiltinSearch,
+    SearchTuning,
+    as_found_tuning,
+    evaluate_modes,
+    filtered,
+    search_tuning,
+)
 from openclaw_memory.types import (
     EmptyReason,
     MemoryText,
@@ -364,9 +371,9 @@ class MemoryIndex:
         if self._backend is not None and (tuning is None or tuning.filter_only):
             backend = self._backend
 
-            def run(n: int | None) -> SearchResult:
+            def run(n: int | None) -> SearchResult:  # filtered: the chunks as found, should the builtin answer
                 return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
-                                      sources=sources)
+                                      sources=sources, as_found=tuning is not None)
 
             return run(max_results) if tuning is None else filtered(run, tuning, max_results, lambda: None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
@@ -381,8 +388,11 @@ class MemoryIndex:
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
         tuning: SearchTuning | None = None,
+        as_found: bool = False,
     ) -> SearchResult:
         self._check_open()
+        if as_found and tuning is None:  # a filtered search served for the QMD backend
+            tuning = as_found_tuning(self.config)
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")

@@ -22,7 +22,7 @@ from openclaw_memory.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
-__all__ = ["BuiltinSearch", "SearchTuning", "evaluate_modes", "filtered", "search_tuning"]
+__all__ = ["BuiltinSearch", "SearchTuning", "as_found_tuning", "evaluate_modes", "filtered", "search_tuning"]
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,24 @@ def search_tuning(
             raise MemoryArgumentError(str(exc)) from None
     query: dict[str, Any] = {"hybrid": hybrid} if hybrid else {}
     if where is not None or collapse is not None:
-        # A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes``
-        # returns for the same ids), ranked as before the filter: merging hits would spend the line budget on
-        # hits ``where`` drops and return fewer hits than asked, which ``filtered`` reads as "nothing more".
-        query["merge_overlapping"] = False
+        query.update(_AS_FOUND)
     tuned = MemoryConfig.load(config, query=query) if query else config
     return SearchTuning(config=tuned, keyword_only=mode == "keyword", query_vector=vector, where=where,
                         collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword")
+
+
+#: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the
+#: same ids), ranked as before the filter: merging hits would spend the line budget on hits ``where`` drops and
+#: return fewer hits than asked, which :func:`filtered` reads as "nothing more to find".
+_AS_FOUND: dict[str, Any] = {"merge_overlapping": False}
+
+
+def as_found_tuning(config: MemoryConfig) -> SearchTuning:
+    """The tuning of a search that returns the indexed chunks as found (``query.merge_overlapping`` off): what
+    the builtin search answers with when it serves a filtered search as the QMD backend's fallback
+    (:meth:`BuiltinSearch.search`'s ``as_found``)."""
+    return SearchTuning(config=MemoryConfig.load(config, query=_AS_FOUND), keyword_only=False, query_vector=None,
+                        where=None, collapse=None, filter_only=True)
 
 
 def filtered(run: Callable[[int | None], SearchResult], tuning: SearchTuning, max_results: int | None,
@@ -173,9 +184,10 @@ class BuiltinSearch:
         self._provider = provider
 
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
-               session_key: str | None = None, sources: Sequence[str] | None = None) -> SearchResult:
+               session_key: str | None = None, sources: Sequence[str] | None = None,
+               as_found: bool = False) -> SearchResult:
         return self._search(query, max_results=max_results, min_score=min_score, session_key=session_key,
-                            sources=sources)
+                            sources=sources, as_found=as_found)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
         return self._get(path, from_line, lines)

@@ -47,8 +47,13 @@ class SearchBackend(Protocol):
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        as_found: bool = False,
     ) -> SearchResult:
-        """Search; hits carry workspace-relative paths, line ranges, snippets and citations."""
+        """Search; hits carry workspace-relative paths, line ranges, snippets and citations.
+
+        ``as_found``: return the indexed chunks as found, none folded together with another
+        (``query.merge_overlapping`` off), as a search filtered after the fact (``where``, ``collapse``) needs:
+        it asks for more hits until enough pass, and reads fewer hits than asked as "nothing more to find"."""
         ...
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:

@@ -64,17 +64,18 @@ class FallbackBackend:
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        as_found: bool = False,
     ) -> SearchResult:
         """Search the primary; on its first failure, and from then on, the builtin index."""
         backend = self._active()
         if backend is None:
             try:
                 return self.primary.search(query, max_results=max_results, min_score=min_score,
-                                           session_key=session_key, sources=sources)
+                                           session_key=session_key, sources=sources, as_found=as_found)
             except BackendError as exc:
                 backend = self._switch(exc)
         result = backend.search(query, max_results=max_results, min_score=min_score,
-                                session_key=session_key, sources=sources)
+                                session_key=session_key, sources=sources, as_found=as_found)
         return replace(result, fallback=self._fallback)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:

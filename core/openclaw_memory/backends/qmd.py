@@ -541,8 +541,10 @@ class QmdBackend:
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        as_found: bool = False,
     ) -> SearchResult:
-        """Search through QMD (spec §9.3); raises QmdError on any QMD failure."""
+        """Search through QMD (spec §9.3); raises QmdError on any QMD failure. QMD's hits are never folded
+        together, so ``as_found`` changes nothing here."""
         started = time.perf_counter()
         mode = _RESULT_MODE[self.cfg.search_mode]
 
