@@ -426,7 +426,7 @@ class MemoryIndex:
 
         config, reason, qv = self._access.search_config(provider), self._access.keyword_only_reason, None
         if tuning is not None:
-            config, qv = tuning.config, tuning.query_vector
+            config, qv = tuning.settings(config), tuning.query_vector
             if tuning.keyword_only:
                 provider, reason = None, "keyword mode requested"
 

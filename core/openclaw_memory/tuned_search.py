@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,13 @@ class SearchTuning:
     where: Callable[[SearchHit], bool] | None
     collapse: Callable[[SearchHit], Hashable] | None
     filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer
+    query: dict[str, Any] = field(default_factory=dict)  # the ``query`` settings the options change
+
+    def settings(self, base: MemoryConfig) -> MemoryConfig:
+        """The settings the tuned search runs with: ``base``, the settings the search would run with untuned
+        (the fast tier's own weights while the bundled model's fast first index is live), with the options'
+        changes on top."""
+        return MemoryConfig.load(base, query=self.query) if self.query else base
 
 
 def search_tuning(
@@ -91,7 +98,8 @@ def search_tuning(
         query.update(_AS_FOUND)
     tuned = MemoryConfig.load(config, query=query) if query else config
     return SearchTuning(config=tuned, keyword_only=mode == "keyword", query_vector=vector, where=where,
-                        collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword")
+                        collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword",
+                        query=query)
 
 
 #: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the
@@ -105,7 +113,7 @@ def as_found_tuning(config: MemoryConfig) -> SearchTuning:
     the builtin search answers with when it serves a filtered search as the QMD backend's fallback
     (:meth:`BuiltinSearch.search`'s ``as_found``)."""
     return SearchTuning(config=MemoryConfig.load(config, query=_AS_FOUND), keyword_only=False, query_vector=None,
-                        where=None, collapse=None, filter_only=True)
+                        where=None, collapse=None, filter_only=True, query=dict(_AS_FOUND))
 
 
 def filtered(run: Callable[[int | None], SearchResult], tuning: SearchTuning, max_results: int | None,

@@ -154,6 +154,25 @@ def test_fast_tier_vectors_weigh_less_in_hybrid_search(notes) -> None:
 
 
 @pytest.mark.local_model
+def test_a_tuned_search_weighs_the_fast_tier_as_the_plain_one_does(notes) -> None:
+    """A search with options (``where``, ``collapse``: what the vector store and the LangGraph store send) runs with
+    the fast tier's weights while it is live, as the plain search does, and with the configured ones after."""
+    query = "bucket retention policy"  # no word of it in the notes: the scores are the vector side alone
+    with MemoryIndex(workspace=notes, provider="local", store={"path": str(notes.parent / "t.sqlite")},
+                     watch=False, local={"fast_vector_weight": 0.2}) as idx:
+        idx.sync()
+        plain = idx.search(query, min_score=0).hits
+        tuned = idx.search(query, min_score=0, where=lambda h: True, collapse=lambda h: h.path).hits
+        assert tuned and [h.path for h in tuned] == list(dict.fromkeys(h.path for h in plain))[:len(tuned)]
+        scores = {h.chunk_id: h.score for h in plain}
+        assert [h.score for h in tuned] == pytest.approx([scores[h.chunk_id] for h in tuned])  # was 3.5× as high
+        assert max(h.score for h in tuned) <= 0.2 + 1e-6
+        idx.upgrade_embeddings()
+        assert idx.search(query, min_score=0, where=lambda h: True).hits[0].score == \
+            pytest.approx(idx.search(query, min_score=0).hits[0].score)  # the configured 0.7 again, both ways
+
+
+@pytest.mark.local_model
 def test_fast_tier_answers_a_paraphrase_in_the_default_search(write) -> None:
     """The fast tier exists to answer questions asked in other words on a fresh install: its lighter
     vector weight orders the hits, but min_score (default 0.35) also admits what the configured weights
