@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +27,16 @@ __all__ = ["BuiltinSearch", "SearchTuning", "as_found_tuning", "evaluate_modes",
 
 @dataclass(frozen=True)
 class SearchTuning:
-    """One search's options (see :meth:`MemoryIndex.search`), checked: the configuration they make,
+    """One search's options (see :meth:`MemoryIndex.search`), checked: the ``query`` settings they change,
     whether embeddings are left out, the normalised query vector and the hit filter."""
 
-    config: MemoryConfig
+    query: dict[str, Any]  # the ``query`` settings the options change (applied by :meth:`settings`)
+    max_results: int  # the configured number of hits (``query.max_results``; no option changes it)
     keyword_only: bool
     query_vector: np.ndarray | None
     where: Callable[[SearchHit], bool] | None
     collapse: Callable[[SearchHit], Hashable] | None
     filter_only: bool  # nothing but ``where`` and ``collapse``: a search backend (QMD) can still answer
-    query: dict[str, Any] = field(default_factory=dict)  # the ``query`` settings the options change
 
     def settings(self, base: MemoryConfig) -> MemoryConfig:
         """The settings the tuned search runs with: ``base``, the settings the search would run with untuned
@@ -96,10 +96,9 @@ def search_tuning(
     query: dict[str, Any] = {"hybrid": hybrid} if hybrid else {}
     if where is not None or collapse is not None:
         query.update(_AS_FOUND)
-    tuned = MemoryConfig.load(config, query=query) if query else config
-    return SearchTuning(config=tuned, keyword_only=mode == "keyword", query_vector=vector, where=where,
-                        collapse=collapse, filter_only=not hybrid and vector is None and mode != "keyword",
-                        query=query)
+    return SearchTuning(query=query, max_results=config.query.max_results, keyword_only=mode == "keyword",
+                        query_vector=vector, where=where, collapse=collapse,
+                        filter_only=not hybrid and vector is None and mode != "keyword")
 
 
 #: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the
@@ -112,8 +111,8 @@ def as_found_tuning(config: MemoryConfig) -> SearchTuning:
     """The tuning of a search that returns the indexed chunks as found (``query.merge_overlapping`` off): what
     the builtin search answers with when it serves a filtered search as the QMD backend's fallback
     (:meth:`BuiltinSearch.search`'s ``as_found``)."""
-    return SearchTuning(config=MemoryConfig.load(config, query=_AS_FOUND), keyword_only=False, query_vector=None,
-                        where=None, collapse=None, filter_only=True, query=dict(_AS_FOUND))
+    return SearchTuning(query=dict(_AS_FOUND), max_results=config.query.max_results, keyword_only=False,
+                        query_vector=None, where=None, collapse=None, filter_only=True)
 
 
 def filtered(run: Callable[[int | None], SearchResult], tuning: SearchTuning, max_results: int | None,
@@ -122,7 +121,7 @@ def filtered(run: Callable[[int | None], SearchResult], tuning: SearchTuning, ma
     and ``tuning.collapse``, the search returns fewer than asked for, or ``total`` (the index's size,
     when known; counted only when a first search falls short) is reached."""
     where, collapse = tuning.where, tuning.collapse
-    want = max(1, int(max_results if max_results is not None else tuning.config.query.max_results))
+    want = max(1, int(max_results if max_results is not None else tuning.max_results))
     n = want
     total: int | None = None
     counted = False
