@@ -77,7 +77,8 @@ each candidate therefore pays ``file_repeat_penalty`` (``query.hybrid.file_repea
 each better-scored candidate of the same note, after the exact-match rescue: a second chunk of a note keeps its
 place when it leads the next note's best by more than 0.03, a third by more than 0.06. The order within a note
 never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter).
-Records (the LlamaIndex vector store's nodes, the LangGraph store's items) are left out: each stands alone. With
+A record (the LlamaIndex vector store's node, the LangGraph store's item) is a note of its own, for this rule and
+the file-coverage rule alike: each stands alone, not as a passage of the file that holds it. With
 ``query.merge_overlapping`` a chunk overlapping a better hit of its note is folded into that hit (its new lines
 take line budget, not a place); the penalty applies to it too, so the line budget goes to a neighbouring chunk
 only when it leads the next note's best by more than the penalty. Measured on the development set of issue 13
@@ -262,18 +263,25 @@ def apply_keyword_rescue(
             c.score = max(c.score, weight * strength)
 
 
+def _note_of(c: Candidate) -> tuple[str, ...]:
+    """The note a candidate is a passage of, for the per-note rules: its source and path; a record (a block a
+    program wrote between markers: the LlamaIndex vector store's node, the LangGraph store's item) stands alone,
+    not as a passage of the file that holds it, so it is a note of its own."""
+    return (c.source, c.path, c.id) if c.text.startswith(RECORD_OPEN_PREFIX) else (c.source, c.path)
+
+
 def apply_file_coverage(
     candidates: Sequence[Candidate], coverage: Callable[[Sequence[str]], Sequence[float]], *, weight: float
 ) -> None:
     """In place: add ``weight · c²`` to each candidate's score (and record it as ``file_bonus``), where ``c``
-    is ``coverage`` of the texts of all ``candidates`` of the same source and path joined together (see
-    "The file a candidate comes from" in the module docs). ``coverage`` maps texts to their coverage of the
-    query in 0..1. Nothing happens with ``weight`` 0 or no candidates."""
+    is ``coverage`` of the texts of all ``candidates`` of the same note (source and path; a record is its own)
+    joined together (see "The file a candidate comes from" in the module docs). ``coverage`` maps texts to their
+    coverage of the query in 0..1. Nothing happens with ``weight`` 0 or no candidates."""
     if weight <= 0 or not candidates:
         return
-    by_file: dict[tuple[str, str], list[Candidate]] = {}
+    by_file: dict[tuple[str, ...], list[Candidate]] = {}
     for c in candidates:
-        by_file.setdefault((c.source, c.path), []).append(c)
+        by_file.setdefault(_note_of(c), []).append(c)
     files = list(by_file)
     texts = ["\n".join(c.text for c in sorted(by_file[f], key=lambda c: (c.start_line, c.id))) for f in files]
     for f, cov in zip(files, coverage(texts)):
@@ -287,16 +295,13 @@ def apply_file_repeat_penalty(candidates: Sequence[Candidate], *, penalty: float
     """In place: lower each candidate's score by ``penalty`` × the number of candidates of the same source and
     path that score higher (floored at 0), so the hits of one note (a session, a day) make room for the next
     note's best chunk unless they lead by more than ``penalty`` (see "Hits from several notes" in the module
-    docs). Records (blocks a program wrote between markers: the LlamaIndex vector store's nodes, the LangGraph
-    store's items) neither pay nor count: each stands alone, not as a passage of the file that holds it, and its
-    score stays its own. Ties keep their input order. Nothing happens with ``penalty`` 0."""
+    docs). A record (the LlamaIndex vector store's node, the LangGraph store's item) is a note of its own, so it
+    pays for no other record of its file. Ties keep their input order. Nothing happens with ``penalty`` 0."""
     if penalty <= 0 or not candidates:
         return
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, ...], int] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
-        if c.text.startswith(RECORD_OPEN_PREFIX):
-            continue
-        key = (c.source, c.path)
+        key = _note_of(c)
         n = seen.get(key, 0)
         if n:
             c.score = max(0.0, c.score - penalty * n)
