@@ -485,24 +485,17 @@ def test_node_scores_are_their_own_whatever_else_their_file_holds(corpus: Path, 
     assert [s for _, _, s in rows[0.3]] == pytest.approx([s for _, _, s in rows[0.0]])
 
 
-def test_a_nodes_score_does_not_borrow_the_words_of_other_nodes_in_its_file(tmp_path: Path) -> None:
+def test_a_nodes_score_does_not_borrow_the_words_of_other_nodes_in_its_file(corpus: Path, tmp_path: Path) -> None:
     """``query.hybrid.file_coverage_weight`` rewards a note whose passages together hold the query's words; a node
     is a note of its own, so another node of memory/llamaindex.md saying the query's other word lends it nothing."""
     from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
-    from tests.llama_index.conftest import CORPUS
-
     scores = {}
-    for name, texts in {"alone": ["Kayak trip on the lake."],
-                        "beside": ["Kayak trip on the lake.", "Paddles were bought for the club."]}.items():
-        ws = tmp_path / name
-        for rel, text in CORPUS.items():
-            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-            (ws / rel).write_text(text, encoding="utf-8")
-        with MemoryIndex(provider=FakeEmbeddingProvider(dims=64, model="fake-records-cov"), workspace=ws, watch=False,
-                         store={"path": str(tmp_path / f"{name}.sqlite")}) as memory:
-            store = OpenClawVectorStore(memory)
-            store.add([node(t, f"k{i}") for i, t in enumerate(texts)])
+    with MemoryIndex(provider=FakeEmbeddingProvider(dims=64, model="fake-records-cov"), workspace=corpus, watch=False,
+                     store={"path": str(tmp_path / "cov.sqlite")}) as memory:
+        store = OpenClawVectorStore(memory)
+        for name, added in (("alone", "Kayak trip on the lake."), ("beside", "Paddles were bought for the club.")):
+            store.add([node(added, f"k{len(scores)}")])
             memory.sync()
             rows = query(store, "kayak paddles", mode=Mode.HYBRID, k=5)
             scores[name] = next(s for _, nid, s in rows if nid == "k0")

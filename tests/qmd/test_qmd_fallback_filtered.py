@@ -10,24 +10,21 @@ from openclaw_memory import MemoryIndex
 from tests.core.test_result_ranges import KAYAKS
 
 
-def _index(root: Path, **kw: object) -> MemoryIndex:
-    ws = root / "ws"
-    for rel, text in KAYAKS.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text, encoding="utf-8")
-    return MemoryIndex(workspace=ws, state_dir=root / "state", provider=None, watch=False,
-                       chunking={"tokens": 48, "overlap": 40}, **kw)
+def _index(ws: Path, state: Path, **kw: object) -> MemoryIndex:
+    return MemoryIndex(workspace=ws, state_dir=state, provider=None, watch=False, chunking={"tokens": 48, "overlap": 40},
+                       **kw)
 
 
-def test_the_fallbacks_filtered_search_returns_the_chunks_as_found(tmp_path: Path) -> None:
+def test_the_fallbacks_filtered_search_returns_the_chunks_as_found(write, tmp_path: Path) -> None:
+    ws = write(KAYAKS)
     only_b = {"where": lambda h: h.path == "memory/b.md"}
-    with _index(tmp_path / "builtin") as builtin:
+    with _index(ws, tmp_path / "builtin") as builtin:
         builtin.sync()
         want = [(h.path, h.start_line, h.end_line, h.text) for h in
                 builtin.search("kayak", max_results=2, min_score=0, **only_b).hits]
         per_file = [h.path for h in builtin.search("kayak", max_results=2, min_score=0, collapse=lambda h: h.path).hits]
     assert [w[0] for w in want] == ["memory/b.md"] and per_file == ["memory/a.md", "memory/b.md"]  # the setup
-    with _index(tmp_path / "qmd", backend="qmd", qmd={"command": str(tmp_path / "no-such-qmd")}) as mem:
+    with _index(ws, tmp_path / "qmd", backend="qmd", qmd={"command": str(tmp_path / "no-such-qmd")}) as mem:
         mem.sync()
         first = mem.search("kayak", max_results=2, min_score=0)
         assert first.fallback is not None and first.fallback.from_provider == "qmd"  # the builtin answers now
