@@ -610,6 +610,74 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
                 _print_result(memory.search(q, max_results=3))
 
 
+# ---- mcp: the memory as an MCP server (openclaw_memory.mcp_server) -------------------------------
+
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) -> list[Any]:
+    """One warm index (watcher on, first sync started) per agent, and its long-term memory if asked."""
+    from openclaw_memory.mcp_server import ServedAgent
+
+    served: list[Any] = []
+    for agent_id in agent_ids or [None]:
+        if agent_id is not None:
+            ctx.obj["agent"] = agent_id
+        config = _config(ctx)
+        memory = MemoryIndex(config, watch=True)
+        memory.sync_in_background("mcp server start")
+        ltm = None
+        if long_term:
+            from openclaw_memory.long_term import LongTermMemory
+
+            ltm = LongTermMemory(provider=config, agent_id=config.agent_id)
+        served.append(ServedAgent(config.agent_id, memory, ltm))
+    return served
+
+
+@main.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="HTTP port (with --http).")
+@click.option("--token", envvar="OPENCLAW_MCP_TOKEN", help="Bearer token HTTP clients must send (env "
+              "OPENCLAW_MCP_TOKEN); required when --host is not a loopback address.")
+@click.option("--agents", "agent_list", help="Serve these agents of the config file, comma-separated "
+              "(tools then take an `agent` argument; default: the one agent --agent selects).")
+@click.option("--long-term", is_flag=True, help="Also serve memory_store / memory_recall / memory_forget "
+              "(the LanceDB long-term memory, pip install 'openclaw-memory[lancedb]').")
+@click.pass_context
+def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | None, agent_list: str | None,
+        long_term: bool) -> None:
+    """Serve the memory to MCP clients (pip install 'openclaw-memory[mcp]'): memory_search, memory_get,
+    memory_append, and MEMORY.md and the daily notes as read-only resources. stdio by default."""
+    if use_http and host not in _LOOPBACK_HOSTS and not token:
+        raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
+                               "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
+    agent_ids = [a.strip() for a in (agent_list or "").split(",") if a.strip()]
+    with _user_errors():
+        from openclaw_memory.mcp_server import bearer_token_guard, create_mcp_server
+
+        served = _served_agents(ctx, agent_ids, long_term)
+    try:
+        server = create_mcp_server(served)
+        if not use_http:
+            server.run("stdio")
+            return
+        import anyio
+        import uvicorn
+
+        app = server.streamable_http_app(host=host)
+        if token:
+            app = bearer_token_guard(app, token)
+        click.echo(f"openclaw-memory MCP server on http://{host}:{port}/mcp", err=True)
+        anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
+    finally:
+        for agent in served:
+            agent.memory.close()
+            if agent.long_term is not None:
+                agent.long_term.close()
+
+
 # ---- ltm: the LanceDB long-term memory (openclaw_memory.long_term) ------------------------------
 
 @main.group()

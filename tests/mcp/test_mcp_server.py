@@ -1,0 +1,250 @@
+"""`openclaw-memory mcp`: the official MCP SDK's client against the spawned server, over stdio and HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+mcp = pytest.importorskip("mcp")
+
+from click.testing import CliRunner  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from openclaw_memory import MemoryIndex  # noqa: E402
+from openclaw_memory.cli import main  # noqa: E402
+from openclaw_memory.tools import memory_get, memory_search  # noqa: E402
+
+pytestmark = pytest.mark.timeout(180)
+
+NOTES = {
+    "MEMORY.md": "# Preferences\n\nThe user drinks an oat milk flat white every morning.\n",
+    "memory/2026-03-02.md": "# 2026-03-02\n\n- The launch codename is Falcon.\n- Deploys happen on Tuesdays.\n",
+}
+
+
+def _environment() -> dict[str, str]:
+    """The test's environment for the spawned server (state dir, offline hub) with this checkout first."""
+    env = dict(os.environ)
+    here = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(here / "core"), str(here), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _stdio(workspace: Path, *extra: str) -> Client:
+    args = ["-m", "openclaw_memory", "-w", str(workspace), "-p", "none", "mcp", *extra]
+    return Client(StdioServerParameters(command=sys.executable, args=args, env=_environment()))
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def _search_until(client: Client, query: str, wanted: str, **arguments: Any) -> Any:
+    """The first search whose text mentions ``wanted`` (the server's first sync runs in the background)."""
+    deadline = time.monotonic() + 30
+    while True:
+        result = await client.call_tool("memory_search", {"query": query, **arguments})
+        if wanted in _text(result) or time.monotonic() > deadline:
+            return result
+        await asyncio.sleep(0.2)
+
+
+@pytest.fixture
+def notes(write: Any) -> Path:
+    return write(NOTES)
+
+
+async def test_stdio_lists_the_agent_tools_with_their_bounds(notes: Path) -> None:
+    async with _stdio(notes) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"memory_search", "memory_get", "memory_append"}
+    search = tools["memory_search"].input_schema["properties"]
+    assert search["query"]["type"] == "string"
+    bounds = next(option for option in search["maxResults"]["anyOf"] if option.get("type") == "integer")
+    assert (bounds["minimum"], bounds["maximum"]) == (1, 50)
+    assert set(tools["memory_get"].input_schema["properties"]) == {"path", "from", "lines", "agent"}
+
+
+async def test_stdio_search_gives_the_agent_tools_results_with_citations(notes: Path, tmp_path: Path) -> None:
+    async with _stdio(notes) as client:
+        result = await _search_until(client, "launch codename", "Falcon")
+    assert not result.is_error
+    assert "memory/2026-03-02.md#L" in _text(result)
+    # the same memory as an in-process agent tool sees: same files, lines and scores
+    with MemoryIndex(workspace=notes, provider=None, watch=False, store={"path": str(tmp_path / "x.sqlite")}) as memory:
+        expected = memory_search(memory, "launch codename")
+    served = result.structured_content
+    assert [(r["path"], r["start_line"], r["end_line"], r["score"]) for r in served["results"]] == \
+        [(r["path"], r["start_line"], r["end_line"], r["score"]) for r in expected["results"]]
+
+
+async def test_stdio_get_reads_lines_and_refuses_paths_like_memory_get(notes: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("do not read\n")
+    async with _stdio(notes) as client:
+        lines = await client.call_tool("memory_get", {"path": "memory/2026-03-02.md", "from": 3, "lines": 1})
+        refused = await client.call_tool("memory_get", {"path": "../secret.md"})
+        bad = await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 0})
+    assert not lines.is_error and _text(lines) == "- The launch codename is Falcon."
+    assert refused.is_error and "do not read" not in _text(refused)
+    with MemoryIndex(workspace=notes, provider=None, watch=False, store={"path": str(tmp_path / "x.sqlite")}) as memory:
+        assert _text(refused) == memory_get(memory, "../secret.md")["error"]
+    assert bad.is_error and "from" in _text(bad)
+
+
+async def test_stdio_bad_arguments_are_tool_errors_and_the_session_goes_on(notes: Path) -> None:
+    async with _stdio(notes) as client:
+        too_many = await client.call_tool("memory_search", {"query": "coffee", "maxResults": 0})
+        blank = await client.call_tool("memory_search", {"query": "   "})
+        unknown = await client.call_tool("memory_search", {"query": "coffee", "agent": "nobody"})
+        still = await _search_until(client, "flat white", "oat milk")
+    assert too_many.is_error and "maxResults" in _text(too_many)
+    assert blank.is_error and "query required" in _text(blank)
+    assert unknown.is_error and "unknown agent 'nobody'" in _text(unknown)
+    assert not still.is_error and "oat milk" in _text(still)
+
+
+async def test_stdio_append_then_search_finds_the_note(notes: Path) -> None:
+    async with _stdio(notes) as client:
+        appended = await client.call_tool("memory_append", {"text": "Dentist appointment moved to Friday 3pm."})
+        found = await client.call_tool("memory_search", {"query": "dentist appointment"})
+    assert not appended.is_error
+    daily = appended.structured_content["path"]
+    assert "Dentist appointment moved to Friday 3pm." in (notes / daily).read_text()
+    assert not found.is_error and f"{daily}#L" in _text(found)
+
+
+async def test_stdio_resources_are_the_memory_files_read_only(notes: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside.md").write_text("outside the workspace\n")
+    async with _stdio(notes) as client:
+        listed = [str(r.uri) for r in (await client.list_resources()).resources]
+        memory_md = await client.read_resource("memory://main/MEMORY.md")
+        with pytest.raises(MCPError, match="outside the workspace"):
+            await client.read_resource("memory://main/../outside.md")
+    assert listed == ["memory://main/MEMORY.md", "memory://main/memory/2026-03-02.md"]
+    assert memory_md.contents[0].text == (notes / "MEMORY.md").read_text()
+
+
+async def test_stdio_serves_several_agents_of_a_config(tmp_path: Path) -> None:
+    homes = {}
+    for agent, note in (("alice", "Alice's cat is called Miso."), ("bob", "Bob's cat is called Pepper.")):
+        homes[agent] = tmp_path / agent
+        (homes[agent] / "memory").mkdir(parents=True)
+        (homes[agent] / "MEMORY.md").write_text(f"# Notes\n\n{note}\n")
+    config = tmp_path / "openclaw.json"
+    config.write_text(json.dumps({"agents": {"list": [{"id": a, "workspace": str(p)} for a, p in homes.items()]}}))
+    args = ["-m", "openclaw_memory", "-c", str(config), "-p", "none", "mcp", "--agents", "alice,bob"]
+    async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
+        bob = await _search_until(client, "cat called", "Pepper", agent="bob")
+        alice = await _search_until(client, "cat called", "Miso")
+    assert "Pepper" in _text(bob) and "Miso" not in _text(bob)
+    assert "Miso" in _text(alice) and "Pepper" not in _text(alice)
+
+
+# ---- streamable HTTP -----------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(notes: Path) -> Iterator[str]:
+    """A spawned ``mcp --http`` server with a bearer token; yields its URL."""
+    port = _free_port()
+    env = {**_environment(), "OPENCLAW_MCP_TOKEN": "s3cret-token"}
+    args = [sys.executable, "-m", "openclaw_memory", "-w", str(notes), "-p", "none", "mcp", "--http", "--port", str(port)]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"MCP server did not start: {process.stderr.read().decode()[-2000:]}") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@asynccontextmanager
+async def _http(url: str, token: str | None = "s3cret-token"):  # type: ignore[no-untyped-def]
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with create_mcp_http_client(headers=headers) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        yield client
+
+
+async def test_http_needs_the_bearer_token(http_server: str) -> None:
+    import httpx2
+
+    async with httpx2.AsyncClient() as plain:
+        refused = await plain.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert refused.status_code == 401
+    async with _http(http_server) as client:
+        assert {t.name for t in (await client.list_tools()).tools} >= {"memory_search", "memory_get"}
+
+
+async def test_http_concurrent_clients_write_and_find_every_note(http_server: str, notes: Path) -> None:
+    async def one_client(number: int) -> tuple[bool, str]:
+        async with _http(http_server) as client:
+            wrote = await client.call_tool("memory_append", {"text": f"Parcel tracking code ZX{number}Q arrived."})
+            found = await client.call_tool("memory_search", {"query": f"ZX{number}Q"})
+            return wrote.is_error or found.is_error, _text(found)
+
+    results = await asyncio.gather(*(one_client(n) for n in range(6)))
+    assert [failed for failed, _ in results] == [False] * 6
+    assert all(f"ZX{n}Q" in text for n, (_, text) in enumerate(results))
+    daily = sorted((notes / "memory").glob("*.md"))[-1].read_text()
+    assert all(daily.count(f"ZX{n}Q") == 1 for n in range(6))
+
+
+def test_http_on_a_public_address_requires_a_token(notes: Path) -> None:
+    result = CliRunner().invoke(main, ["-w", str(notes), "-p", "none", "mcp", "--http", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "--token" in result.output
+
+
+async def test_stdio_index_stays_warm_and_sees_hand_edits(notes: Path) -> None:
+    async with _stdio(notes) as client:
+        await _search_until(client, "launch codename", "Falcon")
+        (notes / "memory" / "2026-03-03.md").write_text("# 2026-03-03\n\nThe staging database moved to Frankfurt.\n")
+        found = await _search_until(client, "staging database", "Frankfurt")
+    assert "memory/2026-03-03.md#L" in _text(found)
+
+
+@pytest.mark.local_model
+async def test_stdio_long_term_tools_store_recall_forget(notes: Path) -> None:
+    pytest.importorskip("lancedb")
+    args = ["-m", "openclaw_memory", "-w", str(notes), "-p", "local", "mcp", "--long-term"]
+    async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        stored = await client.call_tool("memory_store", {"text": "The user's favourite tea is genmaicha.",
+                                                         "category": "preference"})
+        recalled = await client.call_tool("memory_recall", {"query": "favourite tea"})
+        bad = await client.call_tool("memory_recall", {"query": "tea", "limit": 0})
+        forgotten = await client.call_tool("memory_forget", {"memoryId": stored.structured_content["id"]})
+        after = await client.call_tool("memory_recall", {"query": "favourite tea"})
+    assert {"memory_store", "memory_recall", "memory_forget"} <= names
+    assert not stored.is_error and "genmaicha" in _text(recalled)
+    assert bad.is_error
+    assert not forgotten.is_error and forgotten.structured_content["action"] == "deleted"
+    assert "genmaicha" not in _text(after)
