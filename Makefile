@@ -13,7 +13,7 @@ QMD_VERSION := 2.8.3
 QMD_DIR     := .qmd
 QMD_STAMP   := $(QMD_DIR)/.installed-$(QMD_VERSION)
 
-.PHONY: demo test bench clean qmd
+.PHONY: demo test test-fast docs docs-serve bench clean qmd
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,17 @@ demo: $(STAMP)
 
 test: $(STAMP) $(ST_STAMP) $(QMD_STAMP)
 	$(BIN)/python -m pytest
+
+# the quick loop: the core and the CLI, without the slow, local-model, QMD and PostgreSQL tests (make demo's venv)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests/core tests/cli -m "not slow and not local_model" -q -p no:randomly
+
+# the manual (MkDocs Material): strict, so a broken link or reference fails the build
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs serve
 
 # `make bench`: this library next to the systems users would pick instead (bench/README.md). The peers live in
 # their own venv and folder (both git-ignored), never in the package's venv or dependencies.
@@ -72,4 +83,4 @@ bench: $(PEERS_STAMP) $(NPM_STAMP) $(BENCH_QMD_STAMP)
 	$(PEERS)/bin/python bench/bench_compare.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(QMD_DIR) $(PEERS) bench/.peers build *.egg-info core/*.egg-info
+	rm -rf site $(VENV) $(QMD_DIR) $(PEERS) bench/.peers build *.egg-info core/*.egg-info

