@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
+from openclaw_memory.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
 
 __all__ = [
@@ -44,9 +45,10 @@ def hit_metadata(hit: SearchHit) -> dict[str, Any]:
 
 
 def hit_to_document(hit: SearchHit, content: DocumentContent = "snippet") -> Document:
-    """A ``Document`` whose content is the hit's snippet (or full text) and id the hit's id (its chunk id, or one
-    derived from it for a folded or cut hit; the chunk id is in the metadata)."""
-    text = hit.text if content == "text" and hit.text else hit.snippet
+    """A ``Document`` whose content is the hit's snippet (or full text), without the ``Source:`` footer the agent
+    tools show (the citation is in the metadata, as retrievers keep it), and id the hit's id (its chunk id, or
+    one derived from it for a folded or cut hit; the chunk id is in the metadata)."""
+    text = hit.text if content == "text" and hit.text else strip_citation_footer(hit.snippet, hit.citation)
     return Document(id=hit.id or None, page_content=text, metadata=hit_metadata(hit))
 
 
