@@ -29,13 +29,18 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 from openclaw_memory.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
 from openclaw_memory.citations import ChatType, normalize_session_kind
-from openclaw_memory.config import MemoryConfig
 from openclaw_memory.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 
 from langchain_openclaw_memory._convert import last_summary_id
-from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner, sync_after_compaction
+from langchain_openclaw_memory._flush import (
+    FlushOutcome,
+    SilentFlushRunner,
+    check_flush_threshold,
+    sync_after_compaction,
+    with_soft_threshold,
+)
 from langchain_openclaw_memory.tools import create_memory_tools
 
 __all__ = ["MemoryFlushState", "PreCompactionFlushMiddleware"]
@@ -166,17 +171,13 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         self.on_flush = on_flush
         self.tools = create_memory_tools(memory) if include_tools else []
 
-        config = memory.config
-        if soft_threshold_tokens is not None:
-            soft_override = {"memory_flush": {"soft_threshold_tokens": soft_threshold_tokens}}
-            config = MemoryConfig.load(config, compaction=soft_override)
+        config = with_soft_threshold(memory.config, soft_threshold_tokens)
         reserve = config.compaction.reserve_tokens_floor
+        given_as = "trigger_tokens" if trigger_tokens is not None else None
+        if trigger_tokens is None and summarization is not None:
+            trigger_tokens, given_as = _trigger_tokens(summarization), "SummarizationMiddleware's trigger"
         if trigger_tokens is None:
-            trigger_tokens = (
-                _trigger_tokens(summarization)
-                if summarization is not None
-                else config.compaction.context_window - reserve
-            )
+            trigger_tokens = config.compaction.context_window - reserve
         self.trigger_tokens = trigger_tokens
         if token_counter is None:
             token_counter = summarization.token_counter if summarization is not None else count_tokens_approximately
@@ -186,7 +187,8 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             context_window=trigger_tokens + reserve,
             allow_memory_md=self.session_kind == "direct",
         )
-        self.policy.check_threshold()  # ConfigError (a ValueError) for a flush that could never run
+        # ConfigError (a ValueError) for a flush that could never run
+        check_flush_threshold(self.policy, trigger_tokens if given_as else None, given_as=given_as or "")
         self.runner = SilentFlushRunner(model, self.policy, memory=memory, max_model_calls=max_model_calls)
 
     @property
