@@ -367,6 +367,8 @@ class OpenClawMemoryStore(BaseStore):
         return None if op.index is False else memory
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.limit < 1:  # as InMemoryStore: nothing asked for, nothing searched
+            return []
         items: list[SearchItem] = []
         for ns, memory in self._under(op.namespace_prefix):
             items.extend(self._search_one(ns, memory, op))

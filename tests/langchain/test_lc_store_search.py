@@ -49,6 +49,7 @@ def test_the_filter_is_applied_before_the_limit(store: OpenClawMemoryStore, refe
     # paging walks on through the filtered ranking
     paged = store.search(NS, query="coffee", filter={"kind": "grocery"}, limit=2, offset=3)
     assert [item.key for item in paged] == [item.key for item in found[3:5]]
+    assert store.search(NS, query="coffee", limit=0) == reference.search(NS, query="coffee", limit=0) == []
 
 
 def test_the_filter_applies_to_memory_files_before_the_limit(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
