@@ -7,9 +7,11 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
+from openclaw_memory.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
 
 __all__ = [
+    "FLUSH_MARK",
     "FLUSH_TAG",
     "SUMMARY_MARKER",
     "DocumentContent",
@@ -17,13 +19,20 @@ __all__ = [
     "hit_to_document",
     "is_summary_message",
     "last_summary_id",
+    "flushed_this_cycle",
     "message_text",
+    "with_flush_mark",
 ]
 
 #: ``additional_kwargs["lc_source"]`` value SummarizationMiddleware puts on its summary message.
 SUMMARY_MARKER = "summarization"
 #: Tag and ``lc_source`` metadata value of the silent flush turn's model calls.
 FLUSH_TAG = "memory_flush"
+
+#: ``additional_kwargs`` key the flush middleware puts on the message it flushed at; its value names the compaction
+#: cycle (the id of the summary that opened it, "" before the first), so the messages alone tell whether this
+#: cycle was flushed, with or without a checkpointer.
+FLUSH_MARK = "openclaw_memory_flush_cycle"
 
 DocumentContent = Literal["snippet", "text"]
 
@@ -44,9 +53,10 @@ def hit_metadata(hit: SearchHit) -> dict[str, Any]:
 
 
 def hit_to_document(hit: SearchHit, content: DocumentContent = "snippet") -> Document:
-    """A ``Document`` whose content is the hit's snippet (or full text) and id the hit's id (its chunk id, or one
-    derived from it for a folded or cut hit; the chunk id is in the metadata)."""
-    text = hit.text if content == "text" and hit.text else hit.snippet
+    """A ``Document`` whose content is the hit's snippet (or full text), without the ``Source:`` footer the agent
+    tools show (the citation is in the metadata, as retrievers keep it), and id the hit's id (its chunk id, or
+    one derived from it for a folded or cut hit; the chunk id is in the metadata)."""
+    text = hit.text if content == "text" and hit.text else strip_citation_footer(hit.snippet, hit.citation)
     return Document(id=hit.id or None, page_content=text, metadata=hit_metadata(hit))
 
 
@@ -66,3 +76,22 @@ def last_summary_id(messages: Sequence[BaseMessage]) -> str | None:
         if is_summary_message(m):
             return m.id or message_text(m)
     return None
+
+
+def _cycle(messages: Sequence[BaseMessage]) -> str:
+    return last_summary_id(messages) or ""
+
+
+def flushed_this_cycle(messages: Sequence[BaseMessage]) -> bool:
+    """True when a message carries the flush mark of the current compaction cycle."""
+    cycle = _cycle(messages)
+    return any(m.additional_kwargs.get(FLUSH_MARK) == cycle for m in messages)
+
+
+def with_flush_mark(messages: Sequence[BaseMessage]) -> BaseMessage | None:
+    """A copy of the last message (same id, so it replaces it in the agent state) marked as flushed in the current
+    compaction cycle; None when there is no message with an id to mark."""
+    if not messages or not messages[-1].id:
+        return None
+    last = messages[-1]
+    return last.model_copy(update={"additional_kwargs": {**last.additional_kwargs, FLUSH_MARK: _cycle(messages)}})

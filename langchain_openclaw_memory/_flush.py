@@ -19,13 +19,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langgraph.constants import TAG_NOSTREAM
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import ConfigError
 from openclaw_memory.flush import FlushPolicy, FlushTurn, FlushWriteResult, is_no_reply
 from openclaw_memory.index import MemoryIndex
 from pydantic import BaseModel, Field
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, message_text
 
-__all__ = ["FlushOutcome", "SilentFlushRunner", "flush_run_config", "sync_after_compaction"]
+__all__ = ["FlushOutcome", "SilentFlushRunner", "check_flush_threshold", "flush_run_config", "sync_after_compaction",
+           "with_soft_threshold"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,28 @@ def flush_run_config() -> RunnableConfig:
         "tags": [TAG_NOSTREAM, FLUSH_TAG],
         "metadata": {"lc_source": FLUSH_TAG, **_internal()},
     }
+
+
+def with_soft_threshold(config: MemoryConfig, soft_threshold_tokens: int | None) -> MemoryConfig:
+    """``config`` with ``compaction.memory_flush.soft_threshold_tokens`` replaced when given."""
+    if soft_threshold_tokens is None:
+        return config
+    return MemoryConfig.load(config, compaction={"memory_flush": {"soft_threshold_tokens": soft_threshold_tokens}})
+
+
+def check_flush_threshold(policy: FlushPolicy, trigger_tokens: int | None, *, given_as: str = "trigger_tokens") -> None:
+    """ConfigError (a ValueError) when the flush could never run. With a compaction threshold (``trigger_tokens``,
+    named ``given_as`` in the message) the flush runs at ``trigger_tokens - soft_threshold_tokens``; without one
+    the policy's own check names the context window and the reserve."""
+    if trigger_tokens is None or policy.threshold > 0:
+        policy.check_threshold()
+        return
+    soft = policy.config.compaction.memory_flush.soft_threshold_tokens
+    raise ConfigError(
+        f"the memory flush would never run: its threshold is {policy.threshold} tokens ({given_as} {trigger_tokens} - "
+        f"soft_threshold_tokens {soft}); pass a soft_threshold_tokens below {trigger_tokens} (e.g. "
+        f"soft_threshold_tokens={max(1, trigger_tokens // 4)}) or a larger {given_as}"
+    )
 
 
 def sync_after_compaction(memory: MemoryIndex | None, session_id: str | None) -> None:

@@ -23,6 +23,7 @@ existing key replaces its record in place, ``delete`` removes it; lines outside 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,6 +32,7 @@ from urllib.parse import quote, unquote
 
 from langgraph.store.base import get_text_at_path
 from openclaw_memory.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
+from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.records import (
     Record,
     RecordFiles,
@@ -41,12 +43,18 @@ from openclaw_memory.records import (
     replace_record,
 )
 
-__all__ = ["STORE_DIR", "StoreItem", "delete_item", "index_text", "namespace_file", "namespace_of", "read_items",
-           "upsert_item"]
+__all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "delete_item", "index_text",
+           "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
 
 STORE_DIR = "memory/store"
 KIND = "item"
 _SAFE = "-_.~ "
+#: The longest namespace label, in bytes once percent-encoded as a file or folder name: file systems take 255,
+#: and the writer's temporary and lock files add a prefix and a suffix to the item file's name.
+MAX_LABEL_BYTES = 200
+#: The longest item file path below the workspace, in bytes: the absolute path must stay below PATH_MAX (4096).
+MAX_PATH_BYTES = 1024
+_PATH_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,38 @@ def namespace_file(namespace: tuple[str, ...]) -> str:
         raise ValueError(f"namespace {namespace!r} must be a non-empty tuple of non-empty strings")
     parts = [quote(part, safe=_SAFE).replace(" ", "%20") for part in namespace]
     parts = [p if p not in (".", "..") else quote(p, safe="").replace(".", "%2E") for p in parts]
-    return "/".join([STORE_DIR, *parts[:-1], f"{parts[-1]}.md"])
+    rel = "/".join([STORE_DIR, *parts[:-1], f"{parts[-1]}.md"])
+    _check_length(namespace, parts, rel)
+    return rel
+
+
+def _check_length(namespace: tuple[str, ...], parts: list[str], rel: str) -> None:
+    """MemoryPathError when ``namespace`` cannot be a file: a label or the whole path too long."""
+    for label, part in zip(namespace, parts, strict=True):
+        if len(part) > MAX_LABEL_BYTES:
+            raise MemoryPathError(
+                f"store namespace label {label[:40]!r}... is too long: {len(part)} bytes as a file name, at most "
+                f"{MAX_LABEL_BYTES}; each namespace label becomes a folder or file name, so use shorter labels (an id "
+                "or a hash of a long one)"
+            )
+    if len(rel) > MAX_PATH_BYTES:
+        raise MemoryPathError(
+            f"store namespace of {len(namespace)} labels is too long: its item file path would be {len(rel)} bytes, "
+            f"at most {MAX_PATH_BYTES}; use fewer or shorter namespace labels"
+        )
+
+
+def namespace_files(workspace: Path) -> list[str]:
+    """The workspace-relative item files below ``memory/store``, sorted. Folders that cannot be read (or whose
+    path is too long to open) are skipped, so one of them never breaks listing or search."""
+    base = workspace / STORE_DIR
+    found: list[str] = []
+    for folder, _, names in os.walk(base):  # os.walk skips what it cannot open
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(".md") and len(os.fsencode(path)) < _PATH_MAX:
+                found.append(Path(path).relative_to(workspace).as_posix())
+    return sorted(found)
 
 
 def namespace_of(rel: str) -> tuple[str, ...] | None:

@@ -32,7 +32,13 @@ from openclaw_memory.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, last_summary_id
-from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner, sync_after_compaction
+from langchain_openclaw_memory._flush import (
+    FlushOutcome,
+    SilentFlushRunner,
+    check_flush_threshold,
+    sync_after_compaction,
+    with_soft_threshold,
+)
 
 __all__ = ["FlushRequest", "MemoryFlushCallbackHandler"]
 
@@ -88,6 +94,8 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
             soft_threshold_tokens``. Either way a threshold that is not positive (a window
             smaller than the reserve) raises ConfigError (a ValueError) here, instead of a flush
             that silently never runs.
+        soft_threshold_tokens: How far below the compaction threshold to flush (default:
+            ``compaction.memory_flush.soft_threshold_tokens``, 4000), as in ``PreCompactionFlushMiddleware``.
         default_session_key: Session key for runs whose metadata has no ``session_key`` /
             ``thread_id``.
         session_key_fields: Metadata keys holding the session key, in order of preference.
@@ -110,18 +118,22 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         policy: FlushPolicy | None = None,
         context_window: int | None = None,
         trigger_tokens: int | None = None,
+        soft_threshold_tokens: int | None = None,
         default_session_key: str = "langchain:default",
         session_key_fields: Sequence[str] = ("session_key", "thread_id"),
     ) -> None:
         index = memory if isinstance(memory, MemoryIndex) else None
-        config = memory.config if isinstance(memory, MemoryIndex) else memory
+        config = with_soft_threshold(memory.config if isinstance(memory, MemoryIndex) else memory,
+                                     soft_threshold_tokens)
         self.memory = index
         if trigger_tokens is not None:
             if context_window is not None:
                 raise ValueError("pass either context_window or trigger_tokens, not both")
             context_window = trigger_tokens + config.compaction.reserve_tokens_floor
+        if policy is not None and (context_window is not None or soft_threshold_tokens is not None):
+            raise ValueError("pass either policy or context_window / trigger_tokens / soft_threshold_tokens, not both")
         self.policy = policy if policy is not None else FlushPolicy(config, context_window=context_window)
-        self.policy.check_threshold()
+        check_flush_threshold(self.policy, trigger_tokens)
         if flush_runner is None:
             if model is None:
                 raise ValueError(

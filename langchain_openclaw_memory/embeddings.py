@@ -24,12 +24,12 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
     """A LangChain ``Embeddings`` backed by an openclaw-memory embedding provider.
 
     Give either ``provider`` (any :class:`~openclaw_memory.providers.base.EmbeddingProvider`)
-    or ``memory`` (a ``MemoryIndex``: its resolved provider is used). Vectors are unit-length,
-    exactly the ones the memory index stores.
+    or ``memory`` (a ``MemoryIndex``: its resolved provider is used), by keyword or positionally as the
+    retriever and the store take the memory. Vectors are unit-length, exactly the ones the memory index stores.
 
     Example:
         ```python
-        embeddings = OpenClawMemoryEmbeddings(memory=memory)
+        embeddings = OpenClawMemoryEmbeddings(memory)
         vector = embeddings.embed_query("cache decision")
         ```
     """
@@ -40,6 +40,14 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
     """An :class:`~openclaw_memory.providers.base.EmbeddingProvider`."""
     memory: MemoryIndex | None = None
     """A memory index whose provider to use (when ``provider`` is not given)."""
+
+    def __init__(self, source: MemoryIndex | EmbeddingProvider | None = None, /, **data: Any) -> None:
+        if source is not None:
+            name = "memory" if isinstance(source, MemoryIndex) else "provider"
+            if "memory" in data or "provider" in data:
+                raise TypeError(f"{name} given both positionally and by keyword")
+            data[name] = source
+        super().__init__(**data)
 
     @model_validator(mode="after")
     def _check_source(self) -> OpenClawMemoryEmbeddings:

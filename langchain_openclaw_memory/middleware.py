@@ -29,13 +29,18 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 from openclaw_memory.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
 from openclaw_memory.citations import ChatType, normalize_session_kind
-from openclaw_memory.config import MemoryConfig
 from openclaw_memory.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import last_summary_id
-from langchain_openclaw_memory._flush import FlushOutcome, SilentFlushRunner, sync_after_compaction
+from langchain_openclaw_memory._convert import flushed_this_cycle, last_summary_id, with_flush_mark
+from langchain_openclaw_memory._flush import (
+    FlushOutcome,
+    SilentFlushRunner,
+    check_flush_threshold,
+    sync_after_compaction,
+    with_soft_threshold,
+)
 from langchain_openclaw_memory.tools import create_memory_tools
 
 __all__ = ["MemoryFlushState", "PreCompactionFlushMiddleware"]
@@ -90,6 +95,10 @@ def _trigger_tokens(summarization: SummarizationMiddleware) -> int:
 
 class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], ContextT, ResponseT]):
     """Flush durable memories to ``memory/YYYY-MM-DD.md`` before the agent's history is summarised.
+
+    Once per compaction cycle: the flush marks the message it ran at (``additional_kwargs``, key
+    ``openclaw_memory_flush_cycle``), so the cycle is known from the messages, with a checkpointer or without one
+    (then pass the returned ``messages`` back in, as a stateless agent must anyway for summaries to stick).
 
     After each summarisation (noticed at the next model call) the thread's session transcript is
     indexed as :meth:`MemoryIndex.after_compaction` describes (``sources`` with ``"sessions"``,
@@ -166,17 +175,13 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         self.on_flush = on_flush
         self.tools = create_memory_tools(memory) if include_tools else []
 
-        config = memory.config
-        if soft_threshold_tokens is not None:
-            soft_override = {"memory_flush": {"soft_threshold_tokens": soft_threshold_tokens}}
-            config = MemoryConfig.load(config, compaction=soft_override)
+        config = with_soft_threshold(memory.config, soft_threshold_tokens)
         reserve = config.compaction.reserve_tokens_floor
+        given_as = "trigger_tokens" if trigger_tokens is not None else None
+        if trigger_tokens is None and summarization is not None:
+            trigger_tokens, given_as = _trigger_tokens(summarization), "SummarizationMiddleware's trigger"
         if trigger_tokens is None:
-            trigger_tokens = (
-                _trigger_tokens(summarization)
-                if summarization is not None
-                else config.compaction.context_window - reserve
-            )
+            trigger_tokens = config.compaction.context_window - reserve
         self.trigger_tokens = trigger_tokens
         if token_counter is None:
             token_counter = summarization.token_counter if summarization is not None else count_tokens_approximately
@@ -186,7 +191,8 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             context_window=trigger_tokens + reserve,
             allow_memory_md=self.session_kind == "direct",
         )
-        self.policy.check_threshold()  # ConfigError (a ValueError) for a flush that could never run
+        # ConfigError (a ValueError) for a flush that could never run
+        check_flush_threshold(self.policy, trigger_tokens if given_as else None, given_as=given_as or "")
         self.runner = SilentFlushRunner(model, self.policy, memory=memory, max_model_calls=max_model_calls)
 
     @property
@@ -246,11 +252,20 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             updates = {"memory_compactions": compactions, "memory_summary_id": summary_id}
             sync_after_compaction(self.memory, self._thread_id(runtime))
         key = self._key(state, runtime)
-        decision = self.policy.should_flush(key, messages=messages, compaction_count=compactions)
+        if flushed_this_cycle(messages):  # known from the messages alone, also without a checkpointer
+            decision = FlushDecision(False, "already_flushed_this_cycle", self.policy.threshold, session_key=key,
+                                     compaction_count=compactions)
+        else:
+            decision = self.policy.should_flush(key, messages=messages, compaction_count=compactions)
         return key, compactions, decision, updates
 
-    def _done(self, key: str, compactions: int, outcome: FlushOutcome) -> None:
+    def _done(self, key: str, compactions: int, outcome: FlushOutcome, messages: Sequence[BaseMessage],
+              updates: dict[str, Any]) -> None:
+        """Record the flush: in the policy's session state and as a mark on the last message."""
         self.policy.mark_flushed(key, compaction_count=compactions)
+        marked = with_flush_mark(messages)
+        if marked is not None:
+            updates["messages"] = [marked]
         if self.on_flush is not None:
             self.on_flush(outcome)
 
@@ -263,7 +278,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             except Exception:  # a failed flush must not fail the user's turn; it is retried next call
                 log.exception("memory flush for %s failed; the conversation continues without it", key)
             else:
-                self._done(key, compactions, outcome)
+                self._done(key, compactions, outcome, state["messages"], updates)
         return updates or None
 
     async def abefore_model(
@@ -277,7 +292,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
             except Exception:
                 log.exception("memory flush for %s failed; the conversation continues without it", key)
             else:
-                await asyncio.to_thread(self._done, key, compactions, outcome)
+                await asyncio.to_thread(self._done, key, compactions, outcome, state["messages"], updates)
         return updates or None
 
     # ---- system prompt ---------------------------------------------------------------------

@@ -20,7 +20,9 @@ Two kinds of namespace:
   supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
   expire.
 
-``search(query=...)`` is the hybrid memory search; without a query it lists files / items.
+``search(query=...)`` is the hybrid memory search; without a query it lists files / items. As in LangGraph's
+``InMemoryStore``, a query ranks with no score floor (``min_score`` sets one), ``filter`` is applied before
+``limit`` / ``offset``, and each ``(namespace, key)`` is returned once (a file's best chunk).
 """
 
 from __future__ import annotations
@@ -49,16 +51,17 @@ from langgraph.store.base import (
 )
 from openclaw_memory import discovery
 from openclaw_memory.append import append_memory
+from openclaw_memory.citations import strip_citation_footer
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
-    STORE_DIR,
     StoreItem,
     delete_item,
     index_text,
     namespace_file,
+    namespace_files,
     namespace_of,
     read_items,
     upsert_item,
@@ -123,6 +126,33 @@ def _matches(value: Any, condition: Any) -> bool:
     return bool(value == condition)
 
 
+def _passes(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
+    """Whether an item's value passes a LangGraph search ``filter`` (every key's condition)."""
+    return all(_matches(value.get(k), c) for k, c in (conditions or {}).items())
+
+
+def _filtered(items: list[SearchItem], conditions: Mapping[str, Any] | None) -> list[SearchItem]:
+    return [i for i in items if _passes(i.value, conditions)] if conditions else items
+
+
+def _item_key(found: tuple[tuple[str, ...], StoreItem] | None) -> tuple[tuple[str, ...], str] | None:
+    return None if found is None else (found[0], found[1].key)
+
+
+def _file_value(hit: SearchHit) -> dict[str, Any]:
+    """The value of a memory file's search item: the hit's snippet, where it is and how it scored."""
+    return {
+        "text": strip_citation_footer(hit.snippet, hit.citation),
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "source": hit.source,
+        "citation": hit.citation,
+        "vector_score": hit.vector_score,
+        "text_score": hit.text_score,
+    }
+
+
 def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
     path = tuple(condition.path)
     if len(path) > len(namespace):
@@ -138,7 +168,9 @@ class OpenClawMemoryStore(BaseStore):
         memories: One ``MemoryIndex`` (namespace ``(root, config.agent_id)``) or a mapping
             ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
         root: First namespace label.
-        min_score: Score floor of ``search`` (None: ``query.min_score`` of each memory config).
+        min_score: Score floor of ``search``. Default 0: like LangGraph's ``InMemoryStore``, a search ranks every
+            match and returns it with its ``score``, no threshold unless asked; None: ``query.min_score`` of each
+            memory config.
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
             whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
@@ -160,7 +192,7 @@ class OpenClawMemoryStore(BaseStore):
         memories: MemoryIndex | Mapping[str, MemoryIndex],
         *,
         root: str = "memory",
-        min_score: float | None = None,
+        min_score: float | None = 0.0,
         index: IndexConfig | None = None,
     ) -> None:
         extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
@@ -229,11 +261,8 @@ class OpenClawMemoryStore(BaseStore):
     def _item_namespaces(self) -> list[tuple[tuple[str, ...], MemoryIndex]]:
         found: list[tuple[tuple[str, ...], MemoryIndex]] = []
         for memory in self.memories.values():
-            base = memory.workspace / STORE_DIR
-            if not base.is_dir():
-                continue
-            for path in sorted(base.rglob("*.md")):
-                ns = namespace_of(path.relative_to(memory.workspace).as_posix())
+            for rel in namespace_files(memory.workspace):
+                ns = namespace_of(rel)
                 if ns is not None and self._item_memory(ns) is memory:
                     found.append((ns, memory))
         return found
@@ -269,30 +298,39 @@ class OpenClawMemoryStore(BaseStore):
             for ns, memory in spaces:
                 for rec in read_items(memory.workspace, namespace_file(ns)):
                     items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at))
-            return items
+            return _filtered(items, op.filter)
         by_memory: dict[int, tuple[MemoryIndex, set[tuple[str, ...]]]] = {}
         for ns, memory in spaces:
             by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
         for memory, wanted in by_memory.values():
+            items.extend(self._ranked_items(memory, wanted, op))
+        return items
 
-            def in_wanted(hit: SearchHit, wanted: set[tuple[str, ...]] = wanted) -> bool:
-                return namespace_of(hit.path) in wanted
+    def _ranked_items(self, memory: MemoryIndex, wanted: set[tuple[str, ...]], op: SearchOp) -> list[SearchItem]:
+        """The best ``offset + limit`` items of ``wanted`` namespaces passing ``op.filter``, one per key: the
+        filter runs inside the search, which walks down the ranking until enough items pass."""
+        files: dict[str, list[StoreItem]] = {}
 
-            result = memory.search(op.query, max_results=max(50, 4 * (op.offset + op.limit)), min_score=self.min_score,
-                                   where=in_wanted)
-            seen: set[tuple[tuple[str, ...], str]] = set()
-            files: dict[str, list[StoreItem]] = {}
-            for hit in result.hits:
-                hit_ns = namespace_of(hit.path)
-                if hit_ns is None:
-                    continue
-                if hit.path not in files:
-                    files[hit.path] = read_items(memory.workspace, hit.path)
-                for rec in files[hit.path]:
-                    if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line and (hit_ns, rec.key) not in seen:
-                        seen.add((hit_ns, rec.key))
-                        items.append(SearchItem(hit_ns, rec.key, rec.value, rec.created_at, rec.updated_at,
-                                                score=hit.score))
+        def record_of(hit: SearchHit) -> tuple[tuple[str, ...], StoreItem] | None:
+            hit_ns = namespace_of(hit.path)
+            if hit_ns not in wanted:
+                return None
+            if hit.path not in files:
+                files[hit.path] = read_items(memory.workspace, hit.path)
+            for rec in files[hit.path]:
+                if rec.start_line <= hit.end_line and rec.end_line >= hit.start_line:
+                    return (hit_ns, rec) if _passes(rec.value, op.filter) else None
+            return None
+
+        result = memory.search(op.query or "", max_results=op.offset + op.limit, min_score=self.min_score,
+                               where=lambda hit: record_of(hit) is not None,
+                               collapse=lambda hit: _item_key(record_of(hit)))
+        items = []
+        for hit in result.hits:
+            found = record_of(hit)
+            if found is not None:
+                ns, rec = found
+                items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at, score=hit.score))
         return items
 
     # ---- memory-file namespaces -------------------------------------------------------------------
@@ -329,12 +367,12 @@ class OpenClawMemoryStore(BaseStore):
         return None if op.index is False else memory
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.limit < 1:  # as InMemoryStore: nothing asked for, nothing searched
+            return []
         items: list[SearchItem] = []
         for ns, memory in self._under(op.namespace_prefix):
             items.extend(self._search_one(ns, memory, op))
         items.extend(self._item_search(op))
-        if op.filter:
-            items = [i for i in items if all(_matches(i.value.get(k), c) for k, c in op.filter.items())]
         if op.query:
             items.sort(key=lambda i: i.score or 0.0, reverse=True)
         return items[op.offset : op.offset + op.limit]
@@ -348,24 +386,18 @@ class OpenClawMemoryStore(BaseStore):
                     continue
                 stamp = _mtime(path)
                 out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
-            return out
-        # items are returned under their own namespaces
+            return _filtered(out, op.filter)
+
+        def wanted(hit: SearchHit) -> bool:  # items are returned under their own namespaces
+            return namespace_of(hit.path) is None and _passes(_file_value(hit), op.filter)
+
+        # one item per key (the file's best chunk), the filter applied before the limit
         result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score,
-                               where=lambda hit: namespace_of(hit.path) is None)
+                               where=wanted, collapse=lambda hit: hit.path)
         out = []
         for hit in result.hits:
             stamp = _mtime(memory.workspace / hit.path)
-            value = {
-                "text": hit.snippet,
-                "path": hit.path,
-                "start_line": hit.start_line,
-                "end_line": hit.end_line,
-                "source": hit.source,
-                "citation": hit.citation,
-                "vector_score": hit.vector_score,
-                "text_score": hit.text_score,
-            }
-            out.append(SearchItem(ns, hit.path, value, stamp, stamp, score=hit.score))
+            out.append(SearchItem(ns, hit.path, _file_value(hit), stamp, stamp, score=hit.score))
         return out
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:

@@ -38,6 +38,17 @@ def test_memory_embeddings_expose_the_index_provider(memory: MemoryIndex) -> Non
     assert abs(float(np.linalg.norm(docs[1])) - 1.0) < 1e-5
 
 
+def test_the_memory_or_provider_may_be_given_positionally(memory: MemoryIndex) -> None:
+    # as OpenClawMemoryRetriever(memory) and OpenClawMemoryStore(memory) take it
+    expected = memory.provider.embed_query("SQLite cache")  # type: ignore[union-attr]
+    assert np.allclose(OpenClawMemoryEmbeddings(memory).embed_query("SQLite cache"), expected)
+    assert np.allclose(OpenClawMemoryEmbeddings(memory.provider).embed_query("SQLite cache"), expected)
+    with pytest.raises(TypeError, match="both positionally and by keyword"):
+        OpenClawMemoryEmbeddings(memory, memory=memory)
+    with pytest.raises(ValueError, match="EmbeddingProvider protocol"):
+        OpenClawMemoryEmbeddings("openai")  # type: ignore[arg-type]
+
+
 async def test_async_embeddings(memory: MemoryIndex) -> None:
     embeddings = OpenClawMemoryEmbeddings(memory=memory)
     assert np.allclose(await embeddings.aembed_query("x y"), embeddings.embed_query("x y"))

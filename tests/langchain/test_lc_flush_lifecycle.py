@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from openclaw_memory import MemoryIndex
@@ -66,6 +67,32 @@ def test_a_small_context_window_is_refused_the_same_way_by_handler_and_middlewar
     assert handler.policy.threshold == middleware.flush_threshold == 8192 - 4000
     with pytest.raises(ValueError, match="not both"):
         MemoryFlushCallbackHandler(memory, model=model, context_window=8192, trigger_tokens=4000)
+
+
+def test_the_handler_takes_soft_threshold_tokens_as_the_middleware_does(memory: MemoryIndex, scripted) -> None:
+    model = scripted(Script())
+    handler = MemoryFlushCallbackHandler(memory, model=model, trigger_tokens=10_000, soft_threshold_tokens=1000)
+    middleware = PreCompactionFlushMiddleware(memory, model, trigger_tokens=10_000, soft_threshold_tokens=1000)
+    assert handler.policy.threshold == middleware.flush_threshold == 9000
+    windowed = MemoryFlushCallbackHandler(memory, model=model, context_window=30_000, soft_threshold_tokens=500)
+    assert windowed.policy.threshold == 30_000 - 20_000 - 500
+
+
+def test_a_trigger_below_the_soft_threshold_is_refused_with_what_to_change(memory: MemoryIndex, scripted) -> None:
+    model = scripted(Script())
+    refusals = []
+    for build in (lambda: MemoryFlushCallbackHandler(memory, model=model, trigger_tokens=3000),
+                  lambda: PreCompactionFlushMiddleware(memory, model, trigger_tokens=3000)):
+        with pytest.raises(ConfigError, match="never run") as refused:
+            build()
+        refusals.append(str(refused.value))
+    for message in refusals:  # trigger_tokens was given: the message says which two numbers clash
+        assert "trigger_tokens 3000 - soft_threshold_tokens 4000" in message
+        assert "soft_threshold_tokens below 3000" in message
+        assert "give the compaction threshold itself as trigger_tokens" not in message
+    summarize = SummarizationMiddleware(model, trigger=("tokens", 3000))
+    with pytest.raises(ConfigError, match="SummarizationMiddleware's trigger 3000 - soft_threshold_tokens 4000"):
+        PreCompactionFlushMiddleware(memory, model, summarization=summarize)
 
 
 def test_a_flush_model_without_tool_calling_is_refused_when_given(memory: MemoryIndex) -> None:

@@ -252,3 +252,38 @@ def test_session_kind_private_is_the_old_name_of_direct(memory: MemoryIndex, scr
     assert old.policy.allow_memory_md and new.policy.allow_memory_md
     _, group = _agent(memory, model, outcomes=[], session_kind="group")
     assert not group.policy.allow_memory_md
+
+
+def test_without_a_checkpointer_the_flush_still_runs_once_per_cycle(
+        memory: MemoryIndex, script: Script, scripted) -> None:
+    """As the README's example: no checkpointer, the caller passes the returned messages back in. The cycle
+    is read from the messages (the flush marks the message it ran at), so each note is written once."""
+    model = scripted(script)
+    summarize = SummarizationMiddleware(model, trigger=("tokens", TRIGGER), keep=("messages", 4))
+    flush = PreCompactionFlushMiddleware(memory, model, summarization=summarize, soft_threshold_tokens=SOFT)
+    agent = create_agent(model, middleware=[flush, summarize])
+    messages: list[BaseMessage] = []
+    for turn in range(40):
+        messages = agent.invoke({"messages": [*messages, HumanMessage(f"user message {turn}:{PADDING}")]})["messages"]
+        if script.events.count("summary") == 2:
+            break
+    assert _flushes_and_summaries(script.events) == ["flush", "summary", "flush", "summary"]
+    text = (memory.workspace / daily_note_path(today("UTC"))).read_text()
+    assert text.count("- durable note 1") == 1 and text.count("- durable note 2") == 1
+    assert "durable note 3" not in text
+    assert "NO_REPLY" not in _visible_text(messages) and "durable note" not in _visible_text(messages)
+
+
+async def test_without_a_checkpointer_the_async_flush_runs_once_per_cycle(
+        memory: MemoryIndex, script: Script, scripted) -> None:
+    model = scripted(script)
+    summarize = SummarizationMiddleware(model, trigger=("tokens", TRIGGER), keep=("messages", 4))
+    flush = PreCompactionFlushMiddleware(memory, model, summarization=summarize, soft_threshold_tokens=SOFT)
+    agent = create_agent(model, middleware=[flush, summarize])
+    messages: list[BaseMessage] = []
+    for turn in range(25):
+        out = await agent.ainvoke({"messages": [*messages, HumanMessage(f"user message {turn}:{PADDING}")]})
+        messages = out["messages"]
+        if script.events.count("summary") == 1:
+            break
+    assert _flushes_and_summaries(script.events) == ["flush", "summary"]

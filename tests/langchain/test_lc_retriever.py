@@ -35,9 +35,18 @@ def test_content_text_returns_full_chunk(memory: MemoryIndex) -> None:
     snippet = OpenClawMemoryRetriever(memory=memory, k=1, min_score=0.0).invoke("Alice billing")[0]
     full = OpenClawMemoryRetriever(memory=memory, k=1, min_score=0.0, content="text").invoke("Alice billing")[0]
     assert snippet.id == full.id
-    assert "Source:" in snippet.page_content  # the snippet carries its citation (citations=auto)
     assert "Source:" not in full.page_content
     assert "Alice owns the billing service." in full.page_content
+
+
+def test_page_content_is_the_text_and_the_citation_is_metadata(memory: MemoryIndex) -> None:
+    # as LangChain's retrievers and vector stores do: a prompt that formats its own citations shows each once
+    hit = memory.search("Alice billing", max_results=1, min_score=0.0).hits[0]
+    assert hit.snippet.endswith(f"Source: {hit.citation}")  # what the agent tools show (citations=auto)
+    doc = OpenClawMemoryRetriever(memory, k=1, min_score=0.0).invoke("Alice billing")[0]
+    assert "Source:" not in doc.page_content
+    assert doc.page_content == hit.snippet[: -len(f"Source: {hit.citation}")].rstrip()
+    assert doc.metadata["citation"] == hit.citation == "memory/2026-01-15.md#L1-L4"
 
 
 def test_defaults_follow_memory_config(memory: MemoryIndex) -> None:

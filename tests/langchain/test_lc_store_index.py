@@ -30,8 +30,14 @@ def keys(hits: Sequence[Any]) -> list[str]:
     return [h.key for h in hits]
 
 
+#: A store search ranks every item (no score floor, as LangGraph's stores); with the memory's own floor
+#: (``min_score=None``: ``query.min_score``) an item whose indexed text does not match is left out, which is what
+#: these tests look at.
+FLOORED = {"min_score": None}
+
+
 def test_put_index_fields_choose_what_a_query_finds(memory: MemoryIndex) -> None:
-    store = OpenClawMemoryStore(memory)
+    store = OpenClawMemoryStore(memory, **FLOORED)
     store.put(NS, "k1", VALUE, index=["data"])
     store.put(NS, "k2", VALUE)  # default: the whole value
     assert "k1" in keys(store.search(NS, query="pepperoni pizza"))
@@ -45,7 +51,7 @@ def test_put_index_fields_choose_what_a_query_finds(memory: MemoryIndex) -> None
 
 
 def test_the_stores_index_fields_are_the_default(memory: MemoryIndex) -> None:
-    store = OpenClawMemoryStore(memory, index={"fields": ["note"]})
+    store = OpenClawMemoryStore(memory, index={"fields": ["note"]}, **FLOORED)
     store.put(NS, "k1", VALUE)
     store.put(NS, "k2", VALUE, index=["data"])  # the put's own index wins
     assert keys(store.search(NS, query="quokka habitats")) == ["k1"]
@@ -78,7 +84,8 @@ def test_a_config_copied_from_langgraphs_docs_is_accepted(memory: MemoryIndex) -
         return [[0.0] * 64 for _ in texts]
 
     with pytest.warns(UserWarning, match="ignores 'embed'.*own embedding provider"):
-        store = OpenClawMemoryStore(memory, index={"dims": 64, "embed": embed, "fields": ["note"]})  # the fake's 64
+        store = OpenClawMemoryStore(memory, index={"dims": 64, "embed": embed, "fields": ["note"]},  # the fake's 64
+                                    **FLOORED)
     store.put(NS, "k1", VALUE)
     assert keys(store.search(NS, query="quokka habitats")) == ["k1"]  # its fields are used
     assert keys(store.search(NS, query="pepperoni pizza")) == []
@@ -186,7 +193,7 @@ def test_a_long_index_text_is_embedded_in_pieces_that_fit(
     provider = LimitedProvider()
     memory = make_index(provider, timezone="UTC")
     memory.sync()
-    store = OpenClawMemoryStore(memory)
+    store = OpenClawMemoryStore(memory, **FLOORED)
     summary = " ".join(f"word{i}" for i in range(3000)) + " zanzibar"  # ~26 kB in one field
     store.put(NS, "long", {"summary": summary, "source": "chat"}, index=["summary"])
     store.put(NS, "short", {"summary": "The user's dog is called Rex.", "source": "chat"}, index=["summary"])
