@@ -83,7 +83,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store over an OpenClaw memory workspace (Markdown + SQLite hybrid index).
 
     Query modes: ``DEFAULT`` (dense similarity; the memory's provider embeds ``query_str`` when no
-    embedding is given, keyword search when it has none), ``HYBRID`` (``alpha`` = vector weight,
+    embedding is given, keyword search when it has none; while the bundled model's fast first index
+    is live, its hybrid merge, see :mod:`openclaw_memory.tiering`), ``HYBRID`` (``alpha`` = vector weight,
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
     ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
