@@ -4,7 +4,9 @@ Both have a sync and an async implementation, so they work in ``FunctionAgent``,
 ``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
 compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as JSON);
 ``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.tools`. Provider or
-path problems are returned to the model as an explanation, never raised.
+path problems and bad arguments are returned to the model as an explanation, never raised, in a
+``ToolOutput`` with ``is_error=True`` (as LlamaIndex's agents mark a failed tool call). The
+argument schemas carry the core's bounds (``max_results`` 1..50, ``min_score`` 0..1, lines >= 1).
 
     >>> agent = FunctionAgent(tools=create_memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())  # doctest: +SKIP
 """
@@ -14,7 +16,8 @@ path problems are returned to the model as an explanation, never raised.
 import json
 from typing import Any
 
-from llama_index.core.tools import FunctionTool
+from llama_index.core.bridge.pydantic import BaseModel, create_model
+from llama_index.core.tools import FunctionTool, ToolOutput
 from openclaw_memory import MemoryIndex
 from openclaw_memory.tools import (
     MEMORY_GET_DESCRIPTION,
@@ -47,6 +50,33 @@ def _get_text(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
+def _schema(name: str, model: type[BaseModel]) -> type[BaseModel]:
+    """``model``'s fields under their Python names (the names the tool function takes), with their
+    descriptions and bounds: LlamaIndex's schema from a signature keeps only the descriptions."""
+    fields: dict[str, Any] = {
+        field: (field_annotation(model, field), ... if info.is_required() else info.default)
+        for field, info in model.model_fields.items()
+    }
+    return create_model(name, **fields)
+
+
+class _MemoryTool(FunctionTool):
+    """A FunctionTool whose output is marked ``is_error`` when the core's payload holds an ``error``."""
+
+    @staticmethod
+    def _marked(output: ToolOutput) -> ToolOutput:
+        payload = output.raw_output
+        if isinstance(payload, dict) and payload.get("error"):
+            output.is_error = True
+        return output
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return self._marked(super().call(*args, **kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return self._marked(await super().acall(*args, **kwargs))
+
+
 def _check(memory: MemoryIndex) -> None:
     if not isinstance(memory, MemoryIndex):
         raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
@@ -65,8 +95,9 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
     async def aformat(payload: dict[str, Any]) -> str:
         return format_search_text(payload)
 
-    return FunctionTool.from_defaults(
+    return _MemoryTool.from_defaults(
         fn=search, async_fn=asearch, name=name, description=MEMORY_SEARCH_DESCRIPTION,
+        fn_schema=_schema(name, MemorySearchArgs),
         callback=format_search_text, async_callback=aformat,
     )
 
@@ -84,8 +115,9 @@ def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> 
     async def aformat(payload: dict[str, Any]) -> str:
         return _get_text(payload)
 
-    return FunctionTool.from_defaults(
+    return _MemoryTool.from_defaults(
         fn=get, async_fn=aget, name=name, description=MEMORY_GET_DESCRIPTION,
+        fn_schema=_schema(name, MemoryGetArgs),
         callback=_get_text, async_callback=aformat,
     )
 

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from filelock import FileLock, Timeout
 
 from openclaw_memory import safe_fs
+from openclaw_memory.chunker import escape_record_markers
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
 
 if sys.platform != "win32":
@@ -346,6 +347,7 @@ def append_memory(
     text: str,
     *,
     allowed: AllowedPaths = None,
+    keep_record_markers: bool = False,
 ) -> Path:
     """Append ``text`` to a memory file inside ``workspace`` and return its absolute path.
 
@@ -353,9 +355,16 @@ def append_memory(
     ends the appended text with a newline, and never truncates. ``allowed`` is a predicate on the
     normalized relative path, a collection of allowed relative paths, or None for the default
     (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). Raises MemoryPathError for refused paths.
+
+    Lines of ``text`` that would read as a record's marker are escaped
+    (:func:`~openclaw_memory.chunker.escape_record_markers`), so appended notes never become a
+    record a store may later remove; ``keep_record_markers`` is for the record writers
+    (:class:`~openclaw_memory.records.RecordFiles`) alone.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+    if not keep_record_markers:
+        text = escape_record_markers(text)
     ws = Path(workspace).expanduser().resolve()
     rel = normalize_rel_path(ws, rel_path)
     _check_allowed(ws, rel, allowed)

@@ -351,8 +351,9 @@ class MemoryIndex:
 
         * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
           from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
-        * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only) or ``"keyword"``
-          (no embeddings); default as configured (``query.hybrid.enabled``).
+        * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only; the fast tier's hybrid
+          merge while the bundled model's fast first index is live, see :mod:`openclaw_memory.tiering`) or
+          ``"keyword"`` (no embeddings); default as configured (``query.hybrid.enabled``).
         * ``vector_weight``: the vector side's weight in a hybrid merge (0..1; keywords get the rest).
         * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
           default as configured.
@@ -424,9 +425,10 @@ class MemoryIndex:
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
         from openclaw_memory.search import run_search
 
-        config, reason, qv = self._access.search_config(provider), self._access.keyword_only_reason, None
+        config = self._access.search_config(provider, tuning.settings if tuning is not None else None)
+        reason, qv = self._access.keyword_only_reason, None
         if tuning is not None:
-            config, qv = tuning.settings(config), tuning.query_vector
+            qv = tuning.query_vector
             if tuning.keyword_only:
                 provider, reason = None, "keyword mode requested"
 

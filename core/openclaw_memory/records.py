@@ -120,15 +120,16 @@ def render_record(kind: str, attrs: Mapping[str, Any], body: str, *, what: str =
     """The Markdown of one record: opening marker, body (trailing newlines dropped), closing marker,
     ending with a newline.
 
-    Raises ValueError for an empty body, a body containing a marker line of ``kind``, or
-    attributes that are not JSON-serializable. ``what`` names the record in those messages.
+    Raises ValueError for an empty body, a body containing a record marker line (of any kind: it
+    would open or close a record inside this one), or attributes that are not JSON-serializable.
+    ``what`` names the record in those messages.
     """
     text = body.rstrip("\n")
     if not text.strip():
         raise ValueError(f"{what} has no text; only records with text can be written to memory")
     _kind(kind)
     for line in text.split("\n"):
-        if (marker := parse_record_marker(line)) is not None and marker.kind == kind:
+        if parse_record_marker(line) is not None:
             raise ValueError(f"{what} contains an openclaw-memory marker line; remove it from the text")
     return f"{_open_prefix(kind)}{_json_attrs(attrs, what)} -->\n{text}\n{_close_line(kind)}\n"
 
@@ -305,7 +306,8 @@ class RecordFiles:
         rel = self._rel(rel)
         target = self.workspace / rel
         prefix = "\n" if target.is_file() and not target.is_symlink() and target.stat().st_size > 0 else ""
-        append_memory(self.workspace, rel, prefix + "\n".join(blocks), allowed={rel} if allowed is None else allowed)
+        append_memory(self.workspace, rel, prefix + "\n".join(blocks), allowed={rel} if allowed is None else allowed,
+                      keep_record_markers=True)
         self._cache.pop(rel, None)
 
     def edit(self, rel: str, change: Callable[[RecordText], str | None], *, create: bool = False) -> bool:
