@@ -334,3 +334,32 @@ def test_session_memory_never_lands_outside_while_the_memory_folder_is_swapped(t
     assert swapper.swaps > 50 and saved > 0
     assert sorted(os.listdir(outside)) == [], "session memory files were written outside the workspace"
     assert not unexpected, f"raw errors: {unexpected[:3]}"
+
+
+_CYCLER = textwrap.dedent("""
+    import sys
+    from openclaw_memory.long_term.mirror import MarkdownMirror
+    ws, who, n, day_ms = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    mirror = MarkdownMirror(ws, tz="UTC")
+    lost = 0
+    for i in range(n):
+        memory_id = f"{who}-{i}"
+        mirror.append(memory_id, f"memory {i} of {who}", "fact", day_ms)
+        lost += mirror.remove(memory_id, day_ms) != ["memory/2026-01-01.md"]
+    print(lost)
+""")
+
+
+def test_appends_never_land_in_a_note_another_process_just_deleted(tmp_path: Path) -> None:
+    """Two processes each append a mirror line and remove it again, so the note keeps being deleted
+    (left blank) and made anew: an append that waited for the lock of a note deleted meanwhile must
+    go to the new note, never to the deleted one (its remove would then find nothing)."""
+    ws, n = tmp_path / "ws", 120
+    ws.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", _CYCLER, str(ws), who, str(n), str(DAY_MS)], env=env,
+                              stdout=subprocess.PIPE, text=True) for who in ("a", "b")]
+    outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outputs == ["0", "0"], f"memories whose line was not found again: {outputs}"
+    assert workspace_files(ws) == ["memory"]
