@@ -23,6 +23,7 @@ from openclaw_memory.types import SearchResult
 
 __all__ = [
     "MEMORY_GET_DESCRIPTION",
+    "MEMORY_GET_MAX_CHARS",
     "MEMORY_SEARCH_DESCRIPTION",
     "MemoryGetArgs",
     "MemorySearchArgs",
@@ -44,6 +45,8 @@ MEMORY_SEARCH_DESCRIPTION = (
     "numbers; use memory_get to read more lines. If the response has disabled=true, memory retrieval is "
     "unavailable and that should be surfaced to the user."
 )
+#: The most characters of note text one ``memory_get`` returns (OpenClaw's read budget, 12,000).
+MEMORY_GET_MAX_CHARS = 12_000
 MEMORY_GET_DESCRIPTION = (
     "Safe read of MEMORY.md, memory.md or memory/**/*.md (and configured extra paths) with optional "
     "from_line/lines. Use after memory_search to pull only the needed lines and keep context small."
@@ -206,13 +209,17 @@ def memory_search(
     return _payload(memory, result)
 
 
-def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
+               max_chars: int = MEMORY_GET_MAX_CHARS) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
     disabled: true, error}``.
 
     Never raises for bad input: a path that is not a string or not a memory file, and
     ``from_line``/``lines`` that are not numbers, give the error payload. Fractional numbers and
-    numeric strings are truncated to int; values below 1 count as 1 (spec §7.3).
+    numeric strings are truncated to int; values below 1 count as 1 (spec §7.3). At most
+    ``max_chars`` characters of text are returned, whole lines where one fits: a longer read is
+    cut, says so at the end of ``text`` and sets ``truncated`` (and ``next_from_line`` when the
+    next lines can be read with ``from_line``).
     """
     requested = path if path is None or isinstance(path, (str, int, float)) else repr(path)  # JSON-able
     if not memory.config.enabled:
@@ -228,6 +235,33 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
     payload = got.to_dict()
     if got.exists:  # OpenClaw's shape; a missing file keeps "exists": false so the agent can tell
         del payload["exists"]
+    return _fit_text(payload, max_chars)
+
+
+def _fit_text(payload: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """``payload`` with its text cut to ``max_chars`` characters (whole lines where one fits)."""
+    text: str = payload["text"]
+    if len(text) <= max_chars:
+        return payload
+    lines = text.split("\n")
+    kept, size = 0, -1
+    while kept < len(lines) and size + 1 + len(lines[kept]) <= max_chars:
+        size += 1 + len(lines[kept])
+        kept += 1
+    start = payload["start_line"]
+    if kept:
+        next_from = start + kept
+        notice = f"[Cut at {max_chars} characters. Use from_line={next_from} to read on.]"
+        payload["text"] = "\n".join(lines[:kept]) + "\n\n" + notice
+    else:  # the first line alone is longer than the budget
+        next_from = start + 1 if len(lines) > 1 else None
+        notice = f"[Line {start} is longer than {max_chars} characters and was cut.]"
+        payload["text"] = lines[0][:max_chars] + "\n\n" + notice
+        kept = 1
+    payload["end_line"] = start + kept - 1
+    payload["truncated"] = True
+    if next_from is not None:
+        payload["next_from_line"] = next_from
     return payload
 
 
