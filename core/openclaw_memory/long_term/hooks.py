@@ -2,8 +2,8 @@
 
 * :class:`AutoRecall` (before a model call): embeds the user's prompt (5+ characters), over-fetches
   10 memories scoring at least the model's recall level (``MemoryThresholds.recall``; 0.3 for the
-  original's OpenAI embeddings), leaves out superseded ones, drops contaminated ones (injected memory blocks, system text,
-  prompt-injection-looking text), keeps 3 and renders them as an escaped ``<relevant-memories>``
+  original's OpenAI embeddings), leaves out superseded ones, drops contaminated ones (injected
+  memory blocks, system text, prompt-injection-looking text), keeps 3 and renders them as an escaped ``<relevant-memories>``
   block marked as untrusted data. A recall that fails or takes longer than 15 s is skipped, and
   recall then rests for 60 s, so a broken provider never stalls or breaks the agent.
 * :class:`AutoCapture` (after a run, off by default): stores up to 3 user messages per run that

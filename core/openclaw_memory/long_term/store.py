@@ -3,8 +3,9 @@
 Rows are ``{id, agent_id, text, vector, importance, category, created_at, superseded_by}``; every
 read, write and delete is filtered by the memory's ``agent_id``, so one table can serve many agents
 and none sees another's rows. A correction does not overwrite: the old memory stays, marked
-``superseded_by`` the new one, and leaves recall. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's (squared) L2 distance between unit
-vectors, as in the original plugin: 1.0 for the same text, about 0.33 for unrelated text.
+``superseded_by`` the new one, and leaves recall. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
+(squared) L2 distance between unit vectors, as in the original plugin: 1.0 for the same text; how
+high unrelated texts score depends on the model (:class:`MemoryThresholds`).
 
 ``db_path`` is a local folder (created if missing) or an object-storage URI (``s3://bucket/path``,
 ``gs://...``, ``az://...``; credentials through ``storage_options``). Any embedding provider of this
@@ -574,6 +575,8 @@ class LongTermMemory:
     def _repair_on_open(self) -> None:
         """Finish writes a crashed process left (skipped while another process is writing: it will)."""
         try:
+            if not self.state.pending():
+                return
             with self._write_lock, self.state.write_lock(blocking=False) as held:
                 if held:
                     self._repair_pending()
@@ -650,30 +653,36 @@ class LongTermMemory:
                     return StoreResult("duplicate", hit.record, hit.score)
                 if found == "update":
                     superseded.append(hit.record)
-            table = self._table_for_write(int(vector.size))
             # strictly increasing within this memory, so "newest first" keeps the order of stores
             created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
             record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
                                     category=kind, created_at=created_at)
-            row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
-                   "importance": record.importance, "category": record.category, "created_at": record.created_at}
-            intent = self._intent("store", record, supersedes=[r.id for r in superseded])
-            try:
-                table.add([row])
-            except Exception as exc:
-                self.state.done(intent)
-                raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
-            self._wrote()
-            self._mark_superseded([r.id for r in superseded], record.id)
-            mirror_path = mirror_error = None
-            if self.mirror is not None:
-                try:
-                    mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
-                except (OSError, OpenClawMemoryError) as exc:
-                    mirror_error = str(exc)
-                    log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
-            self.state.done(intent)
+            mirror_path, mirror_error = self._insert(record, vector, superseded)
         return StoreResult("created", record, None, mirror_path, mirror_error, tuple(superseded))
+
+    def _insert(self, record: LongTermRecord, vector: np.ndarray,
+                superseded: builtins.list[LongTermRecord]) -> tuple[str | None, str | None]:
+        """Add the row, mark what it supersedes, mirror it: (the daily note, why mirroring failed)."""
+        table = self._table_for_write(int(vector.size))
+        row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
+               "importance": record.importance, "category": record.category, "created_at": record.created_at}
+        intent = self._intent("store", record, supersedes=[r.id for r in superseded])
+        try:
+            table.add([row])
+        except Exception as exc:
+            self.state.done(intent)
+            raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
+        self._wrote()
+        self._mark_superseded([r.id for r in superseded], record.id)
+        mirror_path = mirror_error = None
+        if self.mirror is not None:
+            try:
+                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
+            except (OSError, OpenClawMemoryError) as exc:
+                mirror_error = str(exc)  # reported to the caller; the memory itself is stored
+                log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
+        self.state.done(intent)
+        return mirror_path, mirror_error
 
     def recall(self, query: str, limit: int = 5, min_score: float = 0.1, *,
                include_superseded: bool = False) -> builtins.list[RecallHit]:
