@@ -154,7 +154,7 @@ def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = No
     if result.action == "not_found":
         return "No matching memories found.", payload
     lines = [f"- [{c.record.id}] {c.record.text[:80]}" + (f" ({c.score * 100:.0f}%)" if c.score is not None else "")
-             for c in result.candidates]
+             + (" (superseded by a correction)" if c.record.superseded_by else "") for c in result.candidates]
     return f"Found {len(result.candidates)} candidates; nothing deleted. Call memory_forget with one memory_id:\n" + \
         "\n".join(lines), payload
 
