@@ -23,10 +23,11 @@ Relation = Literal["repeat", "update", "different"]
 _TOKEN = re.compile(r"[+]?[\w@.'’:-]*\w|[=:]", re.UNICODE)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without",
                         "n't", "nicht", "kein", "ne", "nie", "nikdy"})
-#: Words that announce a correction and are not part of the fact itself.
+#: Words that announce a change and are not part of the fact itself ...
 _CUES = frozenset({"now", "new", "newly", "actually", "changed", "change", "updated", "update", "correction",
-                   "corrected", "instead", "anymore", "longer", "current", "currently", "moved", "remember",
-                   "please", "note", "that"})
+                   "corrected", "instead", "anymore", "longer", "current", "currently", "moved"})
+#: ... and words that only ask to remember.
+_FILLERS = frozenset({"remember", "please", "note", "that"})
 _VERBS = frozenset({"is", "are", "was", "were", "am", "be", "been", "=", ":", "has", "have", "had",
                     "costs", "cost", "starts", "start", "ends", "lives", "live", "works", "work", "uses", "use",
                     "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "want", "wants",
@@ -44,7 +45,7 @@ class _Parsed:
     words: frozenset[str]
     values: frozenset[str]
     negated: bool
-    cued: bool
+    cues: frozenset[str]
     has_verb: bool
 
 
@@ -72,7 +73,8 @@ def _parse(text: str) -> _Parsed:
     subject: set[str] = set()
     words: set[str] = set()
     values: set[str] = set()
-    negated = cued = has_verb = False
+    cues: set[str] = set()
+    negated = has_verb = False
     for raw in _TOKEN.findall(text):
         raw = raw.rstrip(".")
         if _is_value(raw):
@@ -87,7 +89,9 @@ def _parse(text: str) -> _Parsed:
             negated = True
             continue
         if word in _CUES:
-            cued = True
+            cues.add(word)
+            continue
+        if word in _FILLERS:
             continue
         if not has_verb and (word in _VERBS or raw.lower() in _VERBS):
             has_verb = True
@@ -97,18 +101,18 @@ def _parse(text: str) -> _Parsed:
             words.add(word)
             if not has_verb:
                 subject.add(word)
-    return _Parsed(frozenset(subject), frozenset(words), frozenset(values), negated, cued, has_verb)
+    return _Parsed(frozenset(subject), frozenset(words), frozenset(values), negated, frozenset(cues), has_verb)
 
 
 def relation(new: str, old: str) -> Relation:
     """How ``new`` relates to the similar stored memory ``old``: repeat, update or different."""
     n, o = _parse(new), _parse(old)
-    if n.negated == o.negated and n.values <= o.values and n.words <= o.words:
+    if n.negated == o.negated and n.values <= o.values and n.words <= o.words and n.cues <= o.cues:
         return "repeat"
     if n.words == o.words and n.values == o.values:
         return "update"  # the same statement, negated or no longer negated
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
-    if n.values != o.values or n.negated != o.negated or n.cued:
+    if n.values != o.values or n.negated != o.negated or n.cues - o.cues:
         return "update"  # the subject's value changed (a room, a date, a limit), or the text says so
     return "different"
