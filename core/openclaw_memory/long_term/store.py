@@ -110,6 +110,8 @@ _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
 _META_KEY = b"openclaw_memory.embedding"
 _COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
 _SUPERSEDED = "superseded_by"
+#: How many of the closest memories a new one is compared with word by word.
+_COMPARED = 10
 
 
 def default_db_path() -> Path:
@@ -648,7 +650,7 @@ class LongTermMemory:
         vector = self._vector(cleaned, "document")
         with self._writing():
             superseded: builtins.list[LongTermRecord] = []
-            for hit in self._search(vector, 5, self.thresholds.similar):
+            for hit in self._search(vector, _COMPARED, self.thresholds.similar):
                 found = relation(cleaned, hit.record.text)
                 if found == "repeat":
                     return StoreResult("duplicate", hit.record, hit.score)
