@@ -106,3 +106,39 @@ def test_an_interrupted_forget_is_finished_by_the_next_write_of_a_live_process(
         memory.store("My sister Anna lives in Vienna", category="entity")
         assert target not in [r.id for r in memory.list()]
     assert mirror_marker(target) not in _notes(workspace)
+
+
+LOOP = textwrap.dedent("""
+    import sys
+    from openclaw_memory.long_term import LongTermMemory
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    memory = LongTermMemory(sys.argv[1], FakeEmbeddingProvider(dims=256), mirror_workspace=sys.argv[2])
+    print("ready", flush=True)
+    for i in range(10_000):
+        stored = memory.store(f"Locker L{i}07 of employee {i} is in hall {i}", category="fact")
+        if i % 2:
+            memory.forget(memory_id=stored.record.id)
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(8))
+def test_kill_at_a_random_moment_of_stores_and_forgets_leaves_rows_and_lines_in_step(tmp_path: Path, seed: int) -> None:
+    import random
+    import re
+    import time
+
+    db, workspace = tmp_path / "lancedb", tmp_path / "ws"
+    workspace.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", LOOP, str(db), str(workspace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(random.Random(seed).uniform(0.3, 2.0))
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    with _memory(db, workspace) as memory:
+        rows = {r.id for r in memory.list()}
+    lines = re.findall(r"<!-- ltm:([0-9a-f-]{36}) -->", _notes(workspace))
+    assert sorted(lines) == sorted(rows)  # every memory has one line, no line outlives its memory
