@@ -707,7 +707,8 @@ def _long_term(ctx: click.Context) -> Iterator[Any]:
 
 def _ltm_line(item: dict[str, Any]) -> str:
     score = f" ({item['score'] * 100:.0f}%)" if "score" in item else ""
-    return f"{item['id']}  {item['created'][:10]}  [{item['category']}] {item['text']}{score}"
+    replaced = f" (superseded by {item['superseded_by'][:8]})" if item.get("superseded_by") else ""
+    return f"{item['id']}  {item['created'][:10]}  [{item['category']}] {item['text']}{score}{replaced}"
 
 
 @ltm.command("list")
@@ -730,13 +731,14 @@ def ltm_list(ctx: click.Context, limit: int | None, category: str | None, as_jso
 @ltm.command("search")
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True, help="Maximum results.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.3, show_default=True, help="Score floor.")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Score floor (default: the model's recall level).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def ltm_search(ctx: click.Context, query: str, limit: int, min_score: float, as_json: bool) -> None:
-    """Search this agent's memories."""
+def ltm_search(ctx: click.Context, query: str, limit: int, min_score: float | None, as_json: bool) -> None:
+    """Search this agent's memories (not those a correction superseded)."""
     with _long_term(ctx) as memory:
-        items = [h.to_dict() for h in memory.recall(query, limit=limit, min_score=min_score)]
+        floor = min_score if min_score is not None else memory.thresholds.recall
+        items = [h.to_dict() for h in memory.recall(query, limit=limit, min_score=floor)]
     if as_json:
         click.echo(json.dumps(items, ensure_ascii=False, indent=2))
         return
