@@ -18,7 +18,7 @@ __all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
 
 #: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
 #: name for ``min_score``).
-SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key")
+SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
 
 
 def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -81,6 +81,10 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """Restrict to these sources (None: every configured source)."""
     session_key: str | None = None
     """Passed to the search for session-scoped filtering of transcript hits."""
+    after: str | None = None
+    """Only notes dated on or after this day (ISO date or words such as ``"last week"``; undated notes pass)."""
+    before: str | None = None
+    """Only notes dated before this day (ISO date or words such as ``"yesterday"``; undated notes pass)."""
     content: DocumentContent = "snippet"
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -100,7 +104,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     def _search_kwargs(self, call: Mapping[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = {"k": self.k, "min_score": self.min_score, "session_key": self.session_key,
-                                   "sources": self.sources}
+                                   "sources": self.sources, "after": self.after, "before": self.before}
         options.update(self.search_kwargs)
         options.update(_check_options(call, "invoke()"))
         options["max_results"] = options.pop("k")

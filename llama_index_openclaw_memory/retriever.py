@@ -24,7 +24,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     folded or cut the hit), ``ref_doc_id`` = file path, metadata ``path``, ``start_line``, ``end_line``,
     ``source``, ``vector_score``, ``text_score``, ``chunk_id`` (and ``citation`` when citations are on).
     ``similarity_top_k`` (LlamaIndex's name; ``max_results`` is a deprecated alias) and
-    ``min_score`` default to the memory's configuration.
+    ``min_score`` default to the memory's configuration; ``after`` / ``before`` keep only notes dated in that
+    period (see :meth:`MemoryIndex.search <openclaw_memory.MemoryIndex.search>`).
     ``last_result`` keeps the last :class:`~openclaw_memory.SearchResult`, which says how the
     search ran (``mode``) and why it came back empty (``empty_reason``).
 
@@ -41,6 +42,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        after: str | None = None,
+        before: str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         max_results: int | None = None,
@@ -62,6 +65,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
         self.min_score = min_score
         self.session_key = session_key
         self.sources = list(sources) if sources is not None else None
+        self.after, self.before = after, before
         self.last_result: SearchResult | None = None
 
     def _search_kwargs(self) -> dict[str, Any]:
@@ -70,6 +74,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
             "min_score": self.min_score,
             "session_key": self.session_key,
             "sources": self.sources,
+            "after": self.after,
+            "before": self.before,
         }
 
     def _to_nodes(self, result: SearchResult) -> list[NodeWithScore]:

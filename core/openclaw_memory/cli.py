@@ -465,9 +465,12 @@ def _run_queries(memory: MemoryIndex, path: str, stale: list[str], **search_args
 @click.option("--no-sync", is_flag=True,
               help="Search the index as it is, without indexing changed files first; results are then marked "
                    "stale when files changed.")
+@click.option("--after", help="Only notes dated on or after this day: 2024-05-01, or words such as 'last week' "
+                              "(undated notes such as MEMORY.md always count).")
+@click.option("--before", help="Only notes dated before this day: 2024-05-01, or words such as 'yesterday'.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,
-           queries: str | None, no_sync: bool) -> None:
+           queries: str | None, no_sync: bool, after: str | None, before: str | None) -> None:
     """Search the memory (hybrid vector + keyword).
 
     Memory files changed since the last sync are indexed first (incrementally: cheap when nothing
@@ -497,13 +500,14 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
     with _index(ctx, config) as memory:
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
-            total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score)
+            total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score,
+                                         after=after, before=before)
             if failed:
                 click.echo(f"Error: {failed} of {total} queries failed (see their \"error\").", err=True)
                 ctx.exit(1)
             return
         assert query is not None
-        res = memory.search(query, max_results=max_results, min_score=min_score)
+        res = memory.search(query, max_results=max_results, min_score=min_score, after=after, before=before)
     if as_json:
         click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:

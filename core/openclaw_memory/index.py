@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from openclaw_memory.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore, StoredChunk
 from openclaw_memory.sync import Progress, SessionIndexStats
 from openclaw_memory.sync_runner import SyncRunner
+from openclaw_memory.time_ranges import DayRange, day_range
 from openclaw_memory.tuned_search import (
     BuiltinSearch,
     SearchTuning,
@@ -340,6 +342,9 @@ class MemoryIndex:
         mmr: bool | float | None = None,
         where: Callable[[SearchHit], bool] | None = None,
         collapse: Callable[[SearchHit], Hashable] | None = None,
+        after: str | date | datetime | None = None,
+        before: str | date | datetime | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
@@ -364,9 +369,19 @@ class MemoryIndex:
           alone, QMD (``backend = "qmd"``) still answers. Either returns the indexed chunks as found
           (``query.merge_overlapping`` does not apply), as a vector store's query must.
 
+        * ``after`` / ``before``: only notes dated on or after ``after`` and before ``before`` (a date, an ISO date,
+          or words such as ``"last week"``, ``"March 2024"`` or ``"3 days ago"``, read relative to ``now``; a period
+          stands for its first day); a dated note's day is its name's (``memory/YYYY-MM-DD.md``); undated files
+          (``MEMORY.md``, topic notes) always pass. Like ``where``, it returns the chunks as found.
+        * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
+          we decide last week?" lifts last week's notes); default: the current time.
+
         Bad values raise MemoryArgumentError.
         """
         self._check_open()
+        period = day_range(after, before, now=now)
+        if period is not None:
+            where = _within(period, where)
         tuning = search_tuning(self.config, self._access.ensure, query_vector=query_vector, mode=mode,
                                vector_weight=vector_weight, mmr=mmr, where=where, collapse=collapse)
         if self._backend is not None and (tuning is None or tuning.filter_only):
@@ -378,7 +393,7 @@ class MemoryIndex:
 
             return run(max_results) if tuning is None else filtered(run, tuning, max_results, lambda: None)
         return self._search_builtin(query, max_results=max_results, min_score=min_score,
-                                    session_key=session_key, sources=sources, tuning=tuning)
+                                    session_key=session_key, sources=sources, tuning=tuning, now=now)
 
     def _search_builtin(
         self,
@@ -390,6 +405,7 @@ class MemoryIndex:
         sources: Sequence[str] | None = None,
         tuning: SearchTuning | None = None,
         as_found: bool = False,
+        now: datetime | None = None,
     ) -> SearchResult:
         self._check_open()
         if as_found and tuning is None:  # a filtered search served for the QMD backend
@@ -412,14 +428,14 @@ class MemoryIndex:
                             why_empty=why_empty)
         return self._runner.guarded(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
-            session_key=session_key, tuning=tuning, state=state))
+            session_key=session_key, tuning=tuning, state=state, now=now))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
     def _run_search_pipeline(
         self, query: str, provider: EmbeddingProvider | None, *, max_results: int | None, min_score: float | None,
         sources: Sequence[str] | None, session_key: str | None, tuning: SearchTuning | None,
-        state: SearchState | None = None,
+        state: SearchState | None = None, now: datetime | None = None,
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
@@ -437,7 +453,7 @@ class MemoryIndex:
                 self.store, config, query, provider=provider, max_results=n, min_score=min_score,
                 sources=sources, session_key=session_key, keyword_only_reason=reason, workspace=self.workspace,
                 query_embedder=self._access.query_embedder(provider), executor=self._search_pool, query_vector=qv,
-                state=state,
+                state=state, now=now,
             )
 
         if tuning is None or (tuning.where is None and tuning.collapse is None):
@@ -578,6 +594,11 @@ class MemoryIndex:
         if self._custom_storage:
             raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
         return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:
+    """``where`` narrowed to the hits whose note lies in ``period`` (undated notes always do)."""
+    return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
 
 
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:

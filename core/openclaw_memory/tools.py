@@ -66,6 +66,10 @@ class MemorySearchArgs(BaseModel):
     query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
     max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
     min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+    after: str | None = Field(None, description="Only notes dated on or after this day: an ISO date (2024-05-01) or "
+                                                "words such as 'last week' or 'March 2024'. Undated notes always count.")
+    before: str | None = Field(None, description="Only notes dated before this day (ISO date or words such as "
+                                                 "'yesterday'). Undated notes always count.")
 
     @field_validator("max_results", "min_score", mode="before")
     @classmethod
@@ -112,12 +116,14 @@ def _invalid(tool: str, exc: ValidationError) -> str:
     return f"invalid {tool} arguments: " + "; ".join(parts) + f". Fix them and call {tool} again."
 
 
-def _search_args(query: Any, max_results: Any, min_score: Any) -> MemorySearchArgs | str:
+def _search_args(query: Any, max_results: Any, min_score: Any, after: Any = None,
+                 before: Any = None) -> MemorySearchArgs | str:
     """The validated ``memory_search`` arguments, or the error text for the payload."""
     if query is None or (isinstance(query, str) and not query.strip()):
         return "query required: pass the text to search for"
     try:
-        return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score})
+        return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
+                                                "after": after, "before": before})
     except ValidationError as exc:
         return _invalid("memory_search", exc)
 
@@ -186,6 +192,8 @@ def memory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found.
 
@@ -197,12 +205,14 @@ def memory_search(
     """
     if not memory.config.enabled:
         return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
-    args = _search_args(query, max_results, min_score)
+    args = _search_args(query, max_results, min_score, after, before)
     if isinstance(args, str):
         return {"results": [], "error": args}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
-                               session_key=session_key)
+                               session_key=session_key, after=args.after, before=args.before)
+    except MemoryArgumentError as exc:
+        return {"results": [], "error": f"{exc}. Fix the argument and call memory_search again."}
     except OpenClawMemoryError as exc:
         log.warning("memory_search failed: %s", exc)
         return _unavailable(str(exc))
@@ -272,9 +282,12 @@ async def amemory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`memory_search`."""
-    return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key)
+    return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key,
+                                   after=after, before=before)
 
 
 async def amemory_get(
