@@ -40,6 +40,7 @@ from openclaw_memory.tuned_search import (
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
+    check_search_arguments,
     evaluate_modes,
     filtered,
     search_tuning,
@@ -369,9 +370,10 @@ class MemoryIndex:
           alone, QMD (``backend = "qmd"``) still answers. Either returns the indexed chunks as found
           (``query.merge_overlapping`` does not apply), as a vector store's query must.
 
-        Bad values raise MemoryArgumentError.
+        Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.tuned_search.check_search_arguments`).
         """
         self._check_open()
+        check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
         tuning = search_tuning(self.config, self._access.ensure, query_vector=query_vector, mode=mode,
                                vector_weight=vector_weight, mmr=mmr, where=where, collapse=collapse)
         if self._backend is not None and (tuning is None or tuning.filter_only):
