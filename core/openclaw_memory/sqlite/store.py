@@ -194,9 +194,10 @@ class SQLiteStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                self._identity_at_open = self._file_identity()
-                self._open()
-                self._quick_check()
+                with self._text_damage():
+                    self._identity_at_open = self._file_identity()
+                    self._open()
+                    self._quick_check()
             except self._driver.module.DatabaseError as exc:
                 if not self.is_damage(exc):
                     raise
@@ -412,7 +413,7 @@ class SQLiteStore:
                 cols = peek.execute("PRAGMA table_info(chunks)").fetchall()
             finally:
                 peek.close()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):
             return  # unreadable here: the real open reports the problem
         if any(c[1] == "embedding" and str(c[2]).upper() == "TEXT" for c in cols):
             raise StoreError(
@@ -452,10 +453,22 @@ class SQLiteStore:
                 db.execute("COMMIT")
 
     @contextlib.contextmanager
-    def _translated(self, doing: str) -> Iterator[None]:
-        """Driver errors and OS errors inside become StoreError (nested uses translate once)."""
+    def _text_damage(self) -> Iterator[None]:
+        """Text the driver cannot decode as UTF-8 (this library writes only UTF-8: a damaged byte, e.g. in a
+        name in ``sqlite_master``) becomes the driver's DatabaseError for a malformed file, i.e. damage."""
         try:
             yield
+        except UnicodeDecodeError as exc:
+            raise self._driver.module.DatabaseError(
+                f"database disk image is malformed (text that is not UTF-8: {exc})") from exc
+
+    @contextlib.contextmanager
+    def _translated(self, doing: str) -> Iterator[None]:
+        """Driver errors and OS errors inside become StoreError (nested uses translate once); so does text
+        that is not UTF-8 (see :meth:`_text_damage`)."""
+        try:
+            with self._text_damage():
+                yield
         except (self._driver.module.Error, OSError) as exc:
             raise StoreError(f"{doing} the memory index at {self.path} failed: {exc}") from exc
 
