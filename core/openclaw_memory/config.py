@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
@@ -645,8 +646,9 @@ class MemoryConfig(_Model):
     def _valid_agent_id(cls, v: Any) -> str:
         try:
             return check_agent_id(v)
-        except ConfigError as exc:  # reported by the model's ConfigError, which names the key
-            raise ValueError(str(exc).removeprefix("agent_id: ")) from None
+        except ConfigError:  # reported by the model's ConfigError, which names the key and the value
+            raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
+                                      "'.', ':', '@' or '-'; never a path)") from None
 
     @field_validator("sources")
     @classmethod

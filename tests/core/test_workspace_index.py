@@ -102,9 +102,9 @@ def test_an_agent_id_that_could_name_another_path_is_refused(two: tuple[Path, Pa
     a_ws, _ = two
     state = Path(os.environ["OPENCLAW_STATE_DIR"])
     before, state_before = _tree(tmp_path), _tree(state)
-    with pytest.raises(ConfigError, match="agent_id.*not a valid agent id"):
+    with pytest.raises(ConfigError, match=r"agent_id: not a valid agent id \(agent_id: .*never a path"):
         MemoryIndex(workspace=a_ws, agent_id=agent_id, provider=None, watch=False)
-    with pytest.raises(ConfigError, match="agentId.*not a valid agent id"):
+    with pytest.raises(ConfigError, match="agentId: not a valid agent id"):
         MemoryConfig.from_dict({"agentId": agent_id})
     assert _tree(tmp_path) == before and _tree(state) == state_before  # nothing created anywhere
 
