@@ -279,7 +279,8 @@ class SQLiteStore:
             raise ConfigError(
                 f"the index {self.path} holds the memory of the workspace {row[0]!r}, not of {self.workspace!r}: "
                 "two workspaces in one index would overwrite each other's. Give this workspace its own "
-                "store.path (or --store), or leave store.path unset (one index per workspace by default)"
+                "store.path (or --store), or leave store.path unset (one index per workspace by default); if the "
+                "workspace moved, delete the index file (the next sync rebuilds it from the Markdown)"
             )
 
     def _file_identity(self) -> list[int] | None:
