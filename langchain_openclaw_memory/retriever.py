@@ -9,6 +9,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.tuned_search import check_search_arguments
 from openclaw_memory.types import SearchResult
 from pydantic import ConfigDict, Field, field_validator
 
@@ -35,12 +36,8 @@ def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
         if "min_score" in out:
             raise ValueError(f"pass min_score or score_threshold in {where}, not both")
         out["min_score"] = out.pop("score_threshold")
-    k = out.get("k")
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    score = out.get("min_score")
-    if score is not None and not (isinstance(score, (int, float)) and 0.0 <= score <= 1.0):
-        raise ValueError(f"min_score must be a number between 0 and 1, got {score!r}")
+    check_search_arguments(max_results=out.get("k"), min_score=out.get("min_score"), sources=out.get("sources"),
+                           max_results_name="k")
     return out
 
 

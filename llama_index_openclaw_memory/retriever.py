@@ -9,6 +9,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from openclaw_memory import MemoryIndex, SearchResult
+from openclaw_memory.tuned_search import check_search_arguments
 
 from llama_index_openclaw_memory._convert import hit_node
 from llama_index_openclaw_memory._deprecated import warn_renamed
@@ -55,10 +56,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
             if similarity_top_k is not None:
                 raise ValueError("pass similarity_top_k only (max_results is its deprecated alias)")
             similarity_top_k = max_results
-        if similarity_top_k is not None and similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be at least 1, got {similarity_top_k}")
-        if min_score is not None and not 0.0 <= min_score <= 1.0:
-            raise ValueError(f"min_score must be between 0 and 1, got {min_score}")
+        check_search_arguments(max_results=similarity_top_k, min_score=min_score, sources=sources,
+                               max_results_name="similarity_top_k")
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.memory = memory
         self.similarity_top_k = similarity_top_k

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.citations import format_citation, strip_citation_footer
-from openclaw_memory.config import MemoryConfig, default_state_dir, is_postgres_url
+from openclaw_memory.config import MemoryConfig, is_postgres_url
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
@@ -43,14 +43,18 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
     if opts.get("provider"):
         base["provider"] = opts["provider"]
     base.update(overrides)
-    config_path = opts.get("config") or os.environ.get("OPENCLAW_CONFIG_PATH")
-    if not config_path and (default_state_dir() / "openclaw.json").is_file():
-        config_path = str(default_state_dir() / "openclaw.json")
+    config_path = _config_file(ctx)
     if config_path:
         return MemoryConfig.from_openclaw_file(config_path, agent_id=opts.get("agent"), **base)
     if opts.get("agent"):
         base["agent_id"] = opts["agent"]
     return MemoryConfig.load(base)
+
+
+def _config_file(ctx: click.Context) -> str | None:
+    """The config file the command reads: ``--config``, else ``$OPENCLAW_CONFIG_PATH``, else none (as in
+    Python, no file is read unless named: ``<state_dir>/openclaw.json`` is not read implicitly)."""
+    return (ctx.obj or {}).get("config") or os.environ.get("OPENCLAW_CONFIG_PATH") or None
 
 
 # A CLI command ends (and closes its index) right after its work: a background sync would only be
@@ -77,7 +81,8 @@ def _load_config(ctx: click.Context) -> MemoryConfig:
 def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
     with _user_errors():
         config = config if config is not None else _config(ctx)
-        memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False)
+        memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False,
+                             create=bool((ctx.obj or {}).get("create")))
     try:
         with _user_errors():
             yield memory
@@ -123,21 +128,28 @@ class _GlobalOptionsAnywhere(click.Group):
 
 @click.group(cls=_GlobalOptionsAnywhere, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="Workspace holding MEMORY.md and memory/.")
-@click.option("--config", "-c", type=click.Path(dir_okay=False), help="An openclaw.json (JSON5) config file.")
+@click.option("--config", "-c", type=click.Path(dir_okay=False),
+              help="An openclaw.json (JSON5) config file (default: $OPENCLAW_CONFIG_PATH; no file is read unless "
+                   "named, not even <state_dir>/openclaw.json).")
+@click.option("--create", is_flag=True, help="Create the workspace folder if it does not exist (else an error).")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
 @click.option("--store", type=click.Path(dir_okay=False),
-              help="Index file (default <state_dir>/memory/<agent>.openclaw-memory.sqlite), or a PostgreSQL URL "
+              help="Index file (default: one per agent and workspace in <state_dir>/memory/), or a PostgreSQL URL "
                    "(postgresql://user:password@host/db).")
 @click.option("--provider", "-p", type=click.Choice(["auto", "local", "openai", "gemini", "voyage", "none"]),
               help="Embedding provider (default: auto).")
 @click.option("--verbose", "-v", is_flag=True, help="Log what the index does.")
 @click.version_option(package_name="openclaw-memory")
 @click.pass_context
-def main(ctx: click.Context, workspace: str | None, config: str | None, agent: str | None, store: str | None,
-         provider: str | None, verbose: bool) -> None:
-    """Index and search an OpenClaw-style Markdown memory workspace."""
+def main(ctx: click.Context, workspace: str | None, config: str | None, create: bool, agent: str | None,
+         store: str | None, provider: str | None, verbose: bool) -> None:
+    """Index and search an OpenClaw-style Markdown memory workspace.
+
+    Settings come from the options, plus the config file named by --config or $OPENCLAW_CONFIG_PATH (none
+    otherwise); `status` names the file in use."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "provider": provider}
+    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "provider": provider,
+               "create": create}
 
 
 def _indexing_line(live: dict[str, Any]) -> str:
@@ -260,9 +272,11 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     """Show what is indexed, which provider and vector path are active, and any problems."""
     with _index(ctx) as memory:
         st = memory.status(deep=deep)
+    config_file = _config_file(ctx)
     if as_json:
-        click.echo(json.dumps(st.to_dict(), indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps({**st.to_dict(), "config_file": config_file}, indent=2, ensure_ascii=False, default=str))
     else:
+        click.echo(f"Config file: {config_file or 'none (pass --config FILE or set OPENCLAW_CONFIG_PATH)'}")
         _print_status(st)
 
 

@@ -13,14 +13,17 @@ Invalid values raise :class:`~openclaw_memory.errors.ConfigError` naming the key
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
@@ -47,6 +50,7 @@ __all__ = [
     "SyncConfig",
     "TemporalDecayConfig",
     "VectorConfig",
+    "check_agent_id",
     "default_state_dir",
 ]
 
@@ -282,7 +286,7 @@ class FtsConfig(_Model):
 
 class StoreConfig(_Model):
     """``store``: where the index lives. ``path`` may use ``{agent_id}`` and ``~``
-    (default ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite``)."""
+    (default ``<state_dir>/memory/<agent_id>.<workspace key>.openclaw-memory.sqlite``: one per workspace)."""
 
     driver: Literal["sqlite"] = "sqlite"
     path: str | None = None
@@ -582,6 +586,19 @@ class QmdConfig(_Model):
 DEFAULT_STORE_SUFFIX = ".openclaw-memory.sqlite"
 
 
+#: An agent id names files and folders (the index, the sessions folder): letters, digits, ``_ . : @ -``.
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+
+
+def check_agent_id(agent_id: Any) -> str:
+    """``agent_id`` if it is a valid agent id (letters, digits, ``_ . : @ -``), else ConfigError."""
+    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
+        raise ConfigError(
+            f"agent_id: {agent_id!r} is not a valid agent id; use 1-128 letters, digits, '_', '.', ':', '@' or '-'"
+        )
+    return agent_id
+
+
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
@@ -624,6 +641,15 @@ class MemoryConfig(_Model):
         except ValidationError as exc:
             raise config_error(exc) from None
 
+    @field_validator("agent_id", mode="before")
+    @classmethod
+    def _valid_agent_id(cls, v: Any) -> str:
+        try:
+            return check_agent_id(v)
+        except ConfigError:  # reported by the model's ConfigError, which names the key and the value
+            raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
+                                      "'.', ':', '@' or '-'; never a path)") from None
+
     @field_validator("sources")
     @classmethod
     def _memory_always(cls, v: list[str]) -> list[str]:
@@ -652,13 +678,21 @@ class MemoryConfig(_Model):
         return ws.resolve()
 
     def resolved_store_path(self) -> Path:
-        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded, else
-        ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite`` (beside, never on, OpenClaw's own index)."""
+        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded, else one
+        index per agent and workspace, ``<state_dir>/memory/<agent_id>.<workspace key>.openclaw-memory.sqlite``
+        (the key: 12 hex digits of the sha256 of the resolved workspace path; beside, never on, OpenClaw's
+        own index)."""
         raw = self.store.path
         if not raw:
-            return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
+            key = hashlib.sha256(str(self.resolved_workspace()).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            return self.resolved_state_dir() / "memory" / f"{self.agent_id}.{key}{DEFAULT_STORE_SUFFIX}"
         raw = raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
         return Path(raw).expanduser().resolve()
+
+    def legacy_store_path(self) -> Path:
+        """The default index file of earlier versions, shared by every workspace of the agent:
+        ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite``."""
+        return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
 
     def resolved_store_namespace(self) -> str:
         """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` expanded, else the agent id."""

@@ -33,7 +33,7 @@ from openclaw_memory.index_status import IndexStatus, StatusReader
 from openclaw_memory.provider_access import AUTO, ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.scheduler import SyncScheduler
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.sqlite.store import SQLiteStore, recorded_workspace
 from openclaw_memory.storage import MemoryStore, StoredChunk
 from openclaw_memory.sync import Progress, SessionIndexStats
 from openclaw_memory.sync_runner import SyncRunner
@@ -42,6 +42,7 @@ from openclaw_memory.tuned_search import (
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
+    check_search_arguments,
     evaluate_modes,
     filtered,
     search_tuning,
@@ -74,6 +75,9 @@ class MemoryIndex:
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
     watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never (the
     ``sync.interval_minutes`` timer, when set, then starts right away on its own).
+    The workspace must be an existing folder (ConfigError otherwise: a mistyped path is not an empty
+    memory); ``create=True`` creates it, e.g. for a new agent. The index is one file per agent and
+    workspace by default; an index that holds another workspace's memory is refused (ConfigError).
     Thread-safe; close it (or use ``with``).
     """
 
@@ -84,6 +88,7 @@ class MemoryIndex:
         provider: EmbeddingProvider | str | None = _AUTO,
         storage: MemoryStore | None = None,
         watch: bool | None = None,
+        create: bool = False,
         **overrides: Any,
     ) -> None:
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
@@ -94,6 +99,7 @@ class MemoryIndex:
                               "members")
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
+        _check_workspace(self.workspace, create=create)
         custom_storage = storage is not None
         self._release_appends: Callable[[], None] | None = None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
@@ -111,7 +117,8 @@ class MemoryIndex:
         if storage is None:
             cfg = self.config.store
             storage = SQLiteStore(
-                self.config.resolved_store_path(),
+                _sqlite_path(self.config, self.workspace),
+                workspace=str(self.workspace),
                 vector_enabled=cfg.vector.enabled,
                 extension_path=cfg.vector.extension_path,
                 fts_tokenizer=cfg.fts.tokenizer,
@@ -376,9 +383,10 @@ class MemoryIndex:
         * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
           we decide last week?" lifts last week's notes); default: the current time.
 
-        Bad values raise MemoryArgumentError.
+        Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.tuned_search.check_search_arguments`).
         """
         self._check_open()
+        check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
         period = day_range(after, before, now=now)
         if period is not None:
             where = _within(period, where)
@@ -599,6 +607,34 @@ class MemoryIndex:
 def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:
     """``where`` narrowed to the hits whose note lies in ``period`` (undated notes always do)."""
     return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
+
+
+def _check_workspace(workspace: Path, *, create: bool) -> None:
+    """Refuse a workspace that is not an existing folder (ConfigError), or create it with ``create``."""
+    if workspace.is_dir():
+        return
+    if workspace.exists():
+        raise ConfigError(f"workspace: {workspace} is not a folder; point workspace (-w) at the folder holding "
+                          "MEMORY.md and memory/")
+    if not create:
+        raise ConfigError(f"workspace: {workspace} does not exist; check the path (-w), or pass create=True "
+                          "(CLI: --create) to start an empty memory there")
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"workspace: {workspace} cannot be created ({exc})") from exc
+
+
+def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
+    """The index file: ``store.path`` when set, else the workspace's own default file, or the shared
+    default file of earlier versions while it holds this workspace's index (or no workspace's yet)."""
+    path = config.resolved_store_path()
+    if config.store.path or path.exists():
+        return path
+    legacy = config.legacy_store_path()
+    if legacy.is_file() and recorded_workspace(legacy) in (None, str(workspace)):
+        return legacy
+    return path
 
 
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openclaw_memory.config import MemoryConfig
+from openclaw_memory.config import MemoryConfig, check_agent_id
 from openclaw_memory.errors import (
     ConfigError,
     MemoryArgumentError,
@@ -104,7 +104,6 @@ MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
 MAX_TEXT_CHARS = 8000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
 _META_KEY = b"openclaw_memory.embedding"
@@ -229,15 +228,6 @@ class ForgetResult:
 def _quote(value: str) -> str:
     """A SQL string literal for a LanceDB filter (single quotes doubled)."""
     return "'" + value.replace("'", "''") + "'"
-
-
-def check_agent_id(agent_id: Any) -> str:
-    """``agent_id`` if it is a valid agent id (letters, digits, ``_ . : @ -``), else ConfigError."""
-    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
-        raise ConfigError(
-            f"agent_id: {agent_id!r} is not a valid agent id; use 1-128 letters, digits, '_', '.', ':', '@' or '-'"
-        )
-    return agent_id
 
 
 def _check_text(text: Any, what: str) -> str:
