@@ -1,5 +1,5 @@
 """Selecting PostgreSQL (config, keyword, CLI), its status, and several hosts on one namespace: one
-writer at a time, a shared embedding cache, appends serialised through the database."""
+writer at a time, a shared embedding cache."""
 
 from __future__ import annotations
 
@@ -119,52 +119,6 @@ def test_one_writer_per_namespace_while_every_host_searches(pg: Any, workspace: 
         finally:
             other.close()
         assert b.sync(lock_timeout=1).files_scanned == 3
-
-
-def test_appends_are_serialised_through_the_database(pg: Any, workspace: Path, tmp_path: Path) -> None:
-    ns = pg.namespace()
-    rel = "memory/2026-02-03.md"
-    holder = PostgresStore(pg.url, namespace=ns, schema=pg.schema)
-    idx = _host(pg, workspace, tmp_path, "a", ns)
-    done = threading.Event()
-    try:
-        with holder.append_lock(rel):  # another host is appending to this note
-            t = threading.Thread(target=lambda: (append_memory(workspace, rel, "- from this host"), done.set()))
-            t.start()
-            time.sleep(0.5)
-            assert not done.is_set()  # waits for the database lock, not only for the file lock
-        t.join(10)
-        assert done.is_set() and (workspace / rel).read_text().endswith("- from this host\n")
-        idx.close()
-        with holder.append_lock(rel):  # once the index is closed, appends no longer go through it
-            append_memory(workspace, rel, "- after close")
-    finally:
-        idx.close()
-        holder.close()
-
-
-def test_record_rewrites_are_serialised_through_the_database(pg: Any, workspace: Path, tmp_path: Path) -> None:
-    """The LangGraph store's and LlamaIndex store's rewrites (RecordFiles.edit) wait for another host's
-    append to the same note, as appends do."""
-    from openclaw_memory.records import RecordFiles
-
-    ns = pg.namespace()
-    rel = "memory/store/notes.md"
-    holder = PostgresStore(pg.url, namespace=ns, schema=pg.schema)
-    idx = _host(pg, workspace, tmp_path, "a", ns)
-    files = RecordFiles(workspace, "item")
-    done = threading.Event()
-    try:
-        with holder.append_lock(rel):  # another host is writing this note
-            t = threading.Thread(target=lambda: (files.edit(rel, lambda _t: "rewritten\n", create=True), done.set()))
-            t.start()
-            time.sleep(0.5)
-            assert not done.is_set()  # waits for the database lock, not only for the file lock
-        t.join(10)
-        assert done.is_set() and (workspace / rel).read_text() == "rewritten\n"
-    finally:
-        idx.close()
-        holder.close()
 
 
 def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
