@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any, Literal
 
@@ -730,9 +731,11 @@ class MemoryConfig(_Model):
         return Path(raw).expanduser().resolve()
 
     def resolved_store_namespace(self) -> str:
-        """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` expanded, else the agent id."""
+        """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` and ``{host}`` (this machine's name)
+        expanded, else the agent id."""
         raw = self.store.namespace or self.agent_id
-        return raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
+        return raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id).replace(
+            "{host}", socket.gethostname())
 
     def resolved_sessions_dir(self) -> Path:
         """Transcripts directory: ``sessions_dir`` or ``<state_dir>/agents/<agent_id>/sessions``."""

@@ -28,6 +28,7 @@ from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, St
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID
@@ -54,6 +55,8 @@ _EF_SEARCH_MAX = 1000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 #: the meta key naming the workspace a namespace indexes
 _WORKSPACE_KEY = "workspace"
+#: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
+_WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
@@ -442,15 +445,31 @@ class PostgresStore:
         return ns
 
     def _claim_workspace(self, conn: Any, workspace: str) -> None:
-        """Record ``workspace`` as the one this namespace indexes, or refuse another one (ConfigError)."""
+        """Record ``workspace`` (its path and the id of its copy) as the one this namespace indexes, or refuse
+        another one (ConfigError): another path, or another copy at the same path."""
         ns = self._ns(conn) if self.read_only else self._write_ns(conn)
-        row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
-                           (ns, _WORKSPACE_KEY)).fetchone()
+        rows = dict(conn.execute(f"SELECT key, value FROM {self._s}.meta WHERE ns_id = %s AND key = ANY(%s)",
+                                 (ns, [_WORKSPACE_KEY, _WORKSPACE_ID_KEY])).fetchall())
+        first = not self.read_only and _WORKSPACE_ID_KEY not in rows and rows.get(_WORKSPACE_KEY, workspace) == workspace
+        mine = workspace_id(workspace) if first else read_workspace_id(workspace)  # made only for a first claim
+        if not self.read_only:
+            for key, value in ((_WORKSPACE_KEY, workspace), (_WORKSPACE_ID_KEY, mine)):
+                if key not in rows and value is not None:
+                    conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
+                                 (ns, key, value))
+                    rows[key] = value
+        recorded = rows.get(_WORKSPACE_ID_KEY)
+        if rows.get(_WORKSPACE_KEY, workspace) == workspace and recorded is not None and mine != recorded:
+            raise ConfigError(
+                f"store.namespace {self.namespace!r} on {self.safe_url} indexes another copy of the workspace "
+                f"{workspace!r} (its {WORKSPACE_ID_FILE} holds {recorded}; here it "
+                f"{'holds ' + mine if mine else 'is missing'}): hosts sharing a namespace must share one volume, "
+                "or each would undo the other's index. Give each host's copy its own store.namespace (e.g. "
+                "\"{agent_id}-{host}\"), or, if this is the same workspace, put that id back in the file")
+        row = (rows[_WORKSPACE_KEY],) if _WORKSPACE_KEY in rows else None
         if row is None:
-            if not self.read_only:
-                conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
-                             (ns, _WORKSPACE_KEY, workspace))
-        elif row[0] != workspace:
+            return
+        if row[0] != workspace:
             raise ConfigError(
                 f"store.namespace {self.namespace!r} on {self.safe_url} already holds the index of the workspace "
                 f"{row[0]!r}, not of {workspace!r}: two workspaces in one namespace would overwrite each other's "
@@ -1104,8 +1123,8 @@ class PostgresStore:
                                    "state = 'active' RETURNING id", (self.namespace,)).fetchall()
                 conn.execute(f"UPDATE {self._s}.namespaces SET state = 'active' WHERE id = %s", (new_id,))
                 conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) SELECT %s, key, value FROM {self._s}.meta "
-                             "WHERE ns_id = ANY(%s) AND key = %s ON CONFLICT (ns_id, key) DO NOTHING",
-                             (new_id, [int(r[0]) for r in old], _WORKSPACE_KEY))  # the rebuilt index keeps its owner
+                             "WHERE ns_id = ANY(%s) AND key = ANY(%s) ON CONFLICT (ns_id, key) DO NOTHING",
+                             (new_id, [int(r[0]) for r in old], [_WORKSPACE_KEY, _WORKSPACE_ID_KEY]))  # its owner
         except BaseException:
             with contextlib.suppress(Exception):
                 self._drop_builds([new_id])
