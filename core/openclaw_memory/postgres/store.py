@@ -65,27 +65,30 @@ _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-class _RetryableError(StoreError):
-    """A failure the same call may not meet again: its connection was lost, or a transaction-mode pooler
-    rejected a prepared statement (prepared statements are off from then on)."""
+class _Retryable(Exception):
+    """A failure the same call may not meet again (:func:`_retry_once` runs it once more)."""
 
-    def __init__(self, message: str, *, unavailable: bool = False) -> None:
-        super().__init__(message)
-        #: the server did not answer (raised as StoreUnavailableError when the second try fails too)
-        self.unavailable = unavailable
+
+class _PoolerRetry(StoreError, _Retryable):
+    """A transaction-mode pooler rejected a prepared statement (prepared statements are off from then on)."""
+
+
+class _OutageRetry(StoreUnavailableError, _Retryable):
+    """The connection was lost or refused (the breaker decides whether the second try reaches the server)."""
 
 
 def _retry_once(method: _F) -> _F:
-    """Run ``method`` a second time after a :class:`_RetryableError` (its transaction was rolled back)."""
+    """Run ``method`` a second time after a :class:`_Retryable` failure (its transaction was rolled back)."""
     @functools.wraps(method)
     def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except _RetryableError:
+        except _Retryable:
             try:
                 return method(self, *args, **kwargs)
-            except _RetryableError as again:
-                raise (StoreUnavailableError if again.unavailable else StoreError)(str(again)) from None
+            except _Retryable as again:
+                raise (StoreUnavailableError if isinstance(again, StoreUnavailableError) else StoreError)(
+                    str(again)) from None
     return wrapper  # type: ignore[return-value]
 
 
@@ -340,7 +343,7 @@ class PostgresStore:
     @contextlib.contextmanager
     def _driver_errors(self, what: str) -> Iterator[None]:
         """Driver and pool errors inside the block become StoreError naming ``what`` (no secret in it):
-        StoreUnavailableError when the server is unreachable, _RetryableError when retrying may succeed."""
+        StoreUnavailableError when the server is unreachable (a _Retryable one when retrying may succeed)."""
         if self._closed:
             raise StoreError(f"the memory index {self!r} is closed")
         root = self._root
@@ -362,10 +365,10 @@ class PostgresStore:
                 root._prepare = False  # a transaction-mode pooler: statements land on other server sessions
                 log.info("PostgreSQL at %s is behind a transaction-mode pooler: prepared statements off",
                          self.safe_url)
-                raise _RetryableError(f"{what} failed on PostgreSQL: {self._clean(exc)}") from None
+                raise _PoolerRetry(f"{what} failed on PostgreSQL: {self._clean(exc)}") from None
             if self._unavailable(exc):
                 self._trip()
-                raise _RetryableError(self._outage(exc), unavailable=True) from None
+                raise _OutageRetry(self._outage(exc)) from None
             raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
                              f"{self._clean(exc)}") from None
 
@@ -1196,6 +1199,9 @@ class PostgresStore:
                     mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
         except StoreError as exc:
             notes.append(str(exc))
+        if self.read_only:
+            notes.append("read-only connection (a replica, a read-only session or role): searches only; syncs run "
+                         "on a host whose store.url allows writes")
         return StoreInfo(
             backend="postgresql", path=f"{self.safe_url} (namespace {self.namespace})",
             driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
