@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ConfigError
+from openclaw_memory.errors import ConfigError, StoreError
+from openclaw_memory.postgres import PostgresStore
 from tests.pg_server import EXTERNAL_URL
 
 NOTES = {
@@ -80,4 +81,9 @@ def test_a_store_string_that_is_no_connection_string_nor_index_file_is_refused(t
         MemoryIndex(workspace=tmp_path, store={"path": f"postgresql://app:{SECRET}@db/x"}, watch=False)
     assert os.listdir(tmp_path) == []
     assert MemoryConfig.load({"store": "host=db.internal dbname=memory user=app"}).store.url is not None
+    for dsn in (f"host={tmp_path} dbname=x user=app password={SECRET} connect_timeout=2",
+                f"host={tmp_path} dbname=x password='{SECRET} x' connect_timeout=2"):  # nothing listens there
+        with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL") as failed:
+            PostgresStore(dsn, namespace="n")
+        assert SECRET not in str(failed.value) and "password=***" in str(failed.value)
     assert MemoryConfig.load({"store": str(tmp_path / "index.sqlite")}).store.path == str(tmp_path / "index.sqlite")

@@ -16,8 +16,8 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any, Callable, Literal, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -161,7 +161,11 @@ class PostgresStore:
     (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the
     workspace's absolute path) is recorded in the namespace on first open; opening the namespace for
     another workspace raises ConfigError, as two workspaces sharing one namespace would overwrite each
-    other's index. Thread-safe (a connection pool).
+    other's index, and so is opening it from another copy of the workspace at that path (:mod:`.workspace_id`).
+    ``pool_size`` connections at most (``store.pool``); a call waits ``pool_timeout`` seconds for one, then
+    raises StoreUnavailableError when the server does not answer, and later calls fail at once until it
+    does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
+    one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
     def __init__(
