@@ -285,12 +285,12 @@ class PostgresStore:
         return args
 
     def _new_pool(self) -> Any:
-        """A pool of up to ``pool_size`` connections, each checked before use (one lost while the server
-        restarted is replaced, not handed out)."""
+        """A pool of up to ``pool_size`` connections. Connections are not checked before use (a round trip
+        each): a call that meets a lost one (a server restart) trips the breaker and runs once more, and the
+        breaker replaces the whole pool once the server answers."""
         return ConnectionPool(
             self.url, min_size=1, max_size=self._pool_size, open=True, name="openclaw-memory",
-            kwargs=self._connect_args(), configure=self._configure, check=ConnectionPool.check_connection,
-            timeout=self._pool_timeout, reconnect_timeout=0)
+            kwargs=self._connect_args(), configure=self._configure, timeout=self._pool_timeout, reconnect_timeout=0)
 
     def _configure(self, conn: Any) -> None:
         register_vector(conn)
