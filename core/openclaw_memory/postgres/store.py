@@ -652,25 +652,27 @@ class PostgresStore:
     def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         if not ids:
             return []
-        with self._conn("reading chunks", read=True) as conn:
-            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = %s AND id = ANY(%s)",
-                                (self._ns(conn), list(ids))).fetchall()
+        nw, nargs = self._build_where()
+        with self._autocommit("reading chunks") as conn:  # one statement: a snapshot of its own
+            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM "
+                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)]).fetchall()
         by_id = {r[0]: self._chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     @_retry_once
     def is_empty(self) -> bool:
-        with self._conn("reading the index", read=True) as conn:
-            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s LIMIT 1",
-                                (self._ns(conn),)).fetchone() is None
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM {self._s}.namespaces "
+                                f"n WHERE {nw}) LIMIT 1", nargs).fetchone() is None
 
     @_retry_once
     def generation(self) -> str:
         """The build's id and its ``version`` (advanced by every write of chunks in the same transaction)."""
-        with self._conn("reading the index", read=True) as conn:
-            ns = self._ns(conn)
-            row = conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
-        return f"{ns}:{row[0] if row else 0}"
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            row = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+        return f"{row[0]}:{row[1]}" if row else "none:0"
 
     @_retry_once
     def counts(self) -> dict[str, dict[str, int]]:
@@ -1015,7 +1017,7 @@ class PostgresStore:
         unique = list(dict.fromkeys(hashes))
         if not unique:
             return {}
-        with self._conn("reading the embedding cache", read=True) as conn:
+        with self._autocommit("reading the embedding cache") as conn:
             rows = conn.execute(
                 f"SELECT hash, embedding FROM {self._s}.embedding_cache WHERE namespace = %s AND provider = %s "
                 "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
