@@ -34,7 +34,7 @@ def test_sync_and_search_behind_a_transaction_mode_pgbouncer(pg: Any, workspace:
     """Issue 31 item 2: every sync failed with 'prepared statement "_pg3_0" already exists'."""
     write(NOTES)
     with pgbouncer_in_front(pg.url, pool_mode="transaction") as url, \
-            _index(url, workspace, tmp_path, pg, pool={"prepared_statements": prepared, "max_size": 3}) as idx:
+            _index(url, workspace, tmp_path, pg, pool={"prepared_statements": prepared, "max_size": 3, "timeout": 30}) as idx:
         assert idx.sync().files_indexed == len(NOTES)
         errors: list[BaseException] = []
 
@@ -77,7 +77,7 @@ def test_one_agent_process_holds_at_most_the_pool_and_a_sync_lock(pg: Any, works
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        with _index(url, workspace, tmp_path, pg) as idx:
+        with _index(url, workspace, tmp_path, pg, pool={"timeout": 30}) as idx:  # a slow CI machine waits longer
             idx.sync()
 
             def work() -> None:
