@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.citations import format_citation, strip_citation_footer
-from openclaw_memory.config import MemoryConfig, is_postgres_url
+from openclaw_memory.config import MemoryConfig, store_shorthand
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
@@ -39,7 +39,9 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
     if opts.get("workspace"):
         base["workspace"] = opts["workspace"]
     if opts.get("store"):
-        base["store"] = {"url": opts["store"]} if is_postgres_url(opts["store"]) else {"path": opts["store"]}
+        base["store"] = store_shorthand(opts["store"])
+    if opts.get("namespace"):
+        base["store"] = {**base.get("store", {}), "namespace": opts["namespace"]}
     if opts.get("provider"):
         base["provider"] = opts["provider"]
     base.update(overrides)
@@ -134,22 +136,24 @@ class _GlobalOptionsAnywhere(click.Group):
 @click.option("--create", is_flag=True, help="Create the workspace folder if it does not exist (else an error).")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
 @click.option("--store", type=click.Path(dir_okay=False),
-              help="Index file (default: one per agent and workspace in <state_dir>/memory/), or a PostgreSQL URL "
-                   "(postgresql://user:password@host/db).")
+              help="Index file (default: one per agent and workspace in <state_dir>/memory/; ending in .sqlite, "
+                   ".sqlite3, .db or .db3), or a PostgreSQL URL (postgresql://user:password@host/db) or DSN "
+                   "(host=… dbname=…).")
+@click.option("--namespace", help="PostgreSQL namespace of the index (default: store.namespace, else the agent id).")
 @click.option("--provider", "-p", type=click.Choice(["auto", "local", "openai", "gemini", "voyage", "none"]),
               help="Embedding provider (default: auto).")
 @click.option("--verbose", "-v", is_flag=True, help="Log what the index does.")
 @click.version_option(package_name="openclaw-memory")
 @click.pass_context
 def main(ctx: click.Context, workspace: str | None, config: str | None, create: bool, agent: str | None,
-         store: str | None, provider: str | None, verbose: bool) -> None:
+         store: str | None, namespace: str | None, provider: str | None, verbose: bool) -> None:
     """Index and search an OpenClaw-style Markdown memory workspace.
 
     Settings come from the options, plus the config file named by --config or $OPENCLAW_CONFIG_PATH (none
     otherwise); `status` names the file in use."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "provider": provider,
-               "create": create}
+    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "namespace": namespace,
+               "provider": provider, "create": create}
 
 
 def _indexing_line(live: dict[str, Any]) -> str:
@@ -231,8 +235,9 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"Note: {note}")
     if st.integrity is not None:
         ig = st.integrity
-        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows") if k in ig)
-        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} (quick_check {ig['quick_check']}; {counts})")
+        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows", "chunks_with_vector") if k in ig)
+        check = f"quick_check {ig['quick_check']}; " if "quick_check" in ig else ""  # SQLite's check only
+        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} ({check}{counts})")
         for problem in ig["problems"]:
             click.echo(f"  - {problem}")
     if st.issues:

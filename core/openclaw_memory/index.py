@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from openclaw_memory import discovery, evaluation
-from openclaw_memory.append import register_append_lock
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
@@ -101,7 +100,6 @@ class MemoryIndex:
         self.workspace = self.config.resolved_workspace()
         _check_workspace(self.workspace, create=create)
         custom_storage = storage is not None
-        self._release_appends: Callable[[], None] | None = None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
             from openclaw_memory.postgres import PostgresStore
 
@@ -111,9 +109,8 @@ class MemoryIndex:
                                     fts_note_dates=cfg.fts.note_dates,
                                     vector_enabled=cfg.vector.enabled, workspace=str(self.workspace),
                                     hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search,
-                                    ef_search=cfg.pg_ef_search)
-            # appends into this workspace (flush, daily notes, adapters) serialise through the database
-            self._release_appends = register_append_lock(self.workspace, storage.append_lock)
+                                    ef_search=cfg.pg_ef_search, pool_size=cfg.pool.max_size,
+                                    pool_timeout=cfg.pool.timeout, prepared_statements=cfg.pool.prepared_statements)
         if storage is None:
             cfg = self.config.store
             storage = SQLiteStore(
@@ -574,8 +571,6 @@ class MemoryIndex:
         self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
         self._runner.join_upgrade()  # it stops after the model call in progress (a few chunks)
-        if self._release_appends is not None:
-            self._release_appends()
         self.store.close()
         self._access.close()
 
