@@ -20,6 +20,7 @@ import os
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -345,6 +346,17 @@ class StoreConfig(_Model):
         return value
 
 
+def _url_without_password(url: str) -> str:
+    """``url`` with the password of its user (and any ``password=`` parameter) left out."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(p for p in parts.query.split("&") if p and not p.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 def is_postgres_url(value: object) -> bool:
     """Whether ``value`` is a ``postgresql://`` (or ``postgres://``) connection URL."""
     return isinstance(value, str) and "://" in value and value.split("://", 1)[0].lower() in ("postgresql", "postgres")
@@ -385,11 +397,16 @@ class BatchConfig(_Model):
 
 
 class RemoteConfig(_Model):
-    """``remote``: endpoint, key and headers for a remote provider."""
+    """``remote``: endpoint, key and headers for a remote provider. The key and the header values (an Azure
+    ``api-key``, an ``Authorization``) are secrets: a printed or dumped config shows ``**********``."""
 
     base_url: str | None = None
     api_key: SecretStr | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    def header_values(self) -> dict[str, str]:
+        """The headers with their real values (for the provider's requests only)."""
+        return {name: value.get_secret_value() for name, value in self.headers.items()}
     batch: BatchConfig = Field(default_factory=BatchConfig)
 
 
@@ -708,6 +725,16 @@ class MemoryConfig(_Model):
             if path not in out:
                 out.append(path)
         return out
+
+    def without_secrets(self) -> dict[str, Any]:
+        """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
+        password of ``store.url``): what may be written to a file. A config built from it takes its key from the
+        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
+        its headers from whoever reopens it."""
+        data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
+        if self.store.url is not None:
+            data["store"]["url"] = _url_without_password(self.store.url.get_secret_value())
+        return data
 
     def sessions_enabled(self) -> bool:
         """True when ``sources`` includes ``"sessions"`` (no experimental gate in this library)."""

@@ -55,7 +55,13 @@ __all__ = [
 
 
 class OpenClawMemoryError(Exception):
-    """Base class of every error this library raises on purpose."""
+    """Base class of every error this library raises on purpose. Its message never holds a secret: text that an
+    endpoint echoed (an API key, a header value) is redacted (:func:`openclaw_memory.redaction.redact`)."""
+
+    def __init__(self, *args: object) -> None:
+        from openclaw_memory.redaction import redact
+
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(OpenClawMemoryError, ValueError):
