@@ -420,6 +420,11 @@ class ProviderLimitsConfig(_Model):
     (``Retry-After``) for more than ``max_retry_after_seconds`` is not waited for. After
     ``breaker_failures`` failures in a row (0: never) the provider is not asked for
     ``breaker_cooldown_seconds``: searches are keyword-only and syncs fail fast meanwhile.
+
+    ``sync_give_up_seconds`` bounds how long indexing waits for a remote provider that does not answer, whatever
+    the timeouts and retries above: once no request has succeeded for that long, the sync stops asking, indexes
+    the text (keyword search finds it), opens the circuit breaker (searches do not wait either) and the vectors
+    are added by a later sync.
     """
 
     request_timeout_seconds: float = Field(60.0, gt=0)
@@ -430,6 +435,7 @@ class ProviderLimitsConfig(_Model):
     max_retry_after_seconds: float = Field(30.0, ge=0)
     breaker_failures: int = Field(3, ge=0)
     breaker_cooldown_seconds: float = Field(60.0, gt=0)
+    sync_give_up_seconds: float = Field(30.0, gt=0)
 
 
 class LocalConfig(_Model):

@@ -11,6 +11,7 @@ The tree::
     │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
     │   ├── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
     │   │   └── RemoteRequestError      ... with the server's ``retry_after``
+    │   │       └── ProviderUnresponsiveError  no answer for ``provider_limits.sync_give_up_seconds``
     │   └── BatchJobError             a vendor batch job failed (``attempts``)
     │       ├── BatchTimeoutError       it did not finish in time
     │       └── BatchUnavailableError   the endpoint has no batch API
@@ -44,6 +45,7 @@ __all__ = [
     "ProtectedMemoryError",
     "ProviderError",
     "ProviderRequestError",
+    "ProviderUnresponsiveError",
     "ProviderUnavailableError",
     "QmdError",
     "RemoteRequestError",
@@ -119,6 +121,14 @@ class RemoteRequestError(ProviderRequestError):
     ) -> None:
         super().__init__(message, status_code=status_code, retryable=retryable)
         self.retry_after = retry_after
+
+
+class ProviderUnresponsiveError(RemoteRequestError):
+    """The provider gave no answer for ``provider_limits.sync_give_up_seconds``: indexing stops asking it (the text
+    is indexed, vectors follow later) and its circuit breaker opens, so searches do not wait for it either."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
 
 
 class RerankError(OpenClawMemoryError):

@@ -59,6 +59,14 @@ class CircuitBreaker:
             if self.failures and self._count >= self.failures and self._opened_at is None:
                 self._opened_at = self._clock()
 
+    def trip(self, exc: BaseException) -> None:
+        """Open now (the provider was given up on after a long silence: one failure is enough)."""
+        with self._lock:
+            self._count = max(self._count + 1, self.failures)
+            self.last_error = redact(f"{type(exc).__name__}: {exc}")
+            if self.failures and self._opened_at is None:
+                self._opened_at = self._clock()
+
     @property
     def is_open(self) -> bool:
         with self._lock:
