@@ -32,16 +32,18 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), REDACTED),
     # the password of a URL: scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]*:)[^\s/@]+@"), rf"\1{REDACTED}@"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/@]{1,256}@"), rf"\1{REDACTED}@"),
     # key=/token=/secret=/password: followed by a long value with at least one digit
     (
         re.compile(
-            r"(?i)(\b[\w\-]*(?:key|token|secret|password|passwd|credential)s?[\"']?\s*[=:]\s*[\"']?)"
-            r"(?=[A-Za-z0-9+/_\-.]*\d)[A-Za-z0-9+/_\-.]{16,}=*"
+            r"(?i)(\b[\w\-]{0,40}(?:key|token|secret|password|passwd|credential)s?[\"']?\s{0,8}[=:]\s{0,8}[\"']?)"
+            r"(?=[A-Za-z0-9+/_\-.]{0,512}\d)[A-Za-z0-9+/_\-.]{16,}=*"
         ),
         r"\1" + REDACTED,
     ),
 )
+# Every repetition that can start at many places in one run of text is bounded, so redaction stays linear
+# in the text's length ("a-a-a-…" took quadratic time with unbounded prefixes).
 
 _lock = threading.Lock()
 _known: set[str] = set()

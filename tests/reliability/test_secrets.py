@@ -8,6 +8,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -145,3 +146,12 @@ def test_indexed_transcripts_hold_no_voyage_key_or_database_password(make_index,
     memory.sync()
     stored = "\n".join(c.text for c in memory.store.iter_chunks("sessions"))
     assert "postgresql://app:" in stored and "hunter2-Pw9" not in stored and "pa-Xy7Kq2" not in stored
+
+
+def test_redaction_stays_linear_on_hostile_text(tmp_path: Path) -> None:
+    line = "a-" * 20_000  # each "-" starts a word: an unbounded key-name prefix made this quadratic (~80 s)
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "message", "message": {"role": "user", "content": line}}) + "\n")
+    start = time.monotonic()
+    assert extract_session(path).content == f"User: {line}"
+    assert time.monotonic() - start < 3
