@@ -346,9 +346,13 @@ class StoreConfig(_Model):
         return value
 
 
-def _url_without_password(url: str) -> str:
-    """``url`` with the password of its user (and any ``password=`` parameter) left out."""
-    parts = urlsplit(url)
+def _url_without_password(url: str) -> str | None:
+    """``url`` with the password of its user (and any ``password=`` parameter) left out; None when it cannot be
+    parsed (then nothing of it is shown)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
     netloc = parts.netloc
     if "@" in netloc:
         user, host = netloc.rsplit("@", 1)
@@ -403,11 +407,11 @@ class RemoteConfig(_Model):
     base_url: str | None = None
     api_key: SecretStr | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+    batch: BatchConfig = Field(default_factory=BatchConfig)
 
     def header_values(self) -> dict[str, str]:
         """The headers with their real values (for the provider's requests only)."""
         return {name: value.get_secret_value() for name, value in self.headers.items()}
-    batch: BatchConfig = Field(default_factory=BatchConfig)
 
 
 class ProviderLimitsConfig(_Model):
@@ -738,8 +742,9 @@ class MemoryConfig(_Model):
         environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
         its headers from whoever reopens it."""
         data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
-        if self.store.url is not None:
-            data["store"]["url"] = _url_without_password(self.store.url.get_secret_value())
+        url = _url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
+        if url is not None:
+            data["store"]["url"] = url
         return data
 
     def sessions_enabled(self) -> bool:

@@ -155,3 +155,10 @@ def test_redaction_stays_linear_on_hostile_text(tmp_path: Path) -> None:
     start = time.monotonic()
     assert extract_session(path).content == f"User: {line}"
     assert time.monotonic() - start < 3
+
+
+def test_without_secrets_keeps_the_database_but_not_its_password() -> None:
+    config = MemoryConfig(store="postgresql://app:hunter2-Pw9@db:5432/prod?sslmode=require")
+    data = config.without_secrets()
+    assert "hunter2-Pw9" not in json.dumps(data)
+    assert MemoryConfig.from_dict(data).store.url.get_secret_value() == "postgresql://app@db:5432/prod?sslmode=require"  # type: ignore[union-attr]
