@@ -448,7 +448,8 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
         new = _embed_fitted(plan, p, [by_hash[h] for h, _ in asked], [pend.doc for _, pend in asked])
         fresh = {h: v for (h, _), v in zip(asked, new, strict=True)}
     except ProviderError as exc:
-        if not plan.text_first and not isinstance(exc, ProviderUnresponsiveError):
+        # an incremental sync indexes the text of a provider that does not answer; a rebuild keeps the old index
+        if not plan.text_first and (report.full_rebuild or not isinstance(exc, ProviderUnresponsiveError)):
             raise
         plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
         log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)

@@ -23,7 +23,7 @@ from openclaw_memory.errors import IndexingError  # noqa: E402
 from vendor_server import Fault, VendorServer  # noqa: E402
 
 GIVE_UP = 1.5
-SLACK = 1.5  # thread start-up, the keyword index, a loaded machine
+SLACK = 3.0  # thread start-up, the keyword index, a loaded machine
 NOTES = {"MEMORY.md": "# Preferences\n\nThe user prefers tea over coffee.\n",
          "memory/2026-01-10.md": "# Deploy\n\nWe deployed the zephyr billing service on Tuesday.\n",
          "memory/2026-01-11.md": "# Vendor\n\nThe quokka contract renews in March.\n"}
@@ -66,7 +66,7 @@ def test_the_default_budget_for_a_dead_provider_is_about_30_seconds() -> None:
     assert old_budget > 200
     # a sync gives up after sync_give_up_seconds (every request and retry sleep is cut there), then the breaker is
     # open, so the search that waited for that sync does not wait again for its query embedding
-    assert limits.sync_give_up_seconds + SLACK <= 32
+    assert limits.sync_give_up_seconds + SLACK <= 35
     assert ProviderLimitsConfig(sync_give_up_seconds=5).sync_give_up_seconds == 5
 
 
@@ -83,7 +83,7 @@ def test_a_sync_gives_up_on_a_hung_provider_indexes_text_and_opens_the_shared_br
         asked = vendor.count("openai.embeddings")
         start = time.monotonic()  # the breaker opened by the sync spares the search its query timeout
         res = m.search("zephyr billing")
-        assert time.monotonic() - start < 0.5
+        assert time.monotonic() - start < 3  # not the 10 s query timeout
         assert res.mode == "keyword" and res.hits and res.hits[0].path == "memory/2026-01-10.md"
         assert vendor.count("openai.embeddings") == asked
 
@@ -115,9 +115,24 @@ def test_the_first_search_of_a_new_workspace_waits_only_for_the_give_up(ws: Path
         start = time.monotonic()
         res = m.search("quokka contract")
         first = time.monotonic() - start
+        asked = vendor.count("openai.embeddings")
         start = time.monotonic()
         again = m.search("tea over coffee")
         second = time.monotonic() - start
-    assert first < GIVE_UP + SLACK and second < 0.5
+        assert vendor.count("openai.embeddings") == asked  # the breaker the sync opened: not asked again
+    assert first < GIVE_UP + SLACK and second < 3  # the second does not wait the 10 s query timeout
     assert res.hits and res.hits[0].path == "memory/2026-01-11.md" and res.mode == "keyword"
     assert again.hits and again.hits[0].path == "MEMORY.md"
+
+
+def test_a_forced_rebuild_against_a_hung_provider_keeps_the_old_index(ws: Path, vendor: VendorServer) -> None:
+    with _index(ws, vendor) as m:
+        m.sync()
+        (ws / "memory" / "2026-01-12.md").write_text("# Ops\n\nThe pelican runbook moved.\n")  # not cached
+        vendor.fail("openai.embeddings", *[Fault(delay=300)] * 20)
+        start = time.monotonic()
+        with pytest.raises(IndexingError, match="previous index is unchanged"):
+            m.sync(force=True)
+        assert time.monotonic() - start < GIVE_UP + SLACK
+        assert m.status().files == len(NOTES)  # the old index, its vectors with it
+        assert m.store.info().vector_dims == 8
