@@ -162,3 +162,23 @@ def test_without_secrets_keeps_the_database_but_not_its_password() -> None:
     data = config.without_secrets()
     assert "hunter2-Pw9" not in json.dumps(data)
     assert MemoryConfig.from_dict(data).store.url.get_secret_value() == "postgresql://app@db:5432/prod?sslmode=require"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("vendor_id, route, base", [
+    ("openai", "openai.embeddings", "/openai/v1"),
+    ("gemini", "gemini.batchEmbedContents", "/gemini/v1beta"),
+    ("voyage", "voyage.embeddings", "/voyage/v1"),
+])
+def test_every_vendor_error_that_echoes_the_key_or_headers_is_redacted(
+        ws: Path, tmp_path: Path, vendor: VendorServer, vendor_id: str, route: str, base: str) -> None:
+    vendor.reset()
+    vendor.fail(route, *[Fault(status=400, echo_headers=True)] * 10)
+    remote = {"base_url": f"{vendor.url}{base}", "api_key": API_KEY, "headers": {"api-key": AZURE_KEY}}
+    with MemoryIndex(workspace=str(ws), store={"path": str(tmp_path / "i.sqlite")}, provider=vendor_id,
+                     remote=remote, watch=False) as m:
+        with pytest.raises(IndexingError) as caught:
+            m.sync()
+        status = repr(m.status())
+    assert vendor.count(route) >= 1 and "rejected; you sent" in str(caught.value)
+    for text in (str(caught.value), status):
+        assert API_KEY not in text and AZURE_KEY not in text
