@@ -6,7 +6,8 @@
 * Retries with exponential backoff and jitter (500 ms → 1 s → 2 s, capped at 8 s, 3 retries)
   on 429/5xx/timeouts, waiting what ``Retry-After`` asks for instead when the server says.
 * Per-request timeouts: remote SDK clients carry their own (60 s); in-process models are
-  guarded here (5 min).
+  guarded here (5 min). :class:`Patience` bounds all requests and retries of a remote provider together:
+  indexing gives up once none has succeeded for ``provider_limits.sync_give_up_seconds``.
 * :class:`CachedQueryEmbedder`: an in-memory LRU of query vectors.
 """
 
