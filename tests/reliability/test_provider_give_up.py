@@ -136,3 +136,16 @@ def test_a_forced_rebuild_against_a_hung_provider_keeps_the_old_index(ws: Path, 
         assert time.monotonic() - start < GIVE_UP + SLACK
         assert m.status().files == len(NOTES)  # the old index, its vectors with it
         assert m.store.info().vector_dims == 8
+
+
+def test_without_retries_a_hung_request_still_gives_up_and_opens_the_breaker(ws: Path, vendor: VendorServer) -> None:
+    with MemoryIndex(workspace=str(ws), store={"path": str(ws.parent / "index.sqlite")}, provider="openai",
+                     remote={"base_url": f"{vendor.url}/openai/v1", "api_key": "sk-test-giveup-1234567890"},
+                     provider_limits={"sync_give_up_seconds": GIVE_UP, "retries": 0}, watch=False) as m:
+        m.sync()
+        (ws / "memory" / "2026-01-12.md").write_text("# Ops\n\nThe pelican runbook moved.\n")
+        vendor.fail("openai.embeddings", *[Fault(delay=300)] * 20)
+        with pytest.raises(IndexingError, match="sync_give_up_seconds"):
+            m.sync()
+        assert m.status().provider_breaker["open"]  # type: ignore[index]
+        assert m.search("pelican runbook").hits[0].path == "memory/2026-01-12.md"

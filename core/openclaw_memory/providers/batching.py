@@ -85,6 +85,10 @@ DEFAULT_RETRY = RetryPolicy()
 NO_RETRY = RetryPolicy(retries=0)
 
 
+#: a request cut at the end of the patience window leaves a few milliseconds of it: that is none
+_PATIENCE_EPSILON = 0.05
+
+
 class Patience:
     """How long indexing keeps waiting for a remote provider: ``seconds`` from the first request or the last one
     that succeeded. Bounds every request and retry sleep, whatever their own timeouts. Thread-safe."""
@@ -183,7 +187,7 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
         except ProviderUnresponsiveError:
             raise
         except Exception as exc:
-            if patience is not None and is_retryable(exc) and patience.remaining() <= 0:
+            if patience is not None and is_retryable(exc) and patience.remaining() < _PATIENCE_EPSILON:
                 raise patience.give_up(what, exc) from exc
             if attempt >= policy.retries or not is_retryable(exc):
                 raise
