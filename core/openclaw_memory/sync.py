@@ -653,7 +653,7 @@ def run_sync(
                     store.write_meta(new_meta)
                 if plan.deferred is not None:
                     raise IndexingError(
-                        f"the embedding provider does not answer ({plan.deferred}); the changed files' text was "
+                        f"the embedding provider is unavailable ({plan.deferred}); the changed files' text was "
                         "indexed, so keyword search finds it. Their vectors are added by a later sync once the "
                         "provider answers (or set `fallback`)."
                     ) from plan.deferred
