@@ -400,6 +400,10 @@ class BatchConfig(_Model):
     timeout_minutes: float = Field(60, gt=0)
 
 
+#: what pydantic shows for a SecretStr
+_SECRET_MASK = "**********"
+
+
 class RemoteConfig(_Model):
     """``remote``: endpoint, key and headers for a remote provider. The key and the header values (an Azure
     ``api-key``, an ``Authorization``) are secrets: a printed or dumped config shows ``**********``."""
@@ -412,6 +416,16 @@ class RemoteConfig(_Model):
     def header_values(self) -> dict[str, str]:
         """The headers with their real values (for the provider's requests only)."""
         return {name: value.get_secret_value() for name, value in self.headers.items()}
+
+    @field_validator("api_key", "headers")
+    @classmethod
+    def _not_the_mask(cls, value: Any) -> Any:
+        """A dumped config's ``**********`` is not a key: sending it would fail at the provider, later and less clearly."""
+        secrets = value.values() if isinstance(value, dict) else [value]
+        if any(s is not None and s.get_secret_value() == _SECRET_MASK for s in secrets):
+            raise ValueError("this is the mask a printed config shows, not the secret: give the real value, or leave "
+                             "remote.api_key out to read the key from the environment")
+        return value
 
 
 class ProviderLimitsConfig(_Model):

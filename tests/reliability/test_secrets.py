@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
 
 from openclaw_memory import MemoryConfig, MemoryIndex  # noqa: E402
-from openclaw_memory.errors import IndexingError  # noqa: E402
+from openclaw_memory.errors import ConfigError, IndexingError  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.sessions import extract_session, redact_secrets  # noqa: E402
 from openclaw_memory.tools import memory_search  # noqa: E402
@@ -182,3 +182,12 @@ def test_every_vendor_error_that_echoes_the_key_or_headers_is_redacted(
     assert vendor.count(route) >= 1 and "rejected; you sent" in str(caught.value)
     for text in (str(caught.value), status):
         assert API_KEY not in text and AZURE_KEY not in text
+
+
+def test_a_masked_key_from_a_dumped_config_is_refused_not_sent() -> None:
+    dumped = json.loads(MemoryConfig(remote={"api_key": API_KEY, "headers": {"api-key": AZURE_KEY}}).model_dump_json())
+    assert dumped["remote"]["api_key"] == "**********"
+    with pytest.raises(ConfigError, match="remote.api_key.*mask"):
+        MemoryConfig.from_dict(dumped)
+    with pytest.raises(ConfigError, match="remote.headers.*mask"):
+        MemoryConfig.from_dict({"remote": {"headers": {"api-key": "**********"}}})
