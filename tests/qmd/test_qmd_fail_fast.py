@@ -277,3 +277,4 @@ def test_status_counts_are_qmd_s_own_never_the_builtin_index_s(
     mem.search("pgbouncer")
     st = mem.status()
     assert (st.files, st.chunks) == (4, 4)  # QMD's documents (it has no vectors, so no chunks of its own)
+    assert st.source_counts == {}  # the builtin index's per-source counts are not shown as QMD's
