@@ -113,6 +113,24 @@ def test_a_hanging_qmd_costs_a_search_its_timeout_not_the_command_timeouts(
     assert took < 1.5 + 4  # the search timeout, plus building the builtin index and starting the stand-in
 
 
+def test_a_search_waits_for_a_hanging_update_of_changed_files_no_longer_than_its_timeout(
+    indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], memory_ws: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seconds = tmp_path / "update-seconds"  # how long the stand-in's `qmd update` takes
+    seconds.write_text("0")
+    monkeypatch.setenv("FAKE_QMD_UPDATE_SECONDS", str(seconds))
+    mem = indexes(fake_qmd("noresults"), daemon=False, update={"debounceMs": 0}, limits={"timeoutMs": 1_500})
+    assert mem.search("pgbouncer").fallback is None  # the first update (quick)
+    seconds.write_text("30")  # from now on `qmd update` hangs (updateTimeoutMs stays 120 s)
+    (memory_ws / "memory" / "2026-01-03.md").write_text("# 2026-01-03\n\nA new note.\n", encoding="utf-8")
+    time.sleep(2.1)  # past the 2 s between two looks at the files
+    started = time.monotonic()
+    result = mem.search("pgbouncer")
+    assert time.monotonic() - started < 1.5 + 2
+    assert result.fallback is None  # QMD answered from its index as it was; the update goes on in the background
+
+
 def test_status_waits_for_a_hanging_qmd_no_longer_than_the_search_timeout(
     indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str]
 ) -> None:

@@ -207,7 +207,7 @@ class QmdBackend:
 
     @property
     def quick_timeout_ms(self) -> int:
-        """How long a command that only reads may take (version, collection list, starting ``qmd mcp``):
+        """How long a command that only reads may take (version, collection list):
         the search timeout, or ``commandTimeoutMs`` when that is shorter."""
         return min(self.cfg.limits.timeout_ms, self.cfg.update.command_timeout_ms)
 
@@ -509,13 +509,14 @@ class QmdBackend:
             raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
                            "(`qmd embed`)")
 
-    def _maybe_update(self) -> None:
+    def _maybe_update(self, deadline: float) -> None:
         """Before a search (spec §9.3). An update that is running (the boot update beside an index
         from an earlier run, an interval update) is waited for 500 ms at most. Memory files changed
-        since the last update (``sync.on_search``): the update runs and the search waits for it,
-        unless the debounce holds. Files are compared (stat only) at most every 2 s, and not while
-        the debounce holds. An index merely older than ``update.interval`` is updated in the
-        background (as the original's interval timer does): the search does not wait."""
+        since the last update (``sync.on_search``): the update runs and the search waits for it until
+        ``deadline`` (``time.monotonic()``; then it goes on in the background), unless the debounce holds.
+        Files are compared (stat only) at most every 2 s, and not while the debounce holds. An index
+        merely older than ``update.interval`` is updated in the background (as the original's interval
+        timer does): the search does not wait."""
         if self._update_lock.locked():  # an update runs (boot, interval): wait for it 500 ms at most
             if self._update_lock.acquire(timeout=_PENDING_WAIT_S):
                 self._update_lock.release()
@@ -529,11 +530,35 @@ class QmdBackend:
         if self.config.sync.on_search and time.monotonic() - self._scanned_at >= scan_every:
             self._scanned_at = time.monotonic()
             if self._stat_snapshot() != self._snapshot:  # changed: wait for a running update, then update
-                self._update(force=False, if_changed=True)
+                self._update_until(deadline)
                 return
         interval = self.cfg.update.interval_ms()
         if interval > 0 and (time.time() - self._last_update) * 1000 >= interval:
             self._start_background()
+
+    def _update_until(self, deadline: float) -> None:
+        """An update of changed files that a search waits for until ``deadline``; raises its failure when it
+        ended by then, else it goes on in the background (its failure is then logged and shown in status)."""
+        failed: list[Exception] = []
+        waited = threading.Event()
+
+        def update() -> None:
+            try:
+                self._update(force=False, if_changed=True)
+            except (QmdError, OSError) as exc:
+                failed.append(exc)
+                if waited.is_set() and not self._closed:
+                    self._update_error = str(exc)
+                    log.warning("qmd update failed: %s", exc)
+
+        worker = threading.Thread(target=update, name="openclaw-memory-qmd-update", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        waited.set()
+        if worker.is_alive():
+            log.info("qmd update still runs after the search timeout; searching the index as it was")
+        elif failed:
+            raise failed[0]
 
     def _persisted_last_update(self) -> float | None:
         try:
@@ -555,8 +580,8 @@ class QmdBackend:
             return rule.action == "allow"
         return self.cfg.scope.default == "allow"
 
-    def _daemon(self) -> McpSession | None:
-        """The warm ``qmd mcp`` session, started at most within :attr:`quick_timeout_ms`."""
+    def _daemon(self, deadline: float) -> McpSession | None:
+        """The warm ``qmd mcp`` session, started by ``deadline`` (``time.monotonic()``) at the latest."""
         if not self.cfg.daemon or self._daemon_error is not None:
             return None
         with self._lock:
@@ -566,28 +591,28 @@ class QmdBackend:
                 raise QmdError("the QMD backend is closed")
             try:
                 self._session = McpSession(self.argv, cwd=self.workspace, env=self.env,
-                                           timeout_ms=self.quick_timeout_ms, processes=self._processes)
+                                           timeout_ms=max(1, int((deadline - time.monotonic()) * 1000)),
+                                           processes=self._processes)
             except QmdError as exc:  # an older QMD without `qmd mcp`: one process per query
                 self._daemon_error = str(exc)
                 log.info("qmd mcp unavailable (%s); running one qmd process per query", exc)
                 return None
             return self._session
 
-    def _query(self, query: str, limit: int) -> tuple[list[QmdItem], bool]:
+    def _query(self, query: str, limit: int, deadline: float) -> tuple[list[QmdItem], bool]:
         names = [c.name for c in self.collections if c.name in self._registered]
         if not names:
             return [], False
-        mode, timeout = self.cfg.search_mode, self.cfg.limits.timeout_ms
+        mode = self.cfg.search_mode
         if mode != "search":  # without them QMD would hang downloading a model, or answer nothing
             self._require_models()
             self._require_vectors()
-        started = time.monotonic()
-        session = self._daemon()
-        # starting the daemon and the query share the search timeout
-        timeout = timeout - int((time.monotonic() - started) * 1000)
+        session = self._daemon(deadline)
+        timeout = int((deadline - time.monotonic()) * 1000)  # what the update and the daemon's start left
         if timeout <= 0:
-            raise QmdError(f"qmd mcp timed out starting: it took the whole search timeout "
-                           f"({self.cfg.limits.timeout_ms} ms, memory.qmd.limits.timeoutMs): {self._daemon_error}")
+            why = f": {self._daemon_error}" if self._daemon_error else ""
+            raise QmdError(f"qmd search timed out: QMD took the whole search timeout ({self.cfg.limits.timeout_ms} "
+                           f"ms, memory.qmd.limits.timeoutMs) before the query{why}")
         if session is not None:
             args: dict[str, Any] = {"collections": names, "limit": limit, "minScore": 0}
             if mode == "query":
@@ -663,11 +688,15 @@ class QmdBackend:
         if not self.allows(session_key):
             return result([], "scope_denied")
         self._ensure_ready()
-        self._maybe_update()
+        # from here on the search waits for QMD at most limits.timeoutMs: an update of changed files (half of it
+        # at most), the daemon's start and the query share it
+        now, timeout_s = time.monotonic(), self.cfg.limits.timeout_ms / 1000
+        deadline = now + timeout_s
+        self._maybe_update(now + timeout_s / 2)
         limits = self.cfg.limits
         limit = max(1, min(limits.max_results, max_results or limits.max_results))
         # one line: QMD reads a multi-line query as a structured query document (and its MCP tool rejects one)
-        items, numbered = self._query(" ".join(query.split()), limit)
+        items, numbered = self._query(" ".join(query.split()), limit, deadline)
         floor = 0.0 if min_score is None else float(min_score)
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
