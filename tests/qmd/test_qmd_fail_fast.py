@@ -147,19 +147,19 @@ def test_a_failure_is_remembered_across_processes_for_a_while(
 ) -> None:
     calls = tmp_path / "calls.log"
     monkeypatch.setenv("FAKE_QMD_LOG", str(calls))
-    first = indexes(fake_qmd("hang"), limits={"timeoutMs": 1_000}).search("pgbouncer", min_score=0.0)
+    first = indexes(fake_qmd("hang"), limits={"timeoutMs": 2_500}).search("pgbouncer", min_score=0.0)
     assert first.fallback is not None
     ran = calls.read_text()
     # a later index on this state dir (another process: each CLI call) falls back at once, starting no QMD
-    later = indexes(fake_qmd("hang"), limits={"timeoutMs": 1_000})
+    later = indexes(fake_qmd("hang"), limits={"timeoutMs": 2_500})
     started = time.monotonic()
     result = later.search("pgbouncer", min_score=0.0)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 1.5  # not the 2.5 s timeout
     assert result.fallback is not None and result.fallback.reason.startswith(first.fallback.reason)
     assert "remembered from" in result.fallback.reason
     assert result.hits[0].path == "memory/2026-01-02.md"
     assert calls.read_text() == ran
-    st = indexes(fake_qmd("hang"), limits={"timeoutMs": 1_000}).status()
+    st = indexes(fake_qmd("hang"), limits={"timeoutMs": 2_500}).status()
     assert st.backend_info["failure"]["reason"] == first.fallback.reason
     assert calls.read_text() == ran  # status starts no `qmd --version` either
     # another state dir knows nothing of it; once the failure is forgotten, QMD is tried again
@@ -175,7 +175,7 @@ def test_the_cli_pays_a_hanging_qmd_once(
     cfg_file = tmp_path / "openclaw.json"
     cfg_file.write_text(json.dumps({
         "agents": {"defaults": {"workspace": str(memory_ws), "memorySearch": {"provider": "none"}}},
-        "memory": {"backend": "qmd", "qmd": {"command": fake_qmd("hang"), "limits": {"timeoutMs": 1_000}}},
+        "memory": {"backend": "qmd", "qmd": {"command": fake_qmd("hang"), "limits": {"timeoutMs": 2_500}}},
     }))
     took = []
     for _ in range(2):
@@ -185,9 +185,9 @@ def test_the_cli_pays_a_hanging_qmd_once(
         took.append(time.monotonic() - started)
         assert "memory/2026-01-02.md" in out
         assert "Note: qmd failed, so the builtin index answered: " in out  # on stdout, not only a log line
-    assert took[0] < 1 + 5 and took[1] < 1.0
+    assert 2.5 <= took[0] < 2.5 + 5 and took[1] < 1.5  # the second call does not wait for QMD
     out = CliRunner().invoke(main, ["--config", str(cfg_file), "index"], catch_exceptions=False).output
-    assert "Note: fell back from qmd: qmd collection timed out after 1000 ms" in out
+    assert "Note: fell back from qmd: qmd collection timed out after 2500 ms" in out
 
 
 # ---- item 19: no QMD process outlives its index -------------------------------------------------------------------

@@ -518,7 +518,7 @@ class QmdBackend:
         merely older than ``update.interval`` is updated in the background (as the original's interval
         timer does): the search does not wait."""
         if self._update_lock.locked():  # an update runs (boot, interval): wait for it 500 ms at most
-            if self._update_lock.acquire(timeout=_PENDING_WAIT_S):
+            if self._update_lock.acquire(timeout=max(0.0, min(_PENDING_WAIT_S, deadline - time.monotonic()))):
                 self._update_lock.release()
             return
         if self._last_update is None:  # never updated here (onBoot off): QMD may know nothing yet
