@@ -1,6 +1,6 @@
 """Every ```python block of README.md and of the docs pages runs, in order, in one fresh interpreter per
 document set, offline: so neither can rot. ``~`` is a temporary home holding copies of the bundled sample notes
-as ``~/notes`` and ``~/clawd`` and an empty ``~/.openclaw/openclaw.json``; model strings such as
+as ``~/notes`` and ``~/clawd`` and a ``~/.openclaw/openclaw.json`` naming ``~/clawd``; model strings such as
 ``"openai:gpt-4.1"`` are built (never called) with a dummy key."""
 
 from __future__ import annotations
@@ -75,7 +75,9 @@ def _run(blocks: list[tuple[str, str]], tmp_path: Path) -> subprocess.CompletedP
     for name in ("notes", "clawd"):
         shutil.copytree(sample_workspace(), home / name)
     (home / ".openclaw").mkdir(parents=True)
-    (home / ".openclaw" / "openclaw.json").write_text("{}\n", encoding="utf-8")
+    # an OpenClaw config names its agents' workspace, as a real ~/.openclaw/openclaw.json does
+    (home / ".openclaw" / "openclaw.json").write_text('{"agents": {"defaults": {"workspace": "~/clawd"}}}\n',
+                                                       encoding="utf-8")
     listing = tmp_path / "blocks.json"
     listing.write_text(json.dumps(blocks), encoding="utf-8")
     driver = tmp_path / "driver.py"
