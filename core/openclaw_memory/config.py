@@ -30,6 +30,7 @@ __all__ = [
     "CacheConfig",
     "ChunkingConfig",
     "CompactionConfig",
+    "DreamingConfig",
     "ExperimentalConfig",
     "FtsConfig",
     "HybridConfig",
@@ -582,6 +583,35 @@ class QmdConfig(_Model):
 DEFAULT_STORE_SUFFIX = ".openclaw-memory.sqlite"
 
 
+class DreamingConfig(_Model):
+    """``dreaming``: consolidation of recent daily notes into ``MEMORY.md`` (this library's addition,
+    after OpenClaw's dreaming; see the Consolidation page of the docs).
+
+    A candidate line of the last ``lookback_days`` days of daily notes reaches the model only when
+    searches surfaced it at least ``min_recall_count`` times, for at least ``min_unique_queries``
+    distinct queries, with a best score of at least ``min_score`` (``record_recalls`` records
+    those signals in the state directory). A rewrite that would remove more than
+    ``max_prior_entry_loss_fraction`` of MEMORY.md's entries, or grow it past ``max_memory_chars``,
+    is not made (append-only promotion instead). ``model``, ``base_url`` and ``api_key`` name the
+    OpenAI-compatible chat endpoint ``openclaw-memory dream`` uses (the key may instead be in
+    ``OPENAI_API_KEY``).
+    """
+
+    record_recalls: bool = True
+    lookback_days: int = Field(7, ge=1)
+    min_score: float = Field(0.0, ge=0.0, le=1.0)
+    min_recall_count: int = Field(1, ge=0)
+    min_unique_queries: int = Field(1, ge=0)
+    max_candidates: int = Field(40, ge=1)
+    max_entry_chars: int = Field(640, ge=40)
+    max_prior_entry_loss_fraction: float = Field(0.25, ge=0.0, le=1.0)
+    max_memory_chars: int = Field(20_000, ge=200)
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(120.0, gt=0)
+
+
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
@@ -614,6 +644,7 @@ class MemoryConfig(_Model):
     citations: Literal["auto", "on", "off"] = "auto"
     timezone: str | None = None
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    dreaming: DreamingConfig = Field(default_factory=DreamingConfig)
     # ``memory.backend`` / ``memory.qmd`` (spec §9): which engine serves search
     backend: Literal["builtin", "qmd"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)

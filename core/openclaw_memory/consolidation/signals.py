@@ -1,0 +1,93 @@
+"""Reinforcement signals: how often searches surfaced each chunk of the memory, and for how many
+distinct queries. Kept in SQLite in the state directory (never in the Markdown); consolidation's
+gates read them.
+
+A query is stored as a hash only, so the signals file holds no query text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.types import SearchResult
+
+__all__ = ["RecallSignals", "RecallStats", "record_recalls", "state_dir"]
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS recalls (
+    path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    query_hash TEXT NOT NULL, score REAL NOT NULL, at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recalls_path ON recalls(path, start_line, end_line);
+"""
+
+
+def state_dir(config: MemoryConfig) -> Path:
+    """Where consolidation keeps its state for this agent: ``<state_dir>/dreaming/<agent_id>``."""
+    return config.resolved_state_dir() / "dreaming" / config.agent_id
+
+
+@dataclass(frozen=True)
+class RecallStats:
+    """What searches said about some lines: times surfaced, distinct queries, best score."""
+
+    recall_count: int = 0
+    unique_queries: int = 0
+    max_score: float = 0.0
+
+
+class RecallSignals:
+    """The recall signals file of one agent (``recalls.sqlite`` in :func:`state_dir`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=10)
+        connection.executescript(_SCHEMA)
+        return connection
+
+    def record(self, query: str, hits: Iterable[tuple[str, int, int, float]]) -> None:
+        """Record that ``query`` surfaced each ``(path, start_line, end_line, score)``."""
+        digest = hashlib.sha256(" ".join(query.lower().split()).encode()).hexdigest()[:32]
+        now = time.time()
+        rows = [(path, start, end, digest, float(score), now) for path, start, end, score in hits]
+        if not rows:
+            return
+        with closing(self._connect()) as connection, connection:
+            connection.executemany("INSERT INTO recalls VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def stats(self, path: str, start_line: int, end_line: int) -> RecallStats:
+        """The signals of the chunks of ``path`` that overlap lines ``start_line``..``end_line``."""
+        if not self.path.is_file():
+            return RecallStats()
+        with closing(self._connect()) as connection:
+            count, unique, best = connection.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT query_hash), COALESCE(MAX(score), 0) FROM recalls "
+                "WHERE path = ? AND start_line <= ? AND end_line >= ?", (path, end_line, start_line),
+            ).fetchone()
+        return RecallStats(int(count), int(unique), float(best))
+
+
+def record_recalls(config: MemoryConfig, result: SearchResult) -> SearchResult:
+    """Record the memory hits of a search (when ``dreaming.record_recalls``) and return the
+    result unchanged; a failure to record is logged, never raised."""
+    hits = [(hit.path, hit.start_line, hit.end_line, hit.score) for hit in result.hits if hit.source == "memory"]
+    if not config.dreaming.record_recalls or not hits or not result.query.strip():
+        return result
+    try:
+        RecallSignals(state_dir(config) / "recalls.sqlite").record(result.query, hits)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("could not record recall signals: %s", exc)
+    return result
