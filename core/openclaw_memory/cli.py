@@ -791,5 +791,46 @@ def ltm_forget(ctx: click.Context, query: str | None, memory_id: str | None, as_
         ctx.exit(1)
 
 
+def _print_dream(report: Any) -> None:
+    for decision in report.decisions:
+        target = f" {decision.entry}" if decision.entry else ""
+        click.echo(f"{decision.op:9} {decision.candidate}{target}")
+    if report.fallback_reason:
+        click.echo(f"append-only: {report.fallback_reason}")
+    click.echo(report.diff or "MEMORY.md unchanged.")
+    counts = report.counts
+    click.echo(f"{report.mode}: added {len(report.added)}, merged {len(report.merged)}, superseded "
+               f"{len(report.superseded)}, deferred {len(report.deferred)} (candidates: {counts.found} found, "
+               f"{counts.already_in_memory} already in MEMORY.md, {counts.below_gates} below the gates, "
+               f"{counts.stale} stale)")
+    if report.skipped_reason:
+        click.echo(report.skipped_reason)
+    elif report.applied:
+        click.echo("Written: MEMORY.md (undo: openclaw-memory dream --undo), summary in DREAMS.md.")
+    elif report.mode != "none":
+        click.echo("Dry run: nothing written; run with --apply to write it.")
+
+
+@main.command()
+@click.option("--apply", "apply_", is_flag=True, help="Write MEMORY.md (default: a dry run that only prints).")
+@click.option("--undo", "undo_", is_flag=True, help="Restore MEMORY.md as it was before the last applied sweep.")
+@click.option("--force", is_flag=True, help="With --undo: restore even if MEMORY.md changed since that sweep.")
+@click.pass_context
+def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool) -> None:
+    """Consolidate recent daily notes into MEMORY.md with the model of the config's ``dreaming`` section
+    (an OpenAI-compatible endpoint): prints the model's decisions and the diff."""
+    from openclaw_memory.consolidation import consolidate, undo
+    from openclaw_memory.consolidation.openai_model import openai_completion
+
+    config = _load_config(ctx)
+    with _user_errors():
+        if undo_:
+            undo(config, force=force)
+            click.echo(f"MEMORY.md restored in {config.resolved_workspace()}.")
+            return
+        report = consolidate(config, openai_completion(config.dreaming), apply=apply_)
+    _print_dream(report)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

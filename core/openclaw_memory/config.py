@@ -591,8 +591,9 @@ class DreamingConfig(_Model):
     searches surfaced it at least ``min_recall_count`` times, for at least ``min_unique_queries``
     distinct queries, with a best score of at least ``min_score`` (``record_recalls`` records
     those signals in the state directory). A rewrite that would remove more than
-    ``max_prior_entry_loss_fraction`` of MEMORY.md's entries, or grow it past ``max_memory_chars``,
-    is not made (append-only promotion instead). ``model``, ``base_url`` and ``api_key`` name the
+    ``max_prior_entry_loss_fraction`` of MEMORY.md's entries (at least one may go), or grow it past
+    ``max_memory_chars``, is not made (append-only promotion instead); a promoted entry keeps at
+    most ``max_entry_chars`` of its line. ``model``, ``base_url`` and ``api_key`` name the
     OpenAI-compatible chat endpoint ``openclaw-memory dream`` uses (the key may instead be in
     ``OPENAI_API_KEY``).
     """
@@ -805,6 +806,10 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
         qmd = dict(data.get("qmd") or {})
         own = qmd.pop("extraCollections", None) or qmd.pop("extra_collections", None) or []
         data["qmd"] = {**qmd, "extraCollections": [*own, *extra_colls]}
+    dreaming = (((raw.get("plugins") or {}).get("entries") or {}).get("memory-core") or {}).get("config") or {}
+    if isinstance(dreaming.get("dreaming"), dict):  # the original's place; memorySearch.dreaming wins
+        known = _prune_unknown(DreamingConfig, dreaming["dreaming"], "plugins.entries.memory-core.config.dreaming.")
+        data["dreaming"] = _deep_merge(known, dict(data.get("dreaming") or {}))
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):

@@ -11,6 +11,7 @@ entries or grow the file past its budget.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -22,7 +23,7 @@ from openclaw_memory.consolidation.decisions import Decision
 from openclaw_memory.consolidation.entries import one_line, parse_blocks, render_entry, source_refs
 from openclaw_memory.records import RecordFiles, RecordText
 
-__all__ = ["MemoryChanged", "Plan", "append_only", "compose", "digest", "rewrite_memory"]
+__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "rewrite_memory"]
 
 _HIGHLIGHT_CHARS = 120
 
@@ -65,6 +66,12 @@ def _with_section(text: str, lines: Sequence[str], today: date) -> str:
     return body + "\n".join(lines) + "\n"
 
 
+def allowed_loss(prior_entries: int, fraction: float) -> int:
+    """How many prior entries a rewrite may remove: ``fraction`` of them, rounded down, and at least
+    one when ``fraction`` is above 0 (so a short MEMORY.md can still have an entry superseded)."""
+    return max(1 if fraction > 0 else 0, math.floor(prior_entries * fraction + 1e-9))
+
+
 def compose(memory_text: str, decisions: Sequence[Decision], candidates: Sequence[Candidate],
             settings: DreamingConfig, today: date) -> Plan:
     """The rewrite the decisions describe, or the append-only plan when it fails a check."""
@@ -101,11 +108,10 @@ def compose(memory_text: str, decisions: Sequence[Decision], candidates: Sequenc
     plan.text = _with_section(text, additions, today) if additions else text
     if not (plan.added or plan.merged or plan.superseded):
         return Plan(memory_text, "none")
-    loss = len(plan.superseded) / len(entry_blocks) if entry_blocks else 0.0
     promoted = [*plan.added, *plan.merged, *plan.superseded]
-    if loss > settings.max_prior_entry_loss_fraction:
+    if len(plan.superseded) > allowed_loss(len(entry_blocks), settings.max_prior_entry_loss_fraction):
         reason = (f"the rewrite would remove {len(plan.superseded)} of {len(entry_blocks)} entries, more than "
-                  f"dreaming.max_prior_entry_loss_fraction = {settings.max_prior_entry_loss_fraction}")
+                  f"dreaming.max_prior_entry_loss_fraction = {settings.max_prior_entry_loss_fraction} allows")
     elif len(plan.text) > settings.max_memory_chars:
         reason = f"the rewrite would grow MEMORY.md past dreaming.max_memory_chars = {settings.max_memory_chars}"
     elif not set(promoted) <= source_refs(plan.text):
