@@ -74,8 +74,9 @@ For each candidate decide ONE operation:
 - "skip": transient, trivial, or already covered.
 Do not write memory text yourself. Give at most 3 short trigger phrases (what a later question about it
 would mention) and an importance from 1 (trivia) to 10 (critical) for each non-skip decision.
-Answer with JSON only, no prose:
-{"decisions": [{"op": "add", "candidate": "C1", "triggers": ["..."], "importance": 5}]}
+Answer with JSON only, no prose, in this shape (one object per candidate):
+{"decisions": [{"op": "add|merge|supersede|skip", "candidate": "C<n>", "entry": "E<n> for merge/supersede",
+"triggers": ["phrase"], "importance": <1-10>}]}
 """
 
 
