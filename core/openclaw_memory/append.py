@@ -27,6 +27,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory import safe_fs
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.provenance import mark_origin
 
 if sys.platform != "win32":
     import fcntl
@@ -346,16 +347,21 @@ def append_memory(
     text: str,
     *,
     allowed: AllowedPaths = None,
+    origin: str | None = None,
 ) -> Path:
     """Append ``text`` to a memory file inside ``workspace`` and return its absolute path.
 
     Creates ``memory/`` if needed, starts on a new line when the file lacks a trailing newline,
     ends the appended text with a newline, and never truncates. ``allowed`` is a predicate on the
     normalized relative path, a collection of allowed relative paths, or None for the default
-    (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). Raises MemoryPathError for refused paths.
+    (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). ``origin`` (``owner``, ``agent``, ``untrusted``,
+    ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.provenance`). Raises
+    MemoryPathError for refused paths.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+    if origin is not None:
+        text = mark_origin(text, origin)
     ws = Path(workspace).expanduser().resolve()
     rel = normalize_rel_path(ws, rel_path)
     _check_allowed(ws, rel, allowed)

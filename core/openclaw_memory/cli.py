@@ -815,15 +815,22 @@ def _print_dream(report: Any) -> None:
 @click.option("--apply", "apply_", is_flag=True, help="Write MEMORY.md (default: a dry run that only prints).")
 @click.option("--undo", "undo_", is_flag=True, help="Restore MEMORY.md as it was before the last applied sweep.")
 @click.option("--force", is_flag=True, help="With --undo: restore even if MEMORY.md changed since that sweep.")
+@click.option("--forget", "forget_", metavar="TEXT_OR_SOURCE",
+              help="Remove this memory (its text, or memory/YYYY-MM-DD.md#Lx-Ly) from MEMORY.md; never promote it again.")
 @click.pass_context
-def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool) -> None:
+def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool, forget_: str | None) -> None:
     """Consolidate recent daily notes into MEMORY.md with the model of the config's ``dreaming`` section
     (an OpenAI-compatible endpoint): prints the model's decisions and the diff."""
-    from openclaw_memory.consolidation import consolidate, undo
+    from openclaw_memory.consolidation import consolidate, forget, undo
     from openclaw_memory.consolidation.openai_model import openai_completion
 
     config = _load_config(ctx)
     with _user_errors():
+        if forget_ is not None:
+            removed = forget(config, forget_)
+            click.echo(f"Forgotten: {removed} MEMORY.md entr{'y' if removed == 1 else 'ies'} removed; it will not be "
+                       "promoted again.")
+            return
         if undo_:
             undo(config, force=force)
             click.echo(f"MEMORY.md restored in {config.resolved_workspace()}.")

@@ -98,3 +98,14 @@ def test_undo_without_a_sweep_and_a_missing_model_are_one_line_errors(setup, tmp
     bare.write_text(json.dumps({"agents": {"defaults": {"workspace": str(ws)}}}))
     result = CliRunner().invoke(main, ["--config", str(bare), "dream"])
     assert result.exit_code == 1 and "dreaming.model is not set" in result.output
+
+
+def test_forget_removes_a_promoted_memory_and_keeps_it_out(setup, server: VendorServer) -> None:
+    ws, config = setup
+    server.chat_answers.append(SUPERSEDE)
+    run(config, "--apply")
+    result = run(config, "--forget", f"memory/{TODAY}.md#L1-L1")
+    assert result.exit_code == 0 and "Forgotten: 1 MEMORY.md entry removed" in result.output
+    assert "Fridays" not in (ws / "MEMORY.md").read_text()
+    result = run(config)
+    assert "MEMORY.md unchanged." in result.output and len(server.bodies("openai.chat")) == 1

@@ -21,6 +21,7 @@ from openclaw_memory.consolidation.sweep import (
     ConsolidationReport,
     aconsolidate,
     consolidate,
+    forget,
     undo,
 )
 
@@ -36,6 +37,7 @@ __all__ = [
     "RecallStats",
     "aconsolidate",
     "consolidate",
+    "forget",
     "record_recalls",
     "undo",
 ]

@@ -1,5 +1,6 @@
 """The light phase: candidate lines from recent daily notes, deduplicated, each grounded in its
-source lines (``memory/YYYY-MM-DD.md#Lx-Ly``), gated by the recall signals, and rehydrated from
+source lines (``memory/YYYY-MM-DD.md#Lx-Ly``), of a promotable origin and not forgotten, gated by
+the recall signals, and rehydrated from
 the live file just before it is used (a candidate whose lines changed or vanished is dropped).
 """
 
@@ -13,9 +14,11 @@ from pathlib import Path
 from openclaw_memory.append import DAILY_NOTE_RE
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
+from openclaw_memory.consolidation.forgetting import ForgottenSet
 from openclaw_memory.consolidation.signals import RecallSignals, RecallStats
 from openclaw_memory.discovery import read_memory_text
 from openclaw_memory.errors import UnreadableFileError
+from openclaw_memory.provenance import PROMOTABLE, origin_of
 
 __all__ = ["Candidate", "GateCounts", "collect_candidates", "gate_candidates", "rehydrate"]
 
@@ -47,6 +50,8 @@ class GateCounts:
     """How many candidates each stage dropped."""
 
     found: int = 0
+    untrusted: int = 0
+    forgotten: int = 0
     already_in_memory: int = 0
     below_gates: int = 0
     stale: int = 0
@@ -79,9 +84,10 @@ def _recent_notes(workspace: Path, today: date, lookback_days: int) -> list[tupl
 
 
 def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookback_days: int,
-                       counts: GateCounts) -> list[Candidate]:
+                       counts: GateCounts, forgotten: ForgottenSet) -> list[Candidate]:
     """The entries of the last ``lookback_days`` daily notes that ``memory_text`` (MEMORY.md) does
-    not already hold, one per distinct text, newest note first."""
+    not already hold, one per distinct text, newest note first. Entries of origin ``untrusted`` or
+    ``system`` and forgotten ones are never candidates."""
     known = {normalized(block.text) for block in parse_blocks(memory_text) if block.entry}
     known_sources = source_refs(memory_text)
     seen: set[str] = set()
@@ -97,6 +103,12 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
             seen.add(key)
             counts.found += 1
             candidate = Candidate(f"C{len(found) + 1}", rel, block.start + 1, block.end, block.text.strip(), day)
+            if origin_of(block.text) not in PROMOTABLE:
+                counts.untrusted += 1
+                continue
+            if (candidate.source, candidate.text) in forgotten:
+                counts.forgotten += 1
+                continue
             if key in known or candidate.source in known_sources:
                 counts.already_in_memory += 1
                 continue

@@ -29,6 +29,7 @@ from openclaw_memory.consolidation.candidates import (
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
 from openclaw_memory.consolidation.entries import parse_blocks
+from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
 from openclaw_memory.consolidation.signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
 from openclaw_memory.discovery import read_memory_text
@@ -37,7 +38,7 @@ from openclaw_memory.errors import OpenClawMemoryError
 if TYPE_CHECKING:
     from openclaw_memory.index import MemoryIndex
 
-__all__ = ["AsyncCompletion", "Completion", "ConsolidationReport", "aconsolidate", "consolidate", "undo"]
+__all__ = ["AsyncCompletion", "Completion", "ConsolidationReport", "aconsolidate", "consolidate", "forget", "undo"]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
     memory_text = _read_memory(workspace)
     counts = GateCounts()
     found = collect_candidates(workspace, memory_text, today=day, lookback_days=config.dreaming.lookback_days,
-                               counts=counts)
+                               counts=counts, forgotten=forgotten_set(state_dir(config)))
     signals = RecallSignals(state_dir(config) / "recalls.sqlite")
     gated = rehydrate(workspace, gate_candidates(found, signals, config.dreaming, counts), counts)
     sweep = _Sweep(config, workspace, day, memory_text, gated, counts, "")
@@ -154,10 +155,10 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _save_preimage(sweep: _Sweep, plan: Plan) -> Path:
+def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-    path = _preimages(sweep.config) / f"{stamp}.json"
-    _write_json(path, {"path": _MEMORY, "before": sweep.memory_text, "after_sha256": digest(plan.text),
+    path = _preimages(config) / f"{stamp}.json"
+    _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
                        "at": datetime.now().astimezone().isoformat(timespec="seconds")})
     return path
 
@@ -166,7 +167,8 @@ def _diary(sweep: _Sweep, plan: Plan) -> str:
     counts = sweep.counts
     lines = [f"## Deep Sleep {datetime.now().astimezone().strftime('%Y-%m-%d %H:%M')}", "",
              f"- {plan.mode}: added {len(plan.added)}, merged {len(plan.merged)}, superseded {len(plan.superseded)}"
-             f"; candidates found {counts.found}, already in memory {counts.already_in_memory}, below the gates "
+             f"; candidates found {counts.found}, untrusted {counts.untrusted}, forgotten {counts.forgotten}, already in "
+             f"memory {counts.already_in_memory}, below the gates "
              f"{counts.below_gates}, stale {counts.stale}"]
     if plan.fallback_reason:
         lines.append(f"- fallback: {plan.fallback_reason}")
@@ -178,7 +180,7 @@ def _diary(sweep: _Sweep, plan: Plan) -> str:
 
 def _apply(sweep: _Sweep, plan: Plan) -> Path:
     """Preimage, then MEMORY.md (atomic, only if unchanged since the sweep read it), then DREAMS.md."""
-    preimage = _save_preimage(sweep, plan)
+    preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
     try:
         rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
     except BaseException:
@@ -280,3 +282,28 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
         raise OpenClawMemoryError("MEMORY.md changed while undoing; nothing was restored, try again") from None
     path.rename(path.with_suffix(".undone"))
     return path
+
+
+def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
+    """Forget a memory: ``what`` is its text or its source (``memory/2026-11-26.md#L3-L3``). The
+    entries of MEMORY.md that hold that text or cite that source are removed (a preimage is kept,
+    so :func:`undo` brings them back), and the source and text are recorded so no later sweep
+    promotes them again. Returns how many MEMORY.md entries were removed."""
+    config = _config(memory)
+    source, text = resolve(config, what)
+    forgotten_set(state_dir(config)).add(source, text)
+    workspace = config.resolved_workspace()
+    for _ in range(_ATTEMPTS):
+        before = _read_memory(workspace)
+        after, removed = without(before, source, text)
+        if not removed:
+            return 0
+        preimage = _save_preimage(config, before, after)
+        try:
+            rewrite_memory(workspace, before, after)
+        except MemoryChanged:
+            preimage.unlink(missing_ok=True)
+            continue
+        return removed
+    raise OpenClawMemoryError("MEMORY.md kept changing while forgetting; the memory is recorded as forgotten but "
+                              "still in MEMORY.md: try again")
