@@ -38,6 +38,7 @@ __all__ = ["create_memory_get_tool", "create_memory_search_tool", "create_memory
 _Query = field_annotation(MemorySearchArgs, "query")
 _MaxResults = field_annotation(MemorySearchArgs, "max_results")
 _MinScore = field_annotation(MemorySearchArgs, "min_score")
+_Corpus = field_annotation(MemorySearchArgs, "corpus")
 _Path = field_annotation(MemoryGetArgs, "path")
 _FromLine = field_annotation(MemoryGetArgs, "from_line")
 _Lines = field_annotation(MemoryGetArgs, "lines")
@@ -56,11 +57,13 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
     """The ``memory_search`` tool over ``memory`` (``session_key`` decides citations in ``auto`` mode)."""
     _check(memory)
 
-    def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None) -> dict[str, Any]:
-        return memory_search(memory, query, max_results, min_score, session_key=session_key)
+    def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None,
+               corpus: _Corpus = None) -> dict[str, Any]:
+        return memory_search(memory, query, max_results, min_score, session_key=session_key, corpus=corpus)
 
-    async def asearch(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None) -> dict[str, Any]:
-        return await amemory_search(memory, query, max_results, min_score, session_key=session_key)
+    async def asearch(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None,
+                      corpus: _Corpus = None) -> dict[str, Any]:
+        return await amemory_search(memory, query, max_results, min_score, session_key=session_key, corpus=corpus)
 
     async def aformat(payload: dict[str, Any]) -> str:
         return format_search_text(payload)

@@ -21,6 +21,7 @@ from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemo
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.sync import Progress
+from openclaw_memory.tools import corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -465,9 +466,11 @@ def _run_queries(memory: MemoryIndex, path: str, stale: list[str], **search_args
 @click.option("--no-sync", is_flag=True,
               help="Search the index as it is, without indexing changed files first; results are then marked "
                    "stale when files changed.")
+@click.option("--corpus", type=click.Choice(["memory", "sessions", "all"]), default="all", show_default=True,
+              help="Search the memory files, the indexed session transcripts, or both.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,
-           queries: str | None, no_sync: bool) -> None:
+           queries: str | None, no_sync: bool, corpus: str) -> None:
     """Search the memory (hybrid vector + keyword).
 
     Memory files changed since the last sync are indexed first (incrementally: cheap when nothing
@@ -497,13 +500,14 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
     with _index(ctx, config) as memory:
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
-            total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score)
+            total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score,
+                                         sources=corpus_sources(corpus))
             if failed:
                 click.echo(f"Error: {failed} of {total} queries failed (see their \"error\").", err=True)
                 ctx.exit(1)
             return
         assert query is not None
-        res = memory.search(query, max_results=max_results, min_score=min_score)
+        res = memory.search(query, max_results=max_results, min_score=min_score, sources=corpus_sources(corpus))
     if as_json:
         click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:

@@ -105,13 +105,14 @@ def _search_tool(agents: _Agents) -> Any:
         query: _field(MemorySearchArgs, "query"),  # type: ignore[valid-type]
         maxResults: _field(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
         minScore: _field(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
+        corpus: _field(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
         try:
             served = agents.pick(agent)
         except MemoryArgumentError as exc:
             return _result(str(exc), {"results": [], "error": str(exc)}, error=True)
-        payload = await asyncio.to_thread(memory_search, served.memory, query, maxResults, minScore)
+        payload = await asyncio.to_thread(memory_search, served.memory, query, maxResults, minScore, corpus=corpus)
         failed = bool(payload.get("error") or payload.get("disabled"))
         return _result(format_search_text(payload), payload, error=failed)
 

@@ -28,6 +28,7 @@ __all__ = [
     "MemorySearchArgs",
     "amemory_get",
     "amemory_search",
+    "corpus_sources",
     "field_annotation",
     "format_search_text",
     "memory_get",
@@ -63,6 +64,8 @@ class MemorySearchArgs(BaseModel):
     query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
     max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
     min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+    corpus: Literal["memory", "sessions", "all"] | None = Field(
+        None, description="memory (the memory files), sessions (indexed session transcripts) or all (default).")
 
     @field_validator("max_results", "min_score", mode="before")
     @classmethod
@@ -109,12 +112,13 @@ def _invalid(tool: str, exc: ValidationError) -> str:
     return f"invalid {tool} arguments: " + "; ".join(parts) + f". Fix them and call {tool} again."
 
 
-def _search_args(query: Any, max_results: Any, min_score: Any) -> MemorySearchArgs | str:
+def _search_args(query: Any, max_results: Any, min_score: Any, corpus: Any = None) -> MemorySearchArgs | str:
     """The validated ``memory_search`` arguments, or the error text for the payload."""
     if query is None or (isinstance(query, str) and not query.strip()):
         return "query required: pass the text to search for"
     try:
-        return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score})
+        return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
+                                                "corpus": corpus})
     except ValidationError as exc:
         return _invalid("memory_search", exc)
 
@@ -176,6 +180,14 @@ def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
     return payload
 
 
+_CORPUS_SOURCES: dict[str, list[str] | None] = {"memory": ["memory"], "sessions": ["sessions"], "all": None}
+
+
+def corpus_sources(corpus: str | None) -> list[str] | None:
+    """The ``sources`` a search over ``corpus`` (memory | sessions | all; None = all) is limited to."""
+    return _CORPUS_SOURCES[corpus or "all"]
+
+
 def memory_search(
     memory: MemoryIndex,
     query: str,
@@ -183,8 +195,12 @@ def memory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found.
+
+    ``corpus`` is ``"memory"`` (the memory files only), ``"sessions"`` (indexed session transcripts
+    only) or ``"all"`` / None (every configured source).
 
     Never raises for bad input or provider problems. Invalid arguments (a blank or non-string
     ``query``, ``max_results`` outside 1..50, ``min_score`` outside 0..1, see
@@ -194,12 +210,12 @@ def memory_search(
     """
     if not memory.config.enabled:
         return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
-    args = _search_args(query, max_results, min_score)
+    args = _search_args(query, max_results, min_score, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
-                               session_key=session_key)
+                               session_key=session_key, sources=corpus_sources(args.corpus))
     except OpenClawMemoryError as exc:
         log.warning("memory_search failed: %s", exc)
         return _unavailable(str(exc))
@@ -238,9 +254,11 @@ async def amemory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`memory_search`."""
-    return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key)
+    return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key,
+                                   corpus=corpus)
 
 
 async def amemory_get(
