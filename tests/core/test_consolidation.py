@@ -358,3 +358,29 @@ def test_kill_9_mid_apply_leaves_memory_md_old_or_new_never_half(ws: Path, tmp_p
     if where == "diary":
         undo(config_for(ws))
         assert (ws / "MEMORY.md").read_text() == MEMORY
+
+
+def test_recall_signals_keep_no_query_text_and_survive_a_removed_file(tmp_path: Path) -> None:
+    from openclaw_memory.consolidation import RecallSignals
+
+    signals = RecallSignals(tmp_path / "recalls.sqlite")
+    signals.record("where is the API key for billing", [("memory/2026-11-26.md", 1, 8, 0.7)])
+    signals.record("Where is the   API key for billing", [("memory/2026-11-26.md", 1, 8, 0.5)])  # the same query
+    stats = signals.stats("memory/2026-11-26.md", 3, 3)
+    assert (stats.recall_count, stats.unique_queries, stats.max_score) == (2, 1, 0.7)
+    assert signals.stats("memory/2026-11-26.md", 9, 9).recall_count == 0
+    assert b"billing" not in (tmp_path / "recalls.sqlite").read_bytes()
+    (tmp_path / "recalls.sqlite").unlink()
+    signals.record("a new query", [("memory/2026-11-26.md", 1, 8, 0.4)])
+    assert signals.stats("memory/2026-11-26.md", 1, 1).recall_count == 1
+
+
+def test_searches_record_nothing_when_disabled_and_never_fail_for_the_signals(ws: Path, tmp_path: Path) -> None:
+    off = config_for(ws, record_recalls=False)
+    with MemoryIndex(off, store={"path": str(tmp_path / "a.sqlite")}, watch=False) as memory:
+        assert memory.search("pgvector PostgreSQL", min_score=0).hits
+    assert not (ws.parent / "state" / "dreaming").exists()
+    (ws.parent / "state").mkdir()
+    (ws.parent / "state" / "dreaming").write_text("not a directory")
+    with MemoryIndex(config_for(ws), store={"path": str(tmp_path / "b.sqlite")}, watch=False) as memory:
+        assert memory.search("pgvector PostgreSQL", min_score=0).hits  # the signals could not be written

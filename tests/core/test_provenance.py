@@ -86,3 +86,14 @@ def test_forgetting_is_undoable_and_refuses_an_empty_request(ws: Path) -> None:
         forget(config, "  ")
     with pytest.raises(MemoryArgumentError, match="outside the workspace"):
         forget(config, "../secrets.md#L1-L2")
+
+
+def test_only_the_newest_twenty_preimages_are_kept(ws: Path) -> None:
+    (ws / "MEMORY.md").write_text("".join(f"- Entry number {i} of the list.\n" for i in range(25)))
+    config = config_for(ws)
+    for i in range(25):
+        assert forget(config, f"Entry number {i} of the list.") == 1
+    preimages = sorted((ws.parent / "state" / "dreaming" / "main" / "preimages").iterdir())
+    assert len(preimages) == 20
+    undo(config)  # the newest: entry 24 comes back
+    assert (ws / "MEMORY.md").read_text() == "- Entry number 24 of the list.\n"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,17 +46,32 @@ class RecallStats:
     max_score: float = 0.0
 
 
+_CONNECTIONS: dict[Path, sqlite3.Connection] = {}
+_GUARD = threading.Lock()
+
+
+def _connection(path: Path) -> sqlite3.Connection:
+    """One open connection per signals file and process (WAL, no fsync per search: a signal lost in a
+    crash only delays a promotion). Callers hold ``_GUARD``."""
+    connection = _CONNECTIONS.get(path)
+    if connection is not None and not path.is_file():  # the file was removed: start a new one
+        connection.close()
+        connection = None
+    if connection is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=10, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(_SCHEMA)
+        _CONNECTIONS[path] = connection
+    return connection
+
+
 class RecallSignals:
     """The recall signals file of one agent (``recalls.sqlite`` in :func:`state_dir`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=10)
-        connection.executescript(_SCHEMA)
-        return connection
 
     def record(self, query: str, hits: Iterable[tuple[str, int, int, float]]) -> None:
         """Record that ``query`` surfaced each ``(path, start_line, end_line, score)``."""
@@ -65,15 +80,17 @@ class RecallSignals:
         rows = [(path, start, end, digest, float(score), now) for path, start, end, score in hits]
         if not rows:
             return
-        with closing(self._connect()) as connection, connection:
-            connection.executemany("INSERT INTO recalls VALUES (?, ?, ?, ?, ?, ?)", rows)
+        with _GUARD:
+            connection = _connection(self.path)
+            with connection:
+                connection.executemany("INSERT INTO recalls VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def stats(self, path: str, start_line: int, end_line: int) -> RecallStats:
         """The signals of the chunks of ``path`` that overlap lines ``start_line``..``end_line``."""
         if not self.path.is_file():
             return RecallStats()
-        with closing(self._connect()) as connection:
-            count, unique, best = connection.execute(
+        with _GUARD:
+            count, unique, best = _connection(self.path).execute(
                 "SELECT COUNT(*), COUNT(DISTINCT query_hash), COALESCE(MAX(score), 0) FROM recalls "
                 "WHERE path = ? AND start_line <= ? AND end_line >= ?", (path, end_line, start_line),
             ).fetchone()

@@ -48,6 +48,7 @@ AsyncCompletion = Callable[[str], Awaitable[str]]
 
 _MEMORY = "MEMORY.md"
 _DREAMS = "DREAMS.md"
+_KEPT_PREIMAGES = 20  # the newest preimages kept (undone ones included)
 _ATTEMPTS = 2  # a hand edit during the sweep: plan once more against the edited file, then give up
 
 
@@ -160,6 +161,9 @@ def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
     path = _preimages(config) / f"{stamp}.json"
     _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
                        "at": datetime.now().astimezone().isoformat(timespec="seconds")})
+    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=lambda p: p.stem)
+    for old in kept[:-_KEPT_PREIMAGES]:
+        old.unlink(missing_ok=True)
     return path
 
 
