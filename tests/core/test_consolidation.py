@@ -277,9 +277,11 @@ def test_the_gates_use_the_recall_signals_of_real_searches(ws: Path, tmp_path: P
             assert any(hit.path == "memory/2026-11-26.md" for hit in memory.search(query, min_score=0).hits)
         model = scripted({"decisions": []})
         report = consolidate(memory, model, apply=False, today=TODAY)
-    # the note is one chunk: every line in it was recalled 3 times by 2 distinct queries
-    assert len(report.candidates) == 3 and report.candidates[0].stats.unique_queries == 2
-    assert report.candidates[0].stats.recall_count == 3
+    # the note is one chunk, returned 3 times for 2 distinct queries; only the line holding the queries'
+    # words counts as recalled, the other lines of the chunk stay below the gates
+    assert [c.source for c in report.candidates] == ["memory/2026-11-26.md#L4-L4"]
+    assert (report.candidates[0].stats.recall_count, report.candidates[0].stats.unique_queries) == (3, 2)
+    assert report.counts.below_gates == 2
     strict = config_for(ws, min_recall_count=2, min_unique_queries=3)
     report = consolidate(strict, scripted({"decisions": []}), apply=False, today=TODAY)
     assert report.candidates == [] and report.counts.below_gates == 3

@@ -1,5 +1,6 @@
-"""Reinforcement signals: how often searches surfaced each chunk of the memory, and for how many
-distinct queries. Kept in SQLite in the state directory (never in the Markdown); consolidation's
+"""Reinforcement signals: how often searches surfaced each line of the memory, and for how many
+distinct queries. A returned chunk counts for the lines that hold words of the query (for all of
+its lines when none does: a match by meaning). Kept in SQLite in the state directory (never in the Markdown); consolidation's
 gates read them.
 
 A query is stored as a hash only, so the signals file holds no query text.
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.types import SearchResult
+from openclaw_memory.query import QueryAnalysis, analyze_query
+from openclaw_memory.types import SearchHit, SearchResult
 
-__all__ = ["RecallSignals", "RecallStats", "record_recalls", "state_dir"]
+__all__ = ["RecallSignals", "RecallStats", "recalled_lines", "record_recalls", "state_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +99,27 @@ class RecallSignals:
         return RecallStats(int(count), int(unique), float(best))
 
 
+def recalled_lines(query: QueryAnalysis, hit: SearchHit) -> list[tuple[str, int, int, float]]:
+    """The ranges of ``hit`` a search recalled: each line holding words of the query, or the whole
+    hit when none does (a match by meaning) or its text does not map to its lines."""
+    lines = hit.text.split("\n") if hit.text else []
+    whole = [(hit.path, hit.start_line, hit.end_line, hit.score)]
+    if len(lines) != hit.end_line - hit.start_line + 1:
+        return whole
+    matched = [hit.start_line + i for i, (share, _) in enumerate(query.coverage(lines)) if share > 0]
+    return [(hit.path, line, line, hit.score) for line in matched] or whole
+
+
 def record_recalls(config: MemoryConfig, result: SearchResult) -> SearchResult:
     """Record the memory hits of a search (when ``dreaming.record_recalls``) and return the
     result unchanged; a failure to record is logged, never raised."""
-    hits = [(hit.path, hit.start_line, hit.end_line, hit.score) for hit in result.hits if hit.source == "memory"]
+    hits = [hit for hit in result.hits if hit.source == "memory"]
     if not config.dreaming.record_recalls or not hits or not result.query.strip():
         return result
+    analysis = analyze_query(result.query, stemming=True)  # "deploy" recalls the line saying "Deploys"
     try:
-        RecallSignals(state_dir(config) / "recalls.sqlite").record(result.query, hits)
+        ranges = [found for hit in hits for found in recalled_lines(analysis, hit)]
+        RecallSignals(state_dir(config) / "recalls.sqlite").record(result.query, ranges)
     except (OSError, sqlite3.Error) as exc:
         log.warning("could not record recall signals: %s", exc)
     return result
