@@ -207,6 +207,7 @@ def test_undo_restores_the_preimage_and_refuses_to_drop_later_edits(ws: Path) ->
     assert (ws / "MEMORY.md").read_text() != MEMORY
     undo(config)
     assert (ws / "MEMORY.md").read_text() == MEMORY
+    assert "## Undone" in (ws / "DREAMS.md").read_text()
     with pytest.raises(OpenClawMemoryError, match="nothing to undo"):
         undo(config)
     consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C2"}]}), today=TODAY)

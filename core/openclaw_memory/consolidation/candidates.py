@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from openclaw_memory.append import DAILY_NOTE_RE
+from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import ForgottenSet
@@ -83,11 +84,27 @@ def _recent_notes(workspace: Path, today: date, lookback_days: int) -> list[tupl
     return sorted(notes, reverse=True)  # newest first: a line repeated on several days is grounded in its latest
 
 
+def _record_lines(text: str) -> set[int]:
+    """The 0-based lines inside program-written records (``<!-- openclaw-memory:KIND ... -->`` blocks:
+    documents and store items an application inserted), which are data, not notes."""
+    inside: set[int] = set()
+    depth = 0
+    for number, line in enumerate(text.split("\n")):
+        stripped = line.strip()
+        if stripped.startswith(RECORD_OPEN_PREFIX):
+            depth += 1
+        elif stripped.startswith(RECORD_CLOSE_PREFIX):
+            depth = max(0, depth - 1)
+        elif depth:
+            inside.add(number)
+    return inside
+
+
 def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookback_days: int,
                        counts: GateCounts, forgotten: ForgottenSet) -> list[Candidate]:
     """The entries of the last ``lookback_days`` daily notes that ``memory_text`` (MEMORY.md) does
     not already hold, one per distinct text, newest note first. Entries of origin ``untrusted`` or
-    ``system`` and forgotten ones are never candidates."""
+    ``system``, forgotten ones and the bodies of program-written records are never candidates."""
     known = {normalized(block.text) for block in parse_blocks(memory_text) if block.entry}
     known_sources = source_refs(memory_text)
     seen: set[str] = set()
@@ -96,9 +113,10 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
         text = _read(workspace, rel)
         if text is None:
             continue
+        in_records = _record_lines(text)
         for block in parse_blocks(text):
             key = normalized(block.text)
-            if not block.entry or len(key.split()) < _MIN_WORDS or key in seen:
+            if not block.entry or len(key.split()) < _MIN_WORDS or key in seen or block.start in in_records:
                 continue
             seen.add(key)
             counts.found += 1

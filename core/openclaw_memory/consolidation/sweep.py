@@ -263,7 +263,8 @@ async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncComple
 
 
 def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
-    """Restore MEMORY.md as it was before the last applied sweep; returns the preimage used.
+    """Restore MEMORY.md as it was before the last applied sweep (or forget) and note it in
+    ``DREAMS.md``; returns the preimage used.
 
     Refuses (OpenClawMemoryError) when there is nothing to undo, or when MEMORY.md changed since
     that sweep wrote it, unless ``force`` (the changes since are then lost)."""
@@ -285,6 +286,9 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     except MemoryChanged:
         raise OpenClawMemoryError("MEMORY.md changed while undoing; nothing was restored, try again") from None
     path.rename(path.with_suffix(".undone"))
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
+                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
     return path
 
 
