@@ -84,8 +84,10 @@ def test_forgetting_is_undoable_and_refuses_an_empty_request(ws: Path) -> None:
     assert (ws / "MEMORY.md").read_text() == MEMORY
     with pytest.raises(MemoryArgumentError):
         forget(config, "  ")
-    with pytest.raises(MemoryArgumentError, match="outside the workspace"):
+    with pytest.raises(MemoryArgumentError, match="'..'"):
         forget(config, "../secrets.md#L1-L2")
+    with pytest.raises(MemoryArgumentError, match="outside the workspace"):
+        forget(config, "/etc/passwd#L1-L2")
 
 
 def test_only_the_newest_twenty_preimages_are_kept(ws: Path) -> None:

@@ -12,10 +12,11 @@ import json
 import re
 from pathlib import Path
 
+from openclaw_memory.append import normalize_rel_path
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.discovery import read_memory_text
-from openclaw_memory.errors import MemoryArgumentError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
 
@@ -65,9 +66,12 @@ def resolve(config: MemoryConfig, what: str) -> tuple[str | None, str]:
     if not match:
         return None, what
     workspace = config.resolved_workspace()
-    if ".." in match["path"].split("/"):
-        raise MemoryArgumentError(f"source {what!r} is outside the workspace")
-    text = read_memory_text(workspace / match["path"], workspace) or ""
+    try:
+        rel = normalize_rel_path(workspace, match["path"])
+    except MemoryPathError as exc:
+        raise MemoryArgumentError(f"source {what!r}: {exc}") from None
+    text = read_memory_text(workspace / rel, workspace) or ""
+    what = f"{rel}#L{match['start']}-L{match['end']}"
     lines = text.split("\n")[int(match["start"]) - 1: int(match["end"])]
     return what, "\n".join(lines)
 
