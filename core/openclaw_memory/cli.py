@@ -821,8 +821,12 @@ def _print_dream(report: Any) -> None:
 @click.option("--force", is_flag=True, help="With --undo: restore even if MEMORY.md changed since that sweep.")
 @click.option("--forget", "forget_", metavar="TEXT_OR_SOURCE",
               help="Remove this memory (its text, or memory/YYYY-MM-DD.md#Lx-Ly) from MEMORY.md; never promote it again.")
+@click.option("--model", help="The chat model (default: dreaming.model of the config).")
+@click.option("--base-url", help="The OpenAI-compatible endpoint (default: dreaming.baseUrl of the config); the key "
+                                 "is dreaming.apiKey or OPENAI_API_KEY.")
 @click.pass_context
-def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool, forget_: str | None) -> None:
+def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool, forget_: str | None, model: str | None,
+          base_url: str | None) -> None:
     """Consolidate recent daily notes into MEMORY.md with the model of the config's ``dreaming`` section
     (an OpenAI-compatible endpoint): prints the model's decisions and the diff."""
     from openclaw_memory.consolidation import consolidate, forget, undo
@@ -839,7 +843,8 @@ def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool, forget_: s
             undo(config, force=force)
             click.echo(f"MEMORY.md restored in {config.resolved_workspace()}.")
             return
-        report = consolidate(config, openai_completion(config.dreaming), apply=apply_)
+        settings = config.dreaming.model_copy(update={k: v for k, v in (("model", model), ("base_url", base_url)) if v})
+        report = consolidate(config, openai_completion(settings), apply=apply_)
     _print_dream(report)
 
 

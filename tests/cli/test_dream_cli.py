@@ -109,3 +109,21 @@ def test_forget_removes_a_promoted_memory_and_keeps_it_out(setup, server: Vendor
     assert "Fridays" not in (ws / "MEMORY.md").read_text()
     result = run(config)
     assert "MEMORY.md unchanged." in result.output and len(server.bodies("openai.chat")) == 1
+
+
+
+def test_model_and_endpoint_on_the_command_line_and_gates_fed_by_cli_searches(setup, server: VendorServer, tmp_path,
+                                                                               monkeypatch) -> None:
+    ws, _ = setup
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    base = ["--workspace", str(ws), "--provider", "none", "--store", str(tmp_path / "cli.sqlite")]
+    dream = [*base, "dream", "--model", "tiny", "--base-url", f"{server.url}/openai/v1"]
+    result = CliRunner().invoke(main, dream, catch_exceptions=False)
+    # the default gates: a line no search recalled is not a candidate, and the model is not asked
+    assert result.exit_code == 0 and "1 below the gates" in result.output and server.bodies("openai.chat") == []
+    CliRunner().invoke(main, [*base, "search", "when do deploys happen"], catch_exceptions=False)
+    server.chat_answers.append(SUPERSEDE)
+    result = CliRunner().invoke(main, dream, catch_exceptions=False)
+    assert result.exit_code == 0 and "supersede C1 E1" in result.output, result.output
+    assert server.bodies("openai.chat")[0]["model"] == "tiny"
+    assert server.headers("openai.chat")[0]["authorization"] == "Bearer sk-from-env"
