@@ -13,7 +13,7 @@ QMD_VERSION := 2.8.3
 QMD_DIR     := .qmd
 QMD_STAMP   := $(QMD_DIR)/.installed-$(QMD_VERSION)
 
-.PHONY: demo test test-fast docs docs-serve bench clean qmd
+.PHONY: demo test test-fast docs docs-serve bench clean qmd pgbouncer
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,10 +33,18 @@ $(QMD_STAMP): $(STAMP)
 
 qmd: $(QMD_STAMP)
 
+# The PostgreSQL tests also run behind a real PgBouncer (Debian's `pgbouncer`): installed here when missing and
+# run as root on a Debian-like system (CI); elsewhere its tests are skipped, naming the package.
+pgbouncer:
+	@command -v pgbouncer >/dev/null 2>&1 || test -x /usr/sbin/pgbouncer || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer; \
+	  else echo "pgbouncer is missing: its tests are skipped (apt-get install pgbouncer)"; fi
+
 demo: $(STAMP)
 	$(BIN)/openclaw-memory demo
 
-test: $(STAMP) $(ST_STAMP) $(QMD_STAMP)
+test: $(STAMP) $(ST_STAMP) $(QMD_STAMP) pgbouncer
 	$(BIN)/python -m pytest
 
 # the quick loop: the core and the CLI, without the slow, local-model, QMD and PostgreSQL tests (make demo's venv)

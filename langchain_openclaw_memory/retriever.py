@@ -9,6 +9,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.tuned_search import check_search_arguments
 from openclaw_memory.types import SearchResult
 from pydantic import ConfigDict, Field, field_validator
 
@@ -18,7 +19,7 @@ __all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
 
 #: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
 #: name for ``min_score``).
-SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key")
+SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
 
 
 def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -35,12 +36,8 @@ def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
         if "min_score" in out:
             raise ValueError(f"pass min_score or score_threshold in {where}, not both")
         out["min_score"] = out.pop("score_threshold")
-    k = out.get("k")
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    score = out.get("min_score")
-    if score is not None and not (isinstance(score, (int, float)) and 0.0 <= score <= 1.0):
-        raise ValueError(f"min_score must be a number between 0 and 1, got {score!r}")
+    check_search_arguments(max_results=out.get("k"), min_score=out.get("min_score"), sources=out.get("sources"),
+                           max_results_name="k")
     return out
 
 
@@ -81,6 +78,10 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """Restrict to these sources (None: every configured source)."""
     session_key: str | None = None
     """Passed to the search for session-scoped filtering of transcript hits."""
+    after: str | None = None
+    """Only notes dated on or after this day (ISO date or words such as ``"last week"``; undated notes pass)."""
+    before: str | None = None
+    """Only notes dated before this day (ISO date or words such as ``"yesterday"``; undated notes pass)."""
     content: DocumentContent = "snippet"
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -100,7 +101,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     def _search_kwargs(self, call: Mapping[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = {"k": self.k, "min_score": self.min_score, "session_key": self.session_key,
-                                   "sources": self.sources}
+                                   "sources": self.sources, "after": self.after, "before": self.before}
         options.update(self.search_kwargs)
         options.update(_check_options(call, "invoke()"))
         options["max_results"] = options.pop("k")

@@ -7,6 +7,9 @@ Each node added through the store becomes one *section* of a memory file, a reco
     We chose SQLite for the memory index.
     <!-- /openclaw-memory:node -->
 
+The opening marker also carries the SHA-256 of the text it was written with (``sha256``): a
+section is the store's to remove only while its text still has that hash (:attr:`Section.intact`).
+
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
 text, and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata
 templates when it has its own); reading, writing and removing them is the core's. A node whose metadata takes part in its
@@ -17,6 +20,7 @@ keyword-indexes in place of the marker line.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +28,7 @@ from typing import Any
 from openclaw_memory.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["EXCLUDED_EMBED", "EXCLUDED_LLM", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
+__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
            "section_lines", "section_of"]
 
 KIND = "node"
@@ -34,6 +38,12 @@ EXCLUDED_EMBED = "excluded_embed_metadata_keys"
 EXCLUDED_LLM = "excluded_llm_metadata_keys"
 #: How a node renders its metadata (LlamaIndex's field names); written only when not LlamaIndex's default.
 TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
+#: The attribute holding the SHA-256 (hex) of the text the store wrote.
+CONTENT_HASH = "sha256"
+
+
+def _content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
 def _keys(value: Any) -> list[str]:
@@ -83,6 +93,13 @@ class Section(Record):
         """The node's text."""
         return self.body
 
+    @property
+    def intact(self) -> bool:
+        """Whether the text is still the one the store wrote (its hash matches the marker's): False for a
+        section edited by hand, written by an older version (no hash), or not written by the store at all."""
+        recorded = self.attrs.get(CONTENT_HASH)
+        return isinstance(recorded, str) and recorded == _content_hash(self.body)
+
 
 def node_attrs_ok(attrs: dict[str, Any]) -> bool:
     """Whether a ``node`` record's attributes name a node: a string id, an optional string
@@ -126,6 +143,7 @@ def render_section(
     if excluded_llm_metadata_keys:
         attrs[EXCLUDED_LLM] = list(excluded_llm_metadata_keys)
     attrs.update({k: v for k, v in (templates or {}).items() if k in TEMPLATE_FIELDS})
+    attrs[CONTENT_HASH] = _content_hash(text.rstrip("\n"))  # what the file's section will hold
     return render_record(KIND, attrs, text, what=f"node {node_id!r}")
 
 

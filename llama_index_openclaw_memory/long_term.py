@@ -120,7 +120,8 @@ class LongTermMemoryBlock(BaseMemoryBlock[str]):
         auto_recall: Contribute the ``<relevant-memories>`` block on each ``Memory.aget``.
         auto_capture: Store memorable user messages of finished turns and of evicted messages.
         capture_triggers: Extra trigger regexes for auto-capture (added to the defaults).
-        recall_limit / recall_min_score: How many memories to inject and their score floor (3, 0.3).
+        recall_limit / recall_min_score: How many memories to inject (3) and their score floor (None:
+            the level measured for the memory's embedding model, ``memory.thresholds.recall``).
     """
 
     name: str = "long_term_memory"
@@ -130,7 +131,7 @@ class LongTermMemoryBlock(BaseMemoryBlock[str]):
     auto_capture: bool = False
     capture_triggers: list[str] = Field(default_factory=list)
     recall_limit: int = Field(default=3, ge=1, le=20)
-    recall_min_score: float = Field(default=0.3, ge=0.0, le=1.0)
+    recall_min_score: float | None = Field(default=None, ge=0.0, le=1.0)
 
     _recall: AutoRecall = PrivateAttr()
     _capture: AutoCapture = PrivateAttr()

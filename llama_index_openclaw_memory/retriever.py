@@ -9,6 +9,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from openclaw_memory import MemoryIndex, SearchResult
+from openclaw_memory.tuned_search import check_search_arguments
 
 from llama_index_openclaw_memory._convert import hit_node
 from llama_index_openclaw_memory._deprecated import warn_renamed
@@ -24,7 +25,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     folded or cut the hit), ``ref_doc_id`` = file path, metadata ``path``, ``start_line``, ``end_line``,
     ``source``, ``vector_score``, ``text_score``, ``chunk_id`` (and ``citation`` when citations are on).
     ``similarity_top_k`` (LlamaIndex's name; ``max_results`` is a deprecated alias) and
-    ``min_score`` default to the memory's configuration.
+    ``min_score`` default to the memory's configuration; ``after`` / ``before`` keep only notes dated in that
+    period (see :meth:`MemoryIndex.search <openclaw_memory.MemoryIndex.search>`).
     ``last_result`` keeps the last :class:`~openclaw_memory.SearchResult`, which says how the
     search ran (``mode``) and why it came back empty (``empty_reason``).
 
@@ -41,6 +43,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
+        after: str | None = None,
+        before: str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         max_results: int | None = None,
@@ -52,16 +56,15 @@ class OpenClawMemoryRetriever(BaseRetriever):
             if similarity_top_k is not None:
                 raise ValueError("pass similarity_top_k only (max_results is its deprecated alias)")
             similarity_top_k = max_results
-        if similarity_top_k is not None and similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be at least 1, got {similarity_top_k}")
-        if min_score is not None and not 0.0 <= min_score <= 1.0:
-            raise ValueError(f"min_score must be between 0 and 1, got {min_score}")
+        check_search_arguments(max_results=similarity_top_k, min_score=min_score, sources=sources,
+                               max_results_name="similarity_top_k")
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.memory = memory
         self.similarity_top_k = similarity_top_k
         self.min_score = min_score
         self.session_key = session_key
         self.sources = list(sources) if sources is not None else None
+        self.after, self.before = after, before
         self.last_result: SearchResult | None = None
 
     def _search_kwargs(self) -> dict[str, Any]:
@@ -70,6 +73,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
             "min_score": self.min_score,
             "session_key": self.session_key,
             "sources": self.sources,
+            "after": self.after,
+            "before": self.before,
         }
 
     def _to_nodes(self, result: SearchResult) -> list[NodeWithScore]:

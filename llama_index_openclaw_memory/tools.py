@@ -4,7 +4,9 @@ Both have a sync and an async implementation, so they work in ``FunctionAgent``,
 ``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
 compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as JSON);
 ``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.tools`. Provider or
-path problems are returned to the model as an explanation, never raised.
+path problems and bad arguments are returned to the model as an explanation, never raised, in a
+``ToolOutput`` with ``is_error=True`` (as LlamaIndex's agents mark a failed tool call). The
+argument schemas carry the core's bounds (``max_results`` 1..50, ``min_score`` 0..1, lines >= 1).
 
     >>> agent = FunctionAgent(tools=create_memory_tools(memory), llm=llm, system_prompt=memory_recall_prompt())  # doctest: +SKIP
 """
@@ -14,7 +16,8 @@ path problems are returned to the model as an explanation, never raised.
 import json
 from typing import Any
 
-from llama_index.core.tools import FunctionTool
+from llama_index.core.bridge.pydantic import BaseModel, create_model
+from llama_index.core.tools import FunctionTool, ToolOutput
 from openclaw_memory import MemoryIndex
 from openclaw_memory.tools import (
     MEMORY_GET_DESCRIPTION,
@@ -38,6 +41,8 @@ __all__ = ["create_memory_get_tool", "create_memory_search_tool", "create_memory
 _Query = field_annotation(MemorySearchArgs, "query")
 _MaxResults = field_annotation(MemorySearchArgs, "max_results")
 _MinScore = field_annotation(MemorySearchArgs, "min_score")
+_After = field_annotation(MemorySearchArgs, "after")
+_Before = field_annotation(MemorySearchArgs, "before")
 _Corpus = field_annotation(MemorySearchArgs, "corpus")
 _Path = field_annotation(MemoryGetArgs, "path")
 _FromLine = field_annotation(MemoryGetArgs, "from_line")
@@ -46,6 +51,33 @@ _Lines = field_annotation(MemoryGetArgs, "lines")
 
 def _get_text(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)
+
+
+def _schema(name: str, model: type[BaseModel]) -> type[BaseModel]:
+    """``model``'s fields under their Python names (the names the tool function takes), with their
+    descriptions and bounds: LlamaIndex's schema from a signature keeps only the descriptions."""
+    fields: dict[str, Any] = {
+        field: (field_annotation(model, field), ... if info.is_required() else info.default)
+        for field, info in model.model_fields.items()
+    }
+    return create_model(name, **fields)
+
+
+class _MemoryTool(FunctionTool):
+    """A FunctionTool whose output is marked ``is_error`` when the core's payload holds an ``error``."""
+
+    @staticmethod
+    def _marked(output: ToolOutput) -> ToolOutput:
+        payload = output.raw_output
+        if isinstance(payload, dict) and payload.get("error"):
+            output.is_error = True
+        return output
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return self._marked(super().call(*args, **kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        return self._marked(await super().acall(*args, **kwargs))
 
 
 def _check(memory: MemoryIndex) -> None:
@@ -57,19 +89,22 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
     """The ``memory_search`` tool over ``memory`` (``session_key`` decides citations in ``auto`` mode)."""
     _check(memory)
 
-    def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None,
-               corpus: _Corpus = None) -> dict[str, Any]:
-        return memory_search(memory, query, max_results, min_score, session_key=session_key, corpus=corpus)
+    def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None, after: _After = None,
+               before: _Before = None, corpus: _Corpus = None) -> dict[str, Any]:
+        return memory_search(memory, query, max_results, min_score, session_key=session_key, after=after,
+                             before=before, corpus=corpus)
 
     async def asearch(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None,
-                      corpus: _Corpus = None) -> dict[str, Any]:
-        return await amemory_search(memory, query, max_results, min_score, session_key=session_key, corpus=corpus)
+                      after: _After = None, before: _Before = None, corpus: _Corpus = None) -> dict[str, Any]:
+        return await amemory_search(memory, query, max_results, min_score, session_key=session_key, after=after,
+                                    before=before, corpus=corpus)
 
     async def aformat(payload: dict[str, Any]) -> str:
         return format_search_text(payload)
 
-    return FunctionTool.from_defaults(
+    return _MemoryTool.from_defaults(
         fn=search, async_fn=asearch, name=name, description=MEMORY_SEARCH_DESCRIPTION,
+        fn_schema=_schema(name, MemorySearchArgs),
         callback=format_search_text, async_callback=aformat,
     )
 
@@ -87,8 +122,9 @@ def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> 
     async def aformat(payload: dict[str, Any]) -> str:
         return _get_text(payload)
 
-    return FunctionTool.from_defaults(
+    return _MemoryTool.from_defaults(
         fn=get, async_fn=aget, name=name, description=MEMORY_GET_DESCRIPTION,
+        fn_schema=_schema(name, MemoryGetArgs),
         callback=_get_text, async_callback=aformat,
     )
 

@@ -15,9 +15,12 @@ The Markdown files stay the source of truth. The store is a *view* over them:
   keep keys out of search.
 
 What deletes do: ``delete``, ``delete_nodes`` and ``clear`` remove only sections the store
-wrote. A request that would remove hand-written memory raises :class:`ProtectedMemoryError`
-and changes nothing; edit those files yourself. (Text edited *inside* a section's markers
-belongs to that node and goes with it.)
+wrote, as it wrote them: each section records the hash of its text, and one whose text no
+longer matches (edited by hand, written by an older version, or marker lines not written by the
+store) is left in place. A request that would remove hand-written memory or such a section raises
+:class:`ProtectedMemoryError` and changes nothing (``clear`` leaves them and logs a warning);
+edit those files yourself. Marker lines in text appended by anything else (notes, flushes) are
+escaped when written, so they never open a section.
 
 Embeddings: the memory index embeds the Markdown with its own provider, and the embeddings that
 arrive on added nodes are not stored. Give the store the embed model your index uses
@@ -83,7 +86,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store over an OpenClaw memory workspace (Markdown + SQLite hybrid index).
 
     Query modes: ``DEFAULT`` (dense similarity; the memory's provider embeds ``query_str`` when no
-    embedding is given, keyword search when it has none), ``HYBRID`` (``alpha`` = vector weight,
+    embedding is given, keyword search when it has none; while the bundled model's fast first index
+    is live, its hybrid merge, see :mod:`openclaw_memory.tiering`), ``HYBRID`` (``alpha`` = vector weight,
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
     ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
@@ -247,17 +251,50 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         return rel
 
     def _remove(self, should_remove: Callable[[str, Section], bool]) -> int:
-        removed = self._files.remove(should_remove, extra=[self._target_rel()])
+        """Remove the sections ``should_remove`` picks whose text is still what the store wrote (checked
+        under the file's lock); the others stay, named in a warning. How many were removed."""
+        left: set[str] = set()
+
+        def intact(rel: str, section: Section) -> bool:
+            if not should_remove(rel, section):
+                return False
+            if not section.intact:
+                left.add(format_citation(rel, section.open_line, section.close_line))
+            return section.intact
+
+        removed = self._files.remove(intact, extra=[self._target_rel()])
+        if left:
+            log.warning(
+                "left %d section(s) in place (%s): their text is not what the store wrote (edited by hand, written "
+                "by an older version, or not written by the store); edit or remove those lines yourself",
+                len(left), ", ".join(sorted(left)[:5]),
+            )
         if removed:
             self._memory.sync(reason="llamaindex delete")
         return removed
 
+    def _refuse_changed(self, pick: Callable[[str, Section], bool], action: str) -> None:
+        """Raise ProtectedMemoryError (nothing changed) when a section ``pick`` selects no longer holds the
+        text the store wrote."""
+        changed = [
+            format_citation(rel, s.open_line, s.close_line)
+            for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items()
+            for s in sections if pick(rel, s) and not s.intact
+        ]
+        if changed:
+            raise ProtectedMemoryError(
+                f"refusing to {action}: {len(changed)} section(s) ({', '.join(changed[:3])}) no longer hold the text "
+                "the store wrote (edited by hand, written by an older version, or not written by the store); "
+                "nothing was changed. Edit or remove those lines yourself."
+            )
+
     def _view(self) -> list[tuple[TextNode, bool]]:
-        """Every node: sections the store wrote (True) and chunks of hand-written text (False)."""
+        """Every node, and whether the store may delete it: sections (True while their text is what the
+        store wrote) and chunks of hand-written text (False)."""
         self._refresh()
         out: list[tuple[TextNode, bool]] = []
         for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items():
-            out.extend((section_node(s, rel), True) for s in sections)
+            out.extend((section_node(s, rel), s.intact) for s in sections)
         for chunk in self._memory.iter_chunks():
             parsed = self._files.read(chunk.path) if chunk.source == "memory" else None
             if parsed is None or not parsed.sections:
@@ -282,7 +319,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
         A node whose id the store already wrote is replaced (its old section is removed first).
         Node embeddings are not kept: the memory index embeds the Markdown itself.
-        Raises ValueError for a node without text or with non-JSON metadata (nothing is written).
+        Raises ValueError for a node without text or with non-JSON metadata, and ProtectedMemoryError
+        when the section to replace no longer holds the text the store wrote (nothing is written).
         """
         if not nodes:
             return []
@@ -293,7 +331,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         rendered = [self._render(n) for n in nodes]
         rel = self._target_rel()
         wanted = set(ids)
-        self._files.remove(lambda _rel, s: s.id in wanted, extra=[rel])  # re-adding an id replaces its section
+        self._refuse_changed(lambda _rel, s: s.id in wanted, "replace the nodes added before with these ids")
+        self._files.remove(lambda _rel, s: s.id in wanted and s.intact, extra=[rel])  # re-adding an id replaces it
         self._files.append(rel, rendered)
         self._memory.sync(reason="llamaindex add")
         log.info("appended %d node(s) to %s", len(nodes), rel)
@@ -334,10 +373,15 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         """Remove every node of source document ``ref_doc_id`` that the store wrote.
 
         A section without its own source document belongs to its file, so passing that file's path
-        removes it. Raises ProtectedMemoryError when ``ref_doc_id`` names an indexed file that holds
-        no section of that document (hand-written memory). An unknown id is a no-op.
+        removes it. Raises ProtectedMemoryError (removing nothing) when ``ref_doc_id`` names an indexed
+        file that holds no section of that document (hand-written memory), or when a section of it no
+        longer holds the text the store wrote. An unknown id is a no-op.
         """
-        removed = self._remove(lambda rel, s: (s.ref_doc_id or rel) == ref_doc_id)
+        def of_document(rel: str, section: Section) -> bool:
+            return (section.ref_doc_id or rel) == ref_doc_id
+
+        self._refuse_changed(of_document, f"delete the nodes of {ref_doc_id!r}")
+        removed = self._remove(of_document)
         if removed:
             return
         if ref_doc_id in self._memory.indexed_files():
@@ -366,14 +410,16 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             where = ", ".join(sorted({format_citation(n.metadata["path"], n.metadata["start_line"], n.metadata["end_line"]) for n in protected})[:3])
             raise ProtectedMemoryError(
                 f"refusing to delete {len(protected)} node(s) of hand-written memory ({where}); nothing was deleted. "
-                "Only nodes added through OpenClawVectorStore can be deleted; narrow node_ids/filters."
+                "Only nodes added through OpenClawVectorStore, with the text it wrote, can be deleted (a section "
+                "edited by hand counts as hand-written); narrow node_ids/filters."
             )
         doomed = {n.node_id for n, _ in targets}
         if doomed:
             self._remove(lambda _rel, s: s.id in doomed)
 
     def clear(self) -> None:
-        """Remove every node the store wrote, in every memory file. Hand-written memory is untouched."""
+        """Remove every node the store wrote, in every memory file. Hand-written memory is untouched, and so
+        is a section whose text is no longer what the store wrote (a warning names it)."""
         self._remove(lambda _rel, _s: True)
 
     def get_nodes(

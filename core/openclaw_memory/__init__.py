@@ -22,6 +22,7 @@ from openclaw_memory.errors import (
     ProviderRequestError,
     ProviderUnavailableError,
     StoreError,
+    StoreUnavailableError,
 )
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.types import Chunk, FallbackInfo, MemoryFile, MemoryText, SearchHit, SearchResult, SyncReport
@@ -52,6 +53,7 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "StoreError",
+    "StoreUnavailableError",
     "SyncReport",
     "__version__",
 ]

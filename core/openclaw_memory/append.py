@@ -2,22 +2,20 @@
 
 ``append_memory`` never truncates or rewrites a file. It refuses paths outside the allowed set
 (``..`` segments, absolute paths outside the workspace, symlinks, anything the ``allowed`` policy
-rejects) with :class:`~openclaw_memory.errors.MemoryPathError`. Two processes may append to the
-same file at once: each append holds a sidecar ``filelock`` and writes through ``O_APPEND``.
+rejects, a file with another hard link) with :class:`~openclaw_memory.errors.MemoryPathError`.
+Two processes may append to the same file at once: each append holds the file's lock
+(:mod:`openclaw_memory.memory_writes`) and writes through ``O_APPEND``.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import re
 import stat
-import sys
-import time
 import contextlib
 import threading
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -25,12 +23,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory import safe_fs
+from openclaw_memory.chunker import escape_record_markers
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.memory_writes import LOCK_TIMEOUT_S, append_file
 from openclaw_memory.provenance import mark_origin
-
-if sys.platform != "win32":
-    import fcntl
 
 __all__ = [
     "DAILY_NOTE_RE",
@@ -44,7 +40,6 @@ __all__ = [
     "locked_append",
     "normalize_rel_path",
     "cross_host_lock",
-    "refusing_unsafe_paths",
     "register_append_lock",
     "resolve_tz",
     "today",
@@ -54,9 +49,6 @@ log = logging.getLogger(__name__)
 
 #: A daily note path relative to the workspace: ``memory/YYYY-MM-DD.md``.
 DAILY_NOTE_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
-#: Seconds an append waits for another writer of the same file before giving up.
-LOCK_TIMEOUT_S = 30.0
-
 AllowedPaths = Callable[[str], bool] | Collection[str] | None
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -121,7 +113,12 @@ def normalize_rel_path(workspace: Path, rel_path: str | os.PathLike[str]) -> str
     Backslashes become ``/``, leading ``./`` is dropped; an absolute path is accepted only when it
     lies inside ``workspace``. Any ``..`` segment is refused.
     """
-    raw = os.fspath(rel_path).strip()
+    if not isinstance(rel_path, (str, os.PathLike)):
+        raise MemoryPathError(f"path must be a string such as 'memory/2026-01-16.md', not {type(rel_path).__name__}")
+    raw = os.fspath(rel_path)
+    if not isinstance(raw, str):
+        raise MemoryPathError(f"path must be a string such as 'memory/2026-01-16.md', not {type(raw).__name__}")
+    raw = raw.strip()
     if not raw:
         raise MemoryPathError("path required: give a workspace-relative path such as 'memory/2026-01-16.md'")
     if "\x00" in raw:
@@ -163,39 +160,10 @@ def _check_allowed(ws: Path, rel: str, allowed: AllowedPaths) -> None:
         raise MemoryPathError(f"refusing to append to {rel!r}: {hint}")
 
 
-def _check_no_symlinks(ws: Path, rel: str) -> Path:
-    """Refuse when any component below the workspace is a symlink; return the absolute target."""
-    current = ws
-    for part in rel.split("/"):
-        current = current / part
-        if current.is_symlink():
-            raise MemoryPathError(
-                f"refusing to write through symlink {current}: memory files must be regular files inside the workspace"
-            )
-    return current
-
-
 def lock_path(target: Path) -> Path:
-    """The sidecar lock file that guards appends (and rewrites) of ``target``."""
+    """The sidecar lock file that guards :func:`locked_append` to ``target`` (a file in the state
+    directory, such as a transcript; memory files are locked by :mod:`~openclaw_memory.memory_writes`)."""
     return target.parent / f".{target.name}.lock"
-
-
-def _flock(fd: int, what: str) -> None:
-    """Take an exclusive ``flock`` on ``fd`` within LOCK_TIMEOUT_S (the lock ``filelock`` takes too)."""
-    deadline = time.monotonic() + LOCK_TIMEOUT_S
-    delay = 0.001
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise OpenClawMemoryError(
-                    f"could not lock {what} within {LOCK_TIMEOUT_S:.0f}s: another process keeps appending to it; "
-                    "retry later"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
 
 
 def _write_append(fd: int, encoded: bytes, *, ensure_leading_newline: bool, fsync: bool, what: object) -> None:
@@ -212,64 +180,6 @@ def _write_append(fd: int, encoded: bytes, *, ensure_leading_newline: bool, fsyn
         view = view[written:]
     if fsync:
         os.fsync(fd)
-
-
-_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
-
-
-def _append_beneath(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
-    """Append to root/rel with every directory below ``root`` opened by descriptor, never through a
-    symlink (missing ones are made the same way); the sidecar lock is taken in that directory too."""
-    attempts = 5
-    for attempt in range(attempts):
-        try:
-            _append_once(root, rel, data, ensure_leading_newline=ensure_leading_newline, fsync=fsync)
-            return
-        except FileNotFoundError:
-            # its directory was removed (or replaced) after it was opened: nothing written yet, retry
-            if attempt == attempts - 1:
-                raise MemoryPathError(
-                    f"cannot append to {rel}: its directory was removed or replaced {attempts} times while "
-                    "writing (is something moving it?); nothing was written, retry later"
-                ) from None
-
-
-@contextlib.contextmanager
-def refusing_unsafe_paths(action: str) -> Iterator[None]:
-    """Turn :mod:`~openclaw_memory.safe_fs`'s refusals (a component below the workspace that is
-    a symlink, ``ELOOP``, or not a directory, ``ENOTDIR``) into MemoryPathError; ``action`` says
-    what was refused, e.g. ``"append to memory/x.md"``. Appends and record rewrites share it."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise MemoryPathError(
-                f"refusing to {action} through {exc.filename}: it {exc.strerror}; memory files must be regular "
-                "files inside the workspace (no symlink is followed)"
-            ) from None
-        raise
-
-
-def _append_once(root: Path, rel: str, data: str, *, ensure_leading_newline: bool, fsync: bool) -> None:
-    parts = safe_fs.split_rel(rel)
-    name = parts[-1]
-    with refusing_unsafe_paths(f"append to {rel}"):
-        with safe_fs.open_dir(root, parts[:-1], create=True) as directory:
-            if not isinstance(directory, int):  # no dir_fd here: path-based, after the lstat checks
-                locked_append(Path(directory) / name, data, ensure_leading_newline=ensure_leading_newline,
-                              fsync=fsync)
-                return
-            lock_fd = safe_fs.open_in(directory, f".{name}.lock", os.O_RDWR | os.O_CREAT)
-            try:
-                _flock(lock_fd, rel)
-                fd = safe_fs.open_in(directory, name, _APPEND_FLAGS)
-                try:
-                    _write_append(fd, data.encode("utf-8"), ensure_leading_newline=ensure_leading_newline,
-                                  fsync=fsync, what=rel)
-                finally:
-                    os.close(fd)
-            finally:
-                os.close(lock_fd)  # releases the flock
 
 
 def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = True, fsync: bool = True) -> None:
@@ -347,6 +257,7 @@ def append_memory(
     text: str,
     *,
     allowed: AllowedPaths = None,
+    keep_record_markers: bool = False,
     origin: str | None = None,
 ) -> Path:
     """Append ``text`` to a memory file inside ``workspace`` and return its absolute path.
@@ -354,25 +265,32 @@ def append_memory(
     Creates ``memory/`` if needed, starts on a new line when the file lacks a trailing newline,
     ends the appended text with a newline, and never truncates. ``allowed`` is a predicate on the
     normalized relative path, a collection of allowed relative paths, or None for the default
-    (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). ``origin`` (``owner``, ``agent``, ``untrusted``,
-    ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.provenance`). Raises
-    MemoryPathError for refused paths.
+    (``MEMORY.md`` and ``memory/YYYY-MM-DD.md``). Raises MemoryPathError for refused paths: a
+    symlink below the workspace, a directory, a file with another hard link, a name too long.
+
+    Lines of ``text`` that would read as a record's marker are escaped
+    (:func:`~openclaw_memory.chunker.escape_record_markers`), so appended notes never become a
+    record a store may later remove; ``keep_record_markers`` is for the record writers
+    (:class:`~openclaw_memory.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
+    ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.provenance`).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+    if not keep_record_markers:
+        text = escape_record_markers(text)
     if origin is not None:
         text = mark_origin(text, origin)
     ws = Path(workspace).expanduser().resolve()
     rel = normalize_rel_path(ws, rel_path)
     _check_allowed(ws, rel, allowed)
-    target = _check_no_symlinks(ws, rel)
+    target = ws / rel
     if not text:
         return target
     payload = text if text.endswith("\n") else text + "\n"
     ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
-    # Opened by descriptor from the workspace down: a directory swapped for a symlink after the
-    # check above makes the append fail, never write outside the workspace.
+    # Opened by descriptor from the workspace down: a directory swapped for a symlink makes the
+    # append fail, never write outside the workspace.
     with cross_host_lock(ws, rel):
-        _append_beneath(ws, rel, payload, ensure_leading_newline=True, fsync=True)
+        append_file(ws, rel, payload)
     log.debug("appended %d chars to %s", len(payload), rel)
     return target

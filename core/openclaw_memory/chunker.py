@@ -28,8 +28,8 @@ from openclaw_memory.types import Chunk
 
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
-    "RECORD_OPEN_PREFIX", "RecordMarker", "chunk_id", "chunk_markdown", "indexed_hash", "indexed_text",
-    "is_record_marker", "parse_record_marker", "remap_chunk_lines", "split_for_input_limit",
+    "RECORD_OPEN_PREFIX", "RecordMarker", "chunk_id", "chunk_markdown", "escape_record_markers", "indexed_hash",
+    "indexed_text", "is_record_marker", "parse_record_marker", "remap_chunk_lines", "split_for_input_limit",
     "split_text_for_input_limit", "text_weight",
 ]
 
@@ -53,6 +53,19 @@ RECORD_CLOSE_PREFIX = "<!-- /openclaw-memory:"
 def is_record_marker(line: str) -> bool:
     """True for a record's opening or closing marker line (:data:`RECORD_OPEN_PREFIX`, :data:`RECORD_CLOSE_PREFIX`)."""
     return line.startswith(RECORD_OPEN_PREFIX) or line.startswith(RECORD_CLOSE_PREFIX)
+
+
+# a marker at the start of a line (or of the text, after a byte-order mark a reader would drop): its "<" is escaped
+_MARKER_START = re.compile(
+    rf"(^|\n)(\ufeff?)<(?={re.escape(RECORD_OPEN_PREFIX[1:])}|{re.escape(RECORD_CLOSE_PREFIX[1:])})")
+
+
+def escape_record_markers(text: str) -> str:
+    """``text`` with every line that would read as a record marker (:func:`is_record_marker`) made plain text:
+    its leading ``<`` becomes ``&lt;`` (Markdown shows the line as written instead of hiding it). Writers of
+    text that is not a record (appends of notes, flushes, model output) use it, so only the adapters' own
+    record writes can open or close a record."""
+    return _MARKER_START.sub(r"\1\2&lt;", text)
 
 
 #: What a record's kind may be (``node``, ``item``): lower-case letters, digits, ``-`` and ``_``, a letter first.

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from openclaw_memory.citations import format_citation, strip_citation_footer
-from openclaw_memory.config import MemoryConfig, default_state_dir, is_postgres_url
+from openclaw_memory.config import MemoryConfig, store_shorthand
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
@@ -40,18 +40,24 @@ def _config(ctx: click.Context, **overrides: Any) -> MemoryConfig:
     if opts.get("workspace"):
         base["workspace"] = opts["workspace"]
     if opts.get("store"):
-        base["store"] = {"url": opts["store"]} if is_postgres_url(opts["store"]) else {"path": opts["store"]}
+        base["store"] = store_shorthand(opts["store"])
+    if opts.get("namespace"):
+        base["store"] = {**base.get("store", {}), "namespace": opts["namespace"]}
     if opts.get("provider"):
         base["provider"] = opts["provider"]
     base.update(overrides)
-    config_path = opts.get("config") or os.environ.get("OPENCLAW_CONFIG_PATH")
-    if not config_path and (default_state_dir() / "openclaw.json").is_file():
-        config_path = str(default_state_dir() / "openclaw.json")
+    config_path = _config_file(ctx)
     if config_path:
         return MemoryConfig.from_openclaw_file(config_path, agent_id=opts.get("agent"), **base)
     if opts.get("agent"):
         base["agent_id"] = opts["agent"]
     return MemoryConfig.load(base)
+
+
+def _config_file(ctx: click.Context) -> str | None:
+    """The config file the command reads: ``--config``, else ``$OPENCLAW_CONFIG_PATH``, else none (as in
+    Python, no file is read unless named: ``<state_dir>/openclaw.json`` is not read implicitly)."""
+    return (ctx.obj or {}).get("config") or os.environ.get("OPENCLAW_CONFIG_PATH") or None
 
 
 # A CLI command ends (and closes its index) right after its work: a background sync would only be
@@ -78,7 +84,8 @@ def _load_config(ctx: click.Context) -> MemoryConfig:
 def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
     with _user_errors():
         config = config if config is not None else _config(ctx)
-        memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False)
+        memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False,
+                             create=bool((ctx.obj or {}).get("create")))
     try:
         with _user_errors():
             yield memory
@@ -124,21 +131,30 @@ class _GlobalOptionsAnywhere(click.Group):
 
 @click.group(cls=_GlobalOptionsAnywhere, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", "-w", type=click.Path(file_okay=False), help="Workspace holding MEMORY.md and memory/.")
-@click.option("--config", "-c", type=click.Path(dir_okay=False), help="An openclaw.json (JSON5) config file.")
+@click.option("--config", "-c", type=click.Path(dir_okay=False),
+              help="An openclaw.json (JSON5) config file (default: $OPENCLAW_CONFIG_PATH; no file is read unless "
+                   "named, not even <state_dir>/openclaw.json).")
+@click.option("--create", is_flag=True, help="Create the workspace folder if it does not exist (else an error).")
 @click.option("--agent", "-a", help="Agent id (default: main, or the config's default agent).")
 @click.option("--store", type=click.Path(dir_okay=False),
-              help="Index file (default <state_dir>/memory/<agent>.openclaw-memory.sqlite), or a PostgreSQL URL "
-                   "(postgresql://user:password@host/db).")
+              help="Index file (default: one per agent and workspace in <state_dir>/memory/; ending in .sqlite, "
+                   ".sqlite3, .db or .db3), or a PostgreSQL URL (postgresql://user:password@host/db) or DSN "
+                   "(host=… dbname=…).")
+@click.option("--namespace", help="PostgreSQL namespace of the index (default: store.namespace, else the agent id).")
 @click.option("--provider", "-p", type=click.Choice(["auto", "local", "openai", "gemini", "voyage", "none"]),
               help="Embedding provider (default: auto).")
 @click.option("--verbose", "-v", is_flag=True, help="Log what the index does.")
 @click.version_option(package_name="openclaw-memory")
 @click.pass_context
-def main(ctx: click.Context, workspace: str | None, config: str | None, agent: str | None, store: str | None,
-         provider: str | None, verbose: bool) -> None:
-    """Index and search an OpenClaw-style Markdown memory workspace."""
+def main(ctx: click.Context, workspace: str | None, config: str | None, create: bool, agent: str | None,
+         store: str | None, namespace: str | None, provider: str | None, verbose: bool) -> None:
+    """Index and search an OpenClaw-style Markdown memory workspace.
+
+    Settings come from the options, plus the config file named by --config or $OPENCLAW_CONFIG_PATH (none
+    otherwise); `status` names the file in use."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "provider": provider}
+    ctx.obj = {"workspace": workspace, "config": config, "agent": agent, "store": store, "namespace": namespace,
+               "provider": provider, "create": create}
 
 
 def _indexing_line(live: dict[str, Any]) -> str:
@@ -220,8 +236,9 @@ def _print_status(st: IndexStatus) -> None:
         click.echo(f"Note: {note}")
     if st.integrity is not None:
         ig = st.integrity
-        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows") if k in ig)
-        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} (quick_check {ig['quick_check']}; {counts})")
+        counts = ", ".join(f"{k} {ig[k]}" for k in ("chunks", "fts_rows", "vector_rows", "chunks_with_vector") if k in ig)
+        check = f"quick_check {ig['quick_check']}; " if "quick_check" in ig else ""  # SQLite's check only
+        click.echo(f"Integrity: {'ok' if not ig['problems'] else 'PROBLEMS'} ({check}{counts})")
         for problem in ig["problems"]:
             click.echo(f"  - {problem}")
     if st.issues:
@@ -261,9 +278,11 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
     """Show what is indexed, which provider and vector path are active, and any problems."""
     with _index(ctx) as memory:
         st = memory.status(deep=deep)
+    config_file = _config_file(ctx)
     if as_json:
-        click.echo(json.dumps(st.to_dict(), indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps({**st.to_dict(), "config_file": config_file}, indent=2, ensure_ascii=False, default=str))
     else:
+        click.echo(f"Config file: {config_file or 'none (pass --config FILE or set OPENCLAW_CONFIG_PATH)'}")
         _print_status(st)
 
 
@@ -466,11 +485,14 @@ def _run_queries(memory: MemoryIndex, path: str, stale: list[str], **search_args
 @click.option("--no-sync", is_flag=True,
               help="Search the index as it is, without indexing changed files first; results are then marked "
                    "stale when files changed.")
+@click.option("--after", help="Only notes dated on or after this day: 2024-05-01, or words such as 'last week' "
+                              "(undated notes such as MEMORY.md always count).")
+@click.option("--before", help="Only notes dated before this day: 2024-05-01, or words such as 'yesterday'.")
 @click.option("--corpus", type=click.Choice(["memory", "sessions", "all"]), default="all", show_default=True,
               help="Search the memory files, the indexed session transcripts, or both.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,
-           queries: str | None, no_sync: bool, corpus: str) -> None:
+           queries: str | None, no_sync: bool, after: str | None, before: str | None, corpus: str) -> None:
     """Search the memory (hybrid vector + keyword).
 
     Memory files changed since the last sync are indexed first (incrementally: cheap when nothing
@@ -501,13 +523,14 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
             total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score,
-                                         sources=corpus_sources(corpus))
+                                         after=after, before=before, sources=corpus_sources(corpus))
             if failed:
                 click.echo(f"Error: {failed} of {total} queries failed (see their \"error\").", err=True)
                 ctx.exit(1)
             return
         assert query is not None
-        res = memory.search(query, max_results=max_results, min_score=min_score, sources=corpus_sources(corpus))
+        res = memory.search(query, max_results=max_results, min_score=min_score, after=after, before=before,
+                            sources=corpus_sources(corpus))
     if as_json:
         click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:
@@ -711,7 +734,8 @@ def _long_term(ctx: click.Context) -> Iterator[Any]:
 
 def _ltm_line(item: dict[str, Any]) -> str:
     score = f" ({item['score'] * 100:.0f}%)" if "score" in item else ""
-    return f"{item['id']}  {item['created'][:10]}  [{item['category']}] {item['text']}{score}"
+    replaced = f" (superseded by {item['superseded_by'][:8]})" if item.get("superseded_by") else ""
+    return f"{item['id']}  {item['created'][:10]}  [{item['category']}] {item['text']}{score}{replaced}"
 
 
 @ltm.command("list")
@@ -734,13 +758,14 @@ def ltm_list(ctx: click.Context, limit: int | None, category: str | None, as_jso
 @ltm.command("search")
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True, help="Maximum results.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.3, show_default=True, help="Score floor.")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Score floor (default: the model's recall level).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def ltm_search(ctx: click.Context, query: str, limit: int, min_score: float, as_json: bool) -> None:
-    """Search this agent's memories."""
+def ltm_search(ctx: click.Context, query: str, limit: int, min_score: float | None, as_json: bool) -> None:
+    """Search this agent's memories (not those a correction superseded)."""
     with _long_term(ctx) as memory:
-        items = [h.to_dict() for h in memory.recall(query, limit=limit, min_score=min_score)]
+        floor = min_score if min_score is not None else memory.thresholds.recall
+        items = [h.to_dict() for h in memory.recall(query, limit=limit, min_score=floor)]
     if as_json:
         click.echo(json.dumps(items, ensure_ascii=False, indent=2))
         return

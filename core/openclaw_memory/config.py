@@ -13,14 +13,18 @@ Invalid values raise :class:`~openclaw_memory.errors.ConfigError` naming the key
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
+import re
+import socket
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
@@ -48,6 +52,7 @@ __all__ = [
     "SyncConfig",
     "TemporalDecayConfig",
     "VectorConfig",
+    "check_agent_id",
     "default_state_dir",
 ]
 
@@ -281,20 +286,36 @@ class FtsConfig(_Model):
     note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX
 
 
+class PoolConfig(_Model):
+    """``store.pool``: the PostgreSQL connections of each process.
+
+    ``max_size`` connections at most (a sync holds one more for its lock while it runs); a search waits
+    ``timeout`` seconds at most for one, or for the server (then it fails with StoreUnavailableError
+    and later calls fail at once until the server answers again). ``prepared_statements``: None
+    (default) uses them and turns them off on the first sign of a transaction-mode pooler (PgBouncer
+    ``pool_mode=transaction``); False never uses them."""
+
+    max_size: int = Field(default=2, ge=1, le=100)
+    timeout: float = Field(default=5.0, gt=0, le=300)
+    prepared_statements: bool | None = None
+
+
 class StoreConfig(_Model):
     """``store``: where the index lives. ``path`` may use ``{agent_id}`` and ``~``
-    (default ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite``)."""
+    (default ``<state_dir>/memory/<agent_id>.<workspace key>.openclaw-memory.sqlite``: one per workspace)."""
 
     driver: Literal["sqlite"] = "sqlite"
     path: str | None = None
     vector: VectorConfig = Field(default_factory=VectorConfig)
     fts: FtsConfig = Field(default_factory=FtsConfig)
-    # PostgreSQL instead of SQLite (``pip install "openclaw-memory[postgres]"``): ``url`` selects it;
-    # ``namespace`` (default: the agent id; may use ``{agent_id}``) separates agents/workspaces in one
-    # database; ``pg_schema`` is the PostgreSQL schema holding the tables.
+    # PostgreSQL instead of SQLite (``pip install "openclaw-memory[postgres]"``): ``url`` selects it (a URL
+    # ``postgresql://…`` or a libpq key/value DSN ``host=… dbname=…``); ``namespace`` (default: the agent id;
+    # may use ``{agent_id}``) separates agents/workspaces in one database; ``pg_schema`` is the PostgreSQL
+    # schema holding the tables; ``pool`` sizes the connections each process keeps.
     url: SecretStr | None = None  # a SecretStr: its password never shows in a printed config
     namespace: str | None = None
     pg_schema: str = "openclaw_memory"
+    pool: PoolConfig = Field(default_factory=PoolConfig)
     # PostgreSQL vector search: an HNSW index once a namespace holds ``pg_hnsw_min_rows`` vectors of one
     # size (built by the sync that crosses it); ``pg_exact_search`` always scans exactly (no HNSW).
     pg_hnsw_min_rows: int = Field(default=20_000, ge=1)
@@ -307,22 +328,74 @@ class StoreConfig(_Model):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
-        """``store: "postgresql://…"`` (or a file path) is short for ``{url: …}`` (or ``{path: …}``)."""
+        """``store: "postgresql://…"`` / ``"host=… dbname=…"`` (or an index file path) is short for
+        ``{url: …}`` (or ``{path: …}``)."""
         if isinstance(value, str):
-            return {"url": value} if is_postgres_url(value) else {"path": value}
+            return store_shorthand(value)
         return value
 
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not is_postgres_url(value.get_secret_value()):
-            raise ValueError("store.url must be a PostgreSQL URL: postgresql://user:password@host:5432/database")
+            raise ValueError("store.url must be a PostgreSQL URL (postgresql://user:password@host:5432/database) or "
+                             "a libpq key/value DSN (host=… port=… dbname=… user=…)")
+        return value
+
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str | None) -> str | None:
+        if value is not None and (is_postgres_url(value) or "://" in value):
+            raise ValueError("store.path is the index file; a database connection string belongs in store.url")
         return value
 
 
+#: the endings of an index file given as ``store: "<path>"`` or ``--store``
+INDEX_FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".db3")
+#: libpq connection keywords (a key/value DSN uses only these)
+_LIBPQ_KEYWORDS = frozenset(
+    "host hostaddr port dbname user password passfile require_auth channel_binding connect_timeout "
+    "client_encoding options application_name fallback_application_name keepalives keepalives_idle "
+    "keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode requiressl "
+    "sslcompression sslcert sslkey sslkeylogfile sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni "
+    "requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation service "
+    "target_session_attrs load_balance_hosts sslnegotiation min_protocol_version max_protocol_version".split())
+_DSN_PAIR = re.compile(r"\s*([A-Za-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']*)\s*")
+
+
+def _is_keyword_dsn(value: str) -> bool:
+    """Whether ``value`` is a libpq key/value connection string (``host=… dbname=…``, values optionally quoted)."""
+    pos, keys = 0, []
+    while pos < len(value):
+        pair = _DSN_PAIR.match(value, pos)
+        if pair is None or pair.end() == pos:
+            return False
+        keys.append(pair.group(1).lower())
+        pos = pair.end()
+    return bool(keys) and all(k in _LIBPQ_KEYWORDS for k in keys)
+
+
 def is_postgres_url(value: object) -> bool:
-    """Whether ``value`` is a ``postgresql://`` (or ``postgres://``) connection URL."""
-    return isinstance(value, str) and "://" in value and value.split("://", 1)[0].lower() in ("postgresql", "postgres")
+    """Whether ``value`` is a PostgreSQL connection string: a ``postgresql://`` (or ``postgres://``) URL or a
+    libpq key/value DSN (``host=127.0.0.1 port=5432 dbname=memory user=app``)."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    if "://" in value:
+        return value.split("://", 1)[0].strip().lower() in ("postgresql", "postgres")
+    return _is_keyword_dsn(value)
+
+
+def store_shorthand(value: str) -> dict[str, str]:
+    """The ``store`` section a string stands for (``store: "<string>"``, ``--store``): ``{url: …}`` for a
+    PostgreSQL URL or DSN, ``{path: …}`` for an index file path ending in one of INDEX_FILE_SUFFIXES.
+    Anything else is a ConfigError (never a file named after a connection string)."""
+    if is_postgres_url(value):
+        return {"url": value}
+    if "://" not in value and "=" not in value and value.strip() and value.lower().endswith(INDEX_FILE_SUFFIXES):
+        return {"path": value}
+    shown = "a connection string" if ("=" in value or "://" in value) else repr(value)
+    raise ConfigError(f"store: {shown} is neither a PostgreSQL connection string (postgresql://user@host/db or "
+                      f"host=… dbname=… user=…) nor an index file path ending in {', '.join(INDEX_FILE_SUFFIXES)}")
 
 
 class SessionsSyncConfig(_Model):
@@ -613,6 +686,19 @@ class DreamingConfig(_Model):
     timeout_seconds: float = Field(120.0, gt=0)
 
 
+#: An agent id names files and folders (the index, the sessions folder): letters, digits, ``_ . : @ -``.
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+
+
+def check_agent_id(agent_id: Any) -> str:
+    """``agent_id`` if it is a valid agent id (letters, digits, ``_ . : @ -``), else ConfigError."""
+    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
+        raise ConfigError(
+            f"agent_id: {agent_id!r} is not a valid agent id; use 1-128 letters, digits, '_', '.', ':', '@' or '-'"
+        )
+    return agent_id
+
+
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
@@ -656,6 +742,15 @@ class MemoryConfig(_Model):
         except ValidationError as exc:
             raise config_error(exc) from None
 
+    @field_validator("agent_id", mode="before")
+    @classmethod
+    def _valid_agent_id(cls, v: Any) -> str:
+        try:
+            return check_agent_id(v)
+        except ConfigError:  # reported by the model's ConfigError, which names the key and the value
+            raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
+                                      "'.', ':', '@' or '-'; never a path)") from None
+
     @field_validator("sources")
     @classmethod
     def _memory_always(cls, v: list[str]) -> list[str]:
@@ -684,18 +779,28 @@ class MemoryConfig(_Model):
         return ws.resolve()
 
     def resolved_store_path(self) -> Path:
-        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded, else
-        ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite`` (beside, never on, OpenClaw's own index)."""
+        """The SQLite file: ``store.path`` with ``{agent_id}``/``{agentId}`` and ``~`` expanded, else one
+        index per agent and workspace, ``<state_dir>/memory/<agent_id>.<workspace key>.openclaw-memory.sqlite``
+        (the key: 12 hex digits of the sha256 of the resolved workspace path; beside, never on, OpenClaw's
+        own index)."""
         raw = self.store.path
         if not raw:
-            return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
+            key = hashlib.sha256(str(self.resolved_workspace()).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            return self.resolved_state_dir() / "memory" / f"{self.agent_id}.{key}{DEFAULT_STORE_SUFFIX}"
         raw = raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
         return Path(raw).expanduser().resolve()
 
+    def legacy_store_path(self) -> Path:
+        """The default index file of earlier versions, shared by every workspace of the agent:
+        ``<state_dir>/memory/<agent_id>.openclaw-memory.sqlite``."""
+        return self.resolved_state_dir() / "memory" / f"{self.agent_id}{DEFAULT_STORE_SUFFIX}"
+
     def resolved_store_namespace(self) -> str:
-        """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` expanded, else the agent id."""
+        """The PostgreSQL namespace: ``store.namespace`` with ``{agent_id}`` and ``{host}`` (this machine's name)
+        expanded, else the agent id."""
         raw = self.store.namespace or self.agent_id
-        return raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id)
+        return raw.replace("{agent_id}", self.agent_id).replace("{agentId}", self.agent_id).replace(
+            "{host}", socket.gethostname())
 
     def resolved_sessions_dir(self) -> Path:
         """Transcripts directory: ``sessions_dir`` or ``<state_dir>/agents/<agent_id>/sessions``."""
@@ -888,5 +993,6 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        parts.append(f"{key}: {err.get('msg')} (got {err.get('input')!r})")
+        shown = "" if key.startswith("store") else f" (got {err.get('input')!r})"  # may hold a DSN's password
+        parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -268,7 +268,8 @@ def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = 
                    ) -> tuple[os.stat_result, bytes] | None:
     """Stat and bytes of one open of ``abs_path``, opened beneath ``root`` without following a
     symlink at any component below it (only the last component when ``root`` is None or does not
-    contain the file); None if it does not exist."""
+    contain the file); None if it does not exist. A file with more than one hard link is refused
+    (UnreadableFileError) like a symlink: its other name may be outside the workspace."""
     path = _abs(abs_path)
     base = _abs(root) if root is not None else None
     if base is not None and _is_under(path, base):
@@ -276,7 +277,7 @@ def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = 
     else:
         base, parts = os.path.dirname(path), [os.path.basename(path)]
     try:
-        return safe_fs.read_file(base, parts, limit)
+        read = safe_fs.read_file(base, parts, limit)
     except (FileNotFoundError, NotADirectoryError):
         return None  # vanished (or a parent was replaced by a file) since it was listed
     except OSError as exc:
@@ -288,6 +289,12 @@ def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = 
         if exc.errno == errno.EINVAL:
             raise UnreadableFileError(f"{printable_path(path)} is not a regular file") from None
         raise
+    if read is not None and read[0].st_nlink > 1:
+        raise UnreadableFileError(
+            f"{printable_path(path)} has {read[0].st_nlink} hard links: another name, possibly outside the workspace, "
+            "shares its content, so it is not read (as a symlink is not followed); give it a copy of its own"
+        )
+    return read
 
 
 def _decode(data: bytes, abs_path: Path) -> str:

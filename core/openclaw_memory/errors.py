@@ -6,7 +6,8 @@ The tree::
     ├── ConfigError                 invalid configuration (names the offending key)
     ├── MissingDependencyError      an optional extra is not installed (names the extra)
     ├── StoreError                  the index cannot be opened, read or written (every backend)
-    │   └── IndexLockedError        another process holds the index for too long
+    │   ├── IndexLockedError        another process holds the index for too long
+    │   └── StoreUnavailableError   the index's database server is down, restarting or out of connections
     ├── ProviderError               an embedding provider failed or returned bad vectors
     │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
     │   ├── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
@@ -49,6 +50,7 @@ __all__ = [
     "RemoteRequestError",
     "RerankError",
     "StoreError",
+    "StoreUnavailableError",
     "SyncCancelled",
     "UnreadableFileError",
 ]
@@ -77,6 +79,11 @@ class MissingDependencyError(OpenClawMemoryError, ImportError):
 
 class StoreError(OpenClawMemoryError):
     """The index database cannot be opened, read or written."""
+
+
+class StoreUnavailableError(StoreError):
+    """The index's database server cannot be reached now (down, restarting, out of connections); the
+    Markdown files are unaffected and the next sync catches the index up once it answers."""
 
 
 class IndexLockedError(StoreError):

@@ -98,9 +98,10 @@ class Freshness:
         return failed_at is None or time.monotonic() - failed_at >= _SYNC_RETRY_INTERVAL_S
 
     def _quick_stale_check(self) -> None:
-        """Notice hand edits cheaply (stat only, at most every 2 s). Also with a watcher: it may
-        have started after a write, or a sync may have read a file just before it changed."""
-        self._scheduler.check_stale(_STALE_CHECK_INTERVAL_S)
+        """Notice hand edits cheaply (stat only, at most every 2 s). Not while a file watcher runs: it
+        compared the files when it started and reports every change since (one made while a sync read
+        the file queues another sync), so a search does not stat every file of a large workspace."""
+        self._scheduler.check_stale(_STALE_CHECK_INTERVAL_S, watched=self.watching)
 
     def _warm_session(self, session_key: str | None) -> None:
         """The session-start trigger (``sync.on_session_start``): the first search of each

@@ -16,13 +16,13 @@ import os
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from openclaw_memory import discovery, evaluation
-from openclaw_memory.append import register_append_lock
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.signals import record_recalls
@@ -33,14 +33,16 @@ from openclaw_memory.index_status import IndexStatus, StatusReader
 from openclaw_memory.provider_access import AUTO, ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.scheduler import SyncScheduler
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.sqlite.store import SQLiteStore, recorded_workspace
 from openclaw_memory.storage import MemoryStore, StoredChunk
 from openclaw_memory.sync import Progress, SessionIndexStats
 from openclaw_memory.sync_runner import SyncRunner
+from openclaw_memory.time_ranges import DayRange, day_range
 from openclaw_memory.tuned_search import (
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
+    check_search_arguments,
     evaluate_modes,
     filtered,
     search_tuning,
@@ -73,6 +75,9 @@ class MemoryIndex:
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
     watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never (the
     ``sync.interval_minutes`` timer, when set, then starts right away on its own).
+    The workspace must be an existing folder (ConfigError otherwise: a mistyped path is not an empty
+    memory); ``create=True`` creates it, e.g. for a new agent. The index is one file per agent and
+    workspace by default; an index that holds another workspace's memory is refused (ConfigError).
     Thread-safe; close it (or use ``with``).
     """
 
@@ -83,6 +88,7 @@ class MemoryIndex:
         provider: EmbeddingProvider | str | None = _AUTO,
         storage: MemoryStore | None = None,
         watch: bool | None = None,
+        create: bool = False,
         **overrides: Any,
     ) -> None:
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
@@ -93,8 +99,8 @@ class MemoryIndex:
                               "members")
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
+        _check_workspace(self.workspace, create=create)
         custom_storage = storage is not None
-        self._release_appends: Callable[[], None] | None = None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
             from openclaw_memory.postgres import PostgresStore
 
@@ -104,13 +110,13 @@ class MemoryIndex:
                                     fts_note_dates=cfg.fts.note_dates,
                                     vector_enabled=cfg.vector.enabled, workspace=str(self.workspace),
                                     hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search,
-                                    ef_search=cfg.pg_ef_search)
-            # appends into this workspace (flush, daily notes, adapters) serialise through the database
-            self._release_appends = register_append_lock(self.workspace, storage.append_lock)
+                                    ef_search=cfg.pg_ef_search, pool_size=cfg.pool.max_size,
+                                    pool_timeout=cfg.pool.timeout, prepared_statements=cfg.pool.prepared_statements)
         if storage is None:
             cfg = self.config.store
             storage = SQLiteStore(
-                self.config.resolved_store_path(),
+                _sqlite_path(self.config, self.workspace),
+                workspace=str(self.workspace),
                 vector_enabled=cfg.vector.enabled,
                 extension_path=cfg.vector.extension_path,
                 fts_tokenizer=cfg.fts.tokenizer,
@@ -341,6 +347,9 @@ class MemoryIndex:
         mmr: bool | float | None = None,
         where: Callable[[SearchHit], bool] | None = None,
         collapse: Callable[[SearchHit], Hashable] | None = None,
+        after: str | date | datetime | None = None,
+        before: str | date | datetime | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
@@ -352,8 +361,9 @@ class MemoryIndex:
 
         * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
           from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
-        * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only) or ``"keyword"``
-          (no embeddings); default as configured (``query.hybrid.enabled``).
+        * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only; the fast tier's hybrid
+          merge while the bundled model's fast first index is live, see :mod:`openclaw_memory.tiering`) or
+          ``"keyword"`` (no embeddings); default as configured (``query.hybrid.enabled``).
         * ``vector_weight``: the vector side's weight in a hybrid merge (0..1; keywords get the rest).
         * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
           default as configured.
@@ -364,9 +374,20 @@ class MemoryIndex:
           alone, QMD (``backend = "qmd"``) still answers. Either returns the indexed chunks as found
           (``query.merge_overlapping`` does not apply), as a vector store's query must.
 
-        Bad values raise MemoryArgumentError.
+        * ``after`` / ``before``: only notes dated on or after ``after`` and before ``before`` (a date, an ISO date,
+          or words such as ``"last week"``, ``"March 2024"`` or ``"3 days ago"``, read relative to ``now``; a period
+          stands for its first day); a dated note's day is its name's (``memory/YYYY-MM-DD.md``); undated files
+          (``MEMORY.md``, topic notes) always pass. Like ``where``, it returns the chunks as found.
+        * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
+          we decide last week?" lifts last week's notes); default: the current time.
+
+        Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.tuned_search.check_search_arguments`).
         """
         self._check_open()
+        check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
+        period = day_range(after, before, now=now)
+        if period is not None:
+            where = _within(period, where)
         tuning = search_tuning(self.config, self._access.ensure, query_vector=query_vector, mode=mode,
                                vector_weight=vector_weight, mmr=mmr, where=where, collapse=collapse)
         if self._backend is not None and (tuning is None or tuning.filter_only):
@@ -378,8 +399,9 @@ class MemoryIndex:
 
             return record_recalls(self.config, run(max_results) if tuning is None
                                   else filtered(run, tuning, max_results, lambda: None))
-        return record_recalls(self.config, self._search_builtin(query, max_results=max_results, min_score=min_score,
-                                                                session_key=session_key, sources=sources, tuning=tuning))
+        return record_recalls(self.config, self._search_builtin(
+            query, max_results=max_results, min_score=min_score, session_key=session_key, sources=sources,
+            tuning=tuning, now=now))
 
     def _search_builtin(
         self,
@@ -391,6 +413,7 @@ class MemoryIndex:
         sources: Sequence[str] | None = None,
         tuning: SearchTuning | None = None,
         as_found: bool = False,
+        now: datetime | None = None,
     ) -> SearchResult:
         self._check_open()
         if as_found and tuning is None:  # a filtered search served for the QMD backend
@@ -413,22 +436,23 @@ class MemoryIndex:
                             why_empty=why_empty)
         return self._runner.guarded(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
-            session_key=session_key, tuning=tuning, state=state))
+            session_key=session_key, tuning=tuning, state=state, now=now))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
     def _run_search_pipeline(
         self, query: str, provider: EmbeddingProvider | None, *, max_results: int | None, min_score: float | None,
         sources: Sequence[str] | None, session_key: str | None, tuning: SearchTuning | None,
-        state: SearchState | None = None,
+        state: SearchState | None = None, now: datetime | None = None,
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
         from openclaw_memory.search import run_search
 
-        config, reason, qv = self._access.search_config(provider), self._access.keyword_only_reason, None
+        config = self._access.search_config(provider, tuning.settings if tuning is not None else None)
+        reason, qv = self._access.keyword_only_reason, None
         if tuning is not None:
-            config, qv = tuning.settings(config), tuning.query_vector
+            qv = tuning.query_vector
             if tuning.keyword_only:
                 provider, reason = None, "keyword mode requested"
 
@@ -437,7 +461,7 @@ class MemoryIndex:
                 self.store, config, query, provider=provider, max_results=n, min_score=min_score,
                 sources=sources, session_key=session_key, keyword_only_reason=reason, workspace=self.workspace,
                 query_embedder=self._access.query_embedder(provider), executor=self._search_pool, query_vector=qv,
-                state=state,
+                state=state, now=now,
             )
 
         if tuning is None or (tuning.where is None and tuning.collapse is None):
@@ -550,8 +574,6 @@ class MemoryIndex:
         self._scheduler.shutdown()
         self._search_pool.shutdown(wait=True)
         self._runner.join_upgrade()  # it stops after the model call in progress (a few chunks)
-        if self._release_appends is not None:
-            self._release_appends()
         self.store.close()
         self._access.close()
 
@@ -578,6 +600,39 @@ class MemoryIndex:
         if self._custom_storage:
             raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
         return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:
+    """``where`` narrowed to the hits whose note lies in ``period`` (undated notes always do)."""
+    return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
+
+
+def _check_workspace(workspace: Path, *, create: bool) -> None:
+    """Refuse a workspace that is not an existing folder (ConfigError), or create it with ``create``."""
+    if workspace.is_dir():
+        return
+    if workspace.exists():
+        raise ConfigError(f"workspace: {workspace} is not a folder; point workspace (-w) at the folder holding "
+                          "MEMORY.md and memory/")
+    if not create:
+        raise ConfigError(f"workspace: {workspace} does not exist; check the path (-w), or pass create=True "
+                          "(CLI: --create) to start an empty memory there")
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"workspace: {workspace} cannot be created ({exc})") from exc
+
+
+def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
+    """The index file: ``store.path`` when set, else the workspace's own default file, or the shared
+    default file of earlier versions while it holds this workspace's index (or no workspace's yet)."""
+    path = config.resolved_store_path()
+    if config.store.path or path.exists():
+        return path
+    legacy = config.legacy_store_path()
+    if legacy.is_file() and recorded_workspace(legacy) in (None, str(workspace)):
+        return legacy
+    return path
 
 
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:

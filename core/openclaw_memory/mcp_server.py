@@ -105,6 +105,8 @@ def _search_tool(agents: _Agents) -> Any:
         query: _field(MemorySearchArgs, "query"),  # type: ignore[valid-type]
         maxResults: _field(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
         minScore: _field(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
+        after: _field(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
+        before: _field(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
         corpus: _field(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
@@ -112,7 +114,8 @@ def _search_tool(agents: _Agents) -> Any:
             served = agents.pick(agent)
         except MemoryArgumentError as exc:
             return _result(str(exc), {"results": [], "error": str(exc)}, error=True)
-        payload = await asyncio.to_thread(memory_search, served.memory, query, maxResults, minScore, corpus=corpus)
+        payload = await asyncio.to_thread(lambda: memory_search(served.memory, query, maxResults, minScore,
+                                                                after=after, before=before, corpus=corpus))
         failed = bool(payload.get("error") or payload.get("disabled"))
         return _result(format_search_text(payload), payload, error=failed)
 

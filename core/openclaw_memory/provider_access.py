@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -168,9 +169,13 @@ class ProviderAccess:
             return provider
         return upgrade.query_provider() if query else upgrade.sync_provider()
 
-    def search_config(self, provider: EmbeddingProvider | None) -> MemoryConfig:
-        """The settings a search with ``provider`` runs with (the fast tier has its own vector weight)."""
-        return self.upgrade.search_config(provider, self.config) if self.upgrade is not None else self.config
+    def search_config(self, provider: EmbeddingProvider | None,
+                      tuned: Callable[[MemoryConfig], MemoryConfig] | None = None) -> MemoryConfig:
+        """The settings a search with ``provider`` runs with (the fast tier has its own vector weight),
+        with ``tuned`` (one search's own changes) applied (see :meth:`EmbeddingUpgrade.search_config`)."""
+        if self.upgrade is not None:
+            return self.upgrade.search_config(provider, self.config, tuned)
+        return tuned(self.config) if tuned is not None else self.config
 
     def activate_fallback(self, exc: Exception) -> bool:
         """Switch to the configured fallback provider after an embedding failure (one hop)."""

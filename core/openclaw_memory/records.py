@@ -15,37 +15,23 @@ gives each record a chunk of its own (:data:`~openclaw_memory.chunker.RECORD_OPE
 
 The pure functions (:func:`render_record`, :func:`parse_records`, :func:`remove_records`,
 :func:`replace_record`, :func:`append_record`) do no I/O. :class:`RecordFiles` reads and writes
-them in a workspace: appends through :func:`openclaw_memory.append.append_memory`; rewrites hold
-the file's append lock, never follow a symbolic link below the workspace (refused with
-MemoryPathError), and replace the file atomically and durably (temporary file, ``fsync``,
-``os.replace``, ``fsync`` of the directory).
+them in a workspace: appends through :func:`openclaw_memory.append.append_memory`; rewrites through
+:func:`openclaw_memory.memory_writes.rewrite_file` (the file's lock held, no symbolic link below the
+workspace followed, the file replaced atomically and durably).
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
 import stat
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
-from openclaw_memory import safe_fs
-from openclaw_memory.append import (
-    LOCK_TIMEOUT_S,
-    AllowedPaths,
-    append_memory,
-    cross_host_lock,
-    lock_path,
-    normalize_rel_path,
-    refusing_unsafe_paths,
-)
+from openclaw_memory.append import AllowedPaths, append_memory, cross_host_lock, normalize_rel_path
 from openclaw_memory.chunker import (
     RECORD_CLOSE_PREFIX,
     RECORD_KIND,
@@ -54,7 +40,7 @@ from openclaw_memory.chunker import (
     parse_record_marker,
 )
 from openclaw_memory.discovery import UnreadableFileError, read_memory_text
-from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
+from openclaw_memory.memory_writes import rewrite_file
 
 __all__ = ["Record", "RecordFiles", "RecordText", "append_record", "parse_records", "record_lines", "remove_records",
            "render_record", "replace_record"]
@@ -120,15 +106,16 @@ def render_record(kind: str, attrs: Mapping[str, Any], body: str, *, what: str =
     """The Markdown of one record: opening marker, body (trailing newlines dropped), closing marker,
     ending with a newline.
 
-    Raises ValueError for an empty body, a body containing a marker line of ``kind``, or
-    attributes that are not JSON-serializable. ``what`` names the record in those messages.
+    Raises ValueError for an empty body, a body containing a record marker line (of any kind: it
+    would open or close a record inside this one), or attributes that are not JSON-serializable.
+    ``what`` names the record in those messages.
     """
     text = body.rstrip("\n")
     if not text.strip():
         raise ValueError(f"{what} has no text; only records with text can be written to memory")
     _kind(kind)
     for line in text.split("\n"):
-        if (marker := parse_record_marker(line)) is not None and marker.kind == kind:
+        if parse_record_marker(line) is not None:
             raise ValueError(f"{what} contains an openclaw-memory marker line; remove it from the text")
     return f"{_open_prefix(kind)}{_json_attrs(attrs, what)} -->\n{text}\n{_close_line(kind)}\n"
 
@@ -303,59 +290,36 @@ class RecordFiles:
         """Append rendered records to ``rel`` (after a blank line when it has text), through
         :func:`~openclaw_memory.append.append_memory` (append-only, locked, fsynced, no symlinks)."""
         rel = self._rel(rel)
-        target = self.workspace / rel
-        prefix = "\n" if target.is_file() and not target.is_symlink() and target.stat().st_size > 0 else ""
-        append_memory(self.workspace, rel, prefix + "\n".join(blocks), allowed={rel} if allowed is None else allowed)
+        try:
+            st = os.lstat(self.workspace / rel)
+        except OSError:
+            st = None  # missing (or refused: append_memory says why)
+        prefix = "\n" if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0 else ""
+        append_memory(self.workspace, rel, prefix + "\n".join(blocks), allowed={rel} if allowed is None else allowed,
+                      keep_record_markers=True)
         self._cache.pop(rel, None)
 
     def edit(self, rel: str, change: Callable[[RecordText], str | None], *, create: bool = False) -> bool:
         """Rewrite ``rel`` with what ``change`` makes of its current content (None: leave it).
 
-        Holds the file's append lock from the read to the replace, so no append or other edit is
-        lost. The new text replaces the file atomically and durably; a text left blank deletes
-        the file. A missing file is seen as empty when ``create`` (and is then made, parent
-        directories too), else nothing is done. Returns whether the file changed. Raises
-        MemoryPathError when a component of the path below the workspace is a symbolic link or
-        not a directory, and OpenClawMemoryError when the lock is not free within 30 s.
+        Holds the file's lock from the read to the replace, so no append or other edit is lost
+        (:func:`~openclaw_memory.memory_writes.rewrite_file`). The new text replaces the file
+        atomically and durably; a text left blank deletes the file. A missing file is seen as
+        empty when ``create`` (and is then made, parent directories too), else nothing is done.
+        Returns whether the file changed. Raises MemoryPathError when a component of the path
+        below the workspace is a symbolic link or not a directory, or the file has another hard
+        link, and OpenClawMemoryError when the lock is not free within 30 s.
         """
         rel = self._rel(rel)
-        parts = safe_fs.split_rel(rel)
+
+        def rewrite(old: str | None) -> str | None:
+            return change(self.parse(old or "", where=rel))
+
         try:
-            with refusing_unsafe_paths(f"rewrite {rel}"), \
-                    safe_fs.open_dir(self.workspace, parts[:-1], create=create) as directory:
-                lock = FileLock(str(lock_path(self.workspace / rel)), timeout=LOCK_TIMEOUT_S)
-                try:
-                    with cross_host_lock(self.workspace, rel), lock:
-                        changed = self._edit_locked(directory, parts[-1], rel, change, create)
-                except Timeout:
-                    raise OpenClawMemoryError(
-                        f"could not lock {rel} within {LOCK_TIMEOUT_S:.0f}s: another process keeps writing to it; "
-                        "retry later"
-                    ) from None
-        except FileNotFoundError:
-            if create:
-                raise
-            return False  # its directory does not exist: nothing to edit
+            with cross_host_lock(self.workspace, rel):
+                return rewrite_file(self.workspace, rel, rewrite, create=create)
         finally:
             self._cache.pop(rel, None)
-        return changed
-
-    def _edit_locked(self, directory: int | str, name: str, rel: str, change: Callable[[RecordText], str | None],
-                     create: bool) -> bool:
-        current = _read_in(directory, name)
-        if current is None and not create:
-            return False
-        st, old = current if current is not None else (None, "")
-        new = change(self.parse(old, where=rel))
-        if new is None or new == old:
-            return False
-        if not new.strip():
-            if st is not None:
-                _unlink_in(directory, name)
-                _fsync_dir(directory)
-            return st is not None
-        _replace_in(directory, name, new, mode=stat.S_IMODE(st.st_mode) if st is not None else 0o644)
-        return True
 
     def remove(self, paths: Iterable[str], should_remove: Callable[[str, Record], bool]) -> int:
         """Remove every record of ``paths`` for which ``should_remove(path, record)`` is true (each
@@ -378,67 +342,3 @@ class RecordFiles:
                 log.info("removed %d %s record(s) from %s", count, self.kind, rel)
             removed += count
         return removed
-
-
-# ---- file operations beneath a directory handle (an fd, or a checked path where there is no dir_fd) ----
-
-
-def _read_in(directory: int | str, name: str) -> tuple[os.stat_result, str] | None:
-    try:
-        fd = safe_fs.open_in(directory, name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "is not a regular file", name)
-        data = fh.read()
-    return st, data.decode("utf-8", errors="surrogateescape")
-
-
-def _replace_in(directory: int | str, name: str, text: str, *, mode: int) -> None:
-    tmp = f".{name}.tmp-{uuid.uuid4().hex[:12]}"
-    fd = safe_fs.open_in(directory, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        try:
-            os.fchmod(fd, mode)  # the umask may have narrowed it
-            view = memoryview(text.encode("utf-8", errors="surrogateescape"))
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if isinstance(directory, int):
-            os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        else:
-            os.replace(os.path.join(directory, tmp), os.path.join(directory, name))
-    except BaseException:
-        _unlink_in(directory, tmp, missing_ok=True)
-        raise
-    _fsync_dir(directory)
-
-
-def _unlink_in(directory: int | str, name: str, *, missing_ok: bool = False) -> None:
-    try:
-        if isinstance(directory, int):
-            os.unlink(name, dir_fd=directory)
-        else:
-            os.unlink(os.path.join(directory, name))
-    except FileNotFoundError:
-        if not missing_ok:
-            raise
-
-
-def _fsync_dir(directory: int | str) -> None:
-    """Make a rename or unlink in ``directory`` durable (best effort where directories cannot be synced)."""
-    try:
-        if isinstance(directory, int):
-            os.fsync(directory)
-        else:
-            fd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    except OSError:
-        pass

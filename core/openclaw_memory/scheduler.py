@@ -90,7 +90,7 @@ class SyncScheduler:
         self._targeted_future: Future[SyncReport] | None = None
         self._cancel = threading.Event()
         self._closed = False
-        self._dirty = True  # unknown until the first sync or comparison
+        self._dirty: bool | None = None  # unknown (None) until the first sync or comparison
         self._last_report: SyncReport | None = None
         self._last_error: str | None = None
         self._last_failed_at: float | None = None
@@ -115,8 +115,9 @@ class SyncScheduler:
 
     @property
     def dirty(self) -> bool:
-        """True when the memory files may have changed since the last sync (True before the first)."""
-        return self._dirty
+        """True when the memory files may have changed since the last sync (True before the first sync
+        or comparison)."""
+        return self._dirty is not False
 
     def mark_dirty(self) -> None:
         """Record that the memory files (may have) changed: the next trigger syncs."""
@@ -224,18 +225,42 @@ class SyncScheduler:
         changed |= {f.rel for f in scan if not f.unchanged and would_index(f)}
         return sorted(changed)
 
-    def check_stale(self, min_interval: float) -> bool:
+    def check_stale(self, min_interval: float, *, watched: bool = False) -> bool:
         """The cheap stale check: unless already dirty, compare the files with the index (at most
-        once per ``min_interval`` seconds) and mark it dirty when they differ. Returns :attr:`dirty`."""
+        once per ``min_interval`` seconds; never while ``watched``, a file watcher reporting changes,
+        once the state is known) and mark it dirty when they differ. The first check of a new
+        scheduler always compares (transcripts too, with sessions enabled): files unchanged since the
+        last sync of an earlier process leave it clean. Returns :attr:`dirty`."""
         if self._dirty:
             return True
         now = time.monotonic()
-        if now - self._last_stale_check < min_interval:
+        if self._dirty is None:
+            self._last_stale_check = now
+            changed = bool(self.changed_files()) or self._transcripts_changed()
+            if self._dirty is None:  # no sync or mark_dirty() meanwhile
+                self._dirty = changed
+            return self.dirty
+        if watched or now - self._last_stale_check < min_interval:
             return False
         self._last_stale_check = now
         if self.changed_files():
             self._dirty = True
-        return self._dirty
+        return self.dirty
+
+    def _transcripts_changed(self) -> bool:
+        """With sessions enabled: whether a transcript appeared, vanished or changed size since it was indexed."""
+        if not self._config.sessions_enabled():
+            return False
+        from openclaw_memory.sessions import list_session_files, session_rel_path
+
+        known = self._store.file_records("sessions")
+        sizes = {}
+        for path in list_session_files(self._config.resolved_sessions_dir()):
+            try:
+                sizes[session_rel_path(path)] = path.stat().st_size
+            except OSError:
+                continue
+        return sizes != {rel: rec.size for rel, rec in known.items()}
 
     def needs_catch_up(self) -> bool:
         """The comparison a file watcher makes when it starts (writes made before are events it
@@ -243,6 +268,8 @@ class SyncScheduler:
         sync should run now, i.e. the index exists or is being built (an empty one is built by the
         first search)."""
         if not self.changed_files():
+            if self._dirty is None and not self._transcripts_changed():
+                self._dirty = False
             return False
         self._dirty = True
         return self.syncing or not self.is_empty()

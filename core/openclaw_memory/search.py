@@ -31,6 +31,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.note_dates import dated_path_timestamp, dates_said, is_evergreen, note_date_share, note_date_words
+from openclaw_memory.time_ranges import period_share, periods_said
 from openclaw_memory.hybrid import (
     apply_file_coverage,
     apply_file_repeat_penalty,
@@ -577,6 +578,10 @@ def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> C
 # ---- the pipeline --------------------------------------------------------------------------------------
 
 
+#: The longest period a question may name for its notes to rise (``query.hybrid.note_date_weight``): a month. A
+#: longer or open period ("in 2024", "since May") would lift most dated notes over the undated ones that answer.
+_LONGEST_PERIOD = 31
+
 def run_search(
     store: MemoryStore,
     config: MemoryConfig,
@@ -777,8 +782,11 @@ def run_search(
             apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)  # room for other notes' chunks
             # the vector side knows nothing of dates: chunks of the note of a date the question says rise
             said = dates_said(q) if hy.note_date_weight > 0 else []
-            for c in weighted if said else ():
-                c.score += hy.note_date_weight * note_date_share(said, c.path)
+            # and so do the notes of a period it names relative to now ("yesterday", "last week", "in March")
+            periods = [p for p in periods_said(q, now=now) if (p.days or _LONGEST_PERIOD + 1) <= _LONGEST_PERIOD] \
+                if hy.note_date_weight > 0 else []
+            for c in weighted if said or periods else ():
+                c.score += hy.note_date_weight * max(note_date_share(said, c.path), period_share(periods, c.path))
         rvw = hy.relevance_vector_weight
         if rvw is not None and rvw != vw:
             # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -13,7 +12,7 @@ from typing import Any
 
 from openclaw_memory.append import local_now
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.memory_writes import create_file
 from openclaw_memory.sessions import message_text
 
 __all__ = ["SLUG_PROMPT", "format_conversation", "sanitize_slug", "save_session_memory", "slug_prompt"]
@@ -76,24 +75,14 @@ def _make_slug(slug_fn: Callable[[str], str] | None, conversation: str, local: d
     return local.strftime("%H%M%S")
 
 
-def _create_exclusive(memory_dir: Path, stem: str, content: str) -> Path:
-    data = content.encode("utf-8")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+def _create_exclusive(workspace: Path, stem: str, content: str) -> str:
+    """Create ``memory/<stem>.md`` (or ``-2``, ``-3`` … when taken); its workspace-relative path."""
     for n in range(1, _MAX_SUFFIX + 1):
-        path = memory_dir / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileExistsError:
-            continue
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        return path
+        rel = f"memory/{stem}.md" if n == 1 else f"memory/{stem}-{n}.md"
+        if create_file(workspace, rel, content):
+            return rel
     raise FileExistsError(
-        f"{memory_dir}/{stem}.md and {_MAX_SUFFIX - 1} numbered variants already exist; pick another slug"
+        f"{workspace}/memory/{stem}.md and {_MAX_SUFFIX - 1} numbered variants already exist; pick another slug"
     )
 
 
@@ -124,10 +113,7 @@ def save_session_memory(
     slug = _make_slug(slug_fn, conversation, local)
 
     ws = config.resolved_workspace()
-    memory_dir = ws / "memory"
-    if memory_dir.is_symlink():
-        raise MemoryPathError(f"refusing to write session memory through symlinked directory {memory_dir}")
-    memory_dir.mkdir(parents=True, exist_ok=True)
+    ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
 
     tz_name = config.timezone or local.tzname() or "local"
     meta = [
@@ -143,6 +129,7 @@ def save_session_memory(
         + conversation
         + "\n"
     )
-    path = _create_exclusive(memory_dir, f"{local:%Y-%m-%d}-{slug}", content)
-    log.info("session memory: saved %d messages to %s", len(lines), path.relative_to(ws).as_posix())
-    return path
+    # opened by descriptor from the workspace down: a symlink below it is refused (MemoryPathError), never followed
+    rel = _create_exclusive(ws, f"{local:%Y-%m-%d}-{slug}", content)
+    log.info("session memory: saved %d messages to %s", len(lines), rel)
+    return ws / rel

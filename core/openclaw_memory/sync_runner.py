@@ -126,8 +126,10 @@ class SyncRunner:
                     if upgrade.run() and not self.scheduler.closed:
                         self.scheduler.sync_in_background("embedding upgrade")
                 except Exception as exc:  # recorded in status()["embedding_upgrade"]["error"]
-                    log.log(logging.DEBUG if self.scheduler.closed else logging.WARNING, "embedding upgrade failed: %s",
-                            exc)
+                    # closing, or the interpreter exiting (its executors refuse work): the vectors embedded so
+                    # far stay cached, and the next process's upgrade goes on from there
+                    quiet = self.scheduler.closed or not threading.main_thread().is_alive()
+                    log.log(logging.DEBUG if quiet else logging.WARNING, "embedding upgrade failed: %s", exc)
 
             self._upgrade_thread = threading.Thread(target=work, name="openclaw-memory-upgrade", daemon=True)
             self._upgrade_thread.start()

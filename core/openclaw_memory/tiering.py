@@ -138,13 +138,23 @@ class EmbeddingUpgrade:
         """The provider whose model the live index names (``full`` when it names neither tier)."""
         return self.fast if self.live_tier() == "fast" else self.full
 
-    def search_config(self, provider: EmbeddingProvider | None, config: MemoryConfig) -> MemoryConfig:
+    def search_config(self, provider: EmbeddingProvider | None, config: MemoryConfig,
+                      tuned: Callable[[MemoryConfig], MemoryConfig] | None = None) -> MemoryConfig:
         """The settings a search with ``provider`` runs with: ``config``, or for the fast tier the
         fast-tier weights (``local.fast_vector_weight``) for the order, with ``min_score`` also admitting
-        the hits the configured ones admit (``query.hybrid.relevance_vector_weight``)."""
-        if provider is self.fast and self.fast_search_config is not None:
-            return self.fast_search_config
-        return config
+        the hits the configured ones admit (``query.hybrid.relevance_vector_weight``); ``tuned`` (one
+        search's own changes) on top. On the fast tier a vectors-only search (``mode="vector"``, or
+        ``query.hybrid.enabled`` false) is answered by the fast tier's hybrid merge: a chunk's head
+        alone misses what the chunk says after it, so its vectors alone could rank below keywords."""
+        fast = self.fast_search_config if provider is self.fast else None
+        settings = fast if fast is not None else config
+        if tuned is not None:
+            settings = tuned(settings)
+        if fast is None or settings.query.hybrid.enabled:
+            return settings
+        weights = fast.query.hybrid
+        return MemoryConfig.load(settings, query={"hybrid": {
+            "enabled": True, "vector_weight": weights.vector_weight, "text_weight": weights.text_weight}})
 
     def cache_floor(self) -> int:
         """Embedding-cache entries a sync's prune must keep (``cache.max_entries`` is raised to it):

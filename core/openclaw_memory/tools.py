@@ -23,6 +23,7 @@ from openclaw_memory.types import SearchResult
 
 __all__ = [
     "MEMORY_GET_DESCRIPTION",
+    "MEMORY_GET_MAX_CHARS",
     "MEMORY_SEARCH_DESCRIPTION",
     "MemoryGetArgs",
     "MemorySearchArgs",
@@ -45,6 +46,8 @@ MEMORY_SEARCH_DESCRIPTION = (
     "numbers; use memory_get to read more lines. If the response has disabled=true, memory retrieval is "
     "unavailable and that should be surfaced to the user."
 )
+#: The most characters of note text one ``memory_get`` returns (OpenClaw's read budget, 12,000).
+MEMORY_GET_MAX_CHARS = 12_000
 MEMORY_GET_DESCRIPTION = (
     "Safe read of MEMORY.md, memory.md or memory/**/*.md (and configured extra paths) with optional "
     "from_line/lines. Use after memory_search to pull only the needed lines and keep context small."
@@ -64,6 +67,10 @@ class MemorySearchArgs(BaseModel):
     query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
     max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
     min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+    after: str | None = Field(None, description="Only notes dated on or after this day: an ISO date (2024-05-01) or "
+                                                "words such as 'last week' or 'March 2024'. Undated notes always count.")
+    before: str | None = Field(None, description="Only notes dated before this day (ISO date or words such as "
+                                                 "'yesterday'). Undated notes always count.")
     corpus: Literal["memory", "sessions", "all"] | None = Field(
         None, description="memory (the memory files), sessions (indexed session transcripts) or all (default).")
 
@@ -112,13 +119,14 @@ def _invalid(tool: str, exc: ValidationError) -> str:
     return f"invalid {tool} arguments: " + "; ".join(parts) + f". Fix them and call {tool} again."
 
 
-def _search_args(query: Any, max_results: Any, min_score: Any, corpus: Any = None) -> MemorySearchArgs | str:
+def _search_args(query: Any, max_results: Any, min_score: Any, after: Any = None,
+                 before: Any = None, corpus: Any = None) -> MemorySearchArgs | str:
     """The validated ``memory_search`` arguments, or the error text for the payload."""
     if query is None or (isinstance(query, str) and not query.strip()):
         return "query required: pass the text to search for"
     try:
         return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
-                                                "corpus": corpus})
+                                                "after": after, "before": before, "corpus": corpus})
     except ValidationError as exc:
         return _invalid("memory_search", exc)
 
@@ -195,6 +203,8 @@ def memory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
     corpus: str | None = None,
 ) -> dict[str, Any]:
     """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found.
@@ -210,25 +220,32 @@ def memory_search(
     """
     if not memory.config.enabled:
         return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
-    args = _search_args(query, max_results, min_score, corpus)
+    args = _search_args(query, max_results, min_score, after, before, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
-                               session_key=session_key, sources=corpus_sources(args.corpus))
+                               session_key=session_key, after=args.after, before=args.before,
+                               sources=corpus_sources(args.corpus))
+    except MemoryArgumentError as exc:
+        return {"results": [], "error": f"{exc}. Fix the argument and call memory_search again."}
     except OpenClawMemoryError as exc:
         log.warning("memory_search failed: %s", exc)
         return _unavailable(str(exc))
     return _payload(memory, result)
 
 
-def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
+               max_chars: int = MEMORY_GET_MAX_CHARS) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
     disabled: true, error}``.
 
     Never raises for bad input: a path that is not a string or not a memory file, and
     ``from_line``/``lines`` that are not numbers, give the error payload. Fractional numbers and
-    numeric strings are truncated to int; values below 1 count as 1 (spec §7.3).
+    numeric strings are truncated to int; values below 1 count as 1 (spec §7.3). At most
+    ``max_chars`` characters of text are returned, whole lines where one fits: a longer read is
+    cut, says so at the end of ``text`` and sets ``truncated`` (and ``next_from_line`` when the
+    next lines can be read with ``from_line``).
     """
     requested = path if path is None or isinstance(path, (str, int, float)) else repr(path)  # JSON-able
     if not memory.config.enabled:
@@ -244,6 +261,33 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
     payload = got.to_dict()
     if got.exists:  # OpenClaw's shape; a missing file keeps "exists": false so the agent can tell
         del payload["exists"]
+    return _fit_text(payload, max_chars)
+
+
+def _fit_text(payload: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """``payload`` with its text cut to ``max_chars`` characters (whole lines where one fits)."""
+    text: str = payload["text"]
+    if len(text) <= max_chars:
+        return payload
+    lines = text.split("\n")
+    kept, size = 0, -1
+    while kept < len(lines) and size + 1 + len(lines[kept]) <= max_chars:
+        size += 1 + len(lines[kept])
+        kept += 1
+    start = payload["start_line"]
+    if kept:
+        next_from = start + kept
+        notice = f"[Cut at {max_chars} characters. Use from_line={next_from} to read on.]"
+        payload["text"] = "\n".join(lines[:kept]) + "\n\n" + notice
+    else:  # the first line alone is longer than the budget
+        next_from = start + 1 if len(lines) > 1 else None
+        notice = f"[Line {start} is longer than {max_chars} characters and was cut.]"
+        payload["text"] = lines[0][:max_chars] + "\n\n" + notice
+        kept = 1
+    payload["end_line"] = start + kept - 1
+    payload["truncated"] = True
+    if next_from is not None:
+        payload["next_from_line"] = next_from
     return payload
 
 
@@ -254,11 +298,13 @@ async def amemory_search(
     min_score: float | None = None,
     *,
     session_key: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
     corpus: str | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`memory_search`."""
     return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key,
-                                   corpus=corpus)
+                                   after=after, before=before, corpus=corpus)
 
 
 async def amemory_get(

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +24,19 @@ from openclaw_memory.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
-__all__ = ["BuiltinSearch", "SearchTuning", "as_found_tuning", "evaluate_modes", "filtered", "search_tuning"]
+__all__ = [
+    "SEARCH_SOURCES",
+    "BuiltinSearch",
+    "SearchTuning",
+    "as_found_tuning",
+    "check_search_arguments",
+    "evaluate_modes",
+    "filtered",
+    "search_tuning",
+]
+
+#: The sources a search may be restricted to.
+SEARCH_SOURCES = ("memory", "sessions")
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,31 @@ class SearchTuning:
         (the fast tier's own weights while the bundled model's fast first index is live), with the options'
         changes on top."""
         return MemoryConfig.load(base, query=self.query) if self.query else base
+
+
+def check_search_arguments(query: Any = "", *, max_results: Any = None, min_score: Any = None,
+                           sources: Any = None, max_results_name: str = "max_results") -> None:
+    """Raise MemoryArgumentError (naming the argument and what is allowed) unless ``query`` is a string,
+    ``max_results`` None or a whole number >= 1, ``min_score`` None or a number in 0..1 and ``sources``
+    None or a list of ``"memory"`` / ``"sessions"``. Every search (the index's, the retrievers', the tools')
+    checks its arguments with it; ``max_results_name`` is what the caller calls ``max_results`` (``k``, ...)."""
+    if not isinstance(query, str):
+        raise MemoryArgumentError(f"query must be a string, got {type(query).__name__} ({query!r:.60})")
+    if max_results is not None and (isinstance(max_results, bool) or not isinstance(max_results, numbers.Integral)
+                                    or max_results < 1):
+        raise MemoryArgumentError(f"{max_results_name} must be a positive integer (at least 1; None for the "
+                                  f"configured query.max_results), got {max_results!r}")
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, numbers.Real)
+                                  or not math.isfinite(min_score) or not 0.0 <= min_score <= 1.0):
+        raise MemoryArgumentError(f"min_score must be between 0 and 1 (a number; None for the configured "
+                                  f"query.min_score), got {min_score!r}")
+    if sources is not None:
+        if isinstance(sources, (str, bytes)) or not isinstance(sources, Sequence):
+            raise MemoryArgumentError(f"sources must be a list of source names ({', '.join(SEARCH_SOURCES)}), "
+                                      f"got {sources!r}")
+        unknown = [s for s in sources if s not in SEARCH_SOURCES]
+        if unknown:
+            raise MemoryArgumentError(f"unknown source(s) {unknown!r} in sources: use {' or '.join(SEARCH_SOURCES)}")
 
 
 def search_tuning(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,58 @@ def test_citations_end_at_the_last_line_of_the_file(ws, tmp_path):
     hit = payload["results"][0]
     lines = (ws / hit["path"]).read_text(encoding="utf-8").splitlines()
     assert hit["end_line"] == len(lines) == 3
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def test_a_missing_workspace_is_an_error_unless_created(tmp_path):
+    missing = tmp_path / "notse"
+    for command in (["search", "coffee"], ["index"], ["status"]):
+        res = run("-w", str(missing), "-p", "none", *command)
+        assert res.exit_code == 1 and "notse does not exist" in res.output and "--create" in res.output, res.output
+        assert "No matches" not in res.output and "files scanned" not in res.output
+    assert not missing.exists()
+    res = run("-w", str(missing), "-p", "none", "--create", "index")
+    assert res.exit_code == 0 and missing.is_dir(), res.output
+
+
+@pytest.mark.parametrize("agent", ["../evil", "../../escaped", "a/b"])
+def test_an_agent_id_naming_another_path_is_refused_and_nothing_created(ws, tmp_path, agent):
+    state = Path(os.environ["OPENCLAW_STATE_DIR"])
+    before, state_before = _tree(tmp_path), _tree(state)
+    res = run("-w", str(ws), "-a", agent, "-p", "none", "index")
+    assert res.exit_code == 1 and "not a valid agent id" in res.output and "Traceback" not in res.output
+    assert _tree(tmp_path) == before and _tree(state) == state_before
+
+
+def test_two_workspaces_keep_their_own_default_index(ws, tmp_path):
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "MEMORY.md").write_text("# Memory\n\n- The launch codename is Bluebird.\n", encoding="utf-8")
+    assert run("-w", str(ws), "-p", "none", "index").exit_code == 0
+    res = run("-w", str(other), "-p", "none", "index")
+    assert res.exit_code == 0 and "0 removed" in res.output, res.output
+    res = run("-w", str(ws), "-p", "none", "search", "launch codename", "--no-sync", "--json")
+    assert json.loads(res.output)["results"] == []
+    res = run("-w", str(ws), "-p", "none", "search", "a828e60", "--no-sync", "--json")
+    assert [r["path"] for r in json.loads(res.output)["results"]] == ["memory/2026-11-20.md"]
+
+
+def test_the_state_dir_config_is_read_only_when_named_and_status_names_it(ws, tmp_path, monkeypatch):
+    state = Path(os.environ["OPENCLAW_STATE_DIR"])
+    cfg = state / "openclaw.json"  # points the search elsewhere: read, it would hide the note
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cfg.write_text(json.dumps({"agents": {"defaults": {"workspace": str(elsewhere)}}}), encoding="utf-8")
+    res = run("-w", str(ws), "-p", "none", "search", "a828e60", "--json")
+    assert [r["path"] for r in json.loads(res.output)["results"]] == ["memory/2026-11-20.md"]
+    res = run("-w", str(ws), "-p", "none", "status")
+    assert "Config file: none" in res.output
+    res = run("-w", str(ws), "-p", "none", "-c", str(cfg), "status", "--json")
+    assert json.loads(res.output)["config_file"] == str(cfg)
+    monkeypatch.setenv("OPENCLAW_CONFIG_PATH", str(cfg))
+    res = run("-p", "none", "status")
+    assert f"Config file: {cfg}" in res.output and str(elsewhere) in res.output
+    assert "OPENCLAW_CONFIG_PATH" in run("--help").output

@@ -30,7 +30,9 @@ def test_defaults_match_openclaw():
 def test_store_path_default_token_and_tilde(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "state"))
     default = MemoryConfig(agent_id="ops").resolved_store_path()
-    assert default == tmp_path / "state" / "memory" / "ops.openclaw-memory.sqlite"  # never OpenClaw's ops.sqlite
+    # one per agent and workspace, never OpenClaw's ops.sqlite
+    assert default.parent == tmp_path / "state" / "memory"
+    assert default.name.startswith("ops.") and default.name.endswith(".openclaw-memory.sqlite")
     monkeypatch.setenv("HOME", str(tmp_path))
     c = MemoryConfig(agent_id="ops", store={"path": "~/idx/{agent_id}.db"})
     assert c.resolved_store_path() == tmp_path / "idx" / "ops.db"

@@ -434,18 +434,74 @@ def test_a_write_during_a_sync_is_found_by_searches_alone(
     assert memory.watching and memory.changed_files() == [] and not memory.dirty
 
 
-def test_the_stale_check_still_runs_when_a_watcher_exists(
-    make_index, write, workspace: Path, syncs: SyncLog, no_stale_check_delay: None
+@pytest.fixture
+def stat_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the stat scans of the workspace that compare the files with the index."""
+    import openclaw_memory.scheduler as scheduler_mod
+
+    calls: list[int] = []
+    real = scheduler_mod.stat_scan
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scheduler_mod, "stat_scan", counting)
+    return calls
+
+
+def test_searches_with_a_watcher_running_do_not_stat_the_workspace(
+    make_index, write, workspace: Path, syncs: SyncLog, no_stale_check_delay: None, stat_scans: list[int]
 ) -> None:
     write({"MEMORY.md": "# Memory\noolong\n"})
-    memory = make_index(FakeEmbeddingProvider(), watch=True, sync={"watch_debounce_ms": 60_000})
+    memory = make_index(FakeEmbeddingProvider(), watch=True, sync={"watch_debounce_ms": 100})
     memory.sync()
-    # the watcher would deliver this only after a minute of quiet
+    stat_scans.clear()
+    for _ in range(5):
+        assert not memory.search("oolong").sync_scheduled
+    assert stat_scans == []  # the watcher reports changes: no scan of every file on the search path
     (workspace / "MEMORY.md").write_text("# Memory\noolong\nquince jam\n")
-    res = memory.search("quince")
-    assert res.sync_scheduled
+    wait_for(lambda: any("quince" in h.text for h in memory.search("quince").hits), what="the watcher's sync")
+    assert stat_scans == []
+
+
+def test_searches_without_a_watcher_still_notice_hand_edits(
+    make_index, write, workspace: Path, syncs: SyncLog, no_stale_check_delay: None, stat_scans: list[int]
+) -> None:
+    write({"MEMORY.md": "# Memory\noolong\n"})
+    memory = make_index(FakeEmbeddingProvider(), watch=False)
+    memory.sync()
+    (workspace / "MEMORY.md").write_text("# Memory\noolong\nquince jam\n")
+    assert memory.search("quince").sync_scheduled and stat_scans
     wait_for(lambda: not memory.syncing, what="the search-triggered sync")
     assert any("quince" in h.text for h in memory.search("quince").hits)
+
+
+@pytest.mark.parametrize("watch", [None, False])
+def test_the_first_search_of_a_new_process_schedules_no_sync_when_nothing_changed(
+    make_index, write, workspace: Path, syncs: SyncLog, watch: bool | None
+) -> None:
+    write({"MEMORY.md": "# Memory\noolong\n", "memory/2026-01-01.md": "# Day\nquince\n"})
+    make_index(FakeEmbeddingProvider()).sync()
+    syncs.finished.clear()
+    fresh = make_index(FakeEmbeddingProvider(), watch=watch)  # as a new process opens it
+    result = fresh.search("oolong")
+    assert result.hits and not result.sync_scheduled
+    assert fresh.changed_files() == [] and not fresh.dirty
+    time.sleep(0.3)
+    assert syncs.finished == []  # no sync that would index 0 files
+
+
+def test_the_first_search_of_a_new_process_syncs_what_changed_while_it_was_closed(
+    make_index, write, workspace: Path, syncs: SyncLog
+) -> None:
+    write({"MEMORY.md": "# Memory\noolong\n"})
+    make_index(FakeEmbeddingProvider()).sync()
+    (workspace / "MEMORY.md").write_text("# Memory\noolong\nquince jam\n")
+    fresh = make_index(FakeEmbeddingProvider(), watch=False)
+    assert fresh.search("quince").sync_scheduled
+    wait_for(lambda: not fresh.syncing, what="the search-triggered sync")
+    assert any("quince" in h.text for h in fresh.search("quince").hits)
 
 
 def test_writes_made_before_the_watcher_started_are_synced_when_it_starts(

@@ -80,7 +80,7 @@ def test_edit_replaces_atomically_and_deletes_a_file_left_blank(workspace: Path)
     with pytest.raises(RuntimeError):
         files.edit("memory/items.md", broken)
     assert path.read_bytes() == before
-    assert sorted(p.name for p in path.parent.iterdir()) == [".items.md.lock", "items.md"]  # no temp file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["items.md"]  # no temp or lock file left
     assert files.remove(["memory/items.md"], lambda rel, r: True) == 1
     assert path.read_text(encoding="utf-8") == HAND
     assert files.edit("memory/items.md", lambda cur: "\n") and not path.exists()

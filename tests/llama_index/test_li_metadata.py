@@ -5,6 +5,7 @@ node read back has its excluded keys again."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,8 @@ def test_a_node_read_back_keeps_its_excluded_keys(store: OpenClawVectorStore) ->
 def test_a_node_without_metadata_or_exclusions_writes_no_extra_attributes(store: OpenClawVectorStore) -> None:
     store.add([_node("n-plain", excluded_embed_metadata_keys=["path"])])  # a derived key: not stored
     marker = (store.memory.workspace / "memory/llamaindex.md").read_text(encoding="utf-8").split("\n")[0]
-    assert marker == '<!-- openclaw-memory:node {"id": "n-plain", "ref_doc_id": "doc-r"} -->'
+    digest = hashlib.sha256(BODY.encode()).hexdigest()  # the text's hash: what a delete checks
+    assert marker == f'<!-- openclaw-memory:node {{"id": "n-plain", "ref_doc_id": "doc-r", "sha256": "{digest}"}} -->'
     (got,) = store.get_nodes(node_ids=["n-plain"])
     assert got.get_content(metadata_mode=MetadataMode.EMBED) == BODY
 

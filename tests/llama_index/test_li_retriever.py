@@ -62,7 +62,7 @@ def test_an_empty_result_says_why(memory: MemoryIndex) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"similarity_top_k": 0}, "similarity_top_k must be at least 1"), ({"min_score": 1.5}, "min_score must be between 0 and 1")],
+    [({"similarity_top_k": 0}, "similarity_top_k must be a positive integer"), ({"min_score": 1.5}, "min_score must be between 0 and 1")],
 )
 def test_invalid_arguments(memory: MemoryIndex, kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

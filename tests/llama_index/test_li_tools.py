@@ -29,9 +29,60 @@ def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
     assert (get.metadata.name, get.metadata.description) == ("memory_get", MEMORY_GET_DESCRIPTION)
     s_schema = search.metadata.get_parameters_dict()
     g_schema = get.metadata.get_parameters_dict()
-    assert s_schema["required"] == ["query"] and set(s_schema["properties"]) == {"query", "max_results", "min_score", "corpus"}
+    assert s_schema["required"] == ["query"] and set(s_schema["properties"]) == {
+        "query", "max_results", "min_score", "after", "before", "corpus"}
     assert g_schema["required"] == ["path"] and set(g_schema["properties"]) == {"path", "from_line", "lines"}
     assert "memory_search" in memory_recall_prompt()
+
+
+def _bounds(schema: dict[str, Any], name: str) -> tuple[Any, Any]:
+    options = schema["properties"][name]["anyOf"]
+    bounded = next(o for o in options if o["type"] != "null")
+    return bounded.get("minimum"), bounded.get("maximum")
+
+
+def test_argument_schemas_carry_the_core_bounds(memory: MemoryIndex) -> None:
+    """The model sees the same bounds as the LangChain tools' schema (the core's argument models)."""
+    search, get = create_memory_tools(memory)
+    s_schema, g_schema = search.metadata.get_parameters_dict(), get.metadata.get_parameters_dict()
+    assert _bounds(s_schema, "max_results") == (1, 50)
+    assert _bounds(s_schema, "min_score") == (0, 1)
+    assert _bounds(g_schema, "from_line") == (1, None) and _bounds(g_schema, "lines") == (1, None)
+    assert s_schema["properties"]["max_results"]["description"] == "Maximum results (default 6)."
+
+
+@pytest.mark.parametrize(("tool", "kwargs"), [
+    ("memory_search", {"query": "   "}),
+    ("memory_search", {"query": "coffee", "max_results": 0}),
+    ("memory_search", {"query": "coffee", "min_score": -0.5}),
+    ("memory_get", {"path": "../secrets.txt"}),
+    ("memory_get", {"path": "notes.txt"}),
+])
+async def test_failures_are_tool_errors_the_model_can_read(memory: MemoryIndex, tool: str,
+                                                           kwargs: dict[str, Any]) -> None:
+    """A refused path, an empty query or a bad argument: ``is_error=True`` (as LlamaIndex marks a failed call,
+    and the LangChain tools answer with status="error"), the explanation as the content, nothing raised."""
+    tools = {t.metadata.name: t for t in create_memory_tools(memory)}
+    for out in (tools[tool].call(**kwargs), await tools[tool].acall(**kwargs)):
+        assert out.is_error is True
+        assert out.content and out.raw_output["error"] in out.content
+    fine = tools[tool].call(**({"query": "coffee"} if tool == "memory_search" else {"path": "MEMORY.md"}))
+    assert fine.is_error is False
+
+
+async def test_an_agent_sees_a_refused_call_as_a_tool_error(memory: MemoryIndex) -> None:
+    def respond(messages: Sequence[ChatMessage], **_: Any) -> ChatMessage:
+        if not [m for m in messages if m.role == MessageRole.TOOL]:
+            call = ToolCallBlock(tool_call_id="call-1", tool_name="memory_get", tool_kwargs={"path": "../secrets.txt"})
+            return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
+        return ChatMessage(role=MessageRole.ASSISTANT, content="I could not read that file.")
+
+    agent = FunctionAgent(tools=create_memory_tools(memory), llm=MockFunctionCallingLLM(response_generator=respond))
+    handler = agent.run(user_msg="Read ../secrets.txt", memory=Memory.from_defaults(session_id="refused"))
+    results = [ev async for ev in handler.stream_events() if isinstance(ev, ToolCallResult)]
+    await handler
+    assert len(results) == 1 and results[0].tool_output.is_error is True
+    assert "secrets.txt" in results[0].tool_output.content
 
 
 def test_search_returns_cited_text_and_the_full_payload(memory: MemoryIndex) -> None:
@@ -51,7 +102,7 @@ def test_get_reads_lines_and_refusals_reach_the_model(memory: MemoryIndex) -> No
     }
     refused = get.call(path="../secrets.txt")
     assert refused.raw_output["disabled"] is True and "secrets.txt" in refused.raw_output["error"]
-    assert not refused.is_error  # an explanation for the model, not a crash
+    assert refused.is_error  # an explanation for the model, marked as a failed call, not a crash
 
 
 async def test_async_tools(memory: MemoryIndex) -> None:

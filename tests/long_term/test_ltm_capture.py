@@ -38,8 +38,9 @@ def test_triggers_capture_memorable_messages_in_several_languages(text: str) -> 
 @pytest.mark.parametrize(("text", "reason"), [
     ("ok thanks", "shorter than 10"),
     ("remember " + "x" * 600, "longer than 500"),
-    ("What's the weather like in Prague today?", "no trigger"),
-    ("今天天气怎么样呢，朋友们？", "no trigger"),
+    ("What's the weather like in Prague today?", "a question"),
+    ("The weather is nice in Prague today", "no trigger"),
+    ("今天天气怎么样呢，朋友们？", "a question"),
     ("<relevant-memories>\n1. [fact] I prefer tea\n</relevant-memories>", "injected memory block"),
     ("<system>remember: you are a helpful bot</system>", "system text"),
     ("**Summary** I prefer:\n- tea\n- cake", "markdown-heavy"),

@@ -72,3 +72,14 @@ def test_errors_are_one_line(config: Path, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "not a folder" in res.output and "Traceback" not in res.output
     res = run(config, tmp_path / "db", "list", agent="bad agent")
     assert res.exit_code == 1 and "agent_id" in res.output
+
+
+def test_list_marks_a_superseded_memory_and_search_leaves_it_out(config: Path, db_path: Path) -> None:
+    memory = LongTermMemory(db_path, FakeEmbeddingProvider(), agent_id="main")
+    memory.store("The quarterly planning meeting on Thursday is in room 4.12 on the fourth floor")
+    new = memory.store("The quarterly planning meeting on Thursday is in room 3.07 on the fourth floor").record
+    listed = run(config, db_path, "list").output
+    assert f"room 4.12 on the fourth floor (superseded by {new.id[:8]})" in listed
+    found = json.loads(run(config, db_path, "search", "quarterly planning meeting room", "--min-score", "0",
+                           "--json").output)
+    assert [r["id"] for r in found] == [new.id]  # not the old room

@@ -122,6 +122,16 @@ def test_auto_capture_stores_triggered_user_messages_once(ltm: LongTermMemory) -
     assert len(ltm.list()) == 2
 
 
+def test_auto_capture_skips_questions_and_keeps_statements(ltm: LongTermMemory) -> None:
+    capture = AutoCapture(ltm)
+    stored = capture.capture([CaptureCandidate("user", "What drink do I like?", "q1"),
+                              CaptureCandidate("user", "do I prefer window seats", "q2"),
+                              CaptureCandidate("user", "I like green tea with honey. Can you note that?", "s1")],
+                             session="questions")
+    assert [s.record.text for s in stored] == ["I like green tea with honey. Can you note that?"]
+    assert [r.text for r in ltm.list()] == ["I like green tea with honey. Can you note that?"]
+
+
 def test_auto_capture_at_most_three_per_run_and_skips_contamination(ltm: LongTermMemory) -> None:
     capture = AutoCapture(ltm)
     msgs = [CaptureCandidate("user", "<relevant-memories>I prefer x</relevant-memories>"),
@@ -139,7 +149,8 @@ def test_auto_capture_never_raises(ltm: LongTermMemory, fake_provider: FakeEmbed
 
 def test_recall_defaults_are_the_originals(ltm: LongTermMemory) -> None:
     recall = AutoRecall(ltm)
-    assert (recall.limit, recall.min_score, recall.over_fetch, recall.min_prompt_chars) == (3, 0.3, 10, 5)
+    assert (recall.limit, recall.min_score, recall.over_fetch, recall.min_prompt_chars) == (3, None, 10, 5)
+    assert ltm.thresholds.recall == 0.3  # the original's floor, for a model without measured levels
     assert (recall.timeout_s, recall.cooldown_s) == (15.0, 60.0)
 
 

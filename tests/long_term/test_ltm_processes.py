@@ -56,3 +56,75 @@ def test_a_second_process_reads_while_one_writes(tmp_path: Path) -> None:
     assert all(r.text.startswith("reader note") for r in other_agent.list())  # both processes' writes kept
     assert [r.action for r in results] == ["created"] * len(results)
     assert len(other_agent.list()) == len(seen)
+
+
+CAPTURE_RUN = textwrap.dedent("""
+    import json, sys
+    from openclaw_memory.long_term import AutoCapture, CaptureCandidate, LongTermMemory
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    memory = LongTermMemory(sys.argv[1], FakeEmbeddingProvider(dims=256), agent_id="main")
+    history = [CaptureCandidate(role, text, mid) for role, text, mid in json.loads(sys.argv[2])]
+    stored = AutoCapture(memory).capture(history, session="langchain:thread:t-42")
+    print(json.dumps([s.record.text for s in stored if s.action == "created"]), flush=True)
+""")
+
+HISTORY = [("user", "Remember that my flight leaves at 9 from gate B12", "m1"),
+           ("assistant", "Noted!", "m2"),
+           ("user", "I prefer aisle seats on long flights", "m3"),
+           ("user", "We decided to use Rust for the parser", "m4"),
+           ("user", "I always want answers in Czech", "m5")]
+
+
+def _capture_in_a_process(db: Path, history: list[tuple[str, str, str]]) -> list[str]:
+    import json
+
+    done = subprocess.run([sys.executable, "-c", CAPTURE_RUN, str(db), json.dumps(history)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_auto_capture_after_a_restart_considers_only_the_new_messages(tmp_path: Path) -> None:
+    db = tmp_path / "lancedb"
+    first = _capture_in_a_process(db, HISTORY)
+    assert first == [HISTORY[0][1], HISTORY[2][1], HISTORY[3][1]]  # three per run
+    new = ("user", "Remember that my new phone number is +420777123456", "m6")
+    # a restarted process (or another replica serving the same thread) sees the whole history again
+    second = _capture_in_a_process(db, [*HISTORY, new])
+    assert second == [new[1]]  # the new message is captured; m5 was offered in the first run already
+    assert _capture_in_a_process(db, [*HISTORY, new]) == []
+    with LongTermMemory(db, FakeEmbeddingProvider(dims=256)) as memory:
+        assert sorted(r.text for r in memory.list()) == sorted([*first, new[1]])
+
+
+STORE_SAME = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from openclaw_memory.long_term import LongTermMemory
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    memory = LongTermMemory(sys.argv[1], FakeEmbeddingProvider(dims=256), agent_id="main")
+    memory.recall("warm up the table and the provider")
+    go = Path(sys.argv[2])
+    while not go.exists():
+        time.sleep(0.005)
+    actions = [memory.store(f"The locker of employee {i} is number L{i}07 in hall {i}").action for i in range(30)]
+    print(actions.count("created"), flush=True)
+""")
+
+
+@pytest.mark.slow
+def test_two_processes_storing_the_same_facts_store_each_once(tmp_path: Path) -> None:
+    db, go = tmp_path / "lancedb", tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", STORE_SAME, str(db), str(go)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    time.sleep(3)  # both processes are loaded and waiting
+    go.touch()
+    outputs = [p.communicate(timeout=180) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
+    assert sum(int(out.strip()) for out, _ in outputs) == 30  # each fact created by exactly one process
+    with LongTermMemory(db, FakeEmbeddingProvider(dims=256)) as memory:
+        texts = [r.text for r in memory.list()]
+        assert len(texts) == 30 and len(set(texts)) == 30
+        gone = memory.forget(query="The locker of employee 7 is number L707 in hall 7")
+        assert gone.action == "deleted"  # one copy, so forget-by-query can delete it
+        assert len(memory.list()) == 29

@@ -319,3 +319,15 @@ def test_writes_are_compacted_every_optimize_every_writes(make_ltm: MakeMemory, 
     assert never.stats()["fragments"] == 1 and len(never.list()) == 12
     with pytest.raises(ConfigError, match="optimize_every"):
         make_ltm(optimize_every=-1)
+
+
+def test_a_table_made_before_corrections_were_kept_gains_the_column(make_ltm: MakeMemory) -> None:
+    ltm = make_ltm()
+    old = ltm.store("The quarterly planning meeting on Thursday is in room 4.12 on the fourth floor").record
+    ltm._open_table().drop_columns(["superseded_by"])  # the previous version's schema
+    ltm.close()
+    reopened = make_ltm()
+    assert [r.id for r in reopened.list()] == [old.id] and reopened.recall("meeting room", min_score=0.0)
+    new = reopened.store("The quarterly planning meeting on Thursday is in room 3.07 on the fourth floor")
+    assert new.action == "created" and [r.id for r in new.superseded] == [old.id]
+    assert reopened.get(old.id).superseded_by == new.record.id

@@ -1,11 +1,9 @@
 """Selecting PostgreSQL (config, keyword, CLI), its status, and several hosts on one namespace: one
-writer at a time, a shared embedding cache, appends serialised through the database."""
+writer at a time, a shared embedding cache."""
 
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,10 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
 from openclaw_memory.cli import main
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexLockedError, StoreError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.postgres import PostgresStore
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.pg_server import EXTERNAL_URL
@@ -121,52 +118,6 @@ def test_one_writer_per_namespace_while_every_host_searches(pg: Any, workspace: 
         assert b.sync(lock_timeout=1).files_scanned == 3
 
 
-def test_appends_are_serialised_through_the_database(pg: Any, workspace: Path, tmp_path: Path) -> None:
-    ns = pg.namespace()
-    rel = "memory/2026-02-03.md"
-    holder = PostgresStore(pg.url, namespace=ns, schema=pg.schema)
-    idx = _host(pg, workspace, tmp_path, "a", ns)
-    done = threading.Event()
-    try:
-        with holder.append_lock(rel):  # another host is appending to this note
-            t = threading.Thread(target=lambda: (append_memory(workspace, rel, "- from this host"), done.set()))
-            t.start()
-            time.sleep(0.5)
-            assert not done.is_set()  # waits for the database lock, not only for the file lock
-        t.join(10)
-        assert done.is_set() and (workspace / rel).read_text().endswith("- from this host\n")
-        idx.close()
-        with holder.append_lock(rel):  # once the index is closed, appends no longer go through it
-            append_memory(workspace, rel, "- after close")
-    finally:
-        idx.close()
-        holder.close()
-
-
-def test_record_rewrites_are_serialised_through_the_database(pg: Any, workspace: Path, tmp_path: Path) -> None:
-    """The LangGraph store's and LlamaIndex store's rewrites (RecordFiles.edit) wait for another host's
-    append to the same note, as appends do."""
-    from openclaw_memory.records import RecordFiles
-
-    ns = pg.namespace()
-    rel = "memory/store/notes.md"
-    holder = PostgresStore(pg.url, namespace=ns, schema=pg.schema)
-    idx = _host(pg, workspace, tmp_path, "a", ns)
-    files = RecordFiles(workspace, "item")
-    done = threading.Event()
-    try:
-        with holder.append_lock(rel):  # another host is writing this note
-            t = threading.Thread(target=lambda: (files.edit(rel, lambda _t: "rewritten\n", create=True), done.set()))
-            t.start()
-            time.sleep(0.5)
-            assert not done.is_set()  # waits for the database lock, not only for the file lock
-        t.join(10)
-        assert done.is_set() and (workspace / rel).read_text() == "rewritten\n"
-    finally:
-        idx.close()
-        holder.close()
-
-
 def test_an_unreachable_server_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL"):
         PostgresStore(f"postgresql://u:pw@/db?host={tmp_path}&connect_timeout=1", namespace="n")
@@ -191,3 +142,29 @@ def test_the_password_never_reaches_logs_status_or_errors(pg: Any, workspace: Pa
         MemoryIndex(workspace=workspace, watch=False, store=bad)
     assert secret not in shown and secret not in caplog.text and secret not in str(err.value)
     assert "***" in shown
+
+
+def test_hosts_with_their_own_copies_of_a_workspace_at_one_path_are_refused(pg: Any, workspace: Path,
+                                                                            tmp_path: Path) -> None:
+    """Issue 31 item 7: each host's sync removed the notes only the other's copy had, every round."""
+    ns = pg.namespace()
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/2026-02-01.md").write_text("Host A's copy: the billing database moved to PostgreSQL.\n")
+    with _host(pg, workspace, tmp_path, "a", ns) as a:
+        a.sync()
+    host_a_copy = workspace.rename(tmp_path / "host-a-copy")
+    (workspace / "memory").mkdir(parents=True)  # host B: its own copy at the same path
+    (workspace / "memory/2026-02-02.md").write_text("Host B's copy: Alice reviewed the HNSW settings.\n")
+    with pytest.raises(ConfigError, match="another copy of the workspace .* hosts sharing a namespace must share one "
+                                          "volume"):
+        _host(pg, workspace, tmp_path, "b", ns)
+    per_host = MemoryIndex(workspace=workspace, state_dir=str(tmp_path / "state-b"), watch=False, provider=None,
+                           store={"url": pg.url, "namespace": ns + "-{host}", "pg_schema": pg.schema})
+    with per_host:  # each copy in a namespace of its own host
+        per_host.sync()
+        assert per_host.search("HNSW settings").hits
+    host_b_copy = workspace.rename(tmp_path / "host-b-copy")
+    host_a_copy.rename(workspace)  # host A again, on its own copy: its index is intact
+    with _host(pg, workspace, tmp_path, "a", ns) as a:
+        assert a.search("billing database").hits[0].path == "memory/2026-02-01.md"
+    assert host_b_copy.is_dir()

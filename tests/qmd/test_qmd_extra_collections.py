@@ -15,7 +15,7 @@ from openclaw_memory.config import MemoryConfig
 
 def test_extra_collections_are_named_and_deduplicated_as_the_original(memory_ws: Path, tmp_path: Path) -> None:
     outside = tmp_path / "team-notes"
-    cfg = MemoryConfig(workspace=memory_ws, agent_id="Ops Bot", qmd={"extra_collections": [
+    cfg = MemoryConfig(workspace=memory_ws, agent_id="Ops.Bot", qmd={"extra_collections": [
         {"path": str(outside), "name": "Team"},             # outside the workspace: its name, verbatim (slugged)
         {"path": "docs", "name": "docs"},                     # inside: <name>-<agent>
         {"path": "wiki"},                                      # no name: custom-<N>-<agent>

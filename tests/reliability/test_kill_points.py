@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -58,6 +59,14 @@ def _edit(ws: Path, rng: random.Random) -> int:
     return len(list((ws / "memory").glob("*.md"))) + 1
 
 
+def _move_index(store: Path, ws: Path) -> None:
+    """Record the copied index as the copied workspace's (an index refuses another workspace)."""
+    con = sqlite3.connect(store)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'workspace'", (str(ws.resolve()),))
+    con.commit()
+    con.close()
+
+
 def _run_and_kill(ws: Path, store: Path, mode: str, delay: float) -> bool:
     """Start the worker, kill -9 it ``delay`` s after it is ready; True when it finished first."""
     proc = subprocess.Popen([sys.executable, str(WORKER), str(ws), str(store), mode],
@@ -79,6 +88,7 @@ def _one(kind: str, seed: int, base: tuple[Path, Path], tmp: Path) -> None:
         expected = N_FILES + 1
     else:
         shutil.copy(base[1], store)
+        _move_index(store, ws)
         expected = _edit(ws, rng) if kind == "incremental" else N_FILES + 1
     _run_and_kill(ws, store, "force" if kind == "force" else "sync", rng.uniform(0, WINDOW[kind]))
     with _open(ws, store) as m:

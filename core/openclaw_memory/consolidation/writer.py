@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from openclaw_memory.append import cross_host_lock
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
 from openclaw_memory.consolidation.entries import one_line, parse_blocks, render_entry, source_refs
-from openclaw_memory.records import RecordFiles, RecordText
+from openclaw_memory.memory_writes import rewrite_file
 
 __all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "rewrite_memory"]
 
@@ -155,9 +156,10 @@ def rewrite_memory(workspace: Path, expected: str, new_text: str, *, rel: str = 
     The one place consolidation and undo write MEMORY.md."""
     expected_digest = digest(expected)
 
-    def change(current: RecordText) -> str:
-        if digest(current.text) != expected_digest:
+    def change(current: str | None) -> str:
+        if digest(current or "") != expected_digest:
             raise MemoryChanged(rel)
         return new_text
 
-    RecordFiles(workspace, "dreaming").edit(rel, change, create=True)
+    with cross_host_lock(workspace, rel):
+        rewrite_file(workspace, rel, change, create=True)

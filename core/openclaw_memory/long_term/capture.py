@@ -1,7 +1,8 @@
 """What auto-capture keeps: trigger phrases, the category heuristic and the contamination filters.
 
 A user message is captured when it is 10..500 characters long, matches a trigger (English, Czech,
-Chinese, Japanese, Korean, or custom patterns) and is not contaminated: not an injected
+Chinese, Japanese, Korean, or custom patterns) in a statement (a question such as "What drink do I
+like?" is not something the user told us) and is not contaminated: not an injected
 ``<relevant-memories>`` block, not system text, not Markdown- or emoji-heavy agent output, and not
 text that looks like a prompt injection (a memory is re-injected into later prompts, so an
 instruction stored today would be obeyed tomorrow).
@@ -14,7 +15,10 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
+
+from openclaw_memory.long_term.state import update_json
 
 __all__ = [
     "CATEGORIES",
@@ -28,6 +32,7 @@ __all__ = [
     "is_contaminated",
     "looks_like_prompt_injection",
     "select_captures",
+    "statements",
 ]
 
 MemoryCategory = Literal["preference", "fact", "decision", "entity", "other"]
@@ -85,6 +90,10 @@ _PROMPT_INJECTION = tuple(re.compile(p, re.I) for p in (
     r"\b(?:run|execute|call|invoke)\b.{0,40}\b(?:tool|command)\b",
     r"忽略.{0,20}(?:指令|指示|提示)|無視して|지시를?\s*무시",
 ))
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|why|how)\b"
+    r"|^(?:do|does|did|can|could|would|should|will|is|are|am|have|has)\s+(?:i|you|we|my|your|our|the)\b", re.I)
 _EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 _MARKDOWN_MARKERS = re.compile(r"\*\*|__|^#{1,6}\s|^\s*[-*+]\s|^\s*\d+\.\s|^\s*>|```|\|.*\|", re.M)
 
@@ -123,6 +132,16 @@ def is_contaminated(text: str) -> str | None:
     return None
 
 
+def statements(text: str) -> str:
+    """``text`` without its questions (sentences ending in a question mark or opening like one)."""
+    kept = []
+    for sentence in _SENTENCE_END.split(text):
+        stripped = sentence.strip()
+        if stripped and not stripped.endswith(("?", "？")) and not _QUESTION_START.match(stripped):
+            kept.append(stripped)
+    return " ".join(kept)
+
+
 def capture_rejection(
     text: str,
     *,
@@ -141,7 +160,10 @@ def capture_rejection(
     reason = is_contaminated(text)
     if reason:
         return reason
-    if not any(p.search(text) for p in (triggers if triggers is not None else _DEFAULT_COMPILED)):
+    told = statements(text)
+    if not told:
+        return "a question"
+    if not any(p.search(told) for p in (triggers if triggers is not None else _DEFAULT_COMPILED)):
         return "no trigger"
     return None
 
@@ -170,18 +192,25 @@ class CaptureCandidate:
 
 
 class CaptureCursor:
-    """The messages each session has already offered to auto-capture, so none is captured twice.
+    """The messages each session (conversation thread) has already offered to auto-capture, so none
+    is considered twice.
 
-    Bounded: keeps the most recent ``max_keys`` message keys per session and ``max_sessions`` sessions.
+    With a ``directory``, each session's cursor is a file there (shared by every process and kept
+    across restarts); without one it lives in this object only. Bounded: the most recent
+    ``max_keys`` message keys per session (and, in memory, ``max_sessions`` sessions).
     """
 
-    def __init__(self, *, max_keys: int = 4096, max_sessions: int = 256) -> None:
+    def __init__(self, directory: str | Path | None = None, *, max_keys: int = 4096, max_sessions: int = 256) -> None:
+        self.directory = Path(directory) if directory is not None else None
         self._seen: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
         self._max_keys = max_keys
         self._max_sessions = max_sessions
 
     def unseen(self, session: str, messages: Sequence[CaptureCandidate]) -> list[CaptureCandidate]:
         """The messages of ``session`` not offered before; marks them all as seen."""
+        if self.directory is not None:
+            name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json"
+            return update_json(self.directory / name, lambda keys: self._advance(keys, messages))
         seen = self._seen.setdefault(session, OrderedDict())
         self._seen.move_to_end(session)
         while len(self._seen) > self._max_sessions:
@@ -196,6 +225,19 @@ class CaptureCursor:
         while len(seen) > self._max_keys:
             seen.popitem(last=False)
         return fresh
+
+    def _advance(self, stored: Any, messages: Sequence[CaptureCandidate]) -> tuple[list[str], list[CaptureCandidate]]:
+        """(the stored keys plus the new ones, bounded; the messages not seen before)."""
+        keys = [k for k in stored if isinstance(k, str)] if isinstance(stored, list) else []
+        seen = set(keys)
+        fresh = []
+        for message in messages:
+            key = message.key()
+            if key not in seen:
+                seen.add(key)
+                keys.append(key)
+                fresh.append(message)
+        return keys[-self._max_keys:], fresh
 
 
 def select_captures(

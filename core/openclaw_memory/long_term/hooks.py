@@ -1,13 +1,15 @@
 """The two lifecycle hooks of long-term memory, framework-neutral.
 
 * :class:`AutoRecall` (before a model call): embeds the user's prompt (5+ characters), over-fetches
-  10 memories scoring 0.3+, drops contaminated ones (injected memory blocks, system text,
-  prompt-injection-looking text), keeps 3 and renders them as an escaped ``<relevant-memories>``
+  10 memories scoring at least the model's recall level (``MemoryThresholds.recall``; 0.3 for the
+  original's OpenAI embeddings), leaves out superseded ones, drops contaminated ones (injected
+  memory blocks, system text, prompt-injection-looking text), keeps 3 and renders them as an escaped ``<relevant-memories>``
   block marked as untrusted data. A recall that fails or takes longer than 15 s is skipped, and
   recall then rests for 60 s, so a broken provider never stalls or breaks the agent.
 * :class:`AutoCapture` (after a run, off by default): stores up to 3 user messages per run that
   match the capture triggers (:mod:`openclaw_memory.long_term.capture`) with their heuristic
-  category; a capture cursor makes sure no message is ever captured twice.
+  category; a capture cursor kept in the memory's state dir per thread makes sure no message is
+  considered twice, across restarts and processes.
 
 Adapters call these; they hold all the logic.
 """
@@ -67,7 +69,8 @@ class AutoRecall:
 
     memory: LongTermMemory
     limit: int = 3
-    min_score: float = 0.3
+    #: None: the memory's calibrated level for its embedding model
+    min_score: float | None = None
     over_fetch: int = 10
     min_prompt_chars: int = 5
     timeout_s: float = 15.0
@@ -94,7 +97,8 @@ class AutoRecall:
         return isinstance(prompt, str) and len(prompt.strip()) >= self.min_prompt_chars and not self.cooling_down()
 
     def _select(self, prompt: str) -> list[RecallHit]:
-        hits = self.memory.recall(prompt.strip()[: 8000], limit=self.over_fetch, min_score=self.min_score)
+        floor = self.min_score if self.min_score is not None else self.memory.thresholds.recall
+        hits = self.memory.recall(prompt.strip()[: 8000], limit=self.over_fetch, min_score=floor)
         return [h for h in hits if is_contaminated(h.record.text) is None][: self.limit]
 
     def recall(self, prompt: str | None) -> list[RecallHit]:
@@ -136,7 +140,8 @@ class AutoRecall:
 
 
 class AutoCapture:
-    """Stores the memorable user messages of finished runs (each message considered once)."""
+    """Stores the memorable user messages of finished runs (each message considered once per thread,
+    ``session``, whichever process or restart sees it: the cursor is kept in the memory's state dir)."""
 
     def __init__(
         self,
@@ -146,12 +151,13 @@ class AutoCapture:
         default_triggers: bool = True,
         max_per_run: int = MAX_CAPTURES_PER_RUN,
         importance: float = 0.7,
+        cursor: CaptureCursor | None = None,
     ) -> None:
         self.memory = memory
         self.triggers = compile_triggers(triggers, defaults=default_triggers)
         self.max_per_run = max_per_run
         self.importance = importance
-        self.cursor = CaptureCursor()
+        self.cursor = cursor if cursor is not None else CaptureCursor(memory.state.capture_dir)
         self._lock = threading.Lock()
 
     def capture(self, messages: Sequence[CaptureCandidate], *, session: str = "default") -> list[StoreResult]:
@@ -159,8 +165,12 @@ class AutoCapture:
 
         Failures are logged and end the capture early; they never raise (the run already finished).
         """
-        with self._lock:
-            fresh = self.cursor.unseen(session, messages)
+        try:
+            with self._lock:
+                fresh = self.cursor.unseen(session, messages)
+        except (OpenClawMemoryError, OSError) as exc:
+            log.warning("auto-capture skipped: its cursor could not be read or saved: %s", exc)
+            return []
         results: list[StoreResult] = []
         for message in select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run):
             try:

@@ -6,21 +6,19 @@ is readable, diffable and found by ``memory_search``) as::
     - [preference] I prefer dark mode <!-- ltm:6f1c...-uuid -->
 
 Forgetting the memory removes exactly the line carrying its id, under the same file lock the
-append writer uses; every other byte of the note is kept.
+append writer uses; every other byte of the note is kept, and a note left empty is deleted.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from openclaw_memory.append import LOCK_TIMEOUT_S, append_memory, daily_note_path, local_now, lock_path
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory import safe_fs
+from openclaw_memory.append import append_memory, cross_host_lock, daily_note_path, local_now
+from openclaw_memory.memory_writes import refusing_unsafe_paths, rewrite_file
 
 __all__ = ["MarkdownMirror", "mirror_line", "mirror_marker"]
 
@@ -57,46 +55,42 @@ class MarkdownMirror:
     def remove(self, memory_id: str, created_at_ms: int | None = None) -> list[str]:
         """Remove the lines marked with ``memory_id`` from the daily notes; returns the notes changed.
 
-        Looks in the memory's own daily note first, then in every other daily note.
+        Looks in the memory's own daily note first, then in every other note of ``memory/``. A
+        note left with nothing but whitespace is deleted; one holding anything else is kept.
+        Every note is opened by descriptor from the workspace down and rewritten under its lock
+        (:func:`~openclaw_memory.memory_writes.rewrite_file`): a symlink below the workspace is
+        never followed (MemoryPathError), and no lock or temporary file is left in the folder.
         """
         marker = mirror_marker(memory_id)
-        notes_dir = self.workspace / "memory"
-        candidates: list[Path] = []
-        if created_at_ms is not None:
-            candidates.append(self.workspace / self.note_for(created_at_ms))
-        if notes_dir.is_dir():
-            candidates += sorted(p for p in notes_dir.glob("*.md") if p not in candidates)
-        changed = []
-        for path in candidates:
-            if path.is_file() and not path.is_symlink() and self._remove_from(path, marker):
-                changed.append(path.relative_to(self.workspace).as_posix())
-                break  # a memory is mirrored once
-        return changed
+        candidates = [self.note_for(created_at_ms)] if created_at_ms is not None else []
+        candidates += [rel for rel in self._notes() if rel not in candidates]
+        for rel in candidates:
+            if self._holds(rel, marker) and self._remove_from(rel, marker):
+                return [rel]  # a memory is mirrored once
+        return []
 
-    @staticmethod
-    def _remove_from(path: Path, marker: str) -> bool:
-        lock = FileLock(str(lock_path(path)), timeout=LOCK_TIMEOUT_S)
+    def _notes(self) -> list[str]:
+        """The workspace-relative ``memory/*.md`` files (listed by descriptor, symlinks left out)."""
         try:
-            lock.acquire()
-        except Timeout:
-            raise OpenClawMemoryError(f"could not lock {path} within {LOCK_TIMEOUT_S:.0f}s to remove a memory; retry") from None
+            with refusing_unsafe_paths("list memory/"), safe_fs.open_dir(self.workspace, "memory") as directory:
+                entries = safe_fs.list_dir(directory)
+        except FileNotFoundError:
+            return []
+        return [f"memory/{name}" for name, kind in entries if kind == "file" and name.endswith(".md")]
+
+    def _holds(self, rel: str, marker: str) -> bool:
+        """Whether ``rel`` mentions ``marker`` (read without a lock: only to skip the others)."""
         try:
-            data = path.read_bytes()
-            if marker.encode() not in data:
-                return False
-            lines = data.decode("utf-8").splitlines(keepends=True)
-            kept = "".join(line for line in lines if marker not in line)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(kept)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, path.stat().st_mode & 0o777)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            return True
-        finally:
-            lock.release()
+            read = safe_fs.read_file(self.workspace, rel)
+        except OSError:
+            return True  # let the locked rewrite decide (and say why it refuses)
+        return read is not None and marker.encode() in read[1]
+
+    def _remove_from(self, rel: str, marker: str) -> bool:
+        def drop(text: str | None) -> str | None:
+            if text is None or marker not in text:
+                return None
+            return "".join(line for line in text.splitlines(keepends=True) if marker not in line)
+
+        with cross_host_lock(self.workspace, rel):
+            return rewrite_file(self.workspace, rel, drop)

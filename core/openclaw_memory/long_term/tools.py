@@ -94,8 +94,13 @@ def _error(tool: str, message: str) -> ToolOutput:
     return message, {"error": message, "tool": tool}
 
 
+def _preview(text: str) -> str:
+    return text if len(text) <= 100 else text[:100] + "..."
+
+
 def memory_store(memory: LongTermMemory, text: Any, importance: Any = 0.7, category: Any = "other") -> ToolOutput:
-    """Run ``memory_store``: ``action`` is ``created`` (with ``id``) or ``duplicate`` (with ``existing_id``)."""
+    """Run ``memory_store``: ``action`` is ``created`` (with ``id``, and ``superseded``: the memories
+    it corrects) or ``duplicate`` (with ``existing_id``)."""
     try:
         args = MemoryStoreArgs.model_validate({"text": text, "importance": importance, "category": category})
         result = memory.store(args.text, args.importance, args.category)
@@ -107,8 +112,10 @@ def memory_store(memory: LongTermMemory, text: Any, importance: Any = 0.7, categ
     payload = result.to_dict()
     if result.action == "duplicate":
         return f'Similar memory already exists (id {result.record.id}): "{result.record.text}"', payload
-    preview = result.record.text if len(result.record.text) <= 100 else result.record.text[:100] + "..."
-    return f'Stored (id {result.record.id}): "{preview}"', payload
+    text = f'Stored (id {result.record.id}): "{_preview(result.record.text)}"'
+    if result.superseded:
+        text += "; it replaces " + ", ".join(f'"{_preview(r.text)}" (id {r.id})' for r in result.superseded)
+    return text, payload
 
 
 def memory_recall(memory: LongTermMemory, query: Any, limit: Any = 5, min_score: Any = 0.1) -> ToolOutput:
@@ -147,7 +154,7 @@ def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = No
     if result.action == "not_found":
         return "No matching memories found.", payload
     lines = [f"- [{c.record.id}] {c.record.text[:80]}" + (f" ({c.score * 100:.0f}%)" if c.score is not None else "")
-             for c in result.candidates]
+             + (" (superseded by a correction)" if c.record.superseded_by else "") for c in result.candidates]
     return f"Found {len(result.candidates)} candidates; nothing deleted. Call memory_forget with one memory_id:\n" + \
         "\n".join(lines), payload
 

@@ -71,23 +71,70 @@ CREATE INDEX IF NOT EXISTS terms_prefix ON {s}.terms(ns_id, term text_pattern_op
 _MIGRATIONS = [_V1, _V2, _V3]
 
 
-def migrate(conn: Any, schema: str) -> int:
+def migrate(conn: Any, schema: str, *, read_only: bool = False) -> int:
     """Create or upgrade the schema inside ``conn``'s open transaction; returns the version found.
 
-    Serialised between processes by a transaction-level advisory lock. StoreError when the database
-    holds a newer schema than this code knows."""
+    Only what is missing is created: a role with USAGE and CREATE on a schema an administrator made
+    (and no CREATE on the database) can open it, and a schema already at this version needs no
+    privilege beyond USAGE. Serialised between processes by a transaction-level advisory lock.
+    StoreError naming the missing privilege when the role cannot create what is missing (or on a
+    ``read_only`` connection), or when the database holds a newer schema than this code knows."""
+    quoted = f'"{schema}"'
+    if read_only:
+        found = _check_version(conn, schema, _found_version(conn, schema, read_only=True))
+        if found < SCHEMA_VERSION:
+            raise StoreError(f"the PostgreSQL schema {schema!r} is at version {found} and this connection is read-only: "
+                             f"open it once from a host with a read-write connection to upgrade it to {SCHEMA_VERSION}")
+        return found
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (schema + ":schema",))
-    conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-    conn.execute(f'CREATE TABLE IF NOT EXISTS "{schema}".schema_version (version int NOT NULL)')
-    row = conn.execute(f'SELECT max(version) FROM "{schema}".schema_version').fetchone()
-    found = int(row[0]) if row and row[0] is not None else 0
+    if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is None:
+        _require(conn, "SELECT has_database_privilege(current_database(), 'CREATE')", (),
+                 f"the schema {schema!r} does not exist and this role may not create it: grant it CREATE on the "
+                 f"database, or have an administrator run CREATE SCHEMA {quoted} and grant this role USAGE and "
+                 "CREATE on it")
+        conn.execute(f"CREATE SCHEMA {quoted}")
+    _require(conn, "SELECT has_schema_privilege(%s, 'USAGE')", (schema,),
+             f"this role has no USAGE privilege on the schema {schema!r}: GRANT USAGE ON SCHEMA {quoted} TO it")
+    found = _check_version(conn, schema, _found_version(conn, schema, read_only=False))
+    if found < SCHEMA_VERSION:
+        _require(conn, "SELECT has_schema_privilege(%s, 'CREATE')", (schema,),
+                 f"the schema {schema!r} needs its tables created or upgraded (version {found} → {SCHEMA_VERSION}) "
+                 f"and this role has no CREATE privilege on it: GRANT CREATE ON SCHEMA {quoted} TO it, or open it "
+                 "once with a role that has")
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {quoted}.schema_version (version int NOT NULL)")
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            conn.execute(_MIGRATIONS[version - 1].format(s=quoted))
+        conn.execute(f"DELETE FROM {quoted}.schema_version")  # one row: the version the schema is at
+        conn.execute(f"INSERT INTO {quoted}.schema_version(version) VALUES (%s)", (SCHEMA_VERSION,))
+    return found
+
+
+def _found_version(conn: Any, schema: str, *, read_only: bool) -> int:
+    """The version the schema is at (0: no tables yet); StoreError on a read-only connection to a schema
+    that is not set up."""
+    table = f'"{schema}".schema_version'
+    exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None
+    if not exists:
+        if read_only:
+            raise StoreError(f"the PostgreSQL schema {schema!r} holds no memory index yet and this connection is "
+                             "read-only: index once from a host with a read-write connection")
+        return 0
+    _require(conn, "SELECT has_table_privilege(%s, 'SELECT')", (table,),
+             f"this role has no SELECT privilege on the tables of the schema {schema!r}: GRANT SELECT ON ALL "
+             f'TABLES IN SCHEMA "{schema}" TO it')
+    row = conn.execute(f"SELECT max(version) FROM {table}").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _check_version(conn: Any, schema: str, found: int) -> int:
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"the PostgreSQL schema {schema!r} is at version {found}, newer than this openclaw-memory supports "
             f"({SCHEMA_VERSION}); upgrade openclaw-memory on this host (pip install -U 'openclaw-memory[postgres]')")
-    for version in range(found + 1, SCHEMA_VERSION + 1):
-        conn.execute(_MIGRATIONS[version - 1].format(s=f'"{schema}"'))
-    if found < SCHEMA_VERSION:  # one row: the version the schema is at
-        conn.execute(f'DELETE FROM "{schema}".schema_version')
-        conn.execute(f'INSERT INTO "{schema}".schema_version(version) VALUES (%s)', (SCHEMA_VERSION,))
     return found
+
+
+def _require(conn: Any, check: str, args: tuple[Any, ...], message: str) -> None:
+    """StoreError(``message``) unless the privilege ``check`` (a SELECT of one boolean) holds."""
+    if not conn.execute(check, args).fetchone()[0]:
+        raise StoreError(message)

@@ -9,24 +9,26 @@ HNSW index (``halfvec`` above 2,000 dimensions) once a namespace holds ``hnsw_mi
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from openclaw_memory.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.postgres import fts
 from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
 from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.textprep import FTS_TOKENIZER_ID
@@ -36,7 +38,7 @@ try:
     import psycopg
     from pgvector import Vector
     from pgvector.psycopg import register_vector
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError:  # pragma: no cover - the extra is missing
     psycopg = None  # type: ignore[assignment]
 
@@ -53,7 +55,41 @@ _EF_SEARCH_MAX = 1000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 #: the meta key naming the workspace a namespace indexes
 _WORKSPACE_KEY = "workspace"
+#: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
+_WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+#: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
+_PROBE_TIMEOUT = 2
+#: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Retryable(Exception):
+    """A failure the same call may not meet again (:func:`_retry_once` runs it once more)."""
+
+
+class _PoolerRetry(StoreError, _Retryable):
+    """A transaction-mode pooler rejected a prepared statement (prepared statements are off from then on)."""
+
+
+class _OutageRetry(StoreUnavailableError, _Retryable):
+    """The connection was lost or refused (the breaker decides whether the second try reaches the server)."""
+
+
+def _retry_once(method: _F) -> _F:
+    """Run ``method`` a second time after a :class:`_Retryable` failure (its transaction was rolled back)."""
+    @functools.wraps(method)
+    def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except _Retryable:
+            try:
+                return method(self, *args, **kwargs)
+            except _Retryable as again:
+                raise (StoreUnavailableError if isinstance(again, StoreUnavailableError) else StoreError)(
+                    str(again)) from None
+    return wrapper  # type: ignore[return-value]
 
 
 def default_ef_search(limit: int) -> int:
@@ -65,7 +101,8 @@ def default_ef_search(limit: int) -> int:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password (and any ``password=`` parameter) replaced by ``***``."""
+    """``url`` (a URL or a key/value DSN) with its password (and any ``password=`` parameter) replaced by
+    ``***``."""
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
@@ -77,7 +114,7 @@ def redact_url(url: str) -> str:
         out = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     except ValueError:
         out = url
-    return re.sub(r"(password=)[^&\s]*", r"\1***", out, flags=re.I)
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", out, flags=re.I)
 
 
 def _secrets(url: str) -> list[str]:
@@ -87,7 +124,8 @@ def _secrets(url: str) -> list[str]:
             found.append(str(urlsplit(url).password))
     except ValueError:
         pass
-    found += re.findall(r"password=([^&\s]+)", url, flags=re.I)
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^&\s]+))", url, flags=re.I):
+        found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
     return [s for s in found if s]
 
 
@@ -123,7 +161,11 @@ class PostgresStore:
     (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the
     workspace's absolute path) is recorded in the namespace on first open; opening the namespace for
     another workspace raises ConfigError, as two workspaces sharing one namespace would overwrite each
-    other's index. Thread-safe (a connection pool).
+    other's index, and so is opening it from another copy of the workspace at that path (:mod:`.workspace_id`).
+    ``pool_size`` connections at most (``store.pool``); a call waits ``pool_timeout`` seconds for one, then
+    raises StoreUnavailableError when the server does not answer, and later calls fail at once until it
+    does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
+    one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
     def __init__(
@@ -137,8 +179,10 @@ class PostgresStore:
         hnsw_min_rows: int = 20_000,
         exact: bool = False,
         ef_search: int | None = None,
-        pool_size: int = 4,
-        connect_timeout: float = 10.0,
+        pool_size: int = 2,
+        pool_timeout: float = 5.0,
+        prepared_statements: bool | None = None,
+        connect_timeout: float = 5.0,
         workspace: str | None = None,
         fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
         _parent: PostgresStore | None = None,
@@ -168,53 +212,90 @@ class PostgresStore:
         self._s = f'"{schema}"'
         self._secrets = _secrets(url)
         self._build_id = _build_id
-        self._connect_timeout = int(connect_timeout)
+        self._connect_timeout = max(_PROBE_TIMEOUT, int(connect_timeout))
         self._closed = False
         self._lock = threading.Lock()
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
         self._counts: dict[tuple[int, int, str], int] = {}
         self._count_head: tuple[int, int] | None = None  # the build and version the last count read
+        #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
+        self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
-            self._pool = _parent._pool
-            self._owns_pool = False
+            self.read_only = _parent.read_only
             self._server_version, self._pgvector_version = _parent._server_version, _parent._pgvector_version
             return
         if psycopg is None:
             raise StoreError("the PostgreSQL backend needs its extra: pip install 'openclaw-memory[postgres]'")
-        self._owns_pool = True
+        self._pool_size, self._pool_timeout = max(1, int(pool_size)), float(pool_timeout)
+        #: prepared statements: True/False as configured; None: on until a transaction-mode pooler rejects one
+        self._prepare = prepared_statements
+        self._down_since: float | None = None  # when the server stopped answering (None: it answers)
+        self._probe_lock = threading.Lock()
+        #: True on a read-only session (a replica, default_transaction_read_only) or a role without write rights
+        self.read_only = False
         try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=int(connect_timeout)) as conn:
-                try:
-                    with conn.transaction():  # serialised: concurrent CREATE EXTENSION IF NOT EXISTS can collide
-                        conn.execute("SELECT pg_advisory_xact_lock(hashtext('openclaw-memory:extension'), 0)")
-                        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
-                            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-                except psycopg.Error as exc:
-                    raise StoreError(
-                        f"pgvector is not available on the PostgreSQL server at {self.safe_url} ({self._clean(exc)}); "
-                        "install the pgvector extension there (or ask an administrator to run CREATE EXTENSION "
-                        "vector in this database)") from None
+            with psycopg.connect(url, **self._connect_args()) as conn:
+                self.read_only = conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
+                self._require_vector_extension(conn)
                 with conn.transaction():
-                    migrate(conn, schema)
-                    conn.execute(
-                        f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
-                        "ON CONFLICT (name) WHERE state = 'active' DO NOTHING", (namespace,))
+                    migrate(conn, schema, read_only=self.read_only)
+                    if not self.read_only and not conn.execute(
+                            "SELECT has_table_privilege(%s, 'INSERT, UPDATE, DELETE')",
+                            (f"{self._s}.chunks",)).fetchone()[0]:
+                        self.read_only = True  # a role allowed to read only
+                    if not self.read_only:
+                        conn.execute(
+                            f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
+                            "ON CONFLICT (name) WHERE state = 'active' DO NOTHING", (namespace,))
                     if workspace is not None:
                         self._claim_workspace(conn, workspace)
                 self._server_version = str(conn.execute("SHOW server_version").fetchone()[0])
                 row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
                 self._pgvector_version = str(row[0]) if row else "?"
-            self._pool = ConnectionPool(
-                url, min_size=1, max_size=max(2, pool_size), open=True, name="openclaw-memory",
-                kwargs={"autocommit": True, "connect_timeout": int(connect_timeout)}, configure=register_vector,
-                timeout=max(30.0, connect_timeout))
+            self._pool = self._new_pool()
         except (StoreError, ConfigError):
             raise
         except Exception as exc:
             raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: {self._clean(exc)}. "
                              "Check that the server is running and the URL (store.url) is right") from None
 
+    def _require_vector_extension(self, conn: Any) -> None:
+        """Create pgvector in the database when it is missing (StoreError when that is not possible)."""
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None:
+            return
+        try:
+            if self.read_only:
+                raise psycopg.errors.ReadOnlySqlTransaction("the connection is read-only")
+            with conn.transaction():  # serialised: concurrent CREATE EXTENSION IF NOT EXISTS can collide
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('openclaw-memory:extension'), 0)")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"pgvector is not available on the PostgreSQL server at {self.safe_url} ({self._clean(exc)}); "
+                "install the pgvector extension there (or ask an administrator to run CREATE EXTENSION "
+                "vector in this database)") from None
+
     # ---- connections and errors ---------------------------------------------------------------
+
+    def _connect_args(self, *, timeout: int | None = None, autocommit: bool = True) -> dict[str, Any]:
+        """Keyword arguments of every connection this store opens."""
+        args: dict[str, Any] = {"autocommit": autocommit, "connect_timeout": timeout or self._connect_timeout}
+        if "application_name" not in self.url:
+            args["application_name"] = "openclaw-memory"
+        return args
+
+    def _new_pool(self) -> Any:
+        """A pool of up to ``pool_size`` connections. Connections are not checked before use (a round trip
+        each): a call that meets a lost one (a server restart) trips the breaker and runs once more, and the
+        breaker replaces the whole pool once the server answers."""
+        return ConnectionPool(
+            self.url, min_size=1, max_size=self._pool_size, open=True, name="openclaw-memory",
+            kwargs=self._connect_args(), configure=self._configure, timeout=self._pool_timeout, reconnect_timeout=0)
+
+    def _configure(self, conn: Any) -> None:
+        register_vector(conn)
+        if self._prepare is False:
+            conn.prepare_threshold = None
 
     def _clean(self, exc: BaseException | str) -> str:
         """An error message without any secret of the connection URL."""
@@ -223,29 +304,101 @@ class PostgresStore:
             text = text.replace(secret, "***")
         return text
 
+    def _outage(self, exc: BaseException | str) -> str:
+        """The message of StoreUnavailableError."""
+        since = self._root._down_since
+        ago = f" for {time.monotonic() - since:.0f}s" if since is not None else ""
+        return (f"PostgreSQL at {self.safe_url} is unavailable{ago} (outage, restart or no free connection: "
+                f"{self._clean(exc)}); notes are still written to the Markdown files and the index catches up "
+                "on the next sync once the server answers")
+
+    def _trip(self) -> None:
+        """Open the breaker: until the server answers a probe again, calls fail at once."""
+        root = self._root
+        if root._down_since is None:
+            root._down_since = time.monotonic()
+            log.warning("PostgreSQL at %s stopped answering; searches fail fast until it is back", self.safe_url)
+
+    def _through_breaker(self) -> None:
+        """While the breaker is open: one quick probe of the server; StoreUnavailableError when it still does
+        not answer, else the breaker closes (with a fresh pool: the old one may be waiting out a back-off)."""
+        root = self._root
+        if root._down_since is None:
+            return
+        with root._probe_lock:
+            if root._down_since is None:
+                return
+            try:
+                psycopg.connect(self.url, **self._connect_args(timeout=_PROBE_TIMEOUT)).close()
+            except psycopg.Error as exc:
+                raise StoreUnavailableError(self._outage(exc)) from None
+            old, root._pool = root._pool, root._new_pool()
+            root._down_since = None
+            log.warning("PostgreSQL at %s answers again", self.safe_url)
+        threading.Thread(target=old.close, kwargs={"timeout": 0}, daemon=True).start()
+
+    def _unavailable(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the server (not this statement) failed: connection lost or refused, shutting
+        down or starting up, out of connections."""
+        if not isinstance(exc, psycopg.OperationalError):
+            return False
+        return exc.sqlstate is None or exc.sqlstate.startswith("08") or exc.sqlstate in _UNAVAILABLE_STATES
+
     @contextlib.contextmanager
     def _driver_errors(self, what: str) -> Iterator[None]:
-        """Driver and pool errors inside the block become StoreError naming ``what`` (no secret in it)."""
+        """Driver and pool errors inside the block become StoreError naming ``what`` (no secret in it):
+        StoreUnavailableError when the server is unreachable (a _Retryable one when retrying may succeed)."""
         if self._closed:
             raise StoreError(f"the memory index {self!r} is closed")
+        root = self._root
         try:
             yield
         except StoreError:
             raise
+        except PoolTimeout as exc:
+            try:  # a busy pool or a server that is gone?
+                psycopg.connect(self.url, **self._connect_args(timeout=_PROBE_TIMEOUT)).close()
+            except psycopg.Error as probe:
+                self._trip()
+                raise StoreUnavailableError(self._outage(probe)) from None
+            raise StoreError(f"{what}: all {root._pool_size} connections to PostgreSQL at {self.safe_url} stayed busy "
+                             f"for {root._pool_timeout:.0f}s ({self._clean(exc)}); raise store.pool.max_size") from None
         except psycopg.Error as exc:
+            if root._prepare is None and isinstance(exc, (psycopg.errors.DuplicatePreparedStatement,
+                                                          psycopg.errors.InvalidSqlStatementName)):
+                root._prepare = False  # a transaction-mode pooler: statements land on other server sessions
+                log.info("PostgreSQL at %s is behind a transaction-mode pooler: prepared statements off",
+                         self.safe_url)
+                raise _PoolerRetry(f"{what} failed on PostgreSQL: {self._clean(exc)}") from None
+            if self._unavailable(exc):
+                self._trip()
+                raise _OutageRetry(self._outage(exc)) from None
             raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
                              f"{self._clean(exc)}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("psycopg_pool"):
-                raise StoreError(f"{what}: no connection to PostgreSQL at {self.safe_url}: {self._clean(exc)}") \
-                    from None
-            raise
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection (after the breaker let the call through)."""
+        root = self._root
+        self._through_breaker()
+        with root._pool.connection() as conn:
+            if root._prepare is False:
+                conn.prepare_threshold = None
+            yield conn
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise StoreError(f"{what}: the connection to PostgreSQL at {self.safe_url} is read-only (a replica, "
+                             "a read-only session or a role without write rights): it can search, not index. Sync "
+                             "from a host whose store.url allows writes")
 
     @contextlib.contextmanager
     def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
         """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
         errors become StoreError."""
-        with self._driver_errors(what), self._pool.connection() as conn:
+        if not read:
+            self._writable(what)
+        with self._driver_errors(what), self._connection() as conn:
             if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
                 conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
             try:
@@ -259,7 +412,7 @@ class PostgresStore:
     def _autocommit(self, what: str) -> Iterator[Any]:
         """A pooled connection outside any transaction, for reads of one statement each (a statement is a
         consistent snapshot of its own); driver errors become StoreError."""
-        with self._driver_errors(what), self._pool.connection() as conn:
+        with self._driver_errors(what), self._connection() as conn:
             yield conn
 
     def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
@@ -276,6 +429,8 @@ class PostgresStore:
                            (self.namespace,)).fetchone()
         if row is not None:
             return int(row[0])
+        if self.read_only:
+            return -1  # not indexed yet: a read-only connection finds an empty index
         # created on open; only missing if someone deleted it meanwhile (its rows went with it: ON DELETE CASCADE)
         sql = (f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') ON CONFLICT (name) "
                "WHERE state = 'active' DO UPDATE SET name = excluded.name RETURNING id")
@@ -286,7 +441,7 @@ class PostgresStore:
         # and the next sync rebuilds it.
         log.warning("the namespace %r was deleted from %s while this index was open; recreating it empty (the "
                     "next sync rebuilds the index)", self.namespace, self.safe_url)
-        with psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout) as other:
+        with psycopg.connect(self.url, **self._connect_args()) as other:
             return int(other.execute(sql, (self.namespace,)).fetchone()[0])
 
     def _write_ns(self, conn: Any) -> int:
@@ -297,14 +452,31 @@ class PostgresStore:
         return ns
 
     def _claim_workspace(self, conn: Any, workspace: str) -> None:
-        """Record ``workspace`` as the one this namespace indexes, or refuse another one (ConfigError)."""
-        ns = self._write_ns(conn)
-        row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
-                           (ns, _WORKSPACE_KEY)).fetchone()
+        """Record ``workspace`` (its path and the id of its copy) as the one this namespace indexes, or refuse
+        another one (ConfigError): another path, or another copy at the same path."""
+        ns = self._ns(conn) if self.read_only else self._write_ns(conn)
+        rows = dict(conn.execute(f"SELECT key, value FROM {self._s}.meta WHERE ns_id = %s AND key = ANY(%s)",
+                                 (ns, [_WORKSPACE_KEY, _WORKSPACE_ID_KEY])).fetchall())
+        first = not self.read_only and _WORKSPACE_ID_KEY not in rows and rows.get(_WORKSPACE_KEY, workspace) == workspace
+        mine = workspace_id(workspace) if first else read_workspace_id(workspace)  # made only for a first claim
+        if not self.read_only:
+            for key, value in ((_WORKSPACE_KEY, workspace), (_WORKSPACE_ID_KEY, mine)):
+                if key not in rows and value is not None:
+                    conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
+                                 (ns, key, value))
+                    rows[key] = value
+        recorded = rows.get(_WORKSPACE_ID_KEY)
+        if rows.get(_WORKSPACE_KEY, workspace) == workspace and recorded is not None and mine != recorded:
+            raise ConfigError(
+                f"store.namespace {self.namespace!r} on {self.safe_url} indexes another copy of the workspace "
+                f"{workspace!r} (its {WORKSPACE_ID_FILE} holds {recorded}; here it "
+                f"{'holds ' + mine if mine else 'is missing'}): hosts sharing a namespace must share one volume, "
+                "or each would undo the other's index. Give each host's copy its own store.namespace (e.g. "
+                "\"{agent_id}-{host}\"), or, if this is the same workspace, put that id back in the file")
+        row = (rows[_WORKSPACE_KEY],) if _WORKSPACE_KEY in rows else None
         if row is None:
-            conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
-                         (ns, _WORKSPACE_KEY, workspace))
-        elif row[0] != workspace:
+            return
+        if row[0] != workspace:
             raise ConfigError(
                 f"store.namespace {self.namespace!r} on {self.safe_url} already holds the index of the workspace "
                 f"{row[0]!r}, not of {workspace!r}: two workspaces in one namespace would overwrite each other's "
@@ -324,6 +496,7 @@ class PostgresStore:
 
     # ---- meta -----------------------------------------------------------------------------------
 
+    @_retry_once
     def read_meta(self) -> IndexMeta | None:
         with self._conn("reading the index meta", read=True) as conn:
             row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
@@ -335,6 +508,7 @@ class PostgresStore:
         except (ValueError, TypeError):
             return None
 
+    @_retry_once
     def write_meta(self, meta: IndexMeta) -> None:
         value = json.dumps(meta.to_json(), separators=(",", ":"))
         with self._conn("writing the index meta") as conn:
@@ -345,6 +519,7 @@ class PostgresStore:
 
     # ---- files and chunks ------------------------------------------------------------------------
 
+    @_retry_once
     def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
         with self._conn("listing indexed files", read=True) as conn:
             sql = f"SELECT path, source, hash, mtime, size FROM {self._s}.files WHERE ns_id = %s"
@@ -385,6 +560,7 @@ class PostgresStore:
             conn.execute(f"DELETE FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s) AND n_docs <= 0",
                          (ns, gone))
 
+    @_retry_once
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         now = _now_ms()
         by_id: dict[str, tuple[Any, ...]] = {}
@@ -435,11 +611,13 @@ class PostgresStore:
                 "mtime = excluded.mtime, size = excluded.size",
                 (ns, file.path, file.source, file.hash, file.mtime_ms, file.size))
 
+    @_retry_once
     def touch_file(self, file: MemoryFile) -> None:
         with self._conn(f"updating {file.path}") as conn:
             conn.execute(f"UPDATE {self._s}.files SET mtime = %s, size = %s WHERE ns_id = %s AND path = %s",
                          (file.mtime_ms, file.size, self._ns(conn), file.path))
 
+    @_retry_once
     def delete_file(self, path: str, source: str | None = None) -> None:
         with self._conn(f"deleting {path}") as conn:
             ns = self._write_ns(conn)
@@ -470,27 +648,33 @@ class PostgresStore:
         for r in rows:
             yield self._chunk(r)
 
+    @_retry_once
     def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
         if not ids:
             return []
-        with self._conn("reading chunks", read=True) as conn:
-            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = %s AND id = ANY(%s)",
-                                (self._ns(conn), list(ids))).fetchall()
+        nw, nargs = self._build_where()
+        with self._autocommit("reading chunks") as conn:  # one statement: a snapshot of its own
+            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM "
+                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)]).fetchall()
         by_id = {r[0]: self._chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    @_retry_once
     def is_empty(self) -> bool:
-        with self._conn("reading the index", read=True) as conn:
-            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = %s LIMIT 1",
-                                (self._ns(conn),)).fetchone() is None
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM {self._s}.namespaces "
+                                f"n WHERE {nw}) LIMIT 1", nargs).fetchone() is None
 
+    @_retry_once
     def generation(self) -> str:
         """The build's id and its ``version`` (advanced by every write of chunks in the same transaction)."""
-        with self._conn("reading the index", read=True) as conn:
-            ns = self._ns(conn)
-            row = conn.execute(f"SELECT version FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
-        return f"{ns}:{row[0] if row else 0}"
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            row = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+        return f"{row[0]}:{row[1]}" if row else "none:0"
 
+    @_retry_once
     def counts(self) -> dict[str, dict[str, int]]:
         with self._conn("counting the index", read=True) as conn:
             ns = self._ns(conn)
@@ -517,6 +701,7 @@ class PostgresStore:
     # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
     # and walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index).
 
+    @_retry_once
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
@@ -665,6 +850,7 @@ class PostgresStore:
         return Candidate(id=r[1], path=r[2], source=r[3], start_line=int(r[4]), end_line=int(r[5]), text=r[6],
                          text_rank=pos)
 
+    @_retry_once
     def count_matches(self, match: str, *, cap: int) -> int:
         return self.count_matches_many([match], cap=cap)[0]
 
@@ -696,10 +882,12 @@ class PostgresStore:
             cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
         return {i: cur.fetchone() for i, cur in cursors.items()}
 
+    @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts only (term statistics answer them without listing the chunks)."""
         return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
 
+    @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
@@ -743,6 +931,7 @@ class PostgresStore:
             return f"halfvec({dims})", "halfvec_cosine_ops"
         return f"vector({dims})", "vector_cosine_ops"
 
+    @_retry_once
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
@@ -823,17 +1012,19 @@ class PostgresStore:
 
     # ---- embedding cache ----------------------------------------------------------------------------
 
+    @_retry_once
     def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         unique = list(dict.fromkeys(hashes))
         if not unique:
             return {}
-        with self._conn("reading the embedding cache", read=True) as conn:
+        with self._autocommit("reading the embedding cache") as conn:
             rows = conn.execute(
                 f"SELECT hash, embedding FROM {self._s}.embedding_cache WHERE namespace = %s AND provider = %s "
                 "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
                 (self.namespace, provider, model, provider_key, unique)).fetchall()
         return {h: np.frombuffer(bytes(b), dtype="<f4") for h, b in rows if b}
 
+    @_retry_once
     def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
         if not items:
             return
@@ -847,6 +1038,7 @@ class PostgresStore:
                   (np.asarray(v, dtype="<f4") + np.float32(0.0)).astype("<f4").tobytes(), int(np.asarray(v).size), now)
                  for h, v in sorted(items.items())])
 
+    @_retry_once
     def cache_prune(self, max_entries: int, *, keep: CacheKeys | None = None) -> int:
         with self._conn("pruning the embedding cache") as conn:
             total = int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
@@ -866,6 +1058,7 @@ class PostgresStore:
                  self.namespace, excess))
             return int(cur.rowcount)
 
+    @_retry_once
     def cache_count(self) -> int:
         with self._conn("counting the embedding cache", read=True) as conn:
             return int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
@@ -875,17 +1068,22 @@ class PostgresStore:
 
     @contextlib.contextmanager
     def _advisory(self, kind: str, key: str, timeout: float, busy: str) -> Iterator[None]:
-        """A session-level advisory lock on (``kind``, ``key``) held on a connection of its own (released
-        by the server if this process dies); IndexLockedError after ``timeout`` seconds."""
+        """An advisory lock on (``kind``, ``key``) held by an open transaction on a connection of its own
+        (released when it ends, or by the server if this process dies; a transaction-mode pooler keeps one
+        server session for it); IndexLockedError after ``timeout`` seconds."""
+        self._through_breaker()
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            conn = psycopg.connect(self.url, **self._connect_args(autocommit=False), prepare_threshold=None)
         except psycopg.Error as exc:
+            if self._unavailable(exc):
+                self._trip()
+                raise StoreUnavailableError(self._outage(exc)) from None
             raise StoreError(f"cannot reach PostgreSQL at {self.safe_url}: {self._clean(exc)}") from None
         try:
             deadline = time.monotonic() + max(0.0, timeout)
             delay = 0.02
             while True:
-                got = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s), hashtext(%s))",
+                got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
                                    (f"{self.schema}:{kind}", key)).fetchone()[0]
                 if got:
                     break
@@ -898,23 +1096,19 @@ class PostgresStore:
             raise StoreError(f"lock on PostgreSQL at {self.safe_url} failed: {self._clean(exc)}") from None
         finally:
             with contextlib.suppress(Exception):
-                conn.close()  # ends the session: the lock is released
+                conn.close()  # ends the transaction: the lock is released
 
     @contextlib.contextmanager
     def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
         """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
-        Builds left by rebuilds that were killed are dropped once it is held."""
+        Builds left by rebuilds that were killed are dropped once it is held. StoreError on a read-only
+        connection."""
+        self._writable("indexing")
         with self._advisory("sync", self.namespace, timeout,
                             f"another process has been indexing namespace {self.namespace!r} for more than "
                             f"{timeout:.0f}s; wait for it to finish or stop it"):
             self._drop_abandoned_builds()
             yield
-
-    def append_lock(self, rel_path: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
-        """Serialises appends to one memory file across hosts (see :mod:`openclaw_memory.append`)."""
-        return self._advisory("append", f"{self.namespace}:{rel_path}", timeout,
-                              f"could not lock {rel_path} within {timeout:.0f}s: another host keeps appending to it; "
-                              "retry later")
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
@@ -938,8 +1132,8 @@ class PostgresStore:
                                    "state = 'active' RETURNING id", (self.namespace,)).fetchall()
                 conn.execute(f"UPDATE {self._s}.namespaces SET state = 'active' WHERE id = %s", (new_id,))
                 conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) SELECT %s, key, value FROM {self._s}.meta "
-                             "WHERE ns_id = ANY(%s) AND key = %s ON CONFLICT (ns_id, key) DO NOTHING",
-                             (new_id, [int(r[0]) for r in old], _WORKSPACE_KEY))  # the rebuilt index keeps its owner
+                             "WHERE ns_id = ANY(%s) AND key = ANY(%s) ON CONFLICT (ns_id, key) DO NOTHING",
+                             (new_id, [int(r[0]) for r in old], [_WORKSPACE_KEY, _WORKSPACE_ID_KEY]))  # its owner
         except BaseException:
             with contextlib.suppress(Exception):
                 self._drop_builds([new_id])
@@ -967,6 +1161,7 @@ class PostgresStore:
         """A server database is never set aside here: errors are reported as they are."""
         return None
 
+    @_retry_once
     def integrity(self) -> dict[str, Any]:
         """Counts of files, chunks, keyword and vector rows and rows that point at nothing (``problems``)."""
         with self._conn("checking the index", read=True) as conn:
@@ -1010,6 +1205,9 @@ class PostgresStore:
                     mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
         except StoreError as exc:
             notes.append(str(exc))
+        if self.read_only:
+            notes.append("read-only connection (a replica, a read-only session or role): searches only; syncs run "
+                         "on a host whose store.url allows writes")
         return StoreInfo(
             backend="postgresql", path=f"{self.safe_url} (namespace {self.namespace})",
             driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
@@ -1060,7 +1258,7 @@ class PostgresStore:
             if self._closed:
                 return
             self._closed = True
-        if self._owns_pool:
+        if self._root is self:
             with contextlib.suppress(Exception):
                 self._pool.close()
 

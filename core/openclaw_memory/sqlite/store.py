@@ -28,7 +28,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from openclaw_memory.chunker import indexed_text
-from openclaw_memory.errors import IndexLockedError, StoreError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
 from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
 from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
@@ -38,7 +38,7 @@ from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, 
 from openclaw_memory.textprep import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "recorded_workspace"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ _TRUST_AFTER_NS = 2_000_000_000
 #: meta key present (value "chunks") when every chunks_fts row has the rowid of the chunk it indexes;
 #: indexes built before that join through the FTS row's id column and are rebuilt by the next sync.
 _FTS_ROWIDS_KEY = "fts_rowids"
+#: meta key naming the workspace (its resolved absolute path) whose memory the index holds
+_WORKSPACE_KEY = "workspace"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -127,6 +129,20 @@ def _may_be_index_file(path: Path) -> bool:
     return not head or head == b"SQLite format 3\x00"
 
 
+def recorded_workspace(path: str | os.PathLike[str]) -> str | None:
+    """The workspace an existing index file records as its own (see ``SQLiteStore(workspace=...)``), read
+    without writing; None when the file has none (an index of an earlier version) or cannot be read."""
+    try:
+        peek = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = peek.execute("SELECT value FROM meta WHERE key = ?", (_WORKSPACE_KEY,)).fetchone()
+        finally:
+            peek.close()
+    except (sqlite3.Error, ValueError):
+        return None
+    return str(row[0]) if row else None
+
+
 class SQLiteStore:
     """The embedded :class:`~openclaw_memory.storage.MemoryStore` on one SQLite file.
 
@@ -140,6 +156,9 @@ class SQLiteStore:
     copy loads in a background thread. ``memory_cache=False`` always uses vec0 (numpy only where vec0
     cannot answer: a ``limit`` above 2048, or no usable ``chunks_vec`` of the query's dimension).
     Every path returns the same chunks in the same order with the same scores.
+    ``workspace`` (the workspace's resolved path) is recorded in the index on first open; opening an index
+    recorded for another workspace raises ConfigError, as two workspaces sharing one index file would
+    overwrite each other's index (an index without a record, from an earlier version, is claimed).
     """
 
     def __init__(
@@ -152,8 +171,10 @@ class SQLiteStore:
         driver: DriverChoice | None = None,
         memory_cache: bool = True,
         fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
+        workspace: str | None = None,
     ) -> None:
         self.path = Path(path)
+        self.workspace = workspace
         self.fts_note_dates = fts_note_dates and fts_tokenizer != "trigram"
         self.vector_enabled = vector_enabled
         self.memory_cache = memory_cache
@@ -173,14 +194,18 @@ class SQLiteStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                self._identity_at_open = self._file_identity()
-                self._open()
-                self._quick_check()
+                with self._text_damage():
+                    self._identity_at_open = self._file_identity()
+                    self._open()
+                    self._quick_check()
             except self._driver.module.DatabaseError as exc:
                 if not self.is_damage(exc):
                     raise
                 self._quarantine(str(exc))
-        except StoreError:
+        except (StoreError, ConfigError):
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
             raise
         except Exception as exc:
             raise StoreError(f"cannot open the memory index at {self.path}: {exc}. "
@@ -241,6 +266,22 @@ class SQLiteStore:
         self._vec.open(self._conn)
         self._inode = self.path.stat().st_ino
         self._vector_cache.drop()
+        self._claim_workspace()
+
+    def _claim_workspace(self) -> None:
+        """Record ``workspace`` as the one this index holds, or refuse another one (ConfigError)."""
+        if self.workspace is None:
+            return
+        if not self.read_only:
+            self._conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (_WORKSPACE_KEY, self.workspace))
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_WORKSPACE_KEY,)).fetchone()
+        if row is not None and row[0] != self.workspace:
+            raise ConfigError(
+                f"the index {self.path} holds the memory of the workspace {row[0]!r}, not of {self.workspace!r}: "
+                "two workspaces in one index would overwrite each other's. Give this workspace its own "
+                "store.path (or --store), or leave store.path unset (one index per workspace by default); if the "
+                "workspace moved, delete the index file (the next sync rebuilds it from the Markdown)"
+            )
 
     def _file_identity(self) -> list[int] | None:
         """Device, inode, size and mtime of the index file and of its WAL (``-1`` when absent); None
@@ -373,7 +414,7 @@ class SQLiteStore:
                 cols = peek.execute("PRAGMA table_info(chunks)").fetchall()
             finally:
                 peek.close()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):
             return  # unreadable here: the real open reports the problem
         if any(c[1] == "embedding" and str(c[2]).upper() == "TEXT" for c in cols):
             raise StoreError(
@@ -413,10 +454,22 @@ class SQLiteStore:
                 db.execute("COMMIT")
 
     @contextlib.contextmanager
-    def _translated(self, doing: str) -> Iterator[None]:
-        """Driver errors and OS errors inside become StoreError (nested uses translate once)."""
+    def _text_damage(self) -> Iterator[None]:
+        """Text the driver cannot decode as UTF-8 (this library writes only UTF-8: a damaged byte, e.g. in a
+        name in ``sqlite_master``) becomes the driver's DatabaseError for a malformed file, i.e. damage."""
         try:
             yield
+        except UnicodeDecodeError as exc:
+            raise self._driver.module.DatabaseError(
+                f"database disk image is malformed (text that is not UTF-8: {exc})") from exc
+
+    @contextlib.contextmanager
+    def _translated(self, doing: str) -> Iterator[None]:
+        """Driver errors and OS errors inside become StoreError (nested uses translate once); so does text
+        that is not UTF-8 (see :meth:`_text_damage`)."""
+        try:
+            with self._text_damage():
+                yield
         except (self._driver.module.Error, OSError) as exc:
             raise StoreError(f"{doing} the memory index at {self.path} failed: {exc}") from exc
 
@@ -923,7 +976,7 @@ class SQLiteStore:
         tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
                           fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache,
-                          fts_note_dates=self.fts_note_dates)
+                          fts_note_dates=self.fts_note_dates, workspace=self.workspace)
         try:
             with self._lock, self._translated("seeding a rebuild of"):
                 new._seed_cache_from(self.path)

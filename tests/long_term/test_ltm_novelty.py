@@ -1,0 +1,41 @@
+"""The word rules that decide whether a new memory repeats, corrects or differs from a similar one."""
+
+from __future__ import annotations
+
+import pytest
+
+from openclaw_memory.long_term.novelty import relation
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a value, a date, a limit, a password, a number or a negation changed: the same subject, corrected
+    ("The meeting room is 4.12", "The meeting room is 3.07", "update"),
+    ("My flight is on 14 March", "My flight is on 15 March", "update"),
+    ("The API rate limit is 500 requests per minute", "The API rate limit is 50 requests per minute", "update"),
+    ("The Wi-Fi password is sunflower42", "The Wi-Fi password is now moonbeam7", "update"),
+    ("The Wi-Fi password is sunflower", "The Wi-Fi password is now moonbeam", "update"),
+    ("My phone number is +15551234567", "Remember that my new phone number is +15559876543", "update"),
+    ("The codename is Falcon1", "The codename is Falcon2", "update"),
+    ("I like coffee", "I don't like coffee", "update"),
+    ("I don't like coffee", "I like coffee", "update"),
+    ("I prefer tea", "Actually I now prefer coffee", "update"),
+    # another subject (an identifier before the verb) or a new detail: a different memory, kept
+    ("Ticket ABC-123A is assigned to Bob", "Ticket ABC-123B is assigned to Bob", "different"),
+    ("Server A is in rack 7", "Server B is in rack 7", "different"),
+    ("Project 3 codename is Falcon3", "Project 4 codename is Falcon4", "different"),
+    ("I prefer dark mode", "I prefer dark mode in every editor", "different"),
+    ("I like tea", "I like biscuits", "different"),
+    ("I love dark mode", "I hate dark mode", "different"),
+    ("We decided to use PostgreSQL", "We decided to use PostgreSQL for billing", "different"),
+    ("The Wi-Fi password is sunflower42", "The Wi-Fi password changed", "different"),
+    ("我喜欢绿茶", "我喜欢红茶", "different"),
+    # nothing new: a repeat
+    ("I prefer dark mode in every editor", "I prefer dark mode", "repeat"),
+    ("User prefers dark mode", "I prefer dark mode", "repeat"),
+    ("My phone number is +15551234567", "Remember that my phone number is +15551234567", "repeat"),
+    ("I prefer dark mode in every editor", "I prefer dark mode in every editor.", "repeat"),
+    ("Remember that my new phone number is +1555", "My new phone number is +1555", "repeat"),
+    ("我喜欢绿茶", "我喜欢绿茶", "repeat"),
+])
+def test_relation(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected

@@ -1,0 +1,103 @@
+"""Least privilege on PostgreSQL: a role with USAGE + CREATE on a schema an administrator made, a
+read-only role and a read-only session (as on a replica), each on the real server with real grants."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import StoreError
+from openclaw_memory.postgres import PostgresStore
+from tests.pg_server import EXTERNAL_URL
+
+pytestmark = pytest.mark.skipif(EXTERNAL_URL is not None, reason="creates roles on the local test server")
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\nThe staging cluster runs on Hetzner; backups at 03:00 UTC.\n",
+    "memory/2026-02-01.md": "# 2026-02-01\n\nMigrated the billing database to PostgreSQL 18 with pgvector.\n",
+}
+
+
+@pytest.fixture
+def admin(pg: Any) -> Iterator[Callable[..., str]]:
+    """``admin(*grants_sql) -> url``: a new login role, the statements run as the superuser (``{role}``,
+    ``{schema}`` filled in: the schema is this test's own, not created), and the role's URL."""
+    made: list[tuple[str, str]] = []
+    schema = "ocm_priv_" + uuid.uuid4().hex[:8]
+
+    def _role(*statements: str) -> str:
+        role = "ocm_role_" + uuid.uuid4().hex[:8]
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # an administrator's job
+            conn.execute(f'CREATE ROLE "{role}" LOGIN')
+            made.append((role, schema))
+            for sql in statements:
+                conn.execute(sql.format(role=f'"{role}"', schema=f'"{schema}"'))
+        return pg.url.replace("postgres:@", f"{role}:@", 1) if "postgres:@" in pg.url else pg.url.replace(
+            "postgres@", f"{role}@", 1)
+
+    _role.schema = schema  # type: ignore[attr-defined]
+    yield _role
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        for role, _ in made:
+            conn.execute(f'DROP OWNED BY "{role}" CASCADE')
+            conn.execute(f'DROP ROLE "{role}"')
+
+
+def _index(url: str, schema: str, workspace: Path, tmp_path: Path, namespace: str, **config: Any) -> MemoryIndex:
+    return MemoryIndex(workspace=workspace, state_dir=str(tmp_path / f"state-{uuid.uuid4().hex[:6]}"), watch=False,
+                       provider=None, store={"url": url, "namespace": namespace, "pg_schema": schema}, **config)
+
+
+def test_a_role_with_usage_and_create_on_a_precreated_schema_indexes(admin: Callable[..., str], pg: Any,
+                                                                     workspace: Path, tmp_path: Path,
+                                                                     write: Callable[[dict[str, str]], Path]) -> None:
+    """Issue 31 item 4: opening failed with 'permission denied for database' (CREATE SCHEMA IF NOT EXISTS)."""
+    write(NOTES)
+    url = admin("CREATE SCHEMA {schema}", "GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    with _index(url, admin.schema, workspace, tmp_path, pg.namespace()) as idx:  # type: ignore[attr-defined]
+        assert idx.sync().files_indexed == 2
+        assert idx.search("billing database").hits[0].path == "memory/2026-02-01.md"
+
+
+def test_a_missing_privilege_is_named(admin: Callable[..., str], pg: Any) -> None:
+    schema = admin.schema  # type: ignore[attr-defined]
+    no_schema = admin()  # may not create the schema (no CREATE on the database)
+    with pytest.raises(StoreError, match="does not exist and this role may not create it: grant it CREATE on the "
+                                         "database"):
+        PostgresStore(no_schema, schema=schema, namespace=pg.namespace())
+    usage_only = admin("CREATE SCHEMA {schema}", "GRANT USAGE ON SCHEMA {schema} TO {role}")
+    with pytest.raises(StoreError, match="no CREATE privilege on it: GRANT CREATE ON SCHEMA"):
+        PostgresStore(usage_only, schema=schema, namespace=pg.namespace())
+    nothing = admin()
+    with pytest.raises(StoreError, match="no USAGE privilege on the schema"):
+        PostgresStore(nothing, schema=schema, namespace=pg.namespace())
+
+
+def test_a_read_only_role_and_a_read_only_session_search(admin: Callable[..., str], pg: Any, workspace: Path,
+                                                         tmp_path: Path,
+                                                         write: Callable[[dict[str, str]], Path]) -> None:
+    """Issue 31 item 5: a search on a read-only connection failed ('cannot execute CREATE SCHEMA in a
+    read-only transaction'); many readers (replicas, read-only roles) search while one writer syncs."""
+    write(NOTES)
+    schema, ns = admin.schema, pg.namespace()  # type: ignore[attr-defined]
+    writer = admin("CREATE SCHEMA {schema}", "GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    with _index(writer, schema, workspace, tmp_path, ns) as idx:
+        idx.sync()
+    reader = admin("GRANT USAGE ON SCHEMA {schema} TO {role}", "GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    session = writer + ("&" if "?" in writer else "?") + "options=-c%20default_transaction_read_only%3Don"
+    for url in (reader, session):
+        with _index(url, schema, workspace, tmp_path, ns) as ro:
+            assert ro.search("billing database").hits[0].path == "memory/2026-02-01.md"
+            assert ro.status().chunks == 2
+            with pytest.raises(StoreError, match="is read-only .* it can search, not index"):
+                ro.sync(force=True)
+        with _index(url, schema, workspace, tmp_path, "never-indexed") as empty:  # nothing indexed there yet
+            assert empty.search("billing database", ).hits == []
