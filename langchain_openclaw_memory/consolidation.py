@@ -15,6 +15,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ContextT, ResponseT
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import Runtime
 from openclaw_memory import consolidation as core
 from openclaw_memory.config import MemoryConfig
@@ -102,11 +103,9 @@ class ConsolidationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
         return None
 
 
-def consolidation_node(memory: MemoryIndex | MemoryConfig, model: BaseChatModel) -> Any:
+def consolidation_node(memory: MemoryIndex | MemoryConfig, model: BaseChatModel) -> RunnableLambda[Any, dict[str, Any]]:
     """A LangGraph node (sync and async) that runs one sweep and leaves the state unchanged; add it
     where a session ends, e.g. ``graph.add_node("dream", consolidation_node(memory, model))``."""
-    from langchain_core.runnables import RunnableLambda
-
     _check(model)
 
     def sweep(state: Any) -> dict[str, Any]:
