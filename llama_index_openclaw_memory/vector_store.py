@@ -182,23 +182,27 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         return "OpenClawVectorStore"
 
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
-        """The store's settings and its memory index's configuration (JSON-safe). ``from_dict``
-        opens a new index from it; an embedding provider given as an object (not by name in the
-        configuration) is not serialised, so the copy uses the configured one."""
+        """The store's settings and its memory index's configuration (JSON-safe, without secrets: see
+        :meth:`~openclaw_memory.config.MemoryConfig.without_secrets`). ``from_dict`` opens a new index from it;
+        an embedding provider given as an object (not by name in the configuration) is not serialised, so the
+        copy uses the configured one."""
         data = super().to_dict(**kwargs)
-        data["memory_config"] = self._memory.config.model_dump(mode="json")
+        data["memory_config"] = self._memory.config.without_secrets()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> OpenClawVectorStore:
-        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens)."""
+        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens). Secrets were not
+        written: the API key comes from the environment again, and ``remote={"headers": {...}}`` (or any other
+        ``remote`` setting) given here is applied to the configuration."""
+        remote = kwargs.pop("remote", None)
         data = {**data, **kwargs}
         data.pop("class_name", None)
         config = data.pop("memory_config", None)
         if config is None:
             raise ValueError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
         known = {k: data[k] for k in ("append_path", "min_score") if k in data}
-        memory = MemoryIndex(MemoryConfig.load(config))
+        memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})))
         try:
             return cls(memory, close_memory=True, **known)
         except Exception:

@@ -252,11 +252,19 @@ def _print_backend_info(backend: str, info: dict[str, Any]) -> None:
     if info.get("disabled"):
         click.echo(f"Backend: {backend} (QMD disabled for this run: {info.get('reason')})")
         return
-    click.echo(f"Backend: {backend} ({info.get('version') or 'version unknown'}, command {info.get('command')})")
+    unusable = info.get("command_error")
+    version = info.get("version") or ("not run: QMD failed recently" if info.get("failure") else "version unknown")
+    click.echo(f"Backend: {backend} ({version}, command {info.get('command')})"
+               if not unusable else f"Backend: {backend} (command {info.get('command')} does not run: {unusable})")
+    if info.get("failure"):
+        failure = info["failure"]
+        click.echo(f"QMD failed at {failure['at']}: searches use the builtin index until {failure['retry_at']} "
+                   f"({failure['reason']})")
     click.echo(f"QMD search mode: {info.get('search_mode')}")
     click.echo(f"QMD index: {info.get('index_path')}")
     for coll in info.get("collections") or []:
-        state = "" if coll.get("registered") else " (not added: folder missing)"
+        state = ("" if coll.get("registered") else " (not added: folder missing)" if not coll.get("folder_exists")
+                 else " (not added: QMD does not run)" if unusable else " (not added yet: the first search adds it)")
         click.echo(f"QMD collection: {coll['name']} = {coll['path']} ({coll['pattern']}){state}")
     click.echo(f"QMD last update: {info.get('last_update_at') or 'never'}")
     vec = info.get("vectors") or {}
@@ -322,6 +330,8 @@ def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
     )
     if report.rebuild_reason and report.full_rebuild:
         click.echo(f"Rebuild reason: {report.rebuild_reason}")
+    if st.fallback:
+        click.echo(f"Note: fell back from {st.fallback['from']}: {st.fallback['reason']}")
     for warning in report.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if st.vector["path"] == "numpy" and st.vector.get("error"):
@@ -365,6 +375,9 @@ def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
             why = {"empty_index": "the index is empty", "stale": "a sync is running; try again shortly"}.get(
                 result.empty_reason or "", "nothing matched")
         click.echo(f"No matches ({why}).")
+    if result.fallback is not None:
+        instead = "the builtin index" if result.fallback.from_provider == "qmd" else result.provider
+        click.echo(f"Note: {result.fallback.from_provider} failed, so {instead} answered: {result.fallback.reason}")
     analysis = analyze_query(result.query) if result.hits else None
     for hit in result.hits:
         cite = hit.citation or format_citation(hit.path, hit.start_line, hit.end_line)

@@ -14,15 +14,27 @@ Invalid values raise :class:`~openclaw_memory.errors.ConfigError` naming the key
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
 import re
 import socket
+import types
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -70,6 +82,21 @@ class _Model(BaseModel):
         validate_assignment=True,
         frozen=False,
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """``true``/``false`` is not a number (pydantic would read it as 1/0)."""
+        if isinstance(value, bool) and info.field_name and _is_number(cls.model_fields[info.field_name].annotation):
+            raise ValueError("expected a number, not true/false")
+        return value
+
+
+def _is_number(annotation: Any) -> bool:
+    """Whether a field's type is a number (``int``, ``float`` or an optional one)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_is_number(a) for a in get_args(annotation) if a is not type(None))
+    return annotation in (int, float)
 
 
 class ChunkingConfig(_Model):
@@ -375,6 +402,24 @@ def _is_keyword_dsn(value: str) -> bool:
     return bool(keys) and all(k in _LIBPQ_KEYWORDS for k in keys)
 
 
+def _url_without_password(url: str) -> str | None:
+    """``url`` with the password of its user (and any ``password=`` parameter) left out; None when it cannot be
+    parsed (then nothing of it is shown)."""
+    if _is_keyword_dsn(url):
+        return " ".join(pair.group(0).strip() for pair in _DSN_PAIR.finditer(url)
+                        if pair.group(1).lower() != "password") or None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(p for p in parts.query.split("&") if p and not p.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 def is_postgres_url(value: object) -> bool:
     """Whether ``value`` is a PostgreSQL connection string: a ``postgresql://`` (or ``postgres://``) URL or a
     libpq key/value DSN (``host=127.0.0.1 port=5432 dbname=memory user=app``)."""
@@ -432,13 +477,32 @@ class BatchConfig(_Model):
     timeout_minutes: float = Field(60, gt=0)
 
 
+#: what pydantic shows for a SecretStr
+_SECRET_MASK = "**********"
+
+
 class RemoteConfig(_Model):
-    """``remote``: endpoint, key and headers for a remote provider."""
+    """``remote``: endpoint, key and headers for a remote provider. The key and the header values (an Azure
+    ``api-key``, an ``Authorization``) are secrets: a printed or dumped config shows ``**********``."""
 
     base_url: str | None = None
     api_key: SecretStr | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
     batch: BatchConfig = Field(default_factory=BatchConfig)
+
+    def header_values(self) -> dict[str, str]:
+        """The headers with their real values (for the provider's requests only)."""
+        return {name: value.get_secret_value() for name, value in self.headers.items()}
+
+    @field_validator("api_key", "headers")
+    @classmethod
+    def _not_the_mask(cls, value: Any) -> Any:
+        """A dumped config's ``**********`` is not a key: sending it would fail at the provider, later and less clearly."""
+        secrets = value.values() if isinstance(value, dict) else [value]
+        if any(s is not None and s.get_secret_value() == _SECRET_MASK for s in secrets):
+            raise ValueError("this is the mask a printed config shows, not the secret: give the real value, or leave "
+                             "remote.api_key out to read the key from the environment")
+        return value
 
 
 class ProviderLimitsConfig(_Model):
@@ -451,6 +515,11 @@ class ProviderLimitsConfig(_Model):
     (``Retry-After``) for more than ``max_retry_after_seconds`` is not waited for. After
     ``breaker_failures`` failures in a row (0: never) the provider is not asked for
     ``breaker_cooldown_seconds``: searches are keyword-only and syncs fail fast meanwhile.
+
+    ``sync_give_up_seconds`` bounds how long indexing waits for a remote provider that does not answer, whatever
+    the timeouts and retries above: once no request has succeeded for that long, the sync stops asking, indexes
+    the text (keyword search finds it), opens the circuit breaker (searches do not wait either) and the vectors
+    are added by a later sync.
     """
 
     request_timeout_seconds: float = Field(60.0, gt=0)
@@ -461,6 +530,7 @@ class ProviderLimitsConfig(_Model):
     max_retry_after_seconds: float = Field(30.0, ge=0)
     breaker_failures: int = Field(3, ge=0)
     breaker_cooldown_seconds: float = Field(60.0, gt=0)
+    sync_give_up_seconds: float = Field(30.0, gt=0)
 
 
 class LocalConfig(_Model):
@@ -820,6 +890,17 @@ class MemoryConfig(_Model):
                 out.append(path)
         return out
 
+    def without_secrets(self) -> dict[str, Any]:
+        """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
+        password of ``store.url``): what may be written to a file. A config built from it takes its key from the
+        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
+        its headers from whoever reopens it."""
+        data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
+        url = _url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
+        if url is not None:
+            data["store"]["url"] = url
+        return data
+
     def sessions_enabled(self) -> bool:
         """True when ``sources`` includes ``"sessions"`` (no experimental gate in this library)."""
         return "sessions" in self.sources
@@ -829,6 +910,8 @@ class MemoryConfig(_Model):
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, ignore_unknown: bool = False) -> MemoryConfig:
         """Build from a dict in snake_case or camelCase. Unknown keys are an error unless ignored."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"a memory configuration is an object (dict), not {type(data).__name__}")
         if ignore_unknown:
             data = _prune_unknown(cls, data, "")
         return cls(**data)
@@ -840,8 +923,10 @@ class MemoryConfig(_Model):
             if not overrides:
                 return config
             base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
-        else:
+        elif config is None or isinstance(config, dict):
             base = dict(config or {})
+        else:
+            raise ConfigError(f"config must be a MemoryConfig or a dict, not {type(config).__name__}")
         base = _deep_merge(base, overrides)
         return cls.from_dict(base)
 
@@ -849,46 +934,109 @@ class MemoryConfig(_Model):
     def from_openclaw_file(cls, path: str | os.PathLike[str], *, agent_id: str | None = None, **overrides: Any) -> MemoryConfig:
         """Read an ``openclaw.json`` (JSON5) file: ``agents.defaults.memorySearch`` merged with the
         agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace and
-        ``memory.citations``. Keys this library does not use are ignored with a debug log."""
-        import json5
-
+        ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
+        it reads is validated as :class:`MemoryConfig` validates it, and a file larger than
+        :data:`MAX_CONFIG_FILE_BYTES` is refused (ConfigError naming the key or the limit)."""
         file = Path(path).expanduser()
+        raw = _read_config_file(file)
         try:
-            raw = json5.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {file}") from None
-        except ValueError as exc:
-            raise ConfigError(f"{file} is not valid JSON5: {exc}") from None
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{file}: the top level must be an object")
-        base = cls.from_dict(_from_openclaw(raw, agent_id, file.parent), ignore_unknown=True)
+            base = cls.from_dict(_from_openclaw(raw, agent_id, file.parent), ignore_unknown=True)
+        except ConfigError as exc:
+            raise ConfigError(f"{file}: {exc}") from None
         return cls.load(base, **overrides) if overrides else base
 
-def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) -> dict[str, Any]:
-    agents = raw.get("agents") or {}
-    defaults = agents.get("defaults") or {}
-    agent_list = agents.get("list") or []
-    chosen: dict[str, Any] = {}
+
+#: The largest config file read (a hand-written ``openclaw.json`` is a few KB; JSON5 parses at ~50 KB/s).
+MAX_CONFIG_FILE_BYTES = 256 * 1024
+
+
+def _read_config_file(file: Path) -> dict[str, Any]:
+    """The top-level object of a JSON5 config file; ConfigError when it is missing, too large, not JSON5 or
+    nested too deeply."""
+    import json5
+
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_CONFIG_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {file}") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {file} cannot be read: {exc}") from None
+    if len(data) > MAX_CONFIG_FILE_BYTES:
+        raise ConfigError(f"{file} is larger than {MAX_CONFIG_FILE_BYTES // 1024} KB; a config file is not that big "
+                          "(is it the right file?)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file} is not UTF-8 text: {exc}") from None
+    try:
+        try:
+            raw = json.loads(text)  # plain JSON (what OpenClaw writes) parses far faster than JSON5
+        except ValueError:
+            raw = json5.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{file}: values are nested too deeply") from None
+    except ValueError as exc:
+        raise ConfigError(f"{file} is not valid JSON5: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{file}: the top level must be an object")
+    return raw
+
+
+def _section(parent: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    """``parent[key]`` when it is an object, ``{}`` when absent or null; ConfigError naming ``where.key`` otherwise."""
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}{key} must be an object, not {type(value).__name__} ({value!r:.60})")
+    return value
+
+
+def _list_at(parent: dict[str, Any], key: str, where: str) -> list[Any]:
+    """``parent[key]`` when it is a list, ``[]`` when absent or null; ConfigError naming ``where.key`` otherwise
+    (a string is not split into characters)."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}{key} must be a list, not {type(value).__name__} ({value!r:.60})")
+    return value
+
+
+def _chosen_agent(agent_list: list[Any], agent_id: str | None) -> tuple[dict[str, Any], str]:
+    """The ``agents.list`` entry of ``agent_id`` (default: the one marked ``default``, else the first) and its id."""
+    entries = [a for a in agent_list if isinstance(a, dict)]
     if agent_id is None:
-        default_agents = [a for a in agent_list if isinstance(a, dict) and a.get("default")]
-        chosen = default_agents[0] if default_agents else (agent_list[0] if agent_list and isinstance(agent_list[0], dict) else {})
-        agent_id = str(chosen.get("id") or "main")
-    else:
-        chosen = next((a for a in agent_list if isinstance(a, dict) and a.get("id") == agent_id), {})
-    data: dict[str, Any] = _deep_merge(dict(defaults.get("memorySearch") or {}), dict(chosen.get("memorySearch") or {}))
-    extra = list((defaults.get("memorySearch") or {}).get("extraPaths") or []) + list(
-        (chosen.get("memorySearch") or {}).get("extraPaths") or []
-    )
+        chosen = next((a for a in entries if a.get("default")), entries[0] if entries else {})
+        agent_id = chosen.get("id") or "main"
+        if not isinstance(agent_id, str):
+            raise ConfigError(f"agents.list[].id must be a string, not {type(agent_id).__name__} ({agent_id!r:.60})")
+        return chosen, agent_id
+    return next((a for a in entries if a.get("id") == agent_id), {}), agent_id
+
+
+def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) -> dict[str, Any]:
+    agents = _section(raw, "agents", "")
+    defaults = _section(agents, "defaults", "agents.")
+    chosen, agent_id = _chosen_agent(_list_at(agents, "list", "agents."), agent_id)
+    own = f"agents.list[id={agent_id}]."
+    default_search = _section(defaults, "memorySearch", "agents.defaults.")
+    agent_search = _section(chosen, "memorySearch", own)
+    data: dict[str, Any] = _deep_merge(dict(default_search), dict(agent_search))
+    extra = (_list_at(default_search, "extraPaths", "agents.defaults.memorySearch.")
+             + _list_at(agent_search, "extraPaths", own + "memorySearch."))
     if extra:
         data["extraPaths"] = extra
     data["agentId"] = agent_id
     workspace = chosen.get("workspace") or defaults.get("workspace")
     if workspace and "workspace" not in data:
         data["workspace"] = workspace
-    compaction = _deep_merge(dict(defaults.get("compaction") or {}), dict(chosen.get("compaction") or {}))
+    compaction = _deep_merge(dict(_section(defaults, "compaction", "agents.defaults.")),
+                             dict(_section(chosen, "compaction", own)))
     if compaction:
         data["compaction"] = compaction
-    memory = raw.get("memory") or {}
+    memory = _section(raw, "memory", "")
     citations = memory.get("citations")
     if citations:
         data["citations"] = citations
@@ -896,24 +1044,29 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
         data["backend"] = memory["backend"]
     # memorySearch.qmd.extraCollections (defaults' then the agent's) joins memory.qmd as qmd.extraCollections
     search_qmd = data.pop("qmd", None)
-    extra_colls = [c for ms in (defaults.get("memorySearch") or {}, chosen.get("memorySearch") or {})
-                   if isinstance(ms.get("qmd"), dict) for c in ms["qmd"].get("extraCollections") or []]
+    extra_colls = [c for ms, where in ((default_search, "agents.defaults.memorySearch.qmd."),
+                                       (agent_search, own + "memorySearch.qmd."))
+                   if isinstance(ms.get("qmd"), dict) for c in _list_at(ms["qmd"], "extraCollections", where)]
     if isinstance(search_qmd, dict) and not extra_colls:  # snake_case spelling
-        extra_colls = list(search_qmd.get("extra_collections") or [])
+        extra_colls = list(_list_at(search_qmd, "extra_collections", "memorySearch.qmd."))
     ignored = sorted(k for k in search_qmd if k not in ("extraCollections", "extra_collections")) \
         if isinstance(search_qmd, dict) else []
     if ignored:  # OpenClaw reads only extraCollections there; say so rather than drop settings silently
         log.warning("memorySearch.qmd.%s ignored: only extraCollections is read under memorySearch.qmd (as "
                     "OpenClaw does); put QMD settings under memory.qmd", ", memorySearch.qmd.".join(ignored))
-    if isinstance(memory.get("qmd"), dict):
-        data["qmd"] = memory["qmd"]
+    if memory.get("qmd") is not None:
+        data["qmd"] = _section(memory, "qmd", "memory.")
     if extra_colls:
         qmd = dict(data.get("qmd") or {})
-        own = qmd.pop("extraCollections", None) or qmd.pop("extra_collections", None) or []
-        data["qmd"] = {**qmd, "extraCollections": [*own, *extra_colls]}
-    dreaming = (((raw.get("plugins") or {}).get("entries") or {}).get("memory-core") or {}).get("config") or {}
-    if isinstance(dreaming.get("dreaming"), dict):  # the original's place; memorySearch.dreaming wins
-        known = _prune_unknown(DreamingConfig, dreaming["dreaming"], "plugins.entries.memory-core.config.dreaming.")
+        own_colls = _list_at(qmd, "extraCollections", "memory.qmd.") or _list_at(qmd, "extra_collections", "memory.qmd.")
+        qmd.pop("extraCollections", None)
+        qmd.pop("extra_collections", None)
+        data["qmd"] = {**qmd, "extraCollections": [*own_colls, *extra_colls]}
+    plugins = _section(_section(_section(raw, "plugins", ""), "entries", "plugins."), "memory-core", "plugins.entries.")
+    dreaming = _section(_section(plugins, "config", "plugins.entries.memory-core."), "dreaming",
+                        "plugins.entries.memory-core.config.")
+    if dreaming:  # the original's place; memorySearch.dreaming wins
+        known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
         data["dreaming"] = _deep_merge(known, dict(data.get("dreaming") or {}))
     _clamp_like_openclaw(data)
     store = data.get("store") or {}

@@ -12,6 +12,7 @@ The tree::
     │   ├── ProviderUnavailableError  the provider cannot start (no key, no model, no package)
     │   ├── ProviderRequestError      a request failed after retries (HTTP status in ``status_code``)
     │   │   └── RemoteRequestError      ... with the server's ``retry_after``
+    │   │       └── ProviderUnresponsiveError  no answer for ``provider_limits.sync_give_up_seconds``
     │   └── BatchJobError             a vendor batch job failed (``attempts``)
     │       ├── BatchTimeoutError       it did not finish in time
     │       └── BatchUnavailableError   the endpoint has no batch API
@@ -45,6 +46,7 @@ __all__ = [
     "ProtectedMemoryError",
     "ProviderError",
     "ProviderRequestError",
+    "ProviderUnresponsiveError",
     "ProviderUnavailableError",
     "QmdError",
     "RemoteRequestError",
@@ -57,7 +59,13 @@ __all__ = [
 
 
 class OpenClawMemoryError(Exception):
-    """Base class of every error this library raises on purpose."""
+    """Base class of every error this library raises on purpose. Its message never holds a secret: text that an
+    endpoint echoed (an API key, a header value) is redacted (:func:`openclaw_memory.redaction.redact`)."""
+
+    def __init__(self, *args: object) -> None:
+        from openclaw_memory.redaction import redact
+
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(OpenClawMemoryError, ValueError):
@@ -120,6 +128,14 @@ class RemoteRequestError(ProviderRequestError):
     ) -> None:
         super().__init__(message, status_code=status_code, retryable=retryable)
         self.retry_after = retry_after
+
+
+class ProviderUnresponsiveError(RemoteRequestError):
+    """The provider gave no answer for ``provider_limits.sync_give_up_seconds``: indexing stops asking it (the text
+    is indexed, vectors follow later) and its circuit breaker opens, so searches do not wait for it either."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
 
 
 class RerankError(OpenClawMemoryError):

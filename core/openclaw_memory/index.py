@@ -550,6 +550,7 @@ class MemoryIndex:
         return replace(st, backend=bs.backend, provider=bs.provider, model=bs.model, search_mode=bs.search_mode,
                        files=st.files if bs.files is None else bs.files,
                        chunks=st.chunks if bs.chunks is None else bs.chunks,
+                       source_counts=st.source_counts if bs.backend == "builtin" else {},  # the builtin index's
                        fallback=bs.fallback or st.fallback, backend_info=bs.details,
                        keyword_only_reason=st.keyword_only_reason if bs.backend == "builtin" else None)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ProviderError
+from openclaw_memory.errors import ProviderError, ProviderUnresponsiveError
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.storage import MemoryStore
@@ -137,16 +137,22 @@ class ProviderAccess:
         return embed
 
     def embed_documents(self, provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
-        """Embed texts for the index (batched, retried, guarded by the circuit breaker)."""
+        """Embed texts for the index (batched, retried, guarded by the circuit breaker). A remote provider that
+        gives no answer for ``provider_limits.sync_give_up_seconds`` opens the breaker at once (searches stop
+        waiting for it too) and raises ProviderUnresponsiveError, as does a call while the breaker is open."""
         from openclaw_memory.providers.batch import embed_for_index
-        from openclaw_memory.providers.batching import RetryPolicy
+        from openclaw_memory.providers.batching import Patience, RetryPolicy
 
         if not self.breaker.allow():
-            raise ProviderError(self.breaker.reason())
+            raise ProviderUnresponsiveError(self.breaker.reason())
         limits = self.config.provider_limits
         retry = RetryPolicy(retries=limits.retries, max_retry_after=limits.max_retry_after_seconds)
+        patience = None if provider.in_process else Patience(limits.sync_give_up_seconds)
         try:
-            vectors = embed_for_index(provider, texts, self.config, self.batch_state(), retry=retry)
+            vectors = embed_for_index(provider, texts, self.config, self.batch_state(), retry=retry, patience=patience)
+        except ProviderUnresponsiveError as exc:
+            self.breaker.trip(exc)
+            raise
         except Exception as exc:
             self.breaker.record_failure(exc)
             raise

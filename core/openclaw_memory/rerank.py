@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from openclaw_memory.config import RerankConfig
 from openclaw_memory.errors import ConfigError, RerankError
+from openclaw_memory.redaction import register_secret
 from openclaw_memory.types import Candidate
 
 __all__ = ["DEFAULT_API_KEY_ENV", "HttpReranker", "reorder_head"]
@@ -41,6 +42,7 @@ class HttpReranker:
         self.model = model
         self.timeout = timeout
         self._api_key = api_key
+        register_secret(api_key)  # an endpoint that echoes the request never shows it in rerank_error or a log
 
     @classmethod
     def from_config(cls, config: RerankConfig) -> HttpReranker:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexLockedError, OpenClawMemoryError
+from openclaw_memory.redaction import redact
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.sync import Progress, stat_scan, would_index
 from openclaw_memory.types import SyncReport
@@ -314,5 +315,5 @@ class SyncScheduler:
         return self._execute(SyncRequest(reason=reason, session_files=paths))
 
     def _failed(self, exc: Exception) -> None:
-        self._last_error = str(exc) if isinstance(exc, OpenClawMemoryError) else f"{type(exc).__name__}: {exc}"
+        self._last_error = str(exc) if isinstance(exc, OpenClawMemoryError) else redact(f"{type(exc).__name__}: {exc}")
         self._last_failed_at = time.monotonic()

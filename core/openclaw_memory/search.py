@@ -49,6 +49,7 @@ from openclaw_memory.hybrid import (
 from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
 from openclaw_memory.sessions import parse_timestamp
 from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
+from openclaw_memory.redaction import redact
 from openclaw_memory.result_ranges import fit_ranges, range_id
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.speakers import speaker_labels, without_speakers
@@ -662,7 +663,7 @@ def run_search(
             qv = np.asarray(embed(q), dtype=np.float32)
         except Exception as exc:
             log.warning("query embedding failed; searching keywords only: %s", exc)
-            reason = f"query embedding failed ({type(exc).__name__}: {exc})"
+            reason = redact(f"query embedding failed ({type(exc).__name__}: {exc})")
     vector: list[Candidate] = []
     if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
         log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.append import locked_append
+from openclaw_memory.redaction import redact
 from openclaw_memory.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
@@ -99,32 +100,10 @@ def session_rel_path(path: str | os.PathLike[str]) -> str:
 
 # ---- redaction ---------------------------------------------------------------------------------
 
-_R = "[REDACTED]"
-_SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL), _R),
-    (re.compile(r"\bBearer\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), f"Bearer {_R}"),
-    (re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"), _R),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), _R),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), _R),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), _R),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), _R),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), _R),
-    # key=/token=/secret=/password: followed by a long value with at least one digit.
-    (
-        re.compile(
-            r"(?i)(\b[\w\-]*(?:key|token|secret|password|passwd|credential)s?[\"']?\s*[=:]\s*[\"']?)"
-            r"(?=[A-Za-z0-9+/_\-.]*\d)[A-Za-z0-9+/_\-.]{16,}=*"
-        ),
-        r"\1" + _R,
-    ),
-]
-
-
 def redact_secrets(text: str) -> str:
-    """Replace tokens that look like API keys, bearer tokens or private keys by ``[REDACTED]``."""
-    for pattern, repl in _SECRET_PATTERNS:
-        text = pattern.sub(repl, text)
-    return text
+    """Replace API keys, bearer tokens, private keys, URL passwords and the configured secrets by ``[REDACTED]``
+    (:func:`openclaw_memory.redaction.redact`)."""
+    return redact(text)
 
 
 # ---- extraction --------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from openclaw_memory.chunker import (
 )
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError, StoreError, SyncCancelled
+from openclaw_memory.errors import IndexingError, ProviderError, ProviderUnresponsiveError, StoreError, SyncCancelled
 from openclaw_memory.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, pool_vectors, provider_key
 from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -448,7 +448,8 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
         new = _embed_fitted(plan, p, [by_hash[h] for h, _ in asked], [pend.doc for _, pend in asked])
         fresh = {h: v for (h, _), v in zip(asked, new, strict=True)}
     except ProviderError as exc:
-        if not plan.text_first:
+        # an incremental sync indexes the text of a provider that does not answer; a rebuild keeps the old index
+        if not plan.text_first and (report.full_rebuild or not isinstance(exc, ProviderUnresponsiveError)):
             raise
         plan.deferred = exc  # the keyword index is built anyway; no more provider calls this sync
         log.warning("embedding failed (%s); indexing text only, vectors follow with the next sync", exc)
@@ -650,6 +651,12 @@ def run_sync(
                 new_meta = plan.meta(_dims(store))
                 if new_meta != current:
                     store.write_meta(new_meta)
+                if plan.deferred is not None:
+                    raise IndexingError(
+                        f"the embedding provider is unavailable ({plan.deferred}); the changed files' text was "
+                        "indexed, so keyword search finds it. Their vectors are added by a later sync once the "
+                        "provider answers (or set `fallback`)."
+                    ) from plan.deferred
         except ProviderError as exc:
             raise IndexingError(
                 f"embedding failed during sync ({exc}); the previous index is unchanged and still searchable. "

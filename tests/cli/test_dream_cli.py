@@ -127,3 +127,18 @@ def test_model_and_endpoint_on_the_command_line_and_gates_fed_by_cli_searches(se
     assert result.exit_code == 0 and "supersede C1 E1" in result.output, result.output
     assert server.bodies("openai.chat")[0]["model"] == "tiny"
     assert server.headers("openai.chat")[0]["authorization"] == "Bearer sk-from-env"
+
+
+def test_the_originals_dreaming_section_is_read_and_checked(tmp_path: Path) -> None:
+    from openclaw_memory.config import MemoryConfig
+    from openclaw_memory.errors import ConfigError
+
+    path = tmp_path / "openclaw.json"
+    path.write_text(json.dumps({"plugins": {"entries": {"memory-core": {"config": {"dreaming": {
+        "frequency": "0 3 * * *", "minRecallCount": 3, "model": "m"}}}}},
+        "agents": {"defaults": {"memorySearch": {"dreaming": {"model": "own"}}}}}))
+    config = MemoryConfig.from_openclaw_file(path)
+    assert (config.dreaming.min_recall_count, config.dreaming.model) == (3, "own")  # memorySearch.dreaming wins
+    path.write_text(json.dumps({"plugins": {"entries": {"memory-core": {"config": {"dreaming": "on"}}}}}))
+    with pytest.raises(ConfigError, match="plugins.entries.memory-core.config.dreaming must be an object"):
+        MemoryConfig.from_openclaw_file(path)

@@ -106,7 +106,7 @@ def test_openclaw_json5_file(tmp_path: Path):
     assert main.query.hybrid.vector_weight == pytest.approx(0.6)
     assert main.compaction.reserve_tokens_floor == 30000
     assert main.compaction.memory_flush.soft_threshold_tokens == 6000
-    assert main.citations == "off" and main.remote.headers == {"X-Team": "a"}
+    assert main.citations == "off" and main.remote.header_values() == {"X-Team": "a"}
     assert main.resolved_store_path() == tmp_path / "idx" / "main.sqlite"
     assert str(main.workspace) == "~/clawd"
     ops = MemoryConfig.from_openclaw_file(cfg, agent_id="ops", query={"min_score": 0.2})

@@ -63,6 +63,8 @@ class Fault:
     body: Any = None
     delay: float = 0.0
     malformed: bool = False
+    #: the error message quotes every request header's value (as some gateways do with a rejected credential)
+    echo_headers: bool = False
 
 
 @dataclass
@@ -154,6 +156,8 @@ class VendorServer:
             return Response("{not json", media_type="application/json")
         if fault.status:
             payload = fault.body if fault.body is not None else _error_body(route, fault.status)
+            if fault.echo_headers:
+                payload = _error_body(route, fault.status, "rejected; you sent " + " ".join(headers.values()))
             return JSONResponse(payload, status_code=fault.status, headers=fault.headers)
         return None
 
@@ -406,13 +410,14 @@ class VendorServer:
             self._thread.join(timeout=5)
 
 
-def _error_body(route: str, status: int) -> dict[str, Any]:
+def _error_body(route: str, status: int, message: str | None = None) -> dict[str, Any]:
     vendor = route.split(".")[0]
+    message = message or f"injected error {status}"
     if vendor == "voyage":
-        return {"detail": f"injected error {status}"}
+        return {"detail": message}
     if vendor == "gemini":
-        return {"error": {"code": status, "message": f"injected error {status}", "status": "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"}}
-    return {"error": {"message": f"injected error {status}", "type": "server_error", "code": None}}
+        return {"error": {"code": status, "message": message, "status": "RESOURCE_EXHAUSTED" if status == 429 else "INTERNAL"}}
+    return {"error": {"message": message, "type": "server_error", "code": None}}
 
 
 def _file_obj(fid: str, size: int, purpose: str) -> dict[str, Any]:

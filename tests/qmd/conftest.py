@@ -71,7 +71,9 @@ def qmd_index(memory_ws: Path, qmd_command: str, tmp_path: Path) -> Iterator[Cal
 # done, after sleeping as long as the file FAKE_QMD_UPDATE_SECONDS says; an embed "embed-end", after
 # FAKE_QMD_EMBED_SECONDS, and it fails while the file FAKE_QMD_EMBED_FAIL holds "1"); `search` misbehaves as told
 # by argv[1] (sleep | garbage | crash | empty | noresults); `mcp` answers initialize and then
-# sleeps on tools/call when the behaviour is "mcp-hang", else exits (no MCP server).
+# sleeps on tools/call when the behaviour is "mcp-hang", else exits (no MCP server). "hang": every command
+# hangs; "start-hang": `mcp` never answers initialize and the searches hang (the rest works). Each process
+# writes "<command> <pid>" to the file FAKE_QMD_PIDS names.
 FAKE_QMD = textwrap.dedent('''
     import json, os, signal, sys, time
     behaviour, args = sys.argv[1], sys.argv[2:]
@@ -79,6 +81,12 @@ FAKE_QMD = textwrap.dedent('''
     if os.environ.get("FAKE_QMD_LOG"):
         with open(os.environ["FAKE_QMD_LOG"], "a") as log:
             log.write(cmd + "\\n")
+    if os.environ.get("FAKE_QMD_PIDS"):
+        with open(os.environ["FAKE_QMD_PIDS"], "a") as pids:
+            pids.write(f"{cmd} {os.getpid()}\\n")
+    if behaviour == "hang" or (behaviour == "start-hang" and cmd in ("mcp", "search", "vsearch", "query")):
+        time.sleep(30)
+        sys.exit(0)
     if cmd == "--version":
         print("qmd 0.0.0-fake")
     elif cmd in ("collection", "update", "embed"):
@@ -97,7 +105,7 @@ FAKE_QMD = textwrap.dedent('''
             os.makedirs(os.path.dirname(index), exist_ok=True)
             open(index, "a").close()
         pending = int(os.environ.get("FAKE_QMD_NEED_VECTORS") or 0)  # documents without vectors, as QMD's tables
-        if pending and cmd in ("update", "embed"):
+        if cmd in ("update", "embed"):
             import sqlite3
             con = sqlite3.connect(index if cmd == "update" else
                                   os.path.join(os.environ["XDG_CACHE_HOME"], "qmd", "index.sqlite"))
@@ -169,6 +177,15 @@ def sync_concurrently() -> Callable[[Sequence[MemoryIndex]], list[BaseException]
     """Runs ``sync()`` of each given index (an index may be given twice) in a thread of its own, all at once,
     and returns the exceptions they raised."""
     return _sync_concurrently
+
+
+@pytest.fixture
+def qmd_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """QMD's embedding model, "downloaded": a file QMD_EMBED_MODEL names (the stand-in never loads it)."""
+    model = tmp_path / "embed-model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setenv("QMD_EMBED_MODEL", str(model))
+    return model
 
 
 @pytest.fixture

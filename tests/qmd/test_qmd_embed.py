@@ -21,7 +21,7 @@ from openclaw_memory.errors import QmdError
 
 
 @pytest.fixture
-def embed_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+def embed_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qmd_model: Path) -> Callable[[], list[str]]:
     """The stand-in's `embed` / `embed-end` lines so far; each embed takes 0.6 s and 2 documents need vectors."""
     log = tmp_path / "qmd-calls.log"
     monkeypatch.setenv("FAKE_QMD_LOG", str(log))

@@ -29,7 +29,7 @@ def faulty(memory_ws: Path, tmp_path: Path) -> Callable[..., MemoryIndex]:
 
 
 @pytest.mark.parametrize(("behaviour", "reason"), [
-    ("sleep", "qmd search timed out after 400 ms"),
+    ("sleep", "qmd search timed out after"),  # what the daemon's start left of the 400 ms
     ("garbage", "qmd did not print a JSON array"),
     ("crash", "qmd search crashed (signal 11)"),
     ("fail", "qmd search failed (exit 3): 'Error: database is locked'"),
@@ -66,7 +66,7 @@ def test_a_hung_mcp_daemon_times_out_and_falls_back(
 ) -> None:
     mem = faulty(fake_qmd("mcp-hang"), limits={"timeoutMs": 400})
     result = mem.search("pgbouncer", min_score=0.0)
-    assert result.fallback is not None and "qmd mcp tools/call timed out after 400 ms" in result.fallback.reason
+    assert result.fallback is not None and "qmd mcp tools/call timed out after" in result.fallback.reason
 
 
 def test_no_results_is_an_empty_answer_not_a_fault(

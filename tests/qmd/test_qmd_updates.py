@@ -220,7 +220,7 @@ def test_a_normalised_root_file_name_lists_only_the_top_of_the_workspace(
 
 
 def test_a_vector_mode_update_starts_no_qmd_status(
-    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]]
+    qmd_model: Path, fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]]
 ) -> None:
     """`qmd embed` is decided from the update's own output: no `qmd status` process per update (a Node
     start each, on every new process's boot update)."""
@@ -234,7 +234,7 @@ def test_a_vector_mode_update_starts_no_qmd_status(
 
 
 def test_documents_without_vectors_are_embedded_once_per_embed_interval(
-    fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch
+    qmd_model: Path, fake_index: Callable[..., MemoryIndex], qmd_log: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_QMD_NEED_VECTORS", "2")
     mem = fake_index(searchMode="vsearch", update={"debounceMs": 0})  # embedInterval: 60m

@@ -4,7 +4,8 @@ The first :class:`~openclaw_memory.errors.BackendError` from the primary (missin
 timeout, bad output, missing models, crash) closes it and switches this manager, for good, to the
 builtin index, created on first need; results and status then carry
 ``fallback = {"from": "qmd", "reason": ...}``. The switch is per manager (per ``MemoryIndex``):
-a new index tries QMD again.
+a new index tries QMD again, unless QMD remembers a recent failure in the state dir (it then fails at
+once, see :data:`~openclaw_memory.backends.qmd.FAILURE_HOLD_S`).
 """
 
 from __future__ import annotations

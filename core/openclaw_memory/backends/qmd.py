@@ -21,7 +21,8 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,9 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory import discovery
 from openclaw_memory.backends.base import BackendStatus
-from openclaw_memory.backends.qmd_process import McpSession, run_qmd
+from openclaw_memory.backends.qmd_failure import FailureMemory
+from openclaw_memory.backends.qmd_models import missing_models
+from openclaw_memory.backends.qmd_process import McpSession, QmdProcesses, run_qmd
 from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollection, QmdItem, map_item, parse_items,
                                                   to_items)
 from openclaw_memory.config import MemoryConfig
@@ -58,8 +61,9 @@ _NEED_VECTORS = re.compile(r"\((\d+) unique hashes? needs? vectors\)")
 _EMBED_LOCKS: dict[str, threading.Lock] = {}
 _EMBED_LOCKS_GUARD = threading.Lock()
 _EMBED_BACKOFF_S, _EMBED_BACKOFF_MAX_S = 60.0, 3600.0
-
-
+# A QMD failure is remembered this long in the state dir: processes started meanwhile (each CLI call) fall back
+# to the builtin index at once instead of paying QMD's timeout again.
+FAILURE_HOLD_S = 300.0
 def embed_backoff_s(failures: int) -> float:
     """Seconds to wait before the next ``qmd embed`` after ``failures`` failed ones in a row (0 after none)."""
     return 0.0 if failures <= 0 else min(_EMBED_BACKOFF_S * 2 ** min(failures - 1, 16), _EMBED_BACKOFF_MAX_S)
@@ -182,29 +186,80 @@ class QmdBackend:
         self._session: McpSession | None = None
         self._daemon_error: str | None = None
         self._version: str | None = None
+        self._version_error: str | None = None  # why `qmd --version` failed (a missing command, a timeout)
+        self._added_output = ""  # what `qmd collection add` indexed, for the next update's report
+        self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
+        self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
+        self._processes = QmdProcesses()  # killed on close() and at exit
+        self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
+        self._recalled = False  # the remembered failure was looked at (at the first search or sync)
         self._closed = False
 
     # ---- running qmd ----------------------------------------------------------------------------
 
-    def run(self, *args: str, timeout_ms: int | None = None) -> str:
-        """Run ``qmd <args>`` in the workspace with this agent's environment; stdout."""
-        return run_qmd(self.argv, list(args), cwd=self.workspace, env=self.env,
-                       timeout_ms=timeout_ms or self.cfg.update.command_timeout_ms)
+    def run(self, *args: str, timeout_ms: int | None = None, timeout_key: str = "memory.qmd timeouts") -> str:
+        """Run ``qmd <args>`` in the workspace with this agent's environment; stdout. Without
+        ``timeout_ms``: a quick command, bounded by :attr:`quick_timeout_ms`."""
+        if timeout_ms is None:
+            timeout_ms, timeout_key = self.quick_timeout_ms, "memory.qmd.limits.timeoutMs"
+        return run_qmd(self.argv, list(args), cwd=self.workspace, env=self.env, timeout_ms=timeout_ms,
+                       processes=self._processes, timeout_key=timeout_key)
+
+    @property
+    def quick_timeout_ms(self) -> int:
+        """How long a command that only reads may take (version, collection list):
+        the search timeout, or ``commandTimeoutMs`` when that is shorter."""
+        return min(self.cfg.limits.timeout_ms, self.cfg.update.command_timeout_ms)
 
     def version(self) -> str | None:
-        """``qmd --version`` (e.g. ``qmd 2.8.3 (facd35e)``), cached; None when QMD does not run."""
+        """``qmd --version`` (e.g. ``qmd 2.8.3 (facd35e)``), cached; None when QMD does not run
+        (``status()``'s ``command_error`` says why)."""
         if self._version is None:
             try:
                 self._version = self.run("--version").strip().splitlines()[0]
-            except (QmdError, IndexError):
+                self._version_error = None
+            except QmdError as exc:
+                self._version_error = str(exc)
+                return None
+            except IndexError:
+                self._version_error = f"`{self.cfg.command} --version` printed nothing"
                 return None
         return self._version
+
+    def _models_dir(self) -> Path:
+        return Path(self.env["XDG_CACHE_HOME"]) / "qmd" / "models"
+
+    def _require_models(self) -> None:
+        """QmdError when QMD would have to download a model the search mode needs: it would try for minutes,
+        and forever where its model hub is unreachable."""
+        missing = missing_models(self.cfg.search_mode, self.env, self._models_dir())
+        if missing:
+            raise QmdError(
+                f"QMD's model{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                f"{'are' if len(missing) > 1 else 'is'} not downloaded ({self._models_dir()}); searchMode "
+                f"{self.cfg.search_mode!r} needs {'them' if len(missing) > 1 else 'it'}. Run `qmd pull` once where "
+                "huggingface.co is reachable (into ~/.cache/qmd/models, shared by every agent), or use searchMode "
+                "'search'")
+
+    def _require_vectors(self) -> None:
+        """For the vector modes: QmdError when QMD's index holds documents but no vectors (QMD would
+        answer nothing, with only a warning on stderr)."""
+        if self._vectors_seen:
+            return
+        counts = self._index_counts()
+        if counts["documents"] > 0 and counts["vectors"] == 0:
+            raise QmdError(f"QMD's index has {counts['documents']} documents and no vectors; searchMode "
+                           f"{self.cfg.search_mode!r} needs them (`qmd embed` has not run or failed"
+                           f"{': ' + self._update_error if self._update_error else ''})")
+        self._vectors_seen = counts["vectors"] > 0
 
     def _prepare_dirs(self) -> None:
         for key in ("XDG_CONFIG_HOME", "QMD_CONFIG_DIR", "XDG_CACHE_HOME"):
             Path(self.env[key]).mkdir(parents=True, exist_ok=True)
         shared = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "qmd" / "models"
-        link = Path(self.env["XDG_CACHE_HOME"]) / "qmd" / "models"
+        link = self._models_dir()
+        if shared.is_dir() and link.is_dir() and not link.is_symlink() and not any(link.iterdir()):
+            link.rmdir()  # left empty by a download that failed: use the shared models instead
         if shared.is_dir() and not link.exists() and not link.is_symlink():
             link.parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -240,8 +295,10 @@ class QmdBackend:
                 continue
             if coll.name in listed:
                 self.run("collection", "remove", coll.name)
-            self.run("collection", "add", str(coll.root), "--name", coll.name, "--glob", coll.pattern,
-                     timeout_ms=self.cfg.update.update_timeout_ms)
+            # adding a collection indexes its files: the next update's report counts them
+            self._added_output += self.run("collection", "add", str(coll.root), "--name", coll.name, "--glob",
+                                           coll.pattern, timeout_ms=self.cfg.update.update_timeout_ms,
+                                           timeout_key="memory.qmd.update.updateTimeoutMs")
             self._registered[coll.name] = want
             changed = True
         if changed:
@@ -304,7 +361,8 @@ class QmdBackend:
             self._sync_collections()
             if self.cfg.update.on_boot:
                 if self.cfg.update.wait_for_boot_sync or earlier is None:
-                    self._update(force=True)  # nothing to search yet: this first update is awaited
+                    # nothing to search yet: this first update is awaited
+                    self._boot_report = self._update(force=True)
                 else:  # the index from an earlier run answers now; the boot update runs beside it
                     self._last_update = earlier
                     self._snapshot, self._scanned_at = self._stat_snapshot(), time.monotonic()  # it covers these
@@ -349,16 +407,21 @@ class QmdBackend:
             return None
         self._export_sessions()
         self._sync_collections()
-        out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms)
+        out = self.run("update", timeout_ms=self.cfg.update.update_timeout_ms,
+                       timeout_key="memory.qmd.update.updateTimeoutMs")
+        added, self._added_output = self._added_output, ""
         self._last_update, self._snapshot = time.time(), snapshot
         self._files.clear()  # QMD may know other files now
         self._last_update_file.write_text(str(self._last_update), encoding="utf-8")
         self._arm_timer()
         report = SyncReport(reason="qmd update", files_scanned=len(snapshot))
-        for new, updated, unchanged, removed in _INDEXED.findall(out):
+        for new, updated, unchanged, removed in _INDEXED.findall(added + out):
             report.files_indexed += int(new) + int(updated)
             report.files_unchanged += int(unchanged)
             report.files_deleted += int(removed)
+        # files a `collection add` just indexed are "unchanged" to the update after it
+        report.files_unchanged = max(0, report.files_unchanged - sum(
+            int(new) + int(updated) for new, updated, _, _ in _INDEXED.findall(added)))
         if self.cfg.search_mode != "search":
             self._embed_if_due(out)
         report.took_ms = (time.perf_counter() - started) * 1000
@@ -387,6 +450,8 @@ class QmdBackend:
             self._update(force=force, wait=False)
             self._update_error = None
         except (QmdError, OSError) as exc:
+            if self._closed:
+                return  # its process was killed by close()
             self._update_error = str(exc)
             log.warning("background qmd update failed: %s", exc)
             self._arm_timer()  # try again after the next interval
@@ -415,6 +480,7 @@ class QmdBackend:
     def _embed(self) -> None:
         """``qmd embed``, holding the process-wide and the state dir's embed lock (waits for another
         agent's or process's embed, at most ``embedTimeoutMs``); QmdError when it fails or leaves no vectors."""
+        self._require_models()
         timeout_s = self.cfg.update.embed_timeout_ms / 1000
         started = time.monotonic()
         in_process = _process_embed_lock(Path(self._embed_flock.lock_file))
@@ -429,11 +495,11 @@ class QmdBackend:
                 raise QmdError(f"another process kept QMD's embed lock ({self._embed_flock.lock_file}) for "
                                f"{timeout_s:.0f} s (memory.qmd.update.embedTimeoutMs)") from None
             try:
-                self.run("embed", timeout_ms=self.cfg.update.embed_timeout_ms)
+                self.run("embed", timeout_ms=self.cfg.update.embed_timeout_ms,
+                         timeout_key="memory.qmd.update.embedTimeoutMs")
             except QmdError as exc:
-                raise QmdError(f"{exc} — searchMode {self.cfg.search_mode!r} needs QMD's embedding model, which "
-                               "QMD downloads at first use; run `qmd embed` where it can, or use searchMode "
-                               "'search'") from None
+                raise QmdError(f"{exc} — searchMode {self.cfg.search_mode!r} needs the vectors `qmd embed` "
+                               "makes; run `qmd embed` to see why it fails, or use searchMode 'search'") from None
             finally:
                 self._embed_flock.release()
         finally:
@@ -443,15 +509,16 @@ class QmdBackend:
             raise QmdError(f"the QMD index has 0 vectors; searchMode {self.cfg.search_mode!r} needs embeddings "
                            "(`qmd embed`)")
 
-    def _maybe_update(self) -> None:
+    def _maybe_update(self, deadline: float) -> None:
         """Before a search (spec §9.3). An update that is running (the boot update beside an index
         from an earlier run, an interval update) is waited for 500 ms at most. Memory files changed
-        since the last update (``sync.on_search``): the update runs and the search waits for it,
-        unless the debounce holds. Files are compared (stat only) at most every 2 s, and not while
-        the debounce holds. An index merely older than ``update.interval`` is updated in the
-        background (as the original's interval timer does): the search does not wait."""
+        since the last update (``sync.on_search``): the update runs and the search waits for it until
+        ``deadline`` (``time.monotonic()``; then it goes on in the background), unless the debounce holds.
+        Files are compared (stat only) at most every 2 s, and not while the debounce holds. An index
+        merely older than ``update.interval`` is updated in the background (as the original's interval
+        timer does): the search does not wait."""
         if self._update_lock.locked():  # an update runs (boot, interval): wait for it 500 ms at most
-            if self._update_lock.acquire(timeout=_PENDING_WAIT_S):
+            if self._update_lock.acquire(timeout=max(0.0, min(_PENDING_WAIT_S, deadline - time.monotonic()))):
                 self._update_lock.release()
             return
         if self._last_update is None:  # never updated here (onBoot off): QMD may know nothing yet
@@ -463,11 +530,35 @@ class QmdBackend:
         if self.config.sync.on_search and time.monotonic() - self._scanned_at >= scan_every:
             self._scanned_at = time.monotonic()
             if self._stat_snapshot() != self._snapshot:  # changed: wait for a running update, then update
-                self._update(force=False, if_changed=True)
+                self._update_until(deadline)
                 return
         interval = self.cfg.update.interval_ms()
         if interval > 0 and (time.time() - self._last_update) * 1000 >= interval:
             self._start_background()
+
+    def _update_until(self, deadline: float) -> None:
+        """An update of changed files that a search waits for until ``deadline``; raises its failure when it
+        ended by then, else it goes on in the background (its failure is then logged and shown in status)."""
+        failed: list[Exception] = []
+        waited = threading.Event()
+
+        def update() -> None:
+            try:
+                self._update(force=False, if_changed=True)
+            except (QmdError, OSError) as exc:
+                failed.append(exc)
+                if waited.is_set() and not self._closed:
+                    self._update_error = str(exc)
+                    log.warning("qmd update failed: %s", exc)
+
+        worker = threading.Thread(target=update, name="openclaw-memory-qmd-update", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        waited.set()
+        if worker.is_alive():
+            log.info("qmd update still runs after the search timeout; searching the index as it was")
+        elif failed:
+            raise failed[0]
 
     def _persisted_last_update(self) -> float | None:
         try:
@@ -489,27 +580,39 @@ class QmdBackend:
             return rule.action == "allow"
         return self.cfg.scope.default == "allow"
 
-    def _daemon(self) -> McpSession | None:
+    def _daemon(self, deadline: float) -> McpSession | None:
+        """The warm ``qmd mcp`` session, started by ``deadline`` (``time.monotonic()``) at the latest."""
         if not self.cfg.daemon or self._daemon_error is not None:
             return None
         with self._lock:
             if self._session is not None and self._session.alive:
                 return self._session
+            if self._closed:
+                raise QmdError("the QMD backend is closed")
             try:
                 self._session = McpSession(self.argv, cwd=self.workspace, env=self.env,
-                                           timeout_ms=self.cfg.update.command_timeout_ms)
+                                           timeout_ms=max(1, int((deadline - time.monotonic()) * 1000)),
+                                           processes=self._processes)
             except QmdError as exc:  # an older QMD without `qmd mcp`: one process per query
                 self._daemon_error = str(exc)
                 log.info("qmd mcp unavailable (%s); running one qmd process per query", exc)
                 return None
             return self._session
 
-    def _query(self, query: str, limit: int) -> tuple[list[QmdItem], bool]:
+    def _query(self, query: str, limit: int, deadline: float) -> tuple[list[QmdItem], bool]:
         names = [c.name for c in self.collections if c.name in self._registered]
         if not names:
             return [], False
-        mode, timeout = self.cfg.search_mode, self.cfg.limits.timeout_ms
-        session = self._daemon()
+        mode = self.cfg.search_mode
+        if mode != "search":  # without them QMD would hang downloading a model, or answer nothing
+            self._require_models()
+            self._require_vectors()
+        session = self._daemon(deadline)
+        timeout = int((deadline - time.monotonic()) * 1000)  # what the update and the daemon's start left
+        if timeout <= 0:
+            why = f": {self._daemon_error}" if self._daemon_error else ""
+            raise QmdError(f"qmd search timed out: QMD took the whole search timeout ({self.cfg.limits.timeout_ms} "
+                           f"ms, memory.qmd.limits.timeoutMs) before the query{why}")
         if session is not None:
             args: dict[str, Any] = {"collections": names, "limit": limit, "minScore": 0}
             if mode == "query":
@@ -531,7 +634,7 @@ class QmdBackend:
         for name in names:
             cmd += ["-c", name]
         cmd += ["--", query]  # a query starting with "-" is not an option
-        return parse_items(self.run(*cmd, timeout_ms=timeout)), False
+        return parse_items(self.run(*cmd, timeout_ms=timeout, timeout_key="memory.qmd.limits.timeoutMs")), False
 
     def search(
         self,
@@ -543,8 +646,36 @@ class QmdBackend:
         sources: Sequence[str] | None = None,
         as_found: bool = False,
     ) -> SearchResult:
-        """Search through QMD (spec §9.3); raises QmdError on any QMD failure. QMD's hits are never folded
-        together, so ``as_found`` changes nothing here."""
+        """Search through QMD (spec §9.3); raises QmdError on any QMD failure (and on one remembered from
+        another process, see :data:`FAILURE_HOLD_S`). QMD's hits are never folded together, so ``as_found``
+        changes nothing here."""
+        with self._remembering_failures():
+            return self._search(query, max_results=max_results, min_score=min_score, session_key=session_key,
+                                sources=sources)
+
+    @contextmanager
+    def _remembering_failures(self) -> Iterator[None]:
+        """At this backend's first call, raise a failure remembered by an earlier process; remember a new
+        failure; forget it on success."""
+        held = None
+        if not self._recalled:
+            self._recalled = True
+            held = self._failures.recall()
+        if held is not None:
+            ago = time.time() - held.at
+            raise QmdError(f"{held.reason} (remembered from {ago:.0f} s ago; QMD is tried again "
+                           f"{FAILURE_HOLD_S - ago:.0f} s from now, or after deleting {self._failures.path})")
+        try:
+            yield
+        except QmdError as exc:
+            if not self._closed:
+                self._failures.remember(str(exc))
+            raise
+        if self._failures.path.exists():
+            self._failures.forget()
+
+    def _search(self, query: str, *, max_results: int | None, min_score: float | None, session_key: str | None,
+                sources: Sequence[str] | None) -> SearchResult:
         started = time.perf_counter()
         mode = _RESULT_MODE[self.cfg.search_mode]
 
@@ -557,11 +688,15 @@ class QmdBackend:
         if not self.allows(session_key):
             return result([], "scope_denied")
         self._ensure_ready()
-        self._maybe_update()
+        # from here on the search waits for QMD at most limits.timeoutMs: an update of changed files (half of it
+        # at most), the daemon's start and the query share it
+        now, timeout_s = time.monotonic(), self.cfg.limits.timeout_ms / 1000
+        deadline = now + timeout_s
+        self._maybe_update(now + timeout_s / 2)
         limits = self.cfg.limits
         limit = max(1, min(limits.max_results, max_results or limits.max_results))
         # one line: QMD reads a multi-line query as a structured query document (and its MCP tool rejects one)
-        items, numbered = self._query(" ".join(query.split()), limit)
+        items, numbered = self._query(" ".join(query.split()), limit, deadline)
         floor = 0.0 if min_score is None else float(min_score)
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
@@ -603,9 +738,14 @@ class QmdBackend:
     # ---- sync, status, close --------------------------------------------------------------------------
 
     def sync(self, *, force: bool = False, reason: str = "manual") -> SyncReport:
-        """Run ``qmd update`` now (and ``qmd embed`` for the vector modes when due)."""
-        self._ensure_ready()
-        report = self._update(force=True) or SyncReport(reason=reason)
+        """Run ``qmd update`` now (and ``qmd embed`` for the vector modes when due). The first sync of a
+        process reports what the boot update (awaited for a new index) indexed rather than update again."""
+        with self._remembering_failures():
+            first = not self._ready
+            self._ensure_ready()
+            with self._lock:
+                boot, self._boot_report = self._boot_report, None
+            report = (boot if first else None) or self._update(force=True) or SyncReport(reason=reason)
         report.reason = reason
         return report
 
@@ -642,39 +782,50 @@ class QmdBackend:
         counts from QMD's index file; the only process it may start is one ``qmd --version``
         (cached) per backend."""
         registered = self._registered_now()
+        held = self._failures.recall()
+        version = None if held is not None else self.version()  # a remembered failure: no process at all
         details: dict[str, Any] = {
             "command": self.cfg.command,
-            "version": self.version(),
+            "version": version,
+            "command_error": None if version is not None or held is not None else self._version_error,
+            "failure": None if held is None else {"reason": held.reason, "at": _iso(held.at),
+                                                  "retry_at": _iso(held.at + FAILURE_HOLD_S)},
             "search_mode": self.cfg.search_mode,
             "index_path": str(self.index_path),
             "collections": [{"name": c.name, "path": str(c.root), "pattern": c.pattern,
-                             "registered": c.name in registered} for c in self.collections],
+                             "registered": c.name in registered, "folder_exists": c.root.is_dir()}
+                            for c in self.collections],
             "last_update_at": _iso(self._last_update or self._persisted_last_update()),
             "last_update_error": self._update_error,
             "daemon": {"enabled": self.cfg.daemon,
                        "running": self._session is not None and self._session.alive,
                        "error": self._daemon_error},
         }
-        files = None
+        # QMD's own counts, never the builtin index's: documents (what BM25 searches), and its embedded chunks
+        files = chunks = 0
         try:
             counts = self._index_counts()
             files = counts["documents"]
             vectors = counts["vectors"]
+            chunks = vectors or files
             details["vectors"] = {"available": vectors > 0, "count": vectors,
                                   "error": None if vectors else "QMD index has 0 vectors (run `qmd embed`)"}
         except QmdError as exc:
             details["error"] = str(exc)
             details["vectors"] = {"available": False, "count": None, "error": str(exc)}
+        fallback = None if held is None else {"from": "qmd", "reason": held.reason}  # what the next search does
         return BackendStatus(backend="qmd", provider="qmd", model="qmd", search_mode=self.cfg.search_mode,
-                             files=files, chunks=files, details=details)
+                             files=files, chunks=chunks, fallback=fallback, details=details)
 
     def close(self) -> None:
-        """Stop the warm ``qmd mcp`` session; idempotent."""
+        """Stop the warm ``qmd mcp`` session and kill every QMD process still running (an update or
+        ``qmd embed`` in the background); idempotent."""
+        self._closed = True
+        self._processes.kill_all()  # first: a background update holding the lock dies now
         with self._lock:
-            self._closed = True
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
             if self._session is not None:
-                self._session.close()
+                self._session.close(grace_s=0)
                 self._session = None

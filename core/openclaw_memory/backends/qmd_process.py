@@ -1,7 +1,13 @@
-"""Running QMD: one process per command, or a warm ``qmd mcp`` session (MCP over stdio)."""
+"""Running QMD: one process per command, or a warm ``qmd mcp`` session (MCP over stdio).
+
+Every QMD process runs in a process group of its own, registered in a :class:`QmdProcesses` while it
+runs: closing the backend kills them (a ``qmd embed`` in the background included), and so does the
+interpreter's exit for any still running.
+"""
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -9,6 +15,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import weakref
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -16,7 +23,7 @@ from typing import Any
 
 from openclaw_memory.errors import QmdError
 
-__all__ = ["McpSession", "run_qmd"]
+__all__ = ["McpSession", "QmdProcesses", "run_qmd"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +42,55 @@ def _kill(proc: subprocess.Popen[Any]) -> None:
             pass
 
 
+class QmdProcesses:
+    """The QMD processes one backend has running; :meth:`kill_all` ends them and their children.
+
+    Every instance is also ended when the interpreter exits (QMD runs in sessions of its own, so
+    nothing else would stop a ``qmd embed`` left running)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[Any]] = set()
+        self._closed = False
+        _EVERY.add(self)
+
+    def add(self, proc: subprocess.Popen[Any]) -> None:
+        """Track ``proc`` until :meth:`discard`; killed at once when this set is already closed."""
+        with self._lock:
+            if not self._closed:
+                self._running.add(proc)
+                return
+        _kill(proc)
+
+    def discard(self, proc: subprocess.Popen[Any]) -> None:
+        with self._lock:
+            self._running.discard(proc)
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the QMD processes running now."""
+        with self._lock:
+            return [p.pid for p in self._running if p.poll() is None]
+
+    def kill_all(self) -> None:
+        """Kill every tracked process group; processes started later are killed as they start."""
+        with self._lock:
+            self._closed = True
+            running, self._running = self._running, set()
+        for proc in running:
+            if proc.poll() is None:
+                _kill(proc)
+
+
+_EVERY: weakref.WeakSet[QmdProcesses] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_at_exit() -> None:
+    for processes in list(_EVERY):
+        processes.kill_all()
+
+
 def _not_found(argv: list[str], exc: OSError) -> QmdError:
     return QmdError(
         f"QMD command not found or not executable: {argv[0]!r} ({exc.strerror or exc}). Install QMD "
@@ -43,22 +99,29 @@ def _not_found(argv: list[str], exc: OSError) -> QmdError:
     )
 
 
-def run_qmd(argv: list[str], args: list[str], *, cwd: Path, env: dict[str, str], timeout_ms: int) -> str:
-    """Run ``argv + args`` and return its stdout; raise QmdError on a missing command, a timeout,
-    a crash (signal) or a non-zero exit (with the end of stderr)."""
+def run_qmd(argv: list[str], args: list[str], *, cwd: Path, env: dict[str, str], timeout_ms: int,
+            processes: QmdProcesses | None = None, timeout_key: str = "memory.qmd timeouts") -> str:
+    """Run ``argv + args`` and return its stdout; raise QmdError on a missing command, a timeout
+    (naming ``timeout_key``), a crash (signal) or a non-zero exit (with the end of stderr). The process
+    is tracked in ``processes`` while it runs."""
     what = f"qmd {args[0]}" if args else "qmd"
     try:
         proc = subprocess.Popen([*argv, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         raise _not_found(argv, exc) from None
+    if processes is not None:
+        processes.add(proc)
     try:
         out_b, err_b = proc.communicate(timeout=timeout_ms / 1000)
     except subprocess.TimeoutExpired:
         _kill(proc)
         proc.communicate()
-        raise QmdError(f"{what} timed out after {timeout_ms} ms (memory.qmd timeouts); "
+        raise QmdError(f"{what} timed out after {timeout_ms} ms ({timeout_key}); "
                        "QMD may be downloading models it cannot reach, or the index is locked") from None
+    finally:
+        if processes is not None:
+            processes.discard(proc)
     out = out_b.decode("utf-8", "replace")[:MAX_OUTPUT_CHARS]
     err = err_b.decode("utf-8", "replace")[-2000:]
     if proc.returncode < 0:
@@ -75,7 +138,9 @@ class McpSession:
     (start-up, EOF, timeout, a JSON-RPC error) raises QmdError; the session is then dead.
     """
 
-    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout_ms: int) -> None:
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str], timeout_ms: int,
+                 processes: QmdProcesses | None = None) -> None:
+        self._processes = processes
         self._lock = threading.Lock()
         self._pending: dict[int, Future[dict[str, Any]]] = {}
         self._next_id = 0
@@ -87,6 +152,8 @@ class McpSession:
         except OSError as exc:
             self._stderr.close()
             raise _not_found(argv, exc) from None
+        if processes is not None:
+            processes.add(self._proc)
         self._reader = threading.Thread(target=self._read, name="openclaw-memory-qmd-mcp", daemon=True)
         self._reader.start()
         try:
@@ -159,7 +226,7 @@ class McpSession:
         except FutureTimeout:
             reason = f"qmd mcp {method} timed out after {timeout_ms} ms"
             self._fail(reason)
-            self.close()
+            self.close(grace_s=0)  # it hangs: no point waiting for it to exit
             raise QmdError(reason + "; QMD may be loading models it cannot download") from None
         if "error" in msg:
             err = msg["error"] if isinstance(msg["error"], dict) else {"message": msg["error"]}
@@ -180,8 +247,8 @@ class McpSession:
             raise QmdError(f"qmd mcp tool {name} returned no structured content")
         return content
 
-    def close(self) -> None:
-        """End the session (closes stdin, then kills the process group if it lingers)."""
+    def close(self, *, grace_s: float = 2.0) -> None:
+        """End the session (closes stdin, then kills the process group if it lingers ``grace_s``)."""
         self._fail(self._dead or "qmd mcp session closed")
         try:
             if self._proc.stdin is not None:
@@ -189,8 +256,10 @@ class McpSession:
         except OSError:
             pass
         try:
-            self._proc.wait(timeout=2)
+            self._proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             _kill(self._proc)
             self._proc.wait()
+        if self._processes is not None:
+            self._processes.discard(self._proc)
         self._stderr.close()

@@ -4,16 +4,17 @@ sanitising, model-name normalisation and a timeout guard for in-process models."
 from __future__ import annotations
 
 import email.utils
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from openclaw_memory.errors import RemoteRequestError
+from openclaw_memory.redaction import redact
 
 __all__ = [
     "RemoteRequestError",
+    "redact",
     "call_with_timeout",
     "fingerprint_headers",
     "parse_retry_after",
@@ -75,17 +76,6 @@ def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | No
             name = name[len(prefix) :]
             break
     return name or None
-
-
-_SECRET_IN_TEXT = re.compile(r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|pa-[A-Za-z0-9_\-]{10,})")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Remove the given secrets (and key-shaped tokens) from an error message."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return _SECRET_IN_TEXT.sub("***", text)
 
 
 def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,

@@ -6,7 +6,8 @@
 * Retries with exponential backoff and jitter (500 ms → 1 s → 2 s, capped at 8 s, 3 retries)
   on 429/5xx/timeouts, waiting what ``Retry-After`` asks for instead when the server says.
 * Per-request timeouts: remote SDK clients carry their own (60 s); in-process models are
-  guarded here (5 min).
+  guarded here (5 min). :class:`Patience` bounds all requests and retries of a remote provider together:
+  indexing gives up once none has succeeded for ``provider_limits.sync_give_up_seconds``.
 * :class:`CachedQueryEmbedder`: an in-memory LRU of query vectors.
 """
 
@@ -26,13 +27,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from openclaw_memory.errors import ProviderError, ProviderRequestError
+from openclaw_memory.errors import ProviderError, ProviderRequestError, ProviderUnresponsiveError
 from openclaw_memory.providers._util import RemoteRequestError, call_with_timeout, transport_error_kind
 from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
     "CachedQueryEmbedder",
+    "Patience",
     "ProgressCallback",
     "RetryPolicy",
     "embed_documents_batched",
@@ -83,6 +85,38 @@ DEFAULT_RETRY = RetryPolicy()
 NO_RETRY = RetryPolicy(retries=0)
 
 
+#: a request cut at the end of the patience window leaves a few milliseconds of it: that is none
+_PATIENCE_EPSILON = 0.05
+
+
+class Patience:
+    """How long indexing keeps waiting for a remote provider: ``seconds`` from the first request or the last one
+    that succeeded. Bounds every request and retry sleep, whatever their own timeouts. Thread-safe."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = float(seconds)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._since = clock()
+
+    def remaining(self) -> float:
+        """Seconds left before giving up (0 when none)."""
+        with self._lock:
+            return max(0.0, self.seconds - (self._clock() - self._since))
+
+    def answered(self) -> None:
+        """A request succeeded: the provider is alive, the wait starts again."""
+        with self._lock:
+            self._since = self._clock()
+
+    def give_up(self, what: str, cause: BaseException | None) -> ProviderUnresponsiveError:
+        """The error that ends the wait."""
+        last = f" (last: {cause})" if cause is not None else ""
+        return ProviderUnresponsiveError(
+            f"{what}: no answer from the embedding provider for {self.seconds:g}s{last}; giving up for now "
+            "(provider_limits.sync_give_up_seconds)")
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Whether a failed embedding request is worth retrying (rate limits, 5xx, timeouts)."""
     if isinstance(exc, ProviderRequestError):
@@ -118,12 +152,16 @@ def _timeout_for(provider: EmbeddingProvider) -> float:
     return float(provider.request_timeout or default)
 
 
-def _call_once(provider: EmbeddingProvider, texts: list[str]) -> list[np.ndarray]:
+def _call_once(provider: EmbeddingProvider, texts: list[str], patience: Patience | None = None) -> list[np.ndarray]:
+    what = f"{provider.id} embedding batch"
     if provider.in_process:
-        return call_with_timeout(
-            lambda: provider.embed_documents(texts), _timeout_for(provider), what=f"{provider.id} embedding batch"
-        )
-    return provider.embed_documents(texts)
+        return call_with_timeout(lambda: provider.embed_documents(texts), _timeout_for(provider), what=what)
+    if patience is None:
+        return provider.embed_documents(texts)
+    left = patience.remaining()
+    if left <= 0:
+        raise patience.give_up(what, None)
+    return call_with_timeout(lambda: provider.embed_documents(texts), min(left, _timeout_for(provider)), what=what)
 
 
 def _refuse_long_wait(exc: Exception, policy: RetryPolicy) -> None:
@@ -138,20 +176,32 @@ def _refuse_long_wait(exc: Exception, policy: RetryPolicy) -> None:
         ) from exc
 
 
-def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request") -> T:
-    """Call ``fn``; on a retryable failure sleep per ``policy`` and try again."""
+def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, what: str = "embedding request",
+                 patience: Patience | None = None) -> T:
+    """Call ``fn``; on a retryable failure sleep per ``policy`` and try again. With ``patience``, give up
+    (ProviderUnresponsiveError) once it runs out instead of retrying or sleeping past it."""
     attempt = 0
     while True:
         try:
-            return fn()
+            result = fn()
+        except ProviderUnresponsiveError:
+            raise
         except Exception as exc:
+            if patience is not None and is_retryable(exc) and patience.remaining() < _PATIENCE_EPSILON:
+                raise patience.give_up(what, exc) from exc
             if attempt >= policy.retries or not is_retryable(exc):
                 raise
             _refuse_long_wait(exc, policy)
             delay = policy.delay(attempt, exc)
+            if patience is not None and delay >= patience.remaining():
+                raise patience.give_up(what, exc) from exc
             log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
             time.sleep(delay)
             attempt += 1
+        else:
+            if patience is not None:
+                patience.answered()
+            return result
 
 
 def _plan(provider: EmbeddingProvider, texts: Sequence[str], max_batch_tokens: int | None,
@@ -172,6 +222,7 @@ def embed_documents_batched(
     concurrency: int | None = None,
     progress: ProgressCallback | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
+    patience: Patience | None = None,
 ) -> list[np.ndarray]:
     """Embed ``texts`` as documents: one unit vector per text, in input order.
 
@@ -179,7 +230,8 @@ def embed_documents_batched(
     32,000 for in-process models) and the provider's ``max_batch_size`` texts.
 
     ``concurrency`` defaults to the provider's ``default_concurrency`` (4 remote, 1 local).
-    Raises the last ProviderError when a request still fails after retries.
+    Raises the last ProviderError when a request still fails after retries, ProviderUnresponsiveError when a
+    remote provider gave no answer for ``patience`` (see :class:`Patience`).
     """
     items = list(texts)
     if not items:
@@ -192,7 +244,8 @@ def embed_documents_batched(
     def run(batch: list[int]) -> None:
         nonlocal done
         chunk = [items[i] for i in batch]
-        vecs = with_retries(lambda: _call_once(provider, chunk), policy=retry, what=f"{provider.id} embedding batch")
+        vecs = with_retries(lambda: _call_once(provider, chunk, patience), policy=retry,
+                            what=f"{provider.id} embedding batch", patience=patience)
         if len(vecs) != len(batch):
             raise ProviderError(f"{provider.id} returned {len(vecs)} vectors for {len(batch)} inputs")
         with lock:

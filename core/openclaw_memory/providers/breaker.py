@@ -8,6 +8,8 @@ import threading
 import time
 from typing import Any
 
+from openclaw_memory.redaction import redact
+
 __all__ = ["CircuitBreaker"]
 
 
@@ -53,8 +55,16 @@ class CircuitBreaker:
     def record_failure(self, exc: BaseException) -> None:
         with self._lock:
             self._count += 1
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.last_error = redact(f"{type(exc).__name__}: {exc}")
             if self.failures and self._count >= self.failures and self._opened_at is None:
+                self._opened_at = self._clock()
+
+    def trip(self, exc: BaseException) -> None:
+        """Open now (the provider was given up on after a long silence: one failure is enough)."""
+        with self._lock:
+            self._count = max(self._count + 1, self.failures)
+            self.last_error = redact(f"{type(exc).__name__}: {exc}")
+            if self.failures and self._opened_at is None:
                 self._opened_at = self._clock()
 
     @property

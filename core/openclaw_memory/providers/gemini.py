@@ -18,6 +18,7 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
+from openclaw_memory.redaction import register_secret
 
 __all__ = ["DEFAULT_GEMINI_BASE_URL", "DEFAULT_GEMINI_MODEL", "GeminiEmbeddingProvider", "split_gemini_base_url"]
 
@@ -82,6 +83,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         self.sdk_base_url, self.api_version = split_gemini_base_url(base_url)
         self.base_url = self.sdk_base_url.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
+        register_secret(api_key, *self.headers.values())
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(

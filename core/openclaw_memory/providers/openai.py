@@ -16,6 +16,7 @@ from openclaw_memory.providers._util import (
     strip_model_prefix,
 )
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
+from openclaw_memory.redaction import register_secret
 
 __all__ = ["DEFAULT_OPENAI_BASE_URL", "DEFAULT_OPENAI_MODEL", "OpenAIEmbeddingProvider"]
 
@@ -63,6 +64,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
         self.headers = dict(headers or {})
+        register_secret(api_key, *self.headers.values())
         self.dimensions = dimensions
         self.request_timeout = float(timeout)
         self.client = self._openai.OpenAI(

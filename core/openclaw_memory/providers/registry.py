@@ -124,7 +124,7 @@ def create_provider(
             envs = " or ".join(ENV_KEYS[name])
             raise ProviderUnavailableError(f"No API key found for provider {name}: set remote.api_key or {envs}")
         base_url = config.remote.base_url if use_remote else None
-        headers = dict(config.remote.headers) if use_remote else {}
+        headers = config.remote.header_values() if use_remote else {}
         dims = config.output_dimensionality
         timeout = config.provider_limits.request_timeout_seconds
         if name == "openai":

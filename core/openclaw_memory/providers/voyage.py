@@ -16,6 +16,7 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
+from openclaw_memory.redaction import register_secret
 
 __all__ = ["DEFAULT_VOYAGE_BASE_URL", "DEFAULT_VOYAGE_MODEL", "VoyageEmbeddingProvider"]
 
@@ -65,6 +66,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
         self.headers = dict(headers or {})
+        register_secret(api_key, *self.headers.values())
         if self.headers:
             log.info("voyage: remote.headers are used for batch-API requests only (the SDK drops them)")
         self.output_dimension = output_dimension

@@ -28,6 +28,7 @@ from openclaw_memory.providers.batch.common import (
 )
 from openclaw_memory.providers.batching import (
     DEFAULT_RETRY,
+    Patience,
     ProgressCallback,
     RetryPolicy,
     embed_documents_batched,
@@ -182,6 +183,7 @@ def embed_for_index(
     progress: ProgressCallback | None = None,
     retry: RetryPolicy = DEFAULT_RETRY,
     concurrency: int | None = None,
+    patience: Patience | None = None,
 ) -> list[np.ndarray]:
     """Embed chunks for the index: the vendor batch API when ``state.enabled`` and the provider
     has one, otherwise (or after a batch failure) normal batched requests with retries.
@@ -201,4 +203,5 @@ def embed_for_index(
             if progress is not None:
                 progress(len(items), len(items))
             return vecs
-    return embed_documents_batched(provider, items, progress=progress, retry=retry, concurrency=concurrency)
+    return embed_documents_batched(provider, items, progress=progress, retry=retry, concurrency=concurrency,
+                                   patience=patience)

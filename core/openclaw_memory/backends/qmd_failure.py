@@ -1,0 +1,58 @@
+"""A QMD failure remembered across processes: ``<state_dir>/agents/<agent>/qmd/failure.json``.
+
+QMD failing (a hang up to a timeout, a missing command, missing models) costs every process that tries
+it again; a failure is therefore kept for a while, and each process (each CLI call) that finds it falls
+back to the builtin index at once instead of paying the timeout again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FailureMemory", "RememberedFailure"]
+
+
+@dataclass(frozen=True)
+class RememberedFailure:
+    """Why QMD failed, and when (``time.time()``)."""
+
+    reason: str
+    at: float
+
+
+class FailureMemory:
+    """A failure kept in ``path`` for ``hold_s`` seconds after it happened."""
+
+    def __init__(self, path: Path, hold_s: float) -> None:
+        self.path = path
+        self.hold_s = hold_s
+
+    def recall(self) -> RememberedFailure | None:
+        """The failure still held, or None (none, expired, or an unreadable file)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            failure = RememberedFailure(reason=str(data["reason"]), at=float(data["at"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return failure if 0 <= time.time() - failure.at < self.hold_s else None
+
+    def remember(self, reason: str) -> None:
+        """Keep ``reason`` as the latest failure (written atomically; a write error is ignored)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"reason": reason, "at": time.time()}), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+    def forget(self) -> None:
+        """QMD worked: drop a kept failure."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -1,0 +1,68 @@
+"""The one redaction of secrets, for every error message, log line, status field and indexed transcript.
+
+:func:`redact` replaces two kinds of secret by ``[REDACTED]``:
+
+* the secrets this process was given (API keys, ``remote.headers`` values, the reranker's key), registered with
+  :func:`register_secret` where they are read, whatever their format (an Azure ``api-key`` is 32 hex digits);
+* text shaped like a credential: vendor API keys (OpenAI, Anthropic, Google, Voyage, GitHub, Slack, AWS), JWTs,
+  bearer tokens, private keys, ``key=``/``token=``/``password=`` assignments and the password of a URL
+  (``postgresql://user:password@host``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+__all__ = ["REDACTED", "redact", "register_secret"]
+
+REDACTED = "[REDACTED]"
+
+#: registered values shorter than this are not redacted (a header such as ``X-Cache: on`` is no secret)
+_MIN_SECRET_CHARS = 8
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL), REDACTED),
+    (re.compile(r"\bBearer\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), f"Bearer {REDACTED}"),
+    (re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
+    (re.compile(r"\bpa-[A-Za-z0-9_\-]{20,}"), REDACTED),  # Voyage AI
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), REDACTED),
+    # the password of a URL: scheme://user:password@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/@]{1,256}@"), rf"\1{REDACTED}@"),
+    # key=/token=/secret=/password: followed by a long value with at least one digit
+    (
+        re.compile(
+            r"(?i)(\b[\w\-]{0,40}(?:key|token|secret|password|passwd|credential)s?[\"']?\s{0,8}[=:]\s{0,8}[\"']?)"
+            r"(?=[A-Za-z0-9+/_\-.]{0,512}\d)[A-Za-z0-9+/_\-.]{16,}=*"
+        ),
+        r"\1" + REDACTED,
+    ),
+)
+# Every repetition that can start at many places in one run of text is bounded, so redaction stays linear
+# in the text's length ("a-a-a-…" took quadratic time with unbounded prefixes).
+
+_lock = threading.Lock()
+_known: set[str] = set()
+
+
+def register_secret(*values: str | None) -> None:
+    """Remember secret values (API keys, header values) so that :func:`redact` removes them from any text."""
+    fresh = {v.strip() for v in values if v and len(v.strip()) >= _MIN_SECRET_CHARS}
+    if fresh:
+        with _lock:
+            _known.update(fresh)
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` without the registered secrets, the given ``secrets`` and credential-shaped tokens."""
+    with _lock:
+        known = sorted(_known | {s for s in secrets if s and len(s) >= _MIN_SECRET_CHARS}, key=len, reverse=True)
+    for secret in known:
+        text = text.replace(secret, REDACTED)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
