@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from openclaw_memory.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
-from vendor_server import VendorServer  # noqa: E402
+from vendor_server import Fault, VendorServer  # noqa: E402
 
 MEMORY = "# Memory\n\n- Deploys happen on Tuesdays.\n- The team lead is Dana.\n"
 TODAY = date.today().isoformat()
@@ -142,3 +142,12 @@ def test_the_originals_dreaming_section_is_read_and_checked(tmp_path: Path) -> N
     path.write_text(json.dumps({"plugins": {"entries": {"memory-core": {"config": {"dreaming": "on"}}}}}))
     with pytest.raises(ConfigError, match="plugins.entries.memory-core.config.dreaming must be an object"):
         MemoryConfig.from_openclaw_file(path)
+
+
+def test_an_endpoint_error_is_shown_without_the_key(setup, server: VendorServer) -> None:
+    ws, config = setup
+    server.fail("openai.chat", Fault(status=401, body={"error": {
+        "message": "Incorrect API key provided: sk-dream-test", "type": "invalid_request_error"}}))
+    result = run(config)
+    assert result.exit_code == 0 and "append-only: the model failed" in result.output, result.output
+    assert "sk-dream-test" not in result.output and (ws / "MEMORY.md").read_text() == MEMORY

@@ -387,3 +387,12 @@ def test_searches_record_nothing_when_disabled_and_never_fail_for_the_signals(ws
     (ws.parent / "state" / "dreaming").write_text("not a directory")
     with MemoryIndex(config_for(ws), store={"path": str(tmp_path / "b.sqlite")}, watch=False) as memory:
         assert memory.search("pgvector PostgreSQL", min_score=0).hits  # the signals could not be written
+
+
+def test_a_model_error_naming_a_key_leaves_no_secret_in_dreams_md(ws: Path) -> None:
+    def leaky(prompt: str) -> str:
+        raise PermissionError("401: Incorrect API key provided: sk-proj-abcdefghijklmnop1234567890")
+
+    report = consolidate(config_for(ws), leaky, today=TODAY)
+    assert "sk-proj" not in str(report.fallback_reason)
+    assert "sk-proj" not in (ws / "DREAMS.md").read_text() and "[REDACTED]" in (ws / "DREAMS.md").read_text()

@@ -9,6 +9,7 @@ import os
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.sweep import Completion
 from openclaw_memory.errors import ConfigError, MissingDependencyError, OpenClawMemoryError
+from openclaw_memory.redaction import redact, register_secret
 
 __all__ = ["openai_completion"]
 
@@ -28,6 +29,7 @@ def openai_completion(settings: DreamingConfig) -> Completion:
         import openai
     except ImportError:
         raise MissingDependencyError("openai", "openai", "the consolidation model") from None
+    register_secret(key)
     client = openai.OpenAI(api_key=key, base_url=settings.base_url or None, timeout=settings.timeout_seconds,
                            max_retries=1)
     model = settings.model
@@ -38,7 +40,7 @@ def openai_completion(settings: DreamingConfig) -> Completion:
                 model=model, temperature=0,
                 messages=[{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}])
         except openai.OpenAIError as exc:
-            raise OpenClawMemoryError(f"the consolidation model {model!r} failed: {exc}") from None
+            raise OpenClawMemoryError(redact(f"the consolidation model {model!r} failed: {exc}", key)) from None
         return response.choices[0].message.content or ""
 
     return complete

@@ -34,6 +34,7 @@ from openclaw_memory.consolidation.signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
 from openclaw_memory.discovery import read_memory_text
 from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.redaction import redact
 
 if TYPE_CHECKING:
     from openclaw_memory.index import MemoryIndex
@@ -118,8 +119,9 @@ def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
 def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
     settings = sweep.config.dreaming
     live = rehydrate(sweep.workspace, sweep.candidates, sweep.counts)  # before writing: drop what changed
-    if isinstance(answer, BaseException):
-        return append_only(sweep.memory_text, live, settings, sweep.today, reason=f"the model failed: {answer}"), []
+    if isinstance(answer, BaseException):  # the reason goes to DREAMS.md: no secret in it
+        reason = redact(f"the model failed: {answer}")
+        return append_only(sweep.memory_text, live, settings, sweep.today, reason=reason), []
     try:
         decisions = parse_decisions(answer, entry_count=len(sweep.entries), candidates=sweep.candidates)
     except InvalidDecisions as exc:
@@ -233,7 +235,7 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, app
         try:
             answer: str | BaseException = complete(sweep.prompt)
         except Exception as exc:  # the user's model: unavailable, rate-limited, ...
-            log.warning("consolidation: the model failed (%s); promoting append-only", exc)
+            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
             answer = exc
         report = _finish(sweep, answer, apply)
         if report is not None:
@@ -254,7 +256,7 @@ async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncComple
         try:
             answer: str | BaseException = await complete(sweep.prompt)
         except Exception as exc:
-            log.warning("consolidation: the model failed (%s); promoting append-only", exc)
+            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
             answer = exc
         report = await asyncio.to_thread(_finish, sweep, answer, apply)
         if report is not None:
