@@ -7,6 +7,7 @@ and no conversation, only the prompt of :func:`~openclaw_memory.consolidation.de
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
 import logging
@@ -225,8 +226,9 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, app
 
     Without ``apply`` nothing is written (the report holds the decisions and the diff). When
     MEMORY.md is edited while the model thinks, the sweep plans again against the edited file;
-    a second edit leaves MEMORY.md alone (``skipped_reason``). Errors writing raise
-    OpenClawMemoryError subclasses; a failing model falls back to append-only promotion."""
+    a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
+    (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
+    failing model falls back to append-only promotion."""
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = _prepare(config, today)
@@ -246,8 +248,6 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, app
 async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion, *, apply: bool = True,
                        today: date | None = None) -> ConsolidationReport:
     """:func:`consolidate` with an async model."""
-    import asyncio
-
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = await asyncio.to_thread(_prepare, config, today)
