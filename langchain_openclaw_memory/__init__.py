@@ -10,6 +10,8 @@
 * :class:`LongTermMemoryMiddleware` / :func:`create_long_term_tools`: the LanceDB long-term memory
   (auto-recall, auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
 * :class:`OpenClawMemoryStore`: the memory as a LangGraph ``BaseStore``.
+* :func:`consolidate` / :class:`ConsolidationMiddleware` / :func:`consolidation_node`: daily notes
+  consolidated into ``MEMORY.md`` with your chat model ("dreaming").
 * :class:`OpenClawMemoryEmbeddings` / :class:`LangChainEmbeddingProvider`: embeddings both ways.
 * :class:`OpenClawChatMemory`: legacy ``langchain-classic`` chat memory (imported on first use;
   needs ``pip install 'openclaw-memory[langchain-classic]'``).
@@ -21,6 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_openclaw_memory._flush import FlushOutcome
 from langchain_openclaw_memory.callbacks import FlushRequest, MemoryFlushCallbackHandler
+from langchain_openclaw_memory.consolidation import (
+    ConsolidationMiddleware,
+    aconsolidate,
+    consolidate,
+    consolidation_node,
+)
 from langchain_openclaw_memory.embeddings import LangChainEmbeddingProvider, OpenClawMemoryEmbeddings
 from langchain_openclaw_memory.long_term import LongTermMemoryMiddleware, LongTermMemoryState, create_long_term_tools
 from langchain_openclaw_memory.middleware import MemoryFlushState, PreCompactionFlushMiddleware
@@ -37,6 +45,7 @@ if TYPE_CHECKING:
     from langchain_openclaw_memory.memory import OpenClawChatMemory
 
 __all__ = [
+    "ConsolidationMiddleware",
     "FlushOutcome",
     "FlushRequest",
     "LangChainEmbeddingProvider",
@@ -49,6 +58,9 @@ __all__ = [
     "OpenClawMemoryRetriever",
     "OpenClawMemoryStore",
     "PreCompactionFlushMiddleware",
+    "aconsolidate",
+    "consolidate",
+    "consolidation_node",
     "create_long_term_tools",
     "create_memory_get_tool",
     "create_memory_search_tool",

@@ -68,19 +68,19 @@ def create_memory_search_tool(
     result payload (hits with path, lines and scores) as the ``ToolMessage.artifact``."""
 
     def _run(query: str, max_results: int | None = None, min_score: float | None = None, after: str | None = None,
-             before: str | None = None) -> SearchOutput:
+             before: str | None = None, corpus: str | None = None) -> SearchOutput:
         try:
             payload = memory_search(memory, query, max_results, min_score, session_key=session_key, after=after,
-                                    before=before)
+                                    before=before, corpus=corpus)
         except OpenClawMemoryError as exc:
             raise ToolException(f"memory_search failed: {exc}") from exc
         return _search_output(payload)
 
     async def _arun(query: str, max_results: int | None = None, min_score: float | None = None,
-                    after: str | None = None, before: str | None = None) -> SearchOutput:
+                    after: str | None = None, before: str | None = None, corpus: str | None = None) -> SearchOutput:
         try:
             payload = await amemory_search(memory, query, max_results, min_score, session_key=session_key,
-                                           after=after, before=before)
+                                           after=after, before=before, corpus=corpus)
         except OpenClawMemoryError as exc:
             raise ToolException(f"memory_search failed: {exc}") from exc
         return _search_output(payload)

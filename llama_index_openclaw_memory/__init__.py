@@ -12,6 +12,7 @@ search, sync and write goes through the core.
 * :class:`LongTermMemoryBlock` / :func:`create_long_term_tools`: the LanceDB long-term memory (auto-recall,
   auto-capture, ``memory_store`` / ``memory_recall`` / ``memory_forget``).
 * :class:`OpenClawMemoryEmbedding` / :class:`LlamaIndexEmbeddingProvider`: share one embedding model.
+* :func:`consolidate` / :func:`aconsolidate`: daily notes consolidated into ``MEMORY.md`` with your LLM.
 
 Old names (``OpenClawEmbedding``, ``memory_tools``, ``memory_search_tool``, ``memory_get_tool``,
 ``max_results=``, ``session_kind="private"``) still work and warn.
@@ -29,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from typing import Any
 
 from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
+from llama_index_openclaw_memory.consolidation import aconsolidate, consolidate
 from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider, OpenClawMemoryEmbedding
 from llama_index_openclaw_memory.long_term import LongTermMemoryBlock, create_long_term_tools
 from llama_index_openclaw_memory.memory_block import (
@@ -57,6 +59,8 @@ __all__ = [
     "OpenClawMemoryRetriever",
     "OpenClawVectorStore",
     "ProtectedMemoryError",
+    "aconsolidate",
+    "consolidate",
     "create_long_term_tools",
     "create_memory_get_tool",
     "create_memory_search_tool",

@@ -43,6 +43,7 @@ _MaxResults = field_annotation(MemorySearchArgs, "max_results")
 _MinScore = field_annotation(MemorySearchArgs, "min_score")
 _After = field_annotation(MemorySearchArgs, "after")
 _Before = field_annotation(MemorySearchArgs, "before")
+_Corpus = field_annotation(MemorySearchArgs, "corpus")
 _Path = field_annotation(MemoryGetArgs, "path")
 _FromLine = field_annotation(MemoryGetArgs, "from_line")
 _Lines = field_annotation(MemoryGetArgs, "lines")
@@ -89,14 +90,14 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
     _check(memory)
 
     def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None, after: _After = None,
-               before: _Before = None) -> dict[str, Any]:
+               before: _Before = None, corpus: _Corpus = None) -> dict[str, Any]:
         return memory_search(memory, query, max_results, min_score, session_key=session_key, after=after,
-                             before=before)
+                             before=before, corpus=corpus)
 
     async def asearch(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None,
-                      after: _After = None, before: _Before = None) -> dict[str, Any]:
+                      after: _After = None, before: _Before = None, corpus: _Corpus = None) -> dict[str, Any]:
         return await amemory_search(memory, query, max_results, min_score, session_key=session_key, after=after,
-                                    before=before)
+                                    before=before, corpus=corpus)
 
     async def aformat(payload: dict[str, Any]) -> str:
         return format_search_text(payload)

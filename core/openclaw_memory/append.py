@@ -26,6 +26,7 @@ from filelock import FileLock, Timeout
 from openclaw_memory.chunker import escape_record_markers
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.memory_writes import LOCK_TIMEOUT_S, append_file
+from openclaw_memory.provenance import mark_origin
 
 __all__ = [
     "DAILY_NOTE_RE",
@@ -257,6 +258,7 @@ def append_memory(
     *,
     allowed: AllowedPaths = None,
     keep_record_markers: bool = False,
+    origin: str | None = None,
 ) -> Path:
     """Append ``text`` to a memory file inside ``workspace`` and return its absolute path.
 
@@ -269,12 +271,15 @@ def append_memory(
     Lines of ``text`` that would read as a record's marker are escaped
     (:func:`~openclaw_memory.chunker.escape_record_markers`), so appended notes never become a
     record a store may later remove; ``keep_record_markers`` is for the record writers
-    (:class:`~openclaw_memory.records.RecordFiles`) alone.
+    (:class:`~openclaw_memory.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
+    ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.provenance`).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     if not keep_record_markers:
         text = escape_record_markers(text)
+    if origin is not None:
+        text = mark_origin(text, origin)
     ws = Path(workspace).expanduser().resolve()
     rel = normalize_rel_path(ws, rel_path)
     _check_allowed(ws, rel, allowed)

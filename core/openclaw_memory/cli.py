@@ -21,6 +21,7 @@ from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemo
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.query import QueryAnalysis, analyze_query
 from openclaw_memory.sync import Progress
+from openclaw_memory.tools import corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -500,9 +501,11 @@ def _run_queries(memory: MemoryIndex, path: str, stale: list[str], **search_args
 @click.option("--after", help="Only notes dated on or after this day: 2024-05-01, or words such as 'last week' "
                               "(undated notes such as MEMORY.md always count).")
 @click.option("--before", help="Only notes dated before this day: 2024-05-01, or words such as 'yesterday'.")
+@click.option("--corpus", type=click.Choice(["memory", "sessions", "all"]), default="all", show_default=True,
+              help="Search the memory files, the indexed session transcripts, or both.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, max_results: int | None, min_score: float | None, as_json: bool,
-           queries: str | None, no_sync: bool, after: str | None, before: str | None) -> None:
+           queries: str | None, no_sync: bool, after: str | None, before: str | None, corpus: str) -> None:
     """Search the memory (hybrid vector + keyword).
 
     Memory files changed since the last sync are indexed first (incrementally: cheap when nothing
@@ -533,13 +536,14 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
             total, failed = _run_queries(memory, queries, stale, max_results=max_results, min_score=min_score,
-                                         after=after, before=before)
+                                         after=after, before=before, sources=corpus_sources(corpus))
             if failed:
                 click.echo(f"Error: {failed} of {total} queries failed (see their \"error\").", err=True)
                 ctx.exit(1)
             return
         assert query is not None
-        res = memory.search(query, max_results=max_results, min_score=min_score, after=after, before=before)
+        res = memory.search(query, max_results=max_results, min_score=min_score, after=after, before=before,
+                            sources=corpus_sources(corpus))
     if as_json:
         click.echo(json.dumps({**res.to_dict(), **_stale_fields(stale)}, indent=2, ensure_ascii=False))
     else:
@@ -827,6 +831,59 @@ def ltm_forget(ctx: click.Context, query: str | None, memory_id: str | None, as_
             click.echo(_ltm_line(hit.to_dict()))
     if result.action != "deleted":
         ctx.exit(1)
+
+
+def _print_dream(report: Any) -> None:
+    for decision in report.decisions:
+        target = f" {decision.entry}" if decision.entry else ""
+        click.echo(f"{decision.op:9} {decision.candidate}{target}")
+    if report.fallback_reason:
+        click.echo(f"append-only: {report.fallback_reason}")
+    click.echo(report.diff or "MEMORY.md unchanged.")
+    counts = report.counts
+    click.echo(f"{report.mode}: added {len(report.added)}, merged {len(report.merged)}, superseded "
+               f"{len(report.superseded)}, deferred {len(report.deferred)} (candidates: {counts.found} found, "
+               f"{counts.already_in_memory} already in MEMORY.md, {counts.below_gates} below the gates, "
+               f"{counts.stale} stale)")
+    if report.skipped_reason:
+        click.echo(report.skipped_reason)
+    elif report.applied:
+        click.echo("Written: MEMORY.md (undo: openclaw-memory dream --undo), summary in DREAMS.md.")
+    elif report.mode != "none":
+        click.echo("Dry run: nothing written; run with --apply to write it.")
+
+
+@main.command()
+@click.option("--apply", "apply_", is_flag=True, help="Write MEMORY.md (default: a dry run that only prints).")
+@click.option("--undo", "undo_", is_flag=True, help="Restore MEMORY.md as it was before the last applied sweep.")
+@click.option("--force", is_flag=True, help="With --undo: restore even if MEMORY.md changed since that sweep.")
+@click.option("--forget", "forget_", metavar="TEXT_OR_SOURCE",
+              help="Remove this memory (its text, or memory/YYYY-MM-DD.md#Lx-Ly) from MEMORY.md; never promote it again.")
+@click.option("--model", help="The chat model (default: dreaming.model of the config).")
+@click.option("--base-url", help="The OpenAI-compatible endpoint (default: dreaming.baseUrl of the config); the key "
+                                 "is dreaming.apiKey or OPENAI_API_KEY.")
+@click.pass_context
+def dream(ctx: click.Context, apply_: bool, undo_: bool, force: bool, forget_: str | None, model: str | None,
+          base_url: str | None) -> None:
+    """Consolidate recent daily notes into MEMORY.md with the model of the config's ``dreaming`` section
+    (an OpenAI-compatible endpoint): prints the model's decisions and the diff."""
+    from openclaw_memory.consolidation import consolidate, forget, undo
+    from openclaw_memory.consolidation.openai_model import openai_completion
+
+    config = _load_config(ctx)
+    with _user_errors():
+        if forget_ is not None:
+            removed = forget(config, forget_)
+            click.echo(f"Forgotten: {removed} MEMORY.md entr{'y' if removed == 1 else 'ies'} removed; it will not be "
+                       "promoted again.")
+            return
+        if undo_:
+            undo(config, force=force)
+            click.echo(f"MEMORY.md restored in {config.resolved_workspace()}.")
+            return
+        settings = config.dreaming.model_copy(update={k: v for k, v in (("model", model), ("base_url", base_url)) if v})
+        report = consolidate(config, openai_completion(settings), apply=apply_)
+    _print_dream(report)
 
 
 if __name__ == "__main__":  # pragma: no cover

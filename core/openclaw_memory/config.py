@@ -46,6 +46,7 @@ __all__ = [
     "CacheConfig",
     "ChunkingConfig",
     "CompactionConfig",
+    "DreamingConfig",
     "ExperimentalConfig",
     "FtsConfig",
     "HybridConfig",
@@ -725,6 +726,36 @@ class QmdConfig(_Model):
 DEFAULT_STORE_SUFFIX = ".openclaw-memory.sqlite"
 
 
+class DreamingConfig(_Model):
+    """``dreaming``: consolidation of recent daily notes into ``MEMORY.md`` (this library's addition,
+    after OpenClaw's dreaming; see the Consolidation page of the docs).
+
+    A candidate line of the last ``lookback_days`` days of daily notes reaches the model only when
+    searches surfaced it at least ``min_recall_count`` times, for at least ``min_unique_queries``
+    distinct queries, with a best score of at least ``min_score`` (``record_recalls`` records
+    those signals in the state directory). A rewrite that would remove more than
+    ``max_prior_entry_loss_fraction`` of MEMORY.md's entries (at least one may go), or grow it past
+    ``max_memory_chars``, is not made (append-only promotion instead); a promoted entry keeps at
+    most ``max_entry_chars`` of its line. ``model``, ``base_url`` and ``api_key`` name the
+    OpenAI-compatible chat endpoint ``openclaw-memory dream`` uses (the key may instead be in
+    ``OPENAI_API_KEY``).
+    """
+
+    record_recalls: bool = True
+    lookback_days: int = Field(7, ge=1)
+    min_score: float = Field(0.0, ge=0.0, le=1.0)
+    min_recall_count: int = Field(1, ge=0)
+    min_unique_queries: int = Field(1, ge=0)
+    max_candidates: int = Field(40, ge=1)
+    max_entry_chars: int = Field(640, ge=40)
+    max_prior_entry_loss_fraction: float = Field(0.25, ge=0.0, le=1.0)
+    max_memory_chars: int = Field(20_000, ge=200)
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(120.0, gt=0)
+
+
 #: An agent id names files and folders (the index, the sessions folder): letters, digits, ``_ . : @ -``.
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
 
@@ -770,6 +801,7 @@ class MemoryConfig(_Model):
     citations: Literal["auto", "on", "off"] = "auto"
     timezone: str | None = None
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    dreaming: DreamingConfig = Field(default_factory=DreamingConfig)
     # ``memory.backend`` / ``memory.qmd`` (spec §9): which engine serves search
     backend: Literal["builtin", "qmd"] = "builtin"
     qmd: QmdConfig = Field(default_factory=QmdConfig)
@@ -1030,6 +1062,12 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
         qmd.pop("extraCollections", None)
         qmd.pop("extra_collections", None)
         data["qmd"] = {**qmd, "extraCollections": [*own_colls, *extra_colls]}
+    plugins = _section(_section(_section(raw, "plugins", ""), "entries", "plugins."), "memory-core", "plugins.entries.")
+    dreaming = _section(_section(plugins, "config", "plugins.entries.memory-core."), "dreaming",
+                        "plugins.entries.memory-core.config.")
+    if dreaming:  # the original's place; memorySearch.dreaming wins
+        known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
+        data["dreaming"] = _deep_merge(known, dict(data.get("dreaming") or {}))
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):

@@ -25,6 +25,7 @@ import numpy as np
 from openclaw_memory import discovery, evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.consolidation.signals import record_recalls
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.freshness import Freshness
@@ -396,9 +397,11 @@ class MemoryIndex:
                 return backend.search(query, max_results=n, min_score=min_score, session_key=session_key,
                                       sources=sources, as_found=tuning is not None)
 
-            return run(max_results) if tuning is None else filtered(run, tuning, max_results, lambda: None)
-        return self._search_builtin(query, max_results=max_results, min_score=min_score,
-                                    session_key=session_key, sources=sources, tuning=tuning, now=now)
+            return record_recalls(self.config, run(max_results) if tuning is None
+                                  else filtered(run, tuning, max_results, lambda: None))
+        return record_recalls(self.config, self._search_builtin(
+            query, max_results=max_results, min_score=min_score, session_key=session_key, sources=sources,
+            tuning=tuning, now=now))
 
     def _search_builtin(
         self,

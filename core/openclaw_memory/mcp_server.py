@@ -107,6 +107,7 @@ def _search_tool(agents: _Agents) -> Any:
         minScore: _field(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
         after: _field(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
         before: _field(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
+        corpus: _field(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
         try:
@@ -114,7 +115,7 @@ def _search_tool(agents: _Agents) -> Any:
         except MemoryArgumentError as exc:
             return _result(str(exc), {"results": [], "error": str(exc)}, error=True)
         payload = await asyncio.to_thread(lambda: memory_search(served.memory, query, maxResults, minScore,
-                                                                after=after, before=before))
+                                                                after=after, before=before, corpus=corpus))
         failed = bool(payload.get("error") or payload.get("disabled"))
         return _result(format_search_text(payload), payload, error=failed)
 

@@ -29,6 +29,7 @@ __all__ = [
     "MemorySearchArgs",
     "amemory_get",
     "amemory_search",
+    "corpus_sources",
     "field_annotation",
     "format_search_text",
     "memory_get",
@@ -70,6 +71,8 @@ class MemorySearchArgs(BaseModel):
                                                 "words such as 'last week' or 'March 2024'. Undated notes always count.")
     before: str | None = Field(None, description="Only notes dated before this day (ISO date or words such as "
                                                  "'yesterday'). Undated notes always count.")
+    corpus: Literal["memory", "sessions", "all"] | None = Field(
+        None, description="memory (the memory files), sessions (indexed session transcripts) or all (default).")
 
     @field_validator("max_results", "min_score", mode="before")
     @classmethod
@@ -117,13 +120,13 @@ def _invalid(tool: str, exc: ValidationError) -> str:
 
 
 def _search_args(query: Any, max_results: Any, min_score: Any, after: Any = None,
-                 before: Any = None) -> MemorySearchArgs | str:
+                 before: Any = None, corpus: Any = None) -> MemorySearchArgs | str:
     """The validated ``memory_search`` arguments, or the error text for the payload."""
     if query is None or (isinstance(query, str) and not query.strip()):
         return "query required: pass the text to search for"
     try:
         return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
-                                                "after": after, "before": before})
+                                                "after": after, "before": before, "corpus": corpus})
     except ValidationError as exc:
         return _invalid("memory_search", exc)
 
@@ -185,6 +188,14 @@ def _payload(memory: MemoryIndex, result: SearchResult) -> dict[str, Any]:
     return payload
 
 
+_CORPUS_SOURCES: dict[str, list[str] | None] = {"memory": ["memory"], "sessions": ["sessions"], "all": None}
+
+
+def corpus_sources(corpus: str | None) -> list[str] | None:
+    """The ``sources`` a search over ``corpus`` (memory | sessions | all; None = all) is limited to."""
+    return _CORPUS_SOURCES[corpus or "all"]
+
+
 def memory_search(
     memory: MemoryIndex,
     query: str,
@@ -194,8 +205,12 @@ def memory_search(
     session_key: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Run the ``memory_search`` tool: a JSON-able payload with ``results`` and how they were found.
+
+    ``corpus`` is ``"memory"`` (the memory files only), ``"sessions"`` (indexed session transcripts
+    only) or ``"all"`` / None (every configured source).
 
     Never raises for bad input or provider problems. Invalid arguments (a blank or non-string
     ``query``, ``max_results`` outside 1..50, ``min_score`` outside 0..1, see
@@ -205,12 +220,13 @@ def memory_search(
     """
     if not memory.config.enabled:
         return {"results": [], "disabled": True, "error": "memory search is disabled (memorySearch.enabled=false)"}
-    args = _search_args(query, max_results, min_score, after, before)
+    args = _search_args(query, max_results, min_score, after, before, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
-                               session_key=session_key, after=args.after, before=args.before)
+                               session_key=session_key, after=args.after, before=args.before,
+                               sources=corpus_sources(args.corpus))
     except MemoryArgumentError as exc:
         return {"results": [], "error": f"{exc}. Fix the argument and call memory_search again."}
     except OpenClawMemoryError as exc:
@@ -284,10 +300,11 @@ async def amemory_search(
     session_key: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Async twin of :func:`memory_search`."""
     return await asyncio.to_thread(memory_search, memory, query, max_results, min_score, session_key=session_key,
-                                   after=after, before=before)
+                                   after=after, before=before, corpus=corpus)
 
 
 async def amemory_get(

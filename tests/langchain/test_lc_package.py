@@ -9,7 +9,7 @@ import pytest
 
 import langchain_openclaw_memory as lom
 
-MODULES = ["_convert", "_flush", "callbacks", "embeddings", "long_term", "memory", "middleware", "retriever", "store", "tools"]
+MODULES = ["_convert", "_flush", "callbacks", "consolidation", "embeddings", "long_term", "memory", "middleware", "retriever", "store", "tools"]
 
 
 def test_all_is_complete_and_sorted() -> None:

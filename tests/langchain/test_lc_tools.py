@@ -26,7 +26,7 @@ def test_tools_are_structured_with_pydantic_schemas(memory: MemoryIndex) -> None
     assert search.coroutine is not None and get.coroutine is not None
     search_params = convert_to_openai_tool(search)["function"]["parameters"]
     get_params = convert_to_openai_tool(get)["function"]["parameters"]
-    assert set(search_params["properties"]) == {"query", "max_results", "min_score", "after", "before"}
+    assert set(search_params["properties"]) == {"query", "max_results", "min_score", "after", "before", "corpus"}
     assert search_params["required"] == ["query"]
     assert "Maximum results" in search_params["properties"]["max_results"]["description"]
     assert set(get_params["properties"]) == {"path", "from_line", "lines"}

@@ -29,7 +29,8 @@ def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
     assert (get.metadata.name, get.metadata.description) == ("memory_get", MEMORY_GET_DESCRIPTION)
     s_schema = search.metadata.get_parameters_dict()
     g_schema = get.metadata.get_parameters_dict()
-    assert s_schema["required"] == ["query"] and set(s_schema["properties"]) == {"query", "max_results", "min_score", "after", "before"}
+    assert s_schema["required"] == ["query"] and set(s_schema["properties"]) == {
+        "query", "max_results", "min_score", "after", "before", "corpus"}
     assert g_schema["required"] == ["path"] and set(g_schema["properties"]) == {"path", "from_line", "lines"}
     assert "memory_search" in memory_recall_prompt()
 

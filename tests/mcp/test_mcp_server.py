@@ -76,6 +76,8 @@ async def test_stdio_lists_the_agent_tools_with_their_bounds(notes: Path) -> Non
     assert search["query"]["type"] == "string"
     bounds = next(option for option in search["maxResults"]["anyOf"] if option.get("type") == "integer")
     assert (bounds["minimum"], bounds["maximum"]) == (1, 50)
+    corpus = next(option for option in search["corpus"]["anyOf"] if option.get("enum"))
+    assert corpus["enum"] == ["memory", "sessions", "all"]
     assert set(tools["memory_get"].input_schema["properties"]) == {"path", "from", "lines", "agent"}
 
 

@@ -2,7 +2,8 @@
 
 Real SDK clients are pointed at it through their base-URL options:
 
-* OpenAI  ``<url>/openai/v1``   embeddings, files, batches, file content
+* OpenAI  ``<url>/openai/v1``   embeddings, chat completions (answers from ``chat_answers``), files,
+  batches, file content
 * Gemini  ``<url>/gemini/``     (api_version ``v1beta``) batchEmbedContents, resumable file
   upload, asyncBatchEmbedContent, batches, file download
 * Voyage  ``<url>/voyage/v1``   embeddings, files, batches, file content
@@ -99,6 +100,7 @@ class VendorServer:
         self.jobs: dict[str, BatchJob] = {}
         self.batch_polls = 1
         self.batch_outcome = "completed"  # or "failed", "never", "error_lines"
+        self.chat_answers: deque[str] = deque()  # the next chat completions' contents (the last one repeats)
         self._ids = itertools.count(1)
         self.url = ""
         self._server: uvicorn.Server | None = None
@@ -115,6 +117,7 @@ class VendorServer:
             self.jobs.clear()
             self.batch_polls = 1
             self.batch_outcome = "completed"
+            self.chat_answers.clear()
 
     def fail(self, route: str, *faults: Fault) -> None:
         with self.lock:
@@ -178,6 +181,20 @@ class VendorServer:
                 emb = base64.b64encode(np.asarray(vec, dtype=np.float32).tobytes()).decode()
             data.append({"object": "embedding", "index": i, "embedding": emb})
         return JSONResponse({"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+    async def openai_chat(self, request: Request) -> Response:
+        body = await self._json(request)
+        if (r := await self._enter("openai.chat", request, body)) is not None:
+            return r
+        with self.lock:
+            content = self.chat_answers.popleft() if len(self.chat_answers) > 1 else (self.chat_answers or [""])[0]
+        return JSONResponse({
+            "id": self._new_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": content, "refusal": None}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        })
 
     async def openai_files(self, request: Request) -> Response:
         form = _multipart(request.headers.get("content-type", ""), await request.body())
@@ -355,6 +372,7 @@ class VendorServer:
     def app(self) -> Starlette:
         return Starlette(routes=[
             Route("/openai/v1/embeddings", self.openai_embeddings, methods=["POST"]),
+            Route("/openai/v1/chat/completions", self.openai_chat, methods=["POST"]),
             Route("/openai/v1/files", self.openai_files, methods=["POST"]),
             Route("/openai/v1/files/{fid}/content", self.file_content, methods=["GET"]),
             Route("/openai/v1/batches", self.openai_batches, methods=["POST"]),

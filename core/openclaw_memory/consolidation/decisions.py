@@ -1,0 +1,125 @@
+"""What the model is asked and what it may answer: decisions about candidates, never memory prose.
+
+The model sees MEMORY.md's entries (``E1``..) and the candidates (``C1``..) and answers a JSON
+object ``{"decisions": [...]}``; each decision is one of
+
+* ``{"op": "add", "candidate": "C1", "triggers": [...], "importance": 1-10}``
+* ``{"op": "merge", "candidate": "C2", "entry": "E3", ...}``: the candidate adds to entry E3
+* ``{"op": "supersede", "candidate": "C3", "entry": "E1", ...}``: the candidate replaces E1
+* ``{"op": "skip", "candidate": "C4"}``
+
+:func:`parse_decisions` validates the answer (pydantic, then every id against the prompt) and
+raises :class:`InvalidDecisions` for anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from openclaw_memory.consolidation.candidates import Candidate
+from openclaw_memory.consolidation.entries import MAX_TRIGGERS
+from openclaw_memory.errors import OpenClawMemoryError
+
+__all__ = ["Decision", "Decisions", "InvalidDecisions", "build_prompt", "parse_decisions"]
+
+Operation = Literal["add", "merge", "supersede", "skip"]
+
+
+class InvalidDecisions(OpenClawMemoryError):
+    """The model's answer is not valid decisions (consolidation then promotes append-only)."""
+
+
+class Decision(BaseModel):
+    """One decision about one candidate."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    op: Operation
+    candidate: str
+    entry: str | None = None
+    triggers: list[str] = Field(default_factory=list)
+    importance: int = 5
+
+    @field_validator("triggers")
+    @classmethod
+    def _at_most_three(cls, value: list[str]) -> list[str]:
+        return [str(t) for t in value if str(t).strip()][:MAX_TRIGGERS]
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _bounded(cls, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("importance must be a number from 1 to 10")
+        return min(10, max(1, int(value)))
+
+
+class Decisions(BaseModel):
+    """The model's whole answer."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    decisions: list[Decision]
+
+
+_INSTRUCTIONS = """You curate an agent's long-term memory file, MEMORY.md.
+Below are its current entries (E1, E2, ...) and candidate memories from recent daily notes (C1, C2, ...).
+For each candidate decide ONE operation:
+- "add": a durable fact, preference or decision worth keeping that MEMORY.md does not hold yet;
+- "merge": it refines or extends an existing entry (give that entry's id in "entry");
+- "supersede": it makes an existing entry outdated or wrong (give that entry's id in "entry");
+- "skip": transient, trivial, or already covered.
+Do not write memory text yourself. Give at most 3 short trigger phrases (what a later question about it
+would mention) and an importance from 1 (trivia) to 10 (critical) for each non-skip decision.
+Answer with JSON only, no prose, in this shape (one object per candidate):
+{"decisions": [{"op": "add|merge|supersede|skip", "candidate": "C<n>", "entry": "E<n> for merge/supersede",
+"triggers": ["phrase"], "importance": <1-10>}]}
+"""
+
+
+def build_prompt(entries: Sequence[str], candidates: Sequence[Candidate]) -> str:
+    """The prompt: instructions, then the numbered entries and candidates."""
+    lines = [_INSTRUCTIONS, "## Current MEMORY.md entries"]
+    lines += [f"E{i}: {' '.join(text.split())}" for i, text in enumerate(entries, start=1)] or ["(none)"]
+    lines.append("\n## Candidates")
+    lines += [f"{c.id} ({c.source}): {' '.join(c.text.split())}" for c in candidates]
+    return "\n".join(lines) + "\n"
+
+
+def _json_object(answer: str) -> object:
+    start, end = answer.find("{"), answer.rfind("}")
+    if start < 0 or end <= start:
+        raise InvalidDecisions("the model's answer holds no JSON object")
+    try:
+        return json.loads(answer[start: end + 1])
+    except json.JSONDecodeError as exc:
+        raise InvalidDecisions(f"the model's answer is not valid JSON: {exc}") from None
+
+
+def parse_decisions(answer: str, *, entry_count: int, candidates: Sequence[Candidate]) -> list[Decision]:
+    """The validated decisions in ``answer``: known candidate ids, each decided once; ``merge`` and
+    ``supersede`` name an existing entry, and no entry is both merged into and superseded."""
+    try:
+        parsed = Decisions.model_validate(_json_object(answer))
+    except ValidationError as exc:
+        raise InvalidDecisions(f"the model's answer does not match the decisions schema: {exc.errors()[0]['msg']}") \
+            from None
+    known = {c.id for c in candidates}
+    entries = {f"E{i}" for i in range(1, entry_count + 1)}
+    decided: set[str] = set()
+    superseded: set[str] = set()
+    merged: set[str] = set()
+    for decision in parsed.decisions:
+        if decision.candidate not in known or decision.candidate in decided:
+            raise InvalidDecisions(f"unknown or repeated candidate {decision.candidate!r}")
+        decided.add(decision.candidate)
+        if decision.op in ("merge", "supersede"):
+            if decision.entry not in entries:
+                raise InvalidDecisions(f"{decision.op} of {decision.candidate} names no existing entry")
+            if decision.entry in superseded or (decision.op == "supersede" and decision.entry in merged):
+                raise InvalidDecisions(f"entry {decision.entry} is both superseded and changed otherwise")
+            (superseded if decision.op == "supersede" else merged).add(decision.entry)
+    return parsed.decisions

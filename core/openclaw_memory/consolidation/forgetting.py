@@ -1,0 +1,89 @@
+"""Forgetting: a memory removed from MEMORY.md and recorded so consolidation never promotes it again.
+
+The record (``forgotten.json`` in the consolidation state directory) holds the source references
+and the hashes of the normalised texts, not the texts. The daily notes are left as they are (they
+are the record of what happened); only their lines stop being candidates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from openclaw_memory.append import normalize_rel_path
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
+from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
+
+__all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
+
+_REF = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)-L(?P<end>\d+)$")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(normalized(text).encode()).hexdigest()
+
+
+class ForgottenSet:
+    """The forgotten sources and texts of one agent."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        self.sources: set[str] = set(data.get("sources", []))
+        self.digests: set[str] = set(data.get("digests", []))
+
+    def __contains__(self, item: tuple[str, str]) -> bool:
+        source, text = item
+        return source in self.sources or _digest(text) in self.digests
+
+    def add(self, source: str | None, text: str | None) -> None:
+        """Record a source reference and/or a text, and save."""
+        if source:
+            self.sources.add(source)
+        if text and normalized(text):
+            self.digests.add(_digest(text))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_text(json.dumps({"sources": sorted(self.sources), "digests": sorted(self.digests)}), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def forgotten_set(state: Path) -> ForgottenSet:
+    """The forgotten set kept in the state directory ``state``."""
+    return ForgottenSet(state / "forgotten.json")
+
+
+def resolve(config: MemoryConfig, what: str) -> tuple[str | None, str]:
+    """``what`` (a source ``path#Lx-Ly`` or a memory's text) as (source or None, text)."""
+    what = what.strip()
+    if not what:
+        raise MemoryArgumentError("forget needs the memory's text or its source (memory/2026-11-26.md#L3-L3)")
+    match = _REF.match(what)
+    if not match:
+        return None, what
+    workspace = config.resolved_workspace()
+    try:
+        rel = normalize_rel_path(workspace, match["path"])
+    except MemoryPathError as exc:
+        raise MemoryArgumentError(f"source {what!r}: {exc}") from None
+    text = read_memory_text(workspace / rel, workspace) or ""
+    what = f"{rel}#L{match['start']}-L{match['end']}"
+    lines = text.split("\n")[int(match["start"]) - 1: int(match["end"])]
+    return what, "\n".join(lines)
+
+
+def without(memory_text: str, source: str | None, text: str) -> tuple[str, int]:
+    """``memory_text`` without the entries that are ``text`` or cite ``source``; how many went."""
+    key = normalized(text)
+    kept: list[str] = []
+    removed = 0
+    for block in parse_blocks(memory_text):
+        if block.entry and ((key and normalized(block.text) == key) or (source and source in source_refs(block.text))):
+            removed += 1
+            continue
+        kept.extend(block.lines)
+    return "\n".join(kept), removed

@@ -1,0 +1,319 @@
+"""One consolidation sweep: candidates from recent daily notes, gated; the model's decisions; the
+composed MEMORY.md (or append-only promotion); its preimage; the ``DREAMS.md`` summary. And undo.
+
+The model is a plain function: ``complete(prompt) -> answer`` (or an async one). It sees no tools
+and no conversation, only the prompt of :func:`~openclaw_memory.consolidation.decisions.build_prompt`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openclaw_memory.append import append_memory, today as local_today
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.consolidation.candidates import (
+    Candidate,
+    GateCounts,
+    collect_candidates,
+    gate_candidates,
+    rehydrate,
+)
+from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
+from openclaw_memory.consolidation.entries import parse_blocks
+from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
+from openclaw_memory.consolidation.signals import RecallSignals, state_dir
+from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
+from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.redaction import redact
+
+if TYPE_CHECKING:
+    from openclaw_memory.index import MemoryIndex
+
+__all__ = ["AsyncCompletion", "Completion", "ConsolidationReport", "aconsolidate", "consolidate", "forget", "undo"]
+
+log = logging.getLogger(__name__)
+
+#: A model as consolidation sees it: the prompt in, the answer out.
+Completion = Callable[[str], str]
+AsyncCompletion = Callable[[str], Awaitable[str]]
+
+_MEMORY = "MEMORY.md"
+_DREAMS = "DREAMS.md"
+_KEPT_PREIMAGES = 20  # the newest preimages kept (undone ones included)
+_ATTEMPTS = 2  # a hand edit during the sweep: plan once more against the edited file, then give up
+
+
+@dataclass
+class ConsolidationReport:
+    """What a sweep decided and (with ``applied``) wrote.
+
+    ``mode`` is ``"rewrite"`` (the model's decisions applied), ``"append-only"`` (the fallback:
+    ``fallback_reason`` says why) or ``"none"`` (nothing to promote). ``added``/``merged``/
+    ``superseded``/``deferred`` hold candidate sources (``path#Lx-Ly``); ``diff`` is the unified
+    diff of MEMORY.md; ``skipped_reason`` says why nothing was written although there was a plan.
+    """
+
+    mode: str
+    applied: bool
+    decisions: list[Decision] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)
+    highlights: list[str] = field(default_factory=list)
+    diff: str = ""
+    fallback_reason: str | None = None
+    skipped_reason: str | None = None
+    counts: GateCounts = field(default_factory=GateCounts)
+    candidates: list[Candidate] = field(default_factory=list)
+    preimage: Path | None = None
+
+
+@dataclass
+class _Sweep:
+    config: MemoryConfig
+    workspace: Path
+    today: date
+    memory_text: str
+    candidates: list[Candidate]
+    counts: GateCounts
+    prompt: str
+
+    @property
+    def entries(self) -> list[str]:
+        return [block.text for block in parse_blocks(self.memory_text) if block.entry]
+
+
+def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
+    return memory if isinstance(memory, MemoryConfig) else memory.config
+
+
+def _read_memory(workspace: Path) -> str:
+    return read_memory_text(workspace / _MEMORY, workspace) or ""
+
+
+def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
+    workspace = config.resolved_workspace()
+    day = today or local_today(config.timezone)
+    memory_text = _read_memory(workspace)
+    counts = GateCounts()
+    found = collect_candidates(workspace, memory_text, today=day, lookback_days=config.dreaming.lookback_days,
+                               counts=counts, forgotten=forgotten_set(state_dir(config)))
+    signals = RecallSignals(state_dir(config) / "recalls.sqlite")
+    gated = rehydrate(workspace, gate_candidates(found, signals, config.dreaming, counts), counts)
+    sweep = _Sweep(config, workspace, day, memory_text, gated, counts, "")
+    sweep.prompt = build_prompt(sweep.entries, gated)
+    return sweep
+
+
+def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
+    settings = sweep.config.dreaming
+    live = rehydrate(sweep.workspace, sweep.candidates, sweep.counts)  # before writing: drop what changed
+    if isinstance(answer, BaseException):  # the reason goes to DREAMS.md: no secret in it
+        reason = redact(f"the model failed: {answer}")
+        return append_only(sweep.memory_text, live, settings, sweep.today, reason=reason), []
+    try:
+        decisions = parse_decisions(answer, entry_count=len(sweep.entries), candidates=sweep.candidates)
+    except InvalidDecisions as exc:
+        log.warning("consolidation: %s; promoting append-only", exc)
+        return append_only(sweep.memory_text, live, settings, sweep.today, reason=str(exc)), []
+    return compose(sweep.memory_text, decisions, live, settings, sweep.today), decisions
+
+
+def _diff(before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        "MEMORY.md (before)", "MEMORY.md (after)"))
+
+
+def _report(sweep: _Sweep, plan: Plan, decisions: list[Decision], applied: bool) -> ConsolidationReport:
+    return ConsolidationReport(
+        mode=plan.mode, applied=applied, decisions=decisions, added=plan.added, merged=plan.merged,
+        superseded=plan.superseded, deferred=plan.deferred, highlights=plan.highlights,
+        diff=_diff(sweep.memory_text, plan.text), fallback_reason=plan.fallback_reason, counts=sweep.counts,
+        candidates=sweep.candidates)
+
+
+def _preimages(config: MemoryConfig) -> Path:
+    return state_dir(config) / "preimages"
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """``data`` as ``path``, atomically (the state directory is trusted configuration)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+    path = _preimages(config) / f"{stamp}.json"
+    _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
+                       "at": datetime.now().astimezone().isoformat(timespec="seconds")})
+    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=lambda p: p.stem)
+    for old in kept[:-_KEPT_PREIMAGES]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def _diary(sweep: _Sweep, plan: Plan) -> str:
+    counts = sweep.counts
+    lines = [f"## Deep Sleep {datetime.now().astimezone().strftime('%Y-%m-%d %H:%M')}", "",
+             f"- {plan.mode}: added {len(plan.added)}, merged {len(plan.merged)}, superseded {len(plan.superseded)}"
+             f"; candidates found {counts.found}, untrusted {counts.untrusted}, forgotten {counts.forgotten}, already in "
+             f"memory {counts.already_in_memory}, below the gates "
+             f"{counts.below_gates}, stale {counts.stale}"]
+    if plan.fallback_reason:
+        lines.append(f"- fallback: {plan.fallback_reason}")
+    if plan.deferred:
+        lines.append(f"- deferred (MEMORY.md budget): {len(plan.deferred)}")
+    lines += [f"    {highlight}" for highlight in plan.highlights[:12]]
+    return "\n".join(lines) + "\n"
+
+
+def _apply(sweep: _Sweep, plan: Plan) -> Path:
+    """Preimage, then MEMORY.md (atomic, only if unchanged since the sweep read it), then DREAMS.md."""
+    preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
+    try:
+        rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
+    except BaseException:
+        preimage.unlink(missing_ok=True)
+        raise
+    append_memory(sweep.workspace, _DREAMS, "\n" + _diary(sweep, plan), allowed={_DREAMS})
+    return preimage
+
+
+def _finish(sweep: _Sweep, answer: str | BaseException, apply: bool) -> ConsolidationReport | None:
+    """The report of the sweep (written when ``apply``), or None when MEMORY.md changed meanwhile."""
+    plan, decisions = _plan(sweep, answer)
+    report = _report(sweep, plan, decisions, applied=False)
+    if not apply or plan.mode == "none":
+        return report
+    if digest(_read_memory(sweep.workspace)) != digest(sweep.memory_text):
+        return None
+    try:
+        report.preimage = _apply(sweep, plan)
+    except MemoryChanged:
+        return None
+    report.applied = True
+    return report
+
+
+def _changed_report(config: MemoryConfig, today: date | None) -> ConsolidationReport:
+    sweep = _prepare(config, today)
+    report = _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
+    report.skipped_reason = "MEMORY.md was edited during the sweep (twice); nothing written, run it again"
+    return report
+
+
+def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, apply: bool = True,
+                today: date | None = None) -> ConsolidationReport:
+    """Consolidate the recent daily notes into MEMORY.md with the model ``complete``.
+
+    Without ``apply`` nothing is written (the report holds the decisions and the diff). When
+    MEMORY.md is edited while the model thinks, the sweep plans again against the edited file;
+    a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
+    (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
+    failing model falls back to append-only promotion."""
+    config = _config(memory)
+    for _ in range(_ATTEMPTS):
+        sweep = _prepare(config, today)
+        if not sweep.candidates:
+            return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
+        try:
+            answer: str | BaseException = complete(sweep.prompt)
+        except Exception as exc:  # the user's model: unavailable, rate-limited, ...
+            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
+            answer = exc
+        report = _finish(sweep, answer, apply)
+        if report is not None:
+            return report
+    return _changed_report(config, today)
+
+
+async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion, *, apply: bool = True,
+                       today: date | None = None) -> ConsolidationReport:
+    """:func:`consolidate` with an async model."""
+    config = _config(memory)
+    for _ in range(_ATTEMPTS):
+        sweep = await asyncio.to_thread(_prepare, config, today)
+        if not sweep.candidates:
+            return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
+        try:
+            answer: str | BaseException = await complete(sweep.prompt)
+        except Exception as exc:
+            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
+            answer = exc
+        report = await asyncio.to_thread(_finish, sweep, answer, apply)
+        if report is not None:
+            return report
+    return await asyncio.to_thread(_changed_report, config, today)
+
+
+def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
+    """Restore MEMORY.md as it was before the last applied sweep (or forget) and note it in
+    ``DREAMS.md``; returns the preimage used.
+
+    Refuses (OpenClawMemoryError) when there is nothing to undo, or when MEMORY.md changed since
+    that sweep wrote it, unless ``force`` (the changes since are then lost)."""
+    config = _config(memory)
+    folder = _preimages(config)
+    latest = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not latest:
+        raise OpenClawMemoryError(f"nothing to undo: no consolidation preimage in {folder}")
+    path = latest[-1]
+    record = json.loads(path.read_text(encoding="utf-8"))
+    workspace = config.resolved_workspace()
+    current = _read_memory(workspace)
+    if digest(current) != record["after_sha256"] and not force:
+        raise OpenClawMemoryError(
+            "MEMORY.md changed after the last consolidation wrote it; undoing would lose those changes. "
+            "Review it, then undo with force=True (CLI: --force) to restore the preimage anyway")
+    try:
+        rewrite_memory(workspace, current, record["before"])
+    except MemoryChanged:
+        raise OpenClawMemoryError("MEMORY.md changed while undoing; nothing was restored, try again") from None
+    path.rename(path.with_suffix(".undone"))
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
+                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
+    return path
+
+
+def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
+    """Forget a memory: ``what`` is its text or its source (``memory/2026-11-26.md#L3-L3``). The
+    entries of MEMORY.md that hold that text or cite that source are removed (a preimage is kept,
+    so :func:`undo` brings them back), and the source and text are recorded so no later sweep
+    promotes them again. Returns how many MEMORY.md entries were removed."""
+    config = _config(memory)
+    source, text = resolve(config, what)
+    forgotten_set(state_dir(config)).add(source, text)
+    workspace = config.resolved_workspace()
+    for _ in range(_ATTEMPTS):
+        before = _read_memory(workspace)
+        after, removed = without(before, source, text)
+        if not removed:
+            return 0
+        preimage = _save_preimage(config, before, after)
+        try:
+            rewrite_memory(workspace, before, after)
+        except MemoryChanged:
+            preimage.unlink(missing_ok=True)
+            continue
+        return removed
+    raise OpenClawMemoryError("MEMORY.md kept changing while forgetting; the memory is recorded as forgotten but "
+                              "still in MEMORY.md: try again")
