@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.append import daily_note_path, local_now
+from openclaw_memory.files.append import daily_note_path, local_now
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.citations import ChatType, normalize_session_kind
-from openclaw_memory.tools import memory_recall_prompt as _recall_prompt
+from openclaw_memory.text.citations import ChatType, normalize_session_kind
+from openclaw_memory.agent.tools import memory_recall_prompt as _recall_prompt
 
 __all__ = ["DEFAULT_BOOTSTRAP_MAX_CHARS", "build_session_context"]
 
@@ -187,11 +187,11 @@ def __getattr__(name: str) -> Any:
     :func:`openclaw_memory.tools.memory_recall_prompt`; the old names still work and warn."""
     import warnings
 
-    from openclaw_memory import citations
+    from openclaw_memory.text import citations
 
     moved: dict[str, tuple[Any, str]] = {
-        "SessionKind": (citations.ChatType, "openclaw_memory.citations.ChatType"),
-        "memory_recall_prompt": (_config_recall_prompt, "openclaw_memory.tools.memory_recall_prompt"),
+        "SessionKind": (citations.ChatType, "openclaw_memory.text.citations.ChatType"),
+        "memory_recall_prompt": (_config_recall_prompt, "openclaw_memory.agent.tools.memory_recall_prompt"),
     }
     if name in moved:
         value, new = moved[name]

@@ -21,11 +21,11 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from openclaw_memory.append import append_memory, daily_note_path, local_now, normalize_rel_path
-from openclaw_memory.chunker import text_weight
+from openclaw_memory.files.append import append_memory, daily_note_path, local_now, normalize_rel_path
+from openclaw_memory.text.chunker import text_weight
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError, MemoryPathError
-from openclaw_memory.session_state import SessionFlushState, SessionStateStore
+from openclaw_memory.files.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
     "DEFAULT_FLUSH_PROMPT",

@@ -30,10 +30,10 @@ except ImportError as exc:  # pragma: no cover - the `mcp` extra is missing
     raise MissingDependencyError(
         "the MCP server needs the official MCP SDK: pip install 'openclaw-memory[mcp]'") from exc
 
-from openclaw_memory.append import append_memory, daily_note_path, today
+from openclaw_memory.files.append import append_memory, daily_note_path, today
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.tools import (
+from openclaw_memory.agent.tools import (
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
     MemoryGetArgs,

@@ -10,10 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.append import local_now
+from openclaw_memory.files.append import local_now
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.memory_writes import create_file
-from openclaw_memory.sessions import message_text
+from openclaw_memory.files.memory_writes import create_file
+from openclaw_memory.files.sessions import message_text
 
 __all__ = ["SLUG_PROMPT", "format_conversation", "sanitize_slug", "save_session_memory", "slug_prompt"]
 

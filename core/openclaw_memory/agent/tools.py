@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from openclaw_memory.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
+from openclaw_memory.text.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.discovery import UnreadableFileError, line_number
+from openclaw_memory.files.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchResult

@@ -23,9 +23,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory.chunker import escape_record_markers
+from openclaw_memory.text.chunker import escape_record_markers
 from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
-from openclaw_memory.memory_writes import LOCK_TIMEOUT_S, append_file
+from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file
 
 __all__ = [
     "DAILY_NOTE_RE",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openclaw_memory import safe_fs
+from openclaw_memory.files import safe_fs
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, UnreadableFileError
 from openclaw_memory.types import MemoryFile, Source
 

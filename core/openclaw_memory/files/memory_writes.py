@@ -34,7 +34,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory import safe_fs
+from openclaw_memory.files import safe_fs
 from openclaw_memory.config import default_state_dir
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 

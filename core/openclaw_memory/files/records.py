@@ -31,16 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.append import AllowedPaths, append_memory, cross_host_lock, normalize_rel_path
-from openclaw_memory.chunker import (
+from openclaw_memory.files.append import AllowedPaths, append_memory, cross_host_lock, normalize_rel_path
+from openclaw_memory.text.chunker import (
     RECORD_CLOSE_PREFIX,
     RECORD_KIND,
     RECORD_OPEN_PREFIX,
     RecordMarker,
     parse_record_marker,
 )
-from openclaw_memory.discovery import UnreadableFileError, read_memory_text
-from openclaw_memory.memory_writes import rewrite_file
+from openclaw_memory.files.discovery import UnreadableFileError, read_memory_text
+from openclaw_memory.files.memory_writes import rewrite_file
 
 __all__ = ["Record", "RecordFiles", "RecordText", "append_record", "parse_records", "record_lines", "remove_records",
            "render_record", "replace_record"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory.append import LOCK_TIMEOUT_S
+from openclaw_memory.files.append import LOCK_TIMEOUT_S
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 

@@ -25,9 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.append import locked_append
+from openclaw_memory.files.append import locked_append
 from openclaw_memory.redaction import redact
-from openclaw_memory.session_state import SessionFlushState, SessionStateStore
+from openclaw_memory.files.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
     "DeltaResult",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.scheduler import SyncScheduler
+from openclaw_memory.index.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import SyncReport
 
@@ -152,7 +152,7 @@ class Freshness:
         return config.resolved_sessions_dir() if config.sessions_enabled() else None
 
     def _new_watcher(self, on_change: Callable[[set[tuple[Any, str]]], None]) -> Any:
-        from openclaw_memory.watch import MemoryWatcher
+        from openclaw_memory.index.watch import MemoryWatcher
 
         config = self._config
         return MemoryWatcher(
@@ -188,7 +188,7 @@ class Freshness:
 
     def _transcripts_due(self, paths: set[str]) -> bool:
         """True when one of these transcripts is new, gone, shrank, or grew past the thresholds."""
-        from openclaw_memory.sessions import is_transcript_name, session_rel_path, transcript_delta
+        from openclaw_memory.files.sessions import is_transcript_name, session_rel_path, transcript_delta
 
         known = self._store.file_records("sessions")
         limits = self._config.sync.sessions
@@ -290,7 +290,7 @@ class Freshness:
     def _schedule_post_compaction(
         self, session_id: str | None, transcript: str | os.PathLike[str] | None
     ) -> Future[SyncReport] | None:
-        from openclaw_memory.sessions import is_transcript_name, list_session_files, transcript_file_name
+        from openclaw_memory.files.sessions import is_transcript_name, list_session_files, transcript_file_name
 
         config = self._config
         directory = config.resolved_sessions_dir()

@@ -22,22 +22,23 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory import discovery, evaluation
+from openclaw_memory.files import discovery
+from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.evaluation import EvalQuestion, ModeReport
-from openclaw_memory.freshness import Freshness
-from openclaw_memory.index_status import IndexStatus, StatusReader
-from openclaw_memory.provider_access import AUTO, ProviderAccess
+from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
+from openclaw_memory.index.freshness import Freshness
+from openclaw_memory.index.status import IndexStatus, StatusReader
+from openclaw_memory.index.provider_access import AUTO, ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
-from openclaw_memory.scheduler import SyncScheduler
-from openclaw_memory.sqlite.store import SQLiteStore, recorded_workspace
+from openclaw_memory.index.scheduler import SyncScheduler
+from openclaw_memory.storage.sqlite.store import SQLiteStore, recorded_workspace
 from openclaw_memory.storage import MemoryStore, StoredChunk
-from openclaw_memory.sync import Progress, SessionIndexStats
-from openclaw_memory.sync_runner import SyncRunner
-from openclaw_memory.time_ranges import DayRange, day_range
-from openclaw_memory.tuned_search import (
+from openclaw_memory.indexing.sync import Progress, SessionIndexStats
+from openclaw_memory.index.sync_runner import SyncRunner
+from openclaw_memory.text.time_ranges import DayRange, day_range
+from openclaw_memory.index.search_options import (
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
@@ -101,7 +102,7 @@ class MemoryIndex:
         _check_workspace(self.workspace, create=create)
         custom_storage = storage is not None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
-            from openclaw_memory.postgres import PostgresStore
+            from openclaw_memory.storage.postgres import PostgresStore
 
             cfg = self.config.store
             storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
@@ -272,7 +273,7 @@ class MemoryIndex:
         """The JSONL transcript file for ``session_id`` in the sessions directory (id made
         filesystem-safe). Append to it with :class:`~openclaw_memory.sessions.TranscriptWriter`;
         it is indexed when ``sources`` includes ``"sessions"``."""
-        from openclaw_memory.sessions import transcript_file_name
+        from openclaw_memory.files.sessions import transcript_file_name
 
         return self.config.resolved_sessions_dir() / transcript_file_name(session_id)
 
@@ -444,7 +445,7 @@ class MemoryIndex:
     ) -> SearchResult:
         """One builtin search: the configured one, or a tuned one (see :meth:`search`) that looks
         further down the ranking until enough hits pass ``where`` and ``collapse``."""
-        from openclaw_memory.search import run_search
+        from openclaw_memory.retrieval.pipeline import run_search
 
         config = self._access.search_config(provider, tuning.settings if tuning is not None else None)
         reason, qv = self._access.keyword_only_reason, None

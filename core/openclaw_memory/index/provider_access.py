@@ -19,7 +19,7 @@ from openclaw_memory.types import FallbackInfo
 
 if TYPE_CHECKING:
     from openclaw_memory.providers.batch import BatchState
-    from openclaw_memory.tiering import EmbeddingUpgrade
+    from openclaw_memory.indexing.two_tier import EmbeddingUpgrade
 
 __all__ = ["AUTO", "ProviderAccess"]
 
@@ -96,7 +96,7 @@ class ProviderAccess:
                 self.fallback = res.fallback
                 self.keyword_only_reason = res.unavailable_reason if res.provider is None else None
                 self.key_source = res.key_source
-                from openclaw_memory.tiering import first_index_upgrade
+                from openclaw_memory.indexing.two_tier import first_index_upgrade
 
                 self.upgrade = first_index_upgrade(self.config, res.provider, self.store, cancel=self._cancel)
             self._provider_ready = True

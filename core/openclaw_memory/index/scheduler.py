@@ -34,7 +34,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexLockedError, OpenClawMemoryError
 from openclaw_memory.redaction import redact
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.sync import Progress, stat_scan, would_index
+from openclaw_memory.indexing.sync import Progress, stat_scan, would_index
 from openclaw_memory.types import SyncReport
 
 __all__ = ["SyncRequest", "SyncRunner", "SyncScheduler"]
@@ -252,7 +252,7 @@ class SyncScheduler:
         """With sessions enabled: whether a transcript appeared, vanished or changed size since it was indexed."""
         if not self._config.sessions_enabled():
             return False
-        from openclaw_memory.sessions import list_session_files, session_rel_path
+        from openclaw_memory.files.sessions import list_session_files, session_rel_path
 
         known = self._store.file_records("sessions")
         sizes = {}

@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory import evaluation
+from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError, MemoryArgumentError, OpenClawMemoryError
-from openclaw_memory.evaluation import EvalQuestion, ModeReport
-from openclaw_memory.provider_access import ProviderAccess
+from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
+from openclaw_memory.index.provider_access import ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
-from openclaw_memory.scheduler import SyncScheduler
+from openclaw_memory.index.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
@@ -192,7 +192,7 @@ def evaluate_modes(questions: Sequence[EvalQuestion], *, store: MemoryStore, con
                    access: ProviderAccess, ks: Sequence[int], modes: Sequence[str],
                    min_score: float) -> dict[str, ModeReport]:
     """:meth:`MemoryIndex.evaluate` on a synced index: each of ``modes`` searched the way it is configured."""
-    from openclaw_memory.search import run_search
+    from openclaw_memory.retrieval.pipeline import run_search
 
     provider = access.tier_provider(access.ensure(), query=True)
     if provider is None and "vector" in modes:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.provider_access import ProviderAccess
-from openclaw_memory.scheduler import SyncScheduler
+from openclaw_memory.index.provider_access import ProviderAccess
+from openclaw_memory.index.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.sync import SessionIndexStats, workspace_issues
-from openclaw_memory.sync_runner import SyncRunner
+from openclaw_memory.indexing.sync import SessionIndexStats, workspace_issues
+from openclaw_memory.index.sync_runner import SyncRunner
 
 __all__ = ["IndexStatus", "StatusReader"]
 
@@ -150,7 +150,7 @@ class StatusReader:
         every transcript to count malformed lines, otherwise counts come from this index's syncs."""
         if not self.config.sessions_enabled():
             return None
-        from openclaw_memory.sessions import extract_session, list_session_files, session_rel_path
+        from openclaw_memory.files.sessions import extract_session, list_session_files, session_rel_path
 
         directory = self.config.resolved_sessions_dir()
         if deep:

@@ -12,12 +12,12 @@ import numpy as np
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
-from openclaw_memory.progress import SyncProgress
-from openclaw_memory.provider_access import ProviderAccess
+from openclaw_memory.indexing.progress import SyncProgress
+from openclaw_memory.index.provider_access import ProviderAccess
 from openclaw_memory.providers.base import EmbeddingProvider
-from openclaw_memory.scheduler import SyncRequest, SyncScheduler
+from openclaw_memory.index.scheduler import SyncRequest, SyncScheduler
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.sync import SessionIndexStats, SyncPlan, run_sync
+from openclaw_memory.indexing.sync import SessionIndexStats, SyncPlan, run_sync
 from openclaw_memory.types import SyncReport
 
 __all__ = ["READ_PATH_LOCK_TIMEOUT_S", "SyncRunner"]

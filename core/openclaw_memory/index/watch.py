@@ -21,7 +21,7 @@ from pathlib import Path
 
 from watchfiles import Change, watch
 
-from openclaw_memory.sessions import is_transcript_name
+from openclaw_memory.files.sessions import is_transcript_name
 
 __all__ = ["IGNORED_DIRS", "MemoryWatcher", "is_relevant"]
 

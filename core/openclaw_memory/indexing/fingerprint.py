@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from openclaw_memory.chunker import CHUNKER_VERSION
+from openclaw_memory.text.chunker import CHUNKER_VERSION
 from openclaw_memory.storage import IndexMeta
 
 __all__ = ["FTS_ONLY_MODEL", "NO_PROVIDER_KEY", "expected_meta", "rebuild_reason", "scope_hash"]

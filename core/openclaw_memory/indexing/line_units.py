@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.textprep import nonblank_lines
+from openclaw_memory.text.preparation import nonblank_lines
 
 __all__ = ["best_unit_similarities", "blend_unit_similarity", "line_units", "unit_hash", "unit_similarities",
            "unit_vectors", "units_to_embed"]

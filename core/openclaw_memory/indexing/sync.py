@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from openclaw_memory import discovery
-from openclaw_memory.chunker import (
+from openclaw_memory.files import discovery
+from openclaw_memory.text.chunker import (
     chunk_id,
     chunk_markdown,
     indexed_hash,
@@ -36,13 +36,13 @@ from openclaw_memory.chunker import (
     split_text_for_input_limit,
 )
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.discovery import SkippedName
+from openclaw_memory.files.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError, ProviderUnresponsiveError, StoreError, SyncCancelled
-from openclaw_memory.fingerprint import expected_meta, rebuild_reason
+from openclaw_memory.indexing.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, pool_vectors, provider_key
 from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
-from openclaw_memory.units import line_units, unit_hash, units_to_embed
+from openclaw_memory.indexing.line_units import line_units, unit_hash, units_to_embed
 
 __all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "live_units", "run_sync",
            "stat_scan", "would_index"]
@@ -220,7 +220,7 @@ def _memory_docs(
 
 def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
     """Read one transcript for indexing (None when it vanished meanwhile)."""
-    from openclaw_memory import sessions
+    from openclaw_memory.files import sessions
 
     rel = sessions.session_rel_path(path)
     try:
@@ -261,7 +261,7 @@ def _session_docs(plan: SyncPlan, report: SyncReport, known: dict[str, FileRecor
     A transcript not in the index is read; an indexed one only once it grew past the
     ``sync.sessions`` thresholds or shrank (see :func:`sessions.transcript_delta`).
     """
-    from openclaw_memory import sessions
+    from openclaw_memory.files import sessions
 
     thresholds = plan.config.sync.sessions
     docs: list[_Doc] = []
@@ -293,7 +293,7 @@ def _targeted_session_docs(
     A path that is not a transcript directly in the sessions directory is skipped with a warning
     (non-targeted syncs would prune it again); a missing file is skipped (targeted runs never prune).
     """
-    from openclaw_memory import sessions
+    from openclaw_memory.files import sessions
 
     directory = plan.config.resolved_sessions_dir()
     docs: list[_Doc] = []

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from openclaw_memory.chunker import indexed_hash, indexed_text
+from openclaw_memory.text.chunker import indexed_hash, indexed_text
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind, provider_key

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from openclaw_memory.providers.base import TokenEmbeddingProvider, TokenVectors
-from openclaw_memory.query import STOP_WORDS
-from openclaw_memory.rerank import reorder_head
-from openclaw_memory.speakers import speaker_labels
-from openclaw_memory.textprep import nonblank_lines
+from openclaw_memory.text.query_analysis import STOP_WORDS
+from openclaw_memory.retrieval.rerank import reorder_head
+from openclaw_memory.text.speakers import speaker_labels
+from openclaw_memory.text.preparation import nonblank_lines
 from openclaw_memory.types import Candidate
 
 __all__ = ["CACHE_MAX_BYTES", "RRF_K", "cache_usage", "late_rerank", "maxsim", "question_vectors"]

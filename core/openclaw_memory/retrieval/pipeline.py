@@ -26,13 +26,19 @@ from typing import Literal, overload
 
 import numpy as np
 
-from openclaw_memory.citations import citations_enabled, decorate_citation
+from openclaw_memory.text.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
-from openclaw_memory.fingerprint import FTS_ONLY_MODEL
-from openclaw_memory.note_dates import dated_path_timestamp, dates_said, is_evergreen, note_date_share, note_date_words
-from openclaw_memory.time_ranges import period_share, periods_said
-from openclaw_memory.hybrid import (
+from openclaw_memory.indexing.fingerprint import FTS_ONLY_MODEL
+from openclaw_memory.text.note_dates import (
+    dated_path_timestamp,
+    dates_said,
+    is_evergreen,
+    note_date_share,
+    note_date_words,
+)
+from openclaw_memory.text.time_ranges import period_share, periods_said
+from openclaw_memory.retrieval.ranking import (
     apply_file_coverage,
     apply_file_repeat_penalty,
     apply_keyword_rescue,
@@ -47,15 +53,15 @@ from openclaw_memory.hybrid import (
     truncate_snippet,
 )
 from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
-from openclaw_memory.sessions import parse_timestamp
-from openclaw_memory.query import QueryAnalysis, QueryTerm, analyze_query, match_rows
+from openclaw_memory.files.sessions import parse_timestamp
+from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, analyze_query, match_rows
 from openclaw_memory.redaction import redact
-from openclaw_memory.result_ranges import fit_ranges, range_id
+from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.speakers import speaker_labels, without_speakers
-from openclaw_memory.textprep import nonblank_lines
+from openclaw_memory.text.speakers import speaker_labels, without_speakers
+from openclaw_memory.text.preparation import nonblank_lines
 from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
-from openclaw_memory.units import best_unit_similarities, blend_unit_similarity, unit_vectors
+from openclaw_memory.indexing.line_units import best_unit_similarities, blend_unit_similarity, unit_vectors
 
 __all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
            "KeywordCandidates", "candidate_limit",
@@ -494,7 +500,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
     :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
     :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
     they keep their order and scores and the reason is returned (logged)."""
-    from openclaw_memory.late_interaction import late_rerank
+    from openclaw_memory.retrieval.late_interaction import late_rerank
 
     if not isinstance(provider, TokenEmbeddingProvider):
         return None
@@ -512,7 +518,7 @@ def _rerank_by_endpoint(merged: list[Candidate], query: str,
                         config: MemoryConfig) -> tuple[list[Candidate], str | None]:
     """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
     (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
-    from openclaw_memory.rerank import HttpReranker, reorder_head
+    from openclaw_memory.retrieval.rerank import HttpReranker, reorder_head
 
     rr = config.query.rerank
     merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))

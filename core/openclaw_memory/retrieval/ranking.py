@@ -106,10 +106,10 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from openclaw_memory import citations as _citations
-from openclaw_memory import note_dates as _note_dates
-from openclaw_memory.chunker import RECORD_OPEN_PREFIX, indexed_text
-from openclaw_memory.citations import citation_footer
+from openclaw_memory.text import citations as _citations
+from openclaw_memory.text import note_dates as _note_dates
+from openclaw_memory.text.chunker import RECORD_OPEN_PREFIX, indexed_text
+from openclaw_memory.text.citations import citation_footer
 from openclaw_memory.types import Candidate, SearchHit
 
 __all__ = [

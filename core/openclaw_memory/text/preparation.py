@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from openclaw_memory.chunker import indexed_text, is_record_marker
+from openclaw_memory.text.chunker import indexed_text, is_record_marker
 
 __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script",
            "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]

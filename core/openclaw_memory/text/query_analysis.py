@@ -30,7 +30,13 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from openclaw_memory.textprep import SEGMENTED_SCRIPTS, nonblank_lines, segment_for_fts, stem_tokens, tokens_by_stem
+from openclaw_memory.text.preparation import (
+    SEGMENTED_SCRIPTS,
+    nonblank_lines,
+    segment_for_fts,
+    stem_tokens,
+    tokens_by_stem,
+)
 
 __all__ = ["MAX_TERMS", "STEM_MATCH_WEIGHT", "STOP_WORDS", "QueryAnalysis", "QueryTerm", "TermGroup", "analysed_tokens",
            "analyze_query", "match_rows"]

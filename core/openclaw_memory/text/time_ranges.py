@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from openclaw_memory.errors import MemoryArgumentError
-from openclaw_memory.note_dates import dated_path_timestamp
+from openclaw_memory.text.note_dates import dated_path_timestamp
 
 __all__ = ["DayRange", "day_range", "note_day", "period_share", "periods_said", "resolve_day"]
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from openclaw_memory.query import analysed_tokens
-from openclaw_memory.textprep import stem_tokens
+from openclaw_memory.text.query_analysis import analysed_tokens
+from openclaw_memory.text.preparation import stem_tokens
 
 __all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
            "to_tsquery", "tsvector_literal"]

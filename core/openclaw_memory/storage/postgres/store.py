@@ -22,16 +22,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from openclaw_memory.chunker import indexed_text
+from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
-from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
-from openclaw_memory.postgres import fts
-from openclaw_memory.postgres.schema import SCHEMA_VERSION, migrate
-from openclaw_memory.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
-from openclaw_memory.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
+from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.postgres import fts
+from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
+from openclaw_memory.storage.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
-from openclaw_memory.textprep import FTS_TOKENIZER_ID
+from openclaw_memory.text.preparation import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
 
 try:

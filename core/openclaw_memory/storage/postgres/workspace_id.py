@@ -13,7 +13,7 @@ import os
 import uuid
 from pathlib import Path
 
-from openclaw_memory.safe_fs import open_file, read_file
+from openclaw_memory.files.safe_fs import open_file, read_file
 
 __all__ = ["WORKSPACE_ID_FILE", "read_workspace_id", "workspace_id"]
 

@@ -27,15 +27,21 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from filelock import FileLock, Timeout
 
-from openclaw_memory.chunker import indexed_text
+from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
-from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
-from openclaw_memory.sqlite.driver import DriverChoice, choose_driver, connect, connect_read_only, fts5_available
-from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
-from openclaw_memory.sqlite.vec_index import VecIndex
-from openclaw_memory.sqlite.vector_cache import VectorCache, VectorMatrix, stored_scores, unit_rows
+from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.sqlite.driver import (
+    DriverChoice,
+    choose_driver,
+    connect,
+    connect_read_only,
+    fts5_available,
+)
+from openclaw_memory.storage.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows, pack_vector, unpack_vector
+from openclaw_memory.storage.sqlite.vec_index import VecIndex
+from openclaw_memory.storage.sqlite.vector_cache import VectorCache, VectorMatrix, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
-from openclaw_memory.textprep import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
+from openclaw_memory.text.preparation import FTS_PORTER_TOKENIZER, FTS_TOKENIZER, FTS_TOKENIZER_ID, segment_for_fts
 from openclaw_memory.types import Candidate, MemoryFile
 
 __all__ = ["SQLiteStore", "recorded_workspace"]

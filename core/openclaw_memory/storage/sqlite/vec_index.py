@@ -29,8 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows
-from openclaw_memory.sqlite.vector_cache import directions, exact_scores, score_margin, stored_vectors, unit_rows
+from openclaw_memory.storage.sqlite.rows import CHUNK_COLUMNS, chunk_from_row, chunk_rows
+from openclaw_memory.storage.sqlite.vector_cache import (
+    directions,
+    exact_scores,
+    score_margin,
+    stored_vectors,
+    unit_rows,
+)
 from openclaw_memory.storage import StoredChunk
 
 __all__ = ["ScoredChunk", "VecIndex"]
