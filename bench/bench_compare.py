@@ -41,10 +41,10 @@ from bench_search import COMMON, make_vocab, measure_bandwidth  # noqa: E402
 from bench_search import make_corpus as _make_corpus  # noqa: E402
 
 DIMS = 384
-from openclaw_memory.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN  # noqa: E402
-from openclaw_memory.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
-from openclaw_memory.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
-from openclaw_memory.sqlite.vector_cache import BINARY_POOL_SHARE as PREFILTER_SHARE  # noqa: E402
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN  # noqa: E402
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_POOL_SHARE as PREFILTER_SHARE  # noqa: E402
 
 ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain",
                "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
@@ -335,7 +335,7 @@ def measure_search(args: argparse.Namespace, systems: list[str], tmp: Path, out:
 def measure_prefilter(args: argparse.Namespace, systems: list[str], tmp: Path, out: dict[str, Any]) -> None:
     """This library's in-memory vector search at ``--prefilter-sizes``: the exact scan against the binary
     pre-filter with exact rescoring, and the recall of the exact top k (6 and 24) the pre-filter keeps."""
-    from openclaw_memory.sqlite.vector_cache import BinaryCodes, VectorMatrix
+    from openclaw_memory.storage.sqlite.vector_cache import BinaryCodes, VectorMatrix
 
     out.setdefault("bandwidth", measure_bandwidth())
     rows = []
@@ -392,7 +392,7 @@ def measure_prefilter(args: argparse.Namespace, systems: list[str], tmp: Path, o
 def devset_corpora(data: Path, tmp: Path, embedder: Any) -> list[tuple[str, Path, list[dict[str, Any]]]]:
     """One corpus per workspace of the set: the library's own chunking (400 tokens, 80 overlap) of every
     Markdown file, embedded once with ``embedder`` and shared by every system."""
-    from openclaw_memory.chunker import chunk_markdown
+    from openclaw_memory.text.chunker import chunk_markdown
 
     questions = [json.loads(line) for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
     out = []
@@ -419,7 +419,7 @@ def write_query_variants(folder: Path, texts: Sequence[str], questions: Sequence
     """The other texts this library's default search embeds for these questions (a question naming one speaker
     of the notes' dialogue is embedded again without the name: ``query.hybrid.drop_speaker_names``), embedded
     with the same model into ``query_variants.npz``, so its quality rows search as a user's index does."""
-    from openclaw_memory.speakers import speaker_labels, without_speakers
+    from openclaw_memory.text.speakers import speaker_labels, without_speakers
 
     labels = speaker_labels(texts)
     variants = sorted({v for q in questions if (v := without_speakers(q, labels)) is not None})
@@ -433,7 +433,7 @@ def write_units(folder: Path, texts: Sequence[str], embedder: Any) -> None:
     (``query.hybrid.unit_lines``), embedded with the same model into ``units.npz`` (cache keys and vectors), so
     this library's rows search with what its own sync would have stored."""
     from openclaw_memory.config import MemoryConfig
-    from openclaw_memory.units import unit_hash, units_to_embed
+    from openclaw_memory.indexing.line_units import unit_hash, units_to_embed
 
     units = units_to_embed(texts, MemoryConfig().query.hybrid.unit_lines)
     vecs = np.asarray(embedder.embed_documents(units), dtype=np.float32) if units else np.zeros((0, DIMS), np.float32)
@@ -635,7 +635,7 @@ def measure_index(args: argparse.Namespace, systems: list[str], tmp: Path, out: 
     the peers from the same chunks. The embedding model is timed once on a sample and reported apart:
     every system embeds the same chunks with the same model, so its cost is the same for all."""
     from openclaw_memory import MemoryIndex
-    from openclaw_memory.chunker import chunk_markdown
+    from openclaw_memory.text.chunker import chunk_markdown
     from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
     ws = daily_notes(tmp / "notes-ws", args.index_notes)

@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_search import CHUNKS_PER_FILE, COMMON, DIMS, make_corpus, make_vocab  # noqa: E402
 
 from openclaw_memory.config import MemoryConfig  # noqa: E402
-from openclaw_memory.postgres import PostgresStore  # noqa: E402
+from openclaw_memory.storage.postgres import PostgresStore  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.search import run_search  # noqa: E402  (the pipeline on a bare store)
-from openclaw_memory.sqlite.store import SQLiteStore  # noqa: E402
+from openclaw_memory.retrieval.pipeline import run_search  # noqa: E402  (the pipeline on a bare store)
+from openclaw_memory.storage.sqlite.store import SQLiteStore  # noqa: E402
 from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk  # noqa: E402
 from openclaw_memory.types import MemoryFile  # noqa: E402
 

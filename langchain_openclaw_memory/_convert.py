@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
-from openclaw_memory.citations import strip_citation_footer
+from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
 
 __all__ = [

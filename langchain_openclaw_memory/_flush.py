@@ -21,7 +21,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from langgraph.constants import TAG_NOSTREAM
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.flush import FlushPolicy, FlushTurn, FlushWriteResult, is_no_reply
+from openclaw_memory.agent.flush import FlushPolicy, FlushTurn, FlushWriteResult, is_no_reply
 from openclaw_memory.index import MemoryIndex
 from pydantic import BaseModel, Field
 

@@ -2,7 +2,7 @@
 
 Each namespace is one file, ``memory/store/<part>/<part>.md`` (parts percent-encoded), so its
 items are indexed and searchable like any note. Each item is a record of kind ``item``
-(:mod:`openclaw_memory.records`) holding its key, timestamps and JSON value::
+(:mod:`openclaw_memory.files.records`) holding its key, timestamps and JSON value::
 
     <!-- openclaw-memory:item {"created_at": "...", "key": "k1", "updated_at": "..."} -->
     ```json
@@ -31,9 +31,9 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from langgraph.store.base import get_text_at_path
-from openclaw_memory.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
+from openclaw_memory.text.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.records import (
+from openclaw_memory.files.records import (
     Record,
     RecordFiles,
     RecordText,

@@ -2,7 +2,7 @@
 
 It watches chat-model calls, reads the token usage each call reports (``usage_metadata``, else
 ``llm_output["token_usage"]``, else an estimate of the prompt), applies the core
-:class:`~openclaw_memory.flush.FlushPolicy` per session and runs a flush once the soft threshold
+:class:`~openclaw_memory.agent.flush.FlushPolicy` per session and runs a flush once the soft threshold
 is crossed, at most once per compaction cycle. The session is ``session_key`` or ``thread_id`` in
 the run's metadata (LangGraph adds ``thread_id`` itself; plain chains pass
 ``config={"metadata": {"session_key": ...}}``), else a default key. A summary message from
@@ -28,7 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.flush import FlushDecision, FlushPolicy
+from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, last_summary_id

@@ -16,8 +16,8 @@ from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMess
 from langchain_core.messages import BaseMessage, get_buffer_string
 from openclaw_memory.errors import MissingDependencyError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.sessions import TranscriptWriter
-from openclaw_memory.tools import format_search_text, memory_search
+from openclaw_memory.files.sessions import TranscriptWriter
+from openclaw_memory.agent.tools import format_search_text, memory_search
 from pydantic import ConfigDict, Field, PrivateAttr
 
 try:

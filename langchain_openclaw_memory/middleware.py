@@ -27,9 +27,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
-from openclaw_memory.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
-from openclaw_memory.citations import ChatType, normalize_session_kind
-from openclaw_memory.flush import FlushDecision, FlushPolicy
+from openclaw_memory.agent.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
+from openclaw_memory.text.citations import ChatType, normalize_session_kind
+from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 

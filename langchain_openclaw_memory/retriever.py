@@ -9,7 +9,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, Callba
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.tuned_search import check_search_arguments
+from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
 from pydantic import ConfigDict, Field, field_validator
 

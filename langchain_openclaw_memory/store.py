@@ -49,9 +49,9 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
-from openclaw_memory import discovery
-from openclaw_memory.append import append_memory
-from openclaw_memory.citations import strip_citation_footer
+from openclaw_memory.files import discovery
+from openclaw_memory.files.append import append_memory
+from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchHit

@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.tools import StructuredTool, ToolException
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.tools import (
+from openclaw_memory.agent.tools import (
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
     MemoryGetArgs,

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
-from openclaw_memory.note_dates import dated_path_timestamp
+from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
 from llama_index_openclaw_memory._sections import TEMPLATE_FIELDS, Section

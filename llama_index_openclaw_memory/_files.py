@@ -1,5 +1,5 @@
 """The node sections of a workspace's memory files (see :mod:`._sections`), read and written by
-the core's :class:`openclaw_memory.records.RecordFiles` (appends append-only; removals under the
+the core's :class:`openclaw_memory.files.records.RecordFiles` (appends append-only; removals under the
 file's lock, atomic, durable, never through a symlink)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.records import RecordFiles, RecordText
+from openclaw_memory.files.records import RecordFiles, RecordText
 
 from llama_index_openclaw_memory._sections import KIND, Section, node_attrs_ok, section_of
 

@@ -1,7 +1,7 @@
 """Nodes written by :class:`~llama_index_openclaw_memory.OpenClawVectorStore` as Markdown sections.
 
 Each node added through the store becomes one *section* of a memory file, a record of kind
-``node`` (:mod:`openclaw_memory.records`)::
+``node`` (:mod:`openclaw_memory.files.records`)::
 
     <!-- openclaw-memory:node {"id": "n1", "ref_doc_id": "doc-1", "metadata": {"topic": "db"}} -->
     We chose SQLite for the memory index.
@@ -14,7 +14,7 @@ This module translates between those records and the node fields (id, ``ref_doc_
 text, and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata
 templates when it has its own); reading, writing and removing them is the core's. A node whose metadata takes part in its
 embedding carries that text as the record's ``index_text``
-(:data:`openclaw_memory.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
+(:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
 keyword-indexes in place of the marker line.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_memory.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
-from openclaw_memory.records import Record, parse_records, remove_records, render_record
+from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
+from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
 __all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
            "section_lines", "section_of"]
@@ -125,7 +125,7 @@ def render_section(
     excluded_llm_metadata_keys: Sequence[str] = (),
     templates: Mapping[str, str] | None = None,
 ) -> str:
-    """The Markdown of one node (see :func:`openclaw_memory.records.render_record`; ValueError for an
+    """The Markdown of one node (see :func:`openclaw_memory.files.records.render_record`; ValueError for an
     empty text, a text containing a marker line, or metadata that is not JSON-serializable).
 
     ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
@@ -160,7 +160,7 @@ def section_lines(sections: Sequence[Section]) -> set[int]:
 
 def remove_sections(text: str, should_remove: Callable[[Section], bool], *, where: str = "") -> tuple[str, int]:
     """``text`` without the sections for which ``should_remove`` is true, and how many were removed
-    (see :func:`openclaw_memory.records.remove_records`)."""
+    (see :func:`openclaw_memory.files.records.remove_records`)."""
     doomed = [r for r in parse_records(text, KIND, check=node_attrs_ok, where=where) if should_remove(section_of(r))]
     return remove_records(text, doomed), len(doomed)
 

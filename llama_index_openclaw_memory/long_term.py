@@ -39,7 +39,7 @@ from openclaw_memory.long_term.tools import (
     memory_recall,
     memory_store,
 )
-from openclaw_memory.tools import field_annotation
+from openclaw_memory.agent.tools import field_annotation
 
 __all__ = ["LongTermMemoryBlock", "create_long_term_tools"]
 

@@ -33,12 +33,12 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
 from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemoryBlock
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory, daily_note_path, local_now
-from openclaw_memory.bootstrap import build_session_context
-from openclaw_memory.citations import ChatType, normalize_session_kind
-from openclaw_memory.flush import is_no_reply
-from openclaw_memory.session_hook import format_conversation
-from openclaw_memory.tools import amemory_search, format_search_text
+from openclaw_memory.files.append import append_memory, daily_note_path, local_now
+from openclaw_memory.agent.bootstrap import build_session_context
+from openclaw_memory.text.citations import ChatType, normalize_session_kind
+from openclaw_memory.agent.flush import is_no_reply
+from openclaw_memory.agent.session_hook import format_conversation
+from openclaw_memory.agent.tools import amemory_search, format_search_text
 
 from llama_index_openclaw_memory._deprecated import warn_renamed
 

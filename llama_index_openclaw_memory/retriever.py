@@ -9,7 +9,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from openclaw_memory import MemoryIndex, SearchResult
-from openclaw_memory.tuned_search import check_search_arguments
+from openclaw_memory.index.search_options import check_search_arguments
 
 from llama_index_openclaw_memory._convert import hit_node
 from llama_index_openclaw_memory._deprecated import warn_renamed

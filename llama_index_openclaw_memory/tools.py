@@ -3,7 +3,7 @@
 Both have a sync and an async implementation, so they work in ``FunctionAgent``,
 ``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
 compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as JSON);
-``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.tools`. Provider or
+``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.agent.tools`. Provider or
 path problems and bad arguments are returned to the model as an explanation, never raised, in a
 ``ToolOutput`` with ``is_error=True`` (as LlamaIndex's agents mark a failed tool call). The
 argument schemas carry the core's bounds (``max_results`` 1..50, ``min_score`` 0..1, lines >= 1).
@@ -19,7 +19,7 @@ from typing import Any
 from llama_index.core.bridge.pydantic import BaseModel, create_model
 from llama_index.core.tools import FunctionTool, ToolOutput
 from openclaw_memory import MemoryIndex
-from openclaw_memory.tools import (
+from openclaw_memory.agent.tools import (
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
     MemoryGetArgs,

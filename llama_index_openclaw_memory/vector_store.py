@@ -48,8 +48,8 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import normalize_rel_path, today
-from openclaw_memory.citations import format_citation
+from openclaw_memory.files.append import normalize_rel_path, today
+from openclaw_memory.text.citations import format_citation
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, ProtectedMemoryError
 from openclaw_memory.providers.base import normalize_vectors
@@ -87,7 +87,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
     Query modes: ``DEFAULT`` (dense similarity; the memory's provider embeds ``query_str`` when no
     embedding is given, keyword search when it has none; while the bundled model's fast first index
-    is live, its hybrid merge, see :mod:`openclaw_memory.tiering`), ``HYBRID`` (``alpha`` = vector weight,
+    is live, its hybrid merge, see :mod:`openclaw_memory.indexing.two_tier`), ``HYBRID`` (``alpha`` = vector weight,
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
     ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,

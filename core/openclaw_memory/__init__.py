@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from openclaw_memory import _moved
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import (
     ConfigError,
@@ -26,6 +27,8 @@ from openclaw_memory.errors import (
 )
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.types import Chunk, FallbackInfo, MemoryFile, MemoryText, SearchHit, SearchResult, SyncReport
+
+_moved.install()  # the module paths before 0.2's stage folders, for one release
 
 try:
     __version__ = version("openclaw-memory")

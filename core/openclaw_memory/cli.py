@@ -15,13 +15,13 @@ from typing import Any
 
 import click
 
-from openclaw_memory.citations import format_citation, strip_citation_footer
+from openclaw_memory.text.citations import format_citation, strip_citation_footer
 from openclaw_memory.config import MemoryConfig, store_shorthand
 from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.index import IndexStatus, MemoryIndex
-from openclaw_memory.query import QueryAnalysis, analyze_query
-from openclaw_memory.sync import Progress
-from openclaw_memory.tools import corpus_sources
+from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
+from openclaw_memory.indexing.sync import Progress
+from openclaw_memory.agent.tools import corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -298,7 +298,7 @@ def status(ctx: click.Context, deep: bool, as_json: bool) -> None:
 def _progress_bar(desc: str) -> Iterator[Progress]:
     """A sync ``progress`` callback drawing a bar with an ETA on stderr (only on a terminal, only
     when files are (re)indexed), closed on exit."""
-    from openclaw_memory.progress import progress_bar
+    from openclaw_memory.indexing.progress import progress_bar
 
     with progress_bar(desc, file=sys.stderr, disable=None) as bar:
         yield bar
@@ -575,7 +575,7 @@ def eval_(ctx: click.Context, questions: str, ks: str, compare: bool, min_score:
         raise click.BadParameter(f"{ks!r} is not a comma-separated list of numbers", param_hint="--k") from None
     if not cutoffs or cutoffs[0] < 1:
         raise click.BadParameter("give at least one k >= 1", param_hint="--k")
-    from openclaw_memory.evaluation import format_report
+    from openclaw_memory.retrieval.evaluation import format_report
 
     with _index(ctx) as memory:
         modes = ["keyword", "vector", "hybrid"] if memory.provider is not None else ["keyword"]
@@ -657,7 +657,7 @@ _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) -> list[Any]:
     """One warm index (watcher on, first sync started) per agent, and its long-term memory if asked."""
-    from openclaw_memory.mcp_server import ServedAgent
+    from openclaw_memory.agent.mcp_server import ServedAgent
 
     served: list[Any] = []
     for agent_id in agent_ids or [None]:
@@ -695,7 +695,7 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
     agent_ids = [a.strip() for a in (agent_list or "").split(",") if a.strip()]
     with _user_errors():
-        from openclaw_memory.mcp_server import bearer_token_guard, create_mcp_server
+        from openclaw_memory.agent.mcp_server import bearer_token_guard, create_mcp_server
 
         served = _served_agents(ctx, agent_ids, long_term)
     try:

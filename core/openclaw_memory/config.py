@@ -39,7 +39,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
+from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
     "BatchConfig",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import MemoryStore
 
 
@@ -48,7 +48,7 @@ def _postgresql() -> Backend:
     """PostgresStore on the test server (tests/pg_server.py): each index a namespace of its own."""
 
     def open_(where: Path, name: str) -> MemoryStore:
-        from openclaw_memory.postgres import PostgresStore
+        from openclaw_memory.storage.postgres import PostgresStore
         from tests.pg_server import shared_pg_server
 
         server = shared_pg_server()
@@ -56,7 +56,7 @@ def _postgresql() -> Backend:
         return PostgresStore(server.url, namespace=f"{key}-{name}", schema=server.schema)
 
     def unusable(where: Path) -> MemoryStore:
-        from openclaw_memory.postgres import PostgresStore
+        from openclaw_memory.storage.postgres import PostgresStore
 
         return PostgresStore(f"postgresql://nobody@/db?host={where / 'no-server-here'}&connect_timeout=2",
                              namespace="n")

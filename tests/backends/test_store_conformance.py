@@ -22,7 +22,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import StoreError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.query import analyze_query, match_rows
+from openclaw_memory.text.query_analysis import analyze_query, match_rows
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
 from openclaw_memory.types import MemoryFile
 
@@ -394,7 +394,7 @@ def test_generation_changes_with_every_write_of_chunks_from_any_handle(store_fac
 
 def test_chunk_total_is_exact_after_a_write_from_another_handle(store_factory: StoreFactory) -> None:
     """The rarity weights' chunk count was reused for 30 s in indexes of 5,000 chunks or more (leftovers3, item 3)."""
-    from openclaw_memory.search import chunk_total
+    from openclaw_memory.retrieval.pipeline import chunk_total
 
     writer, reader = store_factory.open("total"), store_factory.open("total")
     _put(writer, "memory/big.md", [f"note number {i}" for i in range(5000)])

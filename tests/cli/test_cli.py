@@ -140,7 +140,7 @@ def test_demo_runs_on_the_embedded_default(tmp_path):
 @pytest.fixture
 def sync_runs(monkeypatch) -> list[tuple[str, str]]:
     """Every sync the CLI's index runs: (reason, outcome), outcome "ok" or the exception's class name."""
-    import openclaw_memory.sync_runner as runner_mod
+    import openclaw_memory.index.sync_runner as runner_mod
 
     runs: list[tuple[str, str]] = []
     real = runner_mod.run_sync

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.append import (
+from openclaw_memory.files.append import (
     append_memory,
     daily_note_path,
     is_default_append_path,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.bootstrap import build_session_context
-from openclaw_memory.tools import memory_recall_prompt
+from openclaw_memory.agent.bootstrap import build_session_context
+from openclaw_memory.agent.tools import memory_recall_prompt
 from openclaw_memory.config import MemoryConfig
 
 NOW = datetime(2026, 1, 16, 10, 0, tzinfo=timezone.utc)

@@ -7,7 +7,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_memory.chunker import (
+from openclaw_memory.text.chunker import (
     chunk_id,
     chunk_markdown,
     indexed_text,
@@ -16,7 +16,7 @@ from openclaw_memory.chunker import (
     split_text_for_input_limit,
     text_weight,
 )
-from openclaw_memory.records import render_record
+from openclaw_memory.files.records import render_record
 from openclaw_memory.types import Chunk
 
 
@@ -247,7 +247,7 @@ def test_chunks_cover_every_non_blank_line(text: str, tokens: int, overlap: int)
 
 
 def test_records_get_chunks_of_their_own() -> None:
-    from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+    from openclaw_memory.text.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 
     text = "\n".join([
         "# Notes", "hand-written intro",

@@ -1,12 +1,12 @@
 """Citations: the one ``path#L<start>-L<end>`` format, when snippets carry one, the ``Source:`` footer,
-and the old ``openclaw_memory.hybrid`` names that still work."""
+and the old ``openclaw_memory.retrieval.ranking`` names that still work."""
 
 from __future__ import annotations
 
 import pytest
 
-from openclaw_memory import hybrid
-from openclaw_memory.citations import (
+from openclaw_memory.retrieval import ranking as hybrid
+from openclaw_memory.text.citations import (
     chat_type,
     citation_footer,
     citations_enabled,
@@ -14,7 +14,7 @@ from openclaw_memory.citations import (
     format_citation,
     strip_citation_footer,
 )
-from openclaw_memory.tools import format_search_text
+from openclaw_memory.agent.tools import format_search_text
 from openclaw_memory.types import SearchHit
 
 
@@ -76,9 +76,9 @@ def test_tool_text_cites_one_line_like_the_search() -> None:
 
 @pytest.mark.parametrize("name", ["ChatType", "chat_type", "citations_enabled", "decorate_citation", "format_citation"])
 def test_old_hybrid_names_warn_and_still_work(name: str) -> None:
-    import openclaw_memory.citations as citations
+    import openclaw_memory.text.citations as citations
 
-    with pytest.warns(DeprecationWarning, match=f"openclaw_memory.citations.{name}"):
+    with pytest.warns(DeprecationWarning, match=f"openclaw_memory.text.citations.{name}"):
         assert getattr(hybrid, name) is getattr(citations, name)
     with pytest.raises(AttributeError):
         hybrid.no_such_name  # noqa: B018

@@ -12,7 +12,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.tools import amemory_get, amemory_search, memory_search
+from openclaw_memory.agent.tools import amemory_get, amemory_search, memory_search
 
 N_NOTES = 20
 

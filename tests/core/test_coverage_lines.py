@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from openclaw_memory.query import QueryAnalysis, _key, _keys, analyze_query
+from openclaw_memory.text.query_analysis import QueryAnalysis, _key, _keys, analyze_query
 
 
 def _texts(seed: int) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.discovery import (
+from openclaw_memory.files.discovery import (
     UnreadableFileError,
     build_file_entry,
     is_memory_path,
@@ -115,7 +115,7 @@ def test_non_utf8_file_is_read_with_replacement_chars(ws: Path, caplog: pytest.L
     path = ws / "memory" / "latin1.md"
     path.parent.mkdir()
     path.write_bytes("café\n".encode("latin-1"))
-    with caplog.at_level(logging.WARNING, logger="openclaw_memory.discovery"):
+    with caplog.at_level(logging.WARNING, logger="openclaw_memory.files.discovery"):
         assert read_memory_text(path) == "caf\ufffd\n"
     assert "not valid UTF-8" in caplog.text
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.evaluation import load_questions
+from openclaw_memory.retrieval.evaluation import load_questions
 
 # Each day file is long enough to be several chunks, so a search returns narrow line ranges.
 FILLER = "".join(f"- Routine note {i}: nothing special happened with the garden hose.\n" for i in range(60))

@@ -10,9 +10,9 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.hybrid import apply_file_coverage
+from openclaw_memory.retrieval.ranking import apply_file_coverage
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.query import analyze_query
+from openclaw_memory.text.query_analysis import analyze_query
 from openclaw_memory.types import Candidate
 
 # The fake embedder reads "fiddle" as "violin" and "tuition" as "lessons"; the keyword side does not.

@@ -9,7 +9,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.hybrid import apply_file_repeat_penalty
+from openclaw_memory.retrieval.ranking import apply_file_repeat_penalty
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.types import Candidate
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.flush import (
+from openclaw_memory.agent.flush import (
     DEFAULT_FLUSH_PROMPT,
     FlushPolicy,
     apply_flush_writes,
@@ -143,7 +143,7 @@ def test_transcript_bytes_trigger(tmp_path: Path) -> None:
 
 def test_decisions_are_recorded_and_logged(cfg: MemoryConfig, caplog: pytest.LogCaptureFixture) -> None:
     policy = FlushPolicy(cfg, max_decisions=3)
-    with caplog.at_level(logging.DEBUG, logger="openclaw_memory.flush"):
+    with caplog.at_level(logging.DEBUG, logger="openclaw_memory.agent.flush"):
         policy.should_flush(KEY, 1)
         policy.should_flush(KEY, THRESHOLD, is_heartbeat=True)
         policy.should_flush(KEY, THRESHOLD)

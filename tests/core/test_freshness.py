@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-import openclaw_memory.sync_runner as runner_mod
-import openclaw_memory.watch as watch_mod
+import openclaw_memory.index.sync_runner as runner_mod
+import openclaw_memory.index.watch as watch_mod
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.watch import MemoryWatcher
+from openclaw_memory.index.watch import MemoryWatcher
 from tests.core.test_watch import SimClock, seen_now, settle
 
 FAST = {"watch_debounce_ms": 200, "on_search": False}  # only the watcher keeps the index fresh
@@ -306,7 +306,7 @@ async def test_asyncio_search_while_watching_does_not_block_the_loop(workspace: 
 def no_stale_check_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stat-only stale check of searches without a watcher runs at most every 2 s: make it run
     on every search, so tests need not sleep."""
-    import openclaw_memory.freshness as freshness_mod
+    import openclaw_memory.index.freshness as freshness_mod
 
     monkeypatch.setattr(freshness_mod, "_STALE_CHECK_INTERVAL_S", 0.0)
 
@@ -437,7 +437,7 @@ def test_a_write_during_a_sync_is_found_by_searches_alone(
 @pytest.fixture
 def stat_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the stat scans of the workspace that compare the files with the index."""
-    import openclaw_memory.scheduler as scheduler_mod
+    import openclaw_memory.index.scheduler as scheduler_mod
 
     calls: list[int] = []
     real = scheduler_mod.stat_scan

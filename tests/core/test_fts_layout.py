@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
 

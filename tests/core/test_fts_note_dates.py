@@ -9,7 +9,7 @@ from pathlib import Path
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 
 DOCS = {
     # the day asked about: no word of the question, and the note never says its own date
@@ -74,7 +74,7 @@ def test_a_store_built_directly_has_the_configs_default(tmp_path: Path) -> None:
     store opened directly on an index the memory built read another keyword layout (one default now)."""
     import inspect
 
-    from openclaw_memory.postgres.store import PostgresStore
+    from openclaw_memory.storage.postgres.store import PostgresStore
 
     default = MemoryConfig().store.fts.note_dates
     assert default is True

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from openclaw_memory.note_dates import dated_path_timestamp, is_evergreen
-from openclaw_memory.hybrid import (
+from openclaw_memory.text.note_dates import dated_path_timestamp, is_evergreen
+from openclaw_memory.retrieval.ranking import (
     EXACT_MATCH_WEIGHT,
     apply_keyword_rescue,
     apply_mmr,
@@ -212,7 +212,7 @@ def test_mmr_lambda_extremes() -> None:
 def test_mmr_compares_the_indexed_text_not_record_markers() -> None:
     """leftovers4: two records with the same body are duplicates whatever their markers (ids, keys, times) say;
     MMR used to compare the marker lines too, so two copies of one item looked different enough to both stay."""
-    from openclaw_memory.records import render_record
+    from openclaw_memory.files.records import render_record
 
     def item(key: str, when: str) -> str:
         return render_record("item", {"key": key, "created_at": when, "updated_at": when}, "Vegetarian, no mushrooms.")
@@ -274,7 +274,7 @@ def test_candidate_copies_run_post_init_and_work_with_slots() -> None:
     ``__post_init__`` or ``__slots__`` is copied as ``dataclasses.replace`` copies it."""
     from dataclasses import dataclass
 
-    from openclaw_memory.hybrid import merge_weighted
+    from openclaw_memory.retrieval.ranking import merge_weighted
 
     @dataclass
     class Tagged(Candidate):

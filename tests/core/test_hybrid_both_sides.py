@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.hybrid import merge_weighted
+from openclaw_memory.retrieval.ranking import merge_weighted
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.types import Candidate
 

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.search import COMMON_MATCHES, run_search
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.retrieval.pipeline import COMMON_MATCHES, run_search
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
 

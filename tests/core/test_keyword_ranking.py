@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.query import analyze_query
-from openclaw_memory.search import chunk_total
+from openclaw_memory.text.query_analysis import analyze_query
+from openclaw_memory.retrieval.pipeline import chunk_total
 
 FILLER = "\n".join(f"Line {i}: the weather was fine and nothing else happened." for i in range(8))
 
@@ -128,7 +128,7 @@ def test_a_daily_note_counts_its_date_as_words_of_its_lines(write, tmp_path: Pat
 
 
 def test_note_date_words() -> None:
-    from openclaw_memory.note_dates import note_date_words
+    from openclaw_memory.text.note_dates import note_date_words
 
     assert note_date_words("memory/2023-10-13.md") == "13 October 2023"
     assert note_date_words("memory/trips/2024-02-05-rome.md") == "5 February 2024"
@@ -168,7 +168,7 @@ def test_window_coverage_context_counts_in_every_run_of_its_text() -> None:
 def test_a_slice_of_the_keyword_candidates_keeps_their_ranking(write, tmp_path: Path) -> None:
     """leftovers4: ``keyword_candidates`` returned a list subclass whose slices were plain lists without
     ``ranking`` (the rarity-weighted analysis later rules measure coverage with)."""
-    from openclaw_memory.search import KeywordCandidates, keyword_candidates
+    from openclaw_memory.retrieval.pipeline import KeywordCandidates, keyword_candidates
 
     docs = {f"memory/2026-01-{d:02d}.md": f"Sam painted a lake at dawn, day {d}.\nSam: nice.\n" for d in range(1, 6)}
     with MemoryIndex(provider=None, workspace=write(docs), watch=False,

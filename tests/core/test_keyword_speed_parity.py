@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from openclaw_memory import search
+from openclaw_memory.retrieval import pipeline as search
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.query import QueryAnalysis, _key
-from openclaw_memory.search import run_search
-from openclaw_memory.search import analyze_query, keyword_candidates
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.text.query_analysis import QueryAnalysis, _key
+from openclaw_memory.retrieval.pipeline import run_search
+from openclaw_memory.retrieval.pipeline import analyze_query, keyword_candidates
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
 

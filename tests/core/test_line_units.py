@@ -13,7 +13,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import StoreError
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.units import blend_unit_similarity, line_units, unit_hash
+from openclaw_memory.indexing.line_units import blend_unit_similarity, line_units, unit_hash
 
 FILLER = ["Alice: the weather was grey and cold all day long", "Bob: we walked to the harbour and back again",
           "Alice: dinner was pasta with a green salad tonight", "Bob: the train was late by twenty minutes today",
@@ -114,7 +114,7 @@ def test_a_small_cache_limit_keeps_the_live_units(write, tmp_path: Path) -> None
 def test_a_store_failure_reading_units_ranks_by_chunk_vectors_and_a_bug_surfaces(
         write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """``_unit_rescored`` catches the store's failure only (leftovers3, item 2): it used to swallow every error."""
-    import openclaw_memory.search as search_mod
+    import openclaw_memory.retrieval.pipeline as search_mod
 
     m, _ = _index(write, tmp_path, "errors", enabled=False)
     with m:

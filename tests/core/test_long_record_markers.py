@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openclaw_memory.chunker import RECORD_INDEX_TEXT, chunk_markdown, indexed_text, split_for_input_limit
-from openclaw_memory.records import parse_records, render_record
+from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, chunk_markdown, indexed_text, split_for_input_limit
+from openclaw_memory.files.records import parse_records, render_record
 
 BODY = "The harbour survey found two cracked bollards on the east pier.\nRepairs are booked for March."
 INDEX_TEXT = "title: Harbour survey"

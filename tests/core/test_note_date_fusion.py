@@ -10,7 +10,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.note_dates import dates_said, note_date_share
+from openclaw_memory.text.note_dates import dates_said, note_date_share
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 DOCS = {

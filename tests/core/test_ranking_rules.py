@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_memory.citations import decorate_citation
+from openclaw_memory.text.citations import decorate_citation
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.hybrid import clamp_injected
+from openclaw_memory.retrieval.ranking import clamp_injected
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.query import analyze_query
-from openclaw_memory.search import run_search
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.text.query_analysis import analyze_query
+from openclaw_memory.retrieval.pipeline import run_search
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.types import SearchHit
 
 from tests.core.test_search import FILLER, _away_from, _store, ids

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.chunker import (
+from openclaw_memory.text.chunker import (
     RECORD_INDEX_BODY,
     RECORD_INDEX_TEXT,
     chunk_markdown,
@@ -19,9 +19,9 @@ from openclaw_memory.chunker import (
     indexed_text,
     split_for_input_limit,
 )
-from openclaw_memory.records import render_record
-from openclaw_memory.textprep import nonblank_lines
-from openclaw_memory.units import line_units
+from openclaw_memory.files.records import render_record
+from openclaw_memory.text.preparation import nonblank_lines
+from openclaw_memory.indexing.line_units import line_units
 
 BODY = "The user likes pepperoni pizza with extra basil.\nThey order it every Friday evening."
 KEY_A = "6f1c2a3e-9b4d-4e8a-b7c5-2d9e0f1a3b4c"

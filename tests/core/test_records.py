@@ -1,4 +1,4 @@
-"""Records (openclaw_memory.records): the marker-delimited blocks adapters write into memory files."""
+"""Records (openclaw_memory.files.records): the marker-delimited blocks adapters write into memory files."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.records import (
+from openclaw_memory.files.records import (
     RecordFiles,
     append_record,
     parse_records,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.search import line_windows
+from openclaw_memory.retrieval.pipeline import line_windows
 
 FILLER = [f"Melanie: the weather report for day {i} mentions clouds rivers mountains and trains" for i in range(8)]
 DOCS = {

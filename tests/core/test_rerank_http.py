@@ -17,7 +17,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import ConfigError, RerankError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.rerank import HttpReranker
+from openclaw_memory.retrieval.rerank import HttpReranker
 
 DOCS = {
     # the search prefers the note holding every word of the query; the server prefers the other one
@@ -122,7 +122,7 @@ def test_a_failing_endpoint_leaves_the_order_and_says_why(write, tmp_path: Path,
     else:
         url = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
     started = time.perf_counter()
-    with caplog.at_level(logging.WARNING, logger="openclaw_memory.search"):
+    with caplog.at_level(logging.WARNING, logger="openclaw_memory.retrieval.pipeline"):
         res = _search(write, tmp_path, {"enabled": True, "provider": "http", "base_url": url, "timeout_seconds": 0.5})
     assert [h.path for h in res.hits][0] == "memory/2026-04-01.md"  # the unreranked order
     assert len(res.hits) == 2

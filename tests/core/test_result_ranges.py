@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.result_ranges import best_run, fit_ranges
+from openclaw_memory.retrieval.result_ranges import best_run, fit_ranges
 from openclaw_memory.types import Candidate
 
 # A dialogue about a kayak trip (the word in two overlapping chunks of 2023-05-02) and another day's note that

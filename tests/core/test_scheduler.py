@@ -18,9 +18,9 @@ import pytest
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.errors import IndexLockedError, ProviderError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.scheduler import SyncScheduler
-from openclaw_memory.sessions import TranscriptWriter
-from openclaw_memory.sync import SyncCancelled
+from openclaw_memory.index.scheduler import SyncScheduler
+from openclaw_memory.files.sessions import TranscriptWriter
+from openclaw_memory.indexing.sync import SyncCancelled
 
 TIMEOUT = 10.0
 

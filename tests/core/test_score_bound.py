@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import openclaw_memory.search as search_mod
+import openclaw_memory.retrieval.pipeline as search_mod
 from openclaw_memory import MemoryIndex
-from openclaw_memory.hybrid import bound_score
+from openclaw_memory.retrieval.ranking import bound_score
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 DOCS = {

@@ -15,10 +15,10 @@ import pytest
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ProviderError
-from openclaw_memory.hybrid import decay_multiplier
+from openclaw_memory.retrieval.ranking import decay_multiplier
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.search import run_search
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.retrieval.pipeline import run_search
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile, SearchResult
 

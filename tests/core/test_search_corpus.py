@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.tools import amemory_search, memory_search
+from openclaw_memory.agent.tools import amemory_search, memory_search
 
 
 @pytest.fixture

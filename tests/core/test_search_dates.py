@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from openclaw_memory import MemoryArgumentError, MemoryIndex
 from openclaw_memory.cli import main
-from openclaw_memory.time_ranges import DayRange, day_range, periods_said, resolve_day
-from openclaw_memory.tools import MemorySearchArgs, memory_search
+from openclaw_memory.text.time_ranges import DayRange, day_range, periods_said, resolve_day
+from openclaw_memory.agent.tools import MemorySearchArgs, memory_search
 
 NOW = datetime(2026, 11, 27, 12)  # a Friday
 TODAY = NOW.date()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.session_hook import format_conversation, sanitize_slug, save_session_memory, slug_prompt
+from openclaw_memory.agent.session_hook import format_conversation, sanitize_slug, save_session_memory, slug_prompt
 
 NOW = datetime(2026, 1, 16, 14, 30, 5, tzinfo=timezone.utc)
 

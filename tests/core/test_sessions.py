@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.sessions import (
+from openclaw_memory.files.sessions import (
     SessionStateStore,
     TranscriptWriter,
     extract_session,

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-import openclaw_memory.sync_runner as runner_mod
+import openclaw_memory.index.sync_runner as runner_mod
 from openclaw_memory import MemoryConfig, MemoryIndex, SyncReport
-from openclaw_memory.flush import FlushPolicy
+from openclaw_memory.agent.flush import FlushPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.session_state import SessionStateStore
-from openclaw_memory.sessions import TranscriptWriter, transcript_delta, transcript_file_name
+from openclaw_memory.files.session_state import SessionStateStore
+from openclaw_memory.files.sessions import TranscriptWriter, transcript_delta, transcript_file_name
 
 SESSIONS = {"sources": ["memory", "sessions"], "chunking": {"tokens": 16, "overlap": 0}}
 
@@ -260,9 +260,9 @@ def test_sessions_dir_not_watched_when_sessions_disabled(make_index, write) -> N
 
 
 def test_reexports_are_the_same_classes() -> None:
-    import openclaw_memory.flush as flush
-    import openclaw_memory.session_state as state
-    import openclaw_memory.sessions as sessions
+    import openclaw_memory.agent.flush as flush
+    import openclaw_memory.files.session_state as state
+    import openclaw_memory.files.sessions as sessions
 
     assert sessions.SessionStateStore is state.SessionStateStore is flush.SessionStateStore
     assert sessions.SessionFlushState is state.SessionFlushState is flush.SessionFlushState

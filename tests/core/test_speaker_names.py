@@ -10,7 +10,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.speakers import speaker_labels, without_speakers
+from openclaw_memory.text.speakers import speaker_labels, without_speakers
 
 DIALOGUE = [
     "Caroline: Hey Mel, how are you?\nMelanie: Fine, thanks!\nCaroline: Good to hear.",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.query import STEM_MATCH_WEIGHT, analyze_query
+from openclaw_memory.text.query_analysis import STEM_MATCH_WEIGHT, analyze_query
 
 DOCS = {
     "memory/2026-01-02.md": "# Jan 2\n\nMelanie: I painted a sunrise over the lake last year.\n",

@@ -9,7 +9,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import IndexingError, StoreError
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 
 
 def _drop(db: Path, table: str) -> None:

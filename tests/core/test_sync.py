@@ -16,8 +16,8 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sqlite.driver import choose_driver, connect
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.driver import choose_driver, connect
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 
 BASE = {
     "MEMORY.md": "# Memory\n\n- The user prefers tea over coffee.\n- Deploys happen on Fridays.\n",
@@ -363,7 +363,7 @@ def test_unchanged_files_are_not_read_again(write, make_index, fake_provider, mo
     write(BASE)
     idx = make_index(fake_provider)
     idx.sync()
-    from openclaw_memory import discovery
+    from openclaw_memory.files import discovery
 
     reads: list[str] = []
     real = discovery.build_file_entry
@@ -374,7 +374,7 @@ def test_unchanged_files_are_not_read_again(write, make_index, fake_provider, mo
 
 def test_an_unreadable_file_is_skipped_not_fatal(write, make_index, fake_provider, monkeypatch):
     write(BASE)
-    from openclaw_memory import discovery
+    from openclaw_memory.files import discovery
 
     real = discovery.build_file_entry
 
@@ -394,7 +394,7 @@ def test_failed_swap_keeps_the_old_index_usable(write, make_index, fake_provider
     write(BASE)
     idx = make_index(fake_provider)
     idx.sync()
-    import openclaw_memory.sqlite.store as store_mod
+    import openclaw_memory.storage.sqlite.store as store_mod
 
     real_replace = os.replace
 
@@ -432,7 +432,7 @@ def test_openclaws_own_index_is_never_taken_over(tmp_path):
 
 def test_close_stops_a_running_sync(write, workspace, tmp_path):
     write({f"memory/n{i:03d}.md": f"note {i}\n" for i in range(120)})
-    from openclaw_memory.sync import EMBED_GROUP_CHUNKS
+    from openclaw_memory.indexing.sync import EMBED_GROUP_CHUNKS
 
     embedded: list[int] = []
     entered = threading.Event()
@@ -475,7 +475,7 @@ def test_files_embedded_in_groups_are_committed_and_cached_before_a_later_group_
     """Sync embeds the chunks of several files per provider call; when a later call fails, the files of the
     earlier calls are already committed and their vectors cached: the next sync embeds only the rest."""
     from openclaw_memory.errors import IndexingError, ProviderError
-    from openclaw_memory.sync import EMBED_GROUP_CHUNKS
+    from openclaw_memory.indexing.sync import EMBED_GROUP_CHUNKS
 
     write({"memory/base.md": "# Base\n\n- the index exists\n"})
 

@@ -8,7 +8,7 @@ import string
 
 import pytest
 
-from openclaw_memory import textprep
+from openclaw_memory.text import preparation as textprep
 
 Stemmer = pytest.importorskip("Stemmer")  # PyStemmer: a dependency of the package
 

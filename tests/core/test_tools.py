@@ -9,7 +9,7 @@ import pytest
 
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError, ProviderError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.tools import (
+from openclaw_memory.agent.tools import (
     MemoryGetArgs,
     MemorySearchArgs,
     amemory_get,
@@ -214,8 +214,8 @@ def test_get_line_numbers_are_truncated_to_int_or_refused(write, make_index, fak
 
 
 def test_failed_first_sync_is_reported_and_not_retried_on_every_search(write, make_index, monkeypatch):
-    import openclaw_memory.freshness as freshness_mod
-    import openclaw_memory.sync_runner as runner_mod
+    import openclaw_memory.index.freshness as freshness_mod
+    import openclaw_memory.index.sync_runner as runner_mod
 
     write(NOTES)
     provider = FakeEmbeddingProvider()

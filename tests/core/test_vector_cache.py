@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_memory.sqlite import vector_cache as vector_cache_module
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite import vector_cache as vector_cache_module
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
 from tests.core.test_vector_paths import Served

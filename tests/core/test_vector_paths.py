@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openclaw_memory.sqlite.store import SQLiteStore
-from openclaw_memory.sqlite.vec_index import VecIndex
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.vec_index import VecIndex
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
 
@@ -621,7 +621,7 @@ def test_a_rebuild_by_another_process_clears_the_note(tmp_path: Path, monkeypatc
 def test_a_vec0_search_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write committed by another process while a vec0 search runs (here: between its KNN scan and
     the fetch of the chunks it found) is not mixed into that search."""
-    from openclaw_memory.sqlite import vec_index
+    from openclaw_memory.storage.sqlite import vec_index
 
     dims = 16
     path = tmp_path / "i.sqlite"

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openclaw_memory.sqlite import vector_cache as vector_cache_module
-from openclaw_memory.sqlite.store import SQLiteStore
-from openclaw_memory.sqlite.vector_cache import BinaryCodes, VectorMatrix, exact_scores
+from openclaw_memory.storage.sqlite import vector_cache as vector_cache_module
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.storage.sqlite.vector_cache import BinaryCodes, VectorMatrix, exact_scores
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-import openclaw_memory.bootstrap as bootstrap
+import openclaw_memory.agent.bootstrap as bootstrap
 from openclaw_memory import MemoryIndex
-from openclaw_memory.bootstrap import build_session_context
-from openclaw_memory.citations import ChatType, normalize_session_kind
+from openclaw_memory.agent.bootstrap import build_session_context
+from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.fingerprint import FTS_ONLY_MODEL
-from openclaw_memory.tools import memory_recall_prompt
+from openclaw_memory.indexing.fingerprint import FTS_ONLY_MODEL
+from openclaw_memory.agent.tools import memory_recall_prompt
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_recall_prompt_follows_the_config_and_the_session_kind() -> None:
 
 
 def test_old_bootstrap_names_warn_and_keep_their_signature() -> None:
-    with pytest.warns(DeprecationWarning, match="openclaw_memory.tools.memory_recall_prompt"):
+    with pytest.warns(DeprecationWarning, match="openclaw_memory.agent.tools.memory_recall_prompt"):
         old = bootstrap.memory_recall_prompt
     cfg = MemoryConfig(citations="auto")
     assert old(cfg) == memory_recall_prompt(cfg)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from openclaw_memory.watch import MemoryWatcher, is_relevant
+from openclaw_memory.index.watch import MemoryWatcher, is_relevant
 
 DEBOUNCE_MS = 200
 

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from openclaw_memory import MemoryConfig, MemoryIndex
-from openclaw_memory.append import daily_note_path, today
+from openclaw_memory.files.append import daily_note_path, today
 
 from langchain_openclaw_memory import FlushOutcome, FlushRequest, MemoryFlushCallbackHandler
 from langchain_openclaw_memory.callbacks import reported_tokens

@@ -12,7 +12,7 @@ from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import daily_note_path, today
+from openclaw_memory.files.append import daily_note_path, today
 from openclaw_memory.errors import ConfigError
 
 from langchain_openclaw_memory import FlushOutcome, MemoryFlushCallbackHandler, PreCompactionFlushMiddleware

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import daily_note_path, today
-from openclaw_memory.flush import FlushPolicy
+from openclaw_memory.files.append import daily_note_path, today
+from openclaw_memory.agent.flush import FlushPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 from langchain_openclaw_memory._flush import SilentFlushRunner

@@ -17,7 +17,7 @@ from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import daily_note_path, today
+from openclaw_memory.files.append import daily_note_path, today
 
 from langchain_openclaw_memory import FlushOutcome, PreCompactionFlushMiddleware
 

@@ -16,7 +16,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langgraph.checkpoint.memory import InMemorySaver
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sessions import TranscriptWriter
+from openclaw_memory.files.sessions import TranscriptWriter
 
 from langchain_openclaw_memory import FlushRequest, MemoryFlushCallbackHandler, PreCompactionFlushMiddleware
 

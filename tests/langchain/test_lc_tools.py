@@ -127,10 +127,10 @@ def test_recall_prompt_follows_session_kind(memory: MemoryIndex) -> None:
 
 def test_one_recall_prompt_across_core_and_adapters() -> None:
     import llama_index_openclaw_memory
-    import openclaw_memory.tools
+    import openclaw_memory.agent.tools
 
-    assert memory_recall_prompt is openclaw_memory.tools.memory_recall_prompt
-    assert llama_index_openclaw_memory.memory_recall_prompt is openclaw_memory.tools.memory_recall_prompt
+    assert memory_recall_prompt is openclaw_memory.agent.tools.memory_recall_prompt
+    assert llama_index_openclaw_memory.memory_recall_prompt is openclaw_memory.agent.tools.memory_recall_prompt
 
 
 def test_agent_calls_the_tools(memory: MemoryIndex, scripted) -> None:

@@ -12,7 +12,7 @@ from llama_index.core.vector_stores.types import VectorStoreQueryMode as Mode
 
 from llama_index_openclaw_memory import OpenClawVectorStore
 from openclaw_memory import MemoryIndex
-from openclaw_memory.chunker import indexed_text
+from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.errors import ProviderError
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider

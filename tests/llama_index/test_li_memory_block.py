@@ -14,7 +14,7 @@ from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from llama_index_openclaw_memory import OpenClawMemoryBlock, llm_note_extractor
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import today
+from openclaw_memory.files.append import today
 
 FACTS = [
     "My sister Ingrid lives in Bergen and works as a marine biologist.",

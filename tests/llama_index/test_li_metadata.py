@@ -16,7 +16,7 @@ from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQu
 
 from llama_index_openclaw_memory import OpenClawVectorStore
 from openclaw_memory import MemoryIndex
-from openclaw_memory.chunker import indexed_text
+from openclaw_memory.text.chunker import indexed_text
 
 Mode = VectorStoreQueryMode
 BODY = "The numbers in the second table look fine and nobody objected."

@@ -16,7 +16,7 @@ from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index_openclaw_memory import OpenClawMemoryBlock
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.sessions import TranscriptWriter
+from openclaw_memory.files.sessions import TranscriptWriter
 
 PHRASE = "quokka ledger reconciliation"
 TIMEOUT = 15.0

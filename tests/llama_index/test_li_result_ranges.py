@@ -81,7 +81,7 @@ def test_the_vector_store_returns_its_nodes_as_stored(tmp_path: Path) -> None:
 def test_a_folded_or_cut_hit_has_its_own_node_id(tmp_path: Path) -> None:
     """A node id names one text: a hit holding other lines than its chunk gets an id of its own (stable, derived
     from the chunk id and the range); the chunk id stays in the metadata."""
-    from openclaw_memory.result_ranges import range_id
+    from openclaw_memory.retrieval.result_ranges import range_id
 
     with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws", FILES), watch=False,
                      store={"path": str(tmp_path / "i.sqlite")}, chunking={"tokens": 48, "overlap": 16}) as memory:

@@ -20,7 +20,7 @@ from llama_index_openclaw_memory import (
     memory_recall_prompt,
 )
 from openclaw_memory import MemoryIndex
-from openclaw_memory.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
+from openclaw_memory.agent.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
 
 
 def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:

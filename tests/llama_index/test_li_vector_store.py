@@ -19,7 +19,7 @@ from llama_index.core.vector_stores.types import (
 
 from llama_index_openclaw_memory import OpenClawMemoryEmbedding, OpenClawVectorStore, ProtectedMemoryError
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import today
+from openclaw_memory.files.append import today
 from openclaw_memory.errors import MemoryPathError
 
 Mode = VectorStoreQueryMode

@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.cli import main  # noqa: E402
-from openclaw_memory.tools import memory_get, memory_search  # noqa: E402
+from openclaw_memory.agent.tools import memory_get, memory_search  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.postgres import PostgresStore
+from openclaw_memory.storage.postgres import PostgresStore
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 SHARED_NOTE = "memory/2026-03-01.md"

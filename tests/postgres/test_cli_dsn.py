@@ -18,7 +18,7 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError, StoreError
-from openclaw_memory.postgres import PostgresStore
+from openclaw_memory.storage.postgres import PostgresStore
 from tests.pg_server import EXTERNAL_URL
 
 NOTES = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openclaw_memory.postgres import fts
+from openclaw_memory.storage.postgres import fts
 
 
 def test_a_prefix_phrase_becomes_a_tsquery_prefix_and_counts_every_word_it_starts():

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.errors import StoreUnavailableError
-from openclaw_memory.records import RecordFiles
+from openclaw_memory.files.records import RecordFiles
 from tests.pg_server import StoppablePgServer, stoppable_pg_server
 
 NOTES = {

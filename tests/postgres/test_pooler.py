@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.pgbouncer import needs_pgbouncer, pgbouncer_in_front
 

@@ -13,7 +13,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import StoreError
-from openclaw_memory.postgres import PostgresStore
+from openclaw_memory.storage.postgres import PostgresStore
 from tests.pg_server import EXTERNAL_URL
 
 pytestmark = pytest.mark.skipif(EXTERNAL_URL is not None, reason="creates roles on the local test server")

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 
 from openclaw_memory.errors import IndexLockedError, StoreError
-from openclaw_memory.postgres import PostgresStore, redact_url
-from openclaw_memory.postgres.schema import SCHEMA_VERSION
+from openclaw_memory.storage.postgres import PostgresStore, redact_url
+from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION
 from openclaw_memory.storage import IndexMeta, StoredChunk
 from openclaw_memory.types import MemoryFile
 from tests.pg_server import EXTERNAL_URL

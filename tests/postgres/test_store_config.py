@@ -15,8 +15,8 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.postgres import PostgresStore
-from openclaw_memory.postgres.store import default_ef_search
+from openclaw_memory.storage.postgres import PostgresStore
+from openclaw_memory.storage.postgres.store import default_ef_search
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.storage import IndexMeta, StoredChunk
 from openclaw_memory.types import MemoryFile

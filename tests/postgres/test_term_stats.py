@@ -13,9 +13,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from openclaw_memory.postgres import PostgresStore
-from openclaw_memory.postgres.schema import SCHEMA_VERSION
-from openclaw_memory.sqlite.store import SQLiteStore
+from openclaw_memory.storage.postgres import PostgresStore
+from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import MemoryFile
 

@@ -12,9 +12,10 @@ import pytest
 
 from minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
 
-from openclaw_memory import MemoryIndex, late_interaction  # noqa: E402
+from openclaw_memory import MemoryIndex
+from openclaw_memory.retrieval import late_interaction  # noqa: E402
 from openclaw_memory.errors import ProviderError  # noqa: E402
-from openclaw_memory.late_interaction import cache_usage, late_rerank, maxsim, question_vectors  # noqa: E402
+from openclaw_memory.retrieval.late_interaction import cache_usage, late_rerank, maxsim, question_vectors  # noqa: E402
 from openclaw_memory.providers.base import EmbedKind, TokenEmbeddingProvider, TokenVectors  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider  # noqa: E402

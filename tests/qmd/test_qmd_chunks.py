@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.backends.qmd_results import ChunkSpans
-from openclaw_memory.chunker import chunk_markdown
-from openclaw_memory.tools import memory_get
+from openclaw_memory.text.chunker import chunk_markdown
+from openclaw_memory.agent.tools import memory_get
 
 pytestmark = pytest.mark.slow  # each index starts QMD (node) a few times
 

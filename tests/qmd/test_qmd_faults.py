@@ -10,7 +10,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.backends.qmd_results import parse_items, split_snippet
 from openclaw_memory.errors import QmdError
-from openclaw_memory.tools import memory_search
+from openclaw_memory.agent.tools import memory_search
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.tools import memory_get, memory_search
+from openclaw_memory.agent.tools import memory_get, memory_search
 
 
 pytestmark = pytest.mark.slow  # each index starts QMD (node) a few times: about 2-5 s per test
@@ -125,7 +125,7 @@ def test_vector_modes_fail_for_real_and_fall_back_to_builtin(
 
 
 def test_session_transcripts_are_exported_and_searchable(qmd_index: Callable[..., MemoryIndex]) -> None:
-    from openclaw_memory.sessions import TranscriptWriter
+    from openclaw_memory.files.sessions import TranscriptWriter
 
     mem = qmd_index(sessions={"enabled": True})
     TranscriptWriter(mem.transcript_path("s-42")).append_messages(

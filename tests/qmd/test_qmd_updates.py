@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.tools import memory_get
+from openclaw_memory.agent.tools import memory_get
 
 
 @pytest.fixture

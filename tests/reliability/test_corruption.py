@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
-from openclaw_memory.sqlite.store import SQLiteStore
-from openclaw_memory.tools import memory_search
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.agent.tools import memory_search
 
 NOTES = {
     "MEMORY.md": "# Preferences\n\nThe user prefers tea over coffee.\n",
@@ -195,7 +195,7 @@ def test_large_index_opened_with_the_cheap_check_recovers_on_read(
         tmp_path: Path, damage: Callable[[Path], None], monkeypatch: pytest.MonkeyPatch) -> None:
     """Above ``_FULL_CHECK_BYTES`` only the small tables are checked at open; damage elsewhere is
     found by the first read that meets it, with the same recovery."""
-    import openclaw_memory.sqlite.store as store_mod
+    import openclaw_memory.storage.sqlite.store as store_mod
 
     monkeypatch.setattr(store_mod, "_FULL_CHECK_BYTES", 0)
     ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
@@ -208,7 +208,7 @@ def test_large_index_opened_with_the_cheap_check_recovers_on_read(
 
 
 def test_status_deep_finds_damage_the_cheap_open_check_missed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import openclaw_memory.sqlite.store as store_mod
+    import openclaw_memory.storage.sqlite.store as store_mod
 
     monkeypatch.setattr(store_mod, "_FULL_CHECK_BYTES", 0)
     ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
@@ -241,7 +241,7 @@ def test_an_unchanged_index_gets_the_full_check_once_and_a_changed_one_again(
     (issue 17 left it running at every open up to 32 MB); any change (a write, damage) brings it back."""
     import time
 
-    import openclaw_memory.sqlite.store as store_mod
+    import openclaw_memory.storage.sqlite.store as store_mod
 
     ws, store = tmp_path / "ws", tmp_path / "state" / "index.sqlite"
     _build(ws, store)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import openclaw_memory.sqlite.store as store_mod
+import openclaw_memory.storage.sqlite.store as store_mod
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import IndexingError, OpenClawMemoryError
 

@@ -18,7 +18,7 @@ from openclaw_memory import MemoryIndex
 EXIT_DURING_UPGRADE = textwrap.dedent("""
     import atexit, sys, threading, time
     from pathlib import Path
-    import openclaw_memory.tiering as tiering
+    import openclaw_memory.indexing.two_tier as tiering
     from openclaw_memory import MemoryIndex
 
     real = tiering.EmbeddingUpgrade.run

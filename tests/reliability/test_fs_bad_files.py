@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from openclaw_memory import discovery
+from openclaw_memory.files import discovery
 from openclaw_memory.cli import main
-from openclaw_memory.discovery import MAX_DIR_DEPTH, list_memory_files, scan_memory_files
+from openclaw_memory.files.discovery import MAX_DIR_DEPTH, list_memory_files, scan_memory_files
 
 BAD_NAME = b"caf\xe9 notes.md"  # Latin-1 "café": not valid UTF-8
 BAD_SHOWN = "memory/caf\\xe9 notes.md"
@@ -157,7 +157,7 @@ def test_a_thousand_nested_directories_index_and_search_with_a_warning(write, ma
     ws = write(NOTES | {"memory/d/d/shallow.md": "# shallow\n- shallow quokka\n"})
     nest(ws / "memory" / "d" / "d", 1000)
     idx = make_index(None)
-    with caplog.at_level(logging.WARNING, logger="openclaw_memory.discovery"):
+    with caplog.at_level(logging.WARNING, logger="openclaw_memory.files.discovery"):
         report = idx.sync()
     assert report.files_indexed == 3  # MEMORY.md, the daily note, shallow.md: the deep file is past the cap
     assert any(f"nested more than {MAX_DIR_DEPTH} directories deep" in w for w in report.warnings)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.errors import IndexingError, MemoryPathError
-from openclaw_memory.tools import memory_get
+from openclaw_memory.agent.tools import memory_get
 
 SECRET = "OUTSIDESECRET"
 RUN_S = float(os.environ.get("OPENCLAW_RACE_SECONDS", "2.5"))

@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from openclaw_memory import safe_fs
-from openclaw_memory.append import append_memory
-from openclaw_memory.discovery import UnreadableFileError, list_memory_files, read_lines, read_memory_text
+from openclaw_memory.files import safe_fs
+from openclaw_memory.files.append import append_memory
+from openclaw_memory.files.discovery import UnreadableFileError, list_memory_files, read_lines, read_memory_text
 from openclaw_memory.errors import MemoryPathError
 
 

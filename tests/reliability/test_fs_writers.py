@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
+from openclaw_memory.files.append import append_memory
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.long_term.mirror import MarkdownMirror, mirror_line
-from openclaw_memory.records import RecordFiles, append_record, render_record
-from openclaw_memory.tools import MEMORY_GET_MAX_CHARS, memory_get
+from openclaw_memory.files.records import RecordFiles, append_record, render_record
+from openclaw_memory.agent.tools import MEMORY_GET_MAX_CHARS, memory_get
 
 from tests.reliability.test_fs_race import RUN_S, SECRET, Swapper, fast_switching, snapshot
 
@@ -277,7 +277,7 @@ def test_store_put_never_writes_outside_or_raises_raw_errors_while_its_folder_is
 
 _REWRITER = textwrap.dedent("""
     import sys
-    from openclaw_memory.records import RecordFiles, append_record, render_record
+    from openclaw_memory.files.records import RecordFiles, append_record, render_record
     ws, rel, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     files = RecordFiles(ws, "item")
     for i in range(n):
@@ -286,7 +286,7 @@ _REWRITER = textwrap.dedent("""
 """)
 _APPENDER = textwrap.dedent("""
     import sys
-    from openclaw_memory.append import append_memory
+    from openclaw_memory.files.append import append_memory
     ws, rel, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for i in range(n):
         append_memory(ws, rel, f"- appended {i}", allowed=lambda r: True)
@@ -310,7 +310,7 @@ def test_rewrites_and_appends_from_two_processes_lose_nothing(tmp_path: Path) ->
 
 def test_session_memory_never_lands_outside_while_the_memory_folder_is_swapped(tmp_path: Path) -> None:
     from openclaw_memory.config import MemoryConfig
-    from openclaw_memory.session_hook import save_session_memory
+    from openclaw_memory.agent.session_hook import save_session_memory
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

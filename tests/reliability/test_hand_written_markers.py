@@ -18,11 +18,11 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
 from llama_index_openclaw_memory import OpenClawMemoryBlock, OpenClawVectorStore, ProtectedMemoryError
 from openclaw_memory import MemoryIndex
-from openclaw_memory.append import append_memory
-from openclaw_memory.chunker import escape_record_markers, is_record_marker
-from openclaw_memory.flush import apply_flush_writes
+from openclaw_memory.files.append import append_memory
+from openclaw_memory.text.chunker import escape_record_markers, is_record_marker
+from openclaw_memory.agent.flush import apply_flush_writes
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from openclaw_memory.records import render_record
+from openclaw_memory.files.records import render_record
 
 DAY = date(2026, 3, 2)
 DAILY = "memory/2026-03-02.md"

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openclaw_memory import MemoryIndex
-from openclaw_memory.discovery import resolve_memory_path
+from openclaw_memory.files.discovery import resolve_memory_path
 from openclaw_memory.errors import MemoryPathError
-from openclaw_memory.tools import memory_get
+from openclaw_memory.agent.tools import memory_get
 
 SECRET = "OUTSIDESECRET"
 PROFILE = settings(max_examples=200, deadline=None,

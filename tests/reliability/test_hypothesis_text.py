@@ -10,9 +10,9 @@ import sqlite3
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openclaw_memory.chunker import chunk_markdown, split_for_input_limit, text_weight
-from openclaw_memory.query import analyze_query
-from openclaw_memory.textprep import segment_for_fts
+from openclaw_memory.text.chunker import chunk_markdown, split_for_input_limit, text_weight
+from openclaw_memory.text.query_analysis import analyze_query
+from openclaw_memory.text.preparation import segment_for_fts
 
 # Markdown-ish text: headings, lists, CJK/Thai/Hangul, emoji, long lines, blank lines, FTS syntax
 _ALPHABET = st.sampled_from(

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
 from openclaw_memory import MemoryConfig, MemoryIndex  # noqa: E402
 from openclaw_memory.errors import ConfigError, IndexingError  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.sessions import extract_session, redact_secrets  # noqa: E402
-from openclaw_memory.tools import memory_search  # noqa: E402
+from openclaw_memory.files.sessions import extract_session, redact_secrets  # noqa: E402
+from openclaw_memory.agent.tools import memory_search  # noqa: E402
 from vendor_server import Fault, VendorServer  # noqa: E402
 
 # shaped like no known vendor key, so only "the secrets this process was given" can catch them

@@ -29,7 +29,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory import discovery
+from openclaw_memory.files import discovery
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.backends.qmd_failure import FailureMemory
 from openclaw_memory.backends.qmd_models import missing_models
@@ -38,8 +38,8 @@ from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollec
                                                   to_items)
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError, QmdError
-from openclaw_memory.citations import chat_type, citations_enabled, decorate_citation
-from openclaw_memory.hybrid import clamp_injected
+from openclaw_memory.text.citations import chat_type, citations_enabled, decorate_citation
+from openclaw_memory.retrieval.ranking import clamp_injected
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
 
 __all__ = ["QmdBackend", "embed_backoff_s", "plan_collections", "qmd_home", "qmd_paths"]
@@ -308,7 +308,7 @@ class QmdBackend:
         coll = next((c for c in self.collections if c.source == "sessions"), None)
         if coll is None:
             return
-        from openclaw_memory.sessions import extract_session, list_session_files
+        from openclaw_memory.files.sessions import extract_session, list_session_files
 
         coll.root.mkdir(parents=True, exist_ok=True)
         keep_days = self.cfg.sessions.retention_days

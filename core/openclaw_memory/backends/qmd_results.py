@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.chunker import chunk_markdown
-from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.text.chunker import chunk_markdown
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import OpenClawMemoryError, QmdError
 from openclaw_memory.types import SearchHit, Source
 
@@ -285,7 +285,7 @@ def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Pa
     maps QMD's (possibly normalised) paths to real files; with ``spans``, the hit is the chunk around
     QMD's snippet (its lines and text), as the builtin index would return it, and its snippet the chunk's
     head, or the chunk from QMD's lines on when the head would not reach them."""
-    from openclaw_memory.hybrid import truncate_snippet
+    from openclaw_memory.retrieval.ranking import truncate_snippet
 
     coll = collections.get(item.collection)
     if coll is None:

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from openclaw_memory.append import DAILY_NOTE_RE
-from openclaw_memory.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+from openclaw_memory.files.append import DAILY_NOTE_RE
+from openclaw_memory.text.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
 from openclaw_memory.config import DreamingConfig
-from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
+from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import ForgottenSet
-from openclaw_memory.consolidation.signals import RecallSignals, RecallStats
-from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.retrieval.recall_signals import RecallSignals, RecallStats
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import UnreadableFileError
-from openclaw_memory.provenance import PROMOTABLE, origin_of
+from openclaw_memory.text.provenance import PROMOTABLE, origin_of
 
 __all__ = ["Candidate", "GateCounts", "collect_candidates", "gate_candidates", "rehydrate"]
 

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from openclaw_memory.consolidation.candidates import Candidate
-from openclaw_memory.consolidation.entries import MAX_TRIGGERS
+from openclaw_memory.text.entries import MAX_TRIGGERS
 from openclaw_memory.errors import OpenClawMemoryError
 
 __all__ = ["Decision", "Decisions", "InvalidDecisions", "build_prompt", "parse_decisions"]

@@ -12,10 +12,10 @@ import json
 import re
 from pathlib import Path
 
-from openclaw_memory.append import normalize_rel_path
+from openclaw_memory.files.append import normalize_rel_path
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.consolidation.entries import normalized, parse_blocks, source_refs
-from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory.append import append_memory, today as local_today
+from openclaw_memory.files.append import append_memory, today as local_today
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -29,11 +29,11 @@ from openclaw_memory.consolidation.candidates import (
     rehydrate,
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
-from openclaw_memory.consolidation.entries import parse_blocks
+from openclaw_memory.text.entries import parse_blocks
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
-from openclaw_memory.consolidation.signals import RecallSignals, state_dir
+from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
-from openclaw_memory.discovery import read_memory_text
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.redaction import redact
 

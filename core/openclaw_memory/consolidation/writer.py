@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from openclaw_memory.append import cross_host_lock
+from openclaw_memory.files.append import cross_host_lock
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
-from openclaw_memory.consolidation.entries import one_line, parse_blocks, render_entry, source_refs
-from openclaw_memory.memory_writes import rewrite_file
+from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
+from openclaw_memory.files.memory_writes import rewrite_file
 
 __all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "rewrite_memory"]
 

@@ -16,9 +16,9 @@ import re
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
-from openclaw_memory import safe_fs
-from openclaw_memory.append import append_memory, cross_host_lock, daily_note_path, local_now
-from openclaw_memory.memory_writes import refusing_unsafe_paths, rewrite_file
+from openclaw_memory.files import safe_fs
+from openclaw_memory.files.append import append_memory, cross_host_lock, daily_note_path, local_now
+from openclaw_memory.files.memory_writes import refusing_unsafe_paths, rewrite_file
 
 __all__ = ["MarkdownMirror", "mirror_line", "mirror_marker"]
 

@@ -1,0 +1,333 @@
+"""The memory as a Model Context Protocol server: the agent tools and the memory files for any MCP client.
+
+:func:`create_mcp_server` builds an ``MCPServer`` (the official SDK, ``pip install 'openclaw-memory[mcp]'``)
+over one warm :class:`~openclaw_memory.index.MemoryIndex` per served agent. Its tools keep the
+contracts of the agent tools (:mod:`openclaw_memory.tools`, :mod:`openclaw_memory.long_term.tools`):
+the same arguments, payloads, citations and path rules. A failure is an MCP tool error
+(``isError``), never a dropped connection. ``MEMORY.md`` and the daily notes are read-only resources
+(``memory://<agent>/<path>``).
+"""
+
+import asyncio
+import hmac
+import inspect
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import unquote, urlsplit
+
+from pydantic import Field
+
+from openclaw_memory.errors import MissingDependencyError
+
+try:
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+    from mcp_types import CallToolResult, Resource, TextContent
+except ImportError as exc:  # pragma: no cover - the `mcp` extra is missing
+    raise MissingDependencyError(
+        "the MCP server needs the official MCP SDK: pip install 'openclaw-memory[mcp]'") from exc
+
+from openclaw_memory.files.append import append_memory, daily_note_path, today
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.index import MemoryIndex
+from openclaw_memory.agent.tools import (
+    MEMORY_GET_DESCRIPTION,
+    MEMORY_SEARCH_DESCRIPTION,
+    MemoryGetArgs,
+    MemorySearchArgs,
+    format_search_text,
+    memory_get,
+    memory_search,
+)
+
+if TYPE_CHECKING:
+    from openclaw_memory.long_term import LongTermMemory
+
+__all__ = ["MEMORY_APPEND_DESCRIPTION", "ServedAgent", "bearer_token_guard", "create_mcp_server"]
+
+log = logging.getLogger(__name__)
+
+MEMORY_APPEND_DESCRIPTION = (
+    "Append a note to today's daily memory file (memory/YYYY-MM-DD.md). Use for durable facts, decisions "
+    "and preferences worth remembering; write plain Markdown. The note is searchable right after."
+)
+RESOURCE_SCHEME = "memory"
+
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """One agent the server answers for: its id, its warm index and, optionally, its long-term memory."""
+
+    agent_id: str
+    memory: MemoryIndex
+    long_term: "LongTermMemory | None" = None
+
+
+def _result(text: str, payload: dict[str, Any], *, error: bool) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=error)
+
+
+def _field(model: Any, name: str) -> Any:
+    """The annotation of one argument model field, its bounds and description kept."""
+    info = model.model_fields[name]
+    return Annotated[info.annotation, Field(description=info.description), *info.metadata]
+
+
+AgentArgument = Annotated[str | None, Field(description="Which agent's memory (default: the first served).")]
+
+
+class _Agents:
+    """The served agents by id; the first is the default."""
+
+    def __init__(self, agents: Sequence[ServedAgent]) -> None:
+        if not agents:
+            raise MemoryArgumentError("the MCP server needs at least one agent to serve")
+        self.by_id = {agent.agent_id: agent for agent in agents}
+        if len(self.by_id) != len(agents):
+            raise MemoryArgumentError("each served agent needs its own agent id")
+        self.default = agents[0]
+
+    def pick(self, agent_id: str | None) -> ServedAgent:
+        if agent_id is None or agent_id == "":
+            return self.default
+        try:
+            return self.by_id[agent_id]
+        except KeyError:
+            known = ", ".join(sorted(self.by_id))
+            raise MemoryArgumentError(f"unknown agent {agent_id!r}: this server serves {known}") from None
+
+
+def _search_tool(agents: _Agents) -> Any:
+    async def memory_search_tool(
+        query: _field(MemorySearchArgs, "query"),  # type: ignore[valid-type]
+        maxResults: _field(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
+        minScore: _field(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
+        after: _field(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
+        before: _field(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
+        corpus: _field(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        try:
+            served = agents.pick(agent)
+        except MemoryArgumentError as exc:
+            return _result(str(exc), {"results": [], "error": str(exc)}, error=True)
+        payload = await asyncio.to_thread(lambda: memory_search(served.memory, query, maxResults, minScore,
+                                                                after=after, before=before, corpus=corpus))
+        failed = bool(payload.get("error") or payload.get("disabled"))
+        return _result(format_search_text(payload), payload, error=failed)
+
+    return memory_search_tool
+
+
+def _get_signature() -> inspect.Signature:
+    """``memory_get``'s arguments as the agent tool names them: ``from`` (a Python keyword) is an alias,
+    which the SDK passes on by that name."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return inspect.Signature([
+        inspect.Parameter("path", keyword, annotation=_field(MemoryGetArgs, "path")),
+        inspect.Parameter("from_line", keyword, default=None, annotation=Annotated[
+            int | None, Field(ge=1, alias="from", description="First line to read (1-based).")]),
+        inspect.Parameter("lines", keyword, default=None, annotation=Annotated[
+            int | None, Field(ge=1, description="How many lines to read (default: to the end).")]),
+        inspect.Parameter("agent", keyword, default=None, annotation=AgentArgument),
+    ], return_annotation=CallToolResult)
+
+
+def _get_tool(agents: _Agents) -> Any:
+    async def memory_get_tool(**arguments: Any) -> CallToolResult:
+        path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from", "lines", "agent"))
+        try:
+            served = agents.pick(agent)
+        except MemoryArgumentError as exc:
+            return _result(str(exc), {"path": path, "text": "", "error": str(exc)}, error=True)
+        payload = await asyncio.to_thread(memory_get, served.memory, path, from_line, lines)
+        if payload.get("error"):
+            return _result(str(payload["error"]), payload, error=True)
+        text = payload.get("text") or f"{payload.get('path')} is empty or does not exist yet."
+        return _result(text, payload, error=False)
+
+    memory_get_tool.__signature__ = _get_signature()  # type: ignore[attr-defined]
+    return memory_get_tool
+
+
+def _append_note(served: ServedAgent, text: str) -> dict[str, Any]:
+    memory = served.memory
+    rel = daily_note_path(today())
+    append_memory(memory.workspace, rel, text)
+    report = memory.sync(reason="mcp append")
+    return {"path": rel, "appended_chars": len(text), "indexed": report.files_indexed > 0}
+
+
+def _append_tool(agents: _Agents) -> Any:
+    async def memory_append_tool(
+        text: Annotated[str, Field(min_length=1, max_length=20_000,
+                                   description="The note: plain Markdown, one or a few lines.")],
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        if not text.strip():
+            return _result("text required: pass the note to append", {"error": "text required"}, error=True)
+        try:
+            served = agents.pick(agent)
+            payload = await asyncio.to_thread(_append_note, served, text)
+        except (OpenClawMemoryError, OSError) as exc:
+            message = f"memory_append failed: {exc}"
+            return _result(message, {"error": message}, error=True)
+        return _result(f"Appended to {payload['path']}.", payload, error=False)
+
+    return memory_append_tool
+
+
+def _long_term_tools(agents: _Agents) -> list[tuple[str, str, Any]]:
+    from openclaw_memory.long_term.tools import (
+        MEMORY_FORGET_DESCRIPTION,
+        MEMORY_RECALL_DESCRIPTION,
+        MEMORY_STORE_DESCRIPTION,
+        MemoryForgetArgs,
+        MemoryRecallArgs,
+        MemoryStoreArgs,
+        memory_forget,
+        memory_recall,
+        memory_store,
+    )
+
+    def long_term(agent: str | None) -> "LongTermMemory":
+        served = agents.pick(agent)
+        if served.long_term is None:
+            raise MemoryArgumentError(f"agent {served.agent_id!r} has no long-term memory on this server")
+        return served.long_term
+
+    async def run(call: Any, agent: str | None, *args: Any) -> CallToolResult:
+        try:
+            text, payload = await asyncio.to_thread(call, long_term(agent), *args)
+        except MemoryArgumentError as exc:
+            return _result(str(exc), {"error": str(exc)}, error=True)
+        return _result(text, payload, error="error" in payload)
+
+    async def memory_store_tool(
+        text: _field(MemoryStoreArgs, "text"),  # type: ignore[valid-type]
+        importance: _field(MemoryStoreArgs, "importance") = 0.7,  # type: ignore[valid-type]
+        category: _field(MemoryStoreArgs, "category") = "other",  # type: ignore[valid-type]
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        return await run(memory_store, agent, text, importance, category)
+
+    async def memory_recall_tool(
+        query: _field(MemoryRecallArgs, "query"),  # type: ignore[valid-type]
+        limit: _field(MemoryRecallArgs, "limit") = 5,  # type: ignore[valid-type]
+        minScore: _field(MemoryRecallArgs, "min_score") = 0.1,  # type: ignore[valid-type]  # noqa: N803
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        return await run(memory_recall, agent, query, limit, minScore)
+
+    async def memory_forget_tool(
+        query: _field(MemoryForgetArgs, "query") = None,  # type: ignore[valid-type]
+        memoryId: _field(MemoryForgetArgs, "memory_id") = None,  # type: ignore[valid-type]  # noqa: N803
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        return await run(memory_forget, agent, query, memoryId)
+
+    return [("memory_store", MEMORY_STORE_DESCRIPTION, memory_store_tool),
+            ("memory_recall", MEMORY_RECALL_DESCRIPTION, memory_recall_tool),
+            ("memory_forget", MEMORY_FORGET_DESCRIPTION, memory_forget_tool)]
+
+
+def _resource_uri(agent_id: str, rel: str) -> str:
+    return f"{RESOURCE_SCHEME}://{agent_id}/{rel}"
+
+
+def _memory_files(served: ServedAgent) -> list[str]:
+    """``MEMORY.md`` (or ``memory.md``) and the daily notes, as workspace-relative paths."""
+    workspace = served.memory.workspace
+    found = [name for name in ("MEMORY.md", "memory.md") if (workspace / name).is_file()][:1]
+    daily = workspace / "memory"
+    if daily.is_dir() and not daily.is_symlink():
+        found += sorted(f"memory/{p.name}" for p in daily.glob("????-??-??.md") if p.is_file())
+    return found
+
+
+class MemoryMCPServer(MCPServer):
+    """An MCPServer whose resources are the served agents' memory files, listed live."""
+
+    def __init__(self, agents: _Agents, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.memory_agents = agents
+
+    async def list_resources(self) -> list[Resource]:
+        listed = []
+        for served in self.memory_agents.by_id.values():
+            for rel in await asyncio.to_thread(_memory_files, served):
+                listed.append(Resource(uri=_resource_uri(served.agent_id, rel), name=rel,
+                                       description=f"{rel} of agent {served.agent_id} (read-only)",
+                                       mime_type="text/markdown"))
+        return listed
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Iterable[ReadResourceContents]:
+        parts = urlsplit(str(uri))
+        if parts.scheme != RESOURCE_SCHEME:
+            raise ResourceNotFoundError(f"unknown resource {uri}: memory files are {RESOURCE_SCHEME}://<agent>/<path>")
+        try:
+            served = self.memory_agents.pick(parts.netloc)
+        except MemoryArgumentError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        rel = unquote(parts.path.lstrip("/"))
+        try:
+            got = await asyncio.to_thread(served.memory.get, rel)
+        except (MemoryPathError, MemoryArgumentError) as exc:
+            raise ResourceError(str(exc)) from None
+        except OSError as exc:
+            raise ResourceError(f"cannot read {rel}: {exc.strerror or exc}") from None
+        if not got.exists:
+            raise ResourceNotFoundError(f"{rel} does not exist")
+        return [ReadResourceContents(content=got.text, mime_type="text/markdown")]
+
+
+
+def create_mcp_server(
+    agents: MemoryIndex | ServedAgent | Sequence[ServedAgent], *, name: str = "openclaw-memory",
+) -> MCPServer:
+    """An MCP server over the given memory: ``memory_search``, ``memory_get``, ``memory_append`` and,
+    for agents with a long-term memory, ``memory_store`` / ``memory_recall`` / ``memory_forget``.
+
+    ``agents`` is one index, one :class:`ServedAgent`, or several (the first is the default; the tools
+    then take an ``agent`` argument). The caller owns the indexes: close them after the server stops.
+    Raises MissingDependencyError without the ``mcp`` extra.
+    """
+    if isinstance(agents, MemoryIndex):
+        agents = [ServedAgent(agents.config.agent_id, agents)]
+    elif isinstance(agents, ServedAgent):
+        agents = [agents]
+    served = _Agents(list(agents))
+    server = MemoryMCPServer(served, name=name, log_level="WARNING", instructions=(
+        "Memory of the user's agents: Markdown notes (MEMORY.md, memory/YYYY-MM-DD.md). Call memory_search "
+        "before answering about prior work, decisions, dates, people, preferences or todos; then memory_get "
+        "for the lines you need. Results carry citations (path#Lx-Ly)."))
+    tools: list[tuple[str, str, Any]] = [
+        ("memory_search", MEMORY_SEARCH_DESCRIPTION, _search_tool(served)),
+        ("memory_get", MEMORY_GET_DESCRIPTION, _get_tool(served)),
+        ("memory_append", MEMORY_APPEND_DESCRIPTION, _append_tool(served)),
+    ]
+    if any(agent.long_term is not None for agent in served.by_id.values()):
+        tools += _long_term_tools(served)
+    for tool_name, description, function in tools:
+        server.add_tool(function, name=tool_name, description=description, structured_output=False)
+    return server
+
+
+def bearer_token_guard(app: Any, token: str) -> Any:
+    """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>``."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
+                return
+        await app(scope, receive, send)
+
+    return guarded

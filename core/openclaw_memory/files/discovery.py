@@ -1,0 +1,503 @@
+"""Finding, reading and path-checking memory files (spec §1 and §7.3). Never writes.
+
+Symbolic links are never followed: they are skipped when listing, refused by
+``resolve_memory_path`` and not opened by the readers.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import hashlib
+import logging
+import math
+import numbers
+import os
+import posixpath
+import stat
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openclaw_memory.files import safe_fs
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, UnreadableFileError
+from openclaw_memory.types import MemoryFile, Source
+
+__all__ = [
+    "MAX_DIR_DEPTH",
+    "FoundFile",
+    "MemoryScan",
+    "SkippedName",
+    "UnreadableFileError",
+    "build_file_entry",
+    "get_lines",
+    "is_memory_path",
+    "is_utf8_name",
+    "line_number",
+    "list_memory_files",
+    "printable_path",
+    "read_lines",
+    "read_memory_text",
+    "realpath",
+    "relative_path",
+    "resolve_memory_path",
+    "scan_memory_files",
+    "sniff_text",
+]
+
+log = logging.getLogger(__name__)
+
+_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
+_BINARY_SNIFF_BYTES = 8192
+_ALLOWED = (
+    "allowed: MEMORY.md, memory.md, DREAMS.md and memory/**/*.md inside the workspace, "
+    "or .md files in the configured extra paths"
+)
+
+
+def _abs(path: str | os.PathLike[str], base: str | None = None) -> str:
+    """Absolute, lexically normalised path (no symlink resolution), relative to ``base``."""
+    path = os.fspath(path)
+    return os.path.abspath(path if base is None else os.path.join(base, path))
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _is_under(path: str, root: str) -> bool:
+    """True when ``path`` is strictly below ``root`` (both absolute and normalised)."""
+    return path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _extra_roots(workspace: str, extra_paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    roots: list[str] = []
+    for p in extra_paths:
+        if str(p).strip():
+            root = _abs(str(p).strip(), workspace)
+            if root not in roots:
+                roots.append(root)
+    return roots
+
+
+#: Directories nested deeper than this below a root (``memory/`` or an extra path) are not walked.
+MAX_DIR_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class SkippedName:
+    """A file or directory left out of the index because of its name or place, and why."""
+
+    path: str  # workspace-relative (or absolute), printable: bytes that are not UTF-8 shown as \\xNN
+    reason: str
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """One memory file: its absolute path and the allowed root it was found under."""
+
+    path: Path
+    root: str  # reads open ``path`` beneath this directory, following no symlink below it
+
+
+@dataclass
+class MemoryScan:
+    """What :func:`scan_memory_files` found: the files to index and the names it skipped."""
+
+    files: list[FoundFile] = field(default_factory=list)
+    skipped: list[SkippedName] = field(default_factory=list)
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a file name whose bytes are not valid UTF-8 (Python shows them as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """``path`` with bytes that are not valid UTF-8 written as ``\\xNN`` (for messages and reports)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace") if not is_utf8_name(path) else path
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(key: str, shown: str, reason: str) -> None:
+    """Log a skipped name (``key``: its absolute path) as a warning the first time this process
+    meets it, then at debug level: scans repeat often."""
+    with _warned_lock:
+        first = key not in _warned
+        if first and len(_warned) < 10_000:
+            _warned.add(key)
+    (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
+
+
+def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
+    """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
+
+    Iterative; each directory is listed through a descriptor opened beneath ``root`` without
+    following symlinks (see :mod:`safe_fs`). Symlinks are skipped; names that are not UTF-8 and
+    directories deeper than :data:`MAX_DIR_DEPTH` are reported in ``scan.skipped``.
+    """
+
+    def entries(parts: list[str]) -> list[tuple[str, str]]:
+        shown = os.path.join(root, *parts)
+        try:
+            with safe_fs.open_dir(root, parts) as handle:
+                return safe_fs.list_dir(handle)
+        except (FileNotFoundError, NotADirectoryError):
+            return []  # vanished, or swapped for a file or symlink since it was listed
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return []
+            log.warning("skipping unreadable directory %s: %s", printable_path(shown), exc)
+            return []
+
+    def shown(parts: list[str]) -> str:
+        path = os.path.join(root, *parts)
+        return printable_path(relative_path(Path(ws), Path(path)) if _is_under(path, ws) else path)
+
+    stack = [(start, iter(entries(start)))]
+    while stack:
+        parts, remaining = stack[-1]
+        for name, kind in remaining:
+            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")):
+                continue
+            child = [*parts, name]
+            if not is_utf8_name(name):
+                reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
+                          else "file name is not valid UTF-8; rename it to index it")
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
+                continue
+            if kind == "file":
+                scan.files.append(FoundFile(Path(os.path.join(root, *child)), root))
+                continue
+            if len(child) - len(start) > MAX_DIR_DEPTH:
+                reason = f"nested more than {MAX_DIR_DEPTH} directories deep; its files are not indexed"
+                scan.skipped.append(SkippedName(shown(child), reason))
+                _warn_once(os.path.join(root, *child), shown(child), reason)
+                continue
+            stack.append((child, iter(entries(child))))
+            break
+        else:
+            stack.pop()
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath``, or ``path`` itself when a link vanishes while it is resolved."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return os.fspath(path)
+
+
+def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemoryScan:
+    """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
+
+    MEMORY.md and memory.md at the workspace root, memory/** and the extra paths (files or
+    directories, relative ones resolved against the workspace). Symlinks, missing paths and
+    names not ending in ".md" are left out silently; names that are not valid UTF-8 and
+    directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
+    """
+    ws = _abs(workspace)
+    scan = MemoryScan()
+    for name in ("MEMORY.md", "memory.md"):
+        st = _lstat(os.path.join(ws, name))
+        if st is not None and stat.S_ISREG(st.st_mode):
+            scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
+    st = _lstat(os.path.join(ws, "memory"))
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        _walk(ws, ["memory"], scan, ws)
+    for root in _extra_roots(ws, extra_paths):
+        st = _lstat(root)
+        if st is None or stat.S_ISLNK(st.st_mode):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            _walk(root, [], scan, ws)
+        elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
+            scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
+
+    # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
+    # path plus its path below the root: one realpath per root, none per file.
+    real_roots: dict[str, str] = {}
+    seen: set[str] = set()
+    unique: list[FoundFile] = []
+    for found in scan.files:
+        if found.root not in real_roots:
+            real_roots[found.root] = realpath(found.root).rstrip(os.sep)
+        below = str(found.path)[len(found.root):].lstrip(os.sep)
+        key = real_roots[found.root] + os.sep + below
+        if key not in seen:
+            seen.add(key)
+            unique.append(found)
+    scan.files = unique
+    return scan
+
+
+def list_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> list[Path]:
+    """Absolute paths of the Markdown files to index, in discovery order, without duplicates.
+
+    The files of :func:`scan_memory_files` (names that are not valid UTF-8 are left out).
+    """
+    return [found.path for found in scan_memory_files(workspace, extra_paths).files]
+
+
+def relative_path(workspace: Path, abs_path: Path) -> str:
+    """``abs_path`` relative to the workspace with "/" separators (may start with "../")."""
+    ws, path = os.fspath(workspace), os.fspath(abs_path)
+    # the common case, a normalised path below the normalised workspace, without relpath's two abspath calls
+    # (a sync with nothing to do spends a third of its time there on 10k files)
+    if path.startswith(ws) and path[len(ws) : len(ws) + 1] == os.sep and os.path.isabs(ws) \
+            and os.path.normpath(ws) == ws:
+        rest = path[len(ws) + 1 :]
+        if rest and os.path.normpath(rest) == rest:
+            return rest.replace(os.sep, "/")
+    return os.path.relpath(abs_path, workspace).replace(os.sep, "/")
+
+
+def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = None
+                   ) -> tuple[os.stat_result, bytes] | None:
+    """Stat and bytes of one open of ``abs_path``, opened beneath ``root`` without following a
+    symlink at any component below it (only the last component when ``root`` is None or does not
+    contain the file); None if it does not exist. A file with more than one hard link is refused
+    (UnreadableFileError) like a symlink: its other name may be outside the workspace."""
+    path = _abs(abs_path)
+    base = _abs(root) if root is not None else None
+    if base is not None and _is_under(path, base):
+        parts = os.path.relpath(path, base).split(os.sep)
+    else:
+        base, parts = os.path.dirname(path), [os.path.basename(path)]
+    try:
+        read = safe_fs.read_file(base, parts, limit)
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # vanished (or a parent was replaced by a file) since it was listed
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnreadableFileError(
+                f"{printable_path(path)}: {printable_path(str(exc.filename))} is a symbolic link; memory files "
+                "are read without following symlinks"
+            ) from None
+        if exc.errno == errno.EINVAL:
+            raise UnreadableFileError(f"{printable_path(path)} is not a regular file") from None
+        raise
+    if read is not None and read[0].st_nlink > 1:
+        raise UnreadableFileError(
+            f"{printable_path(path)} has {read[0].st_nlink} hard links: another name, possibly outside the workspace, "
+            "shares its content, so it is not read (as a symlink is not followed); give it a copy of its own"
+        )
+    return read
+
+
+def _decode(data: bytes, abs_path: Path) -> str:
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        raise UnreadableFileError(f"{abs_path} looks binary (NUL byte in the first 8 KiB); only text files are read")
+    data = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        log.warning("%s is not valid UTF-8 (%s); undecodable bytes replaced with U+FFFD", abs_path, exc.reason)
+        return data.decode("utf-8", errors="replace")
+
+
+def sniff_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> None:
+    """Check, from its first 8 KiB, that the file would be read as text: raises UnreadableFileError
+    (binary, a symlink in the way, not a regular file), FileNotFoundError or another OSError."""
+    read = _read_nofollow(abs_path, None if root is None else os.fspath(root), _BINARY_SNIFF_BYTES)
+    if read is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(abs_path))
+    if b"\x00" in read[1]:
+        raise UnreadableFileError(f"{printable_path(str(abs_path))} looks binary (NUL byte in the first 8 KiB)")
+
+
+def read_memory_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> str | None:
+    """The file's text (UTF-8, BOM removed, invalid bytes replaced), or None if it does not exist.
+
+    ``root``: the allowed directory the file lies in (workspace or extra path); no component
+    below it may be a symlink (without it, only the file itself). Raises UnreadableFileError if
+    the file looks binary, is not a regular file or a symlink is in the way.
+    """
+    read = _read_nofollow(abs_path, None if root is None else os.fspath(root))
+    return None if read is None else _decode(read[1], abs_path)
+
+
+def build_file_entry(
+    abs_path: Path, workspace: Path, source: Source = "memory", root: str | os.PathLike[str] | None = None
+) -> tuple[MemoryFile, str] | None:
+    """The file's index entry and its text, or None if the file vanished since it was listed.
+
+    The file is opened beneath ``root`` (default: the workspace) following no symlink below it;
+    raises UnreadableFileError when one is in the way or the file looks binary.
+    """
+    read = _read_nofollow(abs_path, os.fspath(root if root is not None else workspace))
+    if read is None:
+        return None
+    st, data = read
+    text = _decode(data, abs_path)
+    entry = MemoryFile(
+        path=relative_path(workspace, abs_path),
+        abs_path=str(abs_path),
+        mtime_ms=st.st_mtime_ns / 1e6,
+        size=st.st_size,
+        hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        source=source,
+    )
+    return entry, text
+
+
+def _normalise_rel(rel: str) -> str:
+    rel = rel.strip().replace("\\", "/")
+    while rel.startswith(("./", "/")):
+        rel = rel[1:] if rel.startswith("/") else rel[2:]
+    return posixpath.normpath(rel) if rel else ""
+
+
+def is_memory_path(rel: str) -> bool:
+    """True for MEMORY.md, memory.md, DREAMS.md and anything under memory/ (workspace-relative)."""
+    norm = _normalise_rel(rel)
+    return norm in _ROOT_FILES or norm.startswith("memory/")
+
+
+def _find_root(ws: str, extras: list[str], cand: str, requested: str) -> str:
+    """The allowed root directory containing ``cand``; raises MemoryPathError if there is none."""
+    if _is_under(cand, ws) and is_memory_path(relative_path(Path(ws), Path(cand))):
+        return ws
+    for root in extras:
+        st = _lstat(root)
+        if st is None or stat.S_ISLNK(st.st_mode):
+            continue
+        if stat.S_ISDIR(st.st_mode) and _is_under(cand, root):
+            return root
+        if stat.S_ISREG(st.st_mode) and cand == root:
+            return os.path.dirname(root)
+    if cand == ws or _is_under(cand, ws):
+        raise MemoryPathError(f"{requested!r} is not a memory file; {_ALLOWED}")
+    raise MemoryPathError(f"{requested!r} resolves outside the workspace and the extra paths; {_ALLOWED}")
+
+
+def resolve_memory_path(workspace: Path, extra_paths: Sequence[Path], requested: str) -> tuple[Path, str]:
+    """Check a path given to memory_get; return (absolute path, workspace-relative path).
+
+    Relative paths are taken from the workspace; ".." is resolved lexically, symlinks are
+    refused rather than followed. A missing but allowed file is accepted.
+    Raises MemoryPathError saying what is wrong and what is allowed.
+    """
+    _root, cand, rel = _resolve(workspace, extra_paths, requested)
+    return cand, rel
+
+
+def get_lines(
+    workspace: Path, extra_paths: Sequence[Path], requested: str, from_line: int | None, lines: int | None
+) -> tuple[str, str, int, int, bool]:
+    """What ``memory_get`` returns: ``(workspace-relative path, text, start_line, end_line, exists)``.
+
+    The path is checked as :func:`resolve_memory_path` does, then the file is opened beneath its
+    allowed root without following a symlink at any component (a directory swapped for a
+    symlink after the check makes the read fail, never read outside). Raises MemoryPathError,
+    MemoryArgumentError or UnreadableFileError.
+    """
+    root, cand, rel = _resolve(workspace, extra_paths, requested)
+    text, start, end = read_lines(cand, from_line, lines, root=root)
+    exists = bool(text) or os.path.isfile(cand)  # an empty read is a missing file or an empty range
+    return rel, text, start, end, exists
+
+
+def _resolve(workspace: Path, extra_paths: Sequence[Path], requested: str) -> tuple[str, Path, str]:
+    """(allowed root, absolute path, workspace-relative path) of a memory_get path."""
+    if not isinstance(requested, str):
+        raise MemoryPathError(f"path required: a string such as 'memory/2026-01-16.md', not {type(requested).__name__}")
+    if "\x00" in requested:
+        raise MemoryPathError(f"{requested!r} contains a null byte; give the path of one .md file")
+    try:
+        os.fsencode(requested)
+    except UnicodeEncodeError:
+        raise MemoryPathError(f"{requested!r} is not a valid file name (unencodable characters)") from None
+    raw = requested.strip().replace("\\", "/")
+    if not raw:
+        raise MemoryPathError(f"a path is required; {_ALLOWED}")
+    if raw.endswith("/") or raw.rsplit("/", 1)[-1] in (".", ".."):
+        raise MemoryPathError(f"{requested!r} is not a file path (it ends with '/' or a '.' part); "
+                              "give the path of one .md file")
+    ws = _abs(workspace)
+    cand = _abs(raw, ws)
+    root = _find_root(ws, _extra_roots(ws, extra_paths), cand, requested)
+    if not cand.endswith(".md"):
+        raise MemoryPathError(f"{requested!r} is not a Markdown (.md) file; {_ALLOWED}")
+
+    current = root
+    for part in os.path.relpath(cand, root).split(os.sep):
+        current = os.path.join(current, part)
+        st = _lstat(current)
+        if st is None:
+            break  # a missing file (or directory) is allowed: memory_get returns empty text
+        if stat.S_ISLNK(st.st_mode):
+            raise MemoryPathError(
+                f"{requested!r}: {relative_path(Path(ws), Path(current))} is a symbolic link; "
+                "memory_get does not follow symlinks"
+            )
+        if current != cand and not stat.S_ISDIR(st.st_mode):
+            raise MemoryPathError(
+                f"{requested!r}: {relative_path(Path(ws), Path(current))} is a file, not a directory; "
+                "give the path of one .md file"
+            )
+        if current == cand and stat.S_ISDIR(st.st_mode):
+            raise MemoryPathError(f"{requested!r} is a directory; give the path of one .md file")
+        if current == cand and not stat.S_ISREG(st.st_mode):
+            raise MemoryPathError(f"{requested!r} is not a regular file")
+    return root, Path(cand), relative_path(Path(ws), Path(cand))
+
+
+def line_number(value: object, name: str) -> int | None:
+    """``memory_get``'s ``from_line`` / ``lines`` as an int, truncated as the spec says (§7.3).
+
+    Accepts None, ints, finite floats (``2.9`` → 2) and strings holding such a number (``"2"``,
+    as agents sometimes send them). Raises MemoryArgumentError naming ``name`` for anything else
+    (booleans, NaN, infinities, other strings, lists, ...). The range is not checked here:
+    :func:`read_lines` treats values below 1 as 1.
+    """
+    if value is None:
+        return None
+    number: object = value
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            try:
+                number = float(value.strip())
+            except ValueError:
+                pass
+    if isinstance(number, numbers.Integral) and not isinstance(number, bool):
+        return int(number)
+    if isinstance(number, numbers.Real) and not isinstance(number, bool) and math.isfinite(number):
+        return math.trunc(number)
+    raise MemoryArgumentError(f"{name} must be a line number or count (an int; floats are truncated), not {value!r}")
+
+
+def read_lines(
+    abs_path: Path, from_line: int | None, lines: int | None, *, root: str | os.PathLike[str] | None = None
+) -> tuple[str, int, int]:
+    """Lines of a memory file as (text, start_line, end_line), 1-based inclusive.
+
+    ``start = max(1, from_line or 1)``; ``count = max(1, lines)``, or all lines when
+    ``lines`` is None. Both are first made ints by :func:`line_number` (floats and numeric
+    strings are truncated; other values raise MemoryArgumentError). Lines are joined with "\\n", so
+    reading the whole file returns it unchanged. A missing file, or a start past the end, gives
+    ``("", start, start - 1)``. ``root`` as for :func:`read_memory_text`.
+    """
+    from_line, lines = line_number(from_line, "from_line"), line_number(lines, "lines")
+    start = max(1, from_line or 1)
+    content = read_memory_text(abs_path, root)
+    if content is None:
+        return "", start, start - 1
+    all_lines = content.split("\n")
+    count = max(1, lines if lines is not None else len(all_lines))
+    selected = all_lines[start - 1 : start - 1 + count]
+    return "\n".join(selected), start, start - 1 + len(selected)

@@ -1,0 +1,182 @@
+"""Per-session flush bookkeeping (spec §8.2): a small ``sessions.json``-like file holding each
+session's compaction count and the count at which the pre-compaction memory flush last ran.
+
+Every update holds a file lock and replaces the file atomically, so several processes serving
+the same agent can share one store. :meth:`SessionStateStore.claim_flush` is the atomic
+"decide and record" step that lets exactly one of them run the flush of a compaction cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from openclaw_memory.files.append import LOCK_TIMEOUT_S
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import OpenClawMemoryError
+
+__all__ = ["SessionFlushState", "SessionStateStore"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionFlushState:
+    """A session's compaction count and the count at which the memory flush last ran."""
+
+    compaction_count: int = 0
+    flushed_at_count: int | None = None
+    flushed_at: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+_KNOWN = ("compactionCount", "memoryFlushCompactionCount", "memoryFlushAt")
+
+
+def _state_from_json(entry: Any) -> SessionFlushState:
+    if not isinstance(entry, dict):
+        return SessionFlushState()
+    flushed = entry.get("memoryFlushCompactionCount")
+    at = entry.get("memoryFlushAt")
+    return SessionFlushState(
+        compaction_count=int(entry.get("compactionCount") or 0),
+        flushed_at_count=int(flushed) if isinstance(flushed, (int, float)) else None,
+        flushed_at=at / 1000.0 if isinstance(at, (int, float)) else None,
+        extra={k: v for k, v in entry.items() if k not in _KNOWN},
+    )
+
+
+def _state_to_json(state: SessionFlushState) -> dict[str, Any]:
+    out = dict(state.extra)
+    out["compactionCount"] = state.compaction_count
+    out["memoryFlushCompactionCount"] = state.flushed_at_count
+    out["memoryFlushAt"] = round(state.flushed_at * 1000) if state.flushed_at is not None else None
+    out["updatedAt"] = round(time.time() * 1000)
+    return out
+
+
+class SessionStateStore:
+    """Per-session ``(compaction_count, flushed_at_count)`` in a JSON file keyed by session key.
+
+    Entries use OpenClaw's ``sessions.json`` field names (``compactionCount``,
+    ``memoryFlushCompactionCount``, ``memoryFlushAt``). Every update holds a file lock and
+    replaces the file atomically (temp file + ``os.replace``); unknown fields are preserved.
+    Safe to share between threads and processes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = FileLock(str(self.path.parent / f".{self.path.name}.lock"), timeout=LOCK_TIMEOUT_S)
+
+    @classmethod
+    def for_config(cls, config: MemoryConfig, *, path: str | os.PathLike[str] | None = None) -> SessionStateStore:
+        """``path`` or ``<state_dir>/memory/<agent_id>.sessions.json``."""
+        return cls(
+            path if path is not None else config.resolved_state_dir() / "memory" / f"{config.agent_id}.sessions.json"
+        )
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.warning("session state %s is unreadable (%s); starting from empty state", self.path, exc)
+            return {}
+        if not isinstance(data, dict):
+            log.warning("session state %s is not a JSON object; starting from empty state", self.path)
+            return {}
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, indent=2, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        """Hold the file lock; yield the current data (the caller writes it back if it changes it)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise OpenClawMemoryError(
+                f"could not lock session state {self.path} within {LOCK_TIMEOUT_S:.0f}s; another process holds it"
+            ) from None
+        try:
+            yield self._read()
+        finally:
+            self._lock.release()
+
+    def get(self, session_key: str) -> SessionFlushState:
+        """The stored state of ``session_key`` (zeros when unknown)."""
+        return _state_from_json(self._read().get(session_key))
+
+    def all(self) -> dict[str, SessionFlushState]:
+        """Every stored session's state."""
+        return {k: _state_from_json(v) for k, v in self._read().items()}
+
+    def update(self, session_key: str, fn: Callable[[SessionFlushState], SessionFlushState]) -> SessionFlushState:
+        """Apply ``fn`` to the session's state under the file lock and save atomically."""
+        with self._locked() as data:
+            new = fn(_state_from_json(data.get(session_key)))
+            data[session_key] = _state_to_json(new)
+            self._write(data)
+            return new
+
+    def set_compaction_count(self, session_key: str, count: int) -> SessionFlushState:
+        """Store the caller's authoritative compaction count."""
+        if count < 0:
+            raise ValueError(f"compaction_count must be >= 0, got {count}")
+        return self.update(session_key, lambda s: replace(s, compaction_count=count))
+
+    def record_compaction(self, session_key: str) -> int:
+        """Increment the compaction count; returns the new count."""
+        return self.update(session_key, lambda s: replace(s, compaction_count=s.compaction_count + 1)).compaction_count
+
+    def mark_flushed(self, session_key: str, *, compaction_count: int | None = None) -> SessionFlushState:
+        """Record a flush in the current cycle (or at ``compaction_count``, which is also stored)."""
+
+        def apply(s: SessionFlushState) -> SessionFlushState:
+            count = s.compaction_count if compaction_count is None else compaction_count
+            return replace(s, compaction_count=count, flushed_at_count=count, flushed_at=time.time())
+
+        return self.update(session_key, apply)
+
+    def claim_flush(self, session_key: str, compaction_count: int | None = None) -> bool:
+        """Atomically claim the flush of a compaction cycle; True for exactly one caller per cycle.
+
+        ``compaction_count`` is the cycle the caller decided to flush (default: the stored
+        current one). The claim fails when that cycle was already flushed or claimed, or when
+        the stored count has moved past it (the caller's view is stale). A successful claim
+        records the flush, as :meth:`mark_flushed` would, in the same locked read-modify-write,
+        so two threads or processes calling at the same moment cannot both win.
+        """
+        if compaction_count is not None and compaction_count < 0:
+            raise ValueError(f"compaction_count must be >= 0, got {compaction_count}")
+        with self._locked() as data:
+            state = _state_from_json(data.get(session_key))
+            cycle = state.compaction_count if compaction_count is None else compaction_count
+            if cycle < state.compaction_count or state.flushed_at_count == cycle:
+                return False
+            new = replace(state, compaction_count=cycle, flushed_at_count=cycle, flushed_at=time.time())
+            data[session_key] = _state_to_json(new)
+            self._write(data)
+            return True

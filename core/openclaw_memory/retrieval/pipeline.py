@@ -1,0 +1,858 @@
+"""The search pipeline (spec §5): keyword and vector candidates, merge, decay, MMR, filters, snippets.
+
+:func:`run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
+the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
+keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
+keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.hybrid`.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import logging
+import math
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal, overload
+
+import numpy as np
+
+from openclaw_memory.text.citations import citations_enabled, decorate_citation
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import OpenClawMemoryError, StoreError
+from openclaw_memory.indexing.fingerprint import FTS_ONLY_MODEL
+from openclaw_memory.text.note_dates import (
+    dated_path_timestamp,
+    dates_said,
+    is_evergreen,
+    note_date_share,
+    note_date_words,
+)
+from openclaw_memory.text.time_ranges import period_share, periods_said
+from openclaw_memory.retrieval.ranking import (
+    apply_file_coverage,
+    apply_file_repeat_penalty,
+    apply_keyword_rescue,
+    apply_mmr,
+    apply_temporal_decay,
+    bound_score,
+    calibrate_similarity,
+    clamp_injected,
+    keyword_text_scores,
+    merge_rrf,
+    merge_weighted,
+    truncate_snippet,
+)
+from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
+from openclaw_memory.files.sessions import parse_timestamp
+from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, analyze_query, match_rows
+from openclaw_memory.redaction import redact
+from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
+from openclaw_memory.storage import MemoryStore
+from openclaw_memory.text.speakers import speaker_labels, without_speakers
+from openclaw_memory.text.preparation import nonblank_lines
+from openclaw_memory.types import Candidate, SearchHit, SearchMode, SearchResult, SearchState
+from openclaw_memory.indexing.line_units import best_unit_similarities, blend_unit_similarity, unit_vectors
+
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS",
+           "KeywordCandidates", "candidate_limit",
+           "chunk_total", "keyword_candidates", "line_windows", "run_search", "stored_similarities",
+           "timestamp_resolver", "window_similarities"]
+
+log = logging.getLogger(__name__)
+
+_MAX_CANDIDATES = 200
+
+
+def candidate_limit(max_results: int, multiplier: int) -> int:
+    """How many candidates each side fetches: ``min(200, max(1, max_results·multiplier))``."""
+    return min(_MAX_CANDIDATES, max(1, math.floor(max_results * multiplier)))
+
+
+#: A term found in more chunks than this is *common*. FTS5 computes BM25 for every row a MATCH selects
+#: and scans each phrase's whole posting list for its IDF (about 1.5 µs per row here), so expressions
+#: with a common term list their most recently indexed matches instead of ranking them all.
+COMMON_MATCHES = 1000
+#: No MATCH ranks more rows than this (reached only by combinations of several mid-frequency words).
+RANK_WINDOW = 4000
+#: Common-word expressions look at about this many most recently indexed chunks first and widen to
+#: the whole index only when those do not hold enough matches.
+RECENT_CHUNKS = 20_000
+
+
+#: At most this many substring (LIKE) scans per query for short terms in a trigram index: each reads every chunk.
+_MAX_LIKE_SCANS = 3
+
+_Order = Literal["rank", "recent", "recent-first"]
+
+#: one plain lower-case ASCII token as an FTS5 phrase, and as a prefix phrase (one token either way)
+_PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
+_PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
+
+
+class _MatchCounter:
+    """Capped match counts of FTS5 expressions, each asked of the store once per search."""
+
+    def __init__(self, store: MemoryStore, tokenizer: str = "unicode61") -> None:
+        self.store = store
+        self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
+        self._seen: dict[str, int] = {}
+        self._rows: dict[str, frozenset[object]] = {}  # the chunks of the expressions counted below the cap
+
+    def __call__(self, match: str | None) -> int:
+        if not match:
+            return 0
+        if match not in self._seen:
+            self._seen[match] = self._capped_by_word(match) or self.store.count_matches(match, cap=COMMON_MATCHES + 1)
+        return self._seen[match]
+
+    def prefetch(self, matches: Sequence[str | None]) -> None:
+        """Count ``matches`` now, in two calls to the store at most (whole words, then the prefixes the words
+        do not settle), instead of one call each as the search asks for them; the same counts."""
+        todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
+        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))]
+        for batch in (words, [m for m in todo if m not in words]):
+            batch = [m for m in batch if not self._capped_by_word(m)]
+            if batch:
+                for m, (n, rows) in zip(batch, self.store.match_sets_many(batch, cap=COMMON_MATCHES + 1)):
+                    self._seen[m] = n
+                    if rows is not None:
+                        self._rows[m] = rows
+
+    def rows(self, match: str) -> frozenset[object] | None:
+        """The chunks ``match`` (an AND/OR of counted phrases) selects, when every phrase's are known."""
+        return match_rows(match, self._rows.get)
+
+    def _capped_by_word(self, match: str) -> int:
+        """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
+        the word has the prefix, so its capped count is the cap too): FTS5 reads a prefix's whole posting
+        lists to count even one match, the word's count stops at the cap. 0 when unknown."""
+        m = _PLAIN_PREFIX.fullmatch(match) if self._prefix_shortcut else None
+        if m is None:
+            return 0
+        stem = m.group(1)
+        for seen, n in self._seen.items():
+            w = _PLAIN_WORD.fullmatch(seen)
+            if n > COMMON_MATCHES and w is not None and w.group(1).startswith(stem):
+                return n
+        return 0
+
+    def common(self, match: str | None) -> bool:
+        return self(match) > COMMON_MATCHES
+
+
+def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[str, _Order]]:
+    """The MATCH expressions to try after the phrase, strict to loose, each with how to order it.
+
+    Terms are counted first (each count stops after ``COMMON_MATCHES + 1``). Groups without any
+    matching term are left out, so an impossible AND is never run. The first expression ANDs every
+    present group (a chunk with every query word ranks first); the combination tiers are built over
+    the rare groups only, and the loose OR takes terms from the rarest up while their matches stay
+    within ``COMMON_MATCHES``, so a rare word's chunks are ranked in full instead of drowning among
+    a frequent word's. Expressions with a common term are not BM25-ranked.
+    """
+    if analysis.fallback:
+        # only stop words: after the phrase, every word in any order ("what is this" → "this is what")
+        every = analysis.match_all()
+        return [(every, "recent-first")] if every else []
+    n = {t: count(analysis.fts_phrase(t)) for t in analysis.terms if t.kind != "phrase"}
+    present = [t for t in n if n[t] > 0]
+    if not present:
+        return []
+    rare = {t for t in present if n[t] <= COMMON_MATCHES}
+    # every present group; with a rare one among them the matches are few however common the rest
+    plan: list[tuple[str | None, _Order]] = [
+        (analysis.match_all(lambda t: n.get(t, 0) > 0), "rank" if len(rare) == len(present) else
+         "recent" if rare else "recent-first")]
+    if rare:  # combinations of the rarer groups (combinations of common words cost too much to evaluate)
+        plan += [(m, "rank") for m in analysis.match_tiers(include=lambda t: t in rare)[:-1]]
+    loose: set[QueryTerm] = set()
+    total = 0
+    for t in sorted(present, key=lambda t: n[t]):
+        if loose and total + n[t] > COMMON_MATCHES:
+            break
+        loose.add(t)
+        total += n[t]
+    plan.append((" OR ".join(q for t in present if t in loose and (q := analysis.fts_phrase(t))),
+                 "rank" if loose & rare else "recent-first"))
+    out: dict[str, _Order] = {}
+    for match, order in plan:
+        if match and match not in out:
+            out[match] = order
+    return list(out.items())
+
+
+def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
+         need: int) -> list[tuple[Candidate, float]]:
+    """One MATCH: BM25-ranked, or its most recently indexed matches ("recent-first" looks at the
+    newest chunks first and at the whole index only when those hold fewer than ``need``)."""
+    if order == "rank":
+        return store.keyword_search(match, limit=limit, sources=sources, window=RANK_WINDOW)
+    if order == "recent-first":
+        rows = store.keyword_search(match, limit=limit, sources=sources, order="recent", newest=RECENT_CHUNKS)
+        if len(rows) >= min(need, limit):
+            return rows
+    return store.keyword_search(match, limit=limit, sources=sources, order="recent")
+
+
+def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
+    """The query's identifier-like groups (see :class:`~openclaw_memory.query.TermGroup`) found in
+    at least one and at most ``limit`` chunks: a chunk containing one is what the query asks for."""
+    out: set[int] = set()
+    for gi, group in enumerate(analysis.groups):
+        if not group.needle:
+            continue
+        counts = [count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))]
+        if counts and 0 < min(counts) <= limit:
+            out.add(gi)
+    return out
+
+
+#: The index's chunk count (the N of the rarity weights' inverse document frequency) by store, with the
+#: store's generation it was counted at: counting 100k chunks takes tens of milliseconds, reading the
+#: generation a few microseconds.
+_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref.WeakKeyDictionary()
+_CHUNK_TOTALS_LOCK = threading.Lock()
+
+
+def chunk_total(store: MemoryStore) -> int:
+    """The store's number of chunks, exact: counted again only once the store's
+    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild)."""
+    generation = store.generation()  # read before counting: a write in between only makes the next call recount
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            cached = _CHUNK_TOTALS.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
+        cached = None
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    total = sum(v.get("chunks", 0) for v in store.counts().values())
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            _CHUNK_TOTALS[store] = (generation, total)
+    except TypeError:
+        pass
+    return total
+
+
+class KeywordCandidates(Sequence[Candidate]):
+    """The keyword side's candidates, best first (an immutable sequence), with the analysis that scored them:
+    ``ranking`` is the query's analysis with each word weighted by its rarity in the index when
+    ``rarity_weights`` was on (else the query's own), so that later rules measure coverage with the same weights
+    (the file-coverage rule). A slice is a ``KeywordCandidates`` with the same ``ranking``."""
+
+    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis) -> None:
+        self._candidates = list(candidates)
+        self.ranking = ranking
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KeywordCandidates: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | KeywordCandidates:
+        if isinstance(index, slice):
+            return KeywordCandidates(self._candidates[index], ranking=self.ranking)
+        return self._candidates[index]
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def __repr__(self) -> str:
+        return f"KeywordCandidates({self._candidates!r}, ranking={self.ranking!r})"
+
+
+def keyword_candidates(
+    store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
+    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
+) -> KeywordCandidates:
+    """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
+
+    Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
+    until ``enough`` (default ``limit``) chunks are found. Expressions of rare terms are ranked by
+    BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
+    recently indexed matches (their order then comes from query coverage, then recency). A query
+    FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
+    Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
+    ``rarity_weights``, weights the query's words by their rarity in the index; with ``note_dates``, a dated
+    note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
+    """
+    want = max(1, min(limit, enough or limit))
+    count = _MatchCounter(store, analysis.tokenizer)
+    batches: list[list[tuple[Candidate, float]]] = []
+    seen: set[str] = set()
+    phrase = analysis.phrase_match
+    if not analysis.fallback:  # every count the plan below asks for, in one or two calls to the store
+        count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
+                          for w in t.key.split()),
+                        *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
+    if phrase:
+        key = next(t.key for t in analysis.terms if t.kind == "phrase")
+        words = [f'"{w}"' for w in key.split()] if analysis.tokenizer != "trigram" else []
+        order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
+        batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
+        seen.update(c.id for c, _ in batches[-1])
+    tiers = _keyword_plan(analysis, count)
+    for i, (match, how) in enumerate(tiers):  # strict to loose
+        if i < len(tiers) - 1 and not seen and not sources:
+            known = count.rows(match)  # from the counts' rows: an expression too few chunks match is not run
+            if known is not None and len(known) < want:
+                continue
+        rows = _run(store, match, how, limit=limit, sources=sources, need=want)
+        if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
+            batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
+            break
+    if analysis.tokenizer == "trigram":
+        # A trigram index cannot MATCH terms under 3 characters (项目, 서버): one substring scan each.
+        short = [t.text for t in analysis.terms if t.group is not None and analysis.fts_phrase(t) is None]
+        for term in sorted(dict.fromkeys(short), key=len, reverse=True)[:_MAX_LIKE_SCANS]:
+            rows = store.keyword_search("", limit=limit, sources=sources, like_terms=[term])
+            batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
+    needles = _rare_needles(analysis, count, limit)
+    ranking = analysis
+    if rarity_weights and len(analysis.groups) > 1 and any(batches):
+        matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
+                       default=0) for gi in range(len(analysis.groups))]
+        total = chunk_total(store)
+        ranking = analysis.weighted_by_rarity(matches, total)
+    cands: list[Candidate] = []
+    scores: list[float] = []
+    ranks: list[float] = []
+    for batch in batches:  # BM25 is only comparable within one MATCH expression
+        if not batch:
+            continue
+        texts = [c.text for c, _ in batch]
+        stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
+        dates = [note_date_words(c.path) for c, _ in batch] if note_dates else None
+        if window_lines > 0:
+            covs = ranking.window_coverage(texts, window_lines, context=dates)
+        elif ranking is not analysis or (dates and any(dates)):
+            covs = [cov for cov, _ in ranking.coverage([t if not d else f"{t}\n{d}" for t, d in
+                                                         zip(texts, dates or [None] * len(texts))])]
+        else:
+            covs = [cov for cov, _, _ in stats]
+        for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
+            c.exact_match = exact
+            c.needle = bool(needles & groups)
+            cands.append(c)
+            scores.append(score)
+            ranks.append(rank)
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], ranks[i], i))
+    out: list[Candidate] = []
+    for pos, i in enumerate(order[:limit], start=1):
+        c = cands[i]
+        c.text_score, c.text_rank = scores[i], pos
+        out.append(c)
+    return KeywordCandidates(out, ranking=ranking)
+
+
+def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,
+                        model: str | None, similarity_floor: float | None) -> dict[str, float]:
+    """Calibrated cosine between ``qv`` and the stored vectors of ``candidates``, by chunk id.
+
+    Only vectors of ``model`` (any model when None) and of the query's dimension count; a chunk
+    without one is left out (it scores 0 on the vector side, as before). The cosine is the store's
+    (:meth:`~openclaw_memory.storage.MemoryStore.vector_scores`): the value the vector side gives a chunk it
+    ranks, served from the in-memory vectors where the store keeps them.
+    """
+    if not candidates:
+        return {}
+    raw = store.vector_scores(qv, [c.id for c in candidates], model=model)
+    return {cid: calibrate_similarity(score, similarity_floor) for cid, score in raw.items()}
+
+
+def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, candidates: Sequence[Candidate],
+                   *queries: tuple[np.ndarray, Mapping[str, float]], size: int,
+                   weight: float) -> list[dict[str, float]] | None:
+    """For each ``(query vector, raw cosines by chunk id)`` of ``queries``: the calibrated vector-side score of
+    each candidate with a raw cosine there and cached line units, the blend of that cosine with its best unit's
+    (:mod:`openclaw_memory.units`), by chunk id. The unit vectors are read once for all queries. Candidates
+    without cached units are left out (they keep their score); None when the store cannot read the units
+    (StoreError, logged). Any other error is a bug and is raised."""
+    todo = {c.id: c.text for c in candidates if any(c.id in raw for _, raw in queries)}
+    if not todo:
+        return [{} for _ in queries]
+    try:
+        vectors = unit_vectors(store, todo, size=size, provider=provider.id, model=provider.model,
+                               provider_key=provider_key(provider.fingerprint()))
+    except StoreError as exc:  # the chunk cosines still rank
+        log.warning("reading the line units' vectors failed; chunk vectors only: %s", exc)
+        return None
+    out: list[dict[str, float]] = []
+    for qv, raw in queries:
+        best = best_unit_similarities({cid: m for cid, m in vectors.items() if cid in raw}, qv)
+        out.append({cid: calibrate_similarity(blend_unit_similarity(raw[cid], u, weight), provider.similarity_floor)
+                    for cid, u in best.items()})
+    return out
+
+
+def _whole_question_cosines(store: MemoryStore, provider: EmbeddingProvider, whole: np.ndarray,
+                            scanned: Mapping[str, float], vector: Sequence[Candidate],
+                            keyword: Sequence[Candidate]) -> dict[str, float] | None:
+    """The raw cosine between the whole question's embedding ``whole`` and each candidate of both sides: those
+    its own scan found (``scanned``), the others read from the store. None when that read fails (logged)."""
+    ids = list(dict.fromkeys(c.id for c in [*vector, *keyword]))
+    missing = [cid for cid in ids if cid not in scanned]
+    try:
+        read = store.vector_scores(whole, missing, model=provider.model) if missing else {}
+    except Exception as exc:
+        log.warning("scoring the whole question's vectors for min_score failed: %s", exc)
+        return None
+    return {cid: v for cid in ids if (v := scanned.get(cid, read.get(cid))) is not None}
+
+
+def _judge(relevance: dict[str, float], vector: Sequence[Candidate], keyword: Sequence[Candidate], *,
+           vector_weight: float, text_weight: float, vector_scores: Mapping[str, float] | None,
+           bonus: Mapping[str, float] | None = None) -> None:
+    """In place: each merged candidate's relevance (what ``min_score`` compares) becomes the larger of itself and
+    the score :func:`~openclaw_memory.hybrid.merge_weighted` gives it with these weights or this vector side
+    (``vector`` and ``vector_scores`` as there), plus its file-coverage ``bonus`` when given, and the keyword
+    rescue."""
+    judged = merge_weighted(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
+                            vector_scores=vector_scores)
+    if bonus:
+        for c in judged:
+            c.score += bonus.get(c.id, 0.0)
+    if text_weight > 0:
+        apply_keyword_rescue(judged)
+    for c in judged:
+        relevance[c.id] = max(relevance[c.id], c.score)
+
+
+#: Line-window embeddings kept between searches (bounded; keyed by model and window text).
+_WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
+_WINDOW_CACHE_MAX = 50_000
+_WINDOW_LOCK = threading.Lock()
+
+
+def line_windows(text: str, size: int) -> list[str]:
+    """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
+    lines = nonblank_lines(text)
+    if len(lines) <= size:
+        return ["\n".join(lines)] if lines else []
+    return ["\n".join(lines[i:i + size]) for i in range(len(lines) - size + 1)]
+
+
+def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequence[str], size: int) -> list[float]:
+    """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
+    wins = [line_windows(t, size) for t in texts]
+    with _WINDOW_LOCK:
+        key = (provider.id, provider.model)
+        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((*key, w))) is not None}
+    missing = list(dict.fromkeys(w for ws in wins for w in ws if w not in vecs))
+    if missing:
+        fresh = [np.asarray(v, dtype=np.float32) for v in provider.embed_documents(missing)]
+        vecs.update(zip(missing, fresh))
+        with _WINDOW_LOCK:
+            for w, v in zip(missing, fresh):
+                _WINDOW_CACHE[(provider.id, provider.model, w)] = v
+            while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
+                _WINDOW_CACHE.popitem(last=False)
+    return [max((float(np.dot(vecs[w], qv)) for w in ws), default=-1.0) for ws in wins]
+
+
+def _rerank_by_windows(merged: list[Candidate], qv: np.ndarray, provider: EmbeddingProvider, config: MemoryConfig,
+                       mode: SearchMode, sim_floor: float | None) -> tuple[list[Candidate], str | None]:
+    """``query.rerank``: the best ``top`` candidates of the merge get ``vector_score = max(chunk
+    similarity, best line-window similarity)`` and are scored again as the weighted merge did (with the
+    keyword rescue); the rest keep their scores. Not applied under ``merge="rrf"`` (rank fusion has no
+    similarity to raise). When the windows cannot be embedded, the hits keep their order (logged)."""
+    rr, hy = config.query.rerank, config.query.hybrid
+    merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    head = merged[:rr.top]
+    try:
+        sims = window_similarities(provider, qv, [c.text for c in head], rr.window_lines)
+    except Exception as exc:  # a provider failure must not break a search that already has results
+        log.warning("reranking skipped: embedding the line windows failed: %s", exc)
+        return merged, f"embedding the line windows failed ({type(exc).__name__}: {exc})"
+    for c, sim in zip(head, sims):
+        c.vector_score = max(c.vector_score, calibrate_similarity(sim, sim_floor))
+        c.score = (hy.vector_weight * c.vector_score + hy.text_weight * c.text_score + c.file_bonus) \
+            if mode == "hybrid" else c.vector_score
+    if mode == "hybrid" and hy.text_weight > 0:
+        apply_keyword_rescue(head)
+    for c in head:
+        c.relevance = max(c.relevance, c.score)
+    return merged, None
+
+
+def _hit_order(c: Candidate) -> tuple[float, float, float, float, str, int, str]:
+    """The sort key of a search's final order: score, then keyword score, vector score, keyword rank, place."""
+    return (-c.score, -c.text_score, -c.vector_score, c.text_rank if c.text_rank is not None else math.inf,
+            c.path, c.start_line, c.id)
+
+
+def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
+                 weight: float) -> str | None:
+    """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
+    :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
+    :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
+    they keep their order and scores and the reason is returned (logged)."""
+    from openclaw_memory.retrieval.late_interaction import late_rerank
+
+    if not isinstance(provider, TokenEmbeddingProvider):
+        return None
+
+    merged.sort(key=_hit_order)
+    try:
+        late_rerank(merged[:top], query, provider, space=provider_key(provider.fingerprint()), weight=weight)
+    except Exception as exc:  # a provider failure must not break a search that already has results
+        log.warning("late interaction skipped: %s", exc)
+        return f"late interaction failed ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _rerank_by_endpoint(merged: list[Candidate], query: str,
+                        config: MemoryConfig) -> tuple[list[Candidate], str | None]:
+    """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
+    (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
+    from openclaw_memory.retrieval.rerank import HttpReranker, reorder_head
+
+    rr = config.query.rerank
+    merged = sorted(merged, key=lambda c: (-c.score, -c.text_score, -c.vector_score, c.path, c.start_line, c.id))
+    head = merged[:rr.top]
+    try:
+        scores = HttpReranker.from_config(rr).scores(query, [c.text for c in head])
+    except OpenClawMemoryError as exc:
+        log.warning("reranking skipped: %s", exc)
+        return merged, str(exc)
+    reorder_head(head, scores)
+    return merged, None
+
+
+# ---- timestamps for temporal decay -----------------------------------------------------------------
+
+
+def _session_timestamp(path: Path, start_line: int, end_line: int) -> datetime | None:
+    """Latest message timestamp on JSONL lines ``start..end``, else the file's mtime."""
+    latest: float | None = None
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            for line in itertools.islice(fh, max(0, start_line - 1), max(start_line, end_line)):
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                msg = rec.get("message")
+                raw = msg.get("timestamp") if isinstance(msg, dict) else None
+                ts = parse_timestamp(raw if raw is not None else rec.get("timestamp"))
+                if ts is not None and (latest is None or ts > latest):
+                    latest = ts
+        if latest is None:
+            latest = path.stat().st_mtime
+        return datetime.fromtimestamp(latest, tz=timezone.utc)
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> Callable[[Candidate], datetime | None]:
+    """When a hit was written: dated memory files by name, transcripts by message timestamps,
+    other files by mtime; None (no decay) for evergreen or missing files."""
+    ws = Path(workspace) if workspace is not None else config.resolved_workspace()
+    sessions_dir = config.resolved_sessions_dir()
+
+    def resolve(c: Candidate) -> datetime | None:
+        dated = dated_path_timestamp(c.path)
+        if dated is not None:
+            return dated
+        if is_evergreen(c.path, c.source):
+            return None
+        if c.source == "sessions":
+            return _session_timestamp(sessions_dir / Path(c.path).name, c.start_line, c.end_line)
+        p = Path(c.path)
+        try:
+            return datetime.fromtimestamp((p if p.is_absolute() else ws / p).stat().st_mtime, tz=timezone.utc)
+        except (OSError, ValueError, OverflowError):
+            return None
+
+    return resolve
+
+
+# ---- the pipeline --------------------------------------------------------------------------------------
+
+
+#: The longest period a question may name for its notes to rise (``query.hybrid.note_date_weight``): a month. A
+#: longer or open period ("in 2024", "since May") would lift most dated notes over the undated ones that answer.
+_LONGEST_PERIOD = 31
+
+def run_search(
+    store: MemoryStore,
+    config: MemoryConfig,
+    query: str,
+    *,
+    provider: EmbeddingProvider | None,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    sources: Sequence[str] | None = None,
+    session_key: str | None = None,
+    keyword_only_reason: str | None = None,
+    workspace: Path | None = None,
+    now: datetime | None = None,
+    query_vector: np.ndarray | None = None,
+    query_embedder: Callable[[str], np.ndarray] | None = None,
+    executor: Executor | None = None,
+    state: SearchState | None = None,
+) -> SearchResult:
+    """Search the index for ``query`` (spec §5, with the improvements described in :mod:`hybrid`).
+
+    ``query_vector`` skips ``provider.embed_query``; ``query_embedder`` replaces it (e.g. a cache).
+    With an ``executor``, the keyword side runs there while the query is embedded and the vector
+    side searched (SQLite and numpy release the GIL), so hybrid latency is close to the slower side. ``state`` is
+    what the index reports on the result (fallback, sync state); when nothing is returned, ``empty_reason``
+    is its ``why_empty()`` (the index knows when it is empty or stale), else ``"no_match"``. An empty
+    ``query`` with a ``query_vector`` is a plain nearest-neighbour search (vector mode).
+    """
+    started = time.perf_counter()
+    qcfg, hy = config.query, config.query.hybrid
+    n_results = max(1, int(max_results if max_results is not None else qcfg.max_results))
+    floor = qcfg.min_score if min_score is None else float(min_score)
+    prov_id = provider.id if provider is not None else "none"
+    model = provider.model if provider is not None else FTS_ONLY_MODEL
+    q = (query or "").strip()
+
+    reason = keyword_only_reason
+    if provider is None and reason is None:
+        reason = "no embedding provider"
+
+    ctx = state or SearchState()
+    rerank_error: str | None = None  # read by result() when it is called
+
+    def result(hits: list[SearchHit], mode: SearchMode) -> SearchResult:
+        return SearchResult(
+            query=query, hits=hits, mode=mode, provider=prov_id, model=model, fallback=ctx.fallback,
+            keyword_only_reason=reason if mode == "keyword" else None,
+            empty_reason=None if hits else (ctx.why_empty and ctx.why_empty()) or "no_match",
+            sync_scheduled=ctx.sync_scheduled, sync_error=ctx.sync_error,
+            rerank_error=rerank_error,
+            took_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    if not q and query_vector is None:
+        return result([], "keyword" if provider is None else ("hybrid" if hy.enabled else "vector"))
+    if not q:  # a vector alone: nearest neighbours, nothing for the keyword side to match
+        hy = hy.model_copy(update={"enabled": False})
+
+    n_cand = candidate_limit(n_results, hy.candidate_multiplier)
+    headroom = 0.0  # how far above 1 a score may be (the file-coverage bonus)
+    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
+    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights,
+               "note_dates": qcfg.keyword.note_dates}
+
+    # keyword side, in parallel with the vector side when it can run concurrently
+    hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
+    pending: Future[KeywordCandidates] | None = None
+    if hybrid_planned and executor is not None:
+        pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
+                                  enough=n_results, **kw_rank)
+
+    # vector side
+    qv: np.ndarray | None = None
+    if query_vector is not None:
+        qv = np.asarray(query_vector, dtype=np.float32)
+    elif provider is not None:
+        try:
+            embed = query_embedder or provider.embed_query
+            qv = np.asarray(embed(q), dtype=np.float32)
+        except Exception as exc:
+            log.warning("query embedding failed; searching keywords only: %s", exc)
+            reason = redact(f"query embedding failed ({type(exc).__name__}: {exc})")
+    vector: list[Candidate] = []
+    if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
+        log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
+        reason, qv = "the query embedding is empty, all zeros or not finite", None
+    raw_vector: dict[str, float] = {}  # the vector side's raw cosines (the line units re-score them)
+    if qv is not None:
+        try:
+            vector = store.vector_search(qv, limit=n_cand, sources=sources,
+                                         model=provider.model if provider is not None else None)
+            sim_floor = provider.similarity_floor if provider is not None else None
+            for c in vector:
+                raw_vector[c.id] = c.vector_score
+                c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+        except Exception as exc:
+            log.warning("vector search failed; searching keywords only: %s", exc)
+            reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
+    whole_qv: np.ndarray | None = None  # the whole question's embedding when the vector side ranks without names
+    raw_whole: dict[str, float] = {}  # and the raw cosines its scan found
+    if qv is not None and vector and provider is not None and query_vector is None and hy.enabled \
+            and hy.drop_speaker_names:
+        # a question naming one speaker of the notes' dialogue: the vector side ranks by its embedding without the
+        # names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole question
+        plain = without_speakers(q, speaker_labels(c.text for c in vector))
+        if plain is not None:
+            try:
+                qv2 = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
+                if qv2.size and np.all(np.isfinite(qv2)) and np.any(qv2):
+                    rescan = store.vector_search(qv2, limit=n_cand, sources=sources, model=provider.model)
+                    raw_whole, raw_vector = raw_vector, {c.id: c.vector_score for c in rescan}
+                    for c in rescan:
+                        c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+                    whole_qv, qv, vector = qv, qv2, rescan
+            except Exception as exc:  # the whole question's vector side stands
+                log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
+
+    if qv is None:
+        mode: SearchMode = "keyword"
+        keyword = keyword_candidates(store, analysis, limit=min(_MAX_CANDIDATES, 2 * n_cand), sources=sources,
+                                     enough=n_results, **kw_rank)
+        merged = list(keyword)
+        for c in merged:
+            c.score = c.text_score
+        apply_keyword_rescue(merged)  # lifts needles only: an exact match already scores its text_score
+        for c in merged:
+            c.relevance = c.score
+    elif not hy.enabled:
+        mode = "vector"
+        if provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0:
+            rescored = (_unit_rescored(store, provider, vector, (qv, raw_vector), size=hy.unit_lines,
+                                       weight=hy.unit_weight) or [{}])[0]
+            for c in vector:
+                c.vector_score = rescored.get(c.id, c.vector_score)
+            vector.sort(key=lambda c: -c.vector_score)
+        merged = list(vector)
+        for c in merged:
+            c.vector_score = max(0.0, c.vector_score)
+            c.score = c.relevance = c.vector_score
+    else:
+        mode = "hybrid"
+        if pending is not None and hy.merge == "weighted" and hy.file_coverage_weight > 0 \
+                and hy.vector_weight > 0 and hy.text_weight > 0:
+            analysis.measure([c.text for c in vector])  # for the file-coverage rule, while the keyword side runs
+        keyword = pending.result() if pending is not None else keyword_candidates(
+            store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
+        vw, tw = hy.vector_weight, hy.text_weight
+        filled: dict[str, float] | None = None
+        units = provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0 and (
+            vw > 0 or bool(hy.relevance_vector_weight))
+        others: list[Candidate] = []  # keyword hits the vector side did not find
+        raw_others: dict[str, float] = {}
+        if hy.score_both_sides and (vw > 0 or bool(hy.relevance_vector_weight)):
+            in_vector = {c.id for c in vector}
+            others = [c for c in keyword if c.id not in in_vector]
+            try:
+                if units:  # raw cosines: the units blend with them before the calibration
+                    raw_others = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}
+                    filled = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw_others.items()}
+                else:
+                    filled = stored_similarities(store, qv, others,
+                                                 model=provider.model if provider is not None else None,
+                                                 similarity_floor=provider.similarity_floor if provider is not None
+                                                 else None)
+            except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
+                log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
+        # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
+        # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
+        whole_raw = None
+        if whole_qv is not None and provider is not None and vw > 0:
+            whole_raw = _whole_question_cosines(store, provider, whole_qv, raw_whole, vector, keyword)
+        whole_units: dict[str, float] = {}
+        if units:  # both sides' candidates (and the whole question's) in one read of the cached unit vectors
+            in_vector = {c.id for c in vector}
+            unit_scores = _unit_rescored(
+                store, provider, [*vector, *(c for c in keyword if c.id not in in_vector)],  # type: ignore[arg-type]
+                (qv, {**raw_vector, **raw_others}), *(() if whole_raw is None else ((whole_qv, whole_raw),)),
+                size=hy.unit_lines, weight=hy.unit_weight) or []  # []: the store failed (logged), chunk cosines
+            rescored = unit_scores[0] if unit_scores else {}
+            whole_units = unit_scores[1] if len(unit_scores) > 1 else {}
+            for c in vector:
+                c.vector_score = rescored.get(c.id, c.vector_score)
+            vector.sort(key=lambda c: -c.vector_score)
+            if filled is not None:
+                filled.update((cid, v) for cid, v in rescored.items() if cid in raw_others)
+        weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
+        if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
+            apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
+                                weight=hy.file_coverage_weight)
+            headroom = hy.file_coverage_weight
+        if tw > 0:
+            apply_keyword_rescue(weighted)
+        relevance = {c.id: c.score for c in weighted}
+        if whole_raw is not None:
+            whole = {**{cid: calibrate_similarity(v, sim_floor) for cid, v in whole_raw.items()}, **whole_units}
+            _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
+                   vector_weight=vw, text_weight=tw, vector_scores=whole, bonus={c.id: c.file_bonus for c in weighted})
+        if vw > 0 and tw > 0 and hy.merge == "weighted":
+            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)  # room for other notes' chunks
+            # the vector side knows nothing of dates: chunks of the note of a date the question says rise
+            said = dates_said(q) if hy.note_date_weight > 0 else []
+            # and so do the notes of a period it names relative to now ("yesterday", "last week", "in March")
+            periods = [p for p in periods_said(q, now=now) if (p.days or _LONGEST_PERIOD + 1) <= _LONGEST_PERIOD] \
+                if hy.note_date_weight > 0 else []
+            for c in weighted if said or periods else ():
+                c.score += hy.note_date_weight * max(note_date_share(said, c.path), period_share(periods, c.path))
+        rvw = hy.relevance_vector_weight
+        if rvw is not None and rvw != vw:
+            # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
+            # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
+            # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
+            _judge(relevance, vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
+        if hy.merge == "rrf":
+            # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
+            # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
+            merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
+            if tw > 0:
+                apply_keyword_rescue(merged, rrf_k=hy.rrf_k)
+        else:
+            merged = weighted
+        for c in merged:
+            c.relevance = relevance[c.id]
+
+    endpoint = qcfg.rerank.enabled and qcfg.rerank.provider == "http"
+    rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
+        and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
+    if rerank:
+        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
+                                                  sim_floor)
+    elif endpoint and merged:
+        merged, rerank_error = _rerank_by_endpoint(merged, q, config)
+    late = hy.late_interaction
+    endpoint_ordered = endpoint and rerank_error is None  # the HTTP reranker ordered the head: its order stands
+    if late.enabled and mode == "hybrid" and provider is not None and merged and not endpoint_ordered:
+        rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
+    if hy.temporal_decay.enabled and merged:
+        apply_temporal_decay(
+            merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
+            half_life_days=hy.temporal_decay.half_life_days,
+        )
+    merged.sort(key=_hit_order)
+    if hy.mmr.enabled and len(merged) > 1:
+        merged = apply_mmr(merged, hy.mmr.lambda_)
+    if headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
+        for c in merged:
+            c.score, c.relevance = bound_score(c.score, headroom), bound_score(c.relevance, headroom)
+    passing = [c for c in merged if c.relevance >= floor]
+    if not passing and mode == "keyword":
+        # As the original: with no embeddings, the best partial matches beat an empty answer.
+        passing = [c for c in merged if c.score > 0]
+    if qcfg.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
+        lines_by = keyword.ranking if mode != "vector" else analysis
+        chosen = fit_ranges(passing, n_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
+    else:
+        chosen = passing[:n_results]
+
+    cite = citations_enabled(config.citations, session_key)
+    found = {c.id: (c.start_line, c.end_line) for c in passing}
+    hits: list[SearchHit] = []
+    for c in chosen:
+        hit = SearchHit(
+            path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
+            snippet=truncate_snippet(c.text, qcfg.snippet_max_chars), source=c.source,
+            vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
+            id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
+        )
+        hits.append(decorate_citation(hit) if cite else hit)
+    return result(clamp_injected(hits, qcfg.max_injected_chars), mode)

@@ -1,0 +1,238 @@
+"""Keyword search on PostgreSQL the way SQLite's FTS5 index does it.
+
+The search pipeline (:mod:`openclaw_memory.search`) speaks FTS5 ``MATCH`` expressions: quoted phrases
+joined by ``AND`` / ``OR`` / ``NOT`` and parentheses. Here such an expression becomes a ``tsquery``
+over a ``tsvector`` whose lexemes are exactly the tokens the SQLite index holds
+(:func:`~openclaw_memory.query.analysed_tokens`, Porter-stemmed for the ``porter`` tokenizer), written
+as a literal so no PostgreSQL parser or dictionary changes them. Matches are ranked with FTS5's own
+BM25 formula (k1 = 1.2, b = 0.75, every phrase of the expression counted), so the per-query score
+mapping, the hybrid merge and ``min_score`` see the same numbers on both backends.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from openclaw_memory.text.query_analysis import analysed_tokens
+from openclaw_memory.text.preparation import stem_tokens
+
+__all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
+           "to_tsquery", "tsvector_literal"]
+
+#: the largest word position a tsvector keeps (later positions are clamped to it by PostgreSQL)
+_MAX_POS = 16383
+#: lexemes longer than this are left out of the tsvector (PostgreSQL refuses lexemes over 2 KB)
+_MAX_LEXEME = 500
+_K1 = 1.2
+_B = 0.75
+
+
+class MatchSyntaxError(ValueError):
+    """The MATCH expression is not one this translation understands (FTS5 would reject it too)."""
+
+
+def index_tokens(text: str, *, porter: bool = False) -> list[str]:
+    """The lexemes a chunk's text is indexed under, in order."""
+    toks = analysed_tokens(text)
+    if porter and toks:
+        toks = stem_tokens(" ".join(toks)).split(" ")
+    return toks
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(tokens: Sequence[str]) -> str:
+    """A ``tsvector`` literal holding each token at its (1-based) positions."""
+    positions: dict[str, list[int]] = {}
+    for i, tok in enumerate(tokens, start=1):
+        if len(tok) <= _MAX_LEXEME and i <= _MAX_POS:
+            positions.setdefault(tok, []).append(i)
+    return " ".join(f"{_quote(t)}:{','.join(map(str, p))}" for t, p in positions.items())
+
+
+@dataclass(frozen=True)
+class Node:
+    """A parsed MATCH expression: ``op`` is ``phrase`` (with ``tokens``), ``and``, ``or`` or ``not``
+    (``args[0]`` without ``args[1]``)."""
+
+    op: str
+    tokens: tuple[str, ...] = ()
+    args: tuple[Node, ...] = ()
+
+
+_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|([^\s()"]+))')
+#: marks a phrase's last token as an FTS5 prefix (``"paint"*``); analysed tokens never contain it
+PREFIX = "*"
+
+
+def _lex(match: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(match):
+        if match[pos:].strip() == "":
+            break
+        m = _TOKEN.match(match, pos)
+        if not m:
+            raise MatchSyntaxError(f"cannot parse MATCH expression near {match[pos:pos + 20]!r}")
+        pos = m.end()
+        if m.group(1):
+            out.append(("prefix" if m.group(3) else "phrase", m.group(2).replace('""', '"')))
+        elif m.group(4):
+            out.append(("(", "("))
+        elif m.group(5):
+            out.append((")", ")"))
+        else:
+            word = m.group(6)
+            out.append((word, word) if word in ("AND", "OR", "NOT") else ("phrase", word))
+    return out
+
+
+def parse_match(match: str, *, porter: bool = False) -> Node:
+    """Parse an FTS5 MATCH expression (phrases, ``AND``, ``OR``, ``NOT``, parentheses; adjacent
+    operands are ANDed; ``NOT`` binds tighter than ``AND``, which binds tighter than ``OR``)."""
+    toks = _lex(match)
+    pos = 0
+
+    def peek() -> str | None:
+        return toks[pos][0] if pos < len(toks) else None
+
+    def take() -> tuple[str, str]:
+        nonlocal pos
+        if pos >= len(toks):
+            raise MatchSyntaxError(f"unexpected end of MATCH expression {match!r}")
+        pos += 1
+        return toks[pos - 1]
+
+    def primary() -> Node:
+        kind, text = take()
+        if kind == "(":
+            node = or_expr()
+            if take()[0] != ")":
+                raise MatchSyntaxError(f"unbalanced parentheses in {match!r}")
+            return node
+        if kind not in ("phrase", "prefix"):
+            raise MatchSyntaxError(f"unexpected {text!r} in MATCH expression {match!r}")
+        tokens = index_tokens(text, porter=porter)
+        if kind == "prefix" and tokens:
+            tokens[-1] += PREFIX
+        return Node("phrase", tuple(tokens))
+
+    def not_expr() -> Node:
+        node = primary()
+        while peek() == "NOT":
+            take()
+            node = Node("not", args=(node, primary()))
+        return node
+
+    def and_expr() -> Node:
+        parts = [not_expr()]
+        while peek() not in (None, "OR", ")"):
+            if peek() == "AND":
+                take()
+            parts.append(not_expr())
+        return parts[0] if len(parts) == 1 else Node("and", args=tuple(parts))
+
+    def or_expr() -> Node:
+        parts = [and_expr()]
+        while peek() == "OR":
+            take()
+            parts.append(and_expr())
+        return parts[0] if len(parts) == 1 else Node("or", args=tuple(parts))
+
+    if not toks:
+        raise MatchSyntaxError("empty MATCH expression")
+    node = or_expr()
+    if pos != len(toks):
+        raise MatchSyntaxError(f"unexpected {toks[pos][1]!r} in MATCH expression {match!r}")
+    return node
+
+
+def to_tsquery(node: Node) -> str | None:
+    """The ``tsquery`` literal of ``node``; None when it can match nothing (a phrase without tokens)."""
+    if node.op == "phrase":
+        if not node.tokens or any(len(t) > _MAX_LEXEME for t in node.tokens):
+            return None
+        return "(" + " <-> ".join(_quote(t[:-1]) + ":*" if t.endswith(PREFIX) else _quote(t) for t in node.tokens) + ")"
+    parts = [to_tsquery(a) for a in node.args]
+    if node.op == "and":
+        return None if any(p is None for p in parts) else "(" + " & ".join(p for p in parts if p) + ")"
+    if node.op == "or":
+        kept = [p for p in parts if p is not None]
+        return "(" + " | ".join(kept) + ")" if kept else None
+    base, minus = parts
+    if base is None:
+        return None
+    return base if minus is None else f"({base} & !{minus})"
+
+
+def phrases(node: Node) -> list[tuple[str, ...]]:
+    """Every phrase of the expression, in order, repeats included (FTS5's BM25 sums over them all)."""
+    if node.op == "phrase":
+        return [node.tokens]
+    return [p for a in node.args for p in phrases(a)]
+
+
+def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
+    """How many times ``phrase`` occurs in ``tokens`` (overlapping occurrences counted, as FTS5 does)."""
+    n = len(phrase)
+    if n == 0:
+        return 0
+    last = phrase[-1]
+    if last.endswith(PREFIX):  # the last token is a prefix: any token starting with it matches there
+        head, stem = tuple(phrase[:-1]), last[:-1]
+        return sum(1 for i in range(len(tokens) - n + 1)
+                   if tuple(tokens[i:i + n - 1]) == head and tokens[i + n - 1].startswith(stem))
+    first = phrase[0]
+    if n == 1:
+        return sum(1 for t in tokens if t == first)
+    return sum(1 for i, t in enumerate(tokens[: len(tokens) - n + 1]) if t == first and tuple(tokens[i:i + n]) == tuple(phrase))
+
+
+def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
+                n_rows: int, avg_tokens: float) -> list[float]:
+    """FTS5's ``bm25()`` of each document (negative: lower is better).
+
+    Each document is its tokens joined by single spaces (as the ``tokens`` column stores them; the
+    fastest form) or a sequence of tokens;
+    ``hits[i]`` is how many rows of the whole index contain ``phrase_list[i]``; ``n_rows`` and
+    ``avg_tokens`` describe the whole index, as FTS5 counts them."""
+    idf = []
+    for n_hit in hits:
+        v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
+        idf.append(v if v > 0 else 1e-6)
+    avg = avg_tokens if avg_tokens > 0 else 1.0
+    # every token of a doubled-space copy of the document stands between spaces of its own, so counting
+    # " token " in it counts the token exactly, without splitting the document
+    needles = [[f" {t} " for t in p] for p in phrase_list]
+    out = []
+    for item in docs:
+        doc = item if isinstance(item, str) else " ".join(item)
+        n_tokens = doc.count(" ") + 1 if doc else 0
+        norm = _K1 * (1 - _B + _B * n_tokens / avg)
+        padded = " " + doc.replace(" ", "  ") + " "
+        toks: list[str] | None = None
+        score = 0.0
+        for p, needle, w in zip(phrase_list, needles, idf):
+            if len(p) == 1 and p[0].endswith(PREFIX):  # a token starts with the prefix where " prefix" occurs
+                f = padded.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
+            elif p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
+                if toks is None:
+                    toks = doc.split(" ") if doc else []
+                f = phrase_count(toks, p)
+            elif len(p) == 1:
+                f = padded.count(needle[0])
+            elif p and all(x in padded for x in needle):
+                if toks is None:
+                    toks = doc.split(" ") if doc else []
+                f = phrase_count(toks, p)
+            else:
+                f = 0
+            if f:
+                score += w * (f * (_K1 + 1)) / (f + norm)
+        out.append(-score)
+    return out

@@ -1,0 +1,1272 @@
+"""PostgresStore: the index in a PostgreSQL server with pgvector, shared by many processes and hosts.
+
+Markdown stays the source of truth; the server holds the derived index (chunks, keyword and vector
+indexes), the embedding cache and the bookkeeping of each namespace (:mod:`.schema`). Keyword search
+follows FTS5 exactly (:mod:`.fts`); vector search is an exact cosine scan for small namespaces and an
+HNSW index (``halfvec`` above 2,000 dimensions) once a namespace holds ``hnsw_min_rows`` vectors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from openclaw_memory.text.chunker import indexed_text
+from openclaw_memory.config import is_postgres_url
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
+from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.postgres import fts
+from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
+from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
+from openclaw_memory.storage.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
+from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
+from openclaw_memory.text.preparation import FTS_TOKENIZER_ID
+from openclaw_memory.types import Candidate, MemoryFile
+
+try:
+    import psycopg
+    from pgvector import Vector
+    from pgvector.psycopg import register_vector
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError:  # pragma: no cover - the extra is missing
+    psycopg = None  # type: ignore[assignment]
+
+__all__ = ["PostgresStore", "default_ef_search", "is_postgres_url", "redact_url"]
+
+log = logging.getLogger(__name__)
+
+#: vectors up to this many dimensions are indexed as ``vector``; above, as ``halfvec`` (pgvector's limit)
+_VECTOR_INDEX_MAX_DIMS = 2000
+#: rows fetched beyond ``limit`` by a vector search, rescored exactly before the cut
+_SPARE = 16
+#: pgvector's bounds of ``hnsw.ef_search``
+_EF_SEARCH_MAX = 1000
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: the meta key naming the workspace a namespace indexes
+_WORKSPACE_KEY = "workspace"
+#: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
+_WORKSPACE_ID_KEY = "workspace_id"
+_CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+#: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
+_PROBE_TIMEOUT = 2
+#: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Retryable(Exception):
+    """A failure the same call may not meet again (:func:`_retry_once` runs it once more)."""
+
+
+class _PoolerRetry(StoreError, _Retryable):
+    """A transaction-mode pooler rejected a prepared statement (prepared statements are off from then on)."""
+
+
+class _OutageRetry(StoreUnavailableError, _Retryable):
+    """The connection was lost or refused (the breaker decides whether the second try reaches the server)."""
+
+
+def _retry_once(method: _F) -> _F:
+    """Run ``method`` a second time after a :class:`_Retryable` failure (its transaction was rolled back)."""
+    @functools.wraps(method)
+    def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except _Retryable:
+            try:
+                return method(self, *args, **kwargs)
+            except _Retryable as again:
+                raise (StoreUnavailableError if isinstance(again, StoreUnavailableError) else StoreError)(
+                    str(again)) from None
+    return wrapper  # type: ignore[return-value]
+
+
+def default_ef_search(limit: int) -> int:
+    """``hnsw.ef_search`` for a search of ``limit`` rows when ``store.pgEfSearch`` is unset: eight times the
+    rows fetched (``limit`` plus the spare rows rescored exactly; hybrid search's 24 candidates give 320),
+    at least pgvector's default 40, at most its limit 1000. At 20k vectors, queries without a close
+    neighbour found 0.68 of the exact top 10 at 100 and 0.96 at 320 (bench/README.md)."""
+    return min(_EF_SEARCH_MAX, max(40, 8 * (int(limit) + _SPARE)))
+
+
+def redact_url(url: str) -> str:
+    """``url`` (a URL or a key/value DSN) with its password (and any ``password=`` parameter) replaced by
+    ``***``."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            cred, host = netloc.rsplit("@", 1)
+            if ":" in cred:
+                cred = cred.split(":", 1)[0] + ":***"
+            netloc = f"{cred}@{host}"
+        out = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    except ValueError:
+        out = url
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", out, flags=re.I)
+
+
+def _secrets(url: str) -> list[str]:
+    found = []
+    try:
+        if urlsplit(url).password:
+            found.append(str(urlsplit(url).password))
+    except ValueError:
+        pass
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^&\s]+))", url, flags=re.I):
+        found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
+    return [s for s in found if s]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _array(value: Any) -> np.ndarray:
+    """A stored ``vector`` as a float32 numpy array."""
+    return value.to_numpy().astype(np.float32, copy=False) if isinstance(value, Vector) else \
+        np.asarray(value, dtype=np.float32)
+
+
+def _build_memory_mb(rows: int, dims: int) -> int:
+    """``maintenance_work_mem`` for building an HNSW index over ``rows`` vectors of ``dims`` dimensions:
+    room for pgvector's in-memory graph (the vector, stored as ``halfvec`` above 2,000 dimensions, plus
+    its neighbour lists), at least 256 MB and at most 4 GB."""
+    per_row = (2 if dims > _VECTOR_INDEX_MAX_DIMS else 4) * dims + 512
+    return int(min(4096, max(256, rows * per_row * 1.25 / 2**20)))
+
+
+def _finite(vec: np.ndarray) -> bool:
+    return bool(np.isfinite(vec).all())
+
+
+class PostgresStore:
+    """The :class:`~openclaw_memory.storage.MemoryStore` on a PostgreSQL server with pgvector.
+
+    ``namespace`` separates agents and workspaces sharing one database (nothing of one is visible
+    from another); ``schema`` is the PostgreSQL schema holding the tables. ``hnsw_min_rows``: from
+    this many vectors of one size in a namespace, the next sync builds an HNSW index and searches
+    use it; ``exact=True`` always scans exactly. ``ef_search`` is HNSW's candidate list per search
+    (``hnsw.ef_search``; None: :func:`default_ef_search` of the rows asked for). ``workspace`` (the
+    workspace's absolute path) is recorded in the namespace on first open; opening the namespace for
+    another workspace raises ConfigError, as two workspaces sharing one namespace would overwrite each
+    other's index, and so is opening it from another copy of the workspace at that path (:mod:`.workspace_id`).
+    ``pool_size`` connections at most (``store.pool``); a call waits ``pool_timeout`` seconds for one, then
+    raises StoreUnavailableError when the server does not answer, and later calls fail at once until it
+    does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
+    one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        namespace: str = "main",
+        schema: str = "openclaw_memory",
+        fts_tokenizer: str = "unicode61",
+        vector_enabled: bool = True,
+        hnsw_min_rows: int = 20_000,
+        exact: bool = False,
+        ef_search: int | None = None,
+        pool_size: int = 2,
+        pool_timeout: float = 5.0,
+        prepared_statements: bool | None = None,
+        connect_timeout: float = 5.0,
+        workspace: str | None = None,
+        fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
+        _parent: PostgresStore | None = None,
+        _build_id: int | None = None,
+    ) -> None:
+        if fts_tokenizer not in ("unicode61", "porter"):
+            raise ConfigError(f"store.fts.tokenizer {fts_tokenizer!r} is not available with PostgreSQL; use "
+                              "'unicode61' or 'porter'")
+        if not _IDENT.match(schema):
+            raise ConfigError(f"store.schema {schema!r} must be a plain identifier (letters, digits, _)")
+        if not namespace or len(namespace) > 200:
+            raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        self.url = url
+        self.safe_url = redact_url(url)
+        self.namespace = namespace
+        self.schema = schema
+        self.fts_tokenizer = fts_tokenizer
+        self.vector_enabled = vector_enabled
+        self.hnsw_min_rows = int(hnsw_min_rows)
+        self.exact = exact
+        if ef_search is not None and not 1 <= int(ef_search) <= _EF_SEARCH_MAX:
+            raise ConfigError(f"store.pgEfSearch must be between 1 and {_EF_SEARCH_MAX} (got {ef_search})")
+        self.ef_search = None if ef_search is None else int(ef_search)
+        self._porter = fts_tokenizer == "porter"
+        #: ``store.fts.note_dates``: a dated note's date is indexed as words with each of its chunks, as in SQLite
+        self.fts_note_dates = fts_note_dates
+        self._s = f'"{schema}"'
+        self._secrets = _secrets(url)
+        self._build_id = _build_id
+        self._connect_timeout = max(_PROBE_TIMEOUT, int(connect_timeout))
+        self._closed = False
+        self._lock = threading.Lock()
+        #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
+        self._counts: dict[tuple[int, int, str], int] = {}
+        self._count_head: tuple[int, int] | None = None  # the build and version the last count read
+        #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
+        self._root: PostgresStore = _parent._root if _parent is not None else self
+        if _parent is not None:
+            self.read_only = _parent.read_only
+            self._server_version, self._pgvector_version = _parent._server_version, _parent._pgvector_version
+            return
+        if psycopg is None:
+            raise StoreError("the PostgreSQL backend needs its extra: pip install 'openclaw-memory[postgres]'")
+        self._pool_size, self._pool_timeout = max(1, int(pool_size)), float(pool_timeout)
+        #: prepared statements: True/False as configured; None: on until a transaction-mode pooler rejects one
+        self._prepare = prepared_statements
+        self._down_since: float | None = None  # when the server stopped answering (None: it answers)
+        self._probe_lock = threading.Lock()
+        #: True on a read-only session (a replica, default_transaction_read_only) or a role without write rights
+        self.read_only = False
+        try:
+            with psycopg.connect(url, **self._connect_args()) as conn:
+                self.read_only = conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
+                self._require_vector_extension(conn)
+                with conn.transaction():
+                    migrate(conn, schema, read_only=self.read_only)
+                    if not self.read_only and not conn.execute(
+                            "SELECT has_table_privilege(%s, 'INSERT, UPDATE, DELETE')",
+                            (f"{self._s}.chunks",)).fetchone()[0]:
+                        self.read_only = True  # a role allowed to read only
+                    if not self.read_only:
+                        conn.execute(
+                            f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') "
+                            "ON CONFLICT (name) WHERE state = 'active' DO NOTHING", (namespace,))
+                    if workspace is not None:
+                        self._claim_workspace(conn, workspace)
+                self._server_version = str(conn.execute("SHOW server_version").fetchone()[0])
+                row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+                self._pgvector_version = str(row[0]) if row else "?"
+            self._pool = self._new_pool()
+        except (StoreError, ConfigError):
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: {self._clean(exc)}. "
+                             "Check that the server is running and the URL (store.url) is right") from None
+
+    def _require_vector_extension(self, conn: Any) -> None:
+        """Create pgvector in the database when it is missing (StoreError when that is not possible)."""
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None:
+            return
+        try:
+            if self.read_only:
+                raise psycopg.errors.ReadOnlySqlTransaction("the connection is read-only")
+            with conn.transaction():  # serialised: concurrent CREATE EXTENSION IF NOT EXISTS can collide
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('openclaw-memory:extension'), 0)")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"pgvector is not available on the PostgreSQL server at {self.safe_url} ({self._clean(exc)}); "
+                "install the pgvector extension there (or ask an administrator to run CREATE EXTENSION "
+                "vector in this database)") from None
+
+    # ---- connections and errors ---------------------------------------------------------------
+
+    def _connect_args(self, *, timeout: int | None = None, autocommit: bool = True) -> dict[str, Any]:
+        """Keyword arguments of every connection this store opens."""
+        args: dict[str, Any] = {"autocommit": autocommit, "connect_timeout": timeout or self._connect_timeout}
+        if "application_name" not in self.url:
+            args["application_name"] = "openclaw-memory"
+        return args
+
+    def _new_pool(self) -> Any:
+        """A pool of up to ``pool_size`` connections. Connections are not checked before use (a round trip
+        each): a call that meets a lost one (a server restart) trips the breaker and runs once more, and the
+        breaker replaces the whole pool once the server answers."""
+        return ConnectionPool(
+            self.url, min_size=1, max_size=self._pool_size, open=True, name="openclaw-memory",
+            kwargs=self._connect_args(), configure=self._configure, timeout=self._pool_timeout, reconnect_timeout=0)
+
+    def _configure(self, conn: Any) -> None:
+        register_vector(conn)
+        if self._prepare is False:
+            conn.prepare_threshold = None
+
+    def _clean(self, exc: BaseException | str) -> str:
+        """An error message without any secret of the connection URL."""
+        text = str(exc).strip()
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _outage(self, exc: BaseException | str) -> str:
+        """The message of StoreUnavailableError."""
+        since = self._root._down_since
+        ago = f" for {time.monotonic() - since:.0f}s" if since is not None else ""
+        return (f"PostgreSQL at {self.safe_url} is unavailable{ago} (outage, restart or no free connection: "
+                f"{self._clean(exc)}); notes are still written to the Markdown files and the index catches up "
+                "on the next sync once the server answers")
+
+    def _trip(self) -> None:
+        """Open the breaker: until the server answers a probe again, calls fail at once."""
+        root = self._root
+        if root._down_since is None:
+            root._down_since = time.monotonic()
+            log.warning("PostgreSQL at %s stopped answering; searches fail fast until it is back", self.safe_url)
+
+    def _through_breaker(self) -> None:
+        """While the breaker is open: one quick probe of the server; StoreUnavailableError when it still does
+        not answer, else the breaker closes (with a fresh pool: the old one may be waiting out a back-off)."""
+        root = self._root
+        if root._down_since is None:
+            return
+        with root._probe_lock:
+            if root._down_since is None:
+                return
+            try:
+                psycopg.connect(self.url, **self._connect_args(timeout=_PROBE_TIMEOUT)).close()
+            except psycopg.Error as exc:
+                raise StoreUnavailableError(self._outage(exc)) from None
+            old, root._pool = root._pool, root._new_pool()
+            root._down_since = None
+            log.warning("PostgreSQL at %s answers again", self.safe_url)
+        threading.Thread(target=old.close, kwargs={"timeout": 0}, daemon=True).start()
+
+    def _unavailable(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the server (not this statement) failed: connection lost or refused, shutting
+        down or starting up, out of connections."""
+        if not isinstance(exc, psycopg.OperationalError):
+            return False
+        return exc.sqlstate is None or exc.sqlstate.startswith("08") or exc.sqlstate in _UNAVAILABLE_STATES
+
+    @contextlib.contextmanager
+    def _driver_errors(self, what: str) -> Iterator[None]:
+        """Driver and pool errors inside the block become StoreError naming ``what`` (no secret in it):
+        StoreUnavailableError when the server is unreachable (a _Retryable one when retrying may succeed)."""
+        if self._closed:
+            raise StoreError(f"the memory index {self!r} is closed")
+        root = self._root
+        try:
+            yield
+        except StoreError:
+            raise
+        except PoolTimeout as exc:
+            try:  # a busy pool or a server that is gone?
+                psycopg.connect(self.url, **self._connect_args(timeout=_PROBE_TIMEOUT)).close()
+            except psycopg.Error as probe:
+                self._trip()
+                raise StoreUnavailableError(self._outage(probe)) from None
+            raise StoreError(f"{what}: all {root._pool_size} connections to PostgreSQL at {self.safe_url} stayed busy "
+                             f"for {root._pool_timeout:.0f}s ({self._clean(exc)}); raise store.pool.max_size") from None
+        except psycopg.Error as exc:
+            if root._prepare is None and isinstance(exc, (psycopg.errors.DuplicatePreparedStatement,
+                                                          psycopg.errors.InvalidSqlStatementName)):
+                root._prepare = False  # a transaction-mode pooler: statements land on other server sessions
+                log.info("PostgreSQL at %s is behind a transaction-mode pooler: prepared statements off",
+                         self.safe_url)
+                raise _PoolerRetry(f"{what} failed on PostgreSQL: {self._clean(exc)}") from None
+            if self._unavailable(exc):
+                self._trip()
+                raise _OutageRetry(self._outage(exc)) from None
+            raise StoreError(f"{what} failed on PostgreSQL ({self.safe_url}, namespace {self.namespace!r}): "
+                             f"{self._clean(exc)}") from None
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection (after the breaker let the call through)."""
+        root = self._root
+        self._through_breaker()
+        with root._pool.connection() as conn:
+            if root._prepare is False:
+                conn.prepare_threshold = None
+            yield conn
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise StoreError(f"{what}: the connection to PostgreSQL at {self.safe_url} is read-only (a replica, "
+                             "a read-only session or a role without write rights): it can search, not index. Sync "
+                             "from a host whose store.url allows writes")
+
+    @contextlib.contextmanager
+    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
+        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
+        errors become StoreError."""
+        if not read:
+            self._writable(what)
+        with self._driver_errors(what), self._connection() as conn:
+            if read:  # BEGIN carries them (no SET TRANSACTION round trip); put back for the pool's next user
+                conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                if read:
+                    conn.isolation_level, conn.read_only = None, None
+
+    @contextlib.contextmanager
+    def _autocommit(self, what: str) -> Iterator[Any]:
+        """A pooled connection outside any transaction, for reads of one statement each (a statement is a
+        consistent snapshot of its own); driver errors become StoreError."""
+        with self._driver_errors(what), self._connection() as conn:
+            yield conn
+
+    def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
+        if self._build_id is not None:
+            return f"{alias}.id = %s", [self._build_id]
+        return f"{alias}.name = %s AND {alias}.state = 'active'", [self.namespace]
+
+    def _ns(self, conn: Any) -> int:
+        """The id of the build this store reads and writes (the namespace's active one)."""
+        if self._build_id is not None:
+            return self._build_id
+        row = conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state = 'active'",
+                           (self.namespace,)).fetchone()
+        if row is not None:
+            return int(row[0])
+        if self.read_only:
+            return -1  # not indexed yet: a read-only connection finds an empty index
+        # created on open; only missing if someone deleted it meanwhile (its rows went with it: ON DELETE CASCADE)
+        sql = (f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'active') ON CONFLICT (name) "
+               "WHERE state = 'active' DO UPDATE SET name = excluded.name RETURNING id")
+        if not conn.read_only:
+            return int(conn.execute(sql, (self.namespace,)).fetchone()[0])
+        # A read-only transaction cannot write: the namespace is recreated (empty) in a transaction of its own.
+        # This snapshot cannot see the new row, but it holds nothing either: the read finds an empty index,
+        # and the next sync rebuilds it.
+        log.warning("the namespace %r was deleted from %s while this index was open; recreating it empty (the "
+                    "next sync rebuilds the index)", self.namespace, self.safe_url)
+        with psycopg.connect(self.url, **self._connect_args()) as other:
+            return int(other.execute(sql, (self.namespace,)).fetchone()[0])
+
+    def _write_ns(self, conn: Any) -> int:
+        """:meth:`_ns`, locked for this transaction: writers of one build take turns, so each sees what
+        the previous one committed and the chunk counts and term statistics stay exact."""
+        ns = self._ns(conn)
+        conn.execute(f"SELECT 1 FROM {self._s}.namespaces WHERE id = %s FOR UPDATE", (ns,))
+        return ns
+
+    def _claim_workspace(self, conn: Any, workspace: str) -> None:
+        """Record ``workspace`` (its path and the id of its copy) as the one this namespace indexes, or refuse
+        another one (ConfigError): another path, or another copy at the same path."""
+        ns = self._ns(conn) if self.read_only else self._write_ns(conn)
+        rows = dict(conn.execute(f"SELECT key, value FROM {self._s}.meta WHERE ns_id = %s AND key = ANY(%s)",
+                                 (ns, [_WORKSPACE_KEY, _WORKSPACE_ID_KEY])).fetchall())
+        first = not self.read_only and _WORKSPACE_ID_KEY not in rows and rows.get(_WORKSPACE_KEY, workspace) == workspace
+        mine = workspace_id(workspace) if first else read_workspace_id(workspace)  # made only for a first claim
+        if not self.read_only:
+            for key, value in ((_WORKSPACE_KEY, workspace), (_WORKSPACE_ID_KEY, mine)):
+                if key not in rows and value is not None:
+                    conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s)",
+                                 (ns, key, value))
+                    rows[key] = value
+        recorded = rows.get(_WORKSPACE_ID_KEY)
+        if rows.get(_WORKSPACE_KEY, workspace) == workspace and recorded is not None and mine != recorded:
+            raise ConfigError(
+                f"store.namespace {self.namespace!r} on {self.safe_url} indexes another copy of the workspace "
+                f"{workspace!r} (its {WORKSPACE_ID_FILE} holds {recorded}; here it "
+                f"{'holds ' + mine if mine else 'is missing'}): hosts sharing a namespace must share one volume, "
+                "or each would undo the other's index. Give each host's copy its own store.namespace (e.g. "
+                "\"{agent_id}-{host}\"), or, if this is the same workspace, put that id back in the file")
+        row = (rows[_WORKSPACE_KEY],) if _WORKSPACE_KEY in rows else None
+        if row is None:
+            return
+        if row[0] != workspace:
+            raise ConfigError(
+                f"store.namespace {self.namespace!r} on {self.safe_url} already holds the index of the workspace "
+                f"{row[0]!r}, not of {workspace!r}: two workspaces in one namespace would overwrite each other's "
+                "index. Give this workspace its own store.namespace (hosts sharing one workspace must mount it at "
+                "the same path)")
+
+    @property
+    def db_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's exception class (every public method already raises StoreError instead)."""
+        return (psycopg.Error,) if psycopg is not None else ()
+
+    @property
+    def fts_tokenizer_id(self) -> str:
+        """The keyword-index identity recorded in the fingerprint (``+dates``: ``fts_note_dates``)."""
+        return ("pg-lexemes:" + FTS_TOKENIZER_ID + ("+porter" if self._porter else "")
+                + ("+dates" if self.fts_note_dates else ""))
+
+    # ---- meta -----------------------------------------------------------------------------------
+
+    @_retry_once
+    def read_meta(self) -> IndexMeta | None:
+        with self._conn("reading the index meta", read=True) as conn:
+            row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
+                               (self._ns(conn), META_KEY)).fetchone()
+        if not row:
+            return None
+        try:
+            return IndexMeta.from_json(json.loads(row[0]))
+        except (ValueError, TypeError):
+            return None
+
+    @_retry_once
+    def write_meta(self, meta: IndexMeta) -> None:
+        value = json.dumps(meta.to_json(), separators=(",", ":"))
+        with self._conn("writing the index meta") as conn:
+            ns = self._ns(conn)
+            conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) VALUES (%s, %s, %s) ON CONFLICT (ns_id, key) "
+                         "DO UPDATE SET value = excluded.value", (ns, META_KEY, value))
+        self._ensure_vector_indexes()
+
+    # ---- files and chunks ------------------------------------------------------------------------
+
+    @_retry_once
+    def file_records(self, source: str | None = None) -> dict[str, FileRecord]:
+        with self._conn("listing indexed files", read=True) as conn:
+            sql = f"SELECT path, source, hash, mtime, size FROM {self._s}.files WHERE ns_id = %s"
+            args: list[Any] = [self._ns(conn)]
+            if source:
+                sql += " AND source = %s"
+                args.append(source)
+            rows = conn.execute(sql, args).fetchall()
+        return {r[0]: FileRecord(r[0], r[1], r[2], float(r[3]), int(r[4])) for r in rows}
+
+    def _delete_rows(self, conn: Any, ns: int, where: str, args: Sequence[Any], terms: Counter[str]) -> None:
+        """Delete chunks of build ``ns`` and take them out of its statistics (their tokens leave ``terms``)."""
+        rows = conn.execute(f"DELETE FROM {self._s}.chunks WHERE ns_id = %s AND {where} RETURNING tokens",
+                            [ns, *args]).fetchall()
+        if not rows:
+            return
+        n_tokens = 0
+        for (tokens,) in rows:
+            toks = tokens.split(" ") if tokens else []
+            n_tokens += len(toks)
+            terms.subtract({t for t in toks if t})
+        conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows - %s, n_tokens = n_tokens - %s, "
+                     "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
+
+    def _update_terms(self, conn: Any, ns: int, terms: Counter[str]) -> None:
+        """Add ``terms`` (token → change of its chunk count) to build ``ns``'s term statistics, in the
+        caller's transaction. Rows are locked in one order, so concurrent writers never deadlock."""
+        items = [(t, n) for t, n in terms.items() if n]
+        if not items:
+            return
+        conn.execute(
+            f"INSERT INTO {self._s}.terms AS t(ns_id, term, n_docs) SELECT %s, u.term, u.n FROM "
+            "unnest(%s::text[], %s::bigint[]) AS u(term, n) ORDER BY u.term COLLATE \"C\" "
+            "ON CONFLICT (ns_id, term) DO UPDATE SET n_docs = t.n_docs + excluded.n_docs",
+            (ns, [t for t, _ in items], [n for _, n in items]))
+        gone = [t for t, n in items if n < 0]
+        if gone:
+            conn.execute(f"DELETE FROM {self._s}.terms WHERE ns_id = %s AND term = ANY(%s) AND n_docs <= 0",
+                         (ns, gone))
+
+    @_retry_once
+    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        now = _now_ms()
+        by_id: dict[str, tuple[Any, ...]] = {}
+        added: dict[str, list[str]] = {}
+        for c in chunks:  # a repeated id keeps its last chunk (the insert below upserts)
+            dated = note_date_words(c.path) if self.fts_note_dates else None
+            body = indexed_text(c.text)  # record markers left out
+            toks = fts.index_tokens(f"{body}\n{dated}" if dated else body, porter=self._porter)
+            added[c.id] = toks
+            vec, raw, dims, zero = None, None, None, False
+            if c.embedding is not None and np.asarray(c.embedding).size:
+                e = np.asarray(c.embedding, dtype=np.float32).reshape(-1)
+                dims = int(e.size)
+                if _finite(e):
+                    vec, zero = e, not bool(np.any(e))
+                else:
+                    raw = e.astype("<f4").tobytes()
+            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
+                           fts.tsvector_literal(toks), vec, raw, dims, zero, now)
+        rows = list(by_id.values())
+        n_tokens = sum(len(t) for t in added.values())
+        terms: Counter[str] = Counter()
+        for toks in added.values():
+            terms.update({t for t in toks if t})
+        with self._conn(f"writing {file.path}") as conn:
+            ns = self._write_ns(conn)
+            self._delete_rows(conn, ns, "path = %s", [file.path], terms)
+            ids = list(by_id)
+            if ids:  # the same chunk id under another path moves here
+                self._delete_rows(conn, ns, "id = ANY(%s)", [ids], terms)
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {self._s}.chunks(ns_id, id, path, source, start_line, end_line, hash, model, text, "
+                    "tokens, tsv, embedding, raw_embedding, dims, zero, updated_at) VALUES "
+                    "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s,%s,%s,%s,%s) ON CONFLICT (ns_id, id) DO UPDATE SET "
+                    "path = excluded.path, source = excluded.source, start_line = excluded.start_line, "
+                    "end_line = excluded.end_line, hash = excluded.hash, model = excluded.model, text = excluded.text, "
+                    "tokens = excluded.tokens, tsv = excluded.tsv, embedding = excluded.embedding, "
+                    "raw_embedding = excluded.raw_embedding, dims = excluded.dims, zero = excluded.zero, "
+                    "updated_at = excluded.updated_at",
+                    [(ns, *r) for r in rows])
+            conn.execute(f"UPDATE {self._s}.namespaces SET n_rows = n_rows + %s, n_tokens = n_tokens + %s, "
+                         "version = version + 1 WHERE id = %s", (len(rows), n_tokens, ns))
+            self._update_terms(conn, ns, terms)
+            conn.execute(
+                f"INSERT INTO {self._s}.files(ns_id, path, source, hash, mtime, size) VALUES (%s,%s,%s,%s,%s,%s) "
+                "ON CONFLICT (ns_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+                "mtime = excluded.mtime, size = excluded.size",
+                (ns, file.path, file.source, file.hash, file.mtime_ms, file.size))
+
+    @_retry_once
+    def touch_file(self, file: MemoryFile) -> None:
+        with self._conn(f"updating {file.path}") as conn:
+            conn.execute(f"UPDATE {self._s}.files SET mtime = %s, size = %s WHERE ns_id = %s AND path = %s",
+                         (file.mtime_ms, file.size, self._ns(conn), file.path))
+
+    @_retry_once
+    def delete_file(self, path: str, source: str | None = None) -> None:
+        with self._conn(f"deleting {path}") as conn:
+            ns = self._write_ns(conn)
+            where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
+            terms: Counter[str] = Counter()
+            self._delete_rows(conn, ns, where, args, terms)
+            self._update_terms(conn, ns, terms)
+            conn.execute(f"DELETE FROM {self._s}.files WHERE ns_id = %s AND {where}", [ns, *args])
+
+    @staticmethod
+    def _chunk(r: Sequence[Any]) -> StoredChunk:
+        emb = r[8]
+        if emb is not None:
+            emb = _array(emb)
+        elif r[9] is not None:
+            emb = np.frombuffer(r[9], dtype="<f4")
+        return StoredChunk(id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), hash=r[5],
+                           model=r[6], text=r[7], embedding=emb)
+
+    def iter_chunks(self, source: str | None = None) -> Iterator[StoredChunk]:
+        with self._conn("reading chunks", read=True) as conn:
+            sql = f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = %s"
+            args: list[Any] = [self._ns(conn)]
+            if source:
+                sql += " AND source = %s"
+                args.append(source)
+            rows = conn.execute(sql + " ORDER BY path, start_line, id", args).fetchall()
+        for r in rows:
+            yield self._chunk(r)
+
+    @_retry_once
+    def get_chunks(self, ids: Sequence[str]) -> list[StoredChunk]:
+        if not ids:
+            return []
+        nw, nargs = self._build_where()
+        with self._autocommit("reading chunks") as conn:  # one statement: a snapshot of its own
+            rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM "
+                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)]).fetchall()
+        by_id = {r[0]: self._chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    @_retry_once
+    def is_empty(self) -> bool:
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            return conn.execute(f"SELECT 1 FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM {self._s}.namespaces "
+                                f"n WHERE {nw}) LIMIT 1", nargs).fetchone() is None
+
+    @_retry_once
+    def generation(self) -> str:
+        """The build's id and its ``version`` (advanced by every write of chunks in the same transaction)."""
+        nw, nargs = self._build_where()
+        with self._autocommit("reading the index") as conn:
+            row = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+        return f"{row[0]}:{row[1]}" if row else "none:0"
+
+    @_retry_once
+    def counts(self) -> dict[str, dict[str, int]]:
+        with self._conn("counting the index", read=True) as conn:
+            ns = self._ns(conn)
+            rows = conn.execute(
+                f"SELECT source, 'files', count(*) FROM {self._s}.files WHERE ns_id = %s GROUP BY source UNION ALL "
+                f"SELECT source, 'chunks', count(*) FROM {self._s}.chunks WHERE ns_id = %s GROUP BY source",
+                (ns, ns)).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for source, kind, n in rows:
+            out.setdefault(source, {"files": 0, "chunks": 0})[kind] = int(n)
+        return out
+
+    # ---- keyword search ---------------------------------------------------------------------------
+
+    def _parse(self, match: str) -> tuple[fts.Node, str] | None:
+        try:
+            node = fts.parse_match(match, porter=self._porter)
+        except fts.MatchSyntaxError as exc:
+            log.warning("keyword query %r rejected: %s", match, exc)  # search goes on without it
+            return None
+        q = fts.to_tsquery(node)
+        return (node, q) if q else None
+
+    # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
+    # and walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index).
+
+    @_retry_once
+    def keyword_search(
+        self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
+        window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
+    ) -> list[tuple[Candidate, float]]:
+        if limit <= 0 or (not match and not like_terms):
+            return []
+        parsed = self._parse(match) if match else None
+        if match and parsed is None:
+            return []
+        where, args = [], []
+        if parsed:
+            where.append("tsv @@ %s::tsquery")
+            args.append(parsed[1])
+        if sources:
+            where.append("source = ANY(%s)")
+            args.append(list(sources))
+        for t in like_terms:
+            where.append("text ILIKE %s ESCAPE '\\'")
+            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        nw, nargs = self._build_where()
+        ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
+        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
+            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
+                         "OFFSET %s LIMIT 1), 0)")
+            args += [*nargs, max(0, int(newest) - 1)]
+        cond = f"ns_id = {ns_sql} AND " + " AND ".join(where)
+        if not parsed or order == "recent":  # one statement: the newest matches, unranked
+            with self._autocommit("keyword search") as conn:
+                rows = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
+                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*nargs, *args, int(limit)],
+                                    prepare=False).fetchall()
+            return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
+        phrase_list = fts.phrases(parsed[0])
+        with self._conn("keyword search", read=True) as conn:
+            # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
+            # the chunks that make the cut only) and the phrases' term statistics
+            with conn.pipeline():
+                c_head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
+                                      f"WHERE {nw}", nargs)
+                c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
+                                      + (" LIMIT %s" if window is not None else ""),
+                                      [*nargs, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                      prepare=False)
+                stats = self._term_stats_query(ns_sql, nargs, phrase_list)
+                c_stats = conn.execute(stats[0], stats[1], prepare=False) if stats else None
+            head, rows = c_head.fetchone(), c_rows.fetchall()
+            if head is None or not rows:
+                return []
+            ns, n_rows, n_tokens, version = (int(x) for x in head)
+            hits = self._phrase_hits(conn, ns, version, phrase_list,
+                                     self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
+            return self._ranked(conn, ns, rows, phrase_list, hits, n_rows, n_tokens, limit)
+
+    def _ranked(self, conn: Any, ns: int, rows: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]],
+                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int) -> list[tuple[Candidate, float]]:
+        """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
+        order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
+        top = {r[0]: r for r in conn.execute(
+            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
+            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
+        return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
+
+    @staticmethod
+    def _like_prefix(prefix: str) -> str:
+        """A LIKE pattern for the terms starting with ``prefix``."""
+        return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+    @staticmethod
+    def _stat_keys(phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[str]]:
+        """The whole tokens and the one-token prefixes (without ``*``) whose statistics the phrases need."""
+        unique = list(dict.fromkeys(phrase_list))
+        tokens = sorted({t for p in unique for t in p if not t.endswith(fts.PREFIX)})
+        prefixes = sorted({p[0][:-1] for p in unique if len(p) == 1 and p[0].endswith(fts.PREFIX)})
+        return tokens, prefixes
+
+    def _term_stats_query(self, ns_sql: str, ns_args: Sequence[Any], phrase_list: Sequence[tuple[str, ...]]
+                          ) -> tuple[str, list[Any]] | None:
+        """One statement reading, from the term statistics of the build ``ns_sql`` selects (no scan of the
+        chunks), how many chunks hold each whole token of the phrases, and for each one-token prefix how
+        many distinct tokens start with it and the largest chunk count among them."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        parts: list[str] = []
+        args: list[Any] = []
+        if tokens:
+            parts.append(f"SELECT 'w', term, 1, n_docs FROM {self._s}.terms WHERE ns_id = {ns_sql} AND term = ANY(%s)")
+            args += [*ns_args, tokens]
+        for p in prefixes:  # a constant pattern per prefix (unprepared): each is a range scan of the terms_prefix index
+            parts.append(f"SELECT 'p', %s, count(*), coalesce(max(n_docs), 0) FROM {self._s}.terms "
+                         f"WHERE ns_id = {ns_sql} AND term LIKE %s")
+            args += [p, *ns_args, self._like_prefix(p)]
+        return (" UNION ALL ".join(parts), args) if parts else None
+
+    def _read_term_stats(self, found: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]]
+                         ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        """:meth:`_term_stats_query`'s rows as (chunks per token, (tokens, largest chunk count) per prefix)."""
+        tokens, prefixes = self._stat_keys(phrase_list)
+        singles = {t: 0 for t in tokens}
+        by_prefix = {p: (0, 0) for p in prefixes}
+        for kind, term, n_terms, n_docs in found:
+            if kind == "w":
+                singles[term] = int(n_docs)
+            else:
+                by_prefix[term] = (int(n_terms), int(n_docs))
+        return singles, by_prefix
+
+    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
+                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
+        """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
+        a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
+        when a single token of the namespace starts with it; a longer phrase or a prefix of several
+        tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
+        and remembered until the namespace is written again. ``stats``: the term statistics already read."""
+        unique = list(dict.fromkeys(phrase_list))
+        if stats is None:
+            query = self._term_stats_query("%s", [ns], phrase_list)
+            stats = self._read_term_stats(conn.execute(query[0], query[1], prepare=False).fetchall() if query else [],
+                                          phrase_list)
+        singles, by_prefix = stats
+        known: dict[tuple[str, ...], int] = {}
+        for p in unique:
+            q = fts.to_tsquery(fts.Node("phrase", p))
+            one_prefix = by_prefix.get(p[0][:-1]) if len(p) == 1 and p[0].endswith(fts.PREFIX) else None
+            if q is None or any(singles.get(t, 0) == 0 for t in p if not t.endswith(fts.PREFIX)):
+                known[p] = 0
+            elif len(p) == 1 and not p[0].endswith(fts.PREFIX):
+                known[p] = singles[p[0]]
+            elif one_prefix is not None and one_prefix[0] <= 1:  # no token or one token starts with it
+                known[p] = one_prefix[1]
+            else:
+                key = (ns, version, q)
+                if key not in self._counts:
+                    self._remember(key, int(conn.execute(
+                        f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q),
+                        prepare=False).fetchone()[0]))
+                known[p] = self._counts[key]
+        return [known[p] for p in phrase_list]
+
+    def _remember(self, key: tuple[int, int, str], count: int) -> None:
+        if len(self._counts) > 20_000:
+            self._counts.clear()
+        self._counts[key] = count
+
+    @staticmethod
+    def _kcand(r: Sequence[Any], pos: int) -> Candidate:
+        return Candidate(id=r[1], path=r[2], source=r[3], start_line=int(r[4]), end_line=int(r[5]), text=r[6],
+                         text_rank=pos)
+
+    @_retry_once
+    def count_matches(self, match: str, *, cap: int) -> int:
+        return self.count_matches_many([match], cap=cap)[0]
+
+    def _count_statement(self, node: fts.Node | None, q: str, cap: int) -> tuple[str, list[Any], str, int | None]:
+        """One statement for a capped count (build id, version, then the count or the statistics), how to read
+        it, and the count remembered for ``q`` at the build's last known version. A whole token's count is its
+        term statistics; a one-token prefix's too when none, one, or a token with at least ``cap`` chunks starts
+        with it (the statement reads those statistics); anything else (``node`` None: such a prefix otherwise)
+        is counted through the GIN index, unless remembered for the build's version (the count is then NULL)."""
+        nw, nargs = self._build_where()
+        tok = node.tokens[0] if node is not None and node.op == "phrase" and len(node.tokens) == 1 else None
+        if tok is not None:  # a whole token's statistics, or a prefix's (a range scan of the terms' prefix index)
+            on, arg = ("t.term LIKE %s", self._like_prefix(tok[:-1])) if tok.endswith(fts.PREFIX) else ("t.term = %s", tok)
+            return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), count(t.term) FROM {self._s}.namespaces n "
+                    f"LEFT JOIN {self._s}.terms t ON t.ns_id = n.id AND {on} WHERE {nw} GROUP BY n.id, n.version",
+                    [arg, *nargs], "prefix" if tok.endswith(fts.PREFIX) else "token", None)
+        head = self._count_head
+        remembered = self._counts.get((*head, q)) if head is not None else None
+        skip, skip_args = ("s.id = %s AND s.version = %s", list(head)) if head is not None and remembered is not None \
+            else ("FALSE", [])
+        return (f"SELECT s.id, s.version, CASE WHEN {skip} THEN NULL ELSE (SELECT count(*) FROM (SELECT 1 FROM "
+                f"{self._s}.chunks c WHERE c.ns_id = s.id AND c.tsv @@ %s::tsquery LIMIT %s) m) END "
+                f"FROM (SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}) s",
+                [*skip_args, q, int(cap), *nargs], "count", remembered)
+
+    def _run_counts(self, plans: dict[int, tuple[str, list[Any], str, int | None]]) -> dict[int, Any]:
+        """The rows of ``plans``' statements, sent in one round trip (each statement its own snapshot)."""
+        with self._autocommit("keyword search") as conn, conn.pipeline():
+            cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
+        return {i: cur.fetchone() for i, cur in cursors.items()}
+
+    @_retry_once
+    def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
+        """The counts only (term statistics answer them without listing the chunks)."""
+        return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+
+    @_retry_once
+    def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        out = [0] * len(matches)
+        parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
+        plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
+        while plans:  # one round trip, and a second for the prefixes their statistics do not settle
+            again: dict[int, tuple[str, list[Any], str, int | None]] = {}
+            for i, row in self._run_counts(plans).items():
+                if row is None:  # no build: nothing to count
+                    continue
+                ns, version, n = int(row[0]), int(row[1]), row[2]
+                kind, remembered, q = plans[i][2], plans[i][3], parsed[i][1]
+                self._count_head = (ns, version)
+                if kind == "token" or (kind == "prefix" and (int(row[3]) <= 1 or int(n) >= cap)):
+                    out[i] = min(int(n), int(cap))
+                elif kind == "prefix":
+                    again[i] = self._count_statement(None, q, cap)
+                elif n is None and remembered is not None:  # remembered for this version
+                    out[i] = min(remembered, int(cap))
+                elif n is not None:
+                    if int(n) < cap:  # the exact count: keyword_search's BM25 needs it for the same phrase
+                        self._remember((ns, version, q), int(n))
+                    out[i] = int(n)
+            plans = again
+        return out
+
+    # ---- vector search ------------------------------------------------------------------------------
+
+    def _index_name(self, ns: int, dims: int) -> str:
+        return f"chunks_hnsw_{ns}_{dims}"
+
+    @staticmethod
+    def _index_pattern(ns: int) -> str:
+        """A LIKE pattern matching the HNSW indexes of build ``ns`` only (``_`` escaped: unescaped, build 1's
+        pattern would also match build 12's indexes)."""
+        return f"chunks\\_hnsw\\_{int(ns)}\\_%"
+
+    @staticmethod
+    def _cast(dims: int) -> tuple[str, str]:
+        """The type a vector of ``dims`` dimensions is indexed as, and its cosine operator class."""
+        if dims > _VECTOR_INDEX_MAX_DIMS:
+            return f"halfvec({dims})", "halfvec_cosine_ops"
+        return f"vector({dims})", "vector_cosine_ops"
+
+    @_retry_once
+    def vector_search(
+        self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
+    ) -> list[Candidate]:
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if limit <= 0 or q.size == 0 or not _finite(q) or not np.any(q):
+            return []  # a zero or non-finite query has no direction: nothing is similar to it
+        dims = int(q.size)
+        filt, args = "", []
+        if sources:
+            filt += " AND source = ANY(%s)"
+            args.append(list(sources))
+        if model is not None:
+            filt += " AND model = %s"
+            args.append(model)
+        cols = "seq, id, path, source, start_line, end_line, text, embedding"
+        with self._conn("vector search", read=True) as conn:
+            nw, nargs = self._build_where()
+            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
+                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
+            if head is None:
+                return []
+            ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
+            if not self.exact and head[1]:
+                cast, _ = self._cast(dims)
+                with conn.pipeline():  # the search settings and the search in one round trip
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                                 (str(self.ef_search or default_ef_search(limit)),))
+                    cur = conn.execute(
+                        f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
+                        f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
+                        f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                        [q, *args, q, int(limit) + _SPARE])
+                rows = cur.fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
+                    f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
+                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
+        if not rows:
+            return []
+        # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
+        # same on both backends, and rows pgvector's float32 distance put in a slightly different order settle
+        embs = np.stack([_array(r[7]) for r in rows])
+        scores = exact_scores(unit_rows(embs)[0], unit_rows(q.reshape(1, -1))[0][0])
+        order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))[: int(limit)]
+        return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
+                          end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
+                          embedding=embs[i]) for pos, i in enumerate(order, start=1)]
+
+    def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
+        if not ids:
+            return {}
+        return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
+
+    def _ensure_vector_indexes(self) -> None:
+        """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
+            conn.execute(f"ANALYZE {self._s}.chunks")
+        if not self.vector_enabled or self.exact:
+            return
+        with self._conn("indexing vectors") as conn:
+            ns = self._ns(conn)
+            sizes = conn.execute(f"SELECT dims, count(*) FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL "
+                                 "AND embedding IS NOT NULL GROUP BY dims", (ns,)).fetchall()
+        for dims, n in sizes:
+            if int(n) < self.hnsw_min_rows or int(dims) > 4000:
+                continue
+            cast, ops = self._cast(int(dims))
+            name = self._index_name(ns, int(dims))
+            with self._conn("building the HNSW index") as conn:
+                # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
+                             f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
+                             "AND embedding IS NOT NULL")
+
+    # ---- embedding cache ----------------------------------------------------------------------------
+
+    @_retry_once
+    def cache_get(self, provider: str, model: str, provider_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        with self._autocommit("reading the embedding cache") as conn:
+            rows = conn.execute(
+                f"SELECT hash, embedding FROM {self._s}.embedding_cache WHERE namespace = %s AND provider = %s "
+                "AND model = %s AND provider_key = %s AND hash = ANY(%s)",
+                (self.namespace, provider, model, provider_key, unique)).fetchall()
+        return {h: np.frombuffer(bytes(b), dtype="<f4") for h, b in rows if b}
+
+    @_retry_once
+    def cache_put(self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = _now_ms()
+        with self._conn("writing the embedding cache") as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {self._s}.embedding_cache(namespace, provider, model, provider_key, hash, embedding, dims, "
+                "updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (namespace, provider, model, provider_key, "
+                "hash) DO UPDATE SET embedding = excluded.embedding, dims = excluded.dims, updated_at = excluded.updated_at",
+                [(self.namespace, provider, model, provider_key, h,
+                  (np.asarray(v, dtype="<f4") + np.float32(0.0)).astype("<f4").tobytes(), int(np.asarray(v).size), now)
+                 for h, v in sorted(items.items())])
+
+    @_retry_once
+    def cache_prune(self, max_entries: int, *, keep: CacheKeys | None = None) -> int:
+        with self._conn("pruning the embedding cache") as conn:
+            total = int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
+                                     (self.namespace,)).fetchone()[0])
+            excess = total - int(max_entries)
+            if excess <= 0:
+                return 0
+            names = [(*name, h) for name, hashes in (keep or {}).items() for h in dict.fromkeys(hashes)]
+            cur = conn.execute(
+                f"WITH k(provider, model, provider_key, hash) AS (SELECT * FROM unnest(%s::text[], %s::text[], "
+                f"%s::text[], %s::text[])) DELETE FROM {self._s}.embedding_cache WHERE (namespace, provider, model, "
+                f"provider_key, hash) IN (SELECT e.namespace, e.provider, e.model, e.provider_key, e.hash FROM "
+                f"{self._s}.embedding_cache e WHERE e.namespace = %s AND NOT EXISTS (SELECT 1 FROM k WHERE "
+                "k.provider = e.provider AND k.model = e.model AND k.provider_key = e.provider_key AND k.hash = e.hash) "
+                "ORDER BY e.updated_at, e.hash LIMIT %s)",
+                ([n[0] for n in names], [n[1] for n in names], [n[2] for n in names], [n[3] for n in names],
+                 self.namespace, excess))
+            return int(cur.rowcount)
+
+    @_retry_once
+    def cache_count(self) -> int:
+        with self._conn("counting the embedding cache", read=True) as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {self._s}.embedding_cache WHERE namespace = %s",
+                                    (self.namespace,)).fetchone()[0])
+
+    # ---- locks ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _advisory(self, kind: str, key: str, timeout: float, busy: str) -> Iterator[None]:
+        """An advisory lock on (``kind``, ``key``) held by an open transaction on a connection of its own
+        (released when it ends, or by the server if this process dies; a transaction-mode pooler keeps one
+        server session for it); IndexLockedError after ``timeout`` seconds."""
+        self._through_breaker()
+        try:
+            conn = psycopg.connect(self.url, **self._connect_args(autocommit=False), prepare_threshold=None)
+        except psycopg.Error as exc:
+            if self._unavailable(exc):
+                self._trip()
+                raise StoreUnavailableError(self._outage(exc)) from None
+            raise StoreError(f"cannot reach PostgreSQL at {self.safe_url}: {self._clean(exc)}") from None
+        try:
+            deadline = time.monotonic() + max(0.0, timeout)
+            delay = 0.02
+            while True:
+                got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                                   (f"{self.schema}:{kind}", key)).fetchone()[0]
+                if got:
+                    break
+                if time.monotonic() >= deadline:
+                    raise IndexLockedError(busy)
+                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                delay = min(delay * 2, 0.25)
+            yield
+        except psycopg.Error as exc:
+            raise StoreError(f"lock on PostgreSQL at {self.safe_url} failed: {self._clean(exc)}") from None
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()  # ends the transaction: the lock is released
+
+    @contextlib.contextmanager
+    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
+        Builds left by rebuilds that were killed are dropped once it is held. StoreError on a read-only
+        connection."""
+        self._writable("indexing")
+        with self._advisory("sync", self.namespace, timeout,
+                            f"another process has been indexing namespace {self.namespace!r} for more than "
+                            f"{timeout:.0f}s; wait for it to finish or stop it"):
+            self._drop_abandoned_builds()
+            yield
+
+    # ---- lifecycle --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def rebuild(self) -> Iterator[PostgresStore]:
+        """A new build of the namespace, made active in one transaction on success (readers see the old
+        index or the new one); on failure it is dropped and the current index stays as it was."""
+        with self._conn("starting a rebuild") as conn:
+            new_id = int(conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'building') "
+                                      "RETURNING id", (self.namespace,)).fetchone()[0])
+        fresh = PostgresStore(self.url, namespace=self.namespace, schema=self.schema, fts_tokenizer=self.fts_tokenizer,
+                              vector_enabled=self.vector_enabled, hnsw_min_rows=self.hnsw_min_rows, exact=self.exact,
+                              ef_search=self.ef_search, fts_note_dates=self.fts_note_dates, _parent=self,
+                              _build_id=new_id)
+        try:
+            yield fresh
+            with self._conn("activating the rebuilt index") as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                             (f"{self.schema}:activate", self.namespace))
+                old = conn.execute(f"UPDATE {self._s}.namespaces SET state = 'retired' WHERE name = %s AND "
+                                   "state = 'active' RETURNING id", (self.namespace,)).fetchall()
+                conn.execute(f"UPDATE {self._s}.namespaces SET state = 'active' WHERE id = %s", (new_id,))
+                conn.execute(f"INSERT INTO {self._s}.meta(ns_id, key, value) SELECT %s, key, value FROM {self._s}.meta "
+                             "WHERE ns_id = ANY(%s) AND key = ANY(%s) ON CONFLICT (ns_id, key) DO NOTHING",
+                             (new_id, [int(r[0]) for r in old], [_WORKSPACE_KEY, _WORKSPACE_ID_KEY]))  # its owner
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._drop_builds([new_id])
+            raise
+        self._drop_builds([int(r[0]) for r in old])
+
+    def _drop_builds(self, ids: Sequence[int]) -> None:
+        """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
+        for ns in ids:
+            with self._conn("dropping an old index build") as conn:
+                for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
+                                            "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
+                    conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
+                conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
+
+    def _drop_abandoned_builds(self) -> list[str]:
+        """Drop builds left by rebuilds that were killed (only while holding ``sync_lock``)."""
+        with self._conn("looking for abandoned builds", read=True) as conn:
+            ids = [int(r[0]) for r in conn.execute(
+                f"SELECT id FROM {self._s}.namespaces WHERE name = %s AND state <> 'active'", (self.namespace,))]
+        self._drop_builds(ids)
+        return [f"{self.namespace}#build{i}" for i in ids]
+
+    def recover_from_damage(self, exc: BaseException) -> str | None:
+        """A server database is never set aside here: errors are reported as they are."""
+        return None
+
+    @_retry_once
+    def integrity(self) -> dict[str, Any]:
+        """Counts of files, chunks, keyword and vector rows and rows that point at nothing (``problems``)."""
+        with self._conn("checking the index", read=True) as conn:
+            ns = self._ns(conn)
+            one = lambda sql: int(conn.execute(sql.format(s=self._s), (ns,)).fetchone()[0])  # noqa: E731
+            out: dict[str, Any] = {
+                "files": one("SELECT count(*) FROM {s}.files WHERE ns_id = %s"),
+                "chunks": one("SELECT count(*) FROM {s}.chunks WHERE ns_id = %s"),
+                "chunks_without_file": one("SELECT count(*) FROM {s}.chunks c WHERE ns_id = %s AND NOT EXISTS "
+                                           "(SELECT 1 FROM {s}.files f WHERE f.ns_id = c.ns_id AND f.path = c.path)"),
+                "chunks_with_vector": one("SELECT count(*) FROM {s}.chunks WHERE ns_id = %s AND dims IS NOT NULL"),
+            }
+            stats = conn.execute(f"SELECT n_rows FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+            out["terms_off"] = int(conn.execute(
+                f"SELECT count(*) FROM (SELECT x.w AS term, count(*) AS n FROM {self._s}.chunks c, LATERAL "
+                "(SELECT DISTINCT w FROM unnest(string_to_array(c.tokens, ' ')) AS u(w) WHERE w <> '') x "
+                f"WHERE c.ns_id = %s GROUP BY x.w) a FULL JOIN (SELECT term, n_docs FROM {self._s}.terms "
+                "WHERE ns_id = %s) b ON a.term = b.term WHERE a.n IS DISTINCT FROM b.n_docs", (ns, ns)).fetchone()[0])
+        problems = []
+        if out["terms_off"]:
+            problems.append(f"keyword statistics: {out['terms_off']} terms with a wrong chunk count")
+        if out["chunks_without_file"]:
+            problems.append(f"chunks without file: {out['chunks_without_file']}")
+        if stats and int(stats[0]) != out["chunks"]:
+            problems.append(f"keyword statistics count {stats[0]} chunks, the index holds {out['chunks']}")
+        out["problems"] = problems
+        return out
+
+    def info(self) -> StoreInfo:
+        dims, size, mode = None, None, "pgvector exact"
+        notes: list[str] = []
+        try:
+            with self._conn("reading the index state", read=True) as conn:
+                ns = self._ns(conn)
+                row = conn.execute(f"SELECT dims FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL LIMIT 1",
+                                   (ns,)).fetchone()
+                dims = int(row[0]) if row else None
+                size = self._namespace_bytes(conn)
+                if dims and conn.execute("SELECT to_regclass(%s)", (f"{self._s}.{self._index_name(ns, dims)}",)
+                                         ).fetchone()[0] is not None and not self.exact:
+                    mode = "pgvector hnsw (halfvec)" if dims > _VECTOR_INDEX_MAX_DIMS else "pgvector hnsw"
+        except StoreError as exc:
+            notes.append(str(exc))
+        if self.read_only:
+            notes.append("read-only connection (a replica, a read-only session or role): searches only; syncs run "
+                         "on a host whose store.url allows writes")
+        return StoreInfo(
+            backend="postgresql", path=f"{self.safe_url} (namespace {self.namespace})",
+            driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
+            sqlite_version="", fts_available=True, fts_error=None,
+            vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
+            vector_cache="off", notes=notes, server_version=self._server_version,
+            pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
+        )
+
+    def _namespace_bytes(self, conn: Any) -> int:
+        """The bytes on the server this namespace accounts for: of each table (with its shared indexes), the
+        share of its rows that belong to the namespace's builds, plus the namespace's own HNSW indexes."""
+        builds = [int(r[0]) for r in conn.execute(f"SELECT id FROM {self._s}.namespaces WHERE name = %s",
+                                                  (self.namespace,))]
+        own_chunks, all_chunks = conn.execute(
+            f"SELECT coalesce(sum(n_rows) FILTER (WHERE id = ANY(%s)), 0), coalesce(sum(n_rows), 0) "
+            f"FROM {self._s}.namespaces", (builds,)).fetchone()
+        shares = {"chunks": (int(own_chunks), int(all_chunks))}
+        for table, col, key in (("files", "ns_id", builds), ("meta", "ns_id", builds), ("terms", "ns_id", builds),
+                                ("embedding_cache", "namespace", self.namespace)):
+            op = "= ANY(%s)" if isinstance(key, list) else "= %s"
+            shares[table] = tuple(int(x) for x in conn.execute(  # type: ignore[assignment]
+                f"SELECT count(*) FILTER (WHERE {col} {op}), count(*) FROM {self._s}.{table}", (key,)).fetchone())
+        own_indexes = [self._index_pattern(b) for b in builds]
+        total = 0.0
+        for table, (own, every) in shares.items():
+            if own and every:
+                size = int(conn.execute(
+                    "SELECT pg_table_size(t.oid) + coalesce(sum(pg_relation_size(i.indexrelid)) FILTER (WHERE "
+                    "ix.relname NOT LIKE 'chunks\\_hnsw\\_%%'), 0) FROM pg_class t JOIN pg_namespace n ON n.oid = "
+                    "t.relnamespace LEFT JOIN pg_index i ON i.indrelid = t.oid LEFT JOIN pg_class ix ON ix.oid = "
+                    "i.indexrelid WHERE n.nspname = %s AND t.relname = %s GROUP BY t.oid",
+                    (self.schema, table)).fetchone()[0])
+                total += size * own / every
+        total += int(conn.execute(
+            "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+            "c.relnamespace WHERE n.nspname = %s AND c.relkind = 'i' AND c.relname LIKE ANY(%s)",
+            (self.schema, own_indexes)).fetchone()[0])
+        return int(total)
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version this code reads and writes."""
+        return SCHEMA_VERSION
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._root is self:
+            with contextlib.suppress(Exception):
+                self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.safe_url!r}, namespace={self.namespace!r})"

@@ -1,0 +1,53 @@
+"""Where a memory came from: ``owner`` (the user's own words), ``agent`` (the agent's notes),
+``untrusted`` (tool output, web pages, documents) or ``system``.
+
+The origin is an inline marker in the Markdown, ``<!-- origin: untrusted -->`` at the end of each
+entry a write carries, so it survives a rebuild of the index from the files (the files are the
+source of truth) and stays invisible when the Markdown is rendered. Text without a marker is
+hand-written, ``owner``. When an entry carries several markers the most restrictive one counts, so
+untrusted text cannot promote itself by containing ``<!-- origin: owner -->``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, get_args
+
+from openclaw_memory.errors import MemoryArgumentError
+
+__all__ = ["ORIGINS", "PROMOTABLE", "Origin", "mark_origin", "origin_of"]
+
+Origin = Literal["owner", "agent", "untrusted", "system"]
+#: The origins, least restrictive first.
+ORIGINS: tuple[str, ...] = get_args(Origin)
+#: The origins consolidation may promote into MEMORY.md.
+PROMOTABLE = frozenset({"owner", "agent"})
+
+_MARKER = re.compile(r"<!--\s*origin:\s*([a-z]+)\s*-->")
+
+
+def _check(origin: str) -> str:
+    if origin not in ORIGINS:
+        raise MemoryArgumentError(f"origin must be one of {', '.join(ORIGINS)}; got {origin!r}")
+    return origin
+
+
+def origin_of(text: str) -> str:
+    """The origin of an entry's text: its most restrictive marker, ``owner`` without one (an
+    unknown origin name counts as ``untrusted``)."""
+    found = [name if name in ORIGINS else "untrusted" for name in _MARKER.findall(text)]
+    return max(found, key=ORIGINS.index) if found else "owner"
+
+
+def mark_origin(text: str, origin: str) -> str:
+    """``text`` with ``<!-- origin: … -->`` at the end of each of its entries (list items with their
+    continuation lines, paragraphs); headings, blank lines and code blocks are left as they are."""
+    from openclaw_memory.text.entries import parse_blocks
+
+    marker = f" <!-- origin: {_check(origin)} -->"
+    lines = text.split("\n")
+    for block in parse_blocks(text):
+        if block.entry:
+            last = block.end - 1
+            lines[last] = lines[last].rstrip() + marker
+    return "\n".join(lines)
