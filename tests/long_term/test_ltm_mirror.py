@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from openclaw_memory import MemoryIndex
+from openclaw_memory.long_term import AutoCapture, CaptureCandidate
 from openclaw_memory.long_term.mirror import mirror_marker
+from openclaw_memory.long_term.tools import memory_store
+from openclaw_memory.provenance import origin_of
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.long_term.conftest import MakeMemory
 
@@ -20,13 +23,13 @@ def test_store_appends_to_the_daily_note_and_forget_removes_only_that_line(make_
         fh.write("## My own heading\nhand-written line\n")
     second = ltm.store("The deploy server is called atlas", category="entity")
     text = note.read_text(encoding="utf-8")
-    assert f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n" in text
+    assert f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)} <!-- origin: agent -->\n" in text
     assert mirror_marker(second.record.id) in text
 
     result = ltm.forget(memory_id=first.record.id)
     assert result.mirror_paths == [first.mirror_path]
     after = note.read_text(encoding="utf-8")
-    assert after == text.replace(f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n", "")
+    assert after == text.replace(f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)} <!-- origin: agent -->\n", "")
     assert "hand-written line" in after and mirror_marker(second.record.id) in after
 
 
@@ -65,3 +68,14 @@ def test_mirrored_memories_are_found_by_memory_search(make_ltm: MakeMemory, work
         index.sync()
         hits = index.search("staging cluster kestrel").hits
     assert hits and "kestrel" in hits[0].snippet
+
+
+def test_mirrored_lines_say_who_wrote_them(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC")
+    _, stored = memory_store(ltm, "The deploy server is called atlas", category="entity")  # the agent's tool
+    captured = AutoCapture(ltm).capture([CaptureCandidate("user", "I prefer answers in Czech please", "u1")])
+    note = (workspace / captured[0].mirror_path).read_text(encoding="utf-8")  # type: ignore[operator]
+    lines = {line.split(" <!--")[0]: line for line in note.splitlines()}
+    assert origin_of(lines["- [entity] The deploy server is called atlas"]) == "agent"
+    assert origin_of(lines["- [preference] I prefer answers in Czech please"]) == "owner"  # the user's own words
+    assert stored["id"] in note

@@ -3,7 +3,7 @@
 Each stored memory is appended to ``memory/YYYY-MM-DD.md`` (through the append-only writer, so it
 is readable, diffable and found by ``memory_search``) as::
 
-    - [preference] I prefer dark mode <!-- ltm:6f1c...-uuid -->
+    - [preference] I prefer dark mode <!-- ltm:6f1c...-uuid --> <!-- origin: owner -->
 
 Forgetting the memory removes exactly the line carrying its id, under the same file lock the
 append writer uses; every other byte of the note is kept, and a note left empty is deleted.
@@ -46,10 +46,11 @@ class MarkdownMirror:
         when = datetime.fromtimestamp(created_at_ms / 1000, tz=timezone.utc)
         return daily_note_path(local_now(self.tz, when).date())
 
-    def append(self, memory_id: str, text: str, category: str, created_at_ms: int) -> str:
-        """Append the memory's line to its daily note; returns the note's relative path."""
+    def append(self, memory_id: str, text: str, category: str, created_at_ms: int, *, origin: str = "agent") -> str:
+        """Append the memory's line to its daily note, marked with its ``origin``
+        (:mod:`openclaw_memory.provenance`); returns the note's relative path."""
         rel = self.note_for(created_at_ms)
-        append_memory(self.workspace, rel, mirror_line(memory_id, text, category))
+        append_memory(self.workspace, rel, mirror_line(memory_id, text, category), origin=origin)
         return rel
 
     def remove(self, memory_id: str, created_at_ms: int | None = None) -> list[str]:

@@ -601,7 +601,8 @@ class LongTermMemory:
         self._mark_superseded([i for i in intent.get("supersedes") or [] if isinstance(i, str)], memory_id)
         if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
             mirror.remove(memory_id, rows[0].created_at)
-            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at)
+            origin = "owner" if intent.get("origin") == "owner" else "agent"
+            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at, origin=origin)
 
     def _wrote(self) -> None:
         self._writes_since_optimize += 1
@@ -626,14 +627,19 @@ class LongTermMemory:
 
     # -- public API --------------------------------------------------------------------------
 
-    def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+    def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other", *,
+              origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Remember ``text``. Nothing new is ever dropped: only a memory saying the same (no other
         number, identifier or negation, no word it lacks) counts as a duplicate and is not stored
         again; a correction of a stored memory ("the room is now 3.07") is stored and the old one
         is marked ``superseded_by`` it.
 
         ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
+        ``origin`` marks the mirrored daily-note line: ``agent`` (the agent chose to store it) or
+        ``owner`` (the user's own words, as auto-capture stores them).
         """
+        if origin not in ("owner", "agent"):
+            raise MemoryArgumentError(f"origin must be 'owner' or 'agent'; got {origin!r}")
         cleaned = _check_text(text, "text")
         weight = _check_number(importance, "importance", 0.0, 1.0)
         kind = _check_category(category)
@@ -650,16 +656,16 @@ class LongTermMemory:
             created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
             record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
                                     category=kind, created_at=created_at)
-            mirror_path, mirror_error = self._insert(record, vector, superseded)
+            mirror_path, mirror_error = self._insert(record, vector, superseded, origin)
         return StoreResult("created", record, None, mirror_path, mirror_error, tuple(superseded))
 
     def _insert(self, record: LongTermRecord, vector: np.ndarray,
-                superseded: builtins.list[LongTermRecord]) -> tuple[str | None, str | None]:
+                superseded: builtins.list[LongTermRecord], origin: str) -> tuple[str | None, str | None]:
         """Add the row, mark what it supersedes, mirror it: (the daily note, why mirroring failed)."""
         table = self._table_for_write(int(vector.size))
         row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
                "importance": record.importance, "category": record.category, "created_at": record.created_at}
-        intent = self._intent("store", record, supersedes=[r.id for r in superseded])
+        intent = self._intent("store", record, supersedes=[r.id for r in superseded], origin=origin)
         try:
             table.add([row])
         except Exception as exc:
@@ -670,7 +676,8 @@ class LongTermMemory:
         mirror_path = mirror_error = None
         if self.mirror is not None:
             try:
-                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
+                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at,
+                                                 origin=origin)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_error = str(exc)  # reported to the caller; the memory itself is stored
                 log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
@@ -761,9 +768,10 @@ class LongTermMemory:
 
     # -- async twins -------------------------------------------------------------------------
 
-    async def astore(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+    async def astore(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other", *,
+                     origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Async twin of :meth:`store`."""
-        return await asyncio.to_thread(self.store, text, importance, category)
+        return await asyncio.to_thread(self.store, text, importance, category, origin=origin)
 
     async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
         """Async twin of :meth:`recall`."""
