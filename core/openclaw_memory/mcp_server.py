@@ -35,10 +35,14 @@ from openclaw_memory.append import append_memory, daily_note_path, today
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.tools import (
+    MEMORY_FORGET_ENTRY_DESCRIPTION,
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
+    MemoryForgetEntryArgs,
     MemoryGetArgs,
     MemorySearchArgs,
+    amemory_forget_entry,
+    format_forget_text,
     format_search_text,
     memory_get,
     memory_search,
@@ -186,6 +190,21 @@ def _append_tool(agents: _Agents) -> Any:
     return memory_append_tool
 
 
+def _forget_entry_tool(agents: _Agents) -> Any:
+    async def memory_forget_entry_tool(
+        what: _field(MemoryForgetEntryArgs, "what"),  # type: ignore[valid-type]
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        try:
+            served = agents.pick(agent)
+        except MemoryArgumentError as exc:
+            return _result(str(exc), {"error": str(exc)}, error=True)
+        payload = await amemory_forget_entry(served.memory, what)
+        return _result(format_forget_text(payload), payload, error=bool(payload.get("error")))
+
+    return memory_forget_entry_tool
+
+
 def _long_term_tools(agents: _Agents) -> list[tuple[str, str, Any]]:
     from openclaw_memory.long_term.tools import (
         MEMORY_FORGET_DESCRIPTION,
@@ -294,7 +313,8 @@ class MemoryMCPServer(MCPServer):
 def create_mcp_server(
     agents: MemoryIndex | ServedAgent | Sequence[ServedAgent], *, name: str = "openclaw-memory",
 ) -> MCPServer:
-    """An MCP server over the given memory: ``memory_search``, ``memory_get``, ``memory_append`` and,
+    """An MCP server over the given memory: ``memory_search``, ``memory_get``, ``memory_append``,
+    ``memory_forget_entry`` and,
     for agents with a long-term memory, ``memory_store`` / ``memory_recall`` / ``memory_forget``.
 
     ``agents`` is one index, one :class:`ServedAgent`, or several (the first is the default; the tools
@@ -314,6 +334,7 @@ def create_mcp_server(
         ("memory_search", MEMORY_SEARCH_DESCRIPTION, _search_tool(served)),
         ("memory_get", MEMORY_GET_DESCRIPTION, _get_tool(served)),
         ("memory_append", MEMORY_APPEND_DESCRIPTION, _append_tool(served)),
+        ("memory_forget_entry", MEMORY_FORGET_ENTRY_DESCRIPTION, _forget_entry_tool(served)),
     ]
     if any(agent.long_term is not None for agent in served.by_id.values()):
         tools += _long_term_tools(served)

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from openclaw_memory import MemoryIndex
 from openclaw_memory.append import append_memory
-from openclaw_memory.tools import memory_get
+from openclaw_memory.tools import memory_forget_entry, memory_get
 from openclaw_memory.consolidation import consolidate, forget, undo
 from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.provenance import mark_origin, origin_of
@@ -133,3 +134,19 @@ def test_origin_markers_are_neither_keyword_indexed_nor_embedded(workspace: Path
             assert np.allclose(chunk.embedding, expected), chunk.path
     got = memory_get(index, "memory/2026-11-20.md")
     assert got["text"] == "- Staging runs on host stg-4. <!-- origin: agent -->\n"  # the file's lines as written
+
+
+def test_the_forget_tool_removes_the_entry_from_memory_md_and_the_index_for_good(ws: Path) -> None:
+    config = config_for(ws)
+    consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C1"}]}), today=TODAY)
+    with MemoryIndex(config, watch=False, store={"path": str(ws.parent / "index.sqlite")}) as index:
+        index.sync()
+        assert "MEMORY.md" in {h.path for h in index.search("Fridays freeze", min_score=0).hits}
+        payload = memory_forget_entry(index, f"{NOTE_PATH}#L3-L3")
+        assert payload["removed"] == 1 and "error" not in payload
+        assert "Fridays" not in (ws / "MEMORY.md").read_text()
+        # the index follows at once: only the daily note, the record of the day, still holds it
+        assert {h.path for h in index.search("Fridays freeze", min_score=0).hits} == {NOTE_PATH}
+        assert "error" in memory_forget_entry(index, "   ")  # a clear error, nothing raised
+    consolidate(config, scripted("garbage"), today=TODAY)  # append-only takes every candidate it may
+    assert "Fridays" not in (ws / "MEMORY.md").read_text()

@@ -338,8 +338,8 @@ class LongTermMemory:
         self.thresholds = thresholds or MODEL_THRESHOLDS.get(self.provider.model, DEFAULT_THRESHOLDS)
         from openclaw_memory.config import default_state_dir
 
-        self.state = MemoryState(state_dir if state_dir is not None else default_state_dir(),
-                                 self.db_uri, table_name, self.agent_id)
+        self.state_dir = Path(state_dir).expanduser() if state_dir is not None else default_state_dir()
+        self.state = MemoryState(self.state_dir, self.db_uri, table_name, self.agent_id)
         self._write_lock = threading.Lock()
         self._table: Any = None
         self._closed = False
@@ -548,13 +548,28 @@ class LongTermMemory:
             raise StoreError(f"LanceDB delete failed in {self.db_uri}: {exc}") from exc
         self._wrote()
 
+    def _forget_promoted(self, mirror: MarkdownMirror, memory_id: str, created_at: int | None) -> None:
+        """Remove the copy consolidation promoted of the memory's daily-note line from the workspace's
+        MEMORY.md (a preimage is kept) and record the line as forgotten, for the agent ``agent_id``
+        under ``state_dir``. Call it before the line is removed (the line names the copy's source)."""
+        from openclaw_memory.config import MemoryConfig
+        from openclaw_memory.consolidation import forget as forget_promoted
+
+        source = mirror.source_of(memory_id, created_at)
+        if source is not None:
+            config = MemoryConfig(workspace=mirror.workspace, agent_id=self.agent_id, state_dir=self.state_dir,
+                                  provider="none")
+            forget_promoted(config, source)
+
     def _delete(self, record: LongTermRecord) -> builtins.list[str]:
-        """Delete a memory and its daily-note line (the line first; the intent log covers a crash)."""
+        """Delete a memory, its copy promoted into MEMORY.md and its daily-note line (the files first;
+        the intent log covers a crash)."""
         intent = self._intent("forget", record)
         removed: builtins.list[str] = []
         mirror_done = True
         if self.mirror is not None:
             try:
+                self._forget_promoted(self.mirror, record.id, record.created_at)
                 removed = self.mirror.remove(record.id, record.created_at)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_done = False  # the intent stays: the next writer removes the line
@@ -592,6 +607,7 @@ class LongTermMemory:
         created_at = intent.get("created_at") if isinstance(intent.get("created_at"), int) else None
         if intent.get("op") == "forget":
             if mirror is not None:
+                self._forget_promoted(mirror, memory_id, created_at)
                 mirror.remove(memory_id, created_at)
             self._delete_row(memory_id)
             return
