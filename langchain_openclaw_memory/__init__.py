@@ -35,6 +35,7 @@ from langchain_openclaw_memory.middleware import MemoryFlushState, PreCompaction
 from langchain_openclaw_memory.retriever import OpenClawMemoryRetriever
 from langchain_openclaw_memory.store import OpenClawMemoryStore
 from langchain_openclaw_memory.tools import (
+    create_memory_forget_entry_tool,
     create_memory_get_tool,
     create_memory_search_tool,
     create_memory_tools,
@@ -62,6 +63,7 @@ __all__ = [
     "consolidate",
     "consolidation_node",
     "create_long_term_tools",
+    "create_memory_forget_entry_tool",
     "create_memory_get_tool",
     "create_memory_search_tool",
     "create_memory_tools",

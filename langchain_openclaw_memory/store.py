@@ -362,7 +362,7 @@ class OpenClawMemoryStore(BaseStore):
         if not isinstance(text, str):
             raise ValueError(f"put value must be {{'text': <markdown str>}}, got keys {sorted(op.value)}")
         _, rel = self._resolve(memory, op.key)
-        append_memory(memory.workspace, rel, text, allowed=_writable)
+        append_memory(memory.workspace, rel, text, allowed=_writable, origin="agent")
         memory.mark_dirty()
         return None if op.index is False else memory
 

@@ -1,4 +1,5 @@
-"""The agent tools ``memory_search`` / ``memory_get`` as LangChain ``StructuredTool`` objects.
+"""The agent tools ``memory_search`` / ``memory_get`` (and, opt-in, ``memory_forget_entry``) as LangChain
+``StructuredTool`` objects.
 
 Both return ``(text for the model, structured artifact)``; a refused path, an empty query or an
 unavailable embedding provider comes back to the model as a tool error (``ToolMessage`` with
@@ -13,13 +14,18 @@ from langchain_core.tools import StructuredTool, ToolException
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.agent.tools import (
+    MEMORY_FORGET_ENTRY_DESCRIPTION,
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
+    MemoryForgetEntryArgs,
     MemoryGetArgs,
     MemorySearchArgs,
+    amemory_forget_entry,
     amemory_get,
     amemory_search,
+    format_forget_text,
     format_search_text,
+    memory_forget_entry,
     memory_get,
     memory_recall_prompt,
     memory_search,
@@ -27,6 +33,7 @@ from openclaw_memory.agent.tools import (
 from pydantic import ValidationError
 
 __all__ = [
+    "create_memory_forget_entry_tool",
     "create_memory_get_tool",
     "create_memory_search_tool",
     "create_memory_tools",
@@ -120,6 +127,37 @@ def create_memory_get_tool(
         handle_validation_error=_validation_error_text,
     )
 
+
+
+def _forget_output(payload: dict[str, Any]) -> SearchOutput:
+    if payload.get("error"):
+        raise ToolException(str(payload["error"]))
+    return format_forget_text(payload), payload
+
+
+def create_memory_forget_entry_tool(
+    memory: MemoryIndex, *, name: str = "memory_forget_entry", description: str = MEMORY_FORGET_ENTRY_DESCRIPTION
+) -> StructuredTool:
+    """The ``memory_forget_entry`` tool over ``memory`` (not in :func:`create_memory_tools`: add it when
+    the agent may forget on the user's request): removes the memory from MEMORY.md and records it so
+    consolidation never promotes it again; the payload is the artifact."""
+
+    def _run(what: str) -> SearchOutput:
+        return _forget_output(memory_forget_entry(memory, what))
+
+    async def _arun(what: str) -> SearchOutput:
+        return _forget_output(await amemory_forget_entry(memory, what))
+
+    return StructuredTool.from_function(
+        func=_run,
+        coroutine=_arun,
+        name=name,
+        description=description,
+        args_schema=MemoryForgetEntryArgs,
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+        handle_validation_error=_validation_error_text,
+    )
 
 def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[StructuredTool]:
     """``[memory_search, memory_get]`` over ``memory``, ready for ``create_agent(tools=...)``."""

@@ -41,6 +41,7 @@ from llama_index_openclaw_memory.memory_block import (
 )
 from llama_index_openclaw_memory.retriever import OpenClawMemoryRetriever
 from llama_index_openclaw_memory.tools import (
+    create_memory_forget_entry_tool,
     create_memory_get_tool,
     create_memory_search_tool,
     create_memory_tools,
@@ -62,6 +63,7 @@ __all__ = [
     "aconsolidate",
     "consolidate",
     "create_long_term_tools",
+    "create_memory_forget_entry_tool",
     "create_memory_get_tool",
     "create_memory_search_tool",
     "create_memory_tools",

@@ -261,5 +261,5 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     def _append(self, rel: str, text: str) -> None:
         target = self.memory.workspace / rel
         prefix = "\n" if target.exists() and target.stat().st_size > 0 else ""
-        append_memory(self.memory.workspace, rel, prefix + text)
+        append_memory(self.memory.workspace, rel, prefix + text, origin="agent")
         log.info("memory block: saved notes to %s", rel)

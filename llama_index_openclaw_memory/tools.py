@@ -1,4 +1,5 @@
-"""The ``memory_search`` and ``memory_get`` agent tools as LlamaIndex ``FunctionTool``s.
+"""The ``memory_search`` and ``memory_get`` agent tools (and, opt-in, ``memory_forget_entry``) as LlamaIndex
+``FunctionTool``s.
 
 Both have a sync and an async implementation, so they work in ``FunctionAgent``,
 ``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
@@ -20,14 +21,19 @@ from llama_index.core.bridge.pydantic import BaseModel, create_model
 from llama_index.core.tools import FunctionTool, ToolOutput
 from openclaw_memory import MemoryIndex
 from openclaw_memory.agent.tools import (
+    MEMORY_FORGET_ENTRY_DESCRIPTION,
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
+    MemoryForgetEntryArgs,
     MemoryGetArgs,
     MemorySearchArgs,
+    amemory_forget_entry,
     amemory_get,
     amemory_search,
     field_annotation,
+    format_forget_text,
     format_search_text,
+    memory_forget_entry,
     memory_get,
     memory_recall_prompt,
     memory_search,
@@ -35,7 +41,8 @@ from openclaw_memory.agent.tools import (
 
 from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
 
-__all__ = ["create_memory_get_tool", "create_memory_search_tool", "create_memory_tools", "memory_recall_prompt"]
+__all__ = ["create_memory_forget_entry_tool", "create_memory_get_tool", "create_memory_search_tool", "create_memory_tools",
+           "memory_recall_prompt"]
 
 # the core's argument models are the one source of descriptions and bounds
 _Query = field_annotation(MemorySearchArgs, "query")
@@ -47,6 +54,7 @@ _Corpus = field_annotation(MemorySearchArgs, "corpus")
 _Path = field_annotation(MemoryGetArgs, "path")
 _FromLine = field_annotation(MemoryGetArgs, "from_line")
 _Lines = field_annotation(MemoryGetArgs, "lines")
+_What = field_annotation(MemoryForgetEntryArgs, "what")
 
 
 def _get_text(payload: dict[str, Any]) -> str:
@@ -128,6 +136,28 @@ def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> 
         callback=_get_text, async_callback=aformat,
     )
 
+
+
+def create_memory_forget_entry_tool(memory: MemoryIndex, *, name: str = "memory_forget_entry") -> FunctionTool:
+    """The ``memory_forget_entry`` tool over ``memory`` (not in :func:`create_memory_tools`: add it when
+    the agent may forget on the user's request): removes the memory from MEMORY.md and records it so
+    consolidation never promotes it again."""
+    _check(memory)
+
+    def forget(what: _What) -> dict[str, Any]:
+        return memory_forget_entry(memory, what)
+
+    async def aforget(what: _What) -> dict[str, Any]:
+        return await amemory_forget_entry(memory, what)
+
+    async def aformat(payload: dict[str, Any]) -> str:
+        return format_forget_text(payload)
+
+    return _MemoryTool.from_defaults(
+        fn=forget, async_fn=aforget, name=name, description=MEMORY_FORGET_ENTRY_DESCRIPTION,
+        fn_schema=_schema(name, MemoryForgetEntryArgs),
+        callback=format_forget_text, async_callback=aformat,
+    )
 
 def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[FunctionTool]:
     """``[memory_search, memory_get]`` for an agent's ``tools=``."""

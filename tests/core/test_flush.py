@@ -251,8 +251,9 @@ def test_apply_flush_writes_append_only(cfg: MemoryConfig) -> None:
     )
     assert [r.ok for r in results] == [True, True, False, False, False, False, False]
     assert "restricted to memory/2026-01-16.md" in (results[2].error or "")
-    assert daily.read_text() == "# existing\n- kept\n- new fact\n"
-    assert (ws / "MEMORY.md").read_text() == "- long-term\n"
+    # the flush's notes are the agent's: each entry says so (provenance), the rest is kept byte for byte
+    assert daily.read_text() == "# existing\n- kept\n- new fact <!-- origin: agent -->\n"
+    assert (ws / "MEMORY.md").read_text() == "- long-term <!-- origin: agent -->\n"
     assert (ws / "SOUL.md").read_text() == "soul"
     assert sorted(p.name for p in (ws / "memory").iterdir() if not p.name.startswith(".")) == ["2026-01-16.md"]
     assert not (ws.parent / "escape.md").exists() and not (ws.parent / "abs.md").exists()

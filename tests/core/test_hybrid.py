@@ -135,7 +135,7 @@ def test_dated_paths(path: str, expected: datetime | None) -> None:
 
 
 def test_evergreen_paths() -> None:
-    assert is_evergreen("MEMORY.md", "memory") and is_evergreen("memory.md", "memory")
+    assert is_evergreen("MEMORY.md", "memory") and is_evergreen("memory.md", "memory") and is_evergreen("USER.md", "memory")
     assert is_evergreen("memory/projects.md", "memory") and is_evergreen("./memory/people/ann.md", "memory")
     assert not is_evergreen("memory/2026-01-16-vendor-pitch.md", "memory")
     assert not is_evergreen("sessions/abc.jsonl", "sessions")

@@ -32,8 +32,8 @@ STAGES: list[tuple[str, set[str]]] = [
     ("retrieval", {"openclaw_memory.retrieval"}),
     ("backends", {"openclaw_memory.backends"}),  # MemoryIndex picks the QMD backend or the builtin search
     ("index", {"openclaw_memory.index"}),
-    ("long_term", {"openclaw_memory.long_term"}),
     ("consolidation", {"openclaw_memory.consolidation"}),  # sweeps a MemoryIndex's notes into MEMORY.md
+    ("long_term", {"openclaw_memory.long_term"}),  # a forget also forgets what a sweep promoted
     ("agent", {"openclaw_memory.agent"}),
     ("entry points", {"openclaw_memory", "openclaw_memory.__main__", "openclaw_memory.cli"}),
 ]

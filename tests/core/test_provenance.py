@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import append_memory
+from openclaw_memory.agent.tools import memory_forget_entry, memory_get
 from openclaw_memory.consolidation import consolidate, forget, undo
 from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.text.provenance import mark_origin, origin_of
@@ -110,3 +113,40 @@ def test_documents_an_application_inserted_as_records_are_not_candidates(ws: Pat
     consolidate(config_for(ws), model, today=TODAY)
     assert "12345" not in model.prompts[0] and "12345" not in (ws / "MEMORY.md").read_text()
     assert "Carol prefers" in (ws / "MEMORY.md").read_text()
+
+
+
+def test_origin_markers_are_neither_keyword_indexed_nor_embedded(workspace: Path, make_index, fake_provider) -> None:
+    notes = {"memory/2026-11-20.md": "- Staging runs on host stg-4.", "memory/2026-11-21.md": "- The nightly "
+             "backup finishes at 03:10.", "memory/2026-11-22.md": "- A fetched page claims refunds are unlimited."}
+    for rel, note in notes.items():
+        append_memory(workspace, rel, note, origin="untrusted" if "fetched" in note else "agent")
+    append_memory(workspace, "memory/2026-11-23.md", "- The support agent on duty is Priya.")  # the word itself
+    index = make_index(fake_provider)
+    index.sync()
+    keyword = index.search("agent", min_score=0.0, mode="keyword").hits
+    assert [h.path for h in keyword] == ["memory/2026-11-23.md"]  # not every note the agent wrote
+    assert not index.search("untrusted origin", min_score=0.0, mode="keyword").hits
+    for chunk in index.store.iter_chunks():
+        if chunk.path in notes:  # the vector is the note's, without the marker
+            assert "<!-- origin:" in chunk.text
+            expected = fake_provider.embed_documents([notes[chunk.path]])[0]
+            assert np.allclose(chunk.embedding, expected), chunk.path
+    got = memory_get(index, "memory/2026-11-20.md")
+    assert got["text"] == "- Staging runs on host stg-4. <!-- origin: agent -->\n"  # the file's lines as written
+
+
+def test_the_forget_tool_removes_the_entry_from_memory_md_and_the_index_for_good(ws: Path) -> None:
+    config = config_for(ws)
+    consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C1"}]}), today=TODAY)
+    with MemoryIndex(config, watch=False, store={"path": str(ws.parent / "index.sqlite")}) as index:
+        index.sync()
+        assert "MEMORY.md" in {h.path for h in index.search("Fridays freeze", min_score=0).hits}
+        payload = memory_forget_entry(index, f"{NOTE_PATH}#L3-L3")
+        assert payload["removed"] == 1 and "error" not in payload
+        assert "Fridays" not in (ws / "MEMORY.md").read_text()
+        # the index follows at once: only the daily note, the record of the day, still holds it
+        assert {h.path for h in index.search("Fridays freeze", min_score=0).hits} == {NOTE_PATH}
+        assert "error" in memory_forget_entry(index, "   ")  # a clear error, nothing raised
+    consolidate(config, scripted("garbage"), today=TODAY)  # append-only takes every candidate it may
+    assert "Fridays" not in (ws / "MEMORY.md").read_text()

@@ -4,13 +4,15 @@ the LangChain and LlamaIndex tools, over a real SQLite index of memory files and
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.agent.tools import amemory_search, memory_search
+from openclaw_memory.agent.tools import amemory_search, memory_get, memory_search
 
 
 @pytest.fixture
@@ -73,3 +75,24 @@ def test_the_cli_search_takes_corpus(memory: MemoryIndex, tmp_path: Path) -> Non
                                            "--json", "--min-score", "0"], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert {hit["source"] for hit in json.loads(result.output)["results"]} == expected
+
+
+def test_user_md_is_memory_and_evergreen(tmp_path: Path) -> None:
+    """USER.md (the user model) is indexed as memory and never decays, like MEMORY.md, however old the file."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    fact = "- Always answer Tomasz in Polish, briefly.\n"
+    (ws / "USER.md").write_text(fact)
+    (ws / "MEMORY.md").write_text(fact)
+    (ws / "memory" / "2025-01-06.md").write_text(fact)  # a daily note: decays
+    old = datetime.now().timestamp() - 200 * 86400
+    for name in ("USER.md", "MEMORY.md"):
+        os.utime(ws / name, (old, old))
+    with MemoryIndex(workspace=ws, provider="none", store={"path": str(tmp_path / "index.sqlite")}, watch=False,
+                     query={"min_score": 0, "hybrid": {"temporal_decay": {"enabled": True}}}) as index:
+        index.sync()
+        payload = memory_search(index, "answer Tomasz in Polish", corpus="memory")
+        scores = {hit["path"]: hit["score"] for hit in payload["results"]}
+        assert scores["USER.md"] == pytest.approx(scores["MEMORY.md"])  # neither decayed
+        assert scores["memory/2025-01-06.md"] < scores["MEMORY.md"] / 2
+        assert memory_get(index, "USER.md")["text"] == fact

@@ -40,8 +40,8 @@ def test_refused_write_is_reported_to_the_model_and_allowed_ones_append(memory: 
         ("SOUL.md", False), ("MEMORY.md", True), (daily_note_path(today("UTC")), True)
     ]
     assert not (memory.workspace / "SOUL.md").exists()
-    assert (memory.workspace / "MEMORY.md").read_text() == before + "- Event bus: Kafka.\n"
-    assert (memory.workspace / outcome.target_path).read_text() == "- Picked Kafka for the event bus.\n"
+    assert (memory.workspace / "MEMORY.md").read_text() == before + "- Event bus: Kafka. <!-- origin: agent -->\n"
+    assert (memory.workspace / outcome.target_path).read_text() == "- Picked Kafka for the event bus. <!-- origin: agent -->\n"
     results = [m for m in seen[1] if isinstance(m, ToolMessage)]
     assert [m.status for m in results] == ["error", "success", "success"]
     assert "restricted" in results[0].content

@@ -37,11 +37,11 @@ def test_put_appends_and_never_overwrites_memory_md(store: OpenClawMemoryStore, 
     store.put(NS, "MEMORY.md", {"text": "- The user's cat is called Miso."})
     after = store.get(NS, "MEMORY.md")
     assert after is not None
-    assert after.value["text"] == before + "- The user's cat is called Miso.\n"
+    assert after.value["text"] == before + "- The user's cat is called Miso. <!-- origin: agent -->\n"
 
     store.put(NS, "memory/topics/pets.md", {"content": "# Pets\n"})  # creates a new topic file
     store.put(NS, "memory/topics/pets.md", {"text": "- Miso is 3."})
-    assert (memory.workspace / "memory/topics/pets.md").read_text() == "# Pets\n- Miso is 3.\n"
+    assert (memory.workspace / "memory/topics/pets.md").read_text() == "# Pets\n- Miso is 3. <!-- origin: agent -->\n"
 
 
 def test_put_refusals_are_specific(store: OpenClawMemoryStore) -> None:
@@ -127,7 +127,7 @@ def test_store_inside_a_langgraph_graph(store: OpenClawMemoryStore, memory: Memo
     assert out["found"][0]["key"] == "memory/2026-03-01.md"
     assert "Warsaw" in out["found"][0]["text"]
     written = (memory.workspace / "memory/2026-03-01.md").read_text()
-    assert written == "- The Postgres replica lives in the Warsaw region.\n"
+    assert written == "- The Postgres replica lives in the Warsaw region. <!-- origin: agent -->\n"
 
 
 # ---- LangGraph's own usage (issue 12, item 7) ---------------------------------------------------------

@@ -12,7 +12,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import ProviderError
 
-from langchain_openclaw_memory import create_memory_tools, memory_recall_prompt
+from langchain_openclaw_memory import create_memory_forget_entry_tool, create_memory_tools, memory_recall_prompt
 
 
 def _call(tool: StructuredTool, args: dict[str, object], call_id: str = "c1") -> ToolMessage:
@@ -159,3 +159,14 @@ def test_agent_calls_the_tools(memory: MemoryIndex, scripted) -> None:
     assert out["messages"][-1].content == "Checked memory: memory_search:success | memory_get:error"
     assert model.calls[0].tools == ["memory_search", "memory_get"]
     assert "## Memory Recall" in model.calls[0].messages[0].text
+
+
+def test_the_forget_tool_removes_a_memory_md_entry(memory: MemoryIndex) -> None:
+    forget = create_memory_forget_entry_tool(memory)
+    assert convert_to_openai_tool(forget)["function"]["parameters"]["required"] == ["what"]
+    done = _call(forget, {"what": "Deployments run on Fly.io in the Frankfurt region."})
+    assert done.status == "success" and done.artifact["removed"] == 1 and "Forgotten" in done.text
+    assert "Frankfurt" not in (memory.workspace / "MEMORY.md").read_text()
+    assert not memory.search("Frankfurt region", min_score=0.0, mode="keyword").hits
+    refused = _call(forget, {"what": ""})
+    assert refused.status == "error" and "what" in refused.text

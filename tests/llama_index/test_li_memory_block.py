@@ -100,7 +100,7 @@ async def test_an_extractor_decides_what_is_durable(memory: MemoryIndex, corpus:
     block = OpenClawMemoryBlock(memory=memory, extractor=extract)
     await block.aput(_conversation()[:2], from_short_term_memory=True)
     text = _daily(corpus).read_text(encoding="utf-8")
-    assert "- Sister: Ingrid (Bergen, marine biologist)\n" in text and FACTS[0] not in text
+    assert "- Sister: Ingrid (Bergen, marine biologist) <!-- origin: agent -->\n" in text and FACTS[0] not in text
     assert [m.content for m in seen[0]] == [FACTS[0], "Noted (1)."]
     assert memory.search("Ingrid Bergen").hits[0].path == f"memory/{today('UTC').isoformat()}.md"
 

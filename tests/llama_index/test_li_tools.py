@@ -14,6 +14,7 @@ from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
 from llama_index_openclaw_memory import (
+    create_memory_forget_entry_tool,
     create_memory_get_tool,
     create_memory_search_tool,
     create_memory_tools,
@@ -156,3 +157,15 @@ async def test_an_agent_calls_both_tools(memory: MemoryIndex, kind: str) -> None
     assert "E429-RL" in str(answer)
     roles = [m.role for m in await chat.aget_all()]
     assert roles.count(MessageRole.TOOL) == 2
+
+
+async def test_the_forget_tool_removes_a_memory_md_entry(memory: MemoryIndex) -> None:
+    forget = create_memory_forget_entry_tool(memory)
+    assert forget.metadata.name == "memory_forget_entry"
+    assert forget.metadata.get_parameters_dict()["required"] == ["what"]
+    done = await forget.acall(what="Deployments run on Fly.io in the Frankfurt region.")
+    assert not done.is_error and done.raw_output["removed"] == 1 and "Forgotten" in str(done.content)
+    assert "Frankfurt" not in (memory.workspace / "MEMORY.md").read_text()
+    assert not memory.search("Frankfurt region", min_score=0.0, mode="keyword").hits
+    missing = forget.call(what="   ")
+    assert missing.is_error and "forget needs" in str(missing.content)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_memory import MemoryIndex
+from openclaw_memory import MemoryConfig, MemoryIndex
+from openclaw_memory.consolidation import consolidate, undo
+from openclaw_memory.long_term import AutoCapture, CaptureCandidate
 from openclaw_memory.long_term.mirror import mirror_marker
+from openclaw_memory.long_term.tools import memory_store
+from openclaw_memory.text.provenance import origin_of
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.long_term.conftest import MakeMemory
 
@@ -20,13 +24,13 @@ def test_store_appends_to_the_daily_note_and_forget_removes_only_that_line(make_
         fh.write("## My own heading\nhand-written line\n")
     second = ltm.store("The deploy server is called atlas", category="entity")
     text = note.read_text(encoding="utf-8")
-    assert f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n" in text
+    assert f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)} <!-- origin: agent -->\n" in text
     assert mirror_marker(second.record.id) in text
 
     result = ltm.forget(memory_id=first.record.id)
     assert result.mirror_paths == [first.mirror_path]
     after = note.read_text(encoding="utf-8")
-    assert after == text.replace(f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)}\n", "")
+    assert after == text.replace(f"- [preference] I prefer dark mode in every editor {mirror_marker(first.record.id)} <!-- origin: agent -->\n", "")
     assert "hand-written line" in after and mirror_marker(second.record.id) in after
 
 
@@ -65,3 +69,35 @@ def test_mirrored_memories_are_found_by_memory_search(make_ltm: MakeMemory, work
         index.sync()
         hits = index.search("staging cluster kestrel").hits
     assert hits and "kestrel" in hits[0].snippet
+
+
+def test_mirrored_lines_say_who_wrote_them(make_ltm: MakeMemory, workspace: Path) -> None:
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC")
+    _, stored = memory_store(ltm, "The deploy server is called atlas", category="entity")  # the agent's tool
+    captured = AutoCapture(ltm).capture([CaptureCandidate("user", "I prefer answers in Czech please", "u1")])
+    note = (workspace / captured[0].mirror_path).read_text(encoding="utf-8")  # type: ignore[operator]
+    lines = {line.split(" <!--")[0]: line for line in note.splitlines()}
+    assert origin_of(lines["- [entity] The deploy server is called atlas"]) == "agent"
+    assert origin_of(lines["- [preference] I prefer answers in Czech please"]) == "owner"  # the user's own words
+    assert stored["id"] in note
+
+
+def test_forget_also_removes_the_copy_promoted_into_memory_md(make_ltm: MakeMemory, workspace: Path,
+                                                              tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC", state_dir=state)
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The team lead is Dana.\n")
+    kept = ltm.store("Backups of the billing database run nightly", category="fact")
+    gone = ltm.store("The deploy server is called atlas", category="entity")
+    config = MemoryConfig(workspace=workspace, state_dir=state, provider="none", timezone="UTC",
+                          dreaming={"min_recall_count": 0, "min_unique_queries": 0})
+    consolidate(config, lambda prompt: "not an answer")  # append-only: both lines promoted, with sources
+    promoted = (workspace / "MEMORY.md").read_text()
+    assert "atlas — Source: memory/" in promoted and "nightly — Source: memory/" in promoted
+
+    ltm.forget(memory_id=gone.record.id)
+    text = (workspace / "MEMORY.md").read_text()
+    assert "atlas" not in text and "Backups of the billing database" in text and "Dana" in text
+    assert mirror_marker(kept.record.id) in (workspace / kept.mirror_path).read_text()  # type: ignore[operator]
+    undo(config)  # the removal is a consolidation change like any other: undoable
+    assert "atlas" in (workspace / "MEMORY.md").read_text()

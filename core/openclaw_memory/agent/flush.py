@@ -225,6 +225,7 @@ def apply_flush_writes(
 ) -> list[FlushWriteResult]:
     """Append each ``(path, text)`` (or ``{"path", "content"}``) the agent wrote during the flush.
 
+    Each entry written is marked origin ``agent`` (:mod:`openclaw_memory.text.provenance`).
     Only ``memory/<day>.md`` (and ``MEMORY.md`` when ``allow_memory_md``) are accepted; anything
     else is refused without touching the disk. Never raises for a refused or failed write: the
     result carries the error so the adapter can report it back to the agent.
@@ -239,7 +240,7 @@ def apply_flush_writes(
             rel = normalize_rel_path(ws, raw_path)
             if rel not in allowed:
                 raise MemoryPathError(f"Memory flush writes are restricted to {where}; use that path only.")
-            written = append_memory(ws, rel, text, allowed=allowed)
+            written = append_memory(ws, rel, text, allowed=allowed, origin="agent")
         except MemoryPathError as exc:
             log.warning("memory flush: refused write to %r: %s", raw_path, exc)
             results.append(FlushWriteResult(path=raw_path, ok=False, error=str(exc)))

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
@@ -34,10 +35,14 @@ from openclaw_memory.files.append import append_memory, daily_note_path, today
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.agent.tools import (
+    MEMORY_FORGET_ENTRY_DESCRIPTION,
     MEMORY_GET_DESCRIPTION,
     MEMORY_SEARCH_DESCRIPTION,
+    MemoryForgetEntryArgs,
     MemoryGetArgs,
     MemorySearchArgs,
+    amemory_forget_entry,
+    format_forget_text,
     format_search_text,
     memory_get,
     memory_search,
@@ -52,7 +57,8 @@ log = logging.getLogger(__name__)
 
 MEMORY_APPEND_DESCRIPTION = (
     "Append a note to today's daily memory file (memory/YYYY-MM-DD.md). Use for durable facts, decisions "
-    "and preferences worth remembering; write plain Markdown. The note is searchable right after."
+    "and preferences worth remembering; write plain Markdown. The note is searchable right after. "
+    "Set origin to 'untrusted' when the text comes from a tool's output, a web page or a document."
 )
 RESOURCE_SCHEME = "memory"
 
@@ -153,12 +159,12 @@ def _get_tool(agents: _Agents) -> Any:
     return memory_get_tool
 
 
-def _append_note(served: ServedAgent, text: str) -> dict[str, Any]:
+def _append_note(served: ServedAgent, text: str, origin: str = "agent") -> dict[str, Any]:
     memory = served.memory
     rel = daily_note_path(today())
-    append_memory(memory.workspace, rel, text)
+    append_memory(memory.workspace, rel, text, origin=origin)
     report = memory.sync(reason="mcp append")
-    return {"path": rel, "appended_chars": len(text), "indexed": report.files_indexed > 0}
+    return {"path": rel, "appended_chars": len(text), "origin": origin, "indexed": report.files_indexed > 0}
 
 
 def _append_tool(agents: _Agents) -> Any:
@@ -166,18 +172,37 @@ def _append_tool(agents: _Agents) -> Any:
         text: Annotated[str, Field(min_length=1, max_length=20_000,
                                    description="The note: plain Markdown, one or a few lines.")],
         agent: AgentArgument = None,
+        origin: Annotated[Literal["agent", "untrusted"], Field(
+            description="Where the note's text came from: 'agent' (your own note, the default) or 'untrusted' "
+                        "(tool output, a web page, a document: kept, searchable, never promoted to MEMORY.md)."
+        )] = "agent",
     ) -> CallToolResult:
         if not text.strip():
             return _result("text required: pass the note to append", {"error": "text required"}, error=True)
         try:
             served = agents.pick(agent)
-            payload = await asyncio.to_thread(_append_note, served, text)
+            payload = await asyncio.to_thread(_append_note, served, text, origin)
         except (OpenClawMemoryError, OSError) as exc:
             message = f"memory_append failed: {exc}"
             return _result(message, {"error": message}, error=True)
         return _result(f"Appended to {payload['path']}.", payload, error=False)
 
     return memory_append_tool
+
+
+def _forget_entry_tool(agents: _Agents) -> Any:
+    async def memory_forget_entry_tool(
+        what: _field(MemoryForgetEntryArgs, "what"),  # type: ignore[valid-type]
+        agent: AgentArgument = None,
+    ) -> CallToolResult:
+        try:
+            served = agents.pick(agent)
+        except MemoryArgumentError as exc:
+            return _result(str(exc), {"error": str(exc)}, error=True)
+        payload = await amemory_forget_entry(served.memory, what)
+        return _result(format_forget_text(payload), payload, error=bool(payload.get("error")))
+
+    return memory_forget_entry_tool
 
 
 def _long_term_tools(agents: _Agents) -> list[tuple[str, str, Any]]:
@@ -288,7 +313,8 @@ class MemoryMCPServer(MCPServer):
 def create_mcp_server(
     agents: MemoryIndex | ServedAgent | Sequence[ServedAgent], *, name: str = "openclaw-memory",
 ) -> MCPServer:
-    """An MCP server over the given memory: ``memory_search``, ``memory_get``, ``memory_append`` and,
+    """An MCP server over the given memory: ``memory_search``, ``memory_get``, ``memory_append``,
+    ``memory_forget_entry`` and,
     for agents with a long-term memory, ``memory_store`` / ``memory_recall`` / ``memory_forget``.
 
     ``agents`` is one index, one :class:`ServedAgent`, or several (the first is the default; the tools
@@ -308,6 +334,7 @@ def create_mcp_server(
         ("memory_search", MEMORY_SEARCH_DESCRIPTION, _search_tool(served)),
         ("memory_get", MEMORY_GET_DESCRIPTION, _get_tool(served)),
         ("memory_append", MEMORY_APPEND_DESCRIPTION, _append_tool(served)),
+        ("memory_forget_entry", MEMORY_FORGET_ENTRY_DESCRIPTION, _forget_entry_tool(served)),
     ]
     if any(agent.long_term is not None for agent in served.by_id.values()):
         tools += _long_term_tools(served)

@@ -1,4 +1,4 @@
-"""The two agent tools, framework-neutral: ``memory_search`` and ``memory_get``.
+"""The agent tools, framework-neutral: ``memory_search``, ``memory_get`` and ``memory_forget_entry``.
 
 Adapters wrap these (LangChain ``StructuredTool``, LlamaIndex ``FunctionTool``). They return
 plain JSON-able payloads and never raise for provider or path problems: the model gets an
@@ -20,18 +20,24 @@ from openclaw_memory.files.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.types import SearchResult
+from openclaw_memory.consolidation import forget as forget_memory
 
 __all__ = [
+    "MEMORY_FORGET_ENTRY_DESCRIPTION",
     "MEMORY_GET_DESCRIPTION",
     "MEMORY_GET_MAX_CHARS",
     "MEMORY_SEARCH_DESCRIPTION",
+    "MemoryForgetEntryArgs",
     "MemoryGetArgs",
     "MemorySearchArgs",
+    "amemory_forget_entry",
     "amemory_get",
     "amemory_search",
     "corpus_sources",
     "field_annotation",
+    "format_forget_text",
     "format_search_text",
+    "memory_forget_entry",
     "memory_get",
     "memory_recall_prompt",
     "memory_search",
@@ -98,6 +104,20 @@ class MemoryGetArgs(BaseModel):
         None, ge=1, alias="from", description="First line to read (1-based).")
     lines: Annotated[int | None, _line_arg("lines")] = Field(
         None, ge=1, description="How many lines to read (default: to the end).")
+
+
+MEMORY_FORGET_ENTRY_DESCRIPTION = (
+    "Forget a curated memory when the user asks you to: removes the MEMORY.md entries that hold this text or cite "
+    "this source, and keeps it from ever being promoted into MEMORY.md again. The daily notes stay as the record "
+    "of the day."
+)
+
+
+class MemoryForgetEntryArgs(BaseModel):
+    """Arguments of ``memory_forget_entry``."""
+
+    what: str = Field(min_length=1, max_length=4000, description=(
+        "The memory's text, or its source as memory_search cites it (memory/2026-11-26.md#L3-L3)."))
 
 
 def field_annotation(model: type[BaseModel], name: str) -> Any:
@@ -312,6 +332,44 @@ async def amemory_get(
 ) -> dict[str, Any]:
     """Async twin of :func:`memory_get`."""
     return await asyncio.to_thread(memory_get, memory, path, from_line, lines)
+
+
+
+def memory_forget_entry(memory: MemoryIndex, what: Any) -> dict[str, Any]:
+    """Run ``memory_forget_entry``: forget ``what`` (a memory's text or its ``path#Lx-Ly`` source)
+    with :func:`openclaw_memory.consolidation.forget` and bring the index up to date. The payload
+    has ``removed`` (MEMORY.md entries removed; :func:`~openclaw_memory.consolidation.undo` brings
+    them back) and ``forgotten`` (the source or text recorded), or ``error``."""
+    try:
+        args = MemoryForgetEntryArgs.model_validate({"what": what})
+        removed = forget_memory(memory, args.what)
+    except ValidationError as exc:
+        return {"error": _invalid("memory_forget_entry", exc)}
+    except OpenClawMemoryError as exc:
+        return {"error": f"memory_forget_entry failed: {exc}"}
+    payload: dict[str, Any] = {"path": "MEMORY.md", "removed": removed, "forgotten": args.what.strip()}
+    if removed:
+        try:
+            memory.sync(reason="memory forget")
+        except OpenClawMemoryError as exc:  # the files are changed; the next sync catches the index up
+            payload["warning"] = f"the index is not updated yet: {exc}"
+    return payload
+
+
+async def amemory_forget_entry(memory: MemoryIndex, what: Any) -> dict[str, Any]:
+    """Async twin of :func:`memory_forget_entry`."""
+    return await asyncio.to_thread(memory_forget_entry, memory, what)
+
+
+def format_forget_text(payload: dict[str, Any]) -> str:
+    """The text a model sees for a ``memory_forget_entry`` payload."""
+    if payload.get("error"):
+        return str(payload["error"])
+    removed = payload.get("removed", 0)
+    if removed:
+        return (f"Forgotten: {removed} entr{'y' if removed == 1 else 'ies'} removed from MEMORY.md; it will not be "
+                "promoted again.")
+    return "No MEMORY.md entry holds it; it is recorded as forgotten and will not be promoted into MEMORY.md."
 
 
 def format_search_text(payload: dict[str, Any]) -> str:

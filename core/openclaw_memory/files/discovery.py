@@ -48,10 +48,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
+_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md")
+#: The curated files at the workspace root that are indexed as memory (DREAMS.md, the review diary, is not).
+_INDEXED_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
 _BINARY_SNIFF_BYTES = 8192
 _ALLOWED = (
-    "allowed: MEMORY.md, memory.md, DREAMS.md and memory/**/*.md inside the workspace, "
+    "allowed: MEMORY.md, memory.md, USER.md, DREAMS.md and memory/**/*.md inside the workspace, "
     "or .md files in the configured extra paths"
 )
 
@@ -203,14 +205,14 @@ def realpath(path: str | os.PathLike[str]) -> str:
 def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemoryScan:
     """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
-    MEMORY.md and memory.md at the workspace root, memory/** and the extra paths (files or
+    MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
     directories, relative ones resolved against the workspace). Symlinks, missing paths and
     names not ending in ".md" are left out silently; names that are not valid UTF-8 and
     directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
     scan = MemoryScan()
-    for name in ("MEMORY.md", "memory.md"):
+    for name in _INDEXED_ROOT_FILES:
         st = _lstat(os.path.join(ws, name))
         if st is not None and stat.S_ISREG(st.st_mode):
             scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
@@ -361,7 +363,7 @@ def _normalise_rel(rel: str) -> str:
 
 
 def is_memory_path(rel: str) -> bool:
-    """True for MEMORY.md, memory.md, DREAMS.md and anything under memory/ (workspace-relative)."""
+    """True for MEMORY.md, memory.md, USER.md, DREAMS.md and anything under memory/ (workspace-relative)."""
     norm = _normalise_rel(rel)
     return norm in _ROOT_FILES or norm.startswith("memory/")
 

@@ -1,7 +1,7 @@
 """File watching (spec §6.2): changes to the memory files — and, when enabled, to session
 transcripts — reach a callback once per burst of writes.
 
-Only what discovery indexes is watched: ``MEMORY.md`` / ``memory.md`` at the workspace root, the
+Only what discovery indexes is watched: ``MEMORY.md`` / ``memory.md`` / ``USER.md`` at the workspace root, the
 ``memory/`` tree, the extra paths (symlinked ones are not watched) and the sessions directory.
 The rest of the workspace (which may hold repositories, ``node_modules`` or virtualenvs) is never
 walked. Inside the watched trees, paths under ``.git``, ``node_modules``, ``.pnpm-store``,
@@ -28,7 +28,7 @@ __all__ = ["IGNORED_DIRS", "MemoryWatcher", "is_relevant"]
 log = logging.getLogger(__name__)
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__"})
-_ROOT_FILES = ("MEMORY.md", "memory.md")
+_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
 
 Changes = set[tuple[Change, str]]
 
@@ -61,7 +61,7 @@ def is_relevant(
     """True when a change at ``path`` can affect the index.
 
     That is a Markdown file (or a directory, or a name with no extension) that discovery would
-    index — root ``MEMORY.md``/``memory.md``, under ``memory/`` or an extra path, outside ignored
+    index — root ``MEMORY.md``/``memory.md``/``USER.md``, under ``memory/`` or an extra path, outside ignored
     directories — or a transcript directly in ``sessions_dir``.
     """
     p = Path(path)

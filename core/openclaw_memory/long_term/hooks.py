@@ -174,7 +174,8 @@ class AutoCapture:
         results: list[StoreResult] = []
         for message in select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run):
             try:
-                results.append(self.memory.store(message.text, self.importance, detect_category(message.text)))
+                results.append(self.memory.store(message.text, self.importance, detect_category(message.text),
+                                                  origin="owner"))
             except (OpenClawMemoryError, OSError) as exc:
                 log.warning("auto-capture could not store a memory: %s", exc)
                 break

@@ -3,10 +3,12 @@
 Each stored memory is appended to ``memory/YYYY-MM-DD.md`` (through the append-only writer, so it
 is readable, diffable and found by ``memory_search``) as::
 
-    - [preference] I prefer dark mode <!-- ltm:6f1c...-uuid -->
+    - [preference] I prefer dark mode <!-- ltm:6f1c...-uuid --> <!-- origin: owner -->
 
 Forgetting the memory removes exactly the line carrying its id, under the same file lock the
 append writer uses; every other byte of the note is kept, and a note left empty is deleted.
+:meth:`MarkdownMirror.source_of` names the line as consolidation cites it, so a copy promoted into
+``MEMORY.md`` can be forgotten too.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ class MarkdownMirror:
         when = datetime.fromtimestamp(created_at_ms / 1000, tz=timezone.utc)
         return daily_note_path(local_now(self.tz, when).date())
 
-    def append(self, memory_id: str, text: str, category: str, created_at_ms: int) -> str:
-        """Append the memory's line to its daily note; returns the note's relative path."""
+    def append(self, memory_id: str, text: str, category: str, created_at_ms: int, *, origin: str = "agent") -> str:
+        """Append the memory's line to its daily note, marked with its ``origin``
+        (:mod:`openclaw_memory.text.provenance`); returns the note's relative path."""
         rel = self.note_for(created_at_ms)
-        append_memory(self.workspace, rel, mirror_line(memory_id, text, category))
+        append_memory(self.workspace, rel, mirror_line(memory_id, text, category), origin=origin)
         return rel
 
     def remove(self, memory_id: str, created_at_ms: int | None = None) -> list[str]:
@@ -62,12 +65,32 @@ class MarkdownMirror:
         never followed (MemoryPathError), and no lock or temporary file is left in the folder.
         """
         marker = mirror_marker(memory_id)
-        candidates = [self.note_for(created_at_ms)] if created_at_ms is not None else []
-        candidates += [rel for rel in self._notes() if rel not in candidates]
-        for rel in candidates:
+        for rel in self._candidate_notes(created_at_ms):
             if self._holds(rel, marker) and self._remove_from(rel, marker):
                 return [rel]  # a memory is mirrored once
         return []
+
+    def source_of(self, memory_id: str, created_at_ms: int | None = None) -> str | None:
+        """The source ``path#Lx-Ly`` of the entry holding the line of ``memory_id`` (as consolidation
+        grounds a promoted entry), or None when no daily note holds it."""
+        from openclaw_memory.text.entries import parse_blocks
+
+        marker = mirror_marker(memory_id)
+        for rel in self._candidate_notes(created_at_ms):
+            try:
+                read = safe_fs.read_file(self.workspace, rel)
+            except OSError:
+                continue
+            text = read[1].decode("utf-8", errors="replace") if read is not None else ""
+            for block in parse_blocks(text) if marker in text else []:
+                if block.entry and marker in block.text:
+                    return f"{rel}#L{block.start + 1}-L{block.end}"
+        return None
+
+    def _candidate_notes(self, created_at_ms: int | None) -> list[str]:
+        """The memory's own daily note first (when its creation time is known), then every other note."""
+        candidates = [self.note_for(created_at_ms)] if created_at_ms is not None else []
+        return candidates + [rel for rel in self._notes() if rel not in candidates]
 
     def _notes(self) -> list[str]:
         """The workspace-relative ``memory/*.md`` files (listed by descriptor, symlinks left out)."""

@@ -338,8 +338,8 @@ class LongTermMemory:
         self.thresholds = thresholds or MODEL_THRESHOLDS.get(self.provider.model, DEFAULT_THRESHOLDS)
         from openclaw_memory.config import default_state_dir
 
-        self.state = MemoryState(state_dir if state_dir is not None else default_state_dir(),
-                                 self.db_uri, table_name, self.agent_id)
+        self.state_dir = Path(state_dir).expanduser() if state_dir is not None else default_state_dir()
+        self.state = MemoryState(self.state_dir, self.db_uri, table_name, self.agent_id)
         self._write_lock = threading.Lock()
         self._table: Any = None
         self._closed = False
@@ -548,13 +548,28 @@ class LongTermMemory:
             raise StoreError(f"LanceDB delete failed in {self.db_uri}: {exc}") from exc
         self._wrote()
 
+    def _forget_promoted(self, mirror: MarkdownMirror, memory_id: str, created_at: int | None) -> None:
+        """Remove the copy consolidation promoted of the memory's daily-note line from the workspace's
+        MEMORY.md (a preimage is kept) and record the line as forgotten, for the agent ``agent_id``
+        under ``state_dir``. Call it before the line is removed (the line names the copy's source)."""
+        from openclaw_memory.config import MemoryConfig
+        from openclaw_memory.consolidation import forget as forget_promoted
+
+        source = mirror.source_of(memory_id, created_at)
+        if source is not None:
+            config = MemoryConfig(workspace=mirror.workspace, agent_id=self.agent_id, state_dir=self.state_dir,
+                                  provider="none")
+            forget_promoted(config, source)
+
     def _delete(self, record: LongTermRecord) -> builtins.list[str]:
-        """Delete a memory and its daily-note line (the line first; the intent log covers a crash)."""
+        """Delete a memory, its copy promoted into MEMORY.md and its daily-note line (the files first;
+        the intent log covers a crash)."""
         intent = self._intent("forget", record)
         removed: builtins.list[str] = []
         mirror_done = True
         if self.mirror is not None:
             try:
+                self._forget_promoted(self.mirror, record.id, record.created_at)
                 removed = self.mirror.remove(record.id, record.created_at)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_done = False  # the intent stays: the next writer removes the line
@@ -592,6 +607,7 @@ class LongTermMemory:
         created_at = intent.get("created_at") if isinstance(intent.get("created_at"), int) else None
         if intent.get("op") == "forget":
             if mirror is not None:
+                self._forget_promoted(mirror, memory_id, created_at)
                 mirror.remove(memory_id, created_at)
             self._delete_row(memory_id)
             return
@@ -601,7 +617,8 @@ class LongTermMemory:
         self._mark_superseded([i for i in intent.get("supersedes") or [] if isinstance(i, str)], memory_id)
         if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
             mirror.remove(memory_id, rows[0].created_at)
-            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at)
+            origin = "owner" if intent.get("origin") == "owner" else "agent"
+            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at, origin=origin)
 
     def _wrote(self) -> None:
         self._writes_since_optimize += 1
@@ -626,14 +643,19 @@ class LongTermMemory:
 
     # -- public API --------------------------------------------------------------------------
 
-    def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+    def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other", *,
+              origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Remember ``text``. Nothing new is ever dropped: only a memory saying the same (no other
         number, identifier or negation, no word it lacks) counts as a duplicate and is not stored
         again; a correction of a stored memory ("the room is now 3.07") is stored and the old one
         is marked ``superseded_by`` it.
 
         ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
+        ``origin`` marks the mirrored daily-note line: ``agent`` (the agent chose to store it) or
+        ``owner`` (the user's own words, as auto-capture stores them).
         """
+        if origin not in ("owner", "agent"):
+            raise MemoryArgumentError(f"origin must be 'owner' or 'agent'; got {origin!r}")
         cleaned = _check_text(text, "text")
         weight = _check_number(importance, "importance", 0.0, 1.0)
         kind = _check_category(category)
@@ -650,16 +672,16 @@ class LongTermMemory:
             created_at = self._last_created = max(int(time.time() * 1000), self._last_created + 1)
             record = LongTermRecord(id=str(uuid.uuid4()), agent_id=self.agent_id, text=cleaned, importance=weight,
                                     category=kind, created_at=created_at)
-            mirror_path, mirror_error = self._insert(record, vector, superseded)
+            mirror_path, mirror_error = self._insert(record, vector, superseded, origin)
         return StoreResult("created", record, None, mirror_path, mirror_error, tuple(superseded))
 
     def _insert(self, record: LongTermRecord, vector: np.ndarray,
-                superseded: builtins.list[LongTermRecord]) -> tuple[str | None, str | None]:
+                superseded: builtins.list[LongTermRecord], origin: str) -> tuple[str | None, str | None]:
         """Add the row, mark what it supersedes, mirror it: (the daily note, why mirroring failed)."""
         table = self._table_for_write(int(vector.size))
         row = {"id": record.id, "agent_id": record.agent_id, "text": record.text, "vector": vector.tolist(),
                "importance": record.importance, "category": record.category, "created_at": record.created_at}
-        intent = self._intent("store", record, supersedes=[r.id for r in superseded])
+        intent = self._intent("store", record, supersedes=[r.id for r in superseded], origin=origin)
         try:
             table.add([row])
         except Exception as exc:
@@ -670,7 +692,8 @@ class LongTermMemory:
         mirror_path = mirror_error = None
         if self.mirror is not None:
             try:
-                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at)
+                mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at,
+                                                 origin=origin)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_error = str(exc)  # reported to the caller; the memory itself is stored
                 log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
@@ -761,9 +784,10 @@ class LongTermMemory:
 
     # -- async twins -------------------------------------------------------------------------
 
-    async def astore(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other") -> StoreResult:
+    async def astore(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other", *,
+                     origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Async twin of :meth:`store`."""
-        return await asyncio.to_thread(self.store, text, importance, category)
+        return await asyncio.to_thread(self.store, text, importance, category, origin=origin)
 
     async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
         """Async twin of :meth:`recall`."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from openclaw_memory.types import Chunk
+from openclaw_memory.text.provenance import without_origin_markers
 
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
@@ -39,8 +40,9 @@ __all__ = [
 #: never split (a long one, big metadata, was cut into pieces whose JSON was embedded and keyword-indexed);
 #: 4: an opening marker heavier than a chunk keeps its record's first line (a chunk of the marker alone was a hit
 #: on none of the record's lines: a LlamaIndex node was not found by its long metadata), a closing marker never
-#: starts a chunk.
-CHUNKER_VERSION = 4
+#: starts a chunk; 5: provenance markers (``<!-- origin: agent -->``) are not embedded or keyword-indexed (chunk
+#: boundaries are unchanged).
+CHUNKER_VERSION = 5
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
 #: ``llama_index_openclaw_memory._sections``): it always starts a new chunk, so two records never
@@ -157,7 +159,10 @@ def indexed_text(text: str) -> str:
     record's vector and keyword matches. Text without markers, and a chunk that holds nothing but markers
     (a piece of a record longer than a chunk), is returned as it is. The body of a record whose marker sets
     :data:`RECORD_INDEX_BODY` to false is left out; such a record without index text gives ``""``.
+    Provenance markers (``<!-- origin: … -->``, :mod:`openclaw_memory.text.provenance`) are left out too.
     """
+    plain = without_origin_markers(text)
+    text = plain if plain.strip() else text
     if "openclaw-memory:" not in text:
         return text
     lines = text.split("\n")

@@ -98,10 +98,10 @@ def note_date_share(said: list[DateSaid], path: str) -> float:
 
 
 def is_evergreen(path: str, source: str) -> bool:
-    """MEMORY.md, memory.md and undated files under memory/ never decay."""
+    """MEMORY.md, memory.md, USER.md and undated files under memory/ never decay."""
     p = path.replace("\\", "/")
     while p.startswith("./"):
         p = p[2:]
     if source != "memory" or dated_path_timestamp(p) is not None:
         return False
-    return p in ("MEMORY.md", "memory.md") or p.startswith("memory/")
+    return p in ("MEMORY.md", "memory.md", "USER.md") or p.startswith("memory/")

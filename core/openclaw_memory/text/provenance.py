@@ -15,7 +15,7 @@ from typing import Literal, get_args
 
 from openclaw_memory.errors import MemoryArgumentError
 
-__all__ = ["ORIGINS", "PROMOTABLE", "Origin", "mark_origin", "origin_of"]
+__all__ = ["ORIGINS", "PROMOTABLE", "Origin", "mark_origin", "origin_of", "without_origin_markers"]
 
 Origin = Literal["owner", "agent", "untrusted", "system"]
 #: The origins, least restrictive first.
@@ -24,6 +24,7 @@ ORIGINS: tuple[str, ...] = get_args(Origin)
 PROMOTABLE = frozenset({"owner", "agent"})
 
 _MARKER = re.compile(r"<!--\s*origin:\s*([a-z]+)\s*-->")
+_MARKER_WITH_SPACE = re.compile(r"[ \t]*<!--\s*origin:\s*[a-z]+\s*-->")
 
 
 def _check(origin: str) -> str:
@@ -51,3 +52,13 @@ def mark_origin(text: str, origin: str) -> str:
             last = block.end - 1
             lines[last] = lines[last].rstrip() + marker
     return "\n".join(lines)
+
+
+def without_origin_markers(text: str) -> str:
+    """``text`` without its ``<!-- origin: … -->`` markers (and the blanks before them): what is embedded
+    and keyword-indexed, so a search for "agent" does not match every note the agent wrote. Text
+    without a marker is returned as it is (the same object)."""
+    if "origin:" not in text:
+        return text
+    stripped = _MARKER_WITH_SPACE.sub("", text)
+    return stripped if stripped != text else text
