@@ -189,22 +189,6 @@ def test_searches_walk_the_hnsw_index_built_from_a_low_threshold(make_pg_store: 
     assert scans >= 5
 
 
-def test_a_search_leaves_its_connection_out_of_any_transaction(make_pg_store: MakeStore) -> None:
-    """A search's snapshot begins and ends inside its own pipelines: whether it finds rows, finds none or
-    fails, the pooled connection goes back idle, so the next write on it is not refused as read-only."""
-    s = make_pg_store(pool_size=1)
-    s.replace_file(_file("a.md"), [_chunk("a1", "a.md", "alpha bravo", [1.0, 0.0])])
-    for search in (lambda: s.keyword_search("alpha", limit=5), lambda: s.keyword_search("zulu", limit=5),
-                   lambda: s.vector_search(np.array([1.0, 0.0]), limit=5),
-                   lambda: s.vector_search(np.array([1.0, 0.0, 0.0]), limit=5)):
-        search()
-        s.replace_file(_file("b.md"), [_chunk("b1", "b.md", "charlie", [0.0, 1.0])])  # the same connection
-    with pytest.raises(StoreError):
-        s.keyword_search("alpha", limit=5, sources=[object()])  # type: ignore[list-item]  # a driver error
-    s.replace_file(_file("b.md"), [_chunk("b1", "b.md", "charlie delta", [0.0, 1.0])])
-    assert [c.id for c, _ in s.keyword_search("delta", limit=5)] == ["b1"]
-
-
 def test_sync_lock_is_one_writer_per_namespace(make_pg_store: MakeStore, pg: Any) -> None:
     ns = pg.namespace()
     one, two, other = make_pg_store(ns), make_pg_store(ns), make_pg_store()

@@ -65,8 +65,6 @@ _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
 _F = TypeVar("_F", bound=Callable[..., Any])
-#: opens a search's snapshot, queued in the search's first pipeline (:meth:`PostgresStore._snapshot`)
-_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
 class _Retryable(Exception):
@@ -413,18 +411,6 @@ class PostgresStore:
                     conn.isolation_level, conn.read_only = None, None
 
     @contextlib.contextmanager
-    def _snapshot(self, what: str) -> Iterator[Any]:
-        """A pooled connection for a read of several statements in one REPEATABLE READ snapshot whose BEGIN
-        and COMMIT take no round trip of their own: the reader queues ``_BEGIN_READ`` in its first pipeline
-        and COMMIT in its last. A transaction left open (an early return, an error) is rolled back."""
-        with self._driver_errors(what), self._connection() as conn:
-            try:
-                yield conn
-            finally:
-                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE and not conn.closed:
-                    conn.rollback()
-
-    @contextlib.contextmanager
     def _autocommit(self, what: str) -> Iterator[Any]:
         """A pooled connection outside any transaction, for reads of one statement each (a statement is a
         consistent snapshot of its own); driver errors become StoreError."""
@@ -751,11 +737,10 @@ class PostgresStore:
                                     prepare=False).fetchall()
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
-        with self._snapshot("keyword search") as conn:
+        with self._conn("keyword search", read=True) as conn:
             # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
             # the chunks that make the cut only) and the phrases' term statistics
             with conn.pipeline():
-                conn.execute(_BEGIN_READ)
                 c_head = conn.execute(f"SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                                       f"WHERE {nw}", nargs)
                 c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
@@ -777,11 +762,9 @@ class PostgresStore:
         """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
         ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-        with conn.pipeline():  # the texts and the end of the search's snapshot in one round trip
-            cur = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
-                               "WHERE ns_id = %s AND seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix]))
-            conn.execute("COMMIT")
-        top = {r[0]: r for r in cur.fetchall()}
+        top = {r[0]: r for r in conn.execute(
+            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
+            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
         return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
 
     @staticmethod
@@ -966,20 +949,17 @@ class PostgresStore:
             filt += " AND model = %s"
             args.append(model)
         cols = "seq, id, path, source, start_line, end_line, text, embedding"
-        with self._snapshot("vector search") as conn:
+        with self._conn("vector search", read=True) as conn:
             nw, nargs = self._build_where()
-            with conn.pipeline():  # the snapshot, the build and whether its HNSW index for this size exists
-                conn.execute(_BEGIN_READ)
-                c_head = conn.execute(
-                    f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
-                    f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
-            head = c_head.fetchone()
+            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
+                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
             if head is None:
                 return []
             ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
             if not self.exact and head[1]:
                 cast, _ = self._cast(dims)
-                with conn.pipeline():  # the search settings, the search and the end of the snapshot in one round trip
+                with conn.pipeline():  # the search settings and the search in one round trip
                     # a sort disabled: the planner walks the HNSW index even where its cost model prefers
                     # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
                     conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
@@ -991,16 +971,12 @@ class PostgresStore:
                         f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
                         f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
                         [q, *args, q, int(limit) + _SPARE])
-                    conn.execute("COMMIT")
                 rows = cur.fetchall()
             else:
-                with conn.pipeline():  # the search and the end of the snapshot in one round trip
-                    cur = conn.execute(
-                        f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
-                        f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
-                        "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE])
-                    conn.execute("COMMIT")
-                rows = cur.fetchall()
+                rows = conn.execute(
+                    f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
+                    f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
+                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
         if not rows:
             return []
         # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
