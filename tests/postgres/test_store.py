@@ -160,6 +160,35 @@ def test_hnsw_index_finds_what_the_exact_scan_finds(make_pg_store: MakeStore, pg
     assert np.mean(recall) >= 0.9
 
 
+def test_searches_walk_the_hnsw_index_built_from_a_low_threshold(make_pg_store: MakeStore, pg: Any) -> None:
+    """A namespace of a few hundred vectors with ``hnsw_min_rows`` below it searches through the HNSW index
+    it built (the planner's cost model alone prefers sorting a scan there and never used the index)."""
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(600, 64)).astype(np.float32)
+    ns = pg.namespace()
+    s = make_pg_store(ns, hnsw_min_rows=500)
+    for f in range(6):
+        s.replace_file(_file(f"f{f}.md"), [_chunk(f"c{f}-{i}", f"f{f}.md", f"text {i}", vecs[f * 100 + i], line=i)
+                                           for i in range(100)])
+    s.write_meta(IndexMeta("m", "p", "k", ("memory",), "s", 400, 80, "t", 64))
+    assert s.info().vector_path == "pgvector hnsw"
+    for q in vecs[:5]:
+        assert s.vector_search(q, limit=10)
+    s.close()  # a closing backend reports its index statistics
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        ns_id = conn.execute(f'SELECT id FROM "{pg.schema}".namespaces WHERE name = %s AND state = %s',
+                             (ns, "active")).fetchone()[0]
+        scans = 0
+        for _ in range(50):  # the statistics collector publishes within a moment
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            scans = conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes WHERE schemaname = %s "
+                                 "AND indexrelname = %s", (pg.schema, f"chunks_hnsw_{ns_id}_64")).fetchone()[0]
+            if scans >= 5:
+                break
+            time.sleep(0.1)
+    assert scans >= 5
+
+
 def test_sync_lock_is_one_writer_per_namespace(make_pg_store: MakeStore, pg: Any) -> None:
     ns = pg.namespace()
     one, two, other = make_pg_store(ns), make_pg_store(ns), make_pg_store()

@@ -110,9 +110,10 @@ def test_a_rebuild_drops_only_its_own_hnsw_indexes(pg: Any) -> None:
 
 def test_hnsw_ef_search_comes_from_the_store_config_and_widens_the_search(
         make_pg_store: MakeStore, pg: Any, workspace: Path) -> None:
-    """``store.pgEfSearch`` (default: eight times the rows a search fetches) is HNSW's candidate list: a
-    wider one finds more of the exact top 10 for queries without close neighbours."""
-    assert default_ef_search(24) == 320 and default_ef_search(1) == 136 and default_ef_search(200) == 1000
+    """``store.pgEfSearch`` (default: eight times the rows a search fetches, at least 500) is HNSW's
+    candidate list: a wider one finds more of the exact top 10 for queries without close neighbours."""
+    assert default_ef_search(24) == default_ef_search(1) == 500 and default_ef_search(60) == 608
+    assert default_ef_search(200) == 1000
     assert MemoryConfig().store.pg_ef_search is None
     assert MemoryConfig.load({"store": {"url": pg.url, "pgEfSearch": 64}}).store.pg_ef_search == 64
     with pytest.raises(ValueError, match="pgEfSearch"):

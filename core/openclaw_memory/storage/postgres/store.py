@@ -52,6 +52,8 @@ _VECTOR_INDEX_MAX_DIMS = 2000
 _SPARE = 16
 #: pgvector's bounds of ``hnsw.ef_search``
 _EF_SEARCH_MAX = 1000
+#: the smallest default ``hnsw.ef_search`` (:func:`default_ef_search`)
+_EF_SEARCH_MIN = 500
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 #: the meta key naming the workspace a namespace indexes
 _WORKSPACE_KEY = "workspace"
@@ -94,10 +96,10 @@ def _retry_once(method: _F) -> _F:
 
 def default_ef_search(limit: int) -> int:
     """``hnsw.ef_search`` for a search of ``limit`` rows when ``store.pgEfSearch`` is unset: eight times the
-    rows fetched (``limit`` plus the spare rows rescored exactly; hybrid search's 24 candidates give 320),
-    at least pgvector's default 40, at most its limit 1000. At 20k vectors, queries without a close
-    neighbour found 0.68 of the exact top 10 at 100 and 0.96 at 320 (bench/README.md)."""
-    return min(_EF_SEARCH_MAX, max(40, 8 * (int(limit) + _SPARE)))
+    rows fetched (``limit`` plus the spare rows rescored exactly), at least 500 (so a default search and
+    hybrid search's 24 candidates get 500), at most pgvector's limit 1000; docs/storage.md gives the
+    recall measured at each."""
+    return min(_EF_SEARCH_MAX, max(_EF_SEARCH_MIN, 8 * (int(limit) + _SPARE)))
 
 
 def redact_url(url: str) -> str:
@@ -958,8 +960,11 @@ class PostgresStore:
             if not self.exact and head[1]:
                 cast, _ = self._cast(dims)
                 with conn.pipeline():  # the search settings and the search in one round trip
+                    # a sort disabled: the planner walks the HNSW index even where its cost model prefers
+                    # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
                     conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                                 "set_config('enable_sort', 'off', true)",
                                  (str(self.ef_search or default_ef_search(limit)),))
                     cur = conn.execute(
                         f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
