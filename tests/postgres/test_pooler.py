@@ -64,14 +64,18 @@ def test_one_agent_process_holds_at_most_the_pool_and_a_sync_lock(pg: Any, works
     write(NOTES)
     name = "ocm-count-" + pg.namespace()
     url = pg.url + ("&" if "?" in pg.url else "?") + f"application_name={name}"
-    peak, stop = [0], threading.Event()
+    peak, stop, recent = [0], threading.Event(), []
 
     def sample() -> None:
+        # a count held for three samples in a row: on a loaded machine a closed connection's server process can
+        # still be listed for a moment while its replacement is already open
         with psycopg.connect(pg.url, autocommit=True) as conn:
             while not stop.is_set():
                 n = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
                                  (name,)).fetchone()[0]
-                peak[0] = max(peak[0], int(n))
+                recent[:] = [*recent[-2:], int(n)]
+                if len(recent) == 3:
+                    peak[0] = max(peak[0], min(recent))
                 stop.wait(0.005)
 
     sampler = threading.Thread(target=sample)

@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg_pool import PoolTimeout
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import StoreError
@@ -101,3 +102,35 @@ def test_a_read_only_role_and_a_read_only_session_search(admin: Callable[..., st
                 ro.sync(force=True)
         with _index(url, schema, workspace, tmp_path, "never-indexed") as empty:  # nothing indexed there yet
             assert empty.search("billing database", ).hits == []
+
+
+def test_a_role_out_of_connections_is_busy_not_an_outage(admin: Callable[..., str], pg: Any, workspace: Path,
+                                                          tmp_path: Path, write: Callable[[dict[str, str]], Path]) -> None:
+    """'too many connections' is a sizing problem, not a server outage: the search that could not get a
+    connection says so (and what to change), and the next one runs at once (no breaker left open)."""
+    write(NOTES)
+    url = admin("CREATE SCHEMA {schema}", "GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    role = url.split("//", 1)[1].split("@", 1)[0].split(":", 1)[0]
+    with MemoryIndex(
+            workspace=workspace, state_dir=str(tmp_path / "state-limit"), watch=False, provider=None,
+            store={"url": url, "namespace": pg.namespace(), "pg_schema": admin.schema,  # type: ignore[attr-defined]
+                   "pool": {"max_size": 2, "timeout": 1}}, sync={"on_search": False}) as idx:
+        idx.sync()
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'ALTER ROLE "{role}" CONNECTION LIMIT 1')
+        pool = idx.store._root._pool  # noqa: SLF001 - every connection the role may have is taken
+        held = []
+        try:
+            while True:
+                held.append(pool.getconn(timeout=0.5))
+        except PoolTimeout:
+            pass
+        try:
+            with pytest.raises(StoreError) as raised:
+                idx.search("billing database")
+        finally:
+            for conn in held:
+                pool.putconn(conn)
+        assert type(raised.value) is StoreError, raised.value
+        assert "no connection left" in str(raised.value) and "store.pool.max_size" in str(raised.value)
+        assert idx.search("billing database").hits  # at once: the breaker was not tripped

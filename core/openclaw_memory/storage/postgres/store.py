@@ -63,8 +63,19 @@ _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedd
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
-_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03", "53300")
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
+#: too_many_connections: the server answers but has no connection left for this role or database. Not an outage
+#: (the pool's other connections still work): the call fails with the advice to size the pools, and no breaker.
+_OUT_OF_CONNECTIONS = "53300"
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _out_of_connections(exc: BaseException) -> bool:
+    """Whether ``exc`` is the server refusing a connection for lack of slots (a refused login carries no
+    SQLSTATE, only the server's message)."""
+    text = str(exc)
+    return getattr(exc, "sqlstate", None) == _OUT_OF_CONNECTIONS or "too many connections" in text \
+        or "remaining connection slots are reserved" in text
 
 
 class _Retryable(Exception):
@@ -339,6 +350,11 @@ class PostgresStore:
             log.warning("PostgreSQL at %s answers again", self.safe_url)
         threading.Thread(target=old.close, kwargs={"timeout": 0}, daemon=True).start()
 
+    def _out_of_connections(self, what: str, exc: BaseException) -> str:
+        return (f"{what}: PostgreSQL at {self.safe_url} has no connection left for this role or database "
+                f"({self._clean(exc)}); lower store.pool.max_size in each agent process, raise the server's "
+                "max_connections, or put PgBouncer in transaction mode in front of it (docs: Beyond one database)")
+
     def _unavailable(self, exc: BaseException) -> bool:
         """Whether ``exc`` says the server (not this statement) failed: connection lost or refused, shutting
         down or starting up, out of connections."""
@@ -361,6 +377,8 @@ class PostgresStore:
             try:  # a busy pool or a server that is gone?
                 psycopg.connect(self.url, **self._connect_args(timeout=_PROBE_TIMEOUT)).close()
             except psycopg.Error as probe:
+                if _out_of_connections(probe):
+                    raise StoreError(self._out_of_connections(what, probe)) from None
                 self._trip()
                 raise StoreUnavailableError(self._outage(probe)) from None
             raise StoreError(f"{what}: all {root._pool_size} connections to PostgreSQL at {self.safe_url} stayed busy "
@@ -372,6 +390,8 @@ class PostgresStore:
                 log.info("PostgreSQL at %s is behind a transaction-mode pooler: prepared statements off",
                          self.safe_url)
                 raise _PoolerRetry(f"{what} failed on PostgreSQL: {self._clean(exc)}") from None
+            if _out_of_connections(exc):
+                raise StoreError(self._out_of_connections(what, exc)) from None
             if self._unavailable(exc):
                 self._trip()
                 raise _OutageRetry(self._outage(exc)) from None
@@ -1080,6 +1100,8 @@ class PostgresStore:
         try:
             conn = psycopg.connect(self.url, **self._connect_args(autocommit=False), prepare_threshold=None)
         except psycopg.Error as exc:
+            if _out_of_connections(exc):
+                raise StoreError(self._out_of_connections(busy, exc)) from None
             if self._unavailable(exc):
                 self._trip()
                 raise StoreUnavailableError(self._outage(exc)) from None
