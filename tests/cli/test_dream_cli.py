@@ -4,7 +4,6 @@ project's loopback vendor server speaking the chat-completions wire format to th
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -14,8 +13,7 @@ from click.testing import CliRunner
 
 from openclaw_memory.cli import main
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
-from vendor_server import Fault, VendorServer  # noqa: E402
+from tests.helpers.vendor_server import Fault, VendorServer
 
 MEMORY = "# Memory\n\n- Deploys happen on Tuesdays.\n- The team lead is Dana.\n"
 TODAY = date.today().isoformat()

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -22,35 +21,9 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import aconsolidate, consolidate, undo
 from openclaw_memory.errors import OpenClawMemoryError
+from tests.helpers.consolidation import TODAY, MEMORY, NOTE, scripted, config_for
 
-TODAY = date(2026, 11, 27)
-MEMORY = """# Memory
-
-- The project uses SQLite for the index.
-- Deploys happen on Tuesdays.
-- The team lead is Dana.
-- Backups run nightly at 02:00.
-"""
-NOTE = """# 2026-11-26
-
-- Deploys now happen on Fridays only, after the freeze.
-- The index also supports PostgreSQL with pgvector since this week.
-- lunch
-- Carol prefers answers in French when she writes in French.
-"""
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def scripted(*answers: str | dict) -> Callable[[str], str]:
-    """A model answering ``answers`` in turn (dicts as JSON); it records the prompts it saw."""
-    queue = [a if isinstance(a, str) else json.dumps(a) for a in answers]
-
-    def complete(prompt: str) -> str:
-        complete.prompts.append(prompt)  # type: ignore[attr-defined]
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-
-    complete.prompts = []  # type: ignore[attr-defined]
-    return complete
 
 
 @pytest.fixture
@@ -61,11 +34,6 @@ def ws(tmp_path: Path) -> Path:
     (workspace / "memory" / "2026-11-26.md").write_text(NOTE, encoding="utf-8")
     (workspace / "memory" / "2026-10-01.md").write_text("- An old note outside the lookback window.\n")
     return workspace
-
-
-def config_for(ws: Path, **dreaming: object) -> MemoryConfig:
-    settings = {"min_recall_count": 0, "min_unique_queries": 0, **dreaming}
-    return MemoryConfig(workspace=ws, state_dir=ws.parent / "state", provider="none", dreaming=settings)
 
 
 def test_the_model_sees_grounded_deduplicated_candidates_only(ws: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +18,10 @@ import openclaw_memory.index.watch as watch_mod
 from openclaw_memory import MemoryIndex, SyncReport
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.index.watch import MemoryWatcher
-from tests.core.test_watch import SimClock, seen_now, settle
+from tests.helpers.waiting import wait_for
+from tests.helpers.watcher_clock import SimClock, seen_now, settle
 
 FAST = {"watch_debounce_ms": 200, "on_search": False}  # only the watcher keeps the index fresh
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class SyncLog:

@@ -20,7 +20,7 @@ from openclaw_memory.retrieval.pipeline import run_search
 from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.types import SearchHit
 
-from tests.core.test_search import FILLER, _away_from, _store, ids
+from tests.helpers.search_store import away_from as _away_from, build_store as _store, FILLER, ids
 
 UTC = timezone.utc
 TARGET = "Rolled back the deploy to a828e60 after the outage."

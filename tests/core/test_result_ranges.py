@@ -10,31 +10,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.retrieval.result_ranges import best_run, fit_ranges
 from openclaw_memory.types import Candidate
-
-# A dialogue about a kayak trip (the word in two overlapping chunks of 2023-05-02) and another day's note that
-# mentions kayaking once, in its third line.
-DAY1 = ["# 2 May 2023", "",
-        "Ann: How was the weekend?",
-        "Bo: Busy, we cleaned the garage.",
-        "Ann: Did you find anything?",
-        "Bo: Old photos and a broken lamp.",
-        "Ann: Any plans for the summer?",
-        "Bo: A kayak trip on the river with my brother.",
-        "Ann: A kayak trip sounds great, where will you start?",
-        "Bo: At the old mill, the kayak rental is there.",
-        "Ann: Take a waterproof bag for the phone.",
-        "Bo: Good idea, thanks.",
-        "Ann: What about the dog?",
-        "Bo: The neighbours will feed him."]
-DAY2 = ["# 9 May 2023", "",
-        "Ann: I finally booked the kayak lessons for June.",
-        "Bo: Nice, at the lake?",
-        "Ann: Yes, every Saturday morning.",
-        "Bo: Send photos!",
-        "Ann: I will.",
-        "Bo: And how is work?",
-        "Ann: Quiet this month."]
-FILES = {"memory/2023-05-02.md": "\n".join(DAY1) + "\n", "memory/2023-05-09.md": "\n".join(DAY2) + "\n"}
+from tests.helpers.kayak_notes import FILES, KAYAKS
 
 
 def _index(ws: Path, tmp_path: Path, merge: bool) -> MemoryIndex:
@@ -132,12 +108,6 @@ def test_the_last_hit_is_cut_around_its_best_line_and_never_below_two_lines() ->
 def test_k_hits_of_distinct_notes_are_returned_as_found(k: int) -> None:
     cands = [_cand(f"n{i}", f"n{i}.md", 1, FILE[0:5], 1 - i / 10) for i in range(8)]
     assert fit_ranges(cands, k, _words("line")) == cands[:k]
-
-
-# Many overlapping chunks of one note match "kayak"; another note matches once, weaker.
-KAYAKS = {"memory/a.md": "\n".join(f"Ann: kayak kayak trip number {i} on the river" for i in range(60)) + "\n",
-          "memory/b.md": "\n".join(["# B", "", "Bo: the kayak was red", "Ann: nice"]
-                                   + [f"filler line {i}" for i in range(20)]) + "\n"}
 
 
 def test_filtered_searches_return_the_chunks_as_found(write, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -19,32 +18,11 @@ from openclaw_memory.retrieval.ranking import decay_multiplier
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.retrieval.pipeline import run_search
 from openclaw_memory.storage.sqlite.store import SQLiteStore
-from openclaw_memory.storage import StoredChunk
-from openclaw_memory.types import MemoryFile, SearchResult
+from openclaw_memory.types import SearchResult
+from tests.helpers.search_store import build_store as _store, FILLER, away_from as _away_from, ids
 
 UTC = timezone.utc
 Docs = Mapping[str, Sequence[str]]
-
-
-def _store(path: Path, docs: Docs, provider: FakeEmbeddingProvider | None, *, vector_enabled: bool = True,
-           source: str = "memory", vectors: Mapping[str, np.ndarray] | None = None,
-           store: SQLiteStore | None = None) -> SQLiteStore:
-    """Index ``{path: [chunk text, ...]}``, chunk i on line i+1; ``vectors`` overrides by chunk id."""
-    st = store or SQLiteStore(path, vector_enabled=vector_enabled)
-    for rel, chunks in docs.items():
-        embs = provider.embed_documents(list(chunks)) if provider else [None] * len(chunks)
-        stored = []
-        for i, (text, emb) in enumerate(zip(chunks, embs)):
-            cid = f"{rel}:{i}"
-            if vectors and cid in vectors:
-                emb = vectors[cid]
-            stored.append(StoredChunk(id=cid, path=rel, source=source, start_line=i + 1, end_line=i + 1,
-                                      hash=hashlib.sha256(text.encode()).hexdigest(),
-                                      model=provider.model if provider else "fts-only", text=text, embedding=emb))
-        f = MemoryFile(path=rel, abs_path=str(path.parent / rel), mtime_ms=0.0, size=1,
-                       hash=hashlib.sha256("".join(chunks).encode()).hexdigest(), source=source)  # type: ignore[arg-type]
-        st.replace_file(f, stored)
-    return st
 
 
 @pytest.fixture()
@@ -54,22 +32,6 @@ def cfg(tmp_path: Path) -> MemoryConfig:
 
 def _with(cfg: MemoryConfig, **query: Any) -> MemoryConfig:
     return MemoryConfig.load(cfg, query=query)
-
-
-def ids(result: SearchResult) -> list[str]:
-    return [h.chunk_id for h in result.hits]
-
-
-FILLER = [
-    "Lunch options near the office include ramen, tacos and a salad bar.",
-    "The team offsite is planned for the second week of June in Lisbon.",
-    "Ann prefers async standups written in the team channel.",
-    "Quarterly planning covers hiring, roadmap and the budget review.",
-    "Remember to water the plants on the balcony every other day.",
-    "The design review for the mobile app onboarding flow went well.",
-    "Bob is on parental leave until the end of the month.",
-    "We use pnpm workspaces for the monorepo and turbo for caching.",
-]
 
 
 # ---- vector and keyword sides -------------------------------------------------------------------
@@ -83,13 +45,6 @@ def test_paraphrase_found_by_vector(tmp_path: Path, cfg: MemoryConfig) -> None:
     top = res.hits[0]
     assert top.chunk_id == "memory/notes.md:8"
     assert top.text_score == 0.0 and top.vector_score > 0.5 and top.score >= 0.35
-
-
-def _away_from(provider: FakeEmbeddingProvider, texts: Sequence[str]) -> np.ndarray:
-    """A unit query vector with negative cosine to every text: the vector side finds nothing useful."""
-    m = np.stack(provider.embed_documents(list(texts)))
-    v = -m.mean(axis=0)
-    return (v / np.linalg.norm(v)).astype(np.float32)
 
 
 def test_exact_id_found_by_keyword_when_vector_misses(tmp_path: Path, cfg: MemoryConfig) -> None:

@@ -8,8 +8,6 @@ import json
 import multiprocessing
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +19,9 @@ from openclaw_memory.agent.flush import FlushPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.files.session_state import SessionStateStore
 from openclaw_memory.files.sessions import TranscriptWriter, transcript_delta, transcript_file_name
+from tests.helpers.waiting import wait_for
 
 SESSIONS = {"sources": ["memory", "sessions"], "chunking": {"tokens": 16, "overlap": 0}}
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 4.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def indexed_text(memory: MemoryIndex, source: str = "sessions") -> str:

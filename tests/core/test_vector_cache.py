@@ -16,7 +16,7 @@ from openclaw_memory.storage.sqlite import vector_cache as vector_cache_module
 from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
-from tests.core.test_vector_paths import Served
+from tests.helpers.vector_paths import Served
 
 DIMS = 32
 THREAD_NAME = "openclaw-memory-vector-cache"

@@ -19,6 +19,7 @@ from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage.sqlite.vec_index import VecIndex
 from openclaw_memory.storage import StoredChunk
 from openclaw_memory.types import Candidate, MemoryFile
+from tests.helpers.vector_paths import Served
 
 MODES = ("vec0", "warm", "numpy")
 _KWARGS: dict[str, dict[str, Any]] = {"vec0": {"memory_cache": False}, "warm": {}, "numpy": {"vector_enabled": False}}
@@ -59,26 +60,6 @@ def expected(rows: list[Row], query: np.ndarray, limit: int) -> list[str]:
         score = 0.0 if n == 0 else float(v64 @ q) / (n * qn)
         scored.append((-score, pos, cid))
     return [cid for _, _, cid in sorted(scored)[:limit]]
-
-
-class Served:
-    """Counts which path served each vector search (also used by test_vector_cache)."""
-
-    def __init__(self, store: SQLiteStore) -> None:
-        self.vec0 = 0
-        self.numpy = 0
-        real_vec0, real_numpy = store._vec0_search, store._numpy_search
-
-        def vec0(*a: Any, **kw: Any) -> list[Candidate]:
-            self.vec0 += 1
-            return real_vec0(*a, **kw)
-
-        def numpy(*a: Any, **kw: Any) -> list[Candidate]:
-            self.numpy += 1
-            return real_numpy(*a, **kw)
-
-        store._vec0_search = vec0  # type: ignore[method-assign]
-        store._numpy_search = numpy  # type: ignore[method-assign]
 
 
 @pytest.fixture(params=MODES)

@@ -13,17 +13,10 @@ import pytest
 from watchfiles import Change
 
 from openclaw_memory.index.watch import MemoryWatcher, is_relevant
+from tests.helpers.waiting import wait_for
+from tests.helpers.watcher_clock import SimClock, seen_now, settle
 
 DEBOUNCE_MS = 200
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class Recorder:
@@ -112,36 +105,6 @@ def test_ignored_names_only_count_below_the_watched_root(tmp_path: Path) -> None
 
 
 # ---- debounce ------------------------------------------------------------------------------------
-
-
-class SimClock:
-    """The watcher's clock in a test: it moves only when the test advances it, so a pause of a loaded
-    machine between two writes never reads as the quiet that ends a burst."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.reads = 0  # one per loop iteration of the watcher
-
-    def __call__(self) -> float:
-        self.reads += 1
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def seen_now(w: MemoryWatcher, clock: SimClock, paths: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-    """Wait until the watcher has seen a change at the clock's present time and holds ``paths``:
-    then advancing the clock by less than the debounce cannot end the burst."""
-    wait_for(lambda: w.last_change == clock.now and paths <= w.waiting, timeout=30,
-             what=f"the watcher to see {sorted(paths)} (it holds {sorted(w.waiting)})")
-
-
-def settle(w: MemoryWatcher, clock: SimClock, paths: set[str]) -> None:
-    """:func:`seen_now`, then two more loop iterations (for the OS to hand over any event still in flight)."""
-    seen_now(w, clock, paths)
-    reads = clock.reads
-    wait_for(lambda: clock.reads >= reads + 2, timeout=30, what="two more watcher iterations")
 
 
 def test_a_burst_of_writes_is_one_callback(ws: Path, watcher_factory) -> None:

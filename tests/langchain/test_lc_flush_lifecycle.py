@@ -16,7 +16,7 @@ from openclaw_memory.files.append import daily_note_path, today
 from openclaw_memory.errors import ConfigError
 
 from langchain_openclaw_memory import FlushOutcome, MemoryFlushCallbackHandler, PreCompactionFlushMiddleware
-from tests.langchain.test_lc_middleware import PADDING, Script, _agent
+from tests.helpers.flush_agent import build_agent as _agent, PADDING, Script
 
 
 def _run_until_first_flush(agent: Any, script: Script, thread_id: str) -> None:

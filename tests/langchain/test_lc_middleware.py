@@ -15,42 +15,11 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
 from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import daily_note_path, today
 
 from langchain_openclaw_memory import FlushOutcome, PreCompactionFlushMiddleware
-
-TRIGGER = 2000
-SOFT = 800
-PADDING = " lorem ipsum" * 34  # ~400 characters: ~100 tokens per message
-
-
-class Script:
-    """Responder for the agent, the flush turn and the summarizer; logs what it was asked to do."""
-
-    def __init__(self) -> None:
-        self.events: list[str] = []
-        self.flush_prompts: list[list[BaseMessage]] = []
-        self.agent_prompts: list[list[BaseMessage]] = []
-
-    def __call__(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-        last = messages[-1]
-        if "write_memory" in tools:
-            if isinstance(last, ToolMessage):
-                return AIMessage("NO_REPLY")
-            self.events.append("flush")
-            self.flush_prompts.append(messages)
-            n = self.events.count("flush")
-            return AIMessage(
-                "", tool_calls=[{"name": "write_memory", "args": {"content": f"- durable note {n}"}, "id": f"w{n}"}]
-            )
-        if "Context Extraction Assistant" in last.text:
-            self.events.append("summary")
-            return AIMessage(f"SUMMARY {self.events.count('summary')}")
-        self.events.append("agent")
-        self.agent_prompts.append(messages)
-        return AIMessage(f"Reply to {last.text[:16]}:{PADDING}")
+from tests.helpers.flush_agent import TRIGGER, SOFT, PADDING, Script, build_agent as _agent
 
 
 def _flushes_and_summaries(events: list[str]) -> list[str]:
@@ -60,14 +29,6 @@ def _flushes_and_summaries(events: list[str]) -> list[str]:
 @pytest.fixture
 def script() -> Script:
     return Script()
-
-
-def _agent(memory: MemoryIndex, model: Any, *, outcomes: list[FlushOutcome], **kwargs: Any) -> Any:
-    summarize = SummarizationMiddleware(model, trigger=("tokens", TRIGGER), keep=("messages", 4))
-    flush = PreCompactionFlushMiddleware(
-        memory, model, summarization=summarize, soft_threshold_tokens=SOFT, on_flush=outcomes.append, **kwargs
-    )
-    return create_agent(model, middleware=[flush, summarize], checkpointer=InMemorySaver()), flush
 
 
 def _visible_text(messages: list[BaseMessage]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from openclaw_memory import MemoryIndex
 
 from langchain_openclaw_memory import OpenClawMemoryRetriever
-from tests.core.test_result_ranges import FILES
+from tests.helpers.kayak_notes import FILES
 
 
 def test_documents_are_the_core_hits_ranges(write, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from openclaw_memory import MemoryIndex
 
 from llama_index_openclaw_memory import OpenClawMemoryRetriever
-from tests.core.test_result_ranges import FILES
+from tests.helpers.kayak_notes import FILES
 
 
 def test_nodes_are_the_core_hits_ranges(write, tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_the_vector_store_returns_its_nodes_as_stored(tmp_path: Path) -> None:
     from llama_index.core.schema import TextNode
     from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
-    from tests.core.test_result_ranges import KAYAKS
+    from tests.helpers.kayak_notes import KAYAKS
 
     with MemoryIndex(provider=None, workspace=_workspace(tmp_path / "ws1", KAYAKS), watch=False,
                      store={"path": str(tmp_path / "a.sqlite")},

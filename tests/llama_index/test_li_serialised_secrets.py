@@ -5,17 +5,14 @@ which records the credentials each request carried."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
-
 from llama_index_openclaw_memory import OpenClawVectorStore  # noqa: E402
 from openclaw_memory import MemoryIndex  # noqa: E402
-from vendor_server import VendorServer  # noqa: E402
+from tests.helpers.vendor_server import VendorServer
 
 API_KEY = "Zk4pQ8sW2mV6nX1cT7yB3hJ5"
 HEADER = "3f9a1c07be4d4e2a9c6b05d8e7f1a2b3"

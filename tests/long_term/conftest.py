@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from openclaw_memory.long_term import LongTermMemory
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from tests.helpers.long_term_memory import MakeMemory
 
 pytest.importorskip("lancedb")
-
-MakeMemory = Callable[..., LongTermMemory]
 
 
 @pytest.fixture

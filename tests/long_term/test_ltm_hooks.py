@@ -11,7 +11,7 @@ from openclaw_memory.long_term.capture import UNTRUSTED_NOTE
 from openclaw_memory.long_term.hooks import format_memories_block
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from tests.long_term.conftest import MakeMemory
+from tests.helpers.long_term_memory import MakeMemory
 
 
 class Clock:

@@ -19,7 +19,7 @@ from openclaw_memory.long_term import AutoRecall, LongTermMemory
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 from langchain_openclaw_memory.long_term import LongTermMemoryMiddleware, create_long_term_tools
-from tests.langchain.conftest import ScriptedChatModel
+from tests.helpers.chat_model import ScriptedChatModel
 
 
 def _tools(ltm: LongTermMemory) -> dict[str, BaseTool]:

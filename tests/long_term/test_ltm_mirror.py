@@ -11,7 +11,7 @@ from openclaw_memory.long_term.mirror import mirror_marker
 from openclaw_memory.long_term.tools import memory_store
 from openclaw_memory.text.provenance import origin_of
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from tests.long_term.conftest import MakeMemory
+from tests.helpers.long_term_memory import MakeMemory
 
 
 def test_store_appends_to_the_daily_note_and_forget_removes_only_that_line(make_ltm: MakeMemory, workspace: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.long_term import AutoRecall, LongTermMemory
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
-from tests.providers.vendor_server import VendorServer
+from tests.helpers.vendor_server import VendorServer
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from openclaw_memory.errors import ConfigError, MemoryArgumentError, ProviderErr
 from openclaw_memory.long_term import LongTermMemory, distance_to_score
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
-from tests.long_term.conftest import MakeMemory
+from tests.helpers.long_term_memory import MakeMemory
 
 
 def test_store_then_recall_round_trips_the_row(ltm: LongTermMemory) -> None:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 from openclaw_memory.providers.batching import RetryPolicy
-from vendor_server import VendorServer
+from tests.helpers.vendor_server import VendorServer
 
 # Fast retries for tests; Retry-After still wins when the server sends it.
 FAST_RETRY = RetryPolicy(retries=3, base_delay=0.01, max_delay=0.05)

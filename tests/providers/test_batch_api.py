@@ -12,7 +12,7 @@ from openclaw_memory.providers.batch import BatchState, embed_for_index, support
 from openclaw_memory.providers.batching import RetryPolicy
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from test_remote_providers import OPENAI_KEY, VOYAGE_KEY, gemini_provider, openai_provider, voyage_provider
-from vendor_server import DIMS, Fault, VendorServer, vector_for
+from tests.helpers.vendor_server import DIMS, Fault, VendorServer, vector_for
 
 TEXTS = ["first chunk", "second chunk", "third chunk"]
 

@@ -21,7 +21,7 @@ from openclaw_memory.providers.batching import (
 )
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from test_remote_providers import gemini_provider, openai_provider, voyage_provider
-from vendor_server import Fault, VendorServer
+from tests.helpers.vendor_server import Fault, VendorServer
 
 
 class SlowProvider(BaseEmbeddingProvider):

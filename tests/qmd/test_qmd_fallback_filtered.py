@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openclaw_memory import MemoryIndex
 
-from tests.core.test_result_ranges import KAYAKS
+from tests.helpers.kayak_notes import KAYAKS
 
 
 def _index(ws: Path, state: Path, **kw: object) -> MemoryIndex:

@@ -13,6 +13,7 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.agent.tools import memory_get
+from tests.helpers.waiting import wait_for as _wait_for
 
 
 @pytest.fixture
@@ -45,13 +46,6 @@ def fake_index(memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]) 
     yield make
     for mem in made:
         mem.close()
-
-
-def _wait_for(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_status_is_read_only_and_starts_no_update(

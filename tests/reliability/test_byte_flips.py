@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
-from tests.reliability.test_corruption import NOTES, _build, _damaged
+from tests.helpers.damaged_store import build_index as _build, damaged_copies as _damaged, NOTES
 
 
 @pytest.fixture(scope="module")

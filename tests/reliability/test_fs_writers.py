@@ -24,7 +24,7 @@ from openclaw_memory.long_term.mirror import MarkdownMirror, mirror_line
 from openclaw_memory.files.records import RecordFiles, append_record, render_record
 from openclaw_memory.agent.tools import MEMORY_GET_MAX_CHARS, memory_get
 
-from tests.reliability.test_fs_race import RUN_S, SECRET, Swapper, fast_switching, snapshot
+from tests.helpers.fs_race import RUN_S, SECRET, Swapper, fast_switching, snapshot
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks, hard links and rename swaps need POSIX")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
-
-import vendor_server  # noqa: E402
+from tests.helpers import vendor_server
 from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.cli import main  # noqa: E402
 from openclaw_memory.errors import IndexingError  # noqa: E402
-from vendor_server import Fault, VendorServer  # noqa: E402
+from tests.helpers.vendor_server import Fault, VendorServer
 
 KEY = "sk-test-reliability-1234567890"
 NOTES = {

@@ -7,7 +7,6 @@ budget is checked by computing it from the defaults, not by waiting for it."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +14,10 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
-
 from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.config import MemoryConfig, ProviderLimitsConfig  # noqa: E402
 from openclaw_memory.errors import IndexingError  # noqa: E402
-from vendor_server import Fault, VendorServer  # noqa: E402
+from tests.helpers.vendor_server import Fault, VendorServer
 
 GIVE_UP = 1.5
 SLACK = 3.0  # thread start-up, the keyword index, a loaded machine

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,14 +14,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "providers"))
-
 from openclaw_memory import MemoryConfig, MemoryIndex  # noqa: E402
 from openclaw_memory.errors import ConfigError, IndexingError  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
 from openclaw_memory.files.sessions import extract_session, redact_secrets  # noqa: E402
 from openclaw_memory.agent.tools import memory_search  # noqa: E402
-from vendor_server import Fault, VendorServer  # noqa: E402
+from tests.helpers.vendor_server import Fault, VendorServer
 
 # shaped like no known vendor key, so only "the secrets this process was given" can catch them
 RERANK_KEY = "rk7QmZ2vLx9TbW4nHs8Kd3Fj"
