@@ -1,6 +1,6 @@
 """``query.hybrid.relevance_vector_weight``: the weights that order hybrid hits and the weights that
 ``min_score`` judges them by can differ (the bundled model's fast tier orders at its own lighter vector
-weight; see tests/core/test_tiering.py for that path with the real model)."""
+weight; see tests/core/test_fast_first_index_and_upgrade.py for that path with the real model)."""
 
 from __future__ import annotations
 
