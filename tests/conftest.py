@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -69,17 +70,43 @@ def fake_provider() -> FakeEmbeddingProvider:
     return FakeEmbeddingProvider()
 
 
+# The stores a module marked ``pytest.mark.both_stores`` runs its tests on (the PostgreSQL runs are slow).
+BOTH_STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each test of a ``both_stores`` module that builds an index once per store of :data:`BOTH_STORES`."""
+    if metafunc.definition.get_closest_marker("both_stores") and "store_backend" in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", BOTH_STORES, indirect=True)
+
+
 @pytest.fixture
-def make_index(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., MemoryIndex]]:
-    """Build MemoryIndex objects on the workspace with a temp store; all are closed afterwards."""
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """The store ``make_index`` builds on: "sqlite", or each of :data:`BOTH_STORES` in a ``both_stores`` module."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def make_index(
+    workspace: Path, tmp_path: Path, store_backend: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., MemoryIndex]]:
+    """Build MemoryIndex objects on the workspace with a temp store (a SQLite file, or one namespace of the
+    test PostgreSQL server when ``store_backend`` is "postgresql"); all are closed afterwards."""
     made: list[MemoryIndex] = []
+    if store_backend == "postgresql":
+        server: Any = request.getfixturevalue("pg")
+        store: dict[str, str] = {"url": server.url, "namespace": server.namespace(), "pg_schema": server.schema}
+    else:
+        store = {"path": str(tmp_path / "index.sqlite")}
 
     def _make(provider: object = None, **overrides: object) -> MemoryIndex:
         overrides.setdefault("workspace", workspace)
-        overrides.setdefault("store", {"path": str(tmp_path / "index.sqlite")})
+        overrides.setdefault("store", dict(store))
         overrides.setdefault("watch", False)
         idx = MemoryIndex(provider=provider, **overrides)  # type: ignore[arg-type]
         made.append(idx)
+        if store_backend == "postgresql":
+            assert idx.status().backend == "postgresql"
         return idx
 
     yield _make

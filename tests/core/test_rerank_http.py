@@ -14,7 +14,7 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import ConfigError, RerankError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.retrieval.rerank import HttpReranker
-from tests.helpers.rerank_server import RerankServer, server
+from tests.helpers.rerank_server import RerankServer, server  # noqa: F401 (the loopback /v1/rerank fixture)
 
 DOCS = {
     # the search prefers the note holding every word of the query; the server prefers the other one

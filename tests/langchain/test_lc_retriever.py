@@ -12,6 +12,8 @@ from openclaw_memory import MemoryIndex
 
 from langchain_openclaw_memory import OpenClawMemoryRetriever
 
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
+
 METADATA_KEYS = {"path", "start_line", "end_line", "score", "vector_score", "text_score", "source", "citation",
                  "chunk_id"}
 

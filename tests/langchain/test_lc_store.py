@@ -13,6 +13,8 @@ from typing_extensions import TypedDict
 
 from langchain_openclaw_memory import OpenClawMemoryStore
 
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
+
 NS = ("memory", "main")
 
 

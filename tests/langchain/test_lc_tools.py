@@ -14,6 +14,8 @@ from openclaw_memory.errors import ProviderError
 
 from langchain_openclaw_memory import create_memory_forget_entry_tool, create_memory_tools, memory_recall_prompt
 
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
+
 
 def _call(tool: StructuredTool, args: dict[str, object], call_id: str = "c1") -> ToolMessage:
     return tool.invoke({"name": tool.name, "args": args, "id": call_id, "type": "tool_call"})

@@ -22,6 +22,8 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import today
 from openclaw_memory.errors import MemoryPathError
 
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
+
 Mode = VectorStoreQueryMode
 
 
