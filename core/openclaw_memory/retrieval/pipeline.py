@@ -1,5 +1,9 @@
 """The search pipeline (spec §5): keyword and vector candidates, merge, decay, MMR, filters, snippets.
 
+:func:`run_search` drives the stages in order: the vector side (:func:`_vector_side`), the keyword side
+(:mod:`openclaw_memory.retrieval.keyword_side`), the merge (keyword-only, vector-only or hybrid), the reorder
+(rerankers, temporal decay, MMR) and the selection of the hits (``min_score``, overlapping ranges, snippets).
+
 :func:`run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
 the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
 keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
@@ -345,20 +349,20 @@ def _query_embedding(provider: EmbeddingProvider | None, query: str, query_vecto
     """The query's embedding (``query_vector`` when given) and, when there is none to search by, why (None when
     there is no provider either)."""
     reason: str | None = None
-    qv: np.ndarray | None = None
+    embedding: np.ndarray | None = None
     if query_vector is not None:
-        qv = np.asarray(query_vector, dtype=np.float32)
+        embedding = np.asarray(query_vector, dtype=np.float32)
     elif provider is not None:
         try:
             embed = query_embedder or provider.embed_query
-            qv = np.asarray(embed(query), dtype=np.float32)
+            embedding = np.asarray(embed(query), dtype=np.float32)
         except Exception as exc:
             log.warning("query embedding failed; searching keywords only: %s", exc)
             reason = redact(f"query embedding failed ({type(exc).__name__}: {exc})")
-    if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
+    if embedding is not None and not (embedding.size and np.all(np.isfinite(embedding)) and np.any(embedding)):
         log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
-        reason, qv = "the query embedding is empty, all zeros or not finite", None
-    return qv, reason
+        reason, embedding = "the query embedding is empty, all zeros or not finite", None
+    return embedding, reason
 
 
 def _vector_side(store: MemoryStore, provider: EmbeddingProvider | None, query: str, *,
@@ -366,22 +370,22 @@ def _vector_side(store: MemoryStore, provider: EmbeddingProvider | None, query: 
                  hybrid: HybridConfig, limit: int, sources: Sequence[str] | None) -> _VectorSide:
     """The vector side: the ``limit`` chunks nearest the query's embedding, their similarities calibrated; with
     ``drop_speaker_names``, ranked by the question without the names of its notes' speakers."""
-    qv, reason = _query_embedding(provider, query, query_vector, query_embedder)
+    embedding, reason = _query_embedding(provider, query, query_vector, query_embedder)
     side = _VectorSide(failure=reason)
-    if qv is None:
+    if embedding is None:
         return side
-    sim_floor = provider.similarity_floor if provider is not None else None
+    similarity_floor = provider.similarity_floor if provider is not None else None
     try:
-        vector = store.vector_search(qv, limit=limit, sources=sources,
+        vector = store.vector_search(embedding, limit=limit, sources=sources,
                                      model=provider.model if provider is not None else None)
         for c in vector:
             side.raw_cosines[c.id] = c.vector_score
-            c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+            c.vector_score = calibrate_similarity(c.vector_score, similarity_floor)
     except Exception as exc:
         log.warning("vector search failed; searching keywords only: %s", exc)
         side.failure = f"vector search failed ({type(exc).__name__}: {exc})"
         return side
-    side.query_vector, side.candidates = qv, vector
+    side.query_vector, side.candidates = embedding, vector
     if vector and provider is not None and query_vector is None and hybrid.enabled and hybrid.drop_speaker_names:
         _rank_without_speakers(side, store, provider, query, query_embedder=query_embedder, limit=limit,
                                sources=sources)
@@ -394,7 +398,7 @@ def _rank_without_speakers(side: _VectorSide, store: MemoryStore, provider: Embe
     """In place: a question naming one speaker of the notes' dialogue has the vector side rank by its embedding
     without the names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole
     question. On a failure the whole question's vector side stands (logged)."""
-    sim_floor = provider.similarity_floor
+    similarity_floor = provider.similarity_floor
     plain = without_speakers(query, speaker_labels(c.text for c in side.candidates))
     if plain is None:
         return
@@ -404,7 +408,7 @@ def _rank_without_speakers(side: _VectorSide, store: MemoryStore, provider: Embe
             rescan = store.vector_search(plain_vector, limit=limit, sources=sources, model=provider.model)
             side.whole_question_cosines, side.raw_cosines = side.raw_cosines, {c.id: c.vector_score for c in rescan}
             for c in rescan:
-                c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
+                c.vector_score = calibrate_similarity(c.vector_score, similarity_floor)
             side.whole_question_vector, side.query_vector, side.candidates = side.query_vector, plain_vector, rescan
     except Exception as exc:  # the whole question's vector side stands
         log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
@@ -426,7 +430,8 @@ def _merge_vector_only(store: MemoryStore, provider: EmbeddingProvider | None, s
     """Vector mode: the vector side's candidates (re-scored by their line units when on), scored by similarity."""
     vector = side.candidates
     if provider is not None and hybrid.unit_lines > 0 and hybrid.unit_weight > 0:
-        rescored = (_unit_rescored(store, provider, vector, (side.query_vector, side.raw_cosines),  # type: ignore[arg-type]
+        queried = (side.query_vector, side.raw_cosines)
+        rescored = (_unit_rescored(store, provider, vector, queried,  # type: ignore[arg-type]
                                    size=hybrid.unit_lines, weight=hybrid.unit_weight) or [{}])[0]
         for c in vector:
             c.vector_score = rescored.get(c.id, c.vector_score)
@@ -438,23 +443,23 @@ def _merge_vector_only(store: MemoryStore, provider: EmbeddingProvider | None, s
     return _Merge("vector", merged, analysis)
 
 
-def _keyword_hits_similarities(store: MemoryStore, provider: EmbeddingProvider | None, side: _VectorSide,
-                               keyword: Sequence[Candidate], *, units: bool) -> tuple[dict[str, float] | None,
-                                                                                     dict[str, float]]:
+def _keyword_hits_similarities(store: MemoryStore, provider: EmbeddingProvider | None, query_vector: np.ndarray,
+                               vector: Sequence[Candidate], keyword: Sequence[Candidate], *,
+                               units: bool) -> tuple[dict[str, float] | None, dict[str, float]]:
     """The calibrated similarity of each keyword hit the vector side did not find, from its stored vector (None
     when that read fails, logged: those hits then count 0 on the vector side), and, when ``units`` re-score them,
     their raw cosines."""
-    qv = side.query_vector
-    in_vector = {c.id for c in side.candidates}
+    in_vector = {c.id for c in vector}
     others = [c for c in keyword if c.id not in in_vector]
     raw_others: dict[str, float] = {}
     filled: dict[str, float] | None = None
     try:
-        if units:  # raw cosines: the units blend with them before the calibration
-            raw_others = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}  # type: ignore[arg-type, union-attr]
-            filled = {cid: calibrate_similarity(v, provider.similarity_floor) for cid, v in raw_others.items()}  # type: ignore[union-attr]
+        if units and provider is not None:  # raw cosines: the units blend with them before the calibration
+            ids = [c.id for c in others]
+            raw_others = store.vector_scores(query_vector, ids, model=provider.model) if others else {}
+            filled = {cid: calibrate_similarity(v, provider.similarity_floor) for cid, v in raw_others.items()}
         else:
-            filled = stored_similarities(store, qv, others,  # type: ignore[arg-type]
+            filled = stored_similarities(store, query_vector, others,
                                          model=provider.model if provider is not None else None,
                                          similarity_floor=provider.similarity_floor if provider is not None
                                          else None)
@@ -501,7 +506,7 @@ def _merge_hybrid(store: MemoryStore, provider: EmbeddingProvider | None, query:
     file-repeat and note-date rules; each hit's relevance (what ``min_score`` compares) is the best of its scores
     by these weights, by the whole question (with the speakers' names) and by ``relevance_vector_weight``."""
     vector = side.candidates
-    sim_floor = provider.similarity_floor if provider is not None else None
+    similarity_floor = provider.similarity_floor if provider is not None else None
     vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
     headroom = 0.0
     filled: dict[str, float] | None = None
@@ -509,7 +514,8 @@ def _merge_hybrid(store: MemoryStore, provider: EmbeddingProvider | None, query:
         vector_weight > 0 or bool(hybrid.relevance_vector_weight))
     raw_others: dict[str, float] = {}
     if hybrid.score_both_sides and (vector_weight > 0 or bool(hybrid.relevance_vector_weight)):
-        filled, raw_others = _keyword_hits_similarities(store, provider, side, keyword, units=units)
+        filled, raw_others = _keyword_hits_similarities(store, provider, side.query_vector,  # type: ignore[arg-type]
+                                                        vector, keyword, units=units)
     # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
     # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
     whole_raw = None
@@ -531,7 +537,7 @@ def _merge_hybrid(store: MemoryStore, provider: EmbeddingProvider | None, query:
         apply_keyword_rescue(weighted)
     relevance = {c.id: c.score for c in weighted}
     if whole_raw is not None:
-        whole = {**{cid: calibrate_similarity(v, sim_floor) for cid, v in whole_raw.items()}, **whole_units}
+        whole = {**{cid: calibrate_similarity(v, similarity_floor) for cid, v in whole_raw.items()}, **whole_units}
         _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
                vector_weight=vector_weight, text_weight=text_weight, vector_scores=whole,
                bonus={c.id: c.file_bonus for c in weighted})
@@ -564,16 +570,16 @@ def _reorder(merge: _Merge, query: str, side: _VectorSide, provider: EmbeddingPr
     """The merged candidates in their final order: reranked (line windows, an HTTP endpoint or late interaction,
     as configured), decayed by age, sorted, diversified by MMR, scores bounded back into 0..1; with the reranker's
     failure, if any."""
-    qcfg, merged, mode = config.query, merge.candidates, merge.mode
-    qv = side.query_vector
-    sim_floor = provider.similarity_floor if provider is not None else None
+    options, merged, mode = config.query, merge.candidates, merge.mode
+    query_vector = side.query_vector
+    similarity_floor = provider.similarity_floor if provider is not None else None
     rerank_error: str | None = None
-    endpoint = qcfg.rerank.enabled and qcfg.rerank.provider == "http"
-    rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
-        and merged and (mode == "vector" or (mode == "hybrid" and hybrid.merge == "weighted"))
+    endpoint = options.rerank.enabled and options.rerank.provider == "http"
+    rerank = options.rerank.enabled and options.rerank.provider == "windows" and query_vector is not None \
+        and provider is not None and merged and (mode == "vector" or (mode == "hybrid" and hybrid.merge == "weighted"))
     if rerank:
-        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
-                                                  sim_floor)
+        merged, rerank_error = _rerank_by_windows(
+            merged, query_vector, provider, config, mode, similarity_floor)  # type: ignore[arg-type]
     elif endpoint and merged:
         merged, rerank_error = _rerank_by_endpoint(merged, query, config)
     late = hybrid.late_interaction
@@ -599,12 +605,12 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
     """The hits to return: the ordered candidates whose relevance reaches ``min_score`` (in keyword mode, with
     none passing, any that matched), overlapping ones of a note joined when configured, at most ``max_results``,
     with snippets and citations, within ``max_injected_chars``."""
-    qcfg = config.query
+    options = config.query
     passing = [c for c in ordered if c.relevance >= min_score]
     if not passing and merge.mode == "keyword":
         # As the original: with no embeddings, the best partial matches beat an empty answer.
         passing = [c for c in ordered if c.score > 0]
-    if qcfg.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
+    if options.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
         lines_by = merge.ranking
         chosen = fit_ranges(passing, max_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
     else:
@@ -616,12 +622,12 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
     for c in chosen:
         hit = SearchHit(
             path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
-            snippet=truncate_snippet(c.text, qcfg.snippet_max_chars), source=c.source,
+            snippet=truncate_snippet(c.text, options.snippet_max_chars), source=c.source,
             vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
             id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
         )
         hits.append(decorate_citation(hit) if cite else hit)
-    return clamp_injected(hits, qcfg.max_injected_chars)
+    return clamp_injected(hits, options.max_injected_chars)
 
 
 def run_search(
@@ -652,10 +658,10 @@ def run_search(
     ``query`` with a ``query_vector`` is a plain nearest-neighbour search (vector mode).
     """
     started = time.perf_counter()
-    qcfg, hybrid = config.query, config.query.hybrid
-    n_results = max(1, int(max_results if max_results is not None else qcfg.max_results))
-    floor = qcfg.min_score if min_score is None else float(min_score)
-    q = (query or "").strip()
+    options, hybrid = config.query, config.query.hybrid
+    wanted = max(1, int(max_results if max_results is not None else options.max_results))
+    least_relevance = options.min_score if min_score is None else float(min_score)
+    text = (query or "").strip()
     reason = keyword_only_reason
     if provider is None and reason is None:
         reason = "no embedding provider"
@@ -672,21 +678,21 @@ def run_search(
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
-    if not q and query_vector is None:
+    if not text and query_vector is None:
         return result([], "keyword" if provider is None else ("hybrid" if hybrid.enabled else "vector"))
-    if not q:  # a vector alone: nearest neighbours, nothing for the keyword side to match
+    if not text:  # a vector alone: nearest neighbours, nothing for the keyword side to match
         hybrid = hybrid.model_copy(update={"enabled": False})
 
-    limit = candidate_limit(n_results, hybrid.candidate_multiplier)
-    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
-    search_keywords = partial(keyword_candidates, store, analysis, sources=sources, enough=n_results,
-                              window_lines=qcfg.keyword.window_lines, rarity_weights=qcfg.keyword.rarity_weights,
-                              note_dates=qcfg.keyword.note_dates)
+    limit = candidate_limit(wanted, hybrid.candidate_multiplier)
+    analysis = analyze_query(text, tokenizer=config.store.fts.tokenizer, stemming=options.stemming)
+    search_keywords = partial(keyword_candidates, store, analysis, sources=sources, enough=wanted,
+                              window_lines=options.keyword.window_lines, rarity_weights=options.keyword.rarity_weights,
+                              note_dates=options.keyword.note_dates)
     # the keyword side runs in parallel with the vector side when it can run concurrently
     pending: Future[KeywordCandidates] | None = None
     if hybrid.enabled and (provider is not None or query_vector is not None) and executor is not None:
         pending = executor.submit(search_keywords, limit=limit)
-    side = _vector_side(store, provider, q, query_vector=query_vector, query_embedder=query_embedder,
+    side = _vector_side(store, provider, text, query_vector=query_vector, query_embedder=query_embedder,
                         hybrid=hybrid, limit=limit, sources=sources)
     reason = side.failure or reason
 
@@ -697,9 +703,10 @@ def run_search(
     else:
         if pending is not None and hybrid.merge == "weighted" and hybrid.file_coverage_weight > 0 \
                 and hybrid.vector_weight > 0 and hybrid.text_weight > 0:
-            analysis.measure([c.text for c in side.candidates])  # for the file-coverage rule, while the keyword side runs
+            # for the file-coverage rule, while the keyword side runs
+            analysis.measure([c.text for c in side.candidates])
         keyword = pending.result() if pending is not None else search_keywords(limit=limit)
-        merge = _merge_hybrid(store, provider, q, side, keyword, hybrid, now)
-    ordered, rerank_error = _reorder(merge, q, side, provider, config, hybrid, workspace=workspace, now=now)
-    hits = _select_hits(ordered, merge, config, min_score=floor, max_results=n_results, session_key=session_key)
+        merge = _merge_hybrid(store, provider, text, side, keyword, hybrid, now)
+    ordered, rerank_error = _reorder(merge, text, side, provider, config, hybrid, workspace=workspace, now=now)
+    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key)
     return result(hits, merge.mode, rerank_error)
