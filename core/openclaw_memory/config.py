@@ -127,9 +127,8 @@ class HybridConfig(_Model):
     #: This library's addition: under the weighted merge, each candidate also earns ``file_coverage_weight · c²``,
     #: where ``c`` is the query coverage of all candidates of its file together, so near-ties of the vector side
     #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.hybrid`;
-    #: not used when either side's weight is 0). 0, the default, turns it off: opt-in, see
-    #: docs/design/retrieval-decisions.md.
-    file_coverage_weight: float = Field(0.0, ge=0.0, le=1.0)
+    #: 0 turns it off; not used when either side's weight is 0).
+    file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), each candidate's score is lowered by
     #: ``file_repeat_penalty`` × the number of better-scored candidates of the same note, so the six hits of a
     #: question whose evidence is spread over several notes come from more of them, and a neighbouring chunk is

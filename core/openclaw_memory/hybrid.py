@@ -52,7 +52,7 @@ The file a candidate comes from
 The vector side of a small model puts most chunks of a conversation in a narrow band of cosines (the
 bundled e5 model: the 24 best chunks of a question often lie within 0.1), so the weighted merge often
 decides between near-ties. Under the weighted merge each candidate therefore also earns
-``file_coverage_weight · c²`` (``query.hybrid.file_coverage_weight``, opt-in: 0 by default), where ``c`` is the
+``file_coverage_weight · c²`` (``query.hybrid.file_coverage_weight``, default 0.04), where ``c`` is the
 query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`, with the query's words weighted by
 their rarity in the index as the keyword side weighs them, ``query.keyword.rarity_weights``) of the texts of
 all candidates of both sides that come from its file, taken together: a chunk whose note (a session, a day)

@@ -85,8 +85,7 @@ def test_near_tie_goes_to_the_chunk_of_the_file_that_says_the_words(write, tmp_p
 
 
 def test_config_key_default_camel_case_and_bounds() -> None:
-    # opt-in: its gain did not exceed one standard error on either development set (docs/design/retrieval-decisions.md)
-    assert MemoryConfig().query.hybrid.file_coverage_weight == 0.0
+    assert MemoryConfig().query.hybrid.file_coverage_weight == pytest.approx(0.04)
     cfg = MemoryConfig.load(None, query={"hybrid": {"fileCoverageWeight": 0.1}})
     assert cfg.query.hybrid.file_coverage_weight == pytest.approx(0.1)
     with pytest.raises(ConfigError, match="file_coverage_weight"):
@@ -125,8 +124,7 @@ def test_file_coverage_weighs_the_query_words_by_rarity_as_the_keyword_side_does
     with MemoryIndex(provider=provider, workspace=ws, watch=False, store={"path": str(tmp_path / "r.sqlite")},
                      chunking={"tokens": 12, "overlap": 0},
                      # the note-repeat penalty off: a file's second chunk would pay it (the bonus is read off the score)
-                     query={"keyword": {"rarity_weights": rarity},
-                            "hybrid": {"file_coverage_weight": 0.04, "file_repeat_penalty": 0.0}}) as m:
+                     query={"keyword": {"rarity_weights": rarity}, "hybrid": {"file_repeat_penalty": 0.0}}) as m:
         m.sync()
         hits = m.search("violin notes", max_results=20, min_score=0).hits
     by_file = {h.path: h for h in hits if "diary" in h.text}  # chunks without a query word: only the file's share

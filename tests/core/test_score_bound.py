@@ -23,7 +23,7 @@ DOCS = {
 def _search(write, tmp_path: Path, name: str) -> list:  # noqa: ANN001 - fixtures
     ws = write(DOCS)
     with MemoryIndex(provider=FakeEmbeddingProvider(dims=256), workspace=ws, watch=False,
-                     store={"path": str(tmp_path / f"{name}.sqlite")}, query={"hybrid": {"file_coverage_weight": 0.04}}) as m:
+                     store={"path": str(tmp_path / f"{name}.sqlite")}) as m:
         m.sync()
         return m.search("violin lessons", max_results=4, min_score=0).hits
 

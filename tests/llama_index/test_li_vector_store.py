@@ -493,7 +493,7 @@ def test_a_nodes_score_does_not_borrow_the_words_of_other_nodes_in_its_file(corp
     scores = {}
     with MemoryIndex(provider=FakeEmbeddingProvider(dims=64, model="fake-records-cov"), workspace=corpus, watch=False,
                      store={"path": str(tmp_path / "cov.sqlite")},
-                     query={"hybrid": {"file_coverage_weight": 0.04}}) as memory:  # this rule alone
+                     query={"hybrid": {"file_repeat_penalty": 0.0}}) as memory:  # this rule alone
         store = OpenClawVectorStore(memory)
         for name, added in (("alone", "Kayak trip on the lake."), ("beside", "Paddles were bought for the club.")):
             store.add([node(added, f"k{len(scores)}")])
