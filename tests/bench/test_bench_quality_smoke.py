@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+DEVSETS = os.environ.get("OPENCLAW_DEVSETS", "")  # read at collection: the test fixtures clear OPENCLAW_* variables
 
 
 def _make_set(folder: Path, body: str, question: dict) -> Path:
@@ -26,9 +27,9 @@ def _make_set(folder: Path, body: str, question: dict) -> Path:
     return folder
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(ROOT / "bench" / "bench_quality.py"), *args], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+                          text=True, timeout=300, cwd=ROOT, env=env)
 
 
 def test_two_sets_each_reported_and_compared_question_by_question(tmp_path: Path) -> None:
@@ -54,9 +55,9 @@ def test_two_sets_each_reported_and_compared_question_by_question(tmp_path: Path
     assert "| all | 1 | 1.000 | 1.000 | +0.000 | 0.000 |" in again.stdout
 
 
-@pytest.mark.skipif(not os.environ.get("OPENCLAW_DEVSETS"), reason="OPENCLAW_DEVSETS (dev-set folders) not set")
+@pytest.mark.skipif(not DEVSETS, reason="OPENCLAW_DEVSETS (dev-set folders) not set")
 def test_development_sets_keyword_only(tmp_path: Path) -> None:
-    r = _run("--engines", "keyword", "--json", str(tmp_path / "dev.json"))
+    r = _run("--engines", "keyword", "--json", str(tmp_path / "dev.json"), env={**os.environ, "OPENCLAW_DEVSETS": DEVSETS})
     assert r.returncode == 0, r.stderr[-3000:]
     saved = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))
     for name in saved["sets"]:
