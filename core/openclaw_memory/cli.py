@@ -679,7 +679,7 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
                 _print_result(memory.search(q, max_results=3))
 
 
-# ---- mcp: the memory as an MCP server (openclaw_memory.mcp_server) -------------------------------
+# ---- mcp: the memory as an MCP server (openclaw_memory.agent.mcp_server) -------------------------------
 
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 

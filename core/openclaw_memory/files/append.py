@@ -4,7 +4,7 @@
 (``..`` segments, absolute paths outside the workspace, symlinks, anything the ``allowed`` policy
 rejects, a file with another hard link) with :class:`~openclaw_memory.errors.MemoryPathError`.
 Two processes may append to the same file at once: each append holds the file's lock
-(:mod:`openclaw_memory.memory_writes`) and writes through ``O_APPEND``.
+(:mod:`openclaw_memory.files.memory_writes`) and writes through ``O_APPEND``.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def _check_allowed(ws: Path, rel: str, allowed: AllowedPaths) -> None:
 
 def lock_path(target: Path) -> Path:
     """The sidecar lock file that guards :func:`locked_append` to ``target`` (a file in the state
-    directory, such as a transcript; memory files are locked by :mod:`~openclaw_memory.memory_writes`)."""
+    directory, such as a transcript; memory files are locked by :mod:`~openclaw_memory.files.memory_writes`)."""
     return target.parent / f".{target.name}.lock"
 
 
@@ -226,9 +226,9 @@ def append_memory(
     symlink below the workspace, a directory, a file with another hard link, a name too long.
 
     Lines of ``text`` that would read as a record's marker are escaped
-    (:func:`~openclaw_memory.chunker.escape_record_markers`), so appended notes never become a
+    (:func:`~openclaw_memory.text.chunker.escape_record_markers`), so appended notes never become a
     record a store may later remove; ``keep_record_markers`` is for the record writers
-    (:class:`~openclaw_memory.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
+    (:class:`~openclaw_memory.files.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
     ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.text.provenance`).
     """
     if not isinstance(text, str):

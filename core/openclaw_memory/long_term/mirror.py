@@ -61,7 +61,7 @@ class MarkdownMirror:
         Looks in the memory's own daily note first, then in every other note of ``memory/``. A
         note left with nothing but whitespace is deleted; one holding anything else is kept.
         Every note is opened by descriptor from the workspace down and rewritten under its lock
-        (:func:`~openclaw_memory.memory_writes.rewrite_file`): a symlink below the workspace is
+        (:func:`~openclaw_memory.files.memory_writes.rewrite_file`): a symlink below the workspace is
         never followed (MemoryPathError), and no lock or temporary file is left in the folder.
         """
         marker = mirror_marker(memory_id)

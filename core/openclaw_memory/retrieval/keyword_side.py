@@ -148,7 +148,7 @@ def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: 
 
 
 def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
-    """The query's identifier-like groups (see :class:`~openclaw_memory.query.TermGroup`) found in
+    """The query's identifier-like groups (see :class:`~openclaw_memory.text.query_analysis.TermGroup`) found in
     at least one and at most ``limit`` chunks: a chunk containing one is what the query asks for."""
     out: set[int] = set()
     for gi, group in enumerate(analysis.groups):

@@ -7,7 +7,7 @@
 :func:`run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
 the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
 keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
-keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.hybrid`.
+keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.retrieval.ranking`.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, candidates: 
                    weight: float) -> list[dict[str, float]] | None:
     """For each ``(query vector, raw cosines by chunk id)`` of ``queries``: the calibrated vector-side score of
     each candidate with a raw cosine there and cached line units, the blend of that cosine with its best unit's
-    (:mod:`openclaw_memory.units`), by chunk id. The unit vectors are read once for all queries. Candidates
-    without cached units are left out (they keep their score); None when the store cannot read the units
+    (:mod:`openclaw_memory.indexing.line_units`), by chunk id. The unit vectors are read once for all queries.
+    Candidates without cached units are left out (they keep their score); None when the store cannot read the units
     (StoreError, logged). Any other error is a bug and is raised."""
     todo = {c.id: c.text for c in candidates if any(c.id in raw for _, raw in queries)}
     if not todo:
@@ -145,7 +145,7 @@ def _judge(relevance: dict[str, float], vector: Sequence[Candidate], keyword: Se
            vector_weight: float, text_weight: float, vector_scores: Mapping[str, float] | None,
            bonus: Mapping[str, float] | None = None) -> None:
     """In place: each merged candidate's relevance (what ``min_score`` compares) becomes the larger of itself and
-    the score :func:`~openclaw_memory.hybrid.merge_weighted` gives it with these weights or this vector side
+    the score :func:`~openclaw_memory.retrieval.ranking.merge_weighted` gives it with these weights or this vector side
     (``vector`` and ``vector_scores`` as there), plus its file-coverage ``bonus`` when given, and the keyword
     rescue."""
     judged = merge_weighted(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
@@ -225,7 +225,7 @@ def _hit_order(c: Candidate) -> tuple[float, float, float, float, str, int, str]
 def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
                  weight: float) -> str | None:
     """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
-    :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
+    :func:`~openclaw_memory.retrieval.late_interaction.late_rerank` when the provider gives per-token vectors (a
     :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
     they keep their order and scores and the reason is returned (logged)."""
     from openclaw_memory.retrieval.late_interaction import late_rerank
@@ -245,7 +245,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
 def _rerank_by_endpoint(merged: list[Candidate], query: str,
                         config: MemoryConfig) -> tuple[list[Candidate], str | None]:
     """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
-    (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
+    (:mod:`openclaw_memory.retrieval.rerank`); on any failure they keep their order and the reason is returned."""
     from openclaw_memory.retrieval.rerank import HttpReranker, reorder_head
 
     rr = config.query.rerank
@@ -396,7 +396,7 @@ def _rank_without_speakers(side: _VectorSide, store: MemoryStore, provider: Embe
                            query_embedder: Callable[[str], np.ndarray] | None, limit: int,
                            sources: Sequence[str] | None) -> None:
     """In place: a question naming one speaker of the notes' dialogue has the vector side rank by its embedding
-    without the names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole
+    without the names every chunk says (:mod:`openclaw_memory.text.speakers`); the keyword side keeps the whole
     question. On a failure the whole question's vector side stands (logged)."""
     similarity_floor = provider.similarity_floor
     plain = without_speakers(query, speaker_labels(c.text for c in side.candidates))

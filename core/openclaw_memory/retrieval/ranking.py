@@ -1,5 +1,5 @@
 """Pure ranking: BM25 mapping, weighted / rank-fusion merge, keyword rescue, temporal decay, MMR,
-snippets and the injected-characters clamp (citations live in :mod:`openclaw_memory.citations`).
+snippets and the injected-characters clamp (citations live in :mod:`openclaw_memory.text.citations`).
 
 Keyword scores and the rescue rule
 ----------------------------------
@@ -9,7 +9,7 @@ exact ID or error string that the embedding misses is invisible. Absolute BM25 i
 on small indexes (a term in most chunks gets an IDF near zero). Here the text score is computed
 per query instead: ``text_score = (0.1 + 0.9·coverage²)·(0.5 + 0.5·bm25 / best bm25 of this query)``, where
 coverage is the weighted share of the query's informative terms the chunk contains (see
-:meth:`openclaw_memory.query.QueryAnalysis.coverage`; a word found only in another form of the same
+:meth:`openclaw_memory.text.query_analysis.QueryAnalysis.coverage`; a word found only in another form of the same
 stem counts half). Coverage multiplies, and squared, so a chunk sharing one incidental word with a
 paraphrased question gets a small keyword score however well BM25 ranks it among the few keyword
 hits: half the query's words earn a quarter of the credit of all of them (an additive form, and with
@@ -53,7 +53,7 @@ The vector side of a small model puts most chunks of a conversation in a narrow 
 bundled e5 model: the 24 best chunks of a question often lie within 0.1), so the weighted merge often
 decides between near-ties. Under the weighted merge each candidate therefore also earns
 ``file_coverage_weight · c²`` (``query.hybrid.file_coverage_weight``, default 0.04), where ``c`` is the
-query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`, with the query's words weighted by
+query coverage (:meth:`openclaw_memory.text.query_analysis.QueryAnalysis.coverage`, with the query's words weighted by
 their rarity in the index as the keyword side weighs them, ``query.keyword.rarity_weights``) of the texts of
 all candidates of both sides that come from its file, taken together: a chunk whose note (a session, a day)
 holds the question's words in its retrieved parts wins a near-tie against a chunk of a note that only
@@ -387,7 +387,7 @@ def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Can
 
     Picks ``argmax λ·rel(x) − (1−λ)·max_sim(x, selected)`` with ``rel`` the min-max normalised
     score; ties go to the higher original score, then to the earlier candidate. Texts are compared as they are
-    indexed (:func:`~openclaw_memory.chunker.indexed_text`: without record marker lines).
+    indexed (:func:`~openclaw_memory.text.chunker.indexed_text`: without record marker lines).
     """
     lam = max(0.0, min(1.0, lambda_))
     items = list(candidates)
@@ -483,13 +483,13 @@ _MOVED_TO_NOTE_DATES = frozenset({"dated_path_timestamp", "is_evergreen"})
 
 
 def __getattr__(name: str) -> Any:
-    """The citation helpers moved to :mod:`openclaw_memory.citations` and the note-date helpers to
-    :mod:`openclaw_memory.note_dates`; the old names still work and warn."""
+    """The citation helpers moved to :mod:`openclaw_memory.text.citations` and the note-date helpers to
+    :mod:`openclaw_memory.text.note_dates`; the old names still work and warn."""
     for moved, module in ((_MOVED_TO_CITATIONS, _citations), (_MOVED_TO_NOTE_DATES, _note_dates)):
         if name in moved:
             import warnings
 
-            warnings.warn(f"openclaw_memory.hybrid.{name} moved to {module.__name__}.{name}",
+            warnings.warn(f"openclaw_memory.retrieval.ranking.{name} moved to {module.__name__}.{name}",
                           DeprecationWarning, stacklevel=2)
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
