@@ -123,9 +123,10 @@ def main() -> None:
             order = list(checkouts.items()) if r % 2 == 0 else list(reversed(checkouts.items()))
             for name, root in order:
                 # the worker imports ``root``'s library: its core/ first on the path, this checkout's bench
-                worker_env = dict(env, PYTHONPATH=os.pathsep.join([str(root / "core"), env.get("PYTHONPATH", "")]))
-                proc = subprocess.run([sys.executable, "-m", "bench.bench_search_ab", "--worker", str(root), str(folder),
-                                       str(n)], capture_output=True, text=True, env=worker_env, check=True,
+                path = [str(root / "core"), *filter(None, [env.get("PYTHONPATH")])]
+                worker_env = dict(env, PYTHONPATH=os.pathsep.join(path))
+                worker = [sys.executable, "-m", "bench.bench_search_ab", "--worker", str(root), str(folder), str(n)]
+                proc = subprocess.run(worker, capture_output=True, text=True, env=worker_env, check=True,
                                       cwd=HERE.parent)
                 got = json.loads(proc.stdout)
                 acc = results.setdefault((n, name), {"hits": got["hits"], "load": []})

@@ -20,7 +20,8 @@ def chunk_hit(chunk_id: str) -> SearchHit:
     return SearchHit(path=path, start_line=start, end_line=end, score=0.0, snippet="", chunk_id=chunk_id)
 
 
-def score(results: Sequence[Sequence[str]], questions: Sequence[Mapping[str, Any]], k: int) -> tuple[float, float, float]:
+def score(results: Sequence[Sequence[str]], questions: Sequence[Mapping[str, Any]],
+          k: int) -> tuple[float, float, float]:
     """recall@k, hit@k, lines@k summed over ``questions`` (each with its ranked ids in ``results``)."""
     recall = hit = lines = 0.0
     for number, (ids, question) in enumerate(zip(results, questions), start=1):
