@@ -129,7 +129,10 @@ def rewrite_file(root: str | os.PathLike[str], rel: str, change: Callable[[str |
     are kept as they are.
     """
     def edit(held: _Held) -> bool:
-        old = None if held.created else _read_all(held.fd)
+        # read even a file this call created: another writer may have appended to it between its creation and
+        # this lock (the text read is what the replace must keep)
+        text = _read_all(held.fd)
+        old = None if held.created and not text else text
         new = change(old)
         if new is None or new == old or (old is None and not new.strip()):
             if held.created:

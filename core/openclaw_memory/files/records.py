@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.files.append import AllowedPaths, append_memory, cross_host_lock, normalize_rel_path
+from openclaw_memory.files.append import AllowedPaths, append_memory, normalize_rel_path
 from openclaw_memory.text.chunker import (
     RECORD_CLOSE_PREFIX,
     RECORD_KIND,
@@ -316,8 +316,7 @@ class RecordFiles:
             return change(self.parse(old or "", where=rel))
 
         try:
-            with cross_host_lock(self.workspace, rel):
-                return rewrite_file(self.workspace, rel, rewrite, create=create)
+            return rewrite_file(self.workspace, rel, rewrite, create=create)
         finally:
             self._cache.pop(rel, None)
 

@@ -19,7 +19,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
 from openclaw_memory.files import safe_fs
-from openclaw_memory.files.append import append_memory, cross_host_lock, daily_note_path, local_now
+from openclaw_memory.files.append import append_memory, daily_note_path, local_now
 from openclaw_memory.files.memory_writes import refusing_unsafe_paths, rewrite_file
 
 __all__ = ["MarkdownMirror", "mirror_line", "mirror_marker"]
@@ -115,5 +115,4 @@ class MarkdownMirror:
                 return None
             return "".join(line for line in text.splitlines(keepends=True) if marker not in line)
 
-        with cross_host_lock(self.workspace, rel):
-            return rewrite_file(self.workspace, rel, drop)
+        return rewrite_file(self.workspace, rel, drop)
