@@ -88,7 +88,7 @@ $(BENCH_QMD_STAMP): $(PEERS_STAMP)
 	touch $(BENCH_QMD_STAMP)
 
 bench: $(PEERS_STAMP) $(NPM_STAMP) $(BENCH_QMD_STAMP)
-	$(PEERS)/bin/python bench/bench_compare.py $(BENCH_ARGS)
+	$(PEERS)/bin/python -m bench compare $(BENCH_ARGS)
 
 clean:
 	rm -rf site $(VENV) $(QMD_DIR) $(PEERS) bench/.peers build *.egg-info core/*.egg-info

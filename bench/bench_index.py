@@ -1,6 +1,6 @@
 """Indexing throughput of ``MemoryIndex.sync`` on a synthetic workspace.
 
-Run ``python bench/bench_index.py`` (``--quick`` for a small run). For each provider it builds a
+Run ``python -m bench index`` (``--quick`` for a small run). For each provider it builds a
 fresh index in a temporary directory and times, through the real ``MemoryIndex``:
 
 1. the **first full index** of the workspace (files/s, chunks/s, chunks embedded);
@@ -41,12 +41,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
+from openclaw_memory import MemoryIndex
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider
+from openclaw_memory.types import SyncReport
 
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider  # noqa: E402
-from openclaw_memory.types import SyncReport  # noqa: E402
 
 WORDS = (
     "the team decided to move release notes into the shared folder after review because several customers asked "

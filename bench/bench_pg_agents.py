@@ -1,6 +1,6 @@
 """Many agent processes against one PostgreSQL: readers search, one writer appends notes and syncs.
 
-    python bench/bench_pg_agents.py --agents 10 --seconds 20      # then e.g. --agents 50 --seconds 60
+    python -m bench pg-agents --agents 10 --seconds 20      # then e.g. --agents 50 --seconds 60
 
 The workspace is this repository's documentation (``docs/*.md`` copied into ``memory/``: real Markdown),
 indexed once by the writer. Every agent process opens its own ``MemoryIndex`` on one namespace, with the
@@ -36,13 +36,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
-sys.path.insert(0, str(ROOT))
+from openclaw_memory import MemoryIndex
+from openclaw_memory.files.append import append_memory
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.files.append import append_memory  # noqa: E402
-from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 NAMESPACE = "agents"
 LOG_NOTE = "memory/2026-11-27.md"  # a daily note (appends go to MEMORY.md and daily notes)

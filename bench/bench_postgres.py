@@ -1,6 +1,6 @@
 """PostgreSQL next to SQLite in one run: index throughput, search p50/p95, HNSW recall against exact.
 
-Run ``python bench/bench_postgres.py`` (``--sizes 100k``; ``--sizes 100k,1m`` takes long on 2 cores).
+Run ``python -m bench postgres`` (``--sizes 100k``; ``--sizes 100k,1m`` takes long on 2 cores).
 The corpus is bench_search's: 384-dimensional clustered unit vectors with ~1,200-character Zipf-word
 chunks, 100 chunks per file. Vectors are precomputed (a zero-cost embedder), so "index" measures what
 each store costs to write. PostgreSQL is ``--url`` or a local server started from PyPI
@@ -31,19 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.bench_search import CHUNKS_PER_FILE, COMMON, DIMS, make_corpus, make_vocab
 
-from bench_search import CHUNKS_PER_FILE, COMMON, DIMS, make_corpus, make_vocab  # noqa: E402
-
-from openclaw_memory.config import MemoryConfig  # noqa: E402
-from openclaw_memory.storage.postgres import PostgresStore  # noqa: E402
-from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.retrieval.pipeline import run_search  # noqa: E402  (the pipeline on a bare store)
-from openclaw_memory.storage.sqlite.store import SQLiteStore  # noqa: E402
-from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk  # noqa: E402
-from openclaw_memory.types import MemoryFile  # noqa: E402
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.storage.postgres import PostgresStore
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.retrieval.pipeline import run_search  # the pipeline on a bare store
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.storage import IndexMeta, MemoryStore, StoredChunk
+from openclaw_memory.types import MemoryFile
 
 
 def parse_size(s: str) -> int:

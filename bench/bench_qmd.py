@@ -1,6 +1,6 @@
 """QMD sidecar vs the builtin keyword search: recall on the development set and per-query latency.
 
-    python bench/bench_qmd.py [--data /path/to/conversation-memory-dev] [--k 6] [--limit N]
+    python -m bench qmd [--data /path/to/conversation-memory-dev] [--k 6] [--limit N]
 
 Reads the conversational-memory development set at run time (``--data`` or
 ``$OPENCLAW_DEVSET``; never copied). For each workspace it builds a builtin keyword-only index and
@@ -29,10 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
 from openclaw_memory import MemoryIndex
 from openclaw_memory.backends.qmd_install import qmd_argv
+from openclaw_memory.retrieval.evaluation import parse_question, score_hits
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = os.environ.get("OPENCLAW_DEVSET", "/work/shared/data/conversation-memory-dev")
@@ -47,11 +46,6 @@ def _index(name: str, ws: Path, state: Path, k: int, command: str) -> MemoryInde
         "command": command, "daemon": name == "qmd-daemon",
         "limits": {"maxResults": k, "maxInjectedChars": 10**9, "timeoutMs": 60_000},
     })
-
-
-def _score(hits: list[Any], evidence: list[dict[str, Any]]) -> tuple[float, float, int]:
-    cov = [any(h.path == e["path"] and h.start_line <= e["line"] <= h.end_line for h in hits) for e in evidence]
-    return sum(cov) / len(cov), float(any(cov)), sum(h.end_line - h.start_line + 1 for h in hits)
 
 
 def main() -> int:
@@ -90,7 +84,7 @@ def main() -> int:
                         latency[name].append((time.perf_counter() - t) * 1000)
                         if result.fallback is not None:
                             sys.exit(f"{name} fell back to builtin: {result.fallback.reason}")
-                        r, h, lines = _score(result.hits[: a.k], q["evidence"])
+                        r, h, _, lines = score_hits(parse_question(q, default_id=q["question"]), result.hits[: a.k])
                         agg = quality[name]
                         agg[0] += r
                         agg[1] += h

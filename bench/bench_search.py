@@ -1,6 +1,6 @@
 """Search latency at 10k and 100k chunks: hybrid (vec0 scan, in-memory matrix, numpy) and keyword-only.
 
-Run ``python bench/bench_search.py`` (``--quick`` for 10k only). It builds an index of
+Run ``python -m bench search`` (``--quick`` for 10k only). It builds an index of
 384-dimensional clustered unit vectors with synthetic Zipf-distributed text in a temporary
 directory, then reports p50/p95 latencies next to the memory-bandwidth floor of a vector scan
 (``N·dims·4`` bytes / bandwidth measured with a numpy copy in the same run).
@@ -21,15 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-from openclaw_memory.config import MemoryConfig  # noqa: E402
-from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
-from openclaw_memory.text.query_analysis import STOP_WORDS  # noqa: E402
-from openclaw_memory.retrieval.pipeline import run_search  # noqa: E402  (the pipeline on a bare store)
-from openclaw_memory.storage.sqlite.store import SQLiteStore  # noqa: E402
-from openclaw_memory.storage import StoredChunk  # noqa: E402
-from openclaw_memory.types import MemoryFile  # noqa: E402
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.text.query_analysis import STOP_WORDS
+from openclaw_memory.retrieval.pipeline import run_search  # the pipeline on a bare store
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.storage import StoredChunk
+from openclaw_memory.types import MemoryFile
 
 DIMS = 384
 CHUNKS_PER_FILE = 100

@@ -1,7 +1,7 @@
 """Search latency of two checkouts, A/B in one run: this one against another (e.g. ``main``).
 
     git worktree add --detach /tmp/base main
-    .venv/bin/python bench/bench_search_ab.py --base /tmp/base [--sizes 10k,100k] [--rounds 3]
+    .venv/bin/python -m bench search-ab --base /tmp/base [--sizes 10k,100k] [--rounds 3]
     git worktree remove /tmp/base
 
 Builds ``bench_search.py``'s corpora once (clustered 384-d vectors, Zipf text; the same index file serves both
@@ -38,8 +38,7 @@ def build(folder: Path, n: int) -> None:
     """The index and queries of ``bench_search.py`` for ``n`` chunks, written by this checkout."""
     import numpy as np
 
-    sys.path.insert(0, str(HERE))
-    import bench_search as bs
+    from bench import bench_search as bs
 
     rng = np.random.default_rng(n)
     vocab = bs.make_vocab(rng)
@@ -58,7 +57,6 @@ def measure(root: Path, folder: Path, n: int) -> dict[str, object]:
     """Runs in the worker: ``root``'s code on the prepared index."""
     if "pystemmer" not in (root / "pyproject.toml").read_text(encoding="utf-8").lower():
         sys.modules["Stemmer"] = None  # type: ignore[assignment]  # snowballstemmer's pure-Python stemmers
-    sys.path.insert(0, str(root / "core"))
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
@@ -124,8 +122,12 @@ def main() -> None:
         for r in range(args.rounds):
             order = list(checkouts.items()) if r % 2 == 0 else list(reversed(checkouts.items()))
             for name, root in order:
-                proc = subprocess.run([sys.executable, __file__, "--worker", str(root), str(folder), str(n)],
-                                      capture_output=True, text=True, env=env, check=True)
+                # the worker imports ``root``'s library: its core/ first on the path, this checkout's bench
+                path = [str(root / "core"), *filter(None, [env.get("PYTHONPATH")])]
+                worker_env = dict(env, PYTHONPATH=os.pathsep.join(path))
+                worker = [sys.executable, "-m", "bench.bench_search_ab", "--worker", str(root), str(folder), str(n)]
+                proc = subprocess.run(worker, capture_output=True, text=True, env=worker_env, check=True,
+                                      cwd=HERE.parent)
                 got = json.loads(proc.stdout)
                 acc = results.setdefault((n, name), {"hits": got["hits"], "load": []})
                 for key in ("vector", "hybrid", "keyword", "cpu_vector", "cpu_hybrid", "cpu_keyword"):

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.scoring import score
+
 VERSION = "2026.9.6"
 
 
@@ -190,8 +192,6 @@ def devset_quality(npm_dir: Path, corpora: list[tuple[str, Path, list[dict[str, 
     newer counts twice as much, so its ranking follows the file dates, not the question. ``hide_dates``
     renames the notes (``session-YYYY-MM-DD.md``, mapped back for scoring) so its relevance ranking is
     measured; without it, the original is measured as shipped on these dates."""
-    from bench_compare import score
-
     agg = [0, 0.0, 0.0, 0.0]
     latencies: list[float] = []
     top_scores: list[float] = []
@@ -250,7 +250,7 @@ def sync_figures(npm_dir: Path, files: int, tmp: Path) -> dict[str, Any]:
     """First index, no-op re-index, one edited file and ``--force`` of ``files`` small notes."""
     import random
 
-    from bench_index import note_text
+    from bench.bench_index import note_text
     from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
     ws = tmp / "ws"

@@ -7,9 +7,9 @@ have computed). A system that lacks a mode (Chroma has no keyword ranking) says 
 
 Run as a worker (one system, one corpus, one fresh process, so its peak RSS is its own)::
 
-    python bench/peers.py search --system NAME --corpus DIR --k 6
-    python bench/peers.py serve --system NAME --corpus DIR --k 6   # timed in turns, as bench_compare.py asks
-    python bench/peers.py quality --system NAME --corpus DIR --k 6
+    python -m bench peers search --system NAME --corpus DIR --k 6
+    python -m bench peers serve --system NAME --corpus DIR --k 6   # timed in turns, as bench_compare.py asks
+    python -m bench peers quality --system NAME --corpus DIR --k 6
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "core"))
 
 MODES = ("keyword", "vector", "hybrid")
 

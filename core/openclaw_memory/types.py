@@ -94,7 +94,7 @@ class SearchHit:
     # a piece of a line longer than a chunk; for a transcript the text extracted from those JSON lines
     text: str = ""
     #: The hit's id: ``chunk_id`` when the hit holds its chunk's lines, else (``query.merge_overlapping`` folded or
-    #: cut it) an id derived from ``chunk_id`` and the range (:func:`openclaw_memory.result_ranges.range_id`).
+    #: cut it) an id derived from ``chunk_id`` and the range (:func:`openclaw_memory.retrieval.result_ranges.range_id`).
     id: str = ""
 
     def __post_init__(self) -> None:

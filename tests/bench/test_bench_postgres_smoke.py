@@ -1,4 +1,4 @@
-"""bench/bench_postgres.py at its smallest size on the test server, so the harness cannot rot (no timing
+"""`python -m bench postgres` at its smallest size on the test server, so the harness cannot rot (no timing
 assertions: every store and search mode has a row with figures, and the HNSW recall is reported)."""
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_bench_postgres_smallest_run(pg: Any) -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_postgres.py"), "--sizes", "1k", "--queries", "5",
+    r = subprocess.run([sys.executable, "-m", "bench", "postgres", "--sizes", "1k", "--queries", "5",
                         "--url", pg.url], capture_output=True, text=True, timeout=580, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = [line.split(" | ") for line in r.stdout.splitlines() if line.startswith("| 1,000 ")]
     assert {(row[1], row[2]) for row in rows} == {(store, mode) for store in (
-        "SQLite (sqlite-vec + in-memory matrix)", "PostgreSQL (pgvector HNSW)") for mode in ("keyword", "vector", "hybrid")}
+        "SQLite (sqlite-vec + in-memory matrix)", "PostgreSQL (pgvector, defaults)") for mode in ("keyword", "vector", "hybrid")}
     assert all(float(row[3]) > 0 and float(row[4]) > 0 for row in rows)
-    assert "HNSW recall@10 vs exact" in r.stdout and "pgvector hnsw" in r.stdout
+    # the store's vector path is reported: exact below hnsw_min_rows (the default store at 1k), else HNSW
+    assert "HNSW recall@10 vs exact" in r.stdout and "; pgvector exact" in r.stdout

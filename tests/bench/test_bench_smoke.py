@@ -21,7 +21,7 @@ SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg", "
 @pytest.mark.timeout(900)
 def test_bench_compare_smallest_run(tmp_path: Path) -> None:
     out = tmp_path / "results" / "latest.md"
-    cmd = [sys.executable, str(ROOT / "bench" / "bench_compare.py"), "--sizes", "1k", "--systems", ",".join(SYSTEMS),
+    cmd = [sys.executable, "-m", "bench", "compare", "--sizes", "1k", "--systems", ",".join(SYSTEMS),
            "--queries", "5", "--small-queries", "5", "--quality-embedder", "fake", "--index-notes", "12",
            "--index-model", "none",
            "--sync-files", "40", "--prefilter-sizes", "2k", "--npm-dir", str(tmp_path / "no-npm"), "--timeout", "300", "--out", str(out)]

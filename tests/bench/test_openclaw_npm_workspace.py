@@ -8,13 +8,9 @@ such notes so the decay does not apply and maps the paths it returns back to the
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-
-from openclaw_npm import UNDATED_PREFIX, copy_workspace  # noqa: E402
+from bench.openclaw_npm import UNDATED_PREFIX, copy_workspace
 
 #: the original's pattern for a dated note (dist/extensions/memory-core/manager-runtime.js, DATED_MEMORY_PATH_RE)
 ORIGINAL_DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")

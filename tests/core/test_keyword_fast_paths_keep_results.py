@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_memory.retrieval import pipeline as search
+from openclaw_memory.retrieval import keyword_side
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.query_analysis import QueryAnalysis, _key
 from openclaw_memory.retrieval.pipeline import run_search
@@ -99,7 +99,7 @@ def _plain_presence(self: QueryAnalysis, texts: Sequence[str]) -> tuple[list[str
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(QueryAnalysis, "_presence", _plain_presence)  # each line (line windows)
     monkeypatch.setattr(QueryAnalysis, "_text_presence", _plain_presence)  # whole texts, measured whole
-    monkeypatch.setattr(search._MatchCounter, "prefetch", lambda self, matches: None)
+    monkeypatch.setattr(keyword_side._MatchCounter, "prefetch", lambda self, matches: None)
 
 
 def _ranked(store: SQLiteStore, cfg: MemoryConfig, queries: Sequence[str]) -> list[Any]:
@@ -118,9 +118,9 @@ def _ranked(store: SQLiteStore, cfg: MemoryConfig, queries: Sequence[str]) -> li
 @pytest.mark.parametrize("seed", [1, 2])
 def test_keyword_results_equal_the_plain_computation(seed: int, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "COMMON_MATCHES", 40)
-    monkeypatch.setattr(search, "RANK_WINDOW", 60)
-    monkeypatch.setattr(search, "RECENT_CHUNKS", 150)
+    monkeypatch.setattr(keyword_side, "COMMON_MATCHES", 40)
+    monkeypatch.setattr(keyword_side, "RANK_WINDOW", 60)
+    monkeypatch.setattr(keyword_side, "RECENT_CHUNKS", 150)
     rnd = random.Random(seed)
     texts, words = _corpus(rnd, 300)
     store = SQLiteStore(tmp_path / "i.sqlite", vector_enabled=False)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from openclaw_memory.retrieval import pipeline as search
+from openclaw_memory.retrieval import keyword_side
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.pipeline import run_search
 from openclaw_memory.storage.sqlite.store import SQLiteStore
@@ -43,8 +43,8 @@ def cfg(tmp_path: Path) -> MemoryConfig:
 
 @pytest.fixture()
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "COMMON_MATCHES", 5)
-    monkeypatch.setattr(search, "RECENT_CHUNKS", 6)
+    monkeypatch.setattr(keyword_side, "COMMON_MATCHES", 5)
+    monkeypatch.setattr(keyword_side, "RECENT_CHUNKS", 6)
 
 
 def _spy(store: SQLiteStore) -> list[tuple[str, dict[str, Any]]]:

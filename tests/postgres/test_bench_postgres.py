@@ -1,4 +1,4 @@
-"""bench/bench_postgres.py leaves nothing behind in the temp dir: not at the end, not when stopped."""
+"""`python -m bench postgres` leaves nothing behind in the temp dir: not at the end, not when stopped."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from tests.pg_server import EXTERNAL_URL
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_postgres.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _left(tmp: Path) -> list[Path]:
@@ -24,8 +24,8 @@ def _left(tmp: Path) -> list[Path]:
 def _run(tmp: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmp)}
     extra = ["--url", EXTERNAL_URL] if EXTERNAL_URL else []
-    return subprocess.Popen([sys.executable, str(BENCH), *args, *extra], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "bench", "postgres", *args, *extra], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.slow

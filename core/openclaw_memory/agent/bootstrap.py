@@ -183,8 +183,8 @@ def _config_recall_prompt(config: MemoryConfig, session_kind: str = "direct") ->
 
 
 def __getattr__(name: str) -> Any:
-    """``SessionKind`` is now :data:`openclaw_memory.citations.ChatType` and the recall prompt is
-    :func:`openclaw_memory.tools.memory_recall_prompt`; the old names still work and warn."""
+    """``SessionKind`` is now :data:`openclaw_memory.text.citations.ChatType` and the recall prompt is
+    :func:`openclaw_memory.agent.tools.memory_recall_prompt`; the old names still work and warn."""
     import warnings
 
     from openclaw_memory.text import citations
@@ -195,6 +195,7 @@ def __getattr__(name: str) -> Any:
     }
     if name in moved:
         value, new = moved[name]
-        warnings.warn(f"openclaw_memory.bootstrap.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"openclaw_memory.agent.bootstrap.{name} is deprecated: use {new}", DeprecationWarning,
+                      stacklevel=2)
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

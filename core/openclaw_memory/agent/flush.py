@@ -275,7 +275,7 @@ class FlushDecision:
 class FlushPolicy:
     """Decides when to run the pre-compaction flush and records that it ran.
 
-    ``decisions`` keeps the most recent decisions (also logged on ``openclaw_memory.flush``).
+    ``decisions`` keeps the most recent decisions (also logged on ``openclaw_memory.agent.flush``).
     Call :meth:`record_compaction` after each compaction, and record each flush, so the flush
     fires at most once per compaction cycle, across restarts. When several processes (or
     threads) may serve the same session, claim the cycle right before running the turn::

@@ -2,7 +2,7 @@
 
 :func:`create_mcp_server` builds an ``MCPServer`` (the official SDK, ``pip install 'openclaw-memory[mcp]'``)
 over one warm :class:`~openclaw_memory.index.MemoryIndex` per served agent. Its tools keep the
-contracts of the agent tools (:mod:`openclaw_memory.tools`, :mod:`openclaw_memory.long_term.tools`):
+contracts of the agent tools (:mod:`openclaw_memory.agent.tools`, :mod:`openclaw_memory.long_term.tools`):
 the same arguments, payloads, citations and path rules. A failure is an MCP tool error
 (``isError``), never a dropped connection. ``MEMORY.md`` and the daily notes are read-only resources
 (``memory://<agent>/<path>``).

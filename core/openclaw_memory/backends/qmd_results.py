@@ -222,7 +222,7 @@ class FileMap:
 
 
 class ChunkSpans:
-    """The builtin index's chunks of a file (:func:`~openclaw_memory.chunker.chunk_markdown` with the
+    """The builtin index's chunks of a file (:func:`~openclaw_memory.text.chunker.chunk_markdown` with the
     configured size and overlap), to widen a QMD hit to the chunk around its snippet.
 
     QMD's hits carry a snippet of about two lines; a caller of ``memory_search`` / ``memory_get`` expects

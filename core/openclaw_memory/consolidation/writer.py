@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from openclaw_memory.files.append import cross_host_lock
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
@@ -161,5 +160,4 @@ def rewrite_memory(workspace: Path, expected: str, new_text: str, *, rel: str = 
             raise MemoryChanged(rel)
         return new_text
 
-    with cross_host_lock(workspace, rel):
-        rewrite_file(workspace, rel, change, create=True)
+    rewrite_file(workspace, rel, change, create=True)

@@ -4,7 +4,7 @@
 (``..`` segments, absolute paths outside the workspace, symlinks, anything the ``allowed`` policy
 rejects, a file with another hard link) with :class:`~openclaw_memory.errors.MemoryPathError`.
 Two processes may append to the same file at once: each append holds the file's lock
-(:mod:`openclaw_memory.memory_writes`) and writes through ``O_APPEND``.
+(:mod:`openclaw_memory.files.memory_writes`) and writes through ``O_APPEND``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ import logging
 import os
 import re
 import stat
-import contextlib
-import threading
 from collections.abc import Callable, Collection
-from contextlib import AbstractContextManager
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -39,8 +36,6 @@ __all__ = [
     "lock_path",
     "locked_append",
     "normalize_rel_path",
-    "cross_host_lock",
-    "register_append_lock",
     "resolve_tz",
     "today",
 ]
@@ -162,7 +157,7 @@ def _check_allowed(ws: Path, rel: str, allowed: AllowedPaths) -> None:
 
 def lock_path(target: Path) -> Path:
     """The sidecar lock file that guards :func:`locked_append` to ``target`` (a file in the state
-    directory, such as a transcript; memory files are locked by :mod:`~openclaw_memory.memory_writes`)."""
+    directory, such as a transcript; memory files are locked by :mod:`~openclaw_memory.files.memory_writes`)."""
     return target.parent / f".{target.name}.lock"
 
 
@@ -213,44 +208,6 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
         lock.release()
 
 
-#: per workspace, the cross-host locks registered by open indexes (the newest is used)
-_APPEND_LOCKS: dict[Path, list[Callable[[str], AbstractContextManager[None]]]] = {}
-_APPEND_LOCKS_GUARD = threading.Lock()
-
-
-def register_append_lock(workspace: str | os.PathLike[str],
-                         lock: Callable[[str], AbstractContextManager[None]]) -> Callable[[], None]:
-    """While registered, every :func:`append_memory` into ``workspace`` also holds ``lock(rel_path)``.
-
-    A server-backed index (PostgreSQL) registers its database lock here, so appends from several
-    hosts to a note on a shared volume are serialised even where file locks are unreliable (network
-    filesystems). Returns the function that unregisters it."""
-    ws = Path(workspace).expanduser().resolve()
-    with _APPEND_LOCKS_GUARD:
-        _APPEND_LOCKS.setdefault(ws, []).append(lock)
-
-    def release() -> None:
-        with _APPEND_LOCKS_GUARD:
-            locks = _APPEND_LOCKS.get(ws, [])
-            if lock in locks:
-                locks.remove(lock)
-            if not locks:
-                _APPEND_LOCKS.pop(ws, None)
-
-    return release
-
-
-def cross_host_lock(workspace: str | os.PathLike[str], rel: str) -> AbstractContextManager[None]:
-    """The lock registered for ``workspace`` (:func:`register_append_lock`) on ``rel``, or a no-op
-    without one. Writers of a memory file take it before the file's own lock: appends here, and
-    rewrites (:meth:`openclaw_memory.records.RecordFiles.edit`)."""
-    ws = Path(workspace).expanduser().resolve()
-    with _APPEND_LOCKS_GUARD:
-        locks = _APPEND_LOCKS.get(ws)
-        lock = locks[-1] if locks else None
-    return lock(rel) if lock is not None else contextlib.nullcontext()
-
-
 def append_memory(
     workspace: str | os.PathLike[str],
     rel_path: str | os.PathLike[str],
@@ -269,9 +226,9 @@ def append_memory(
     symlink below the workspace, a directory, a file with another hard link, a name too long.
 
     Lines of ``text`` that would read as a record's marker are escaped
-    (:func:`~openclaw_memory.chunker.escape_record_markers`), so appended notes never become a
+    (:func:`~openclaw_memory.text.chunker.escape_record_markers`), so appended notes never become a
     record a store may later remove; ``keep_record_markers`` is for the record writers
-    (:class:`~openclaw_memory.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
+    (:class:`~openclaw_memory.files.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
     ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.text.provenance`).
     """
     if not isinstance(text, str):
@@ -290,7 +247,6 @@ def append_memory(
     ws.mkdir(parents=True, exist_ok=True)  # the workspace itself is trusted configuration
     # Opened by descriptor from the workspace down: a directory swapped for a symlink makes the
     # append fail, never write outside the workspace.
-    with cross_host_lock(ws, rel):
-        append_file(ws, rel, payload)
+    append_file(ws, rel, payload)
     log.debug("appended %d chars to %s", len(payload), rel)
     return target

@@ -1,6 +1,6 @@
 """Writing a memory file beneath the workspace: appends and atomic rewrites, under one lock.
 
-Every write opens the file by descriptor from the workspace down (:mod:`openclaw_memory.safe_fs`:
+Every write opens the file by descriptor from the workspace down (:mod:`openclaw_memory.files.safe_fs`:
 no symbolic link below the workspace is followed, missing directories are made the same way) and
 refuses a file with more than one hard link (its other name may be outside the workspace).
 
@@ -60,7 +60,7 @@ _REFUSED = {
 
 @contextlib.contextmanager
 def refusing_unsafe_paths(action: str) -> Iterator[None]:
-    """Turn the refusals of :mod:`~openclaw_memory.safe_fs` and of the open itself (a symlink, a
+    """Turn the refusals of :mod:`~openclaw_memory.files.safe_fs` and of the open itself (a symlink, a
     component that is not a directory, a directory where a file was named, a name too long, not a
     regular file) into MemoryPathError; ``action`` says what was refused, e.g.
     ``"append to memory/x.md"``."""
@@ -129,7 +129,10 @@ def rewrite_file(root: str | os.PathLike[str], rel: str, change: Callable[[str |
     are kept as they are.
     """
     def edit(held: _Held) -> bool:
-        old = None if held.created else _read_all(held.fd)
+        # read even a file this call created: another writer may have appended to it between its creation and
+        # this lock (the text read is what the replace must keep)
+        text = _read_all(held.fd)
+        old = None if held.created and not text else text
         new = change(old)
         if new is None or new == old or (old is None and not new.strip()):
             if held.created:

@@ -11,12 +11,12 @@ The markers are invisible when the Markdown is rendered. The opening one carries
 attributes (a JSON object), so the Markdown alone is enough to rebuild what was written, and the
 two mark exactly which lines a program wrote: removing or replacing a record changes those lines
 and nothing else. Text outside records is hand-written memory and is never modified. The chunker
-gives each record a chunk of its own (:data:`~openclaw_memory.chunker.RECORD_OPEN_PREFIX`).
+gives each record a chunk of its own (:data:`~openclaw_memory.text.chunker.RECORD_OPEN_PREFIX`).
 
 The pure functions (:func:`render_record`, :func:`parse_records`, :func:`remove_records`,
 :func:`replace_record`, :func:`append_record`) do no I/O. :class:`RecordFiles` reads and writes
-them in a workspace: appends through :func:`openclaw_memory.append.append_memory`; rewrites through
-:func:`openclaw_memory.memory_writes.rewrite_file` (the file's lock held, no symbolic link below the
+them in a workspace: appends through :func:`openclaw_memory.files.append.append_memory`; rewrites through
+:func:`openclaw_memory.files.memory_writes.rewrite_file` (the file's lock held, no symbolic link below the
 workspace followed, the file replaced atomically and durably).
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openclaw_memory.files.append import AllowedPaths, append_memory, cross_host_lock, normalize_rel_path
+from openclaw_memory.files.append import AllowedPaths, append_memory, normalize_rel_path
 from openclaw_memory.text.chunker import (
     RECORD_CLOSE_PREFIX,
     RECORD_KIND,
@@ -288,7 +288,7 @@ class RecordFiles:
 
     def append(self, rel: str, blocks: Sequence[str], *, allowed: AllowedPaths = None) -> None:
         """Append rendered records to ``rel`` (after a blank line when it has text), through
-        :func:`~openclaw_memory.append.append_memory` (append-only, locked, fsynced, no symlinks)."""
+        :func:`~openclaw_memory.files.append.append_memory` (append-only, locked, fsynced, no symlinks)."""
         rel = self._rel(rel)
         try:
             st = os.lstat(self.workspace / rel)
@@ -303,7 +303,7 @@ class RecordFiles:
         """Rewrite ``rel`` with what ``change`` makes of its current content (None: leave it).
 
         Holds the file's lock from the read to the replace, so no append or other edit is lost
-        (:func:`~openclaw_memory.memory_writes.rewrite_file`). The new text replaces the file
+        (:func:`~openclaw_memory.files.memory_writes.rewrite_file`). The new text replaces the file
         atomically and durably; a text left blank deletes the file. A missing file is seen as
         empty when ``create`` (and is then made, parent directories too), else nothing is done.
         Returns whether the file changed. Raises MemoryPathError when a component of the path
@@ -316,8 +316,7 @@ class RecordFiles:
             return change(self.parse(old or "", where=rel))
 
         try:
-            with cross_host_lock(self.workspace, rel):
-                return rewrite_file(self.workspace, rel, rewrite, create=create)
+            return rewrite_file(self.workspace, rel, rewrite, create=create)
         finally:
             self._cache.pop(rel, None)
 

@@ -7,7 +7,7 @@
   ``delta_messages`` since it was indexed (or shrank).
 * :func:`transcript_file_name`: the file a session id's transcript lives in.
 * :class:`TranscriptWriter`: appends framework messages in the format the extractor reads.
-* :class:`SessionStateStore` (defined in :mod:`openclaw_memory.session_state`, re-exported here):
+* :class:`SessionStateStore` (defined in :mod:`openclaw_memory.files.session_state`, re-exported here):
   each session's compaction and flush counters, updated atomically.
 """
 

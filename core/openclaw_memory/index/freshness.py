@@ -2,9 +2,9 @@
 
 :class:`Freshness` holds them for one index: the first-search and on-search checks (with a cheap
 stat-only stale check when no watcher runs), the session-start trigger, the file watcher
-(:mod:`openclaw_memory.watch`) and the ``sync.interval_minutes`` timer, the foreground
+(:mod:`openclaw_memory.index.watch`) and the ``sync.interval_minutes`` timer, the foreground
 ``watch_forever`` loop, and the post-compaction trigger. It decides *when* to sync; the
-:class:`~openclaw_memory.scheduler.SyncScheduler` it shares with the index queues and runs them
+:class:`~openclaw_memory.index.scheduler.SyncScheduler` it shares with the index queues and runs them
 and holds the sync state (dirty flag, last failure, the file comparison).
 """
 

@@ -171,7 +171,7 @@ class MemoryIndex:
     def query_provider(self) -> EmbeddingProvider | None:
         """The provider whose model the live index holds, which embeds queries compared with its vectors:
         :attr:`provider`, or while the bundled model's fast first index is live, its fast tier
-        (``local.first_index``, :mod:`openclaw_memory.tiering`)."""
+        (``local.first_index``, :mod:`openclaw_memory.indexing.two_tier`)."""
         return self._access.tier_provider(self._access.ensure(), query=True)
 
     # ---- sync -------------------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class MemoryIndex:
 
     def transcript_path(self, session_id: str) -> Path:
         """The JSONL transcript file for ``session_id`` in the sessions directory (id made
-        filesystem-safe). Append to it with :class:`~openclaw_memory.sessions.TranscriptWriter`;
+        filesystem-safe). Append to it with :class:`~openclaw_memory.files.sessions.TranscriptWriter`;
         it is indexed when ``sources`` includes ``"sessions"``."""
         from openclaw_memory.files.sessions import transcript_file_name
 
@@ -363,7 +363,7 @@ class MemoryIndex:
         * ``query_vector``: the query's embedding, used instead of embedding ``query`` (it must come
           from this index's provider); with an empty ``query`` the search is plain nearest neighbours.
         * ``mode``: ``"hybrid"`` (vectors and keywords), ``"vector"`` (vectors only; the fast tier's hybrid
-          merge while the bundled model's fast first index is live, see :mod:`openclaw_memory.tiering`) or
+          merge while the bundled model's fast first index is live, see :mod:`openclaw_memory.indexing.two_tier`) or
           ``"keyword"`` (no embeddings); default as configured (``query.hybrid.enabled``).
         * ``vector_weight``: the vector side's weight in a hybrid merge (0..1; keywords get the rest).
         * ``mmr``: maximal marginal relevance off (False), on (True) or on with this lambda (0..1);
@@ -382,7 +382,7 @@ class MemoryIndex:
         * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
           we decide last week?" lifts last week's notes); default: the current time.
 
-        Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.tuned_search.check_search_arguments`).
+        Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.index.search_options.check_search_arguments`).
         """
         self._check_open()
         check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
@@ -494,8 +494,8 @@ class MemoryIndex:
     ) -> dict[str, ModeReport]:
         """Recall@k, hit@k, MRR and lines@k of this memory on labelled questions.
 
-        ``questions`` is a JSON Lines file or a list of :class:`~openclaw_memory.evaluation.EvalQuestion`
-        (format and metrics: :mod:`openclaw_memory.evaluation`). ``modes`` picks the configurations
+        ``questions`` is a JSON Lines file or a list of :class:`~openclaw_memory.retrieval.evaluation.EvalQuestion`
+        (format and metrics: :mod:`openclaw_memory.retrieval.evaluation`). ``modes`` picks the configurations
         compared on the same index: ``"hybrid"`` (this index's search as configured), ``"keyword"``
         (no embeddings) and ``"vector"`` (embeddings only). ``min_score`` defaults to 0 so that each
         search returns k results. Returns ``{mode: ModeReport}``; the index is synced first unless

@@ -1,7 +1,7 @@
 """Running one index's syncs: the worker thread, the requests waiting for it, and the sync state.
 
 :class:`SyncScheduler` decides nothing about *when* to sync (that is
-:class:`~openclaw_memory.freshness.Freshness`, the triggers) nor *how* (that is the runner the
+:class:`~openclaw_memory.index.freshness.Freshness`, the triggers) nor *how* (that is the runner the
 :class:`~openclaw_memory.index.MemoryIndex` gives it: ``run_sync`` with damaged-index recovery and
 the provider fallback). It holds what both share:
 

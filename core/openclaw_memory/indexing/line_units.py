@@ -7,8 +7,7 @@ the embedding cache, keyed by the unit text's hash like every cached vector (der
 rest). A search still scans only the chunk vectors; the candidates it found (both sides, ≤ 48 by default) are
 then scored on the vector side by ``(1 − w)·chunk cosine + w·best unit cosine`` (``w`` =
 ``query.hybrid.unit_weight``, 0.4), on raw cosines before the model's calibration; whole chunks are returned
-as before. A candidate whose units are not all cached keeps its chunk cosine. Measured on the issue-13
-development set (``bench/README.md``, round 5; the weight 0.4 since round 8).
+as before. A candidate whose units are not all cached keeps its chunk cosine.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
 from openclaw_memory.files import safe_fs
-from openclaw_memory.files.append import append_memory, cross_host_lock, daily_note_path, local_now
+from openclaw_memory.files.append import append_memory, daily_note_path, local_now
 from openclaw_memory.files.memory_writes import refusing_unsafe_paths, rewrite_file
 
 __all__ = ["MarkdownMirror", "mirror_line", "mirror_marker"]
@@ -61,7 +61,7 @@ class MarkdownMirror:
         Looks in the memory's own daily note first, then in every other note of ``memory/``. A
         note left with nothing but whitespace is deleted; one holding anything else is kept.
         Every note is opened by descriptor from the workspace down and rewritten under its lock
-        (:func:`~openclaw_memory.memory_writes.rewrite_file`): a symlink below the workspace is
+        (:func:`~openclaw_memory.files.memory_writes.rewrite_file`): a symlink below the workspace is
         never followed (MemoryPathError), and no lock or temporary file is left in the folder.
         """
         marker = mirror_marker(memory_id)
@@ -115,5 +115,4 @@ class MarkdownMirror:
                 return None
             return "".join(line for line in text.splitlines(keepends=True) if marker not in line)
 
-        with cross_host_lock(self.workspace, rel):
-            return rewrite_file(self.workspace, rel, drop)
+        return rewrite_file(self.workspace, rel, drop)

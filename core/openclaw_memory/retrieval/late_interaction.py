@@ -11,7 +11,7 @@ by reciprocal-rank fusion of its fusion rank and its MaxSim rank (``weight`` wei
 the head's scores are handed out again in that order, so the head stays above the rest and ``min_score``
 still judges each hit as before. The lines' token vectors are computed at query time and kept in memory for later
 searches, as float16 (searches order their hits as with float32), within
-:data:`CACHE_MAX_BYTES`. Measured on the issue-13 development set (``bench/README.md``, round 7).
+:data:`CACHE_MAX_BYTES`. Its measured effect: docs/design/retrieval-decisions.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ __all__ = ["CACHE_MAX_BYTES", "RRF_K", "cache_usage", "late_rerank", "maxsim", "
 RRF_K = 60
 
 #: bytes the lines' token vectors kept between searches may take, process-wide (with their lines' text); the least
-#: recently used lines go first. About 2,300 lines of the dev set with MiniLM (29 kB a line as float16).
+#: recently used lines go first. About 2,300 lines with MiniLM (29 kB a line as float16).
 CACHE_MAX_BYTES = 64 * 2**20
 
 #: Line token vectors kept between searches (float16; keyed by the provider's vector space and the line).

@@ -1,9 +1,13 @@
 """The search pipeline (spec §5): keyword and vector candidates, merge, decay, MMR, filters, snippets.
 
+:func:`run_search` drives the stages in order: the vector side (:func:`_vector_side`), the keyword side
+(:mod:`openclaw_memory.retrieval.keyword_side`), the merge (keyword-only, vector-only or hybrid), the reorder
+(rerankers, temporal decay, MMR) and the selection of the hits (``min_score``, overlapping ranges, snippets).
+
 :func:`run_search` is synchronous and stateless; ``MemoryIndex.search`` is its public face (and offers
 the async twin by running it in a thread). With no provider, or when embedding the query fails, it runs
 keyword-only and says why in ``SearchResult.keyword_only_reason``. Ranking rules (the per-query
-keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.hybrid`.
+keyword score and the exact-match rescue) are documented in :mod:`openclaw_memory.retrieval.ranking`.
 """
 
 from __future__ import annotations
@@ -13,21 +17,19 @@ import itertools
 import json
 import logging
 import math
-import re
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal, overload
 
 import numpy as np
 
 from openclaw_memory.text.citations import citations_enabled, decorate_citation
-from openclaw_memory.config import MemoryConfig
+from openclaw_memory.config import HybridConfig, MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.indexing.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.text.note_dates import (
@@ -35,9 +37,16 @@ from openclaw_memory.text.note_dates import (
     dates_said,
     is_evergreen,
     note_date_share,
-    note_date_words,
 )
 from openclaw_memory.text.time_ranges import period_share, periods_said
+from openclaw_memory.retrieval.keyword_side import (
+    COMMON_MATCHES,
+    RANK_WINDOW,
+    RECENT_CHUNKS,
+    KeywordCandidates,
+    chunk_total,
+    keyword_candidates,
+)
 from openclaw_memory.retrieval.ranking import (
     apply_file_coverage,
     apply_file_repeat_penalty,
@@ -47,14 +56,13 @@ from openclaw_memory.retrieval.ranking import (
     bound_score,
     calibrate_similarity,
     clamp_injected,
-    keyword_text_scores,
     merge_rrf,
     merge_weighted,
     truncate_snippet,
 )
 from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProvider, provider_key
 from openclaw_memory.files.sessions import parse_timestamp
-from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, analyze_query, match_rows
+from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.redaction import redact
 from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
 from openclaw_memory.storage import MemoryStore
@@ -78,286 +86,6 @@ def candidate_limit(max_results: int, multiplier: int) -> int:
     return min(_MAX_CANDIDATES, max(1, math.floor(max_results * multiplier)))
 
 
-#: A term found in more chunks than this is *common*. FTS5 computes BM25 for every row a MATCH selects
-#: and scans each phrase's whole posting list for its IDF (about 1.5 µs per row here), so expressions
-#: with a common term list their most recently indexed matches instead of ranking them all.
-COMMON_MATCHES = 1000
-#: No MATCH ranks more rows than this (reached only by combinations of several mid-frequency words).
-RANK_WINDOW = 4000
-#: Common-word expressions look at about this many most recently indexed chunks first and widen to
-#: the whole index only when those do not hold enough matches.
-RECENT_CHUNKS = 20_000
-
-
-#: At most this many substring (LIKE) scans per query for short terms in a trigram index: each reads every chunk.
-_MAX_LIKE_SCANS = 3
-
-_Order = Literal["rank", "recent", "recent-first"]
-
-#: one plain lower-case ASCII token as an FTS5 phrase, and as a prefix phrase (one token either way)
-_PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
-_PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
-
-
-class _MatchCounter:
-    """Capped match counts of FTS5 expressions, each asked of the store once per search."""
-
-    def __init__(self, store: MemoryStore, tokenizer: str = "unicode61") -> None:
-        self.store = store
-        self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
-        self._seen: dict[str, int] = {}
-        self._rows: dict[str, frozenset[object]] = {}  # the chunks of the expressions counted below the cap
-
-    def __call__(self, match: str | None) -> int:
-        if not match:
-            return 0
-        if match not in self._seen:
-            self._seen[match] = self._capped_by_word(match) or self.store.count_matches(match, cap=COMMON_MATCHES + 1)
-        return self._seen[match]
-
-    def prefetch(self, matches: Sequence[str | None]) -> None:
-        """Count ``matches`` now, in two calls to the store at most (whole words, then the prefixes the words
-        do not settle), instead of one call each as the search asks for them; the same counts."""
-        todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
-        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))]
-        for batch in (words, [m for m in todo if m not in words]):
-            batch = [m for m in batch if not self._capped_by_word(m)]
-            if batch:
-                for m, (n, rows) in zip(batch, self.store.match_sets_many(batch, cap=COMMON_MATCHES + 1)):
-                    self._seen[m] = n
-                    if rows is not None:
-                        self._rows[m] = rows
-
-    def rows(self, match: str) -> frozenset[object] | None:
-        """The chunks ``match`` (an AND/OR of counted phrases) selects, when every phrase's are known."""
-        return match_rows(match, self._rows.get)
-
-    def _capped_by_word(self, match: str) -> int:
-        """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
-        the word has the prefix, so its capped count is the cap too): FTS5 reads a prefix's whole posting
-        lists to count even one match, the word's count stops at the cap. 0 when unknown."""
-        m = _PLAIN_PREFIX.fullmatch(match) if self._prefix_shortcut else None
-        if m is None:
-            return 0
-        stem = m.group(1)
-        for seen, n in self._seen.items():
-            w = _PLAIN_WORD.fullmatch(seen)
-            if n > COMMON_MATCHES and w is not None and w.group(1).startswith(stem):
-                return n
-        return 0
-
-    def common(self, match: str | None) -> bool:
-        return self(match) > COMMON_MATCHES
-
-
-def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[str, _Order]]:
-    """The MATCH expressions to try after the phrase, strict to loose, each with how to order it.
-
-    Terms are counted first (each count stops after ``COMMON_MATCHES + 1``). Groups without any
-    matching term are left out, so an impossible AND is never run. The first expression ANDs every
-    present group (a chunk with every query word ranks first); the combination tiers are built over
-    the rare groups only, and the loose OR takes terms from the rarest up while their matches stay
-    within ``COMMON_MATCHES``, so a rare word's chunks are ranked in full instead of drowning among
-    a frequent word's. Expressions with a common term are not BM25-ranked.
-    """
-    if analysis.fallback:
-        # only stop words: after the phrase, every word in any order ("what is this" → "this is what")
-        every = analysis.match_all()
-        return [(every, "recent-first")] if every else []
-    n = {t: count(analysis.fts_phrase(t)) for t in analysis.terms if t.kind != "phrase"}
-    present = [t for t in n if n[t] > 0]
-    if not present:
-        return []
-    rare = {t for t in present if n[t] <= COMMON_MATCHES}
-    # every present group; with a rare one among them the matches are few however common the rest
-    plan: list[tuple[str | None, _Order]] = [
-        (analysis.match_all(lambda t: n.get(t, 0) > 0), "rank" if len(rare) == len(present) else
-         "recent" if rare else "recent-first")]
-    if rare:  # combinations of the rarer groups (combinations of common words cost too much to evaluate)
-        plan += [(m, "rank") for m in analysis.match_tiers(include=lambda t: t in rare)[:-1]]
-    loose: set[QueryTerm] = set()
-    total = 0
-    for t in sorted(present, key=lambda t: n[t]):
-        if loose and total + n[t] > COMMON_MATCHES:
-            break
-        loose.add(t)
-        total += n[t]
-    plan.append((" OR ".join(q for t in present if t in loose and (q := analysis.fts_phrase(t))),
-                 "rank" if loose & rare else "recent-first"))
-    out: dict[str, _Order] = {}
-    for match, order in plan:
-        if match and match not in out:
-            out[match] = order
-    return list(out.items())
-
-
-def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
-         need: int) -> list[tuple[Candidate, float]]:
-    """One MATCH: BM25-ranked, or its most recently indexed matches ("recent-first" looks at the
-    newest chunks first and at the whole index only when those hold fewer than ``need``)."""
-    if order == "rank":
-        return store.keyword_search(match, limit=limit, sources=sources, window=RANK_WINDOW)
-    if order == "recent-first":
-        rows = store.keyword_search(match, limit=limit, sources=sources, order="recent", newest=RECENT_CHUNKS)
-        if len(rows) >= min(need, limit):
-            return rows
-    return store.keyword_search(match, limit=limit, sources=sources, order="recent")
-
-
-def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
-    """The query's identifier-like groups (see :class:`~openclaw_memory.query.TermGroup`) found in
-    at least one and at most ``limit`` chunks: a chunk containing one is what the query asks for."""
-    out: set[int] = set()
-    for gi, group in enumerate(analysis.groups):
-        if not group.needle:
-            continue
-        counts = [count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))]
-        if counts and 0 < min(counts) <= limit:
-            out.add(gi)
-    return out
-
-
-#: The index's chunk count (the N of the rarity weights' inverse document frequency) by store, with the
-#: store's generation it was counted at: counting 100k chunks takes tens of milliseconds, reading the
-#: generation a few microseconds.
-_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref.WeakKeyDictionary()
-_CHUNK_TOTALS_LOCK = threading.Lock()
-
-
-def chunk_total(store: MemoryStore) -> int:
-    """The store's number of chunks, exact: counted again only once the store's
-    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild)."""
-    generation = store.generation()  # read before counting: a write in between only makes the next call recount
-    try:
-        with _CHUNK_TOTALS_LOCK:
-            cached = _CHUNK_TOTALS.get(store)
-    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
-        cached = None
-    if cached is not None and cached[0] == generation:
-        return cached[1]
-    total = sum(v.get("chunks", 0) for v in store.counts().values())
-    try:
-        with _CHUNK_TOTALS_LOCK:
-            _CHUNK_TOTALS[store] = (generation, total)
-    except TypeError:
-        pass
-    return total
-
-
-class KeywordCandidates(Sequence[Candidate]):
-    """The keyword side's candidates, best first (an immutable sequence), with the analysis that scored them:
-    ``ranking`` is the query's analysis with each word weighted by its rarity in the index when
-    ``rarity_weights`` was on (else the query's own), so that later rules measure coverage with the same weights
-    (the file-coverage rule). A slice is a ``KeywordCandidates`` with the same ``ranking``."""
-
-    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis) -> None:
-        self._candidates = list(candidates)
-        self.ranking = ranking
-
-    @overload
-    def __getitem__(self, index: int) -> Candidate: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> KeywordCandidates: ...
-
-    def __getitem__(self, index: int | slice) -> Candidate | KeywordCandidates:
-        if isinstance(index, slice):
-            return KeywordCandidates(self._candidates[index], ranking=self.ranking)
-        return self._candidates[index]
-
-    def __len__(self) -> int:
-        return len(self._candidates)
-
-    def __repr__(self) -> str:
-        return f"KeywordCandidates({self._candidates!r}, ranking={self.ranking!r})"
-
-
-def keyword_candidates(
-    store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
-    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
-) -> KeywordCandidates:
-    """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
-
-    Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
-    until ``enough`` (default ``limit``) chunks are found. Expressions of rare terms are ranked by
-    BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
-    recently indexed matches (their order then comes from query coverage, then recency). A query
-    FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
-    Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
-    ``rarity_weights``, weights the query's words by their rarity in the index; with ``note_dates``, a dated
-    note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
-    """
-    want = max(1, min(limit, enough or limit))
-    count = _MatchCounter(store, analysis.tokenizer)
-    batches: list[list[tuple[Candidate, float]]] = []
-    seen: set[str] = set()
-    phrase = analysis.phrase_match
-    if not analysis.fallback:  # every count the plan below asks for, in one or two calls to the store
-        count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
-                          for w in t.key.split()),
-                        *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
-    if phrase:
-        key = next(t.key for t in analysis.terms if t.kind == "phrase")
-        words = [f'"{w}"' for w in key.split()] if analysis.tokenizer != "trigram" else []
-        order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
-        batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
-        seen.update(c.id for c, _ in batches[-1])
-    tiers = _keyword_plan(analysis, count)
-    for i, (match, how) in enumerate(tiers):  # strict to loose
-        if i < len(tiers) - 1 and not seen and not sources:
-            known = count.rows(match)  # from the counts' rows: an expression too few chunks match is not run
-            if known is not None and len(known) < want:
-                continue
-        rows = _run(store, match, how, limit=limit, sources=sources, need=want)
-        if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
-            batches.append([(c, r) for c, r in rows if c.id not in seen])
-            seen.update(c.id for c, _ in batches[-1])
-            break
-    if analysis.tokenizer == "trigram":
-        # A trigram index cannot MATCH terms under 3 characters (项目, 서버): one substring scan each.
-        short = [t.text for t in analysis.terms if t.group is not None and analysis.fts_phrase(t) is None]
-        for term in sorted(dict.fromkeys(short), key=len, reverse=True)[:_MAX_LIKE_SCANS]:
-            rows = store.keyword_search("", limit=limit, sources=sources, like_terms=[term])
-            batches.append([(c, r) for c, r in rows if c.id not in seen])
-            seen.update(c.id for c, _ in batches[-1])
-    needles = _rare_needles(analysis, count, limit)
-    ranking = analysis
-    if rarity_weights and len(analysis.groups) > 1 and any(batches):
-        matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
-                       default=0) for gi in range(len(analysis.groups))]
-        total = chunk_total(store)
-        ranking = analysis.weighted_by_rarity(matches, total)
-    cands: list[Candidate] = []
-    scores: list[float] = []
-    ranks: list[float] = []
-    for batch in batches:  # BM25 is only comparable within one MATCH expression
-        if not batch:
-            continue
-        texts = [c.text for c, _ in batch]
-        stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
-        dates = [note_date_words(c.path) for c, _ in batch] if note_dates else None
-        if window_lines > 0:
-            covs = ranking.window_coverage(texts, window_lines, context=dates)
-        elif ranking is not analysis or (dates and any(dates)):
-            covs = [cov for cov, _ in ranking.coverage([t if not d else f"{t}\n{d}" for t, d in
-                                                         zip(texts, dates or [None] * len(texts))])]
-        else:
-            covs = [cov for cov, _, _ in stats]
-        for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
-            c.exact_match = exact
-            c.needle = bool(needles & groups)
-            cands.append(c)
-            scores.append(score)
-            ranks.append(rank)
-    order = sorted(range(len(cands)), key=lambda i: (-scores[i], ranks[i], i))
-    out: list[Candidate] = []
-    for pos, i in enumerate(order[:limit], start=1):
-        c = cands[i]
-        c.text_score, c.text_rank = scores[i], pos
-        out.append(c)
-    return KeywordCandidates(out, ranking=ranking)
-
-
 def stored_similarities(store: MemoryStore, qv: np.ndarray, candidates: Sequence[Candidate], *,
                         model: str | None, similarity_floor: float | None) -> dict[str, float]:
     """Calibrated cosine between ``qv`` and the stored vectors of ``candidates``, by chunk id.
@@ -378,8 +106,8 @@ def _unit_rescored(store: MemoryStore, provider: EmbeddingProvider, candidates: 
                    weight: float) -> list[dict[str, float]] | None:
     """For each ``(query vector, raw cosines by chunk id)`` of ``queries``: the calibrated vector-side score of
     each candidate with a raw cosine there and cached line units, the blend of that cosine with its best unit's
-    (:mod:`openclaw_memory.units`), by chunk id. The unit vectors are read once for all queries. Candidates
-    without cached units are left out (they keep their score); None when the store cannot read the units
+    (:mod:`openclaw_memory.indexing.line_units`), by chunk id. The unit vectors are read once for all queries.
+    Candidates without cached units are left out (they keep their score); None when the store cannot read the units
     (StoreError, logged). Any other error is a bug and is raised."""
     todo = {c.id: c.text for c in candidates if any(c.id in raw for _, raw in queries)}
     if not todo:
@@ -417,7 +145,7 @@ def _judge(relevance: dict[str, float], vector: Sequence[Candidate], keyword: Se
            vector_weight: float, text_weight: float, vector_scores: Mapping[str, float] | None,
            bonus: Mapping[str, float] | None = None) -> None:
     """In place: each merged candidate's relevance (what ``min_score`` compares) becomes the larger of itself and
-    the score :func:`~openclaw_memory.hybrid.merge_weighted` gives it with these weights or this vector side
+    the score :func:`~openclaw_memory.retrieval.ranking.merge_weighted` gives it with these weights or this vector side
     (``vector`` and ``vector_scores`` as there), plus its file-coverage ``bonus`` when given, and the keyword
     rescue."""
     judged = merge_weighted(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
@@ -497,7 +225,7 @@ def _hit_order(c: Candidate) -> tuple[float, float, float, float, str, int, str]
 def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvider, top: int,
                  weight: float) -> str | None:
     """``query.hybrid.late_interaction``: in place, the best ``top`` candidates re-scored by
-    :func:`~openclaw_memory.late_interaction.late_rerank` when the provider gives per-token vectors (a
+    :func:`~openclaw_memory.retrieval.late_interaction.late_rerank` when the provider gives per-token vectors (a
     :class:`~openclaw_memory.providers.base.TokenEmbeddingProvider`; others are left out); on a provider failure
     they keep their order and scores and the reason is returned (logged)."""
     from openclaw_memory.retrieval.late_interaction import late_rerank
@@ -517,7 +245,7 @@ def _late_rerank(merged: list[Candidate], query: str, provider: EmbeddingProvide
 def _rerank_by_endpoint(merged: list[Candidate], query: str,
                         config: MemoryConfig) -> tuple[list[Candidate], str | None]:
     """``query.rerank.provider = "http"``: the best ``top`` candidates re-ordered by the endpoint
-    (:mod:`openclaw_memory.rerank`); on any failure they keep their order and the reason is returned."""
+    (:mod:`openclaw_memory.retrieval.rerank`); on any failure they keep their order and the reason is returned."""
     from openclaw_memory.retrieval.rerank import HttpReranker, reorder_head
 
     rr = config.query.rerank
@@ -589,6 +317,319 @@ def timestamp_resolver(config: MemoryConfig, workspace: Path | None = None) -> C
 #: longer or open period ("in 2024", "since May") would lift most dated notes over the undated ones that answer.
 _LONGEST_PERIOD = 31
 
+
+@dataclass
+class _VectorSide:
+    """What the vector side found: the query's embedding it ranked by (None: keyword-only, ``failure`` says why
+    when something failed), its candidates with calibrated ``vector_score`` and their raw cosines by chunk id, and,
+    when it ranked by the question without the speakers' names, the whole question's embedding and raw cosines."""
+
+    query_vector: np.ndarray | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    raw_cosines: dict[str, float] = field(default_factory=dict)
+    whole_question_vector: np.ndarray | None = None
+    whole_question_cosines: dict[str, float] = field(default_factory=dict)
+    failure: str | None = None
+
+
+@dataclass
+class _Merge:
+    """The merge's outcome: the search mode, the candidates with ``score`` and ``relevance`` set, the analysis that
+    measures query coverage (for the overlapping-hit ranges) and how far above 1 a score may be (the file-coverage
+    bonus)."""
+
+    mode: SearchMode
+    candidates: list[Candidate]
+    ranking: QueryAnalysis
+    headroom: float = 0.0
+
+
+def _query_embedding(provider: EmbeddingProvider | None, query: str, query_vector: np.ndarray | None,
+                     query_embedder: Callable[[str], np.ndarray] | None) -> tuple[np.ndarray | None, str | None]:
+    """The query's embedding (``query_vector`` when given) and, when there is none to search by, why (None when
+    there is no provider either)."""
+    reason: str | None = None
+    embedding: np.ndarray | None = None
+    if query_vector is not None:
+        embedding = np.asarray(query_vector, dtype=np.float32)
+    elif provider is not None:
+        try:
+            embed = query_embedder or provider.embed_query
+            embedding = np.asarray(embed(query), dtype=np.float32)
+        except Exception as exc:
+            log.warning("query embedding failed; searching keywords only: %s", exc)
+            reason = redact(f"query embedding failed ({type(exc).__name__}: {exc})")
+    if embedding is not None and not (embedding.size and np.all(np.isfinite(embedding)) and np.any(embedding)):
+        log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
+        reason, embedding = "the query embedding is empty, all zeros or not finite", None
+    return embedding, reason
+
+
+def _vector_side(store: MemoryStore, provider: EmbeddingProvider | None, query: str, *,
+                 query_vector: np.ndarray | None, query_embedder: Callable[[str], np.ndarray] | None,
+                 hybrid: HybridConfig, limit: int, sources: Sequence[str] | None) -> _VectorSide:
+    """The vector side: the ``limit`` chunks nearest the query's embedding, their similarities calibrated; with
+    ``drop_speaker_names``, ranked by the question without the names of its notes' speakers."""
+    embedding, reason = _query_embedding(provider, query, query_vector, query_embedder)
+    side = _VectorSide(failure=reason)
+    if embedding is None:
+        return side
+    similarity_floor = provider.similarity_floor if provider is not None else None
+    try:
+        vector = store.vector_search(embedding, limit=limit, sources=sources,
+                                     model=provider.model if provider is not None else None)
+        for c in vector:
+            side.raw_cosines[c.id] = c.vector_score
+            c.vector_score = calibrate_similarity(c.vector_score, similarity_floor)
+    except Exception as exc:
+        log.warning("vector search failed; searching keywords only: %s", exc)
+        side.failure = f"vector search failed ({type(exc).__name__}: {exc})"
+        return side
+    side.query_vector, side.candidates = embedding, vector
+    if vector and provider is not None and query_vector is None and hybrid.enabled and hybrid.drop_speaker_names:
+        _rank_without_speakers(side, store, provider, query, query_embedder=query_embedder, limit=limit,
+                               sources=sources)
+    return side
+
+
+def _rank_without_speakers(side: _VectorSide, store: MemoryStore, provider: EmbeddingProvider, query: str, *,
+                           query_embedder: Callable[[str], np.ndarray] | None, limit: int,
+                           sources: Sequence[str] | None) -> None:
+    """In place: a question naming one speaker of the notes' dialogue has the vector side rank by its embedding
+    without the names every chunk says (:mod:`openclaw_memory.text.speakers`); the keyword side keeps the whole
+    question. On a failure the whole question's vector side stands (logged)."""
+    similarity_floor = provider.similarity_floor
+    plain = without_speakers(query, speaker_labels(c.text for c in side.candidates))
+    if plain is None:
+        return
+    try:
+        plain_vector = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
+        if plain_vector.size and np.all(np.isfinite(plain_vector)) and np.any(plain_vector):
+            rescan = store.vector_search(plain_vector, limit=limit, sources=sources, model=provider.model)
+            side.whole_question_cosines, side.raw_cosines = side.raw_cosines, {c.id: c.vector_score for c in rescan}
+            for c in rescan:
+                c.vector_score = calibrate_similarity(c.vector_score, similarity_floor)
+            side.whole_question_vector, side.query_vector, side.candidates = side.query_vector, plain_vector, rescan
+    except Exception as exc:  # the whole question's vector side stands
+        log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
+
+
+def _merge_keyword_only(keyword: KeywordCandidates) -> _Merge:
+    """Keyword mode: the keyword side's candidates, scored by their keyword score and the needle rescue."""
+    merged = list(keyword)
+    for c in merged:
+        c.score = c.text_score
+    apply_keyword_rescue(merged)  # lifts needles only: an exact match already scores its text_score
+    for c in merged:
+        c.relevance = c.score
+    return _Merge("keyword", merged, keyword.ranking)
+
+
+def _merge_vector_only(store: MemoryStore, provider: EmbeddingProvider | None, side: _VectorSide,
+                       hybrid: HybridConfig, analysis: QueryAnalysis) -> _Merge:
+    """Vector mode: the vector side's candidates (re-scored by their line units when on), scored by similarity."""
+    vector = side.candidates
+    if provider is not None and hybrid.unit_lines > 0 and hybrid.unit_weight > 0:
+        queried = (side.query_vector, side.raw_cosines)
+        rescored = (_unit_rescored(store, provider, vector, queried,  # type: ignore[arg-type]
+                                   size=hybrid.unit_lines, weight=hybrid.unit_weight) or [{}])[0]
+        for c in vector:
+            c.vector_score = rescored.get(c.id, c.vector_score)
+        vector.sort(key=lambda c: -c.vector_score)
+    merged = list(vector)
+    for c in merged:
+        c.vector_score = max(0.0, c.vector_score)
+        c.score = c.relevance = c.vector_score
+    return _Merge("vector", merged, analysis)
+
+
+def _keyword_hits_similarities(store: MemoryStore, provider: EmbeddingProvider | None, query_vector: np.ndarray,
+                               vector: Sequence[Candidate], keyword: Sequence[Candidate], *,
+                               units: bool) -> tuple[dict[str, float] | None, dict[str, float]]:
+    """The calibrated similarity of each keyword hit the vector side did not find, from its stored vector (None
+    when that read fails, logged: those hits then count 0 on the vector side), and, when ``units`` re-score them,
+    their raw cosines."""
+    in_vector = {c.id for c in vector}
+    others = [c for c in keyword if c.id not in in_vector]
+    raw_others: dict[str, float] = {}
+    filled: dict[str, float] | None = None
+    try:
+        if units and provider is not None:  # raw cosines: the units blend with them before the calibration
+            ids = [c.id for c in others]
+            raw_others = store.vector_scores(query_vector, ids, model=provider.model) if others else {}
+            filled = {cid: calibrate_similarity(v, provider.similarity_floor) for cid, v in raw_others.items()}
+        else:
+            filled = stored_similarities(store, query_vector, others,
+                                         model=provider.model if provider is not None else None,
+                                         similarity_floor=provider.similarity_floor if provider is not None
+                                         else None)
+    except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
+        log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
+    return filled, raw_others
+
+
+def _rescore_by_units(store: MemoryStore, provider: EmbeddingProvider, side: _VectorSide,
+                      keyword: Sequence[Candidate], hybrid: HybridConfig, *, raw_others: Mapping[str, float],
+                      filled: dict[str, float] | None, whole_raw: Mapping[str, float] | None) -> dict[str, float]:
+    """In place: both sides' candidates re-scored by their line units (the vector side re-sorted, ``filled``
+    updated), in one read of the cached unit vectors; returns the whole question's unit-blended similarities."""
+    vector = side.candidates
+    in_vector = {c.id for c in vector}
+    unit_scores = _unit_rescored(
+        store, provider, [*vector, *(c for c in keyword if c.id not in in_vector)],
+        (side.query_vector, {**side.raw_cosines, **raw_others}),  # type: ignore[arg-type]
+        *(() if whole_raw is None else ((side.whole_question_vector, whole_raw),)),  # type: ignore[arg-type]
+        size=hybrid.unit_lines, weight=hybrid.unit_weight) or []  # []: the store failed (logged), chunk cosines
+    rescored = unit_scores[0] if unit_scores else {}
+    whole_units = unit_scores[1] if len(unit_scores) > 1 else {}
+    for c in vector:
+        c.vector_score = rescored.get(c.id, c.vector_score)
+    vector.sort(key=lambda c: -c.vector_score)
+    if filled is not None:
+        filled.update((cid, v) for cid, v in rescored.items() if cid in raw_others)
+    return whole_units
+
+
+def _raise_dated_notes(weighted: Sequence[Candidate], query: str, hybrid: HybridConfig, now: datetime | None) -> None:
+    """In place: the vector side knows nothing of dates, so chunks of the note of a date the question says rise,
+    and so do the notes of a period it names relative to now ("yesterday", "last week", "in March")."""
+    said = dates_said(query) if hybrid.note_date_weight > 0 else []
+    periods = [p for p in periods_said(query, now=now) if (p.days or _LONGEST_PERIOD + 1) <= _LONGEST_PERIOD] \
+        if hybrid.note_date_weight > 0 else []
+    for c in weighted if said or periods else ():
+        c.score += hybrid.note_date_weight * max(note_date_share(said, c.path), period_share(periods, c.path))
+
+
+def _merge_hybrid(store: MemoryStore, provider: EmbeddingProvider | None, query: str, side: _VectorSide,
+                  keyword: KeywordCandidates, hybrid: HybridConfig, now: datetime | None) -> _Merge:
+    """Hybrid mode: both sides merged by their weights (or by rank fusion), with the file-coverage, keyword-rescue,
+    file-repeat and note-date rules; each hit's relevance (what ``min_score`` compares) is the best of its scores
+    by these weights, by the whole question (with the speakers' names) and by ``relevance_vector_weight``."""
+    vector = side.candidates
+    similarity_floor = provider.similarity_floor if provider is not None else None
+    vector_weight, text_weight = hybrid.vector_weight, hybrid.text_weight
+    headroom = 0.0
+    filled: dict[str, float] | None = None
+    units = provider is not None and hybrid.unit_lines > 0 and hybrid.unit_weight > 0 and (
+        vector_weight > 0 or bool(hybrid.relevance_vector_weight))
+    raw_others: dict[str, float] = {}
+    if hybrid.score_both_sides and (vector_weight > 0 or bool(hybrid.relevance_vector_weight)):
+        filled, raw_others = _keyword_hits_similarities(store, provider, side.query_vector,  # type: ignore[arg-type]
+                                                        vector, keyword, units=units)
+    # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
+    # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
+    whole_raw = None
+    if side.whole_question_vector is not None and provider is not None and vector_weight > 0:
+        whole_raw = _whole_question_cosines(store, provider, side.whole_question_vector, side.whole_question_cosines,
+                                            vector, keyword)
+    whole_units: dict[str, float] = {}
+    if units:
+        whole_units = _rescore_by_units(store, provider, side, keyword, hybrid,  # type: ignore[arg-type]
+                                        raw_others=raw_others, filled=filled, whole_raw=whole_raw)
+    weighted = merge_weighted(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
+                              vector_scores=filled)
+    if vector_weight > 0 and text_weight > 0 and hybrid.merge == "weighted":
+        # near-ties go to chunks of files holding the query's words
+        apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
+                            weight=hybrid.file_coverage_weight)
+        headroom = hybrid.file_coverage_weight
+    if text_weight > 0:
+        apply_keyword_rescue(weighted)
+    relevance = {c.id: c.score for c in weighted}
+    if whole_raw is not None:
+        whole = {**{cid: calibrate_similarity(v, similarity_floor) for cid, v in whole_raw.items()}, **whole_units}
+        _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
+               vector_weight=vector_weight, text_weight=text_weight, vector_scores=whole,
+               bonus={c.id: c.file_bonus for c in weighted})
+    if vector_weight > 0 and text_weight > 0 and hybrid.merge == "weighted":
+        apply_file_repeat_penalty(weighted, penalty=hybrid.file_repeat_penalty)  # room for other notes' chunks
+        _raise_dated_notes(weighted, query, hybrid, now)
+    relevance_weight = hybrid.relevance_vector_weight
+    if relevance_weight is not None and relevance_weight != vector_weight:
+        # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
+        # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
+        # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
+        _judge(relevance, vector, keyword, vector_weight=relevance_weight, text_weight=1.0 - relevance_weight,
+               vector_scores=filled)
+    if hybrid.merge == "rrf":
+        # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
+        # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
+        merged = merge_rrf(vector, keyword, vector_weight=vector_weight, text_weight=text_weight, k=hybrid.rrf_k)
+        if text_weight > 0:
+            apply_keyword_rescue(merged, rrf_k=hybrid.rrf_k)
+    else:
+        merged = weighted
+    for c in merged:
+        c.relevance = relevance[c.id]
+    return _Merge("hybrid", merged, keyword.ranking, headroom)
+
+
+def _reorder(merge: _Merge, query: str, side: _VectorSide, provider: EmbeddingProvider | None,
+             config: MemoryConfig, hybrid: HybridConfig, *, workspace: Path | None,
+             now: datetime | None) -> tuple[list[Candidate], str | None]:
+    """The merged candidates in their final order: reranked (line windows, an HTTP endpoint or late interaction,
+    as configured), decayed by age, sorted, diversified by MMR, scores bounded back into 0..1; with the reranker's
+    failure, if any."""
+    options, merged, mode = config.query, merge.candidates, merge.mode
+    query_vector = side.query_vector
+    similarity_floor = provider.similarity_floor if provider is not None else None
+    rerank_error: str | None = None
+    endpoint = options.rerank.enabled and options.rerank.provider == "http"
+    rerank = options.rerank.enabled and options.rerank.provider == "windows" and query_vector is not None \
+        and provider is not None and merged and (mode == "vector" or (mode == "hybrid" and hybrid.merge == "weighted"))
+    if rerank:
+        merged, rerank_error = _rerank_by_windows(
+            merged, query_vector, provider, config, mode, similarity_floor)  # type: ignore[arg-type]
+    elif endpoint and merged:
+        merged, rerank_error = _rerank_by_endpoint(merged, query, config)
+    late = hybrid.late_interaction
+    endpoint_ordered = endpoint and rerank_error is None  # the HTTP reranker ordered the head: its order stands
+    if late.enabled and mode == "hybrid" and provider is not None and merged and not endpoint_ordered:
+        rerank_error = _late_rerank(merged, query, provider, late.top, late.weight) or rerank_error
+    if hybrid.temporal_decay.enabled and merged:
+        apply_temporal_decay(
+            merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
+            half_life_days=hybrid.temporal_decay.half_life_days,
+        )
+    merged.sort(key=_hit_order)
+    if hybrid.mmr.enabled and len(merged) > 1:
+        merged = apply_mmr(merged, hybrid.mmr.lambda_)
+    if merge.headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
+        for c in merged:
+            c.score, c.relevance = bound_score(c.score, merge.headroom), bound_score(c.relevance, merge.headroom)
+    return merged, rerank_error
+
+
+def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConfig, *, min_score: float,
+                 max_results: int, session_key: str | None) -> list[SearchHit]:
+    """The hits to return: the ordered candidates whose relevance reaches ``min_score`` (in keyword mode, with
+    none passing, any that matched), overlapping ones of a note joined when configured, at most ``max_results``,
+    with snippets and citations, within ``max_injected_chars``."""
+    options = config.query
+    passing = [c for c in ordered if c.relevance >= min_score]
+    if not passing and merge.mode == "keyword":
+        # As the original: with no embeddings, the best partial matches beat an empty answer.
+        passing = [c for c in ordered if c.score > 0]
+    if options.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
+        lines_by = merge.ranking
+        chosen = fit_ranges(passing, max_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
+    else:
+        chosen = passing[:max_results]
+
+    cite = citations_enabled(config.citations, session_key)
+    found = {c.id: (c.start_line, c.end_line) for c in passing}
+    hits: list[SearchHit] = []
+    for c in chosen:
+        hit = SearchHit(
+            path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
+            snippet=truncate_snippet(c.text, options.snippet_max_chars), source=c.source,
+            vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
+            id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
+        )
+        hits.append(decorate_citation(hit) if cite else hit)
+    return clamp_injected(hits, options.max_injected_chars)
+
+
 def run_search(
     store: MemoryStore,
     config: MemoryConfig,
@@ -617,242 +658,55 @@ def run_search(
     ``query`` with a ``query_vector`` is a plain nearest-neighbour search (vector mode).
     """
     started = time.perf_counter()
-    qcfg, hy = config.query, config.query.hybrid
-    n_results = max(1, int(max_results if max_results is not None else qcfg.max_results))
-    floor = qcfg.min_score if min_score is None else float(min_score)
-    prov_id = provider.id if provider is not None else "none"
-    model = provider.model if provider is not None else FTS_ONLY_MODEL
-    q = (query or "").strip()
-
+    options, hybrid = config.query, config.query.hybrid
+    wanted = max(1, int(max_results if max_results is not None else options.max_results))
+    least_relevance = options.min_score if min_score is None else float(min_score)
+    text = (query or "").strip()
     reason = keyword_only_reason
     if provider is None and reason is None:
         reason = "no embedding provider"
+    context = state or SearchState()
 
-    ctx = state or SearchState()
-    rerank_error: str | None = None  # read by result() when it is called
-
-    def result(hits: list[SearchHit], mode: SearchMode) -> SearchResult:
+    def result(hits: list[SearchHit], mode: SearchMode, rerank_error: str | None = None) -> SearchResult:
         return SearchResult(
-            query=query, hits=hits, mode=mode, provider=prov_id, model=model, fallback=ctx.fallback,
+            query=query, hits=hits, mode=mode, provider=provider.id if provider is not None else "none",
+            model=provider.model if provider is not None else FTS_ONLY_MODEL, fallback=context.fallback,
             keyword_only_reason=reason if mode == "keyword" else None,
-            empty_reason=None if hits else (ctx.why_empty and ctx.why_empty()) or "no_match",
-            sync_scheduled=ctx.sync_scheduled, sync_error=ctx.sync_error,
+            empty_reason=None if hits else (context.why_empty and context.why_empty()) or "no_match",
+            sync_scheduled=context.sync_scheduled, sync_error=context.sync_error,
             rerank_error=rerank_error,
             took_ms=(time.perf_counter() - started) * 1000,
         )
 
-    if not q and query_vector is None:
-        return result([], "keyword" if provider is None else ("hybrid" if hy.enabled else "vector"))
-    if not q:  # a vector alone: nearest neighbours, nothing for the keyword side to match
-        hy = hy.model_copy(update={"enabled": False})
+    if not text and query_vector is None:
+        return result([], "keyword" if provider is None else ("hybrid" if hybrid.enabled else "vector"))
+    if not text:  # a vector alone: nearest neighbours, nothing for the keyword side to match
+        hybrid = hybrid.model_copy(update={"enabled": False})
 
-    n_cand = candidate_limit(n_results, hy.candidate_multiplier)
-    headroom = 0.0  # how far above 1 a score may be (the file-coverage bonus)
-    analysis = analyze_query(q, tokenizer=config.store.fts.tokenizer, stemming=qcfg.stemming)
-    kw_rank = {"window_lines": qcfg.keyword.window_lines, "rarity_weights": qcfg.keyword.rarity_weights,
-               "note_dates": qcfg.keyword.note_dates}
-
-    # keyword side, in parallel with the vector side when it can run concurrently
-    hybrid_planned = hy.enabled and (provider is not None or query_vector is not None)
+    limit = candidate_limit(wanted, hybrid.candidate_multiplier)
+    analysis = analyze_query(text, tokenizer=config.store.fts.tokenizer, stemming=options.stemming)
+    search_keywords = partial(keyword_candidates, store, analysis, sources=sources, enough=wanted,
+                              window_lines=options.keyword.window_lines, rarity_weights=options.keyword.rarity_weights,
+                              note_dates=options.keyword.note_dates)
+    # the keyword side runs in parallel with the vector side when it can run concurrently
     pending: Future[KeywordCandidates] | None = None
-    if hybrid_planned and executor is not None:
-        pending = executor.submit(keyword_candidates, store, analysis, limit=n_cand, sources=sources,
-                                  enough=n_results, **kw_rank)
+    if hybrid.enabled and (provider is not None or query_vector is not None) and executor is not None:
+        pending = executor.submit(search_keywords, limit=limit)
+    side = _vector_side(store, provider, text, query_vector=query_vector, query_embedder=query_embedder,
+                        hybrid=hybrid, limit=limit, sources=sources)
+    reason = side.failure or reason
 
-    # vector side
-    qv: np.ndarray | None = None
-    if query_vector is not None:
-        qv = np.asarray(query_vector, dtype=np.float32)
-    elif provider is not None:
-        try:
-            embed = query_embedder or provider.embed_query
-            qv = np.asarray(embed(q), dtype=np.float32)
-        except Exception as exc:
-            log.warning("query embedding failed; searching keywords only: %s", exc)
-            reason = redact(f"query embedding failed ({type(exc).__name__}: {exc})")
-    vector: list[Candidate] = []
-    if qv is not None and not (qv.size and np.all(np.isfinite(qv)) and np.any(qv)):
-        log.warning("the query embedding is empty, all zeros or not finite; searching keywords only")
-        reason, qv = "the query embedding is empty, all zeros or not finite", None
-    raw_vector: dict[str, float] = {}  # the vector side's raw cosines (the line units re-score them)
-    if qv is not None:
-        try:
-            vector = store.vector_search(qv, limit=n_cand, sources=sources,
-                                         model=provider.model if provider is not None else None)
-            sim_floor = provider.similarity_floor if provider is not None else None
-            for c in vector:
-                raw_vector[c.id] = c.vector_score
-                c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
-        except Exception as exc:
-            log.warning("vector search failed; searching keywords only: %s", exc)
-            reason, qv = f"vector search failed ({type(exc).__name__}: {exc})", None
-    whole_qv: np.ndarray | None = None  # the whole question's embedding when the vector side ranks without names
-    raw_whole: dict[str, float] = {}  # and the raw cosines its scan found
-    if qv is not None and vector and provider is not None and query_vector is None and hy.enabled \
-            and hy.drop_speaker_names:
-        # a question naming one speaker of the notes' dialogue: the vector side ranks by its embedding without the
-        # names every chunk says (:mod:`openclaw_memory.speakers`); the keyword side keeps the whole question
-        plain = without_speakers(q, speaker_labels(c.text for c in vector))
-        if plain is not None:
-            try:
-                qv2 = np.asarray((query_embedder or provider.embed_query)(plain), dtype=np.float32)
-                if qv2.size and np.all(np.isfinite(qv2)) and np.any(qv2):
-                    rescan = store.vector_search(qv2, limit=n_cand, sources=sources, model=provider.model)
-                    raw_whole, raw_vector = raw_vector, {c.id: c.vector_score for c in rescan}
-                    for c in rescan:
-                        c.vector_score = calibrate_similarity(c.vector_score, sim_floor)
-                    whole_qv, qv, vector = qv, qv2, rescan
-            except Exception as exc:  # the whole question's vector side stands
-                log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
-
-    if qv is None:
-        mode: SearchMode = "keyword"
-        keyword = keyword_candidates(store, analysis, limit=min(_MAX_CANDIDATES, 2 * n_cand), sources=sources,
-                                     enough=n_results, **kw_rank)
-        merged = list(keyword)
-        for c in merged:
-            c.score = c.text_score
-        apply_keyword_rescue(merged)  # lifts needles only: an exact match already scores its text_score
-        for c in merged:
-            c.relevance = c.score
-    elif not hy.enabled:
-        mode = "vector"
-        if provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0:
-            rescored = (_unit_rescored(store, provider, vector, (qv, raw_vector), size=hy.unit_lines,
-                                       weight=hy.unit_weight) or [{}])[0]
-            for c in vector:
-                c.vector_score = rescored.get(c.id, c.vector_score)
-            vector.sort(key=lambda c: -c.vector_score)
-        merged = list(vector)
-        for c in merged:
-            c.vector_score = max(0.0, c.vector_score)
-            c.score = c.relevance = c.vector_score
+    if side.query_vector is None:
+        merge = _merge_keyword_only(search_keywords(limit=min(_MAX_CANDIDATES, 2 * limit)))
+    elif not hybrid.enabled:
+        merge = _merge_vector_only(store, provider, side, hybrid, analysis)
     else:
-        mode = "hybrid"
-        if pending is not None and hy.merge == "weighted" and hy.file_coverage_weight > 0 \
-                and hy.vector_weight > 0 and hy.text_weight > 0:
-            analysis.measure([c.text for c in vector])  # for the file-coverage rule, while the keyword side runs
-        keyword = pending.result() if pending is not None else keyword_candidates(
-            store, analysis, limit=n_cand, sources=sources, enough=n_results, **kw_rank)
-        vw, tw = hy.vector_weight, hy.text_weight
-        filled: dict[str, float] | None = None
-        units = provider is not None and hy.unit_lines > 0 and hy.unit_weight > 0 and (
-            vw > 0 or bool(hy.relevance_vector_weight))
-        others: list[Candidate] = []  # keyword hits the vector side did not find
-        raw_others: dict[str, float] = {}
-        if hy.score_both_sides and (vw > 0 or bool(hy.relevance_vector_weight)):
-            in_vector = {c.id for c in vector}
-            others = [c for c in keyword if c.id not in in_vector]
-            try:
-                if units:  # raw cosines: the units blend with them before the calibration
-                    raw_others = store.vector_scores(qv, [c.id for c in others], model=provider.model) if others else {}
-                    filled = {cid: calibrate_similarity(v, sim_floor) for cid, v in raw_others.items()}
-                else:
-                    filled = stored_similarities(store, qv, others,
-                                                 model=provider.model if provider is not None else None,
-                                                 similarity_floor=provider.similarity_floor if provider is not None
-                                                 else None)
-            except Exception as exc:  # the merge still works without them (keyword-only hits count 0)
-                log.warning("scoring keyword hits by their stored vectors failed: %s", exc)
-        # min_score also judges by the whole question (with the speaker's name), which scores higher: dropping the
-        # name orders the hits better but lowers every cosine, and must not hide hits that passed min_score before
-        whole_raw = None
-        if whole_qv is not None and provider is not None and vw > 0:
-            whole_raw = _whole_question_cosines(store, provider, whole_qv, raw_whole, vector, keyword)
-        whole_units: dict[str, float] = {}
-        if units:  # both sides' candidates (and the whole question's) in one read of the cached unit vectors
-            in_vector = {c.id for c in vector}
-            unit_scores = _unit_rescored(
-                store, provider, [*vector, *(c for c in keyword if c.id not in in_vector)],  # type: ignore[arg-type]
-                (qv, {**raw_vector, **raw_others}), *(() if whole_raw is None else ((whole_qv, whole_raw),)),
-                size=hy.unit_lines, weight=hy.unit_weight) or []  # []: the store failed (logged), chunk cosines
-            rescored = unit_scores[0] if unit_scores else {}
-            whole_units = unit_scores[1] if len(unit_scores) > 1 else {}
-            for c in vector:
-                c.vector_score = rescored.get(c.id, c.vector_score)
-            vector.sort(key=lambda c: -c.vector_score)
-            if filled is not None:
-                filled.update((cid, v) for cid, v in rescored.items() if cid in raw_others)
-        weighted = merge_weighted(vector, keyword, vector_weight=vw, text_weight=tw, vector_scores=filled)
-        if vw > 0 and tw > 0 and hy.merge == "weighted":  # near-ties go to chunks of files holding the query's words
-            apply_file_coverage(weighted, lambda texts: [cov for cov, _ in keyword.ranking.coverage(texts)],
-                                weight=hy.file_coverage_weight)
-            headroom = hy.file_coverage_weight
-        if tw > 0:
-            apply_keyword_rescue(weighted)
-        relevance = {c.id: c.score for c in weighted}
-        if whole_raw is not None:
-            whole = {**{cid: calibrate_similarity(v, sim_floor) for cid, v in whole_raw.items()}, **whole_units}
-            _judge(relevance, [replace(c, vector_score=whole.get(c.id, 0.0)) for c in vector], keyword,
-                   vector_weight=vw, text_weight=tw, vector_scores=whole, bonus={c.id: c.file_bonus for c in weighted})
-        if vw > 0 and tw > 0 and hy.merge == "weighted":
-            apply_file_repeat_penalty(weighted, penalty=hy.file_repeat_penalty)  # room for other notes' chunks
-            # the vector side knows nothing of dates: chunks of the note of a date the question says rise
-            said = dates_said(q) if hy.note_date_weight > 0 else []
-            # and so do the notes of a period it names relative to now ("yesterday", "last week", "in March")
-            periods = [p for p in periods_said(q, now=now) if (p.days or _LONGEST_PERIOD + 1) <= _LONGEST_PERIOD] \
-                if hy.note_date_weight > 0 else []
-            for c in weighted if said or periods else ():
-                c.score += hy.note_date_weight * max(note_date_share(said, c.path), period_share(periods, c.path))
-        rvw = hy.relevance_vector_weight
-        if rvw is not None and rvw != vw:
-            # the order's weights are not the relevance's (the fast tier): a hit passes min_score when either
-            # weighting scores it high enough, so a lighter vector weight re-orders hits without hiding the
-            # vector-only ones, and keyword hits whose weak vectors the order discounts still pass as before
-            _judge(relevance, vector, keyword, vector_weight=rvw, text_weight=1.0 - rvw, vector_scores=filled)
-        if hy.merge == "rrf":
-            # rank fusion orders the hits; min_score still compares the weighted score (RRF scores only
-            # reflect ranks: the 24th vector hit of an unrelated query would score 0.5)
-            merged = merge_rrf(vector, keyword, vector_weight=vw, text_weight=tw, k=hy.rrf_k)
-            if tw > 0:
-                apply_keyword_rescue(merged, rrf_k=hy.rrf_k)
-        else:
-            merged = weighted
-        for c in merged:
-            c.relevance = relevance[c.id]
-
-    endpoint = qcfg.rerank.enabled and qcfg.rerank.provider == "http"
-    rerank = qcfg.rerank.enabled and qcfg.rerank.provider == "windows" and qv is not None and provider is not None \
-        and merged and (mode == "vector" or (mode == "hybrid" and hy.merge == "weighted"))
-    if rerank:
-        merged, rerank_error = _rerank_by_windows(merged, qv, provider, config, mode,  # type: ignore[arg-type]
-                                                  sim_floor)
-    elif endpoint and merged:
-        merged, rerank_error = _rerank_by_endpoint(merged, q, config)
-    late = hy.late_interaction
-    endpoint_ordered = endpoint and rerank_error is None  # the HTTP reranker ordered the head: its order stands
-    if late.enabled and mode == "hybrid" and provider is not None and merged and not endpoint_ordered:
-        rerank_error = _late_rerank(merged, q, provider, late.top, late.weight) or rerank_error
-    if hy.temporal_decay.enabled and merged:
-        apply_temporal_decay(
-            merged, timestamp_resolver(config, workspace), now=now or datetime.now(timezone.utc),
-            half_life_days=hy.temporal_decay.half_life_days,
-        )
-    merged.sort(key=_hit_order)
-    if hy.mmr.enabled and len(merged) > 1:
-        merged = apply_mmr(merged, hy.mmr.lambda_)
-    if headroom > 0:  # the file-coverage bonus may lift a score over 1: back into 0..1, after ordering
-        for c in merged:
-            c.score, c.relevance = bound_score(c.score, headroom), bound_score(c.relevance, headroom)
-    passing = [c for c in merged if c.relevance >= floor]
-    if not passing and mode == "keyword":
-        # As the original: with no embeddings, the best partial matches beat an empty answer.
-        passing = [c for c in merged if c.score > 0]
-    if qcfg.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
-        lines_by = keyword.ranking if mode != "vector" else analysis
-        chosen = fit_ranges(passing, n_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
-    else:
-        chosen = passing[:n_results]
-
-    cite = citations_enabled(config.citations, session_key)
-    found = {c.id: (c.start_line, c.end_line) for c in passing}
-    hits: list[SearchHit] = []
-    for c in chosen:
-        hit = SearchHit(
-            path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
-            snippet=truncate_snippet(c.text, qcfg.snippet_max_chars), source=c.source,
-            vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
-            id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
-        )
-        hits.append(decorate_citation(hit) if cite else hit)
-    return result(clamp_injected(hits, qcfg.max_injected_chars), mode)
+        if pending is not None and hybrid.merge == "weighted" and hybrid.file_coverage_weight > 0 \
+                and hybrid.vector_weight > 0 and hybrid.text_weight > 0:
+            # for the file-coverage rule, while the keyword side runs
+            analysis.measure([c.text for c in side.candidates])
+        keyword = pending.result() if pending is not None else search_keywords(limit=limit)
+        merge = _merge_hybrid(store, provider, text, side, keyword, hybrid, now)
+    ordered, rerank_error = _reorder(merge, text, side, provider, config, hybrid, workspace=workspace, now=now)
+    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key)
+    return result(hits, merge.mode, rerank_error)

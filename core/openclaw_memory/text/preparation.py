@@ -22,7 +22,7 @@ __all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENT
 
 def nonblank_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold more than whitespace, in order: the lines that coverage, line windows
-    and line units are measured over: those of :func:`openclaw_memory.chunker.indexed_text`, so a record's
+    and line units are measured over: those of :func:`openclaw_memory.text.chunker.indexed_text`, so a record's
     marker lines are not among them but the text its marker asks to index in their place is."""
     if "openclaw-memory:" not in text:
         return [ln for ln in text.splitlines() if ln.strip()]

@@ -15,7 +15,7 @@
   measure how much of the query a chunk covers and whether it contains an exact token of it.
 
 Text in scripts written without spaces is indexed one character per token
-(:func:`~openclaw_memory.textprep.segment_for_fts`), so such terms are searched as phrases of
+(:func:`~openclaw_memory.text.preparation.segment_for_fts`), so such terms are searched as phrases of
 their characters: Chinese and kanji runs as bigrams, Thai runs as character trigrams plus the
 whole run, Korean words plus their particle-stripped stems.
 """

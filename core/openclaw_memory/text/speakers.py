@@ -6,7 +6,6 @@ shares: a small model then prefers the chunks that say the name most often over 
 painted. The hybrid search therefore embeds a question that names one speaker a second time without that name
 (``query.hybrid.drop_speaker_names``) and ranks its vector side by that embedding; the keyword side still
 searches the whole question (there the name is a rare-enough word that the rarity weights already discount).
-Measured on the issue-13 development set (``bench/README.md``, round 6).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 ``"1 May 2024"``) into a day, relative to a reference time (now by default), with ``dateparser``.
 ``periods_said`` finds the periods a question names relative to that time ("yesterday", "last week", "this
 month", "in March", "in 2024", "3 days ago", "since 2024-05-01", "before 1 May") as inclusive day ranges.
-A note's day comes from its path (``memory/YYYY-MM-DD.md``, :mod:`openclaw_memory.note_dates`); undated files
+A note's day comes from its path (``memory/YYYY-MM-DD.md``, :mod:`openclaw_memory.text.note_dates`); undated files
 (``MEMORY.md``, topic notes) belong to every period.
 """
 

@@ -1,9 +1,9 @@
 """Keyword search on PostgreSQL the way SQLite's FTS5 index does it.
 
-The search pipeline (:mod:`openclaw_memory.search`) speaks FTS5 ``MATCH`` expressions: quoted phrases
+The search pipeline (:mod:`openclaw_memory.retrieval.pipeline`) speaks FTS5 ``MATCH`` expressions: quoted phrases
 joined by ``AND`` / ``OR`` / ``NOT`` and parentheses. Here such an expression becomes a ``tsquery``
 over a ``tsvector`` whose lexemes are exactly the tokens the SQLite index holds
-(:func:`~openclaw_memory.query.analysed_tokens`, Porter-stemmed for the ``porter`` tokenizer), written
+(:func:`~openclaw_memory.text.query_analysis.analysed_tokens`, Porter-stemmed for the ``porter`` tokenizer), written
 as a literal so no PostgreSQL parser or dictionary changes them. Matches are ranked with FTS5's own
 BM25 formula (k1 = 1.2, b = 0.75, every phrase of the expression counted), so the per-query score
 mapping, the hybrid merge and ``min_score`` see the same numbers on both backends.

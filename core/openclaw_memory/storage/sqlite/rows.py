@@ -1,6 +1,6 @@
 """How stored values map to Python: float32 vector BLOBs and ``chunks`` rows as :class:`StoredChunk`.
 
-Shared by :mod:`openclaw_memory.sqlite.store` and :mod:`openclaw_memory.sqlite.vec_index`, which both
+Shared by :mod:`openclaw_memory.storage.sqlite.store` and :mod:`openclaw_memory.storage.sqlite.vec_index`, which both
 read whole chunks.
 """
 

@@ -4,9 +4,9 @@ Tables mirror the original: ``meta``, ``files``, ``chunks``, ``embedding_cache``
 table ``chunks_fts`` and the vec0 table ``chunks_vec``. Vectors are stored as float32 BLOBs in
 ``chunks.embedding`` (the source of truth); ``chunks_vec`` is an index over them, so the numpy
 path always works, even on a driver that cannot load sqlite-vec. ``chunks_vec`` (its layout, its
-migration, its upkeep on writes and its KNN search) lives in :mod:`openclaw_memory.sqlite.vec_index`;
+migration, its upkeep on writes and its KNN search) lives in :mod:`openclaw_memory.storage.sqlite.vec_index`;
 the in-memory numpy copy of the vectors and its background loader in
-:mod:`openclaw_memory.sqlite.vector_cache`.
+:mod:`openclaw_memory.storage.sqlite.vector_cache`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ without their ``chunks_vec`` rows; inside the same write transaction it marks an
 out of date (meta key ``chunks_vec_stale``). Such a ``chunks_vec`` is treated like one of an older layout:
 never searched, and rebuilt by the next process with sqlite-vec that opens the index or writes to it.
 
-:class:`VecIndex` belongs to :class:`~openclaw_memory.sqlite.store.SQLiteStore`, which keeps the
+:class:`VecIndex` belongs to :class:`~openclaw_memory.storage.sqlite.store.SQLiteStore`, which keeps the
 connection, its lock and the write transactions: each method takes the connection to work through.
 """
 

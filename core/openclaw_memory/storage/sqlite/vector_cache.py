@@ -4,7 +4,7 @@ sqlite-vec 0.1 has no approximate index: a vec0 query is an exact scan of every 
 (~80 ms at 100k vectors). The same exact scan as one matrix product over a numpy copy held in memory
 takes ~7 ms. :class:`VectorCache` keeps that copy (a :class:`VectorMatrix`) for one index file and
 reads it in a daemon thread through its own read-only connection, so no search ever waits for it:
-until it is loaded for the current index generation, :class:`~openclaw_memory.sqlite.store.SQLiteStore`
+until it is loaded for the current index generation, :class:`~openclaw_memory.storage.sqlite.store.SQLiteStore`
 searches with vec0. Without sqlite-vec the copy is the only vector path and is loaded synchronously.
 
 A copy is read inside one read snapshot and tagged with the index generation of that snapshot, so it

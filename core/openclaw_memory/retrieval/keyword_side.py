@@ -1,0 +1,301 @@
+"""The keyword side of a search (spec §5): FTS5 candidates of a query, best first, with per-query keyword scores.
+
+:func:`keyword_candidates` counts the query's terms, runs MATCH expressions from strict to loose until enough
+chunks are found, and scores each by how much of the query it covers (:mod:`openclaw_memory.retrieval.ranking`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Literal, overload
+
+from openclaw_memory.retrieval.ranking import keyword_text_scores
+from openclaw_memory.storage import MemoryStore
+from openclaw_memory.text.note_dates import note_date_words
+from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, match_rows
+from openclaw_memory.types import Candidate
+
+__all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "KeywordCandidates", "chunk_total",
+           "keyword_candidates"]
+
+#: A term found in more chunks than this is *common*. FTS5 computes BM25 for every row a MATCH selects
+#: and scans each phrase's whole posting list for its IDF (about 1.5 µs per row here), so expressions
+#: with a common term list their most recently indexed matches instead of ranking them all.
+COMMON_MATCHES = 1000
+#: No MATCH ranks more rows than this (reached only by combinations of several mid-frequency words).
+RANK_WINDOW = 4000
+#: Common-word expressions look at about this many most recently indexed chunks first and widen to
+#: the whole index only when those do not hold enough matches.
+RECENT_CHUNKS = 20_000
+
+
+#: At most this many substring (LIKE) scans per query for short terms in a trigram index: each reads every chunk.
+_MAX_LIKE_SCANS = 3
+
+_Order = Literal["rank", "recent", "recent-first"]
+
+#: one plain lower-case ASCII token as an FTS5 phrase, and as a prefix phrase (one token either way)
+_PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
+_PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
+
+
+class _MatchCounter:
+    """Capped match counts of FTS5 expressions, each asked of the store once per search."""
+
+    def __init__(self, store: MemoryStore, tokenizer: str = "unicode61") -> None:
+        self.store = store
+        self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
+        self._seen: dict[str, int] = {}
+        self._rows: dict[str, frozenset[object]] = {}  # the chunks of the expressions counted below the cap
+
+    def __call__(self, match: str | None) -> int:
+        if not match:
+            return 0
+        if match not in self._seen:
+            self._seen[match] = self._capped_by_word(match) or self.store.count_matches(match, cap=COMMON_MATCHES + 1)
+        return self._seen[match]
+
+    def prefetch(self, matches: Sequence[str | None]) -> None:
+        """Count ``matches`` now, in two calls to the store at most (whole words, then the prefixes the words
+        do not settle), instead of one call each as the search asks for them; the same counts."""
+        todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
+        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))]
+        for batch in (words, [m for m in todo if m not in words]):
+            batch = [m for m in batch if not self._capped_by_word(m)]
+            if batch:
+                for m, (n, rows) in zip(batch, self.store.match_sets_many(batch, cap=COMMON_MATCHES + 1)):
+                    self._seen[m] = n
+                    if rows is not None:
+                        self._rows[m] = rows
+
+    def rows(self, match: str) -> frozenset[object] | None:
+        """The chunks ``match`` (an AND/OR of counted phrases) selects, when every phrase's are known."""
+        return match_rows(match, self._rows.get)
+
+    def _capped_by_word(self, match: str) -> int:
+        """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
+        the word has the prefix, so its capped count is the cap too): FTS5 reads a prefix's whole posting
+        lists to count even one match, the word's count stops at the cap. 0 when unknown."""
+        m = _PLAIN_PREFIX.fullmatch(match) if self._prefix_shortcut else None
+        if m is None:
+            return 0
+        stem = m.group(1)
+        for seen, n in self._seen.items():
+            w = _PLAIN_WORD.fullmatch(seen)
+            if n > COMMON_MATCHES and w is not None and w.group(1).startswith(stem):
+                return n
+        return 0
+
+    def common(self, match: str | None) -> bool:
+        return self(match) > COMMON_MATCHES
+
+
+def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[str, _Order]]:
+    """The MATCH expressions to try after the phrase, strict to loose, each with how to order it.
+
+    Terms are counted first (each count stops after ``COMMON_MATCHES + 1``). Groups without any
+    matching term are left out, so an impossible AND is never run. The first expression ANDs every
+    present group (a chunk with every query word ranks first); the combination tiers are built over
+    the rare groups only, and the loose OR takes terms from the rarest up while their matches stay
+    within ``COMMON_MATCHES``, so a rare word's chunks are ranked in full instead of drowning among
+    a frequent word's. Expressions with a common term are not BM25-ranked.
+    """
+    if analysis.fallback:
+        # only stop words: after the phrase, every word in any order ("what is this" → "this is what")
+        every = analysis.match_all()
+        return [(every, "recent-first")] if every else []
+    n = {t: count(analysis.fts_phrase(t)) for t in analysis.terms if t.kind != "phrase"}
+    present = [t for t in n if n[t] > 0]
+    if not present:
+        return []
+    rare = {t for t in present if n[t] <= COMMON_MATCHES}
+    # every present group; with a rare one among them the matches are few however common the rest
+    plan: list[tuple[str | None, _Order]] = [
+        (analysis.match_all(lambda t: n.get(t, 0) > 0), "rank" if len(rare) == len(present) else
+         "recent" if rare else "recent-first")]
+    if rare:  # combinations of the rarer groups (combinations of common words cost too much to evaluate)
+        plan += [(m, "rank") for m in analysis.match_tiers(include=lambda t: t in rare)[:-1]]
+    loose: set[QueryTerm] = set()
+    total = 0
+    for t in sorted(present, key=lambda t: n[t]):
+        if loose and total + n[t] > COMMON_MATCHES:
+            break
+        loose.add(t)
+        total += n[t]
+    plan.append((" OR ".join(q for t in present if t in loose and (q := analysis.fts_phrase(t))),
+                 "rank" if loose & rare else "recent-first"))
+    out: dict[str, _Order] = {}
+    for match, order in plan:
+        if match and match not in out:
+            out[match] = order
+    return list(out.items())
+
+
+def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
+         need: int) -> list[tuple[Candidate, float]]:
+    """One MATCH: BM25-ranked, or its most recently indexed matches ("recent-first" looks at the
+    newest chunks first and at the whole index only when those hold fewer than ``need``)."""
+    if order == "rank":
+        return store.keyword_search(match, limit=limit, sources=sources, window=RANK_WINDOW)
+    if order == "recent-first":
+        rows = store.keyword_search(match, limit=limit, sources=sources, order="recent", newest=RECENT_CHUNKS)
+        if len(rows) >= min(need, limit):
+            return rows
+    return store.keyword_search(match, limit=limit, sources=sources, order="recent")
+
+
+def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
+    """The query's identifier-like groups (see :class:`~openclaw_memory.text.query_analysis.TermGroup`) found in
+    at least one and at most ``limit`` chunks: a chunk containing one is what the query asks for."""
+    out: set[int] = set()
+    for gi, group in enumerate(analysis.groups):
+        if not group.needle:
+            continue
+        counts = [count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))]
+        if counts and 0 < min(counts) <= limit:
+            out.add(gi)
+    return out
+
+
+#: The index's chunk count (the N of the rarity weights' inverse document frequency) by store, with the
+#: store's generation it was counted at: counting 100k chunks takes tens of milliseconds, reading the
+#: generation a few microseconds.
+_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref.WeakKeyDictionary()
+_CHUNK_TOTALS_LOCK = threading.Lock()
+
+
+def chunk_total(store: MemoryStore) -> int:
+    """The store's number of chunks, exact: counted again only once the store's
+    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild)."""
+    generation = store.generation()  # read before counting: a write in between only makes the next call recount
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            cached = _CHUNK_TOTALS.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
+        cached = None
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    total = sum(v.get("chunks", 0) for v in store.counts().values())
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            _CHUNK_TOTALS[store] = (generation, total)
+    except TypeError:
+        pass
+    return total
+
+
+class KeywordCandidates(Sequence[Candidate]):
+    """The keyword side's candidates, best first (an immutable sequence), with the analysis that scored them:
+    ``ranking`` is the query's analysis with each word weighted by its rarity in the index when
+    ``rarity_weights`` was on (else the query's own), so that later rules measure coverage with the same weights
+    (the file-coverage rule). A slice is a ``KeywordCandidates`` with the same ``ranking``."""
+
+    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis) -> None:
+        self._candidates = list(candidates)
+        self.ranking = ranking
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KeywordCandidates: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | KeywordCandidates:
+        if isinstance(index, slice):
+            return KeywordCandidates(self._candidates[index], ranking=self.ranking)
+        return self._candidates[index]
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def __repr__(self) -> str:
+        return f"KeywordCandidates({self._candidates!r}, ranking={self.ranking!r})"
+
+
+def keyword_candidates(
+    store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
+    enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
+) -> KeywordCandidates:
+    """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
+
+    Searches the query phrase, then the expressions of :func:`_keyword_plan` from strict to loose
+    until ``enough`` (default ``limit``) chunks are found. Expressions of rare terms are ranked by
+    BM25; an expression with a word found in more than ``COMMON_MATCHES`` chunks lists its most
+    recently indexed matches (their order then comes from query coverage, then recency). A query
+    FTS5 rejects contributes nothing (the store logs it); a database failure raises StoreError.
+    Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
+    ``rarity_weights``, weights the query's words by their rarity in the index; with ``note_dates``, a dated
+    note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
+    """
+    want = max(1, min(limit, enough or limit))
+    count = _MatchCounter(store, analysis.tokenizer)
+    batches: list[list[tuple[Candidate, float]]] = []
+    seen: set[str] = set()
+    phrase = analysis.phrase_match
+    if not analysis.fallback:  # every count the plan below asks for, in one or two calls to the store
+        count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
+                          for w in t.key.split()),
+                        *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
+    if phrase:
+        key = next(t.key for t in analysis.terms if t.kind == "phrase")
+        words = [f'"{w}"' for w in key.split()] if analysis.tokenizer != "trigram" else []
+        order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
+        batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
+        seen.update(c.id for c, _ in batches[-1])
+    tiers = _keyword_plan(analysis, count)
+    for i, (match, how) in enumerate(tiers):  # strict to loose
+        if i < len(tiers) - 1 and not seen and not sources:
+            known = count.rows(match)  # from the counts' rows: an expression too few chunks match is not run
+            if known is not None and len(known) < want:
+                continue
+        rows = _run(store, match, how, limit=limit, sources=sources, need=want)
+        if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
+            batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
+            break
+    if analysis.tokenizer == "trigram":
+        # A trigram index cannot MATCH terms under 3 characters (项目, 서버): one substring scan each.
+        short = [t.text for t in analysis.terms if t.group is not None and analysis.fts_phrase(t) is None]
+        for term in sorted(dict.fromkeys(short), key=len, reverse=True)[:_MAX_LIKE_SCANS]:
+            rows = store.keyword_search("", limit=limit, sources=sources, like_terms=[term])
+            batches.append([(c, r) for c, r in rows if c.id not in seen])
+            seen.update(c.id for c, _ in batches[-1])
+    needles = _rare_needles(analysis, count, limit)
+    ranking = analysis
+    if rarity_weights and len(analysis.groups) > 1 and any(batches):
+        matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
+                       default=0) for gi in range(len(analysis.groups))]
+        total = chunk_total(store)
+        ranking = analysis.weighted_by_rarity(matches, total)
+    cands: list[Candidate] = []
+    scores: list[float] = []
+    ranks: list[float] = []
+    for batch in batches:  # BM25 is only comparable within one MATCH expression
+        if not batch:
+            continue
+        texts = [c.text for c, _ in batch]
+        stats = analysis.coverage_detail(texts)  # exactness and needles: the words as the query has them
+        dates = [note_date_words(c.path) for c, _ in batch] if note_dates else None
+        if window_lines > 0:
+            covs = ranking.window_coverage(texts, window_lines, context=dates)
+        elif ranking is not analysis or (dates and any(dates)):
+            covs = [cov for cov, _ in ranking.coverage([t if not d else f"{t}\n{d}" for t, d in
+                                                         zip(texts, dates or [None] * len(texts))])]
+        else:
+            covs = [cov for cov, _, _ in stats]
+        for (c, rank), (_, exact, groups), score in zip(batch, stats, keyword_text_scores([r for _, r in batch], covs)):
+            c.exact_match = exact
+            c.needle = bool(needles & groups)
+            cands.append(c)
+            scores.append(score)
+            ranks.append(rank)
+    order = sorted(range(len(cands)), key=lambda i: (-scores[i], ranks[i], i))
+    out: list[Candidate] = []
+    for pos, i in enumerate(order[:limit], start=1):
+        c = cands[i]
+        c.text_score, c.text_rank = scores[i], pos
+        out.append(c)
+    return KeywordCandidates(out, ranking=ranking)
