@@ -23,7 +23,6 @@ import socket
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -39,6 +38,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
+from openclaw_memory.redaction import url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -395,24 +395,6 @@ def _is_keyword_dsn(value: str) -> bool:
         keys.append(pair.group(1).lower())
         pos = pair.end()
     return bool(keys) and all(k in _LIBPQ_KEYWORDS for k in keys)
-
-
-def _url_without_password(url: str) -> str | None:
-    """``url`` with the password of its user (and any ``password=`` parameter) left out; None when it cannot be
-    parsed (then nothing of it is shown)."""
-    if _is_keyword_dsn(url):
-        return " ".join(pair.group(0).strip() for pair in _DSN_PAIR.finditer(url)
-                        if pair.group(1).lower() != "password") or None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = f"{user.split(':', 1)[0]}@{host}"
-    query = "&".join(p for p in parts.query.split("&") if p and not p.lower().startswith("password="))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def is_postgres_url(value: object) -> bool:
@@ -891,7 +873,7 @@ class MemoryConfig(_Model):
         environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
         its headers from whoever reopens it."""
         data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
-        url = _url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
+        url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url
         return data

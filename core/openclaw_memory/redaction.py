@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import threading
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact", "register_secret"]
+__all__ = ["REDACTED", "redact", "register_secret", "url_without_password"]
 
 REDACTED = "[REDACTED]"
 
@@ -66,3 +67,28 @@ def redact(text: str, *secrets: str | None) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+_PASSWORD_PAIR = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)")
+
+
+def url_without_password(url: str, mask: str | None = None) -> str | None:
+    """A database URL (``postgresql://user:pw@host/db?password=…``) or libpq key/value string
+    (``host=… password=…``) with its password replaced by ``mask``, or left out when ``mask`` is None (so the
+    string still connects, the password coming from elsewhere); None when the URL cannot be parsed."""
+    if "://" in url:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return None
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, host = netloc.rsplit("@", 1)
+            name, has_password, _ = user.partition(":")
+            netloc = f"{name}:{mask}@{host}" if has_password and mask is not None else f"{name}@{host}"
+        url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    if mask is not None:
+        return _PASSWORD_PAIR.sub(lambda m: m.group(1) + mask, url)
+    url = _PASSWORD_PAIR.sub("", url)
+    return re.sub(r"\?&+", "?", re.sub(r"&{2,}", "&", url)).rstrip("?&").strip() if "://" in url else \
+        " ".join(url.split())

@@ -18,13 +18,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
+from openclaw_memory.redaction import url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
@@ -116,18 +117,7 @@ def default_ef_search(limit: int) -> int:
 def redact_url(url: str) -> str:
     """``url`` (a URL or a key/value DSN) with its password (and any ``password=`` parameter) replaced by
     ``***``."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            cred, host = netloc.rsplit("@", 1)
-            if ":" in cred:
-                cred = cred.split(":", 1)[0] + ":***"
-            netloc = f"{cred}@{host}"
-        out = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    except ValueError:
-        out = url
-    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", out, flags=re.I)
+    return url_without_password(url, "***") or "***"
 
 
 def _secrets(url: str) -> list[str]:
