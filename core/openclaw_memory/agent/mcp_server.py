@@ -42,6 +42,7 @@ from openclaw_memory.agent.tools import (
     MemoryGetArgs,
     MemorySearchArgs,
     amemory_forget_entry,
+    field_annotation,
     format_forget_text,
     format_search_text,
     memory_get,
@@ -76,12 +77,6 @@ def _result(text: str, payload: dict[str, Any], *, error: bool) -> CallToolResul
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=error)
 
 
-def _field(model: Any, name: str) -> Any:
-    """The annotation of one argument model field, its bounds and description kept."""
-    info = model.model_fields[name]
-    return Annotated[info.annotation, Field(description=info.description), *info.metadata]
-
-
 AgentArgument = Annotated[str | None, Field(description="Which agent's memory (default: the first served).")]
 
 
@@ -108,12 +103,12 @@ class _Agents:
 
 def _search_tool(agents: _Agents) -> Any:
     async def memory_search_tool(
-        query: _field(MemorySearchArgs, "query"),  # type: ignore[valid-type]
-        maxResults: _field(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
-        minScore: _field(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
-        after: _field(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
-        before: _field(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
-        corpus: _field(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
+        query: field_annotation(MemorySearchArgs, "query"),  # type: ignore[valid-type]
+        maxResults: field_annotation(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
+        minScore: field_annotation(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
+        after: field_annotation(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
+        before: field_annotation(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
+        corpus: field_annotation(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
         try:
@@ -133,7 +128,7 @@ def _get_signature() -> inspect.Signature:
     which the SDK passes on by that name."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     return inspect.Signature([
-        inspect.Parameter("path", keyword, annotation=_field(MemoryGetArgs, "path")),
+        inspect.Parameter("path", keyword, annotation=field_annotation(MemoryGetArgs, "path")),
         inspect.Parameter("from_line", keyword, default=None, annotation=Annotated[
             int | None, Field(ge=1, alias="from", description="First line to read (1-based).")]),
         inspect.Parameter("lines", keyword, default=None, annotation=Annotated[
@@ -192,7 +187,7 @@ def _append_tool(agents: _Agents) -> Any:
 
 def _forget_entry_tool(agents: _Agents) -> Any:
     async def memory_forget_entry_tool(
-        what: _field(MemoryForgetEntryArgs, "what"),  # type: ignore[valid-type]
+        what: field_annotation(MemoryForgetEntryArgs, "what"),  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
         try:
@@ -232,24 +227,24 @@ def _long_term_tools(agents: _Agents) -> list[tuple[str, str, Any]]:
         return _result(text, payload, error="error" in payload)
 
     async def memory_store_tool(
-        text: _field(MemoryStoreArgs, "text"),  # type: ignore[valid-type]
-        importance: _field(MemoryStoreArgs, "importance") = 0.7,  # type: ignore[valid-type]
-        category: _field(MemoryStoreArgs, "category") = "other",  # type: ignore[valid-type]
+        text: field_annotation(MemoryStoreArgs, "text"),  # type: ignore[valid-type]
+        importance: field_annotation(MemoryStoreArgs, "importance") = 0.7,  # type: ignore[valid-type]
+        category: field_annotation(MemoryStoreArgs, "category") = "other",  # type: ignore[valid-type]
         agent: AgentArgument = None,
     ) -> CallToolResult:
         return await run(memory_store, agent, text, importance, category)
 
     async def memory_recall_tool(
-        query: _field(MemoryRecallArgs, "query"),  # type: ignore[valid-type]
-        limit: _field(MemoryRecallArgs, "limit") = 5,  # type: ignore[valid-type]
-        minScore: _field(MemoryRecallArgs, "min_score") = 0.1,  # type: ignore[valid-type]  # noqa: N803
+        query: field_annotation(MemoryRecallArgs, "query"),  # type: ignore[valid-type]
+        limit: field_annotation(MemoryRecallArgs, "limit") = 5,  # type: ignore[valid-type]
+        minScore: field_annotation(MemoryRecallArgs, "min_score") = 0.1,  # type: ignore[valid-type]  # noqa: N803
         agent: AgentArgument = None,
     ) -> CallToolResult:
         return await run(memory_recall, agent, query, limit, minScore)
 
     async def memory_forget_tool(
-        query: _field(MemoryForgetArgs, "query") = None,  # type: ignore[valid-type]
-        memoryId: _field(MemoryForgetArgs, "memory_id") = None,  # type: ignore[valid-type]  # noqa: N803
+        query: field_annotation(MemoryForgetArgs, "query") = None,  # type: ignore[valid-type]
+        memoryId: field_annotation(MemoryForgetArgs, "memory_id") = None,  # type: ignore[valid-type]  # noqa: N803
         agent: AgentArgument = None,
     ) -> CallToolResult:
         return await run(memory_forget, agent, query, memoryId)
