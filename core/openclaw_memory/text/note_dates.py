@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-__all__ = ["NOTE_DATES_IN_KEYWORD_INDEX", "DateSaid", "dated_path_timestamp", "dates_said", "is_evergreen",
-           "note_date_share", "note_date_words"]
+__all__ = ["MONTH_NAMES", "NOTE_DATES_IN_KEYWORD_INDEX", "DateSaid", "dated_path_timestamp", "dates_said",
+           "is_evergreen", "note_date_share", "note_date_words"]
 
 #: Whether the keyword index holds a dated note's date as words with each of its chunks, unless told otherwise:
 #: the default of ``store.fts.note_dates`` and of the stores' ``fts_note_dates`` (one default for both).
@@ -32,7 +32,8 @@ def dated_path_timestamp(path: str) -> datetime | None:
         return None
 
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+#: English month names, January first (a daily note's date as words, dates a question says)
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 
 
@@ -40,7 +41,7 @@ def note_date_words(path: str) -> str | None:
     """The date of a dated note (``memory/[…/]YYYY-MM-DD[-slug].md``) as words, ``"13 October 2023"``
     (English month names), or None for any other path."""
     d = dated_path_timestamp(path)
-    return None if d is None else f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
+    return None if d is None else f"{d.day} {MONTH_NAMES[d.month - 1]} {d.year}"
 
 
 #: A date a text says: (day or None, month 1-12, year or None); at least one of day and year is set.
@@ -73,7 +74,7 @@ def dates_said(text: str) -> list[DateSaid]:
             day, month, year = int(m.group("d3")), int(m.group("m3")), int(m.group("y3"))
         else:
             name = (m.group("m1") or m.group("m2")).lower()[:3]
-            month = 1 + [n[:3].lower() for n in _MONTHS].index(name)
+            month = 1 + [n[:3].lower() for n in MONTH_NAMES].index(name)
             d, y = m.group("d1") or m.group("d2"), m.group("y1") or m.group("y2")
             day, year = (int(d) if d else None), (int(y) if y else None)
         if day is None and year is None or not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:

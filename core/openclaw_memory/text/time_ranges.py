@@ -17,12 +17,11 @@ from functools import lru_cache
 from typing import Any
 
 from openclaw_memory.errors import MemoryArgumentError
-from openclaw_memory.text.note_dates import dated_path_timestamp
+from openclaw_memory.text.note_dates import MONTH_NAMES, dated_path_timestamp
 
 __all__ = ["DayRange", "day_range", "note_day", "period_share", "periods_said", "resolve_day"]
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = tuple(name.lower() for name in MONTH_NAMES)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 
