@@ -346,6 +346,29 @@ def test_recall_signals_keep_no_query_text_and_survive_a_removed_file(tmp_path: 
     assert signals.stats("memory/2026-11-26.md", 1, 1).recall_count == 1
 
 
+def test_searches_drop_recall_signals_older_than_the_lookback_window(ws: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    import openclaw_memory.retrieval.recall_signals as recall_signals
+
+    config = config_for(ws, lookback_days=3)
+    signals_file = ws.parent / "state" / "dreaming" / config.agent_id / "recalls.sqlite"
+    with MemoryIndex(config, store={"path": str(tmp_path / "a.sqlite")}, watch=False) as memory:
+        memory.search("pgvector PostgreSQL", min_score=0)  # creates the signals file
+        day = 86_400
+        with sqlite3.connect(signals_file) as connection:  # signals recorded 10 and 2 days ago
+            connection.executemany("INSERT INTO recalls VALUES (?, ?, ?, ?, ?, ?)", [
+                ("memory/old.md", 1, 1, "a" * 32, 0.5, time.time() - 10 * day),
+                ("memory/recent.md", 1, 1, "b" * 32, 0.5, time.time() - 2 * day)])
+        monkeypatch.setattr(recall_signals, "PRUNE_INTERVAL", 0.0, raising=False)  # as after an hour
+        memory.search("pgvector PostgreSQL", min_score=0)
+    with sqlite3.connect(signals_file) as connection:
+        paths = {row[0] for row in connection.execute("SELECT path FROM recalls")}
+    assert "memory/old.md" not in paths and "memory/recent.md" in paths
+    assert paths - {"memory/recent.md"}  # the searches' own signals stay
+
+
 def test_searches_record_nothing_when_disabled_and_never_fail_for_the_signals(ws: Path, tmp_path: Path) -> None:
     off = config_for(ws, record_recalls=False)
     with MemoryIndex(off, store={"path": str(tmp_path / "a.sqlite")}, watch=False) as memory:

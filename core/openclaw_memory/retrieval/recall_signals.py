@@ -49,7 +49,10 @@ class RecallStats:
 
 
 _CONNECTIONS: dict[Path, sqlite3.Connection] = {}
+_LAST_PRUNE: dict[Path, float] = {}
 _GUARD = threading.Lock()
+#: Signals older than what a consolidation can still use are removed at most this often (seconds).
+PRUNE_INTERVAL = 3600.0
 
 
 def _connection(path: Path) -> sqlite3.Connection:
@@ -70,10 +73,15 @@ def _connection(path: Path) -> sqlite3.Connection:
 
 
 class RecallSignals:
-    """The recall signals file of one agent (``recalls.sqlite`` in :func:`state_dir`)."""
+    """The recall signals file of one agent (``recalls.sqlite`` in :func:`state_dir`).
 
-    def __init__(self, path: Path) -> None:
+    With ``keep_days``, recording also removes the signals older than that many days (at most once an
+    hour per process), so the file stays as small as the window consolidation reads.
+    """
+
+    def __init__(self, path: Path, *, keep_days: int | None = None) -> None:
         self.path = path
+        self.keep_days = keep_days
 
     def record(self, query: str, hits: Iterable[tuple[str, int, int, float]]) -> None:
         """Record that ``query`` surfaced each ``(path, start_line, end_line, score)``."""
@@ -86,6 +94,13 @@ class RecallSignals:
             connection = _connection(self.path)
             with connection:
                 connection.executemany("INSERT INTO recalls VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._prune(connection, now)
+
+    def _prune(self, connection: sqlite3.Connection, now: float) -> None:
+        if self.keep_days is None or now - _LAST_PRUNE.get(self.path, float("-inf")) < PRUNE_INTERVAL:
+            return
+        connection.execute("DELETE FROM recalls WHERE at < ?", (now - self.keep_days * 86_400,))
+        _LAST_PRUNE[self.path] = now
 
     def stats(self, path: str, start_line: int, end_line: int) -> RecallStats:
         """The signals of the chunks of ``path`` that overlap lines ``start_line``..``end_line``."""
@@ -119,7 +134,8 @@ def record_recalls(config: MemoryConfig, result: SearchResult) -> SearchResult:
     analysis = analyze_query(result.query, stemming=True)  # "deploy" recalls the line saying "Deploys"
     try:
         ranges = [found for hit in hits for found in recalled_lines(analysis, hit)]
-        RecallSignals(state_dir(config) / "recalls.sqlite").record(result.query, ranges)
+        keep_days = config.dreaming.lookback_days + 1  # a line older than the lookback is never a candidate
+        RecallSignals(state_dir(config) / "recalls.sqlite", keep_days=keep_days).record(result.query, ranges)
     except Exception as exc:  # the signals serve consolidation: never a reason for a search to fail
         log.warning("could not record recall signals: %s", exc)
     return result
