@@ -350,7 +350,7 @@ def feedback_terms(store: MemoryStore, analysis: QueryAnalysis, first: Sequence[
     phrases = [f'"{w}"' for w in pool]
     count.prefetch(phrases)
     total = max(chunk_total(store), 1)
-    weighted = []
+    weighted: list[tuple[str, float]] = []
     for word, phrase in zip(pool, phrases):
         n = min(count(phrase), total)
         if n > 0:
@@ -366,7 +366,7 @@ def with_feedback(store: MemoryStore, analysis: QueryAnalysis, first: KeywordCan
     """``first`` (the keyword side's candidates of ``analysis``) fused with a second keyword pass of the
     :func:`feedback_terms` of them, each word weighted by its weight there: a chunk's keyword score becomes
     ``(1 − weight)·first + weight·second`` (0 for a pass that did not find it), best first, at most ``limit``.
-    A chunk only the second pass found is an exact match or a needle only by the query itself, so never."""
+    A chunk only the second pass found is never an exact match or a needle (those are the question's own words)."""
     expansion = feedback_terms(store, analysis, first, docs=docs, terms=terms)
     if not expansion or weight <= 0:
         return first
