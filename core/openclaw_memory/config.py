@@ -251,14 +251,6 @@ class KeywordRankingConfig(_Model):
     #: ("13 October 2023"), so "what did I paint on October 13, 2023?" prefers that day's note, whose
     #: chunks rarely say their own date.
     note_dates: bool = True
-    #: Pseudo-relevance feedback (RM3), off at 0: the ``feedback_terms`` words that weigh most in the first
-    #: pass's best ``feedback_docs`` chunks (each chunk's words by their share of it, times the chunk's keyword
-    #: score, times their rarity in the index; the query's own words and stop words left out) are searched as
-    #: a second keyword query, and each chunk's keyword score becomes ``(1 − feedback_weight)·first +
-    #: feedback_weight·second``. Finds chunks that answer in other words than the question's.
-    feedback_terms: int = Field(0, ge=0, le=32)
-    feedback_docs: int = Field(5, ge=1, le=50)
-    feedback_weight: float = Field(0.15, ge=0.0, le=1.0)
 
 
 class QueryConfig(_Model):

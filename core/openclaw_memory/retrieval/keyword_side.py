@@ -6,30 +6,20 @@ chunks are found, and scores each by how much of the query it covers (:mod:`open
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal, overload
 
 from openclaw_memory.retrieval.ranking import keyword_text_scores
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.text.note_dates import note_date_words
-from openclaw_memory.text.preparation import stem_tokens
-from openclaw_memory.text.query_analysis import (
-    STOP_WORDS,
-    QueryAnalysis,
-    QueryTerm,
-    TermGroup,
-    analysed_tokens,
-    match_rows,
-)
+from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, match_rows
 from openclaw_memory.types import Candidate
 
 __all__ = ["COMMON_MATCHES", "RANK_WINDOW", "RECENT_CHUNKS", "KeywordCandidates", "chunk_total",
-           "feedback_terms", "keyword_candidates", "with_feedback"]
+           "keyword_candidates"]
 
 #: A term found in more chunks than this is *common*. FTS5 computes BM25 for every row a MATCH selects
 #: and scans each phrase's whole posting list for its IDF (about 1.5 µs per row here), so expressions
@@ -309,83 +299,3 @@ def keyword_candidates(
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
     return KeywordCandidates(out, ranking=ranking)
-
-
-# ---- pseudo-relevance feedback (RM3) ---------------------------------------------------------------------
-
-#: How many of the feedback chunks' heaviest words (before their rarity is known) are counted in the index.
-_FEEDBACK_POOL = 4
-
-
-def _feedback_word(token: str) -> bool:
-    """A token worth adding to a query: letters only, at least 3 of them, not a stop word."""
-    return len(token) >= 3 and token.isalpha() and token not in STOP_WORDS
-
-
-def feedback_terms(store: MemoryStore, analysis: QueryAnalysis, first: Sequence[Candidate], *, docs: int,
-                   terms: int) -> list[tuple[str, float]]:
-    """RM3's relevance model of the query from its keyword side's best ``docs`` candidates ``first``: each word's
-    weight is the sum over those chunks of its share of the chunk's tokens times the chunk's keyword score, times
-    its inverse document frequency in the index (a word every chunk has, a speaker's name, tells nothing). The
-    ``terms`` heaviest words that are not the query's own (nor of a query word's stem) and not stop words, with
-    weights summing to 1; empty when the first pass found nothing."""
-    top = [c for c in first[:docs] if c.text_score > 0]
-    mass = sum(c.text_score for c in top)
-    if terms <= 0 or not top or mass <= 0:
-        return []
-    own = {w for g in analysis.groups for k in g.keys for w in k.split()}
-    own_stems = {stem_tokens(w) for w in own}
-    model: Counter[str] = Counter()
-    for c in top:
-        tokens = analysed_tokens(c.text)
-        if not tokens:
-            continue
-        for word, n in Counter(t for t in tokens if _feedback_word(t)).items():
-            model[word] += (c.text_score / mass) * n / len(tokens)
-    pool = [w for w, _ in model.most_common() if w not in own and stem_tokens(w) not in own_stems]
-    pool = pool[:terms * _FEEDBACK_POOL]
-    if not pool:
-        return []
-    count = _MatchCounter(store, analysis.tokenizer)
-    phrases = [f'"{w}"' for w in pool]
-    count.prefetch(phrases)
-    total = max(chunk_total(store), 1)
-    weighted: list[tuple[str, float]] = []
-    for word, phrase in zip(pool, phrases):
-        n = min(count(phrase), total)
-        if n > 0:
-            weighted.append((word, model[word] * math.log(1 + (total - n + 0.5) / (n + 0.5))))
-    weighted = sorted(weighted, key=lambda wv: -wv[1])[:terms]
-    norm = sum(v for _, v in weighted)
-    return [(w, v / norm) for w, v in weighted] if norm > 0 else []
-
-
-def with_feedback(store: MemoryStore, analysis: QueryAnalysis, first: KeywordCandidates, *, limit: int, docs: int,
-                  terms: int, weight: float, sources: Sequence[str] | None = None,
-                  window_lines: int = 0) -> KeywordCandidates:
-    """``first`` (the keyword side's candidates of ``analysis``) fused with a second keyword pass of the
-    :func:`feedback_terms` of them, each word weighted by its weight there: a chunk's keyword score becomes
-    ``(1 − weight)·first + weight·second`` (0 for a pass that did not find it), best first, at most ``limit``.
-    A chunk only the second pass found is never an exact match or a needle (those are the question's own words)."""
-    expansion = feedback_terms(store, analysis, first, docs=docs, terms=terms)
-    if not expansion or weight <= 0:
-        return first
-    expanded = QueryAnalysis(
-        query=" ".join(w for w, _ in expansion), tokenizer=analysis.tokenizer,
-        terms=[QueryTerm(w, w, "word", i) for i, (w, _) in enumerate(expansion)],
-        groups=[TermGroup([w], weight=v) for w, v in expansion])
-    second = keyword_candidates(store, expanded, limit=limit, sources=sources, window_lines=window_lines)
-    found = {c.id: c for c in first}
-    score = {c.id: (1.0 - weight) * c.text_score for c in first}
-    for c in second:
-        if c.id not in found:
-            c.exact_match = c.needle = False
-            found[c.id] = c
-        score[c.id] = score.get(c.id, 0.0) + weight * c.text_score
-    order = sorted(found, key=lambda cid: -score[cid])  # stable: ties keep the first pass's order
-    out: list[Candidate] = []
-    for pos, cid in enumerate(order[:limit], start=1):
-        c = found[cid]
-        c.text_score, c.text_rank = score[cid], pos
-        out.append(c)
-    return KeywordCandidates(out, ranking=first.ranking)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from openclaw_memory.text.citations import citations_enabled, decorate_citation
-from openclaw_memory.config import HybridConfig, KeywordRankingConfig, MemoryConfig
+from openclaw_memory.config import HybridConfig, MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.indexing.fingerprint import FTS_ONLY_MODEL
 from openclaw_memory.text.note_dates import (
@@ -46,7 +46,6 @@ from openclaw_memory.retrieval.keyword_side import (
     KeywordCandidates,
     chunk_total,
     keyword_candidates,
-    with_feedback,
 )
 from openclaw_memory.retrieval.ranking import (
     apply_file_coverage,
@@ -415,19 +414,6 @@ def _rank_without_speakers(side: _VectorSide, store: MemoryStore, provider: Embe
         log.warning("searching without the speakers' names failed; using the whole question: %s", exc)
 
 
-def _keyword_side(store: MemoryStore, analysis: QueryAnalysis, options: KeywordRankingConfig, *, limit: int,
-                  sources: Sequence[str] | None, enough: int) -> KeywordCandidates:
-    """The keyword side's candidates, with pseudo-relevance feedback when ``options.feedback_terms`` is set."""
-    first = keyword_candidates(store, analysis, limit=limit, sources=sources, enough=enough,
-                               window_lines=options.window_lines, rarity_weights=options.rarity_weights,
-                               note_dates=options.note_dates)
-    if options.feedback_terms <= 0 or options.feedback_weight <= 0:
-        return first
-    return with_feedback(store, analysis, first, limit=limit, docs=options.feedback_docs,
-                         terms=options.feedback_terms, weight=options.feedback_weight, sources=sources,
-                         window_lines=options.window_lines)
-
-
 def _merge_keyword_only(keyword: KeywordCandidates) -> _Merge:
     """Keyword mode: the keyword side's candidates, scored by their keyword score and the needle rescue."""
     merged = list(keyword)
@@ -699,7 +685,9 @@ def run_search(
 
     limit = candidate_limit(wanted, hybrid.candidate_multiplier)
     analysis = analyze_query(text, tokenizer=config.store.fts.tokenizer, stemming=options.stemming)
-    search_keywords = partial(_keyword_side, store, analysis, options.keyword, sources=sources, enough=wanted)
+    search_keywords = partial(keyword_candidates, store, analysis, sources=sources, enough=wanted,
+                              window_lines=options.keyword.window_lines, rarity_weights=options.keyword.rarity_weights,
+                              note_dates=options.keyword.note_dates)
     # the keyword side runs in parallel with the vector side when it can run concurrently
     pending: Future[KeywordCandidates] | None = None
     if hybrid.enabled and (provider is not None or query_vector is not None) and executor is not None:
