@@ -157,7 +157,7 @@ def _repo_texts() -> Iterator[tuple[Path, str]]:
     for pattern in ("core/**/*.py", "langchain_openclaw_memory/**/*.py", "llama_index_openclaw_memory/**/*.py",
                     "tests/**/*.py", "bench/**/*.py", "docs/**/*.md", "README.md", "notebooks/*.ipynb"):
         for path in ROOT.glob(pattern):
-            if path.name == "test_moved_modules.py" or ".peers" in path.parts:
+            if path.name == "test_moved_modules.py" or any(part.startswith(".") for part in path.relative_to(ROOT).parts):
                 continue
             text = path.read_text(encoding="utf-8")
             if path.suffix == ".ipynb":
