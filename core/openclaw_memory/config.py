@@ -104,11 +104,6 @@ class ChunkingConfig(_Model):
 
     tokens: int = Field(400, ge=1)
     overlap: int = Field(80, ge=0)
-    #: This library's addition: a full chunk ends before the last message of a transcript (a ``Speaker: …`` line
-    #: after a blank line) that starts in its last quarter, rather than where the budget runs out (OpenClaw's rule,
-    #: the default); the overlap is unchanged. Changing it re-cuts the index (embeddings of unchanged chunk texts
-    #: come from the cache).
-    message_boundaries: bool = False
 
     @model_validator(mode="after")
     def _clamp_overlap(self) -> ChunkingConfig:

@@ -221,7 +221,6 @@ def test_remap_chunk_lines() -> None:
 _texts = st.lists(
     st.one_of(
         st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=60),
-        st.sampled_from(["", "User: a question", "Assistant: an answer", "## A heading", "```", "# in code"]),
         st.text(alphabet="中かภ😀 \t\r", max_size=300),
         st.just("w" * 900),
     ),
@@ -230,10 +229,10 @@ _texts = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=_texts, tokens=st.integers(1, 120), overlap=st.integers(0, 120), messages=st.booleans())
-def test_chunks_cover_every_non_blank_line(text: str, tokens: int, overlap: int, messages: bool) -> None:
+@given(text=_texts, tokens=st.integers(1, 120), overlap=st.integers(0, 120))
+def test_chunks_cover_every_non_blank_line(text: str, tokens: int, overlap: int) -> None:
     lines = text.split("\n")
-    chunks = chunk_markdown(text, tokens=tokens, overlap=overlap, message_boundaries=messages)
+    chunks = chunk_markdown(text, tokens=tokens, overlap=overlap)
     max_chars = max(32, tokens * 4)
     covered: set[int] = set()
     for c in chunks:
@@ -287,63 +286,3 @@ def test_an_opening_marker_heavier_than_a_chunk_keeps_its_records_lines() -> Non
     record = [c for c in chunks if c.end_line >= 3]
     assert [(c.start_line, c.end_line) for c in record] == [(3, last)]
     assert "cracked bollards" in record[0].text and "word word" in indexed_text(record[0].text)
-
-
-# ---- message boundaries (chunking.message_boundaries) ---------------------------------------
-
-_WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
-
-
-def _sentence(n: int) -> str:
-    return " ".join(_WORDS[(n + i) % len(_WORDS)] for i in range(12))
-
-
-def _transcript() -> tuple[str, list[tuple[int, int]]]:
-    """A user-assistant transcript (blank line between messages, answers of several paragraphs) and the line
-    range of each message."""
-    lines = ["# 2024-03-15", ""]
-    messages: list[tuple[int, int]] = []
-    for turn in range(12):
-        first = len(lines) + 1
-        lines.append(f"User: question {turn} {_sentence(turn)}")
-        messages.append((first, first))
-        lines.append("")
-        first = len(lines) + 1
-        lines.append(f"Assistant: answer {turn} {_sentence(turn + 1)}")
-        for paragraph in range(turn % 3 + 1):
-            lines.extend(["", f"{paragraph + 1}. **Step** {_sentence(turn + paragraph)}", f"   - {_sentence(turn)}"])
-        messages.append((first, len(lines)))
-        lines.append("")
-    return "\n".join(lines) + "\n", messages
-
-
-def test_message_boundaries_end_chunks_where_a_message_starts() -> None:
-    text, messages = _transcript()
-    starts = {first for first, _ in messages}
-    # every message is shorter than a quarter of a chunk, so each full chunk holds a message start to end before
-    plain = chunk_markdown(text, tokens=600, overlap=80)
-    cut = chunk_markdown(text, tokens=600, overlap=80, message_boundaries=True)
-    assert any(c.end_line + 1 not in starts for c in plain[:-1])  # OpenClaw's rules: where the budget runs out
-    assert all(c.end_line + 1 in starts for c in cut[:-1])  # each chunk ends with a whole message
-    assert all(b.start_line <= a.end_line for a, b in zip(cut, cut[1:]))  # and the next one overlaps it
-    assert all(text_weight(c.text) <= 2400 for c in cut)
-    covered = {n for c in cut for n in range(c.start_line, c.end_line + 1)}
-    assert all(n in covered for n, line in enumerate(text.split("\n"), start=1) if line.strip())
-
-
-def test_a_speaker_label_in_a_code_block_starts_no_message() -> None:
-    lines = ["User: show me the log format", "", "Assistant: It looks like this:", ""]
-    for block in range(6):
-        lines += [_sentence(block), _sentence(block + 1), "", "```text", f"Log {block}: {_sentence(block)}",
-                  "", f"Server: started {block} " + _sentence(block + 2), "```", ""]
-    text = "\n".join(lines)
-    cut = chunk_markdown(text, tokens=150, overlap=20, message_boundaries=True)
-    assert chunk_markdown(text, tokens=150, overlap=20) == cut  # one message: cut where the budget runs out
-    lines_of = text.split("\n")
-    assert any(lines_of[c.end_line].startswith("Server:") for c in chunk_markdown(
-        text.replace("```text", "").replace("```", ""), tokens=150, overlap=20, message_boundaries=True)[:-1])
-
-
-def test_message_boundaries_leave_one_line_turns_as_before() -> None:
-    text = "\n".join(f"{'Caroline' if n % 2 else 'Melanie'}: {_sentence(n)}" for n in range(60))
-    assert chunk_markdown(text, message_boundaries=True) == chunk_markdown(text)

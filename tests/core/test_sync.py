@@ -151,30 +151,6 @@ def test_an_index_cut_by_older_chunking_rules_is_rebuilt_from_the_cache(write, m
     assert not idx2.sync().full_rebuild  # and only once
 
 
-def test_switching_message_boundaries_recuts_the_index_at_message_starts(write, make_index, fake_provider):
-    """``chunking.message_boundaries`` is part of the index fingerprint: switching it re-cuts the notes (a chunk
-    then ends where a message starts), and switching nothing after that rebuilds nothing."""
-    turns = []
-    for n in range(12):
-        turns += [f"User: question {n} about the deploy schedule and the backups", "",
-                  f"Assistant: answer {n} with a long explanation", *["of the steps and their order " * 3] * 3, ""]
-    write({"memory/2024-03-15.md": "\n".join(turns)})
-    starts = {n for n, line in enumerate(turns, start=1) if line.startswith(("User: ", "Assistant: "))}
-
-    def ends(idx) -> list[int]:  # the line after each chunk but the last
-        return sorted(c.end_line + 1 for c in idx.store.iter_chunks())[:-1]
-
-    idx = make_index(fake_provider, chunking={"tokens": 400, "overlap": 80})
-    idx.sync()
-    assert any(n not in starts for n in ends(idx))  # where the budget ran out
-    idx.close()
-    idx2 = make_index(fake_provider, chunking={"tokens": 400, "overlap": 80, "message_boundaries": True})
-    report = idx2.sync()
-    assert report.full_rebuild and "chunk boundaries" in (report.rebuild_reason or "")
-    assert ends(idx2) and all(n in starts for n in ends(idx2))
-    assert not idx2.sync().full_rebuild
-
-
 def test_extra_paths_change_rebuilds_and_indexes_them(write, make_index, fake_provider, tmp_path):
     write(BASE)
     team = tmp_path / "team-docs"

@@ -177,8 +177,7 @@ class QmdBackend:
         self._timer: threading.Timer | None = None  # the next interval update
         self._scanned_at = 0.0  # time.monotonic() of the last stat scan
         self._files = FileMap()  # QMD's (normalised) paths -> real files, cleared by each update
-        self._spans = ChunkSpans(config.chunking.tokens, config.chunking.overlap,  # hits widened to builtin chunks
-                                 message_boundaries=config.chunking.message_boundaries)
+        self._spans = ChunkSpans(config.chunking.tokens, config.chunking.overlap)  # hits widened to builtin chunks
         self._ready = False
         self._registered: dict[str, dict[str, str]] = {}
         self._last_update: float | None = None

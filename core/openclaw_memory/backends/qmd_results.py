@@ -230,10 +230,9 @@ class ChunkSpans:
     kept (up to ``max_files`` files, least recently used dropped) until its size or mtime changes.
     Thread-safe."""
 
-    def __init__(self, tokens: int, overlap: int, max_files: int = 512, *, message_boundaries: bool = False) -> None:
+    def __init__(self, tokens: int, overlap: int, max_files: int = 512) -> None:
         self.tokens = tokens
         self.overlap = overlap
-        self.message_boundaries = message_boundaries
         self.max_files = max_files
         self._lock = threading.Lock()
         self._files: OrderedDict[Path, tuple[tuple[int, int], list[tuple[int, int, str]]]] = OrderedDict()
@@ -254,8 +253,7 @@ class ChunkSpans:
             return None
         if text is None:
             return None
-        chunks = [(c.start_line, c.end_line, c.text) for c in chunk_markdown(
-            text, self.tokens, self.overlap, message_boundaries=self.message_boundaries)]
+        chunks = [(c.start_line, c.end_line, c.text) for c in chunk_markdown(text, self.tokens, self.overlap)]
         with self._lock:
             self._files[path] = (key, chunks)
             self._files.move_to_end(path)

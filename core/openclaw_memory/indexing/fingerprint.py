@@ -36,7 +36,6 @@ def expected_meta(
     vector_dims: int | None = None,
     chunker: int = CHUNKER_VERSION,
     line_units: int = 0,
-    message_boundaries: bool = False,
 ) -> IndexMeta:
     """The meta record an index built with these settings carries."""
     return IndexMeta(
@@ -51,7 +50,6 @@ def expected_meta(
         vector_dims=vector_dims,
         chunker=chunker,
         line_units=line_units,
-        message_boundaries=message_boundaries,
     )
 
 
@@ -68,7 +66,6 @@ def rebuild_reason(current: IndexMeta | None, expected: IndexMeta) -> str | None
         ("chunk tokens", current.chunk_tokens, expected.chunk_tokens),
         ("chunk overlap", current.chunk_overlap, expected.chunk_overlap),
         ("chunking rules (library upgrade)", current.chunker, expected.chunker),
-        ("chunk boundaries (chunking.message_boundaries)", current.message_boundaries, expected.message_boundaries),
         ("keyword index (tokenizer or layout)", current.fts_tokenizer, expected.fts_tokenizer),
         ("line units (query.hybrid.unit_lines)", current.line_units, expected.line_units),
     )

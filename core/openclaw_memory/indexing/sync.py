@@ -128,7 +128,6 @@ class SyncPlan:
             extra_paths=self.config.resolved_extra_paths(),
             chunk_tokens=self.config.chunking.tokens,
             chunk_overlap=self.config.chunking.overlap,
-            message_boundaries=self.config.chunking.message_boundaries,
             fts_tokenizer=self.fts_tokenizer_id,
             vector_dims=vector_dims,
             line_units=self.unit_lines(),
@@ -322,7 +321,7 @@ def _targeted_session_docs(
 
 def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
     cfg = plan.config.chunking
-    chunks = chunk_markdown(doc.text, cfg.tokens, cfg.overlap, message_boundaries=cfg.message_boundaries)
+    chunks = chunk_markdown(doc.text, cfg.tokens, cfg.overlap)
     if doc.line_map is not None:
         chunks = remap_chunk_lines(chunks, doc.line_map)
     if plan.provider is not None:

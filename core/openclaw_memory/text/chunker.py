@@ -26,7 +26,6 @@ from typing import Any
 
 from openclaw_memory.types import Chunk
 from openclaw_memory.text.provenance import without_origin_markers
-from openclaw_memory.text.speakers import opens_turn
 
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
@@ -227,61 +226,7 @@ def _segments(line: str, max_chars: int, tokens: int) -> list[tuple[str, int]]:
     return [(seg, text_weight(seg) + 1) for seg in _split_long(line, max_chars, tokens)]
 
 
-_Entry = tuple[str, int, int]  # (segment, line number, weight incl. its newline)
-
-# A message of a transcript starts at a speaker label after a blank line, outside a code fence.
-_FENCE_LINE = re.compile(r"[ \t]*(```|~~~)")
-# A full chunk ends early only before a message that starts past this share of the budget.
-_EARLIEST_CUT = 0.75
-
-
-def _message_starts(lines: list[str]) -> list[bool]:
-    """Per line, whether a message of a transcript starts there (``User: …`` after a blank line, not in code)."""
-    starts: list[bool] = []
-    fenced = False
-    for i, line in enumerate(lines):
-        after_blank = i == 0 or not lines[i - 1].strip()
-        starts.append(not fenced and after_blank and opens_turn(line))
-        if _FENCE_LINE.match(line):
-            fenced = not fenced
-    return starts
-
-
-def _best_cut(cur: list[_Entry], starts: list[bool], max_chars: int, size: int) -> int:
-    """Where to end a full chunk ``cur`` before a segment weighing ``size``: the index in ``cur`` of the last
-    message start in the chunk's last quarter, or 0 (where the budget runs out) when there is none or what
-    follows it would not fit with the segment."""
-    best, before = 0, 0
-    for i, (_, line_no, weight) in enumerate(cur):
-        if i > 0 and line_no != cur[i - 1][1] and starts[line_no - 1] and before >= max_chars * _EARLIEST_CUT:
-            best = i
-        before += weight
-    if best and before - sum(weight for _, _, weight in cur[:best]) + size > max_chars:
-        return 0
-    return best
-
-
-def _overlap_tail(done: list[_Entry], rest: list[_Entry], size: int, overlap_chars: int,
-                  max_chars: int) -> tuple[list[_Entry], int]:
-    """The next chunk's start: the last ``overlap_chars`` of the chunk ``done`` (oldest lines dropped until the
-    segment weighing ``size`` fits) and then ``rest``, with the total weight."""
-    acc = sum(weight for _, _, weight in rest)
-    kept: list[_Entry] = []
-    if overlap_chars > 0:
-        carried = 0
-        for entry in reversed(done):
-            kept.insert(0, entry)
-            carried += entry[2]
-            if carried >= overlap_chars:
-                break
-        acc += carried
-    while kept and acc + size > max_chars:
-        acc -= kept.pop(0)[2]
-    return kept + rest, acc
-
-
-def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80, *,
-                   message_boundaries: bool = False) -> list[Chunk]:
+def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
     """Split ``content`` into overlapping chunks of about ``tokens`` tokens (1-based inclusive lines).
 
     ``tokens`` is raised to at least 1 and ``overlap`` clamped to ``[0, tokens - 1]``.
@@ -290,10 +235,6 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80, *,
     overlap into their neighbours; a marker line is never split, and counts in the budget as what
     :func:`indexed_text` keeps of it. An opening marker heavier than a chunk (a long index text) still shares its
     chunk with the record's first line, and a marker weighing nothing (a closing one) never starts a chunk.
-
-    With ``message_boundaries`` a full chunk ends before the last message of a transcript that starts in the
-    chunk's last quarter (a ``Speaker: …`` line after a blank line, outside a code fence), and where the budget
-    runs out only when there is none; the next chunk starts with the usual overlap.
     """
     tokens = max(1, tokens)
     overlap = min(max(0, overlap), tokens - 1)
@@ -301,23 +242,22 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80, *,
     overlap_chars = overlap * 4
 
     chunks: list[Chunk] = []
-    cur: list[_Entry] = []
+    cur: list[tuple[str, int, int]] = []  # (segment, line number, weight incl. its newline)
     cur_chars = 0
 
     lines = content.split("\n")
     if len(lines) > 1 and lines[-1] == "":  # the final newline ends the last line; no line follows it
         lines.pop()
     hidden = _hidden_lines(lines) if _hides_body(content) else set()
-    starts = _message_starts(lines) if message_boundaries else None
 
-    def flush(entries: list[_Entry]) -> None:
-        text = "\n".join(seg for seg, _, _ in entries)
+    def flush() -> None:
+        text = "\n".join(seg for seg, _, _ in cur)
         if text.strip() and not (hidden and not indexed_text(text).strip()):  # a record asking for no index: none
-            chunks.append(Chunk(start_line=entries[0][1], end_line=entries[-1][1], text=text, hash=_sha256(text)))
+            chunks.append(Chunk(start_line=cur[0][1], end_line=cur[-1][1], text=text, hash=_sha256(text)))
 
     for line_no, line in enumerate(lines, start=1):
         if cur and line.startswith(RECORD_OPEN_PREFIX):  # a record starts a chunk of its own
-            flush(cur)
+            flush()
             cur, cur_chars = [], 0
         if line_no - 1 in hidden:  # the body of a record that is not indexed: whole, weighing nothing, never cut
             cur.append((line, line_no, 0))
@@ -327,17 +267,25 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80, *,
                 # a chunk of the marker alone would be a hit on no line of the record's text
                 alone = len(cur) == 1 and cur[0][0].startswith(RECORD_OPEN_PREFIX)
                 if cur and size and cur_chars + size > max_chars and not alone:  # a weightless marker never overflows
-                    cut = _best_cut(cur, starts, max_chars, size) if starts is not None else 0
-                    done, rest = (cur[:cut], cur[cut:]) if cut else (cur, [])
-                    flush(done)
-                    cur, cur_chars = _overlap_tail(done, rest, size, overlap_chars, max_chars)
+                    flush()
+                    kept: list[tuple[str, int, int]] = []
+                    acc = 0
+                    if overlap_chars > 0:
+                        for entry in reversed(cur):
+                            kept.insert(0, entry)
+                            acc += entry[2]
+                            if acc >= overlap_chars:
+                                break
+                    while kept and acc + size > max_chars:
+                        acc -= kept.pop(0)[2]
+                    cur, cur_chars = kept, acc
                 cur.append((seg, line_no, size))
                 cur_chars += size
         if line.startswith(RECORD_CLOSE_PREFIX):  # and nothing after it joins its chunk
-            flush(cur)
+            flush()
             cur, cur_chars = [], 0
     if cur:
-        flush(cur)
+        flush()
     return chunks
 
 

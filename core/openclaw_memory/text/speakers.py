@@ -14,13 +14,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["opens_turn", "speaker_labels", "without_speakers"]
+__all__ = ["speaker_labels", "without_speakers"]
 
 # A label of one to three capitalised words opening a line, then a colon and the turn's text.
 _LABEL = re.compile(r"^[ \t]*(?:[-*][ \t]+)?([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):[ \t]+\S", re.MULTILINE)
-
-# The same label opening a line on its own (no list bullet): a message of a transcript (``User: …``).
-_TURN = re.compile(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}:[ \t]+\S")
 
 #: A dialogue: at least two labels, each opening at least this many of the texts' lines.
 MIN_LINES = 3
@@ -33,11 +30,6 @@ def speaker_labels(texts: Iterable[str], *, min_lines: int = MIN_LINES) -> set[s
     counts = Counter(m.group(1) for t in texts for m in _LABEL.finditer(t) if m.group(1)[0].isupper())
     labels = {name for name, n in counts.items() if n >= min_lines}
     return labels if len(labels) >= 2 else set()
-
-
-def opens_turn(line: str) -> bool:
-    """Whether ``line`` opens with a capitalised speaker label (``Assistant: …``, ``Melanie: …``)."""
-    return line[:1].isupper() and _TURN.match(line) is not None
 
 
 def without_speakers(query: str, labels: Iterable[str]) -> str | None:
