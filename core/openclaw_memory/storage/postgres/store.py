@@ -61,6 +61,8 @@ _WORKSPACE_KEY = "workspace"
 #: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
 _WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+#: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
+_KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -221,6 +223,8 @@ class PostgresStore:
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
         self._counts: dict[tuple[int, int, str], int] = {}
         self._count_head: tuple[int, int] | None = None  # the build and version the last count read
+        #: by vector size: the build id and whether its HNSW index existed, as the last vector search read them
+        self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -667,7 +671,8 @@ class PostgresStore:
         nw, nargs = self._build_where()
         with self._autocommit("reading chunks") as conn:  # one statement: a snapshot of its own
             rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM "
-                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)]).fetchall()
+                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)],
+                                binary=True).fetchall()
         by_id = {r[0]: self._chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -723,31 +728,20 @@ class PostgresStore:
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
-        where, args = [], []
-        if parsed:
-            where.append("tsv @@ %s::tsquery")
-            args.append(parsed[1])
-        if sources:
-            where.append("source = ANY(%s)")
-            args.append(list(sources))
-        for t in like_terms:
-            where.append("text ILIKE %s ESCAPE '\\'")
-            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         nw, nargs = self._build_where()
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
-        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
-            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
-                         "OFFSET %s LIMIT 1), 0)")
-            args += [*nargs, max(0, int(newest) - 1)]
-        cond = f"ns_id = {ns_sql} AND " + " AND ".join(where)
+        cond, args = self._match_condition(parsed[1] if parsed else None, sources, like_terms, newest, ns_sql, nargs)
         if not parsed or order == "recent":  # one statement: the newest matches, unranked
             with self._autocommit("keyword search") as conn:
-                rows = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
-                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*nargs, *args, int(limit)],
+                rows = conn.execute(f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks "
+                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*args, int(limit)],
                                     prepare=False).fetchall()
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
-        with self._conn("keyword search", read=True) as conn:
+        ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list)
+        if ranked is not None:
+            return ranked
+        with self._conn("keyword search", read=True) as conn:  # one snapshot across the statements below
             # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
             # the chunks that make the cut only) and the phrases' term statistics
             with conn.pipeline():
@@ -755,7 +749,7 @@ class PostgresStore:
                                       f"WHERE {nw}", nargs)
                 c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
                                       + (" LIMIT %s" if window is not None else ""),
-                                      [*nargs, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                      [*args] + ([max(int(window), int(limit))] if window is not None else []),
                                       prepare=False)
                 stats = self._term_stats_query(ns_sql, nargs, phrase_list)
                 c_stats = conn.execute(stats[0], stats[1], prepare=False) if stats else None
@@ -765,17 +759,95 @@ class PostgresStore:
             ns, n_rows, n_tokens, version = (int(x) for x in head)
             hits = self._phrase_hits(conn, ns, version, phrase_list,
                                      self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
-            return self._ranked(conn, ns, rows, phrase_list, hits, n_rows, n_tokens, limit)
+            assert hits is not None  # counted on this connection when not remembered
+            return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
+                                lambda seqs: self._rows_by_seq(conn, ns, seqs))
 
-    def _ranked(self, conn: Any, ns: int, rows: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]],
-                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int) -> list[tuple[Candidate, float]]:
-        """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
+    def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
+                         newest: int | None, ns_sql: str, ns_args: Sequence[Any]) -> tuple[str, list[Any]]:
+        """The WHERE condition (and its arguments) selecting the chunks of the build ``ns_sql`` (a subquery taking
+        ``ns_args``) that match ``tsquery``, are of ``sources``, contain every one of ``like_terms`` and are among
+        the ``newest``."""
+        where, args = [f"ns_id = {ns_sql}"], [*ns_args]
+        if tsquery:
+            where.append("tsv @@ %s::tsquery")
+            args.append(tsquery)
+        if sources:
+            where.append("source = ANY(%s)")
+            args.append(list(sources))
+        for t in like_terms:
+            where.append("text ILIKE %s ESCAPE '\\'")
+            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
+            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
+                         "OFFSET %s LIMIT 1), 0)")
+            args += [*ns_args, max(0, int(newest) - 1)]
+        return " AND ".join(where), args
+
+    def _ranked_in_one_snapshot(self, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
+                                newest: int | None, window: int | None, limit: int,
+                                phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None:
+        """The ``limit`` best matches of ``tsquery`` by FTS5's BM25 from one statement (its own snapshot: the build's
+        totals, the phrases' term statistics, the matching rows' tokens, and their texts when all of them make the
+        cut) and, when more match, a second one reading the texts of those that do. None when that is not enough:
+        a phrase's chunk count must be counted, or a chunk that made the cut changed in between (the caller then
+        ranks in a transaction)."""
+        nw, nargs = self._build_where()
+        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "(SELECT id FROM h)", [])
+        stats = self._term_stats_query("(SELECT id FROM h)", [], phrase_list)
+        lim = max(int(window), int(limit)) if window is not None else None
+        sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
+               f"WHERE {nw}) "
+               "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
+               "NULL::int, NULL::int, NULL::text FROM h"
+               + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, NULL, "
+                  f"NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
+               "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
+               f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
+               "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
+        sql_args = [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
+        with self._autocommit("keyword search") as conn:
+            found = conn.execute(sql, sql_args, prepare=False).fetchall()
+            head = next((r for r in found if r[0] == "h"), None)
+            rows = [r for r in found if r[0] == "r"]
+            if head is None or not rows:
+                return []
+            ns, n_rows, n_tokens, version = (int(x) for x in head[2:6])
+            term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+            hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
+            if hits is None:
+                return None
+            whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+            xmin = {int(r[2]): r[1] for r in rows}
+            fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
+                                  if r[-1] == xmin[s]}
+            ranked = self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
+                                  phrase_list, hits, n_rows, n_tokens, limit, fetch)
+        return ranked
+
+    def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
+                     ) -> dict[int, tuple[Any, ...]]:
+        """The candidate columns of the chunks ``seqs`` of build ``ns`` (and each row's ``xmin``), by seq."""
+        cols = _KEYWORD_COLS + (", xmin::text" if with_xmin else "")
+        return {int(r[0]): tuple(r) for r in conn.execute(
+            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)", (ns, list(seqs))).fetchall()}
+
+    @staticmethod
+    def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
+                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]]) -> list[tuple[Candidate, float]] | None:
+        """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
+        BM25; the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when ``fetch``
+        misses one."""
         ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-        top = {r[0]: r for r in conn.execute(
-            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
-            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
-        return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
+        missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
+        read = fetch(missing) if missing else {}
+        if len(read) < len(missing):
+            return None
+        return [(PostgresStore._kcand(rows[i][2] or read[rows[i][0]], pos), ranks[i])
+                for pos, i in enumerate(order_ix, start=1)]
 
     @staticmethod
     def _like_prefix(prefix: str) -> str:
@@ -820,18 +892,15 @@ class PostgresStore:
                 by_prefix[term] = (int(n_terms), int(n_docs))
         return singles, by_prefix
 
-    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
-                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
+    def _phrase_hits(self, conn: Any | None, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
+                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]]) -> list[int] | None:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
-        a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
+        a one-token phrase's count is read from the term statistics ``stats``, and so is a one-token prefix's
         when a single token of the namespace starts with it; a longer phrase or a prefix of several
-        tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
-        and remembered until the namespace is written again. ``stats``: the term statistics already read."""
+        tokens is counted through the GIN index on ``conn`` (0 at once when one of its whole tokens is in no
+        chunk) and remembered until the namespace is written again. None when such a count is needed and not
+        remembered, and ``conn`` is None."""
         unique = list(dict.fromkeys(phrase_list))
-        if stats is None:
-            query = self._term_stats_query("%s", [ns], phrase_list)
-            stats = self._read_term_stats(conn.execute(query[0], query[1], prepare=False).fetchall() if query else [],
-                                          phrase_list)
         singles, by_prefix = stats
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
@@ -846,6 +915,8 @@ class PostgresStore:
             else:
                 key = (ns, version, q)
                 if key not in self._counts:
+                    if conn is None:
+                        return None
                     self._remember(key, int(conn.execute(
                         f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q),
                         prepare=False).fetchone()[0]))
@@ -958,35 +1029,8 @@ class PostgresStore:
         if model is not None:
             filt += " AND model = %s"
             args.append(model)
-        cols = "seq, id, path, source, start_line, end_line, text, embedding"
-        with self._conn("vector search", read=True) as conn:
-            nw, nargs = self._build_where()
-            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
-                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
-                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
-            if head is None:
-                return []
-            ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
-            if not self.exact and head[1]:
-                cast, _ = self._cast(dims)
-                with conn.pipeline():  # the search settings and the search in one round trip
-                    # a sort disabled: the planner walks the HNSW index even where its cost model prefers
-                    # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                                 "set_config('enable_sort', 'off', true)",
-                                 (str(self.ef_search or default_ef_search(limit)),))
-                    cur = conn.execute(
-                        f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
-                        f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
-                        f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                        [q, *args, q, int(limit) + _SPARE])
-                rows = cur.fetchall()
-            else:
-                rows = conn.execute(
-                    f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
-                    f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
-                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
+        with self._autocommit("vector search") as conn:
+            rows = self._vector_rows(conn, q, limit, filt, args)
         if not rows:
             return []
         # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
@@ -997,6 +1041,66 @@ class PostgresStore:
         return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
                           end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
                           embedding=embs[i]) for pos, i in enumerate(order, start=1)]
+
+    def _vector_head(self, dims: int) -> tuple[str, list[Any]]:
+        """A statement reading the build's id and whether its HNSW index for ``dims`` dimensions exists."""
+        nw, nargs = self._build_where()
+        return (f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
+
+    def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]) -> list[Any]:
+        """The ``limit`` + spare rows nearest ``q`` (``seq, id, path, source, start_line, end_line, text,
+        embedding``), in one round trip: one read-only transaction reads the build and whether its HNSW index
+        exists, and searches the build and index it found last time (inlined, so the partial HNSW index
+        applies). When they changed (or on the first search) it searches again with what it read."""
+        dims = int(q.size)
+        head_sql, head_args = self._vector_head(dims)
+        known = self._vector_heads.get(dims)
+        if known is None:
+            row = conn.execute(head_sql, head_args).fetchone()
+            if row is None:
+                return []
+            known = self._vector_heads[dims] = (int(row[0]), bool(row[1]))
+        while True:
+            ns, indexed = known
+            hnsw = indexed and not self.exact
+            cols = "seq, id, path, source, start_line, end_line, text, embedding"
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    if hnsw:
+                        # a sort disabled: the planner walks the HNSW index even where its cost model prefers
+                        # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
+                        conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                                     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                                     "set_config('enable_sort', 'off', true)",
+                                     (str(self.ef_search or default_ef_search(limit)),))
+                    c_head = conn.execute(head_sql, head_args)
+                    if hnsw:
+                        cast, _ = self._cast(dims)
+                        c_rows = conn.execute(
+                            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                            f"embedding IS NOT NULL{filt} ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                            [*args, q, int(limit) + _SPARE], binary=True)
+                    else:
+                        c_rows = conn.execute(
+                            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                            f"embedding IS NOT NULL{filt} ORDER BY CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END, "
+                            "seq LIMIT %s", [*args, q, int(limit) + _SPARE], binary=True)
+                    conn.execute("COMMIT")
+            except BaseException:
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    with contextlib.suppress(Exception):
+                        conn.rollback()
+                raise
+            row = c_head.fetchone()
+            if row is None:
+                self._vector_heads.pop(dims, None)
+                return []
+            found = (int(row[0]), bool(row[1]))
+            if found == known:
+                return c_rows.fetchall()
+            known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
 
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
