@@ -223,6 +223,9 @@ class PostgresStore:
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
         self._counts: dict[tuple[int, int, str], int] = {}
         self._count_head: tuple[int, int] | None = None  # the build and version the last count read
+        #: the id of the build a search last found (statements name it so the planner knows which rows they
+        #: read; each checks it is still the build and runs again when not)
+        self._build_seen: int | None = _build_id
         #: by vector size: the build id and whether its HNSW index existed, as the last vector search read them
         self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
@@ -706,6 +709,17 @@ class PostgresStore:
 
     # ---- keyword search ---------------------------------------------------------------------------
 
+    def _known_build(self, conn: Any) -> int | None:
+        """The id of the build this store reads as a search last found it (read now when none has; None: no
+        build yet)."""
+        if self._build_seen is None:
+            nw, nargs = self._build_where()
+            row = conn.execute(f"SELECT n.id FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+            if row is None:
+                return None
+            self._build_seen = int(row[0])
+        return self._build_seen
+
     def _parse(self, match: str) -> tuple[fts.Node, str] | None:
         try:
             node = fts.parse_match(match, porter=self._porter)
@@ -792,9 +806,43 @@ class PostgresStore:
         cut) and, when more match, a second one reading the texts of those that do. None when that is not enough:
         a phrase's chunk count must be counted, or a chunk that made the cut changed in between (the caller then
         ranks in a transaction)."""
+        with self._autocommit("keyword search") as conn:
+            for _ in range(2):  # a second time when the build changed since the last search
+                ns = self._known_build(conn)
+                if ns is None:
+                    return []
+                found = self._rank_rows(conn, ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
+                head = next((r for r in found if r[0] == "h"), None)
+                if head is None:
+                    return []
+                if int(head[2]) == ns:
+                    break
+                self._build_seen = int(head[2])
+            else:
+                return None
+            rows = [r for r in found if r[0] == "r"]
+            if not rows:
+                return []
+            n_rows, n_tokens, version = (int(x) for x in head[3:6])
+            term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+            hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
+            if hits is None:
+                return None
+            whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+            xmin = {int(r[2]): r[1] for r in rows}
+            fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
+                                  if r[-1] == xmin[s]}
+            return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
+                                phrase_list, hits, n_rows, n_tokens, limit, fetch)
+
+    def _rank_rows(self, conn: Any, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
+                   newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
+                   ) -> list[Any]:
+        """:meth:`_ranked_in_one_snapshot`'s statement over build ``ns``: an ``h`` row (the build this store reads,
+        its totals), ``s`` rows (term statistics) and ``r`` rows (the matches)."""
         nw, nargs = self._build_where()
-        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "(SELECT id FROM h)", [])
-        stats = self._term_stats_query("(SELECT id FROM h)", [], phrase_list)
+        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns])
+        stats = self._term_stats_query("%s", [ns], phrase_list)
         lim = max(int(window), int(limit)) if window is not None else None
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                f"WHERE {nw}) "
@@ -807,24 +855,7 @@ class PostgresStore:
                f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
                "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
         sql_args = [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
-        with self._autocommit("keyword search") as conn:
-            found = conn.execute(sql, sql_args, prepare=False).fetchall()
-            head = next((r for r in found if r[0] == "h"), None)
-            rows = [r for r in found if r[0] == "r"]
-            if head is None or not rows:
-                return []
-            ns, n_rows, n_tokens, version = (int(x) for x in head[2:6])
-            term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
-            hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
-            if hits is None:
-                return None
-            whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
-            xmin = {int(r[2]): r[1] for r in rows}
-            fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
-                                  if r[-1] == xmin[s]}
-            ranked = self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
-                                  phrase_list, hits, n_rows, n_tokens, limit, fetch)
-        return ranked
+        return conn.execute(sql, sql_args, prepare=False).fetchall()
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
@@ -965,10 +996,68 @@ class PostgresStore:
             cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
         return {i: cur.fetchone() for i, cur in cursors.items()}
 
+    def _set_statement(self, node: fts.Node, q: str, cap: int, ns: int) -> tuple[str, list[Any]]:
+        """One statement for a capped count and the chunks counted (build id, version, the count or, for a prefix,
+        the most chunks one token it starts is in, and the seqs of the chunks selected, NULL from ``cap`` on) in
+        build ``ns`` (the chunks are listed only when it is the build this store reads). A whole token is counted
+        by its term statistics; a prefix one of whose tokens alone reaches ``cap`` too."""
+        nw, nargs = self._build_where()
+        tok = node.tokens[0] if node.op == "phrase" and len(node.tokens) == 1 else None
+        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among (with n.id
+        # it may walk the table in order instead, reading every chunk's tsvector until the cap)
+        chunks = f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ %s::tsquery"
+        if tok is not None and not tok.endswith(fts.PREFIX):
+            return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
+                    f"THEN ARRAY({chunks}) END FROM {self._s}.namespaces n LEFT JOIN {self._s}.terms t ON "
+                    f"t.ns_id = n.id AND t.term = %s WHERE {nw} GROUP BY n.id, n.version",
+                    [int(cap), ns, ns, q, tok, *nargs])
+        if tok is not None:  # a prefix: a range scan of the terms' prefix index first
+            stats, stats_args = (f"LEFT JOIN {self._s}.terms t ON t.ns_id = n.id AND t.term LIKE %s",
+                                 [self._like_prefix(tok[:-1])])
+        else:
+            stats, stats_args = "LEFT JOIN (SELECT NULL::bigint AS n_docs) t ON FALSE", []
+        return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
+                f"THEN ARRAY({chunks} LIMIT %s) END FROM {self._s}.namespaces n {stats} WHERE {nw} "
+                "GROUP BY n.id, n.version", [int(cap), ns, ns, q, int(cap), *stats_args, *nargs])
+
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
-        """The counts only (term statistics answer them without listing the chunks)."""
-        return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+        """The counts, and the seqs of the chunks of each match below ``cap``, in one round trip (each statement
+        its own snapshot)."""
+        out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
+        parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
+        if not parsed:
+            return out
+        with self._autocommit("keyword search") as conn:
+            for _ in range(2):  # a second time when the build changed since the last search
+                ns_seen = self._known_build(conn)
+                if ns_seen is None:
+                    return out
+                with conn.pipeline():
+                    cursors = {i: conn.execute(*self._set_statement(node, q, cap, ns_seen), prepare=False, binary=True)
+                               for i, (node, q) in parsed.items()}
+                found = {i: cur.fetchone() for i, cur in cursors.items()}
+                builds = {int(row[0]) for row in found.values() if row is not None}
+                if builds <= {ns_seen}:
+                    break
+                self._build_seen = max(builds)
+            else:
+                return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+        for i, row in found.items():
+            if row is None:  # no build: nothing matches
+                continue
+            ns, version, most, seqs = int(row[0]), int(row[1]), int(row[2]), row[3]
+            self._count_head = (ns, version)
+            node, q = parsed[i]
+            whole_token = node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX)
+            n = most if whole_token else len(seqs) if seqs is not None else int(cap)
+            if seqs is not None and len(seqs) < cap:
+                if not whole_token:  # the exact count: keyword_search's BM25 needs it for the same phrase
+                    self._remember((ns, version, q), len(seqs))
+                out[i] = (min(n, int(cap)), frozenset(seqs))
+            else:
+                out[i] = (min(n, int(cap)), None)
+        return out
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
