@@ -61,6 +61,11 @@ _WORKSPACE_KEY = "workspace"
 #: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
 _WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+#: Settings of the statements that select chunks by a tsquery and read them all (counts, chunk lists, the rows to
+#: rank): only bitmap scans, so the GIN index finds the rows. The planner does not count reading each row's tsvector
+#: (kept out of line, in TOAST) and, where a tsquery selects many of a namespace's rows, walks the table or the seq
+#: index testing every row's instead, several times slower.
+_GIN_ONLY = {"enable_seqscan": "off", "enable_indexscan": "off"}
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
@@ -433,6 +438,27 @@ class PostgresStore:
         consistent snapshot of its own); driver errors become StoreError."""
         with self._driver_errors(what), self._connection() as conn:
             yield conn
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _one_round_trip(conn: Any, settings: dict[str, str], *,
+                        begin: str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") -> Iterator[None]:
+        """The statements of the block in one read-only transaction with ``settings`` (run-time parameters, for
+        this transaction only), sent in one round trip (a pipeline) on ``conn``, a connection in autocommit mode:
+        BEGIN and COMMIT travel with them. The transaction is rolled back when the block or a statement fails."""
+        try:
+            with conn.pipeline():
+                conn.execute(begin)
+                if settings:
+                    conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(settings)),
+                                 [x for item in settings.items() for x in item])
+                yield
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                with contextlib.suppress(Exception):
+                    conn.rollback()
+            raise
 
     def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
         """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
@@ -855,7 +881,9 @@ class PostgresStore:
                f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
                "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
         sql_args = [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
-        return conn.execute(sql, sql_args, prepare=False).fetchall()
+        with self._one_round_trip(conn, _GIN_ONLY):
+            cur = conn.execute(sql, sql_args, prepare=False)
+        return cur.fetchall()
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
@@ -1033,7 +1061,7 @@ class PostgresStore:
                 ns_seen = self._known_build(conn)
                 if ns_seen is None:
                     return out
-                with conn.pipeline():
+                with self._one_round_trip(conn, _GIN_ONLY, begin="BEGIN READ ONLY"):  # each statement a snapshot
                     cursors = {i: conn.execute(*self._set_statement(node, q, cap, ns_seen), prepare=False, binary=True)
                                for i, (node, q) in parsed.items()}
                 found = {i: cur.fetchone() for i, cur in cursors.items()}
@@ -1154,34 +1182,23 @@ class PostgresStore:
             ns, indexed = known
             hnsw = indexed and not self.exact
             cols = "seq, id, path, source, start_line, end_line, text, embedding"
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    if hnsw:
-                        # a sort disabled: the planner walks the HNSW index even where its cost model prefers
-                        # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
-                        conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                                     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                                     "set_config('enable_sort', 'off', true)",
-                                     (str(self.ef_search or default_ef_search(limit)),))
-                    c_head = conn.execute(head_sql, head_args)
-                    if hnsw:
-                        cast, _ = self._cast(dims)
-                        c_rows = conn.execute(
-                            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
-                            f"embedding IS NOT NULL{filt} ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                            [*args, q, int(limit) + _SPARE], binary=True)
-                    else:
-                        c_rows = conn.execute(
-                            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
-                            f"embedding IS NOT NULL{filt} ORDER BY CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END, "
-                            "seq LIMIT %s", [*args, q, int(limit) + _SPARE], binary=True)
-                    conn.execute("COMMIT")
-            except BaseException:
-                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    with contextlib.suppress(Exception):
-                        conn.rollback()
-                raise
+            # a sort disabled: the planner walks the HNSW index even where its cost model prefers sorting a scan
+            # (a few thousand rows), so the index is what searches from hnsw_min_rows
+            settings = {"hnsw.ef_search": str(self.ef_search or default_ef_search(limit)),
+                        "hnsw.iterative_scan": "relaxed_order", "enable_sort": "off"} if hnsw else {}
+            with self._one_round_trip(conn, settings):
+                c_head = conn.execute(head_sql, head_args)
+                if hnsw:
+                    cast, _ = self._cast(dims)
+                    c_rows = conn.execute(
+                        f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                        f"embedding IS NOT NULL{filt} ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                        [*args, q, int(limit) + _SPARE], binary=True)
+                else:
+                    c_rows = conn.execute(
+                        f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                        f"embedding IS NOT NULL{filt} ORDER BY CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END, "
+                        "seq LIMIT %s", [*args, q, int(limit) + _SPARE], binary=True)
             row = c_head.fetchone()
             if row is None:
                 self._vector_heads.pop(dims, None)
