@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -177,6 +177,9 @@ class PostgresStore:
     does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
     one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
+
+    #: every call is a round trip to the server: a search asks for more at once
+    round_trips = True
 
     def __init__(
         self,
@@ -827,45 +830,55 @@ class PostgresStore:
     def _ranked_in_one_snapshot(self, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                                 newest: int | None, window: int | None, limit: int,
                                 phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None:
-        """The ``limit`` best matches of ``tsquery`` by FTS5's BM25 from one statement (its own snapshot: the build's
-        totals, the phrases' term statistics, the matching rows' tokens, and their texts when all of them make the
-        cut) and, when more match, a second one reading the texts of those that do. None when that is not enough:
-        a phrase's chunk count must be counted, or a chunk that made the cut changed in between (the caller then
-        ranks in a transaction)."""
+        """The ``limit`` best matches of ``tsquery`` by FTS5's BM25 from one statement (:meth:`_rank_statement`) and,
+        when more match, a second one reading the texts of those that do. None when that is not enough: a phrase's
+        chunk count must be counted, the build changed twice, or a chunk that made the cut changed in between (the
+        caller then ranks in a transaction)."""
         with self._autocommit("keyword search") as conn:
             for _ in range(2):  # a second time when the build changed since the last search
                 ns = self._known_build(conn)
                 if ns is None:
                     return []
-                found = self._rank_rows(conn, ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
-                head = next((r for r in found if r[0] == "h"), None)
-                if head is None:
-                    return []
-                if int(head[2]) == ns:
-                    break
-                self._build_seen = int(head[2])
-            else:
-                return None
-            rows = [r for r in found if r[0] == "r"]
-            if not rows:
-                return []
-            n_rows, n_tokens, version = (int(x) for x in head[3:6])
-            term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
-            hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
-            if hits is None:
-                return None
-            whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
-            xmin = {int(r[2]): r[1] for r in rows}
-            fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
-                                  if r[-1] == xmin[s]}
-            return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
-                                phrase_list, hits, n_rows, n_tokens, limit, fetch)
+                with self._one_round_trip(conn, _GIN_ONLY):
+                    cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
+                                                             phrase_list), prepare=False)
+                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
+                if ranked != "moved":
+                    return ranked  # type: ignore[return-value]
+        return None
 
-    def _rank_rows(self, conn: Any, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
-                   newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
-                   ) -> list[Any]:
-        """:meth:`_ranked_in_one_snapshot`'s statement over build ``ns``: an ``h`` row (the build this store reads,
-        its totals), ``s`` rows (term statistics) and ``r`` rows (the matches)."""
+    def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
+                     phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None | str:
+        """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
+        them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
+        :meth:`_ranked_in_one_snapshot`."""
+        head = next((r for r in found if r[0] == "h"), None)
+        if head is None:
+            return []
+        if int(head[2]) != ns:
+            self._build_seen = int(head[2])
+            return "moved"
+        rows = [r for r in found if r[0] == "r"]
+        if not rows:
+            return []
+        n_rows, n_tokens, version = (int(x) for x in head[3:6])
+        term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+        hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
+        if hits is None:
+            return None
+        whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+        xmin = {int(r[2]): r[1] for r in rows}
+        fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
+                              if r[-1] == xmin[s]}
+        return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
+                            phrase_list, hits, n_rows, n_tokens, limit, fetch)
+
+    def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
+                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
+                        ) -> tuple[str, list[Any]]:
+        """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
+        its totals), ``s`` rows (the phrases' term statistics) and ``r`` rows: the matches' seqs and stored tokens,
+        with their texts when they are no more than ``limit``."""
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns])
         stats = self._term_stats_query("%s", [ns], phrase_list)
@@ -880,10 +893,29 @@ class PostgresStore:
                "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
                f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
                "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
-        sql_args = [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
-        with self._one_round_trip(conn, _GIN_ONLY):
-            cur = conn.execute(sql, sql_args, prepare=False)
-        return cur.fetchall()
+        return sql, [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
+
+    @_retry_once
+    def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
+        """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
+        out: dict[int, list[tuple[Candidate, float]]] = {}
+        ranked = {i: (p, q) for i, q in enumerate(queries) if q.get("match") and q.get("order", "rank") == "rank"
+                  and int(q["limit"]) > 0 and (p := self._parse(q["match"])) is not None}
+        if ranked:
+            with self._autocommit("keyword search") as conn:
+                ns = self._known_build(conn)
+                if ns is None:
+                    return [[] for _ in queries]
+                lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
+                with self._one_round_trip(conn, _GIN_ONLY):
+                    cursors = {i: conn.execute(*self._rank_statement(
+                        ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
+                        int(q["limit"]), lists[i]), prepare=False) for i, (p, q) in ranked.items()}
+                for i, cur in cursors.items():
+                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i])
+                    if isinstance(done, list):
+                        out[i] = done
+        return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
@@ -1214,9 +1246,15 @@ class PostgresStore:
         return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
-        """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        """Refresh the planner's statistics and the keyword index after a sync's writes; build the HNSW index of
+        each vector size that has reached ``hnsw_min_rows`` in this namespace."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
             conn.execute(f"ANALYZE {self._s}.chunks")
+            # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
+            # and the planner, counting it, scans the table instead of the index. Merged here (by the index's
+            # owner: another role leaves it to autovacuum).
+            conn.execute("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.oid = to_regclass(%s) AND "
+                         "pg_has_role(c.relowner, 'USAGE')", (f"{self._s}.chunks_tsv",))
         if not self.vector_enabled or self.exact:
             return
         with self._conn("indexing vectors") as conn:
