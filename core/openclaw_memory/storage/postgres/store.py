@@ -862,6 +862,9 @@ class PostgresStore:
         if not rows:
             return []
         n_rows, n_tokens, version = (int(x) for x in head[3:6])
+        for r in found:
+            if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
+                self._remember((ns, version, r[1]), int(r[2]))
         term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
         hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
         if hits is None:
@@ -882,6 +885,7 @@ class PostgresStore:
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns])
         stats = self._term_stats_query("%s", [ns], phrase_list)
+        counts, count_args = self._phrase_counts_query(ns, phrase_list)
         lim = max(int(window), int(limit)) if window is not None else None
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                f"WHERE {nw}) "
@@ -889,11 +893,37 @@ class PostgresStore:
                "NULL::int, NULL::int, NULL::text FROM h"
                + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, NULL, "
                   f"NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+                         for c in counts)
                + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
                "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
                f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
                "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
-        return sql, [*nargs, *(stats[1] if stats else []), int(limit), *args, *([lim] if lim is not None else [])]
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, int(limit), *args,
+                     *([lim] if lim is not None else [])]
+
+    def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
+        """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
+        read from the term statistics and does not remember for the build's last known version (a longer phrase;
+        a prefix, unless at most one token starts with it: the count is then NULL), and their arguments (each
+        subquery's tsquery first)."""
+        head = self._count_head
+        parts: list[str] = []
+        args: list[Any] = []
+        for p in dict.fromkeys(phrase_list):
+            q = fts.to_tsquery(fts.Node("phrase", p))
+            if q is None or (len(p) == 1 and not p[0].endswith(fts.PREFIX)) or (
+                    head is not None and head[0] == ns and (*head, q) in self._counts):
+                continue
+            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery"
+            if len(p) == 1:  # a prefix: counted only when two tokens or more start with it
+                parts.append(f"CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM {self._s}.terms WHERE ns_id = %s AND "
+                             f"term LIKE %s LIMIT 2) t) <= 1 THEN NULL ELSE ({count}) END")
+                args += [q, ns, self._like_prefix(p[0][:-1]), ns, q]
+            else:
+                parts.append(count)
+                args += [q, ns, q]
+        return parts, args
 
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
