@@ -26,7 +26,8 @@ def test_bench_postgres_smallest_run(pg: Any) -> None:
     # each PostgreSQL row gives its p50 as a multiple of SQLite's (the figures are printed rounded to 0.1 ms)
     by = {(row[1], row[2]): row for row in rows}
     for mode in ("keyword", "vector", "hybrid"):
-        lite, pg_row = by[("SQLite (sqlite-vec + in-memory matrix)", mode)], by[("PostgreSQL (pgvector, defaults)", mode)]
+        lite = by[("SQLite (sqlite-vec + in-memory matrix)", mode)]
+        pg_row = by[("PostgreSQL (pgvector, defaults)", mode)]
         low, high = (float(pg_row[3]) - 0.05) / (float(lite[3]) + 0.05), (float(pg_row[3]) + 0.05) / max(
             float(lite[3]) - 0.05, 1e-9)
         assert lite[5] == "" and low - 0.01 <= float(pg_row[5]) <= high + 0.01, (mode, lite, pg_row)

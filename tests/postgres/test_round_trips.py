@@ -43,7 +43,8 @@ class _Wire:
 @pytest.fixture
 def wire(monkeypatch: pytest.MonkeyPatch) -> _Wire:
     counted = _Wire()
-    execute, pipeline, transaction = psycopg.Connection.execute, psycopg.Connection.pipeline, psycopg.Connection.transaction
+    execute, pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
+    transaction = psycopg.Connection.transaction
 
     def counting_execute(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
         counted.statements += 1

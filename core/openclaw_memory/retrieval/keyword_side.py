@@ -42,6 +42,12 @@ _PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
 _PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
 
 
+def _round_trips(store: MemoryStore) -> bool:
+    """Whether each call to ``store`` is a round trip to a server (False for a store written before the protocol
+    said, which then needs no :meth:`~openclaw_memory.storage.MemoryStore.keyword_search_many`)."""
+    return bool(getattr(store, "round_trips", False))
+
+
 class _MatchCounter:
     """Capped match counts of FTS5 expressions, each asked of the store once per search."""
 
@@ -64,7 +70,7 @@ class _MatchCounter:
         them; the same counts."""
         todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
         words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))
-                 or self.store.round_trips]
+                 or _round_trips(self.store)]
         for batch in (words, [m for m in todo if m not in words]):
             batch = [m for m in batch if not self._capped_by_word(m)]
             if batch:
@@ -284,7 +290,7 @@ def keyword_candidates(
         known = count.rows(match)
         return known is not None and len(known) < want
 
-    if store.round_trips:  # the phrase and the first expression run when the phrase finds nothing, in one call
+    if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
         first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
         search.prefetch([_first_search(m, how, limit=limit, sources=sources)
                          for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])])

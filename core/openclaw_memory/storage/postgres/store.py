@@ -891,8 +891,8 @@ class PostgresStore:
                f"WHERE {nw}) "
                "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
                "NULL::int, NULL::int, NULL::text FROM h"
-               + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, NULL, "
-                  f"NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
+                  f"NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
                + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
                          for c in counts)
                + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
@@ -1240,7 +1240,7 @@ class PostgresStore:
             if row is None:
                 return []
             known = self._vector_heads[dims] = (int(row[0]), bool(row[1]))
-        while True:
+        for _ in range(3):  # builds swapped or HNSW indexes built meanwhile: searched again with what was read
             ns, indexed = known
             hnsw = indexed and not self.exact
             cols = "seq, id, path, source, start_line, end_line, text, embedding"
@@ -1266,9 +1266,11 @@ class PostgresStore:
                 self._vector_heads.pop(dims, None)
                 return []
             found = (int(row[0]), bool(row[1]))
+            rows = c_rows.fetchall()
             if found == known:
-                return c_rows.fetchall()
+                return rows
             known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
+        return rows  # the build changed under every try: what the last one found in the build it read
 
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
