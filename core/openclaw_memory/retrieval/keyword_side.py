@@ -42,6 +42,12 @@ _PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
 _PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
 
 
+def _round_trips(store: MemoryStore) -> bool:
+    """Whether each call to ``store`` is a round trip to a server (False for a store written before the protocol
+    said, which then needs no :meth:`~openclaw_memory.storage.MemoryStore.keyword_search_many`)."""
+    return bool(getattr(store, "round_trips", False))
+
+
 class _MatchCounter:
     """Capped match counts of FTS5 expressions, each asked of the store once per search."""
 
@@ -60,9 +66,11 @@ class _MatchCounter:
 
     def prefetch(self, matches: Sequence[str | None]) -> None:
         """Count ``matches`` now, in two calls to the store at most (whole words, then the prefixes the words
-        do not settle), instead of one call each as the search asks for them; the same counts."""
+        do not settle; one call to a store behind a server), instead of one call each as the search asks for
+        them; the same counts."""
         todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
-        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))]
+        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))
+                 or _round_trips(self.store)]
         for batch in (words, [m for m in todo if m not in words]):
             batch = [m for m in batch if not self._capped_by_word(m)]
             if batch:
@@ -134,17 +142,46 @@ def _keyword_plan(analysis: QueryAnalysis, count: _MatchCounter) -> list[tuple[s
     return list(out.items())
 
 
-def _run(store: MemoryStore, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
+def _first_search(match: str, order: _Order, *, limit: int, sources: Sequence[str] | None) -> dict[str, object]:
+    """The keyword arguments of :meth:`~openclaw_memory.storage.MemoryStore.keyword_search` :func:`_run` asks
+    for first."""
+    if order == "rank":
+        return {"match": match, "limit": limit, "sources": sources, "window": RANK_WINDOW}
+    if order == "recent-first":
+        return {"match": match, "limit": limit, "sources": sources, "order": "recent", "newest": RECENT_CHUNKS}
+    return {"match": match, "limit": limit, "sources": sources, "order": "recent"}
+
+
+class _Searches:
+    """The store's keyword searches of one query, answered from those asked in advance (:meth:`prefetch`)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._done: dict[str, list[tuple[Candidate, float]]] = {}
+
+    @staticmethod
+    def _key(query: dict[str, object]) -> str:
+        return repr(sorted(query.items()))
+
+    def prefetch(self, queries: Sequence[dict[str, object]]) -> None:
+        """Run ``queries`` now, in one call to the store."""
+        todo = [q for q in queries if self._key(q) not in self._done]
+        for q, rows in zip(todo, self.store.keyword_search_many(todo) if todo else []):
+            self._done[self._key(q)] = rows
+
+    def __call__(self, query: dict[str, object]) -> list[tuple[Candidate, float]]:
+        got = self._done.pop(self._key(query), None)
+        return list(got) if got is not None else self.store.keyword_search(**query)  # type: ignore[arg-type]
+
+
+def _run(search: _Searches, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
          need: int) -> list[tuple[Candidate, float]]:
     """One MATCH: BM25-ranked, or its most recently indexed matches ("recent-first" looks at the
     newest chunks first and at the whole index only when those hold fewer than ``need``)."""
-    if order == "rank":
-        return store.keyword_search(match, limit=limit, sources=sources, window=RANK_WINDOW)
-    if order == "recent-first":
-        rows = store.keyword_search(match, limit=limit, sources=sources, order="recent", newest=RECENT_CHUNKS)
-        if len(rows) >= min(need, limit):
-            return rows
-    return store.keyword_search(match, limit=limit, sources=sources, order="recent")
+    rows = search(_first_search(match, order, limit=limit, sources=sources))
+    if order != "recent-first" or len(rows) >= min(need, limit):
+        return rows
+    return search({"match": match, "limit": limit, "sources": sources, "order": "recent"})
 
 
 def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> set[int]:
@@ -239,19 +276,31 @@ def keyword_candidates(
         count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
                           for w in t.key.split()),
                         *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
+    search = _Searches(store)
+    order: _Order = "rank"
     if phrase:
         key = next(t.key for t in analysis.terms if t.kind == "phrase")
         words = [f'"{w}"' for w in key.split()] if analysis.tokenizer != "trigram" else []
-        order: _Order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
-        batches.append(_run(store, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
-        seen.update(c.id for c, _ in batches[-1])
+        order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
     tiers = _keyword_plan(analysis, count)
+
+    def skipped(i: int, match: str) -> bool:  # an expression too few chunks match is not run (known from the counts)
+        if i == len(tiers) - 1 or seen or sources:
+            return False
+        known = count.rows(match)
+        return known is not None and len(known) < want
+
+    if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
+        first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
+        search.prefetch([_first_search(m, how, limit=limit, sources=sources)
+                         for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])])
+    if phrase:
+        batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
+        seen.update(c.id for c, _ in batches[-1])
     for i, (match, how) in enumerate(tiers):  # strict to loose
-        if i < len(tiers) - 1 and not seen and not sources:
-            known = count.rows(match)  # from the counts' rows: an expression too few chunks match is not run
-            if known is not None and len(known) < want:
-                continue
-        rows = _run(store, match, how, limit=limit, sources=sources, need=want)
+        if skipped(i, match):
+            continue
+        rows = _run(search, match, how, limit=limit, sources=sources, need=want)
         if i == len(tiers) - 1 or len(seen | {c.id for c, _ in rows}) >= want:
             batches.append([(c, r) for c, r in rows if c.id not in seen])
             seen.update(c.id for c, _ in batches[-1])

@@ -194,6 +194,12 @@ class MemoryStore(Protocol):
         matches, each with rank 0. ``newest`` restricts the search to about that many most recently
         indexed chunks. ``like_terms`` (each a substring every hit contains) without ``match``
         selects chunks by substring alone."""
+    def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
+        """:meth:`keyword_search` of each of ``queries`` (its keyword arguments, ``match`` included), in their
+        order; a store behind a server sends them in one round trip."""
+    #: True when every call is a round trip to a server: a search then asks for more in one call (its counts,
+    #: its first MATCH expressions) rather than for just what it needs next
+    round_trips: bool
     def count_matches(self, match: str, *, cap: int) -> int:
         """How many chunks ``match`` selects, counting no further than ``cap`` (cheap for any MATCH)."""
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:

@@ -8,6 +8,9 @@ embedding cache is keyed by the namespace's name and shared by its builds and by
 ``terms`` holds each build's keyword statistics (how many chunks hold each token), written in the
 same transaction as the chunks, so BM25 reads document frequencies instead of counting them; its
 ``terms_prefix`` index (v3) finds the tokens a prefix (``"paint"*``) starts, whatever the database's collation.
+From v4 a chunk's vector is kept in its row (storage ``MAIN``: the row's text columns go to TOAST first), so an
+exact scan reads the table's pages instead of one TOAST lookup per chunk; rows written before keep their layout
+until they are written again (a forced rebuild rewrites them all).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from openclaw_memory.errors import StoreError
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
 #: the schema version this code writes and reads
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS {s}.namespaces (
@@ -67,8 +70,18 @@ _V3 = """
 CREATE INDEX IF NOT EXISTS terms_prefix ON {s}.terms(ns_id, term text_pattern_ops);
 """
 
+#: only the table's owner may change a column's storage: another role upgrading the schema leaves it as it is
+#: (a layout for speed, not for correctness)
+_V4 = """
+DO $$ BEGIN
+  IF pg_has_role((SELECT relowner FROM pg_class WHERE oid = '{s}.chunks'::regclass), 'USAGE') THEN
+    ALTER TABLE {s}.chunks ALTER COLUMN embedding SET STORAGE MAIN;
+  END IF;
+END $$;
+"""
+
 #: migration i (1-based) brings the schema from version i-1 to i
-_MIGRATIONS = [_V1, _V2, _V3]
+_MIGRATIONS = [_V1, _V2, _V3, _V4]
 
 
 def migrate(conn: Any, schema: str, *, read_only: bool = False) -> int:

@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -61,6 +61,13 @@ _WORKSPACE_KEY = "workspace"
 #: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
 _WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
+#: Settings of the statements that select chunks by a tsquery and read them all (counts, chunk lists, the rows to
+#: rank): only bitmap scans, so the GIN index finds the rows. The planner does not count reading each row's tsvector
+#: (kept out of line, in TOAST) and, where a tsquery selects many of a namespace's rows, walks the table or the seq
+#: index testing every row's instead, several times slower.
+_GIN_ONLY = {"enable_seqscan": "off", "enable_indexscan": "off"}
+#: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
+_KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -171,6 +178,9 @@ class PostgresStore:
     one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
+    #: every call is a round trip to the server: a search asks for more at once
+    round_trips = True
+
     def __init__(
         self,
         url: str,
@@ -221,6 +231,11 @@ class PostgresStore:
         #: exact match counts by (build id, namespace version, tsquery): valid until the namespace is written
         self._counts: dict[tuple[int, int, str], int] = {}
         self._count_head: tuple[int, int] | None = None  # the build and version the last count read
+        #: the id of the build a search last found (statements name it so the planner knows which rows they
+        #: read; each checks it is still the build and runs again when not)
+        self._build_seen: int | None = _build_id
+        #: by vector size: the build id and whether its HNSW index existed, as the last vector search read them
+        self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -426,6 +441,27 @@ class PostgresStore:
         consistent snapshot of its own); driver errors become StoreError."""
         with self._driver_errors(what), self._connection() as conn:
             yield conn
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _one_round_trip(conn: Any, settings: dict[str, str], *,
+                        begin: str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") -> Iterator[None]:
+        """The statements of the block in one read-only transaction with ``settings`` (run-time parameters, for
+        this transaction only), sent in one round trip (a pipeline) on ``conn``, a connection in autocommit mode:
+        BEGIN and COMMIT travel with them. The transaction is rolled back when the block or a statement fails."""
+        try:
+            with conn.pipeline():
+                conn.execute(begin)
+                if settings:
+                    conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(settings)),
+                                 [x for item in settings.items() for x in item])
+                yield
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                with contextlib.suppress(Exception):
+                    conn.rollback()
+            raise
 
     def _build_where(self, alias: str = "n") -> tuple[str, list[Any]]:
         """The condition selecting this store's build in ``namespaces`` (aliased ``alias``), with its arguments."""
@@ -667,7 +703,8 @@ class PostgresStore:
         nw, nargs = self._build_where()
         with self._autocommit("reading chunks") as conn:  # one statement: a snapshot of its own
             rows = conn.execute(f"SELECT {_CHUNK_COLS} FROM {self._s}.chunks WHERE ns_id = (SELECT n.id FROM "
-                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)]).fetchall()
+                                f"{self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)", [*nargs, list(ids)],
+                                binary=True).fetchall()
         by_id = {r[0]: self._chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -701,6 +738,17 @@ class PostgresStore:
 
     # ---- keyword search ---------------------------------------------------------------------------
 
+    def _known_build(self, conn: Any) -> int | None:
+        """The id of the build this store reads as a search last found it (read now when none has; None: no
+        build yet)."""
+        if self._build_seen is None:
+            nw, nargs = self._build_where()
+            row = conn.execute(f"SELECT n.id FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
+            if row is None:
+                return None
+            self._build_seen = int(row[0])
+        return self._build_seen
+
     def _parse(self, match: str) -> tuple[fts.Node, str] | None:
         try:
             node = fts.parse_match(match, porter=self._porter)
@@ -723,31 +771,20 @@ class PostgresStore:
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
-        where, args = [], []
-        if parsed:
-            where.append("tsv @@ %s::tsquery")
-            args.append(parsed[1])
-        if sources:
-            where.append("source = ANY(%s)")
-            args.append(list(sources))
-        for t in like_terms:
-            where.append("text ILIKE %s ESCAPE '\\'")
-            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         nw, nargs = self._build_where()
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
-        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
-            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
-                         "OFFSET %s LIMIT 1), 0)")
-            args += [*nargs, max(0, int(newest) - 1)]
-        cond = f"ns_id = {ns_sql} AND " + " AND ".join(where)
+        cond, args = self._match_condition(parsed[1] if parsed else None, sources, like_terms, newest, ns_sql, nargs)
         if not parsed or order == "recent":  # one statement: the newest matches, unranked
             with self._autocommit("keyword search") as conn:
-                rows = conn.execute(f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks "
-                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*nargs, *args, int(limit)],
+                rows = conn.execute(f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks "
+                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*args, int(limit)],
                                     prepare=False).fetchall()
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
-        with self._conn("keyword search", read=True) as conn:
+        ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list)
+        if ranked is not None:
+            return ranked
+        with self._conn("keyword search", read=True) as conn:  # one snapshot across the statements below
             # one round trip: the build's totals, the rows to rank (their stored tokens; the text is read for
             # the chunks that make the cut only) and the phrases' term statistics
             with conn.pipeline():
@@ -755,7 +792,7 @@ class PostgresStore:
                                       f"WHERE {nw}", nargs)
                 c_rows = conn.execute(f"SELECT seq, tokens FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC"
                                       + (" LIMIT %s" if window is not None else ""),
-                                      [*nargs, *args] + ([max(int(window), int(limit))] if window is not None else []),
+                                      [*args] + ([max(int(window), int(limit))] if window is not None else []),
                                       prepare=False)
                 stats = self._term_stats_query(ns_sql, nargs, phrase_list)
                 c_stats = conn.execute(stats[0], stats[1], prepare=False) if stats else None
@@ -765,17 +802,173 @@ class PostgresStore:
             ns, n_rows, n_tokens, version = (int(x) for x in head)
             hits = self._phrase_hits(conn, ns, version, phrase_list,
                                      self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
-            return self._ranked(conn, ns, rows, phrase_list, hits, n_rows, n_tokens, limit)
+            assert hits is not None  # counted on this connection when not remembered
+            return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
+                                lambda seqs: self._rows_by_seq(conn, ns, seqs))
 
-    def _ranked(self, conn: Any, ns: int, rows: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]],
-                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int) -> list[tuple[Candidate, float]]:
-        """The ``limit`` best of ``rows`` (``seq, tokens``) by FTS5's BM25, with their texts read."""
+    def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
+                         newest: int | None, ns_sql: str, ns_args: Sequence[Any]) -> tuple[str, list[Any]]:
+        """The WHERE condition (and its arguments) selecting the chunks of the build ``ns_sql`` (a subquery taking
+        ``ns_args``) that match ``tsquery``, are of ``sources``, contain every one of ``like_terms`` and are among
+        the ``newest``."""
+        where, args = [f"ns_id = {ns_sql}"], [*ns_args]
+        if tsquery:
+            where.append("tsv @@ %s::tsquery")
+            args.append(tsquery)
+        if sources:
+            where.append("source = ANY(%s)")
+            args.append(list(sources))
+        for t in like_terms:
+            where.append("text ILIKE %s ESCAPE '\\'")
+            args.append("%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if newest is not None:  # the newest chunks only: from the seq of the ``newest``-th newest one
+            where.append(f"seq >= coalesce((SELECT seq FROM {self._s}.chunks WHERE ns_id = {ns_sql} ORDER BY seq DESC "
+                         "OFFSET %s LIMIT 1), 0)")
+            args += [*ns_args, max(0, int(newest) - 1)]
+        return " AND ".join(where), args
+
+    def _ranked_in_one_snapshot(self, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
+                                newest: int | None, window: int | None, limit: int,
+                                phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None:
+        """The ``limit`` best matches of ``tsquery`` by FTS5's BM25 from one statement (:meth:`_rank_statement`) and,
+        when more match, a second one reading the texts of those that do. None when that is not enough: a phrase's
+        chunk count must be counted, the build changed twice, or a chunk that made the cut changed in between (the
+        caller then ranks in a transaction)."""
+        with self._autocommit("keyword search") as conn:
+            for _ in range(2):  # a second time when the build changed since the last search
+                ns = self._known_build(conn)
+                if ns is None:
+                    return []
+                with self._one_round_trip(conn, _GIN_ONLY):
+                    cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
+                                                             phrase_list), prepare=False)
+                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
+                if ranked != "moved":
+                    return ranked  # type: ignore[return-value]
+        return None
+
+    def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
+                     phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None | str:
+        """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
+        them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
+        :meth:`_ranked_in_one_snapshot`."""
+        head = next((r for r in found if r[0] == "h"), None)
+        if head is None:
+            return []
+        if int(head[2]) != ns:
+            self._build_seen = int(head[2])
+            return "moved"
+        rows = [r for r in found if r[0] == "r"]
+        if not rows:
+            return []
+        n_rows, n_tokens, version = (int(x) for x in head[3:6])
+        for r in found:
+            if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
+                self._remember((ns, version, r[1]), int(r[2]))
+        term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+        hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
+        if hits is None:
+            return None
+        whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+        xmin = {int(r[2]): r[1] for r in rows}
+        fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
+                              if r[-1] == xmin[s]}
+        return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
+                            phrase_list, hits, n_rows, n_tokens, limit, fetch)
+
+    def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
+                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
+                        ) -> tuple[str, list[Any]]:
+        """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
+        its totals), ``s`` rows (the phrases' term statistics) and ``r`` rows: the matches' seqs and stored tokens,
+        with their texts when they are no more than ``limit``."""
+        nw, nargs = self._build_where()
+        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns])
+        stats = self._term_stats_query("%s", [ns], phrase_list)
+        counts, count_args = self._phrase_counts_query(ns, phrase_list)
+        lim = max(int(window), int(limit)) if window is not None else None
+        sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
+               f"WHERE {nw}) "
+               "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
+               "NULL::int, NULL::int, NULL::text FROM h"
+               + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
+                  f"NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+                         for c in counts)
+               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
+               "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
+               f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
+               "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, int(limit), *args,
+                     *([lim] if lim is not None else [])]
+
+    def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
+        """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
+        read from the term statistics and does not remember for the build's last known version (a longer phrase;
+        a prefix, unless at most one token starts with it: the count is then NULL), and their arguments (each
+        subquery's tsquery first)."""
+        head = self._count_head
+        parts: list[str] = []
+        args: list[Any] = []
+        for p in dict.fromkeys(phrase_list):
+            q = fts.to_tsquery(fts.Node("phrase", p))
+            if q is None or (len(p) == 1 and not p[0].endswith(fts.PREFIX)) or (
+                    head is not None and head[0] == ns and (*head, q) in self._counts):
+                continue
+            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery"
+            if len(p) == 1:  # a prefix: counted only when two tokens or more start with it
+                parts.append(f"CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM {self._s}.terms WHERE ns_id = %s AND "
+                             f"term LIKE %s LIMIT 2) t) <= 1 THEN NULL ELSE ({count}) END")
+                args += [q, ns, self._like_prefix(p[0][:-1]), ns, q]
+            else:
+                parts.append(count)
+                args += [q, ns, q]
+        return parts, args
+
+    @_retry_once
+    def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
+        """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
+        out: dict[int, list[tuple[Candidate, float]]] = {}
+        ranked = {i: (p, q) for i, q in enumerate(queries) if q.get("match") and q.get("order", "rank") == "rank"
+                  and int(q["limit"]) > 0 and (p := self._parse(q["match"])) is not None}
+        if ranked:
+            with self._autocommit("keyword search") as conn:
+                ns = self._known_build(conn)
+                if ns is None:
+                    return [[] for _ in queries]
+                lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
+                with self._one_round_trip(conn, _GIN_ONLY):
+                    cursors = {i: conn.execute(*self._rank_statement(
+                        ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
+                        int(q["limit"]), lists[i]), prepare=False) for i, (p, q) in ranked.items()}
+                for i, cur in cursors.items():
+                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i])
+                    if isinstance(done, list):
+                        out[i] = done
+        return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
+
+    def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
+                     ) -> dict[int, tuple[Any, ...]]:
+        """The candidate columns of the chunks ``seqs`` of build ``ns`` (and each row's ``xmin``), by seq."""
+        cols = _KEYWORD_COLS + (", xmin::text" if with_xmin else "")
+        return {int(r[0]): tuple(r) for r in conn.execute(
+            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)", (ns, list(seqs))).fetchall()}
+
+    @staticmethod
+    def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
+                hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]]) -> list[tuple[Candidate, float]] | None:
+        """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
+        BM25; the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when ``fetch``
+        misses one."""
         ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
-        top = {r[0]: r for r in conn.execute(
-            f"SELECT seq, id, path, source, start_line, end_line, text FROM {self._s}.chunks WHERE ns_id = %s AND "
-            "seq = ANY(%s)", (ns, [rows[i][0] for i in order_ix])).fetchall()}
-        return [(self._kcand(top[rows[i][0]], pos), ranks[i]) for pos, i in enumerate(order_ix, start=1)]
+        missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
+        read = fetch(missing) if missing else {}
+        if len(read) < len(missing):
+            return None
+        return [(PostgresStore._kcand(rows[i][2] or read[rows[i][0]], pos), ranks[i])
+                for pos, i in enumerate(order_ix, start=1)]
 
     @staticmethod
     def _like_prefix(prefix: str) -> str:
@@ -820,18 +1013,15 @@ class PostgresStore:
                 by_prefix[term] = (int(n_terms), int(n_docs))
         return singles, by_prefix
 
-    def _phrase_hits(self, conn: Any, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
-                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]] | None = None) -> list[int]:
+    def _phrase_hits(self, conn: Any | None, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]],
+                     stats: tuple[dict[str, int], dict[str, tuple[int, int]]]) -> list[int] | None:
         """How many chunks of the namespace contain each phrase (FTS5's per-phrase document frequency):
-        a one-token phrase's count is read from the term statistics, and so is a one-token prefix's
+        a one-token phrase's count is read from the term statistics ``stats``, and so is a one-token prefix's
         when a single token of the namespace starts with it; a longer phrase or a prefix of several
-        tokens is counted through the GIN index (0 at once when one of its whole tokens is in no chunk)
-        and remembered until the namespace is written again. ``stats``: the term statistics already read."""
+        tokens is counted through the GIN index on ``conn`` (0 at once when one of its whole tokens is in no
+        chunk) and remembered until the namespace is written again. None when such a count is needed and not
+        remembered, and ``conn`` is None."""
         unique = list(dict.fromkeys(phrase_list))
-        if stats is None:
-            query = self._term_stats_query("%s", [ns], phrase_list)
-            stats = self._read_term_stats(conn.execute(query[0], query[1], prepare=False).fetchall() if query else [],
-                                          phrase_list)
         singles, by_prefix = stats
         known: dict[tuple[str, ...], int] = {}
         for p in unique:
@@ -846,6 +1036,8 @@ class PostgresStore:
             else:
                 key = (ns, version, q)
                 if key not in self._counts:
+                    if conn is None:
+                        return None
                     self._remember(key, int(conn.execute(
                         f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery", (ns, q),
                         prepare=False).fetchone()[0]))
@@ -894,10 +1086,68 @@ class PostgresStore:
             cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
         return {i: cur.fetchone() for i, cur in cursors.items()}
 
+    def _set_statement(self, node: fts.Node, q: str, cap: int, ns: int) -> tuple[str, list[Any]]:
+        """One statement for a capped count and the chunks counted (build id, version, the count or, for a prefix,
+        the most chunks one token it starts is in, and the seqs of the chunks selected, NULL from ``cap`` on) in
+        build ``ns`` (the chunks are listed only when it is the build this store reads). A whole token is counted
+        by its term statistics; a prefix one of whose tokens alone reaches ``cap`` too."""
+        nw, nargs = self._build_where()
+        tok = node.tokens[0] if node.op == "phrase" and len(node.tokens) == 1 else None
+        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among (with n.id
+        # it may walk the table in order instead, reading every chunk's tsvector until the cap)
+        chunks = f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ %s::tsquery"
+        if tok is not None and not tok.endswith(fts.PREFIX):
+            return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
+                    f"THEN ARRAY({chunks}) END FROM {self._s}.namespaces n LEFT JOIN {self._s}.terms t ON "
+                    f"t.ns_id = n.id AND t.term = %s WHERE {nw} GROUP BY n.id, n.version",
+                    [int(cap), ns, ns, q, tok, *nargs])
+        if tok is not None:  # a prefix: a range scan of the terms' prefix index first
+            stats, stats_args = (f"LEFT JOIN {self._s}.terms t ON t.ns_id = n.id AND t.term LIKE %s",
+                                 [self._like_prefix(tok[:-1])])
+        else:
+            stats, stats_args = "LEFT JOIN (SELECT NULL::bigint AS n_docs) t ON FALSE", []
+        return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
+                f"THEN ARRAY({chunks} LIMIT %s) END FROM {self._s}.namespaces n {stats} WHERE {nw} "
+                "GROUP BY n.id, n.version", [int(cap), ns, ns, q, int(cap), *stats_args, *nargs])
+
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
-        """The counts only (term statistics answer them without listing the chunks)."""
-        return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+        """The counts, and the seqs of the chunks of each match below ``cap``, in one round trip (each statement
+        its own snapshot)."""
+        out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
+        parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
+        if not parsed:
+            return out
+        with self._autocommit("keyword search") as conn:
+            for _ in range(2):  # a second time when the build changed since the last search
+                ns_seen = self._known_build(conn)
+                if ns_seen is None:
+                    return out
+                with self._one_round_trip(conn, _GIN_ONLY, begin="BEGIN READ ONLY"):  # each statement a snapshot
+                    cursors = {i: conn.execute(*self._set_statement(node, q, cap, ns_seen), prepare=False, binary=True)
+                               for i, (node, q) in parsed.items()}
+                found = {i: cur.fetchone() for i, cur in cursors.items()}
+                builds = {int(row[0]) for row in found.values() if row is not None}
+                if builds <= {ns_seen}:
+                    break
+                self._build_seen = max(builds)
+            else:
+                return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+        for i, row in found.items():
+            if row is None:  # no build: nothing matches
+                continue
+            ns, version, most, seqs = int(row[0]), int(row[1]), int(row[2]), row[3]
+            self._count_head = (ns, version)
+            node, q = parsed[i]
+            whole_token = node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX)
+            n = most if whole_token else len(seqs) if seqs is not None else int(cap)
+            if seqs is not None and len(seqs) < cap:
+                if not whole_token:  # the exact count: keyword_search's BM25 needs it for the same phrase
+                    self._remember((ns, version, q), len(seqs))
+                out[i] = (min(n, int(cap)), frozenset(seqs))
+            else:
+                out[i] = (min(n, int(cap)), None)
+        return out
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
@@ -958,35 +1208,8 @@ class PostgresStore:
         if model is not None:
             filt += " AND model = %s"
             args.append(model)
-        cols = "seq, id, path, source, start_line, end_line, text, embedding"
-        with self._conn("vector search", read=True) as conn:
-            nw, nargs = self._build_where()
-            head = conn.execute(  # the build and whether its HNSW index for this size exists, in one statement
-                f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
-                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs]).fetchone()
-            if head is None:
-                return []
-            ns = int(head[0])  # an integer from the database: inlined so the partial HNSW index applies
-            if not self.exact and head[1]:
-                cast, _ = self._cast(dims)
-                with conn.pipeline():  # the search settings and the search in one round trip
-                    # a sort disabled: the planner walks the HNSW index even where its cost model prefers
-                    # sorting a scan (a few thousand rows), so the index is what searches from hnsw_min_rows
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                                 "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                                 "set_config('enable_sort', 'off', true)",
-                                 (str(self.ef_search or default_ef_search(limit)),))
-                    cur = conn.execute(
-                        f"SELECT {cols}, (embedding::{cast}) <=> %s::{cast} AS d FROM {self._s}.chunks "
-                        f"WHERE ns_id = {ns} AND dims = {dims} AND embedding IS NOT NULL{filt} "
-                        f"ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
-                        [q, *args, q, int(limit) + _SPARE])
-                rows = cur.fetchall()
-            else:
-                rows = conn.execute(
-                    f"SELECT {cols}, CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END AS d FROM {self._s}.chunks "
-                    f"WHERE ns_id = %s AND dims = %s AND embedding IS NOT NULL{filt} "
-                    "ORDER BY d, seq LIMIT %s", [q, ns, dims, *args, int(limit) + _SPARE]).fetchall()
+        with self._autocommit("vector search") as conn:
+            rows = self._vector_rows(conn, q, limit, filt, args)
         if not rows:
             return []
         # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
@@ -998,15 +1221,72 @@ class PostgresStore:
                           end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
                           embedding=embs[i]) for pos, i in enumerate(order, start=1)]
 
+    def _vector_head(self, dims: int) -> tuple[str, list[Any]]:
+        """A statement reading the build's id and whether its HNSW index for ``dims`` dimensions exists."""
+        nw, nargs = self._build_where()
+        return (f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
+                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
+
+    def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]) -> list[Any]:
+        """The ``limit`` + spare rows nearest ``q`` (``seq, id, path, source, start_line, end_line, text,
+        embedding``), in one round trip: one read-only transaction reads the build and whether its HNSW index
+        exists, and searches the build and index it found last time (inlined, so the partial HNSW index
+        applies). When they changed (or on the first search) it searches again with what it read."""
+        dims = int(q.size)
+        head_sql, head_args = self._vector_head(dims)
+        known = self._vector_heads.get(dims)
+        if known is None:
+            row = conn.execute(head_sql, head_args).fetchone()
+            if row is None:
+                return []
+            known = self._vector_heads[dims] = (int(row[0]), bool(row[1]))
+        for _ in range(3):  # builds swapped or HNSW indexes built meanwhile: searched again with what was read
+            ns, indexed = known
+            hnsw = indexed and not self.exact
+            cols = "seq, id, path, source, start_line, end_line, text, embedding"
+            # a sort disabled: the planner walks the HNSW index even where its cost model prefers sorting a scan
+            # (a few thousand rows), so the index is what searches from hnsw_min_rows
+            settings = {"hnsw.ef_search": str(self.ef_search or default_ef_search(limit)),
+                        "hnsw.iterative_scan": "relaxed_order", "enable_sort": "off"} if hnsw else {}
+            with self._one_round_trip(conn, settings):
+                c_head = conn.execute(head_sql, head_args)
+                if hnsw:
+                    cast, _ = self._cast(dims)
+                    c_rows = conn.execute(
+                        f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                        f"embedding IS NOT NULL{filt} ORDER BY (embedding::{cast}) <=> %s::{cast} LIMIT %s",
+                        [*args, q, int(limit) + _SPARE], binary=True)
+                else:
+                    c_rows = conn.execute(
+                        f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = {int(ns)} AND dims = {dims} AND "
+                        f"embedding IS NOT NULL{filt} ORDER BY CASE WHEN zero THEN 1.0 ELSE embedding <=> %s END, "
+                        "seq LIMIT %s", [*args, q, int(limit) + _SPARE], binary=True)
+            row = c_head.fetchone()
+            if row is None:
+                self._vector_heads.pop(dims, None)
+                return []
+            found = (int(row[0]), bool(row[1]))
+            rows = c_rows.fetchall()
+            if found == known:
+                return rows
+            known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
+        return rows  # the build changed under every try: what the last one found in the build it read
+
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
         return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
-        """Build the HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        """Refresh the planner's statistics and the keyword index after a sync's writes; build the HNSW index of
+        each vector size that has reached ``hnsw_min_rows`` in this namespace."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
             conn.execute(f"ANALYZE {self._s}.chunks")
+            # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
+            # and the planner, counting it, scans the table instead of the index. Merged here (by the index's
+            # owner: another role leaves it to autovacuum).
+            conn.execute("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.oid = to_regclass(%s) AND "
+                         "pg_has_role(c.relowner, 'USAGE')", (f"{self._s}.chunks_tsv",))
         if not self.vector_enabled or self.exact:
             return
         with self._conn("indexing vectors") as conn:

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -720,6 +720,12 @@ class SQLiteStore:
                              text_rank=rank_pos)
             out.append((cand, float(r[6])))
         return out
+
+    #: calls are in-process (no round trips): a search asks for just what it needs next
+    round_trips = False
+
+    def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
+        return [self.keyword_search(**q) for q in queries]
 
     @_store_errors("searching")
     def count_matches(self, match: str, *, cap: int) -> int:

@@ -1,0 +1,110 @@
+"""A search on PostgreSQL reaches the server in a few round trips, however many counts and MATCH expressions the
+keyword side asks for: what psycopg sends is counted (a statement outside a pipeline is one round trip, a pipeline
+one for all of its statements, a ``transaction()`` block two more for BEGIN and COMMIT), nothing is timed. And a
+sync leaves no entries waiting in the keyword index's pending list, which every keyword search would read in full."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from openclaw_memory.retrieval.pipeline import run_search
+from openclaw_memory.storage import IndexMeta, StoredChunk
+from openclaw_memory.storage.postgres import PostgresStore
+from openclaw_memory.types import MemoryFile
+
+MakeStore = Callable[..., PostgresStore]
+
+#: searches of three or four words none of the notes holds all of: the keyword side counts every word and prefix
+#: and tries several MATCH expressions, strict to loose
+QUERIES = ["heron canal lantern", "orchard ferry compass violet", "granite heron violet", "lantern orchard"]
+WORDS = ["heron", "canal", "lantern", "orchard", "ferry", "compass", "violet", "granite", "meadow", "harbour"]
+#: round trips of one search at most: the counts; the phrase and the first expression; the chunk count's generation;
+#: one spare (a second expression, or the winners' texts); a hybrid search adds the vector search and the keyword
+#: hits' vectors
+MAX_KEYWORD_ROUND_TRIPS = 4
+MAX_HYBRID_ROUND_TRIPS = 6
+
+
+class _Wire:
+    """What this process sends to PostgreSQL through psycopg, counted."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+        self.round_trips = 0
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> _Wire:
+    counted = _Wire()
+    execute, pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
+    transaction = psycopg.Connection.transaction
+
+    def counting_execute(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        counted.statements += 1
+        if conn.info.pipeline_status == psycopg.pq.PipelineStatus.OFF:
+            counted.round_trips += 1
+        return execute(conn, query, params, **kwargs)
+
+    @contextlib.contextmanager
+    def counting_pipeline(conn: Any) -> Iterator[Any]:
+        with pipeline(conn) as p:
+            yield p
+        counted.round_trips += 1
+
+    @contextlib.contextmanager
+    def counting_transaction(conn: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        counted.statements += 2
+        counted.round_trips += 2
+        with transaction(conn, *args, **kwargs) as tx:
+            yield tx
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counting_execute)
+    monkeypatch.setattr(psycopg.Connection, "pipeline", counting_pipeline)
+    monkeypatch.setattr(psycopg.Connection, "transaction", counting_transaction)
+    return counted
+
+
+def _fill(store: PostgresStore, provider: FakeEmbeddingProvider) -> None:
+    """60 notes of two or three of WORDS each (every word in many notes, no note with a whole query)."""
+    for f in range(6):
+        path = f"memory/f{f}.md"
+        chunks = []
+        for i in range(f * 10, f * 10 + 10):
+            text = f"Note {i}: the {WORDS[i % 10]} by the {WORDS[(i * 3 + 1) % 10]}" + (
+                f" near the {WORDS[(i * 7 + 2) % 10]}." if i % 2 else ".")
+            chunks.append(StoredChunk(id=f"c{i}", path=path, source="memory", start_line=i, end_line=i, hash=f"h{i}",
+                                      model=provider.model, text=text, embedding=provider.embed_query(text)))
+        store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path), chunks)
+    store.write_meta(IndexMeta(provider.id, provider.model, "k", ("memory",), "s", 400, 80, "test", 64))
+
+
+def test_a_search_takes_a_few_round_trips(make_pg_store: MakeStore, wire: _Wire) -> None:
+    provider = FakeEmbeddingProvider(dims=64)
+    store, cfg = make_pg_store(), MemoryConfig()
+    _fill(store, provider)
+    for q in QUERIES:  # warm: the pool's connection, the build the store reads
+        run_search(store, cfg, q, provider=None)
+    for q in QUERIES:
+        wire.round_trips = wire.statements = 0
+        found = run_search(store, cfg, q, provider=None)
+        assert found.hits, q  # the search found something: its expressions ran
+        assert wire.round_trips <= MAX_KEYWORD_ROUND_TRIPS, (q, wire.round_trips, wire.statements)
+        wire.round_trips = wire.statements = 0
+        found = run_search(store, cfg, q, provider=provider, query_vector=provider.embed_query(q))
+        assert found.mode == "hybrid" and found.hits, q
+        assert wire.round_trips <= MAX_HYBRID_ROUND_TRIPS, (q, wire.round_trips, wire.statements)
+
+
+def test_a_sync_leaves_nothing_pending_in_the_keyword_index(make_pg_store: MakeStore, pg: Any) -> None:
+    store = make_pg_store()
+    _fill(store, FakeEmbeddingProvider(dims=64))
+    with psycopg.connect(pg.url, autocommit=True) as conn:  # the pending pages it finds to merge
+        assert conn.execute("SELECT gin_clean_pending_list(%s::regclass)",
+                            (f'"{pg.schema}".chunks_tsv',)).fetchone()[0] == 0
