@@ -104,11 +104,6 @@ class ChunkingConfig(_Model):
 
     tokens: int = Field(400, ge=1)
     overlap: int = Field(80, ge=0)
-    #: embed each chunk with its note's date or name, the heading path above it and, in a dialogue, the speaker of
-    #: the message it starts inside (:mod:`openclaw_memory.text.chunk_context`); the stored and returned text stays
-    #: the chunk's own; line units (``query.hybrid.unit_lines``) are embedded without it. Changing it rebuilds the
-    #: index (its vectors change).
-    embed_context: bool = False
 
     @model_validator(mode="after")
     def _clamp_overlap(self) -> ChunkingConfig:

