@@ -320,8 +320,8 @@ def keyword_candidates(
         return known is not None and len(known) < want
 
     if _round_trips(store):  # the phrase and the expressions likely to run after it, in one call
-        search.prefetch([q for m, how in ([(phrase, order)] if phrase else []) + _likely_tiers(tiers, skipped, count, want)
-                         for q in _searches_of(m, how, limit=limit, sources=sources)])
+        likely = ([(phrase, order)] if phrase else []) + _likely_tiers(tiers, skipped, count, want)
+        search.prefetch([q for m, how in likely for q in _searches_of(m, how, limit=limit, sources=sources)])
     if phrase:
         batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
