@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, overload
 
 from openclaw_memory.retrieval.ranking import keyword_text_scores
@@ -161,15 +161,6 @@ def _first_search(match: str, order: _Order, *, limit: int, sources: Sequence[st
     return {"match": match, "limit": limit, "sources": sources, "order": "recent"}
 
 
-def _likely_tiers(tiers: Sequence[tuple[str, _Order]], skipped: Callable[[int, str], bool], count: _MatchCounter,
-                  want: int) -> list[tuple[str, _Order]]:
-    """The expressions of ``tiers`` a search runs when the phrase finds nothing: the first one not skipped, and the
-    next one too unless the counts show the first selects ``want`` chunks or more."""
-    todo = [(m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)][:2]
-    known = count.rows(todo[0][0]) if todo else None
-    return todo[:1] if known is not None and len(known) >= want else todo
-
-
 def _searches_of(match: str, order: _Order, *, limit: int, sources: Sequence[str] | None) -> list[dict[str, object]]:
     """The keyword searches :func:`_run` asks of ``match``: the first one and, after "recent-first", the whole
     index's newest matches."""
@@ -319,9 +310,10 @@ def keyword_candidates(
         known = count.rows(match)
         return known is not None and len(known) < want
 
-    if _round_trips(store):  # the phrase and the expressions likely to run after it, in one call
-        likely = ([(phrase, order)] if phrase else []) + _likely_tiers(tiers, skipped, count, want)
-        search.prefetch([q for m, how in likely for q in _searches_of(m, how, limit=limit, sources=sources)])
+    if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
+        first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
+        search.prefetch([q for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])
+                         for q in _searches_of(m, how, limit=limit, sources=sources)])
     if phrase:
         batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
