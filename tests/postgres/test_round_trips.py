@@ -26,8 +26,7 @@ MakeStore = Callable[..., PostgresStore]
 QUERIES = ["heron canal lantern", "orchard ferry compass violet", "granite heron violet", "lantern orchard"]
 WORDS = ["heron", "canal", "lantern", "orchard", "ferry", "compass", "violet", "granite", "meadow", "harbour"]
 #: round trips of one search at most: the counts (which also read the generation the chunk count is cached by); the
-#: phrase and the expressions likely to run after it; a hybrid search adds the vector search and the keyword hits'
-#: vectors
+#: phrase and the first expression; a hybrid search adds the vector search and the keyword hits' vectors
 MAX_KEYWORD_ROUND_TRIPS = 2
 MAX_HYBRID_ROUND_TRIPS = 4
 #: with a common word (COMMON_MATCHES): the counts; the phrase and the first expression, which lists its newest
