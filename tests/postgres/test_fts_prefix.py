@@ -36,3 +36,24 @@ def test_bm25_counts_a_prefix_like_the_token_by_token_count():
             norm = 1.2 * (1 - 0.75 + 0.75 * n / 6.0)
             idf = math.log((1000 - 50 + 0.5) / (50 + 0.5))
             assert abs(-score - (idf * f * 2.2 / (f + norm) if f else 0.0)) < 1e-9
+
+
+def test_bm25_counts_a_token_like_the_token_by_token_count_also_twice_in_a_row():
+    """The fast count of a one-token phrase agrees with counting token by token, where the token stands two or three
+    times in a row too (the occurrences then share the space between them)."""
+    import random
+
+    rng = random.Random(7)
+    words = ["ab", "ab", "a", "b", "abab", "xab", "abx", "other"]
+    docs = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for _ in range(400)]
+    docs += ["ab ab", "ab ab ab", "x ab ab y ab", "ab"]
+    for token in ("ab", "a", "b", "x"):
+        scores = fts.bm25_scores(docs, [(token,)], [50], 1000, 6.0)
+        # as a sequence of tokens (counted one by one) the documents score the same
+        assert scores == fts.bm25_scores([d.split(" ") if d else [] for d in docs], [(token,)], [50], 1000, 6.0)
+        for doc, score in zip(docs, scores):
+            f = fts.phrase_count(doc.split(" ") if doc else [], (token,))
+            assert (score < 0) == (f > 0), (token, doc)
+        same = {d: s for d, s in zip(docs, scores)}
+        if token == "ab":  # three in a row score above two, two above one
+            assert same["ab ab ab"] < same["ab ab"] < same["ab"] < 0

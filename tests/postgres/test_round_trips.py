@@ -25,11 +25,14 @@ MakeStore = Callable[..., PostgresStore]
 #: and tries several MATCH expressions, strict to loose
 QUERIES = ["heron canal lantern", "orchard ferry compass violet", "granite heron violet", "lantern orchard"]
 WORDS = ["heron", "canal", "lantern", "orchard", "ferry", "compass", "violet", "granite", "meadow", "harbour"]
-#: round trips of one search at most: the counts; the phrase and the first expression; the chunk count's generation;
-#: one spare (a second expression, or the winners' texts); a hybrid search adds the vector search and the keyword
-#: hits' vectors
-MAX_KEYWORD_ROUND_TRIPS = 4
-MAX_HYBRID_ROUND_TRIPS = 6
+#: round trips of one search at most: the counts (which also read the generation the chunk count is cached by); the
+#: phrase and the first expression; a hybrid search adds the vector search and the keyword hits' vectors
+MAX_KEYWORD_ROUND_TRIPS = 2
+MAX_HYBRID_ROUND_TRIPS = 4
+#: with a common word (COMMON_MATCHES): the counts; the phrase and the first expression, which lists its newest
+#: matches unranked (and the whole index's too when the newest chunks hold too few), in the same pipeline; the next
+#: expression when the first finds too few
+MAX_COMMON_WORD_ROUND_TRIPS = 3
 
 
 class _Wire:
@@ -100,6 +103,26 @@ def test_a_search_takes_a_few_round_trips(make_pg_store: MakeStore, wire: _Wire)
         found = run_search(store, cfg, q, provider=provider, query_vector=provider.embed_query(q))
         assert found.mode == "hybrid" and found.hits, q
         assert wire.round_trips <= MAX_HYBRID_ROUND_TRIPS, (q, wire.round_trips, wire.statements)
+
+
+def test_a_search_with_a_common_word_asks_its_expressions_at_once(make_pg_store: MakeStore, wire: _Wire) -> None:
+    """A word in more chunks than COMMON_MATCHES: the expression with it lists its newest matches (unranked), asked
+    in the same round trip as the phrase."""
+    store = make_pg_store()
+    for f in range(11):  # "harbour" in every chunk, "heron" in three
+        path = f"memory/h{f}.md"
+        chunks = [StoredChunk(id=f"h{f}-{i}", path=path, source="memory", start_line=i, end_line=i, hash=f"h{f}-{i}",
+                              model="m", text=f"Note {i} of the harbour" + (" with a heron." if i == 7 and f < 3
+                                                                          else "."), embedding=None)
+                  for i in range(100)]
+        store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path), chunks)
+    store.write_meta(IndexMeta("none", "m", "k", ("memory",), "s", 400, 80, "test", 0))
+    cfg = MemoryConfig()
+    run_search(store, cfg, "harbour heron", provider=None)
+    wire.round_trips = wire.statements = 0
+    found = run_search(store, cfg, "harbour heron", provider=None)
+    assert sorted(h.path for h in found.hits[:3]) == ["memory/h0.md", "memory/h1.md", "memory/h2.md"]
+    assert wire.round_trips <= MAX_COMMON_WORD_ROUND_TRIPS, (wire.round_trips, wire.statements)
 
 
 def test_a_sync_leaves_nothing_pending_in_the_keyword_index(make_pg_store: MakeStore, pg: Any) -> None:

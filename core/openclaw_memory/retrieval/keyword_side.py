@@ -48,6 +48,13 @@ def _round_trips(store: MemoryStore) -> bool:
     return bool(getattr(store, "round_trips", False))
 
 
+def _generation_counted(store: MemoryStore) -> str | None:
+    """The store's generation as this search's counts read it, from a store behind a server that keeps it (its
+    ``search_generation``: no round trip of its own); None for the others."""
+    read = getattr(store, "search_generation", None) if _round_trips(store) else None
+    return read() if read is not None else None
+
+
 class _MatchCounter:
     """Capped match counts of FTS5 expressions, each asked of the store once per search."""
 
@@ -56,6 +63,7 @@ class _MatchCounter:
         self._prefix_shortcut = tokenizer == "unicode61"  # tokens are the lower-cased words themselves
         self._seen: dict[str, int] = {}
         self._rows: dict[str, frozenset[object]] = {}  # the chunks of the expressions counted below the cap
+        self.asked_store = False  # whether match_sets_many ran
 
     def __call__(self, match: str | None) -> int:
         if not match:
@@ -74,6 +82,7 @@ class _MatchCounter:
         for batch in (words, [m for m in todo if m not in words]):
             batch = [m for m in batch if not self._capped_by_word(m)]
             if batch:
+                self.asked_store = True
                 for m, (n, rows) in zip(batch, self.store.match_sets_many(batch, cap=COMMON_MATCHES + 1)):
                     self._seen[m] = n
                     if rows is not None:
@@ -152,6 +161,15 @@ def _first_search(match: str, order: _Order, *, limit: int, sources: Sequence[st
     return {"match": match, "limit": limit, "sources": sources, "order": "recent"}
 
 
+def _searches_of(match: str, order: _Order, *, limit: int, sources: Sequence[str] | None) -> list[dict[str, object]]:
+    """The keyword searches :func:`_run` asks of ``match``: the first one and, after "recent-first", the whole
+    index's newest matches."""
+    first = _first_search(match, order, limit=limit, sources=sources)
+    if order != "recent-first":
+        return [first]
+    return [first, {"match": match, "limit": limit, "sources": sources, "order": "recent"}]
+
+
 class _Searches:
     """The store's keyword searches of one query, answered from those asked in advance (:meth:`prefetch`)."""
 
@@ -204,10 +222,12 @@ _CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref
 _CHUNK_TOTALS_LOCK = threading.Lock()
 
 
-def chunk_total(store: MemoryStore) -> int:
+def chunk_total(store: MemoryStore, *, generation: str | None = None) -> int:
     """The store's number of chunks, exact: counted again only once the store's
-    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild)."""
-    generation = store.generation()  # read before counting: a write in between only makes the next call recount
+    :meth:`~openclaw_memory.storage.MemoryStore.generation` changed (a write from any process, a rebuild).
+    ``generation``: that token as read earlier in the same search (None: read now)."""
+    if generation is None:  # read before counting: a write in between only makes the next call recount
+        generation = store.generation()
     try:
         with _CHUNK_TOTALS_LOCK:
             cached = _CHUNK_TOTALS.get(store)
@@ -292,8 +312,8 @@ def keyword_candidates(
 
     if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
         first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
-        search.prefetch([_first_search(m, how, limit=limit, sources=sources)
-                         for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])])
+        search.prefetch([q for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])
+                         for q in _searches_of(m, how, limit=limit, sources=sources)])
     if phrase:
         batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
@@ -317,7 +337,7 @@ def keyword_candidates(
     if rarity_weights and len(analysis.groups) > 1 and any(batches):
         matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
                        default=0) for gi in range(len(analysis.groups))]
-        total = chunk_total(store)
+        total = chunk_total(store, generation=_generation_counted(store) if count.asked_store else None)
         ranking = analysis.weighted_by_rarity(matches, total)
     cands: list[Candidate] = []
     scores: list[float] = []

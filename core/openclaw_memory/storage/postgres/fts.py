@@ -206,18 +206,20 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
         v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
         idf.append(v if v > 0 else 1e-6)
     avg = avg_tokens if avg_tokens > 0 else 1.0
-    # every token of a doubled-space copy of the document stands between spaces of its own, so counting
-    # " token " in it counts the token exactly, without splitting the document
+    # " token " counted in the document between two spaces counts the token exactly, without splitting the
+    # document, unless it stands twice in a row (the two share a space): then it is counted in a doubled-space
+    # copy, where every token stands between spaces of its own
     needles = [[f" {t} " for t in p] for p in phrase_list]
+    twice = [f" {p[0]} {p[0]} " if len(p) == 1 else "" for p in phrase_list]
     out = []
     for item in docs:
         doc = item if isinstance(item, str) else " ".join(item)
         n_tokens = doc.count(" ") + 1 if doc else 0
         norm = _K1 * (1 - _B + _B * n_tokens / avg)
-        padded = " " + doc.replace(" ", "  ") + " "
+        padded = " " + doc + " "
         toks: list[str] | None = None
         score = 0.0
-        for p, needle, w in zip(phrase_list, needles, idf):
+        for p, needle, pair, w in zip(phrase_list, needles, twice, idf):
             if len(p) == 1 and p[0].endswith(PREFIX):  # a token starts with the prefix where " prefix" occurs
                 f = padded.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
             elif p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
@@ -226,6 +228,8 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
                 f = phrase_count(toks, p)
             elif len(p) == 1:
                 f = padded.count(needle[0])
+                if f and pair in padded:
+                    f = (" " + doc.replace(" ", "  ") + " ").count(needle[0])
             elif p and all(x in padded for x in needle):
                 if toks is None:
                     toks = doc.split(" ") if doc else []

@@ -236,6 +236,8 @@ class PostgresStore:
         self._build_seen: int | None = _build_id
         #: by vector size: the build id and whether its HNSW index existed, as the last vector search read them
         self._vector_heads: dict[int, tuple[int, bool]] = {}
+        #: per thread: the generation the thread's last match counts read (see :meth:`search_generation`)
+        self._generation_read = threading.local()
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -723,6 +725,14 @@ class PostgresStore:
             row = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
         return f"{row[0]}:{row[1]}" if row else "none:0"
 
+    def search_generation(self) -> str:
+        """:meth:`generation` as the calling thread's last :meth:`match_sets_many` read it, in the statements it
+        counted with (no round trip of its own), given once: a second call, or one on a thread whose counts read no
+        build, reads it as :meth:`generation` does."""
+        seen = getattr(self._generation_read, "value", None)
+        self._generation_read.value = None
+        return seen if seen is not None else self.generation()
+
     @_retry_once
     def counts(self) -> dict[str, dict[str, int]]:
         with self._conn("counting the index", read=True) as conn:
@@ -776,8 +786,8 @@ class PostgresStore:
         cond, args = self._match_condition(parsed[1] if parsed else None, sources, like_terms, newest, ns_sql, nargs)
         if not parsed or order == "recent":  # one statement: the newest matches, unranked
             with self._autocommit("keyword search") as conn:
-                rows = conn.execute(f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks "
-                                    f"WHERE {cond} ORDER BY seq DESC LIMIT %s", [*args, int(limit)],
+                rows = conn.execute(*self._newest_statement(parsed[1] if parsed else None, {
+                    "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}),
                                     prepare=False).fetchall()
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
@@ -929,9 +939,10 @@ class PostgresStore:
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
         out: dict[int, list[tuple[Candidate, float]]] = {}
-        ranked = {i: (p, q) for i, q in enumerate(queries) if q.get("match") and q.get("order", "rank") == "rank"
-                  and int(q["limit"]) > 0 and (p := self._parse(q["match"])) is not None}
-        if ranked:
+        parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
+                  and (p := self._parse(q["match"])) is not None}
+        ranked = {i: (p, queries[i]) for i, p in parsed.items() if queries[i].get("order", "rank") == "rank"}
+        if parsed:
             with self._autocommit("keyword search") as conn:
                 ns = self._known_build(conn)
                 if ns is None:
@@ -941,11 +952,28 @@ class PostgresStore:
                     cursors = {i: conn.execute(*self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
                         int(q["limit"]), lists[i]), prepare=False) for i, (p, q) in ranked.items()}
+                    if len(ranked) < len(parsed):  # the planner's own choice back for these (an index walk by seq)
+                        conn.execute("SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name = "
+                                     "ANY(%s)", [list(_GIN_ONLY)])
+                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
+                              for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
                     done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i])
                     if isinstance(done, list):
                         out[i] = done
+                for i, cur in newest.items():
+                    out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(cur.fetchall(), start=1)]
         return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
+
+    def _newest_statement(self, tsquery: str | None, query: Mapping[str, Any]) -> tuple[str, list[Any]]:
+        """The statement of :meth:`keyword_search` with ``order="recent"`` (``query`` its keyword arguments): the
+        newest matches of ``tsquery``, unranked, in the build this store reads (resolved by the statement)."""
+        nw, nargs = self._build_where()
+        ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"
+        cond, args = self._match_condition(tsquery, query.get("sources"), query.get("like_terms", ()),
+                                           query.get("newest"), ns_sql, nargs)
+        return (f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
+                [*args, int(query["limit"])])
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
@@ -1115,6 +1143,7 @@ class PostgresStore:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one round trip (each statement
         its own snapshot)."""
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
+        self._generation_read.value = None  # set below by the counts that read it
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         if not parsed:
             return out
@@ -1138,6 +1167,7 @@ class PostgresStore:
                 continue
             ns, version, most, seqs = int(row[0]), int(row[1]), int(row[2]), row[3]
             self._count_head = (ns, version)
+            self._generation_read.value = f"{ns}:{version}"
             node, q = parsed[i]
             whole_token = node.op == "phrase" and len(node.tokens) == 1 and not node.tokens[0].endswith(fts.PREFIX)
             n = most if whole_token else len(seqs) if seqs is not None else int(cap)
