@@ -49,10 +49,9 @@ def _round_trips(store: MemoryStore) -> bool:
 
 
 def _generation_counted(store: MemoryStore) -> str | None:
-    """The store's generation as this search's counts read it, from a store behind a server that keeps it (its
-    ``search_generation``: no round trip of its own); None for the others."""
-    read = getattr(store, "search_generation", None) if _round_trips(store) else None
-    return read() if read is not None else None
+    """The store's generation as this search's counts read it, from a store behind a server (its
+    ``search_generation``: no round trip of its own); None for the others (read when needed)."""
+    return store.search_generation() if _round_trips(store) else None
 
 
 class _MatchCounter:

@@ -178,6 +178,9 @@ class MemoryStore(Protocol):
         """A token that changes whenever the stored chunks may have changed: a write committed by this or
         another process, a rebuild's swap. Equal tokens mean the same chunks, so what was derived from them
         (the chunk count, in-memory vectors) can be reused (cheap: called on every search)."""
+    def search_generation(self) -> str:
+        """:meth:`generation` as the calling thread's last match counts read it, when a store behind a server
+        (``round_trips``) reads it in those statements (no round trip of its own); else :meth:`generation`."""
 
     # --- search --------------------------------------------------------------------------------
     def keyword_search(

@@ -724,6 +724,9 @@ class SQLiteStore:
     #: calls are in-process (no round trips): a search asks for just what it needs next
     round_trips = False
 
+    def search_generation(self) -> str:
+        return self.generation()
+
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         return [self.keyword_search(**q) for q in queries]
 
