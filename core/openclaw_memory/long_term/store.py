@@ -614,11 +614,14 @@ class LongTermMemory:
         rows = self._rows(f"id = {_quote(memory_id)}")
         if not rows:
             return  # the memory never reached LanceDB: nothing was stored, nothing to undo
-        self._mark_superseded([i for i in intent.get("supersedes") or [] if isinstance(i, str)], memory_id)
+        supersedes = [i for i in intent.get("supersedes") or [] if isinstance(i, str)]
+        self._mark_superseded(supersedes, memory_id)
         if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
             mirror.remove(memory_id, rows[0].created_at)
             origin = "owner" if intent.get("origin") == "owner" else "agent"
             mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at, origin=origin)
+            for old_id in supersedes:
+                mirror.remove(old_id)
 
     def _wrote(self) -> None:
         self._writes_since_optimize += 1
@@ -694,6 +697,8 @@ class LongTermMemory:
             try:
                 mirror_path = self.mirror.append(record.id, record.text, record.category, record.created_at,
                                                  origin=origin)
+                for old in superseded:  # the notes say what is true now: memory_search must not find the old fact
+                    self.mirror.remove(old.id, old.created_at)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_error = str(exc)  # reported to the caller; the memory itself is stored
                 log.warning("memory %s was stored but not mirrored to the daily note: %s", record.id, exc)
