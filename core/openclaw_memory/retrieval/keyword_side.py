@@ -76,9 +76,13 @@ class _MatchCounter:
         do not settle; one call to a store behind a server), instead of one call each as the search asks for
         them; the same counts."""
         todo = [m for m in dict.fromkeys(matches) if m and m not in self._seen]
-        words = [m for m in todo if not (self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m))
-                 or _round_trips(self.store)]
-        for batch in (words, [m for m in todo if m not in words]):
+        if _round_trips(self.store):  # one call for all: the prefixes' counts cost no extra round trip
+            words, prefixes = todo, []
+        else:
+            prefix = [bool(self._prefix_shortcut and _PLAIN_PREFIX.fullmatch(m)) for m in todo]
+            words = [m for m, is_prefix in zip(todo, prefix) if not is_prefix]
+            prefixes = [m for m, is_prefix in zip(todo, prefix) if is_prefix]
+        for batch in (words, prefixes):
             batch = [m for m in batch if not self._capped_by_word(m)]
             if batch:
                 self.asked_store = True
