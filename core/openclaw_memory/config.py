@@ -270,6 +270,10 @@ class QueryConfig(_Model):
     #: union), so the slot goes to the next candidate, within the lines the best ``max_results`` chunks would
     #: have held (the last hit trimmed to its best-matching lines; :mod:`openclaw_memory.retrieval.result_ranges`).
     merge_overlapping: bool = True
+    #: This library's addition: the standing instruction ("Always …", "Never …", "From now on …" lines) that
+    #: matches the question is returned as a one-line hit, in place of the weakest hit when the results are full
+    #: (:mod:`openclaw_memory.retrieval.standing_instructions`).
+    standing_instructions: bool = True
 
 
 class CacheConfig(_Model):

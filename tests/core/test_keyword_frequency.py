@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from openclaw_memory.text.instructions import MARKER_MATCH
 from openclaw_memory.retrieval import keyword_side
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.pipeline import run_search
@@ -98,7 +99,7 @@ def test_rare_word_is_ranked_in_full_next_to_a_common_word(store, cfg, small_thr
     calls = _spy(store)
     res = run_search(store, cfg, "kubernetes update", provider=None, max_results=6)
     assert {h.path for h in res.hits[:3]} == {"memory/infra.md"}
-    loose = [m for m, _ in calls if " AND " not in m and m != '"kubernetes update"']
+    loose = [m for m, _ in calls if " AND " not in m and m not in ('"kubernetes update"', MARKER_MATCH)]
     assert loose == ['"kubernetes"']  # the common word never widened the loose tier
 
 

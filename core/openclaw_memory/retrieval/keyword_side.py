@@ -14,6 +14,7 @@ from typing import Literal, overload
 
 from openclaw_memory.retrieval.ranking import keyword_text_scores
 from openclaw_memory.storage import MemoryStore
+from openclaw_memory.text.instructions import MARKER_MATCH
 from openclaw_memory.text.note_dates import note_date_words
 from openclaw_memory.text.query_analysis import QueryAnalysis, QueryTerm, match_rows
 from openclaw_memory.types import Candidate
@@ -31,6 +32,9 @@ RANK_WINDOW = 4000
 #: the whole index only when those do not hold enough matches.
 RECENT_CHUNKS = 20_000
 
+
+#: The standing instructions of at most this many of the newest chunks that may hold one are compared with a query.
+INSTRUCTION_CHUNKS = 200
 
 #: At most this many substring (LIKE) scans per query for short terms in a trigram index: each reads every chunk.
 _MAX_LIKE_SCANS = 3
@@ -253,9 +257,12 @@ class KeywordCandidates(Sequence[Candidate]):
     ``rarity_weights`` was on (else the query's own), so that later rules measure coverage with the same weights
     (the file-coverage rule). A slice is a ``KeywordCandidates`` with the same ``ranking``."""
 
-    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis) -> None:
+    def __init__(self, candidates: Iterable[Candidate] = (), *, ranking: QueryAnalysis,
+                 instruction_chunks: Sequence[Candidate] = ()) -> None:
         self._candidates = list(candidates)
         self.ranking = ranking
+        #: the newest chunks that may hold standing instructions, when asked for (``instructions``)
+        self.instruction_chunks = list(instruction_chunks)
 
     @overload
     def __getitem__(self, index: int) -> Candidate: ...
@@ -265,7 +272,8 @@ class KeywordCandidates(Sequence[Candidate]):
 
     def __getitem__(self, index: int | slice) -> Candidate | KeywordCandidates:
         if isinstance(index, slice):
-            return KeywordCandidates(self._candidates[index], ranking=self.ranking)
+            return KeywordCandidates(self._candidates[index], ranking=self.ranking,
+                                     instruction_chunks=self.instruction_chunks)
         return self._candidates[index]
 
     def __len__(self) -> int:
@@ -278,6 +286,7 @@ class KeywordCandidates(Sequence[Candidate]):
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
     enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
+    instructions: bool = False,
 ) -> KeywordCandidates:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
@@ -289,6 +298,9 @@ def keyword_candidates(
     Coverage is measured on each chunk's best run of ``window_lines`` lines (0: the whole chunk) and, with
     ``rarity_weights``, weights the query's words by their rarity in the index; with ``note_dates``, a dated
     note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
+    With ``instructions``, the result's ``instruction_chunks`` lists the newest chunks that may hold standing
+    instructions (:mod:`openclaw_memory.retrieval.standing_instructions`), asked in the same call as the first
+    expressions of a store behind a server.
     """
     want = max(1, min(limit, enough or limit))
     count = _MatchCounter(store, analysis.tokenizer)
@@ -316,7 +328,8 @@ def keyword_candidates(
     if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
         first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
         search.prefetch([q for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])
-                         for q in _searches_of(m, how, limit=limit, sources=sources)])
+                         for q in _searches_of(m, how, limit=limit, sources=sources)]
+                        + ([_instruction_search(sources)] if instructions else []))
     if phrase:
         batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
@@ -370,4 +383,33 @@ def keyword_candidates(
         c = cands[i]
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
-    return KeywordCandidates(out, ranking=ranking)
+    held = _instruction_chunks(store, search, sources) if instructions else []
+    return KeywordCandidates(out, ranking=ranking, instruction_chunks=held)
+
+
+def _instruction_search(sources: Sequence[str] | None) -> dict[str, object]:
+    """The keyword search for the newest chunks that may hold standing instructions."""
+    return {"match": MARKER_MATCH, "limit": INSTRUCTION_CHUNKS, "sources": sources, "order": "recent"}
+
+
+#: The chunks that may hold standing instructions by store, with the generation they were read at (a store read
+#: locally: its generation costs nothing, the search a few milliseconds in a large index).
+_INSTRUCTION_CHUNKS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, tuple[str, ...] | None, list[Candidate]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence[str] | None) -> list[Candidate]:
+    """The newest chunks that may hold standing instructions: asked with the first expressions of a store behind
+    a server, else read again only once the store's generation changed."""
+    query = _instruction_search(sources)
+    if _round_trips(store):
+        return [c for c, _ in search(query)]
+    generation, key = store.generation(), tuple(sources) if sources is not None else None
+    with _CHUNK_TOTALS_LOCK:
+        cached = _INSTRUCTION_CHUNKS.get(store)
+    if cached is not None and cached[0] == generation and cached[1] == key:
+        return cached[2]
+    chunks = [c for c, _ in store.keyword_search(**query)]  # type: ignore[arg-type]
+    with _CHUNK_TOTALS_LOCK:
+        _INSTRUCTION_CHUNKS[store] = (generation, key, chunks)
+    return chunks

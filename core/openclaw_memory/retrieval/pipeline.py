@@ -65,6 +65,12 @@ from openclaw_memory.files.sessions import parse_timestamp
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.redaction import redact
 from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
+from openclaw_memory.retrieval.standing_instructions import (
+    InstructionLine,
+    instruction_lines_of,
+    matching_instruction,
+    with_instruction,
+)
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.text.speakers import speaker_labels, without_speakers
 from openclaw_memory.text.preparation import nonblank_lines
@@ -601,10 +607,12 @@ def _reorder(merge: _Merge, query: str, side: _VectorSide, provider: EmbeddingPr
 
 
 def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConfig, *, min_score: float,
-                 max_results: int, session_key: str | None) -> list[SearchHit]:
+                 max_results: int, session_key: str | None,
+                 instruction: Callable[[Sequence[Candidate]], Candidate | None] | None = None) -> list[SearchHit]:
     """The hits to return: the ordered candidates whose relevance reaches ``min_score`` (in keyword mode, with
     none passing, any that matched), overlapping ones of a note joined when configured, at most ``max_results``,
-    with snippets and citations, within ``max_injected_chars``."""
+    and the standing instruction ``instruction`` finds for them (when its relevance reaches ``min_score``), with
+    snippets and citations, within ``max_injected_chars``."""
     options = config.query
     passing = [c for c in ordered if c.relevance >= min_score]
     if not passing and merge.mode == "keyword":
@@ -615,6 +623,9 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
         chosen = fit_ranges(passing, max_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
     else:
         chosen = passing[:max_results]
+    extra = instruction(chosen) if instruction is not None else None
+    if extra is not None and extra.relevance >= min_score:
+        chosen = with_instruction(chosen, extra, max_results)
 
     cite = citations_enabled(config.citations, session_key)
     found = {c.id: (c.start_line, c.end_line) for c in passing}
@@ -624,7 +635,7 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
             path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
             snippet=truncate_snippet(c.text, options.snippet_max_chars), source=c.source,
             vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
-            id=c.id if found[c.id] == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
+            id=c.id if found.get(c.id) == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
         )
         hits.append(decorate_citation(hit) if cite else hit)
     return clamp_injected(hits, options.max_injected_chars)
@@ -687,7 +698,7 @@ def run_search(
     analysis = analyze_query(text, tokenizer=config.store.fts.tokenizer, stemming=options.stemming)
     search_keywords = partial(keyword_candidates, store, analysis, sources=sources, enough=wanted,
                               window_lines=options.keyword.window_lines, rarity_weights=options.keyword.rarity_weights,
-                              note_dates=options.keyword.note_dates)
+                              note_dates=options.keyword.note_dates, instructions=options.standing_instructions)
     # the keyword side runs in parallel with the vector side when it can run concurrently
     pending: Future[KeywordCandidates] | None = None
     if hybrid.enabled and (provider is not None or query_vector is not None) and executor is not None:
@@ -696,8 +707,10 @@ def run_search(
                         hybrid=hybrid, limit=limit, sources=sources)
     reason = side.failure or reason
 
+    keyword: KeywordCandidates | None = None
     if side.query_vector is None:
-        merge = _merge_keyword_only(search_keywords(limit=min(_MAX_CANDIDATES, 2 * limit)))
+        keyword = search_keywords(limit=min(_MAX_CANDIDATES, 2 * limit))
+        merge = _merge_keyword_only(keyword)
     elif not hybrid.enabled:
         merge = _merge_vector_only(store, provider, side, hybrid, analysis)
     else:
@@ -708,5 +721,21 @@ def run_search(
         keyword = pending.result() if pending is not None else search_keywords(limit=limit)
         merge = _merge_hybrid(store, provider, text, side, keyword, hybrid, now)
     ordered, rerank_error = _reorder(merge, text, side, provider, config, hybrid, workspace=workspace, now=now)
-    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key)
+    lines = instruction_lines_of(keyword.instruction_chunks) if keyword is not None else []
+    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key,
+                        instruction=partial(_standing_instruction, lines, analysis, side, provider, hybrid))
     return result(hits, merge.mode, rerank_error)
+
+
+def _standing_instruction(lines: Sequence[InstructionLine], analysis: QueryAnalysis, side: _VectorSide,
+                          provider: EmbeddingProvider | None, hybrid: HybridConfig,
+                          chosen: Sequence[Candidate]) -> Candidate | None:
+    """The standing instruction that matches the question, given the hits ``chosen`` so far
+    (:mod:`openclaw_memory.retrieval.standing_instructions`)."""
+    if not lines:
+        return None
+    if side.query_vector is None or provider is None:
+        return matching_instruction(lines, analysis)
+    return matching_instruction(lines, analysis, provider=provider, query_vector=side.query_vector,
+                                best_similarity=max((c.vector_score for c in chosen), default=0.0),
+                                vector_weight=hybrid.vector_weight / max(1e-9, hybrid.vector_weight + hybrid.text_weight))

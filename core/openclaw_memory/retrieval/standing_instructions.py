@@ -1,0 +1,155 @@
+"""Standing instructions as hits of their own: the instruction that matches a question comes with its answer.
+
+A line such as ``User: Always include version numbers when I ask about libraries.``
+(:mod:`openclaw_memory.text.instructions`) says how to answer every later question on its topic, but it sits in a
+chunk about something else and that chunk rarely ranks for "Which libraries does the project use?". The keyword
+side therefore also lists the newest chunks that may hold such lines (:func:`instruction_lines_of` finds them),
+and the instruction that matches the question best becomes a one-line hit, in place of the weakest hit when the
+results are full, when it matches by its words (it holds at least :data:`MIN_COVERAGE` of the question's
+weighted words, more than any other instruction does) or, with embeddings, by meaning (its similarity to the
+question is within :data:`SIMILARITY_MARGIN` of the best hit's). It is judged by ``min_score`` like any hit and
+left out when a hit already holds its line. ``query.standing_instructions`` turns this off.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from openclaw_memory.errors import ProviderError
+from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.retrieval.ranking import calibrate_similarity
+from openclaw_memory.text.instructions import instruction_lines
+from openclaw_memory.text.query_analysis import QueryAnalysis
+from openclaw_memory.types import Candidate
+
+__all__ = ["MIN_COVERAGE", "SIMILARITY_MARGIN", "InstructionLine", "instruction_lines_of", "matching_instruction",
+           "with_instruction"]
+
+log = logging.getLogger(__name__)
+
+#: The share of the question's weighted words an instruction holds to match by its words.
+MIN_COVERAGE = 0.2
+#: How far below the best hit's (calibrated) similarity an instruction's may be to match by meaning.
+SIMILARITY_MARGIN = 0.1
+#: At most this many instructions are compared with a question (the newest chunks' first).
+MAX_INSTRUCTIONS = 64
+
+
+@dataclass(frozen=True)
+class InstructionLine:
+    """A standing instruction of the index: the chunk that holds it, its line number in the note, its text."""
+
+    chunk: Candidate
+    line: int
+    text: str
+
+
+def instruction_lines_of(chunks: Sequence[Candidate]) -> list[InstructionLine]:
+    """The standing instructions in Markdown memory ``chunks`` (a transcript's text does not map onto its file's
+    lines), each line once, at most :data:`MAX_INSTRUCTIONS`, in the order of ``chunks``."""
+    out: dict[tuple[str, int], InstructionLine] = {}
+    for chunk in chunks:
+        if chunk.source != "memory" or len(out) >= MAX_INSTRUCTIONS:
+            continue
+        if chunk.text.count("\n") != chunk.end_line - chunk.start_line:
+            continue  # a piece of a long line, or text that is not the note's lines as written
+        for offset, text in instruction_lines(chunk.text):
+            key = (chunk.path, chunk.start_line + offset)
+            if key not in out and len(out) < MAX_INSTRUCTIONS:
+                out[key] = InstructionLine(chunk, key[1], text)
+    return list(out.values())
+
+
+_VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_VECTORS_LOCK = threading.Lock()
+_MAX_VECTORS = 1024
+
+
+def _vectors(provider: EmbeddingProvider, texts: Sequence[str]) -> list[np.ndarray] | None:
+    """The embeddings of ``texts`` as passages, remembered per model for this process (an index holds few
+    instructions; a search compares the same ones again and again). None when the provider fails (logged)."""
+    key = provider_key(provider.fingerprint())
+    with _VECTORS_LOCK:
+        known = {t: _VECTORS[(key, t)] for t in texts if (key, t) in _VECTORS}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    if missing:
+        try:
+            fresh = provider.embed_documents(missing)
+        except ProviderError as exc:
+            log.warning("embedding the standing instructions failed; matched by their words only: %s", exc)
+            return None
+        with _VECTORS_LOCK:
+            for text, vector in zip(missing, fresh, strict=True):
+                known[text] = _VECTORS[(key, text)] = np.asarray(vector, dtype=np.float32)
+                _VECTORS.move_to_end((key, text))
+            while len(_VECTORS) > _MAX_VECTORS:
+                _VECTORS.popitem(last=False)
+    return [known[t] for t in texts]
+
+
+def _similarities(provider: EmbeddingProvider, query_vector: np.ndarray, texts: Sequence[str]) -> list[float] | None:
+    """The calibrated similarity of each of ``texts`` to the query (None when they cannot be embedded)."""
+    vectors = _vectors(provider, texts)
+    if vectors is None:
+        return None
+    q = np.asarray(query_vector, dtype=np.float32).ravel()
+    q_norm = float(np.linalg.norm(q))
+    out: list[float] = []
+    for v in vectors:
+        norm = float(np.linalg.norm(v)) * q_norm
+        raw = float(v @ q) / norm if norm > 0 and v.size == q.size else 0.0
+        out.append(calibrate_similarity(raw, provider.similarity_floor))
+    return out
+
+
+def matching_instruction(
+    lines: Sequence[InstructionLine], analysis: QueryAnalysis, *, provider: EmbeddingProvider | None = None,
+    query_vector: np.ndarray | None = None, best_similarity: float = 1.0, vector_weight: float = 0.0,
+) -> Candidate | None:
+    """The instruction of ``lines`` that matches the question (see the module's docstring) as a one-line candidate
+    with ``score`` and ``relevance`` set (``vector_weight`` of its similarity plus the rest of its word coverage;
+    its coverage alone without embeddings), or None. ``best_similarity``: the best hit's calibrated similarity."""
+    if not lines:
+        return None
+    coverage = [share for share, _ in analysis.coverage([line.text for line in lines])]
+    similarity = None
+    if provider is not None and query_vector is not None:
+        similarity = _similarities(provider, query_vector, [line.text for line in lines])
+    by_words = max(range(len(lines)), key=lambda i: coverage[i])
+    runner_up = max((c for i, c in enumerate(coverage) if i != by_words), default=0.0)
+    chosen: int | None = None
+    if coverage[by_words] >= MIN_COVERAGE and coverage[by_words] > runner_up:
+        chosen = by_words
+    elif similarity is not None:
+        by_meaning = max(range(len(lines)), key=lambda i: similarity[i])
+        if similarity[by_meaning] >= best_similarity - SIMILARITY_MARGIN:
+            chosen = by_meaning
+    if chosen is None:
+        return None
+    line = lines[chosen]
+    vector_score = similarity[chosen] if similarity is not None else 0.0
+    score = (vector_weight * vector_score + (1.0 - vector_weight) * coverage[chosen] if similarity is not None
+             else coverage[chosen])
+    return Candidate(id=line.chunk.id, path=line.chunk.path, start_line=line.line, end_line=line.line,
+                     text=line.text, source=line.chunk.source, vector_score=vector_score,
+                     text_score=coverage[chosen], score=score, relevance=score)
+
+
+def with_instruction(chosen: Sequence[Candidate], instruction: Candidate | None, max_results: int) -> list[Candidate]:
+    """``chosen`` with ``instruction`` among them, in score order, in place of the last when they are
+    ``max_results`` already; unchanged when there is none or a chosen hit of its note already holds its line."""
+    out = list(chosen)
+    if instruction is None or any(c.path == instruction.path and c.start_line <= instruction.start_line <= c.end_line
+                                  for c in out):
+        return out
+    if len(out) >= max_results:
+        out = out[:max_results - 1]
+    position = next((i for i, c in enumerate(out) if c.score < instruction.score), len(out))
+    out.insert(position, instruction)
+    return out
