@@ -274,6 +274,11 @@ class QueryConfig(_Model):
     #: matches the question is returned as a one-line hit, in place of the weakest hit when the results are full
     #: (:mod:`openclaw_memory.retrieval.standing_instructions`).
     standing_instructions: bool = True
+    #: This library's addition: in transcripts of a user and an assistant (``User: …`` / ``Assistant: …``), each of
+    #: the user's messages is also indexed alone, and up to two thirds of the hits are the best of those messages
+    #: (:mod:`openclaw_memory.retrieval.user_turns`). Turning it off changes the ranking only (the messages stay
+    #: indexed).
+    user_turns: bool = True
 
 
 class CacheConfig(_Model):

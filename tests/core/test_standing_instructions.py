@@ -12,21 +12,22 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.text.instructions import instruction_lines
 
-INSTRUCTION = "User: Always include version numbers when I ask about software libraries or dependencies."
-MEANING = "User: Always use APA 7th edition style when I ask about formatting references."
+INSTRUCTION = "Dana: Always include version numbers when I ask about software libraries or dependencies."
+MEANING = "Dana: Always use APA 7th edition style when I ask about formatting references."
 
 
 def _note(instruction_line: str) -> str:
-    """A long project chat: many turns about libraries, and the instruction inside a turn about the weather."""
+    """A long chat (no user–assistant transcript: its own messages would be hits of their own): many turns about
+    libraries, and the instruction inside a turn about the weather."""
     turns = ["# 2024-04-05", ""]
     for i in range(12):
-        turns += [f"User: which libraries should the parser use, part {i}?",
-                  f"Assistant: the parser libraries for part {i}: requests and click, both libraries are small.",
-                  "Assistant: more about the libraries the project could use, and why.", ""]
-    turns += ["User: it rained all day and the garden is soaked.", "Assistant: the garden will dry by Monday.",
-              instruction_line, "Assistant: Understood.", "User: the weather should clear up tomorrow.", ""]
+        turns += [f"Dana: which libraries should the parser use, part {i}?",
+                  f"Robin: the parser libraries for part {i}: requests and click, both libraries are small.",
+                  "Robin: more about the libraries the project could use, and why.", ""]
+    turns += ["Dana: it rained all day and the garden is soaked.", "Robin: the garden will dry by Monday.",
+              instruction_line, "Robin: Understood.", "Dana: the weather should clear up tomorrow.", ""]
     for i in range(12):
-        turns += [f"User: tell me about the deployment, step {i}.", f"Assistant: deployment step {i} copies files.", ""]
+        turns += [f"Dana: tell me about the deployment, step {i}.", f"Robin: deployment step {i} copies files.", ""]
     return "\n".join(turns) + "\n"
 
 
@@ -92,8 +93,8 @@ def test_an_instruction_found_by_meaning_with_embeddings(tmp_path: Path, enabled
                                                "7th": "the"})
     with _index(tmp_path, provider=provider, standing_instructions=enabled) as index:
         note = index.workspace / "memory" / "2024-04-05.md"
-        citing = "".join(f"User: how should I cite the sources in my paper, chapter {i}?\n"
-                         f"Assistant: cite chapter {i} sources in my paper as a list.\n\n" for i in range(10))
+        citing = "".join(f"Dana: how should I cite the sources in my paper, chapter {i}?\n"
+                         f"Robin: cite chapter {i} sources in my paper as a list.\n\n" for i in range(10))
         note.write_text(_note(MEANING).replace("# 2024-04-05\n\n", "# 2024-04-05\n\n" + citing), encoding="utf-8")
         index.sync()
         line = _instruction_line_number(index.workspace, MEANING)
@@ -123,7 +124,7 @@ def test_a_new_instruction_is_found_after_the_next_sync(tmp_path: Path) -> None:
     with _index(tmp_path) as index:
         question = "Which libraries and dependencies does the project use?"
         index.search(question, max_results=4, min_score=0)  # the instructions of this generation, remembered
-        added = "User: Never add libraries or dependencies without a pinned version."
+        added = "Dana: Never add libraries or dependencies without a pinned version."
         note = index.workspace / "memory" / "2024-04-05.md"
         note.write_text(note.read_text(encoding="utf-8").replace(INSTRUCTION, added), encoding="utf-8")
         index.sync()

@@ -34,6 +34,7 @@ from openclaw_memory.text.chunker import (
     remap_chunk_lines,
     split_for_input_limit,
     split_text_for_input_limit,
+    user_turn_chunks,
 )
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
@@ -322,6 +323,7 @@ def _targeted_session_docs(
 def _chunks_for(plan: SyncPlan, doc: _Doc) -> list[Chunk]:
     cfg = plan.config.chunking
     chunks = chunk_markdown(doc.text, cfg.tokens, cfg.overlap)
+    chunks += user_turn_chunks(doc.text, chunks, cfg.tokens)
     if doc.line_map is not None:
         chunks = remap_chunk_lines(chunks, doc.line_map)
     if plan.provider is not None:

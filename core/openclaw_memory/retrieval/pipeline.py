@@ -71,6 +71,7 @@ from openclaw_memory.retrieval.standing_instructions import (
     matching_instruction,
     with_instruction,
 )
+from openclaw_memory.retrieval.user_turns import with_user_turns
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.text.speakers import speaker_labels, without_speakers
 from openclaw_memory.text.preparation import nonblank_lines
@@ -611,13 +612,16 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
                  instruction: Callable[[Sequence[Candidate]], Candidate | None] | None = None) -> list[SearchHit]:
     """The hits to return: the ordered candidates whose relevance reaches ``min_score`` (in keyword mode, with
     none passing, any that matched), overlapping ones of a note joined when configured, at most ``max_results``,
-    and the standing instruction ``instruction`` finds for them (when its relevance reaches ``min_score``), with
+    up to two thirds of them the user's own messages of a transcript (``query.user_turns``), and the standing
+    instruction ``instruction`` finds for them (when its relevance reaches ``min_score``), with
     snippets and citations, within ``max_injected_chars``."""
     options = config.query
     passing = [c for c in ordered if c.relevance >= min_score]
     if not passing and merge.mode == "keyword":
         # As the original: with no embeddings, the best partial matches beat an empty answer.
         passing = [c for c in ordered if c.score > 0]
+    if options.user_turns:
+        passing = with_user_turns(passing, max_results)
     if options.merge_overlapping:  # overlapping hits of a note as one, within the lines of the top chunks
         lines_by = merge.ranking
         chosen = fit_ranges(passing, max_results, lambda lines: [cov for cov, _ in lines_by.coverage(lines)])
