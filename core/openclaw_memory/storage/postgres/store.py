@@ -825,11 +825,12 @@ class PostgresStore:
             if head is None or not rows:
                 return []
             ns, n_rows, n_tokens, version = (int(x) for x in head)
-            hits = self._phrase_hits(conn, ns, version, phrase_list,
-                                     self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
+            term_stats = self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list)
+            hits = self._phrase_hits(conn, ns, version, phrase_list, term_stats)
             assert hits is not None  # counted on this connection when not remembered
             return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
-                                lambda seqs: self._rows_by_seq(conn, ns, seqs))
+                                lambda seqs: self._rows_by_seq(conn, ns, seqs),
+                                self._same_phrases(phrase_list, term_stats))
 
     def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
                          newest: int | None, ns_sql: str, ns_args: Sequence[Any], *, gin: bool = False
@@ -900,7 +901,8 @@ class PostgresStore:
         fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
                               if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
-                            phrase_list, hits, n_rows, n_tokens, limit, fetch)
+                            phrase_list, hits, n_rows, n_tokens, limit, fetch,
+                            self._same_phrases(phrase_list, term_stats))
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                         newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
@@ -998,11 +1000,12 @@ class PostgresStore:
     @staticmethod
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
                 hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
-                fetch: Callable[[list[int]], dict[int, Sequence[Any]]]) -> list[tuple[Candidate, float]] | None:
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None]
+                ) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
-        BM25; the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when ``fetch``
-        misses one."""
-        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
+        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it); the candidate columns of the others come from
+        ``fetch`` (seqs → rows by seq). None when ``fetch`` misses one."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same)
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
         missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
         read = fetch(missing) if missing else {}
@@ -1040,6 +1043,24 @@ class PostgresStore:
                          f"WHERE ns_id = {ns_sql} AND term LIKE %s")
             args += [p, *ns_args, self._like_prefix(p)]
         return (" UNION ALL ".join(parts), args) if parts else None
+
+    @staticmethod
+    def _same_phrases(phrase_list: Sequence[tuple[str, ...]], stats: tuple[dict[str, int], dict[str, tuple[int, int]]]
+                      ) -> list[int | None]:
+        """For each phrase, an earlier one found exactly as often in every chunk (:func:`~.fts.bm25_scores`'s
+        ``same``): a repeat, or for a one-token prefix that the term statistics ``stats`` show starts a single token
+        of the index which is a phrase too, that token's phrase (the prefix occurs wherever the token does)."""
+        singles, by_prefix = stats
+        first: dict[tuple[str, ...], int] = {}
+        out: list[int | None] = []
+        for j, p in enumerate(phrase_list):
+            key = p
+            if len(p) == 1 and p[0].endswith(fts.PREFIX) and by_prefix.get(p[0][:-1], (0, 0))[0] == 1 \
+                    and singles.get(p[0][:-1], 0) > 0:
+                key = (p[0][:-1],)  # the one token it starts is that word
+            out.append(first.get(key))
+            first.setdefault(key, j)
+        return out
 
     def _read_term_stats(self, found: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]]
                          ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
@@ -1156,7 +1177,8 @@ class PostgresStore:
         same = "CASE WHEN p.terms = 1 AND p.term = ANY(%s::text[]) THEN p.term END"  # a token listed for itself
         # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
         return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < %s AND {same} IS NULL THEN ARRAY(SELECT "
-                f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, {same} "
+                f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, "
+                f"{same} "
                 f"FROM {self._s}.namespaces n CROSS JOIN unnest(%s::int[], %s::text[], %s::text[], %s::text[], "
                 "%s::text[]::tsquery[]) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
