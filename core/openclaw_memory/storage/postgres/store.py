@@ -172,6 +172,17 @@ def _after_prefix(prefix: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(match: str, porter: bool) -> tuple[fts.Node, str | None] | str:
+    """A MATCH expression parsed, with its tsquery (a search parses each of its expressions several times: for the
+    counts, for the ranked search); the message of its MatchSyntaxError when it is rejected."""
+    try:
+        node = fts.parse_match(match, porter=porter)
+    except fts.MatchSyntaxError as exc:
+        return str(exc)
+    return node, fts.to_tsquery(node)
+
+
 def _finite(vec: np.ndarray) -> bool:
     return bool(np.isfinite(vec).all())
 
@@ -775,12 +786,11 @@ class PostgresStore:
         return self._build_seen
 
     def _parse(self, match: str) -> tuple[fts.Node, str] | None:
-        try:
-            node = fts.parse_match(match, porter=self._porter)
-        except fts.MatchSyntaxError as exc:
-            log.warning("keyword query %r rejected: %s", match, exc)  # search goes on without it
+        parsed = _parsed(match, self._porter)
+        if isinstance(parsed, str):
+            log.warning("keyword query %r rejected: %s", match, parsed)  # search goes on without it
             return None
-        q = fts.to_tsquery(node)
+        node, q = parsed
         return (node, q) if q else None
 
     # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
