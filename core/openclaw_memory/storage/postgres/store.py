@@ -264,6 +264,9 @@ class PostgresStore:
         self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: per thread: the generation the thread's last match counts read (see :meth:`search_generation`)
         self._generation_read = threading.local()
+        #: per thread: the term statistics the thread's last match counts read, with the build and version they
+        #: describe (:meth:`keyword_search_many` ranks with them instead of reading them again)
+        self._stats_read = threading.local()
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -885,10 +888,13 @@ class PostgresStore:
         return None
 
     def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
-                     phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None | str:
+                     phrase_list: Sequence[tuple[str, ...]],
+                     known: tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None = None
+                     ) -> list[tuple[Candidate, float]] | None | str:
         """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
         them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
-        :meth:`_ranked_in_one_snapshot`."""
+        :meth:`_ranked_in_one_snapshot` or when ``known`` (the version and term statistics the statement was built
+        without, :meth:`_known_stats`) is not of the version it read."""
         head = next((r for r in found if r[0] == "h"), None)
         if head is None:
             return []
@@ -902,7 +908,10 @@ class PostgresStore:
         for r in found:
             if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
                 self._remember((ns, version, r[1]), int(r[2]))
-        term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+        if known is not None and known[0] != version:
+            return None  # written since the counts read the statistics: ranked again with its own
+        term_stats = known[1] if known is not None else \
+            self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
         hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
         if hits is None:
             return None
@@ -915,14 +924,14 @@ class PostgresStore:
                             self._same_phrases(phrase_list, term_stats))
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
-                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
-                        ) -> tuple[str, list[Any]]:
+                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
+                        *, with_stats: bool = True) -> tuple[str, list[Any]]:
         """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
-        its totals), ``s`` rows (the phrases' term statistics) and ``r`` rows: the matches' seqs and stored tokens,
-        with their texts when they are no more than ``limit``."""
+        its totals), ``s`` rows (the phrases' term statistics, unless not ``with_stats``) and ``r`` rows: the
+        matches' seqs and stored tokens, with their texts when they are no more than ``limit``."""
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns], gin=True)
-        stats = self._term_stats_query("%s", [ns], phrase_list)
+        stats = self._term_stats_query("%s", [ns], phrase_list) if with_stats else None
         counts, count_args = self._phrase_counts_query(ns, phrase_list)
         lim = max(int(window), int(limit)) if window is not None else None
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
@@ -976,14 +985,16 @@ class PostgresStore:
                 if ns is None:
                     return [[] for _ in queries]
                 lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
+                known = {i: self._known_stats(ns, lists[i]) for i in ranked}  # read by this search's counts
                 with conn.pipeline():  # each statement a snapshot of its own
                     cursors = {i: conn.execute(*self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i]), prepare=False) for i, (p, q) in ranked.items()}
+                        int(q["limit"]), lists[i], with_stats=known[i] is None), prepare=False)
+                        for i, (p, q) in ranked.items()}
                     newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
-                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i])
+                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i])
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
@@ -1163,8 +1174,8 @@ class PostgresStore:
         (index → node, tsquery): a row per match (build id, version, the index, the count or, for a prefix, the
         most chunks one token it starts is in, the seqs of the chunks selected, NULL from ``cap`` on, and for a
         prefix that starts a single token which is also one of the whole tokens asked, that token: its chunks are
-        then listed once, for the token) in build ``ns`` (the chunks are listed only when it is the build this store
-        reads). A whole token is counted by its term statistics; a prefix one of whose tokens alone reaches ``cap``
+        then listed once, for the token; and for a prefix how many tokens it starts, 2 for more) in build ``ns`` (the
+        chunks are listed only when it is the build this store reads). A whole token is counted by its term statistics; a prefix one of whose tokens alone reaches ``cap``
         too. The matches travel as arrays, so the statement's text is the same for any query and its tsqueries reach
         the planner as parameters of the GIN index scan (a bitmap scan: no run-time settings, no transaction of its
         own)."""
@@ -1188,7 +1199,7 @@ class PostgresStore:
         # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
         return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < %s AND {same} IS NULL THEN ARRAY(SELECT "
                 f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, "
-                f"{same} "
+                f"{same}, p.terms "
                 f"FROM {self._s}.namespaces n CROSS JOIN unnest(%s::int[], %s::text[], %s::text[], %s::text[], "
                 "%s::text[]::tsquery[]) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
@@ -1202,11 +1213,46 @@ class PostgresStore:
                 f"WHERE {nw}",
                 [int(cap), words, ns, ns, int(cap), words, keys, tokens, lows, highs, queries, *nargs])
 
+    def _remember_stats(self, parsed: Mapping[int, tuple[fts.Node, str]], found: Mapping[int, Sequence[Any]]) -> None:
+        """Keep, for this thread, the term statistics :meth:`_sets_statement`'s rows ``found`` read (in the form of
+        :meth:`_read_term_stats`: chunks per whole token, and per one-token prefix how many tokens it starts, 2 for
+        more, and the most chunks one of them is in), with the build and version they describe."""
+        singles: dict[str, int] = {}
+        prefixes: dict[str, tuple[int, int]] = {}
+        heads = {(int(row[0]), int(row[1])) for row in found.values()}
+        if len(heads) != 1:
+            return
+        for i, row in found.items():
+            node = parsed[i][0]
+            if node.op != "phrase" or len(node.tokens) != 1:
+                continue
+            token = node.tokens[0]
+            if token.endswith(fts.PREFIX):
+                if _after_prefix(token[:-1]) is not None:  # else its range was not read
+                    prefixes[token[:-1]] = (int(row[6] or 0), int(row[3]))
+            else:
+                singles[token] = int(row[3])
+        self._stats_read.value = (*heads.pop(), singles, prefixes)
+
+    def _known_stats(self, ns: int, phrase_list: Sequence[tuple[str, ...]]
+                     ) -> tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None:
+        """The version of build ``ns`` and the term statistics of ``phrase_list`` as this thread's last match counts
+        read them; None when they did not read them all."""
+        read = getattr(self._stats_read, "value", None)
+        if read is None or read[0] != ns:
+            return None
+        tokens, prefixes = self._stat_keys(phrase_list)
+        singles, by_prefix = read[2], read[3]
+        if any(t not in singles for t in tokens) or any(p not in by_prefix for p in prefixes):
+            return None
+        return read[1], ({t: singles[t] for t in tokens}, {p: by_prefix[p] for p in prefixes})
+
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
+        self._stats_read.value = None
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         if not parsed:
             return out
@@ -1225,6 +1271,7 @@ class PostgresStore:
                 return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
         by_token = {parsed[i][0].tokens[0]: row[4] for i, row in found.items() if row[5] is None and
                     parsed[i][0].op == "phrase" and len(parsed[i][0].tokens) == 1}  # a whole token's (or a prefix's)
+        self._remember_stats(parsed, found)
         for i, row in found.items():
             ns, version, most = int(row[0]), int(row[1]), int(row[3])
             seqs = row[4] if row[5] is None else by_token[row[5]]  # a prefix of one token: that token's chunks
