@@ -1171,14 +1171,14 @@ class PostgresStore:
 
     def _sets_statement(self, parsed: Mapping[int, tuple[fts.Node, str]], cap: int, ns: int) -> tuple[str, list[Any]]:
         """One statement (one snapshot) for the capped counts and the chunks counted of every match of ``parsed``
-        (index → node, tsquery): a row per match (build id, version, the index, the count or, for a prefix, the
-        most chunks one token it starts is in, the seqs of the chunks selected, NULL from ``cap`` on, and for a
-        prefix that starts a single token which is also one of the whole tokens asked, that token: its chunks are
-        then listed once, for the token; and for a prefix how many tokens it starts, 2 for more) in build ``ns`` (the
-        chunks are listed only when it is the build this store reads). A whole token is counted by its term statistics; a prefix one of whose tokens alone reaches ``cap``
-        too. The matches travel as arrays, so the statement's text is the same for any query and its tsqueries reach
-        the planner as parameters of the GIN index scan (a bitmap scan: no run-time settings, no transaction of its
-        own)."""
+        (index → node, tsquery), a row per match in build ``ns``: build id, version, the index, the count or, for a
+        prefix, the most chunks one token it starts is in; the seqs of the chunks selected (NULL from ``cap`` on;
+        listed only when ``ns`` is the build this store reads); for a prefix that starts a single token which is
+        also one of the whole tokens asked, that token (its chunks are then listed once, for the token); and for a
+        prefix how many tokens it starts, 2 for more. A whole token is counted by its term statistics; a prefix one
+        of whose tokens alone reaches ``cap`` too. The matches travel as arrays, so the statement's text is the same
+        for any query and its tsqueries reach the planner as parameters of the GIN index scan (a bitmap scan: no
+        run-time settings, no transaction of its own)."""
         nw, nargs = self._build_where()
         keys: list[int] = []
         tokens: list[str | None] = []
