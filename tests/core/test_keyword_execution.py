@@ -83,3 +83,25 @@ def test_a_stem_prefix_is_not_counted_when_its_word_is_common(tmp_path: Path) ->
     assert '"zanzibar"' in asked
     assert result.hits[0].path == "memory/rare.md"  # the rare word's chunk first, as before
     store.close()
+
+
+def test_an_and_with_a_common_word_is_not_run_when_its_rare_words_cannot_fill_the_results(tmp_path: Path) -> None:
+    """"harbour" is in every chunk (common: its chunks are not listed), "heron" in three: the AND of both cannot
+    reach the six results wanted, so it is not run (its rows would be dropped); the next expression finds the
+    heron chunks, as before."""
+    store = SQLiteStore(tmp_path / "i.sqlite", vector_enabled=False)
+    for f in range(11):
+        _put(store, f"memory/h{f}.md", [f"Note {i} of the harbour" + (" with a heron." if i == 7 and f < 3 else ".")
+                                        for i in range(100)])
+    asked: list[str] = []
+    search = store.keyword_search
+
+    def recording(match: str, **kwargs: object) -> list:
+        asked.append(match)
+        return search(match, **kwargs)  # type: ignore[arg-type]
+
+    store.keyword_search = recording  # type: ignore[method-assign]
+    found = run_search(store, MemoryConfig(), "harbour heron", provider=None)
+    assert sorted(h.path for h in found.hits[:3]) == ["memory/h0.md", "memory/h1.md", "memory/h2.md"]
+    assert not [m for m in asked if "AND" in m], asked  # the AND of harbour and heron never ran
+    store.close()

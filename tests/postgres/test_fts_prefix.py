@@ -57,3 +57,61 @@ def test_bm25_counts_a_token_like_the_token_by_token_count_also_twice_in_a_row()
         same = {d: s for d, s in zip(docs, scores)}
         if token == "ab":  # three in a row score above two, two above one
             assert same["ab ab ab"] < same["ab ab"] < same["ab"] < 0
+
+
+def test_the_bound_of_a_prefix_range_is_the_least_string_after_every_string_it_starts():
+    """The terms a prefix starts are read as a range of the terms' prefix index (``text_pattern_ops``: the byte order
+    of UTF-8, which is code point order) up to this bound."""
+    from openclaw_memory.storage.postgres.store import _after_prefix
+
+    assert _after_prefix("paint") == "painu"
+    assert _after_prefix("caf\u00e9") == "caf\u00ea"
+    assert _after_prefix("a\ud7ff") == "a\ue000"  # past the surrogates, which no string holds
+    assert _after_prefix("a\U0010ffff") == "b"  # nothing follows the last code point: the character before moves on
+    assert _after_prefix("\U0010ffff") is None
+    for prefix in ("paint", "caf\u00e9", "a\ud7ff"):
+        bound = _after_prefix(prefix)
+        assert bound is not None
+        for word in (prefix, prefix + "s", prefix + "\U0010ffff\U0010ffff"):
+            assert prefix.encode() <= word.encode("utf-8", "surrogatepass") < bound.encode()
+
+
+def test_bm25_takes_a_phrase_count_it_is_told_is_the_same_and_scores_alike():
+    docs = ["she paints the painting", "painting painting paint", "", "paint", "other words only"]
+    phrases = [("paint",), ("paint*",), ("paint",)]
+    plain = fts.bm25_scores(docs, phrases, [2, 3, 2], 100, 4.0)
+    # the repeat of "paint" takes the first one's count; "paint"* is counted (several tokens start with it)
+    assert fts.bm25_scores(docs, phrases, [2, 3, 2], 100, 4.0, same=[None, None, 0]) == plain
+    only = ["paint x", "paint paint", "y"]  # here "paint" is the only token "paint"* starts: the same count
+    assert fts.bm25_scores(only, [("paint",), ("paint*",)], [2, 2], 100, 2.0, same=[None, 0]) == \
+        fts.bm25_scores(only, [("paint",), ("paint*",)], [2, 2], 100, 2.0)
+
+
+def test_word_and_prefix_counts_and_ranks_equal_sqlite(make_pg_store: Any, tmp_path: Any) -> None:
+    """Counts of words and prefixes (one statement on PostgreSQL; a prefix that starts a single asked word lists
+    its chunks once) and BM25 ranks of a word with its prefix (its count taken from the word's when the prefix
+    starts that word alone) equal SQLite's, with ASCII and accented prefixes."""
+    from openclaw_memory.storage import StoredChunk
+    from openclaw_memory.storage.sqlite.store import SQLiteStore
+    from openclaw_memory.types import MemoryFile
+
+    texts = ["caf\u00e9 au lait at the caf\u00e9", "cafeteria lunch", "paint the fence", "paints and painting",
+             "zebra crossing", "the zebra zebra paint", "caf\u00e9s open late", "nothing here"]
+    pg, lite = make_pg_store(), SQLiteStore(tmp_path / "i.sqlite", vector_enabled=False)
+    for store in (pg, lite):
+        for f in range(3):
+            path = f"memory/n{f}.md"
+            chunks = [StoredChunk(id=f"{f}-{i}", path=path, source="memory", start_line=i, end_line=i,
+                                  hash=f"{f}-{i}", model="m", text=t, embedding=None)
+                      for i, t in enumerate(texts[f:] + texts[:f])]
+            store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path), chunks)
+    matches = ['"zebra"', '"zebra"*', '"zeb"*', '"paint"', '"paint"*', '"caf"*', '"caf\u00e9"', '"caf\u00e9"*',
+               '"crossing"', '"crossing"*', '"nothing"*', '"absent"*', '"absent"']
+    got, want = pg.match_sets_many(matches, cap=1001), lite.match_sets_many(matches, cap=1001)
+    assert [n for n, _ in got] == [n for n, _ in want]
+    assert [None if rows is None else len(rows) for _, rows in got] == [n for n, _ in want]
+    for match in ('"zebra" OR "zebra"*', '"paint" OR "paint"*', '"caf\u00e9" OR "caf\u00e9"* OR "caf"*',
+                  '"crossing" OR "crossing"* OR "zebra"'):
+        ranked = [(c.text, round(r, 9)) for c, r in pg.keyword_search(match, limit=30)]
+        assert ranked == [(c.text, round(r, 9)) for c, r in lite.keyword_search(match, limit=30)], match
+    lite.close()

@@ -99,6 +99,11 @@ class _MatchCounter:
         """The chunks ``match`` (an AND/OR of counted phrases) selects, when every phrase's are known."""
         return match_rows(match, self._rows.get)
 
+    def rows_within(self, match: str) -> frozenset[object] | None:
+        """Chunks all of ``match``'s matches are among (those of its AND's operands whose chunks are known), or
+        None."""
+        return match_rows(match, self._rows.get, within=True)
+
     def _capped_by_word(self, match: str) -> int:
         """The cap for a prefix ``"stem"*`` when a word it prefixes already reached it (every chunk with
         the word has the prefix, so its capped count is the cap too): FTS5 reads a prefix's whole posting
@@ -319,11 +324,13 @@ def keyword_candidates(
         order = "recent-first" if words and all(count.common(w) for w in words) else "rank"
     tiers = _keyword_plan(analysis, count)
 
-    def skipped(i: int, match: str) -> bool:  # an expression too few chunks match is not run (known from the counts)
-        if i == len(tiers) - 1 or seen or sources:
+    def skipped(i: int, match: str) -> bool:
+        """An expression whose matches, with the phrase's, cannot reach ``want`` chunks is not run (its rows would not
+        be kept): known from the counts, the chunks of its rarer words bounding an AND with a common one."""
+        if i == len(tiers) - 1 or sources:
             return False
-        known = count.rows(match)
-        return known is not None and len(known) < want
+        within = count.rows_within(match)
+        return within is not None and len(seen) + len(within) < want
 
     if _round_trips(store):  # the phrase and the first expression run when the phrase finds nothing, in one call
         first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)

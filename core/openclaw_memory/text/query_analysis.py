@@ -754,12 +754,15 @@ def analyze_query(query: str, *, tokenizer: str = "unicode61", max_terms: int = 
 _MATCH_TOKEN = re.compile(r'\s*(?:(")((?:[^"]|"")*)"(\*?)|(\()|(\))|(AND|OR)(?![^\s()"]))')
 
 
-def match_rows(match: str, rows_of: Callable[[str], frozenset[object] | None]) -> frozenset[object] | None:
+def match_rows(match: str, rows_of: Callable[[str], frozenset[object] | None], *,
+               within: bool = False) -> frozenset[object] | None:
     """The chunks a MATCH expression of quoted phrases joined by ``AND`` / ``OR`` and parentheses (as this module
     builds them) selects, from ``rows_of(phrase)``, each phrase's chunks (a phrase written as in ``match``,
     with its quotes and any ``*``). FTS5 evaluates such an expression as set operations on its phrases' rows
     (``AND`` binding tighter than ``OR``), so this is exactly its answer. None when a phrase's rows are unknown
-    or the expression has anything else (``NOT``, ``NEAR``, column filters, implicit AND)."""
+    or the expression has anything else (``NOT``, ``NEAR``, column filters, implicit AND). ``within``: chunks
+    the expression's matches are all among instead (an ``AND`` with an operand whose rows are unknown is within
+    its other operands' rows), None when nothing bounds them."""
     tokens: list[str] = []
     pos = 0
     while pos < len(match):
@@ -794,7 +797,10 @@ def match_rows(match: str, rows_of: Callable[[str], frozenset[object] | None]) -
         while at < len(tokens) and tokens[at] == "AND":
             at += 1
             other = operand()
-            got = None if got is None or other is None else got & other
+            if within:
+                got = other if got is None else got if other is None else got & other
+            else:
+                got = None if got is None or other is None else got & other
         return got
 
     def disjunction() -> frozenset[object] | None:

@@ -194,13 +194,15 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
 
 
 def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
-                n_rows: int, avg_tokens: float) -> list[float]:
+                n_rows: int, avg_tokens: float, same: Sequence[int | None] | None = None) -> list[float]:
     """FTS5's ``bm25()`` of each document (negative: lower is better).
 
     Each document is its tokens joined by single spaces (as the ``tokens`` column stores them; the
     fastest form) or a sequence of tokens;
     ``hits[i]`` is how many rows of the whole index contain ``phrase_list[i]``; ``n_rows`` and
-    ``avg_tokens`` describe the whole index, as FTS5 counts them."""
+    ``avg_tokens`` describe the whole index, as FTS5 counts them. ``same[i]``: the index of another phrase (one
+    with no ``same`` of its own) that occurs exactly as often as ``phrase_list[i]`` in every document (a repeat, or
+    the token a prefix is known to start alone), whose count is then taken instead of counting again."""
     idf = []
     for n_hit in hits:
         v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
@@ -211,6 +213,9 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
     # copy, where every token stands between spaces of its own
     needles = [[f" {t} " for t in p] for p in phrase_list]
     twice = [f" {p[0]} {p[0]} " if len(p) == 1 else "" for p in phrase_list]
+    alias = list(same) if same is not None else [None] * len(phrase_list)
+    counted = [j for j, k in enumerate(alias) if k is None]
+    copied = [(j, k) for j, k in enumerate(alias) if k is not None]
     out = []
     for item in docs:
         doc = item if isinstance(item, str) else " ".join(item)
@@ -218,8 +223,9 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
         norm = _K1 * (1 - _B + _B * n_tokens / avg)
         padded = " " + doc + " "
         toks: list[str] | None = None
-        score = 0.0
-        for p, needle, pair, w in zip(phrase_list, needles, twice, idf):
+        freqs = [0] * len(phrase_list)
+        for j in counted:
+            p, needle, pair = phrase_list[j], needles[j], twice[j]
             if len(p) == 1 and p[0].endswith(PREFIX):  # a token starts with the prefix where " prefix" occurs
                 f = padded.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
             elif p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
@@ -236,6 +242,11 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
                 f = phrase_count(toks, p)
             else:
                 f = 0
+            freqs[j] = f
+        for j, k in copied:
+            freqs[j] = freqs[k]
+        score = 0.0
+        for f, w in zip(freqs, idf):
             if f:
                 score += w * (f * (_K1 + 1)) / (f + norm)
         out.append(-score)

@@ -61,11 +61,13 @@ _WORKSPACE_KEY = "workspace"
 #: the meta key holding the id of the workspace copy a namespace indexes (:mod:`.workspace_id`)
 _WORKSPACE_ID_KEY = "workspace_id"
 _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedding, raw_embedding"
-#: Settings of the statements that select chunks by a tsquery and read them all (counts, chunk lists, the rows to
-#: rank): only bitmap scans, so the GIN index finds the rows. The planner does not count reading each row's tsvector
-#: (kept out of line, in TOAST) and, where a tsquery selects many of a namespace's rows, walks the table or the seq
-#: index testing every row's instead, several times slower.
-_GIN_ONLY = {"enable_seqscan": "off", "enable_indexscan": "off"}
+#: The condition of the statements that select chunks by a tsquery and read them all (counts, chunk lists, the rows
+#: to rank): the tsquery reaches the planner as a parameter (a subquery's result), so it cannot tell how many chunks
+#: match and takes a bitmap scan of the GIN index. Seeing a tsquery that selects many of a namespace's rows, it walks
+#: the table or the seq index testing every row's tsvector instead (kept out of line, in TOAST, which it does not
+#: count), several times slower. No run-time settings are needed, so each such statement runs on its own (no
+#: transaction, no settings sent with it).
+_GIN_SCAN = "tsv @@ (SELECT %s::tsquery)"
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
@@ -157,6 +159,30 @@ def _build_memory_mb(rows: int, dims: int) -> int:
     return int(min(4096, max(256, rows * per_row * 1.25 / 2**20)))
 
 
+def _after_prefix(prefix: str) -> str | None:
+    """The least string above every string starting with ``prefix`` in code point order (the byte order of UTF-8,
+    which ``text_pattern_ops`` compares): ``prefix`` with its last character advanced; None when there is none."""
+    while prefix:
+        code = ord(prefix[-1]) + 1
+        if code == 0xD800:  # surrogates are no characters of a PostgreSQL string
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix[:-1] + chr(code)
+        prefix = prefix[:-1]
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(match: str, porter: bool) -> tuple[fts.Node, str | None] | str:
+    """A MATCH expression parsed, with its tsquery (a search parses each of its expressions several times: for the
+    counts, for the ranked search); the message of its MatchSyntaxError when it is rejected."""
+    try:
+        node = fts.parse_match(match, porter=porter)
+    except fts.MatchSyntaxError as exc:
+        return str(exc)
+    return node, fts.to_tsquery(node)
+
+
 def _finite(vec: np.ndarray) -> bool:
     return bool(np.isfinite(vec).all())
 
@@ -238,6 +264,9 @@ class PostgresStore:
         self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: per thread: the generation the thread's last match counts read (see :meth:`search_generation`)
         self._generation_read = threading.local()
+        #: per thread: the term statistics the thread's last match counts read, with the build and version they
+        #: describe (:meth:`keyword_search_many` ranks with them instead of reading them again)
+        self._stats_read = threading.local()
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -760,12 +789,11 @@ class PostgresStore:
         return self._build_seen
 
     def _parse(self, match: str) -> tuple[fts.Node, str] | None:
-        try:
-            node = fts.parse_match(match, porter=self._porter)
-        except fts.MatchSyntaxError as exc:
-            log.warning("keyword query %r rejected: %s", match, exc)  # search goes on without it
+        parsed = _parsed(match, self._porter)
+        if isinstance(parsed, str):
+            log.warning("keyword query %r rejected: %s", match, parsed)  # search goes on without it
             return None
-        q = fts.to_tsquery(node)
+        node, q = parsed
         return (node, q) if q else None
 
     # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
@@ -810,20 +838,23 @@ class PostgresStore:
             if head is None or not rows:
                 return []
             ns, n_rows, n_tokens, version = (int(x) for x in head)
-            hits = self._phrase_hits(conn, ns, version, phrase_list,
-                                     self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list))
+            term_stats = self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list)
+            hits = self._phrase_hits(conn, ns, version, phrase_list, term_stats)
             assert hits is not None  # counted on this connection when not remembered
             return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
-                                lambda seqs: self._rows_by_seq(conn, ns, seqs))
+                                lambda seqs: self._rows_by_seq(conn, ns, seqs),
+                                self._same_phrases(phrase_list, term_stats))
 
     def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
-                         newest: int | None, ns_sql: str, ns_args: Sequence[Any]) -> tuple[str, list[Any]]:
+                         newest: int | None, ns_sql: str, ns_args: Sequence[Any], *, gin: bool = False
+                         ) -> tuple[str, list[Any]]:
         """The WHERE condition (and its arguments) selecting the chunks of the build ``ns_sql`` (a subquery taking
         ``ns_args``) that match ``tsquery``, are of ``sources``, contain every one of ``like_terms`` and are among
-        the ``newest``."""
+        the ``newest``. ``gin``: the tsquery is found through the GIN index (:data:`_GIN_SCAN`); else the planner
+        sees it and chooses (a common word's newest matches: a walk of the chunks by seq)."""
         where, args = [f"ns_id = {ns_sql}"], [*ns_args]
         if tsquery:
-            where.append("tsv @@ %s::tsquery")
+            where.append(_GIN_SCAN if gin else "tsv @@ %s::tsquery")
             args.append(tsquery)
         if sources:
             where.append("source = ANY(%s)")
@@ -849,19 +880,21 @@ class PostgresStore:
                 ns = self._known_build(conn)
                 if ns is None:
                     return []
-                with self._one_round_trip(conn, _GIN_ONLY):
-                    cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
-                                                             phrase_list), prepare=False)
+                cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
+                                                         phrase_list), prepare=False)
                 ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
         return None
 
     def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
-                     phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None | str:
+                     phrase_list: Sequence[tuple[str, ...]],
+                     known: tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None = None
+                     ) -> list[tuple[Candidate, float]] | None | str:
         """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
         them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
-        :meth:`_ranked_in_one_snapshot`."""
+        :meth:`_ranked_in_one_snapshot` or when ``known`` (the version and term statistics the statement was built
+        without, :meth:`_known_stats`) is not of the version it read."""
         head = next((r for r in found if r[0] == "h"), None)
         if head is None:
             return []
@@ -875,7 +908,10 @@ class PostgresStore:
         for r in found:
             if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
                 self._remember((ns, version, r[1]), int(r[2]))
-        term_stats = self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
+        if known is not None and known[0] != version:
+            return None  # written since the counts read the statistics: ranked again with its own
+        term_stats = known[1] if known is not None else \
+            self._read_term_stats([(r[6], r[1], r[2], r[3]) for r in found if r[0] == "s"], phrase_list)
         hits = self._phrase_hits(None, ns, version, phrase_list, term_stats)
         if hits is None:
             return None
@@ -884,17 +920,18 @@ class PostgresStore:
         fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
                               if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
-                            phrase_list, hits, n_rows, n_tokens, limit, fetch)
+                            phrase_list, hits, n_rows, n_tokens, limit, fetch,
+                            self._same_phrases(phrase_list, term_stats))
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
-                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]]
-                        ) -> tuple[str, list[Any]]:
+                        newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
+                        *, with_stats: bool = True) -> tuple[str, list[Any]]:
         """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
-        its totals), ``s`` rows (the phrases' term statistics) and ``r`` rows: the matches' seqs and stored tokens,
-        with their texts when they are no more than ``limit``."""
+        its totals), ``s`` rows (the phrases' term statistics, unless not ``with_stats``) and ``r`` rows: the
+        matches' seqs and stored tokens, with their texts when they are no more than ``limit``."""
         nw, nargs = self._build_where()
-        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns])
-        stats = self._term_stats_query("%s", [ns], phrase_list)
+        cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns], gin=True)
+        stats = self._term_stats_query("%s", [ns], phrase_list) if with_stats else None
         counts, count_args = self._phrase_counts_query(ns, phrase_list)
         lim = max(int(window), int(limit)) if window is not None else None
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
@@ -925,7 +962,7 @@ class PostgresStore:
             if q is None or (len(p) == 1 and not p[0].endswith(fts.PREFIX)) or (
                     head is not None and head[0] == ns and (*head, q) in self._counts):
                 continue
-            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND tsv @@ %s::tsquery"
+            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND {_GIN_SCAN}"
             if len(p) == 1:  # a prefix: counted only when two tokens or more start with it
                 parts.append(f"CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM {self._s}.terms WHERE ns_id = %s AND "
                              f"term LIKE %s LIMIT 2) t) <= 1 THEN NULL ELSE ({count}) END")
@@ -948,17 +985,16 @@ class PostgresStore:
                 if ns is None:
                     return [[] for _ in queries]
                 lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
-                with self._one_round_trip(conn, _GIN_ONLY):
+                known = {i: self._known_stats(ns, lists[i]) for i in ranked}  # read by this search's counts
+                with conn.pipeline():  # each statement a snapshot of its own
                     cursors = {i: conn.execute(*self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i]), prepare=False) for i, (p, q) in ranked.items()}
-                    if len(ranked) < len(parsed):  # the planner's own choice back for these (an index walk by seq)
-                        conn.execute("SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name = "
-                                     "ANY(%s)", [list(_GIN_ONLY)])
+                        int(q["limit"]), lists[i], with_stats=known[i] is None), prepare=False)
+                        for i, (p, q) in ranked.items()}
                     newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
-                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i])
+                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i])
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
@@ -985,11 +1021,12 @@ class PostgresStore:
     @staticmethod
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
                 hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
-                fetch: Callable[[list[int]], dict[int, Sequence[Any]]]) -> list[tuple[Candidate, float]] | None:
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None]
+                ) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
-        BM25; the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when ``fetch``
-        misses one."""
-        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows))
+        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it); the candidate columns of the others come from
+        ``fetch`` (seqs → rows by seq). None when ``fetch`` misses one."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same)
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
         missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
         read = fetch(missing) if missing else {}
@@ -1027,6 +1064,24 @@ class PostgresStore:
                          f"WHERE ns_id = {ns_sql} AND term LIKE %s")
             args += [p, *ns_args, self._like_prefix(p)]
         return (" UNION ALL ".join(parts), args) if parts else None
+
+    @staticmethod
+    def _same_phrases(phrase_list: Sequence[tuple[str, ...]], stats: tuple[dict[str, int], dict[str, tuple[int, int]]]
+                      ) -> list[int | None]:
+        """For each phrase, an earlier one found exactly as often in every chunk (:func:`~.fts.bm25_scores`'s
+        ``same``): a repeat, or for a one-token prefix that the term statistics ``stats`` show starts a single token
+        of the index which is a phrase too, that token's phrase (the prefix occurs wherever the token does)."""
+        singles, by_prefix = stats
+        first: dict[tuple[str, ...], int] = {}
+        out: list[int | None] = []
+        for j, p in enumerate(phrase_list):
+            key = p
+            if len(p) == 1 and p[0].endswith(fts.PREFIX) and by_prefix.get(p[0][:-1], (0, 0))[0] == 1 \
+                    and singles.get(p[0][:-1], 0) > 0:
+                key = (p[0][:-1],)  # the one token it starts is that word
+            out.append(first.get(key))
+            first.setdefault(key, j)
+        return out
 
     def _read_term_stats(self, found: Sequence[Sequence[Any]], phrase_list: Sequence[tuple[str, ...]]
                          ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
@@ -1114,36 +1169,90 @@ class PostgresStore:
             cursors = {i: conn.execute(sql, args, prepare=False) for i, (sql, args, _, _) in plans.items()}
         return {i: cur.fetchone() for i, cur in cursors.items()}
 
-    def _set_statement(self, node: fts.Node, q: str, cap: int, ns: int) -> tuple[str, list[Any]]:
-        """One statement for a capped count and the chunks counted (build id, version, the count or, for a prefix,
-        the most chunks one token it starts is in, and the seqs of the chunks selected, NULL from ``cap`` on) in
-        build ``ns`` (the chunks are listed only when it is the build this store reads). A whole token is counted
-        by its term statistics; a prefix one of whose tokens alone reaches ``cap`` too."""
+    def _sets_statement(self, parsed: Mapping[int, tuple[fts.Node, str]], cap: int, ns: int) -> tuple[str, list[Any]]:
+        """One statement (one snapshot) for the capped counts and the chunks counted of every match of ``parsed``
+        (index → node, tsquery), a row per match in build ``ns``: build id, version, the index, the count or, for a
+        prefix, the most chunks one token it starts is in; the seqs of the chunks selected (NULL from ``cap`` on;
+        listed only when ``ns`` is the build this store reads); for a prefix that starts a single token which is
+        also one of the whole tokens asked, that token (its chunks are then listed once, for the token); and for a
+        prefix how many tokens it starts, 2 for more. A whole token is counted by its term statistics; a prefix one
+        of whose tokens alone reaches ``cap`` too. The matches travel as arrays, so the statement's text is the same
+        for any query and its tsqueries reach the planner as parameters of the GIN index scan (a bitmap scan: no
+        run-time settings, no transaction of its own)."""
         nw, nargs = self._build_where()
-        tok = node.tokens[0] if node.op == "phrase" and len(node.tokens) == 1 else None
-        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among (with n.id
-        # it may walk the table in order instead, reading every chunk's tsvector until the cap)
-        chunks = f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ %s::tsquery"
-        if tok is not None and not tok.endswith(fts.PREFIX):
-            return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
-                    f"THEN ARRAY({chunks}) END FROM {self._s}.namespaces n LEFT JOIN {self._s}.terms t ON "
-                    f"t.ns_id = n.id AND t.term = %s WHERE {nw} GROUP BY n.id, n.version",
-                    [int(cap), ns, ns, q, tok, *nargs])
-        if tok is not None:  # a prefix: a range scan of the terms' prefix index first
-            stats, stats_args = (f"LEFT JOIN {self._s}.terms t ON t.ns_id = n.id AND t.term LIKE %s",
-                                 [self._like_prefix(tok[:-1])])
-        else:
-            stats, stats_args = "LEFT JOIN (SELECT NULL::bigint AS n_docs) t ON FALSE", []
-        return (f"SELECT n.id, n.version, coalesce(max(t.n_docs), 0), CASE WHEN coalesce(max(t.n_docs), 0) < %s "
-                f"THEN ARRAY({chunks} LIMIT %s) END FROM {self._s}.namespaces n {stats} WHERE {nw} "
-                "GROUP BY n.id, n.version", [int(cap), ns, ns, q, int(cap), *stats_args, *nargs])
+        keys: list[int] = []
+        tokens: list[str | None] = []
+        lows: list[str | None] = []
+        highs: list[str | None] = []
+        queries: list[str] = []
+        for i, (node, q) in parsed.items():
+            tok = node.tokens[0] if node.op == "phrase" and len(node.tokens) == 1 else None
+            prefix = tok[:-1] if tok is not None and tok.endswith(fts.PREFIX) else None
+            keys.append(i)
+            tokens.append(tok if prefix is None else None)
+            lows.append(prefix)
+            highs.append(_after_prefix(prefix) if prefix is not None else None)
+            queries.append(q)
+        words = [t for t in tokens if t is not None]
+        most = "coalesce(w.most, p.most, 0)"
+        same = "CASE WHEN p.terms = 1 AND p.term = ANY(%s::text[]) THEN p.term END"  # a token listed for itself
+        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
+        return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < %s AND {same} IS NULL THEN ARRAY(SELECT "
+                f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, "
+                f"{same}, p.terms "
+                f"FROM {self._s}.namespaces n CROSS JOIN unnest(%s::int[], %s::text[], %s::text[], %s::text[], "
+                "%s::text[]::tsquery[]) AS k(i, tok, lo, hi, q) "
+                f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
+                "t.term = k.tok) w ON k.tok IS NOT NULL "
+                # a range scan of the prefix index: the most chunks a token it starts is in, and whether it starts one
+                f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
+                "t.term ~>=~ k.lo AND t.term ~<~ k.hi) pm ON k.lo IS NOT NULL "
+                f"LEFT JOIN LATERAL (SELECT pm.most, count(*) AS terms, min(t.term) AS term FROM (SELECT t.term FROM "
+                f"{self._s}.terms t WHERE t.ns_id = n.id AND t.term ~>=~ k.lo AND t.term ~<~ k.hi LIMIT 2) t) p "
+                "ON k.lo IS NOT NULL "
+                f"WHERE {nw}",
+                [int(cap), words, ns, ns, int(cap), words, keys, tokens, lows, highs, queries, *nargs])
+
+    def _remember_stats(self, parsed: Mapping[int, tuple[fts.Node, str]], found: Mapping[int, Sequence[Any]]) -> None:
+        """Keep, for this thread, the term statistics :meth:`_sets_statement`'s rows ``found`` read (in the form of
+        :meth:`_read_term_stats`: chunks per whole token, and per one-token prefix how many tokens it starts, 2 for
+        more, and the most chunks one of them is in), with the build and version they describe."""
+        singles: dict[str, int] = {}
+        prefixes: dict[str, tuple[int, int]] = {}
+        heads = {(int(row[0]), int(row[1])) for row in found.values()}
+        if len(heads) != 1:
+            return
+        for i, row in found.items():
+            node = parsed[i][0]
+            if node.op != "phrase" or len(node.tokens) != 1:
+                continue
+            token = node.tokens[0]
+            if token.endswith(fts.PREFIX):
+                if _after_prefix(token[:-1]) is not None:  # else its range was not read
+                    prefixes[token[:-1]] = (int(row[6] or 0), int(row[3]))
+            else:
+                singles[token] = int(row[3])
+        self._stats_read.value = (*heads.pop(), singles, prefixes)
+
+    def _known_stats(self, ns: int, phrase_list: Sequence[tuple[str, ...]]
+                     ) -> tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None:
+        """The version of build ``ns`` and the term statistics of ``phrase_list`` as this thread's last match counts
+        read them; None when they did not read them all."""
+        read = getattr(self._stats_read, "value", None)
+        if read is None or read[0] != ns:
+            return None
+        tokens, prefixes = self._stat_keys(phrase_list)
+        singles, by_prefix = read[2], read[3]
+        if any(t not in singles for t in tokens) or any(p not in by_prefix for p in prefixes):
+            return None
+        return read[1], ({t: singles[t] for t in tokens}, {p: by_prefix[p] for p in prefixes})
 
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
-        """The counts, and the seqs of the chunks of each match below ``cap``, in one round trip (each statement
-        its own snapshot)."""
+        """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
+        self._stats_read.value = None
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         if not parsed:
             return out
@@ -1152,20 +1261,20 @@ class PostgresStore:
                 ns_seen = self._known_build(conn)
                 if ns_seen is None:
                     return out
-                with self._one_round_trip(conn, _GIN_ONLY, begin="BEGIN READ ONLY"):  # each statement a snapshot
-                    cursors = {i: conn.execute(*self._set_statement(node, q, cap, ns_seen), prepare=False, binary=True)
-                               for i, (node, q) in parsed.items()}
-                found = {i: cur.fetchone() for i, cur in cursors.items()}
-                builds = {int(row[0]) for row in found.values() if row is not None}
+                found = {int(row[2]): row for row in conn.execute(*self._sets_statement(parsed, cap, ns_seen),
+                                                                  prepare=False, binary=True).fetchall()}
+                builds = {int(row[0]) for row in found.values()}
                 if builds <= {ns_seen}:
                     break
                 self._build_seen = max(builds)
             else:
                 return [(n, None) for n in self.count_matches_many(matches, cap=cap)]
+        by_token = {parsed[i][0].tokens[0]: row[4] for i, row in found.items() if row[5] is None and
+                    parsed[i][0].op == "phrase" and len(parsed[i][0].tokens) == 1}  # a whole token's (or a prefix's)
+        self._remember_stats(parsed, found)
         for i, row in found.items():
-            if row is None:  # no build: nothing matches
-                continue
-            ns, version, most, seqs = int(row[0]), int(row[1]), int(row[2]), row[3]
+            ns, version, most = int(row[0]), int(row[1]), int(row[3])
+            seqs = row[4] if row[5] is None else by_token[row[5]]  # a prefix of one token: that token's chunks
             self._count_head = (ns, version)
             self._generation_read.value = f"{ns}:{version}"
             node, q = parsed[i]
