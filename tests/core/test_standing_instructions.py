@@ -3,6 +3,7 @@ the questions on its topic, even when the chunk that holds it is about something
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.text.instructions import instruction_lines
+
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
 
 INSTRUCTION = "Dana: Always include version numbers when I ask about software libraries or dependencies."
 MEANING = "Dana: Always use APA 7th edition style when I ask about formatting references."
@@ -37,13 +40,15 @@ def _workspace(tmp_path: Path, instruction_line: str = INSTRUCTION) -> Path:
     return tmp_path
 
 
-def _index(tmp_path: Path, provider: Any = None, **query: Any) -> MemoryIndex:
-    ws = _workspace(tmp_path / "ws")
-    config = {"workspace": str(ws), "store": {"path": str(tmp_path / "index.sqlite")},
-              "chunking": {"tokens": 60, "overlap": 0}, "query": {"hybrid": {"unit_lines": 0}, **query}}
-    index = MemoryIndex(config, provider=provider, watch=False)
-    index.sync()
-    return index
+@pytest.fixture
+def index_of(make_index: Callable[..., MemoryIndex], tmp_path: Path) -> Callable[..., MemoryIndex]:
+    """A synced index (SQLite, and PostgreSQL in the slow runs) of the chat with the instruction."""
+    def _index(provider: Any = None, **query: Any) -> MemoryIndex:
+        index = make_index(provider=provider, workspace=_workspace(tmp_path / "ws"),
+                           chunking={"tokens": 60, "overlap": 0}, query={"hybrid": {"unit_lines": 0}, **query})
+        index.sync()
+        return index
+    return _index
 
 
 def _instruction_line_number(ws: Path, text: str) -> int:
@@ -64,8 +69,8 @@ def test_the_lines_that_are_standing_instructions() -> None:
     assert [i for i, _ in instruction_lines(text)] == [0, 2, 6, 7]
 
 
-def test_a_buried_instruction_comes_with_a_question_on_its_topic(tmp_path: Path) -> None:
-    with _index(tmp_path) as index:
+def test_a_buried_instruction_comes_with_a_question_on_its_topic(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of() as index:
         line = _instruction_line_number(index.workspace, INSTRUCTION)
         hits = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0).hits
         assert len(hits) == 4
@@ -77,21 +82,21 @@ def test_a_buried_instruction_comes_with_a_question_on_its_topic(tmp_path: Path)
         assert not any(h.start_line <= line <= h.end_line for h in other)
 
 
-def test_switched_off_the_instruction_stays_buried(tmp_path: Path) -> None:
-    with _index(tmp_path, standing_instructions=False) as index:
+def test_switched_off_the_instruction_stays_buried(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of(standing_instructions=False) as index:
         line = _instruction_line_number(index.workspace, INSTRUCTION)
         hits = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0).hits
         assert not any(h.start_line <= line <= h.end_line for h in hits)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_an_instruction_found_by_meaning_with_embeddings(tmp_path: Path, enabled: bool) -> None:
+def test_an_instruction_found_by_meaning_with_embeddings(index_of: Callable[..., MemoryIndex], enabled: bool) -> None:
     # the question shares no word with the instruction; the embedder takes "sources" for "references", … and
     # many turns about citing are closer to the question than the garden chat that holds the instruction
     provider = FakeEmbeddingProvider(synonyms={"references": "sources", "formatting": "list", "apa": "paper",
                                                "always": "how", "use": "should", "style": "my", "edition": "in",
                                                "7th": "the"})
-    with _index(tmp_path, provider=provider, standing_instructions=enabled) as index:
+    with index_of(provider=provider, standing_instructions=enabled) as index:
         note = index.workspace / "memory" / "2024-04-05.md"
         citing = "".join(f"Dana: how should I cite the sources in my paper, chapter {i}?\n"
                          f"Robin: cite chapter {i} sources in my paper as a list.\n\n" for i in range(10))
@@ -104,24 +109,24 @@ def test_an_instruction_found_by_meaning_with_embeddings(tmp_path: Path, enabled
         assert found == ([(line, line)] if enabled else [])
 
 
-def test_min_score_judges_the_instruction_like_any_hit(tmp_path: Path) -> None:
-    with _index(tmp_path) as index:
+def test_min_score_judges_the_instruction_like_any_hit(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of() as index:
         line = _instruction_line_number(index.workspace, INSTRUCTION)
         hits = index.search("Which libraries and dependencies does the project use?", max_results=4,
                             min_score=0.99).hits
         assert not any(h.start_line == h.end_line == line for h in hits)
 
 
-def test_a_date_filter_keeps_out_an_instruction_of_a_note_outside_it(tmp_path: Path) -> None:
-    with _index(tmp_path) as index:
+def test_a_date_filter_keeps_out_an_instruction_of_a_note_outside_it(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of() as index:
         line = _instruction_line_number(index.workspace, INSTRUCTION)
         hits = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0,
                             after="2024-05-01").hits
         assert not any(h.path == "memory/2024-04-05.md" and h.start_line <= line <= h.end_line for h in hits)
 
 
-def test_a_new_instruction_is_found_after_the_next_sync(tmp_path: Path) -> None:
-    with _index(tmp_path) as index:
+def test_a_new_instruction_is_found_after_the_next_sync(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of() as index:
         question = "Which libraries and dependencies does the project use?"
         index.search(question, max_results=4, min_score=0)  # the instructions of this generation, remembered
         added = "Dana: Never add libraries or dependencies without a pinned version."
@@ -134,8 +139,8 @@ def test_a_new_instruction_is_found_after_the_next_sync(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("max_results", [1, 2])
-def test_the_instruction_never_exceeds_max_results(tmp_path: Path, max_results: int) -> None:
-    with _index(tmp_path) as index:
+def test_the_instruction_never_exceeds_max_results(index_of: Callable[..., MemoryIndex], max_results: int) -> None:
+    with index_of() as index:
         hits = index.search("Which libraries and dependencies does the project use?", max_results=max_results,
                             min_score=0).hits
         assert len(hits) == max_results

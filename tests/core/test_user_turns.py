@@ -4,12 +4,17 @@ thirds of its hits for the best of them, so what the user said is found among th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.retrieval.user_turns import user_turn_quota, with_user_turns
 from openclaw_memory.text.chunker import chunk_markdown, is_user_turn, user_turn_chunks
 from openclaw_memory.types import Candidate, Chunk
+
+pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
 
 TRANSCRIPT = """# 2024-03-15
 
@@ -92,19 +97,20 @@ def _buried_fact_workspace(root: Path) -> Path:
     return ws
 
 
-def test_the_users_own_message_is_found_among_long_answers(tmp_path: Path) -> None:
+def test_the_users_own_message_is_found_among_long_answers(make_index: Callable[..., MemoryIndex],
+                                                           tmp_path: Path) -> None:
     ws = _buried_fact_workspace(tmp_path)
     note = (ws / "memory" / "2024-03-15.md").read_text(encoding="utf-8").splitlines()
     line = next(i for i, text in enumerate(note, start=1) if text.startswith("User: I decided"))
-    with MemoryIndex(workspace=ws, provider="none", store={"path": str(tmp_path / "i.sqlite")},
-                     chunking={"tokens": 100, "overlap": 0}, watch=False) as index:
+    with make_index(workspace=ws, provider="none", chunking={"tokens": 100, "overlap": 0}) as index:
         index.sync()
         hits = index.search("Which database did I decide the budget app stays on?", max_results=6, min_score=0).hits
         assert (line, line) in [(h.start_line, h.end_line) for h in hits]
         assert next(h for h in hits if h.start_line == line).text == note[line - 1]
 
 
-def test_a_session_transcripts_user_message_is_a_hit_of_its_own(tmp_path: Path) -> None:
+def test_a_session_transcripts_user_message_is_a_hit_of_its_own(make_index: Callable[..., MemoryIndex],
+                                                                 tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     sessions = tmp_path / "sessions"
@@ -113,9 +119,8 @@ def test_a_session_transcripts_user_message_is_a_hit_of_its_own(tmp_path: Path) 
     messages += [("assistant", f"Here is cat fact {i}: cats sleep a lot and a cat likes a warm spot.") for i in range(30)]
     (sessions / "s1.jsonl").write_text("".join(
         json.dumps({"type": "message", "message": {"role": role, "content": text}}) + "\n" for role, text in messages))
-    with MemoryIndex(workspace=ws, sessions_dir=sessions, sources=["sessions"], provider="none",
-                     store={"path": str(tmp_path / "i.sqlite")}, chunking={"tokens": 200, "overlap": 0},
-                     watch=False) as index:
+    with make_index(workspace=ws, sessions_dir=sessions, sources=["sessions"], provider="none",
+                    chunking={"tokens": 200, "overlap": 0}) as index:
         index.sync()
         hits = index.search("what is my cat called?", max_results=3, min_score=0).hits
         assert any(h.source == "sessions" and h.start_line == h.end_line == 1 and h.text.startswith("User: My cat")

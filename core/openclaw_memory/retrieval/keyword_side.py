@@ -316,6 +316,8 @@ def keyword_candidates(
         count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
                           for w in t.key.split()),
                         *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
+    generation = _generation_counted(store) if count.asked_store else None  # read once: given once
+    instructions_known = _known_instruction_chunks(store, generation, sources) if instructions else None
     search = _Searches(store)
     order: _Order = "rank"
     if phrase:
@@ -336,7 +338,7 @@ def keyword_candidates(
         first = next(((m, how) for i, (m, how) in enumerate(tiers) if not skipped(i, m)), None)
         search.prefetch([q for m, how in ([(phrase, order)] if phrase else []) + ([first] if first else [])
                          for q in _searches_of(m, how, limit=limit, sources=sources)]
-                        + ([_instruction_search(sources)] if instructions else []))
+                        + ([_instruction_search(sources)] if instructions and instructions_known is None else []))
     if phrase:
         batches.append(_run(search, phrase, order, limit=limit, sources=sources, need=1 if analysis.fallback else want))
         seen.update(c.id for c, _ in batches[-1])
@@ -360,7 +362,7 @@ def keyword_candidates(
     if rarity_weights and len(analysis.groups) > 1 and any(batches):
         matches = [max((count(q) for t in analysis.terms if t.group == gi and (q := analysis.fts_phrase(t))),
                        default=0) for gi in range(len(analysis.groups))]
-        total = chunk_total(store, generation=_generation_counted(store) if count.asked_store else None)
+        total = chunk_total(store, generation=generation)
         ranking = analysis.weighted_by_rarity(matches, total)
     cands: list[Candidate] = []
     scores: list[float] = []
@@ -390,8 +392,10 @@ def keyword_candidates(
         c = cands[i]
         c.text_score, c.text_rank = scores[i], pos
         out.append(c)
-    held = _instruction_chunks(store, search, sources) if instructions else []
-    return KeywordCandidates(out, ranking=ranking, instruction_chunks=held)
+    held = instructions_known
+    if instructions and held is None:
+        held = _instruction_chunks(store, search, sources, generation)
+    return KeywordCandidates(out, ranking=ranking, instruction_chunks=held or ())
 
 
 def _instruction_search(sources: Sequence[str] | None) -> dict[str, object]:
@@ -399,24 +403,42 @@ def _instruction_search(sources: Sequence[str] | None) -> dict[str, object]:
     return {"match": MARKER_MATCH, "limit": INSTRUCTION_CHUNKS, "sources": sources, "order": "recent"}
 
 
-#: The chunks that may hold standing instructions by store, with the generation they were read at (a store read
-#: locally: its generation costs nothing, the search a few milliseconds in a large index).
+#: The chunks that may hold standing instructions by store, with the generation they were read at and the sources
+#: asked for: read again only once the store's generation changed (a local store's costs nothing to read, a store
+#: behind a server's comes with the search's counts).
 _INSTRUCTION_CHUNKS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, tuple[str, ...] | None, list[Candidate]]] = \
     weakref.WeakKeyDictionary()
 
 
-def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence[str] | None) -> list[Candidate]:
-    """The newest chunks that may hold standing instructions: asked with the first expressions of a store behind
-    a server, else read again only once the store's generation changed."""
-    query = _instruction_search(sources)
-    if _round_trips(store):
-        return [c for c, _ in search(query)]
-    generation, key = store.generation(), tuple(sources) if sources is not None else None
-    with _CHUNK_TOTALS_LOCK:
-        cached = _INSTRUCTION_CHUNKS.get(store)
-    if cached is not None and cached[0] == generation and cached[1] == key:
-        return cached[2]
-    chunks = [c for c, _ in store.keyword_search(**query)]  # type: ignore[arg-type]
-    with _CHUNK_TOTALS_LOCK:
-        _INSTRUCTION_CHUNKS[store] = (generation, key, chunks)
+def _known_instruction_chunks(store: MemoryStore, generation: str | None,
+                              sources: Sequence[str] | None) -> list[Candidate] | None:
+    """The chunks that may hold standing instructions as read at the store's current generation (``generation``: as
+    this search's counts read it; None: read now from a local store, unknown for a store behind a server), or None
+    when they were not read at it."""
+    if generation is None and not _round_trips(store):
+        generation = store.generation()
+    if generation is None:
+        return None
+    try:
+        with _CHUNK_TOTALS_LOCK:
+            cached = _INSTRUCTION_CHUNKS.get(store)
+    except TypeError:  # a store that cannot be weakly referenced or hashed: read on every search
+        return None
+    key = tuple(sources) if sources is not None else None
+    return cached[2] if cached is not None and cached[:2] == (generation, key) else None
+
+
+def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence[str] | None,
+                        generation: str | None) -> list[Candidate]:
+    """The newest chunks that may hold standing instructions, read now (with the first expressions, for a store
+    behind a server) and remembered with the generation they were read at."""
+    if generation is None and not _round_trips(store):
+        generation = store.generation()  # read before the search: a write in between only makes the next one read
+    chunks = [c for c, _ in search(_instruction_search(sources))]
+    if generation is not None:
+        try:
+            with _CHUNK_TOTALS_LOCK:
+                _INSTRUCTION_CHUNKS[store] = (generation, tuple(sources) if sources is not None else None, chunks)
+        except TypeError:
+            pass
     return chunks
