@@ -117,12 +117,45 @@ def test_min_score_judges_the_instruction_like_any_hit(index_of: Callable[..., M
         assert not any(h.start_line == h.end_line == line for h in hits)
 
 
-def test_a_date_filter_keeps_out_an_instruction_of_a_note_outside_it(index_of: Callable[..., MemoryIndex]) -> None:
+def test_a_filtered_search_returns_the_indexed_chunks_as_found(index_of: Callable[..., MemoryIndex]) -> None:
     with index_of() as index:
         line = _instruction_line_number(index.workspace, INSTRUCTION)
-        hits = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0,
-                            after="2024-05-01").hits
-        assert not any(h.path == "memory/2024-04-05.md" and h.start_line <= line <= h.end_line for h in hits)
+        question = "Which libraries and dependencies does the project use?"
+        for filtered in ({"after": "2024-04-01"}, {"where": lambda hit: True}):
+            hits = index.search(question, max_results=4, min_score=0, **filtered).hits
+            assert hits and not any(h.start_line == h.end_line == line for h in hits)
+
+
+def test_the_hit_is_the_line_as_written_in_a_crlf_note_with_odd_separators(
+        make_index: Callable[..., MemoryIndex], tmp_path: Path) -> None:
+    note = _note("   - Always include version numbers when I ask about software libraries or dependencies.")
+    note = note.replace("Robin: Understood.", "Robin: Under\x0cstood.\u2028").replace("\n", "\r\n")
+    ws = _workspace(tmp_path / "crlf")
+    (ws / "memory" / "2024-04-05.md").write_bytes(note.encode("utf-8"))
+    with make_index(workspace=ws, chunking={"tokens": 60, "overlap": 0}) as index:
+        index.sync()
+        hits = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0).hits
+        file_lines = (ws / "memory" / "2024-04-05.md").read_bytes().decode("utf-8").split("\n")
+        (hit,) = [h for h in hits if h.start_line == h.end_line and "Always" in h.text]
+        assert hit.text == file_lines[hit.start_line - 1]
+        assert hit.text.startswith("   - Always include")
+
+
+class _FailingProvider(FakeEmbeddingProvider):
+    """Embeds the question, then fails on anything else as a vendor SDK does (not a ProviderError)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if any("Always" in t and "\n" not in t.strip() for t in texts):  # the instruction alone
+            raise RuntimeError("429 rate limited")
+        return super().embed_documents(texts)
+
+
+def test_a_provider_failing_on_the_instructions_leaves_their_words_to_match(index_of: Callable[..., MemoryIndex]) -> None:
+    with index_of(provider=_FailingProvider()) as index:
+        line = _instruction_line_number(index.workspace, INSTRUCTION)
+        result = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0)
+        assert result.mode == "hybrid"
+        assert any(h.start_line == h.end_line == line for h in result.hits)
 
 
 def test_a_new_instruction_is_found_after_the_next_sync(index_of: Callable[..., MemoryIndex]) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.retrieval.user_turns import user_turn_quota, with_user_turns
-from openclaw_memory.text.chunker import chunk_markdown, is_user_turn, user_turn_chunks
+from openclaw_memory.text.chunker import chunk_markdown
+from openclaw_memory.text.turns import is_user_turn, user_turn_chunks
 from openclaw_memory.types import Candidate, Chunk
 
 pytestmark = pytest.mark.both_stores  # also on PostgreSQL (tests/conftest.py)
@@ -50,6 +51,13 @@ def test_a_long_message_gives_its_opening_within_the_chunk_budget() -> None:
     assert turn.start_line == 1 and 2 < turn.end_line < 100 and len(turn.text) <= 50 * 4
 
 
+def test_a_tab_after_the_label_and_crlf_lines() -> None:
+    text = "User:\tmy budget app uses SQLite\r\n\r\nAssistant: noted\r\n"
+    (turn,) = user_turn_chunks(text, [])
+    assert (turn.start_line, turn.end_line) == (1, 1) and turn.text == "User:\tmy budget app uses SQLite\r"
+    assert is_user_turn(turn.text)
+
+
 def test_no_turns_outside_a_user_assistant_transcript() -> None:
     dialogue = "Caroline: I went to the support group.\nMelanie: How was it?\nCaroline: Great.\n"
     users_only = "User: first note\n\nUser: second note\n"
@@ -74,7 +82,9 @@ def test_up_to_two_thirds_of_the_hits_are_the_users_messages() -> None:
     out = with_user_turns(ranked, 6)
     assert user_turn_quota(6) == 4 and user_turn_quota(1) == 0
     assert [c.id for c in out[:6]] == ["a0", "a1", "u0", "u1", "u2", "u3"]
-    assert [c.id for c in out[6:]] == [f"a{i}" for i in range(2, 8)]
+    assert [c.id for c in out[6:]] == [*(f"a{i}" for i in range(2, 8)), "u4", "u5"]  # nothing is dropped
+    mmr_order = [answers[0], turns[0], answers[1]]  # an order other than by score (MMR) is kept
+    assert [c.id for c in with_user_turns(mmr_order, 6)] == ["a0", "u0", "a1"]
     assert with_user_turns(answers, 6) == answers  # no user message: nothing changes
     assert with_user_turns(ranked, 1) == ranked  # one hit: the ranking decides alone
 
@@ -107,6 +117,34 @@ def test_the_users_own_message_is_found_among_long_answers(make_index: Callable[
         hits = index.search("Which database did I decide the budget app stays on?", max_results=6, min_score=0).hits
         assert (line, line) in [(h.start_line, h.end_line) for h in hits]
         assert next(h for h in hits if h.start_line == line).text == note[line - 1]
+
+
+def test_the_places_kept_for_messages_never_leave_the_results_short(make_index: Callable[..., MemoryIndex],
+                                                                     tmp_path: Path) -> None:
+    lines = ["# 2024-03-15", ""]
+    for i in range(24):
+        lines += [f"User: the budget app note number {i}", "", f"Assistant: answer {i} about something else", ""]
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2024-03-15.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with make_index(workspace=ws, provider="none", chunking={"tokens": 40, "overlap": 0}) as index:
+        index.sync()
+        for max_results in (6, 10):
+            assert len(index.search("budget app note", max_results=max_results, min_score=0).hits) == max_results
+        assert len(index.search("budget app note", max_results=6, min_score=0,
+                                where=lambda hit: hit.start_line > 10).hits) == 6
+
+
+def test_switched_off_the_messages_are_ranked_like_any_chunk(make_index: Callable[..., MemoryIndex],
+                                                             tmp_path: Path) -> None:
+    ws = _buried_fact_workspace(tmp_path)
+    note = (ws / "memory" / "2024-03-15.md").read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(note, start=1) if text.startswith("User: I decided"))
+    with make_index(workspace=ws, provider="none", chunking={"tokens": 100, "overlap": 0},
+                    query={"user_turns": False}) as index:
+        index.sync()
+        hits = index.search("Which database did I decide the budget app stays on?", max_results=6, min_score=0).hits
+        assert not any(h.start_line <= line <= h.end_line for h in hits)
 
 
 def test_a_session_transcripts_user_message_is_a_hit_of_its_own(make_index: Callable[..., MemoryIndex],

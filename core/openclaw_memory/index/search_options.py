@@ -143,8 +143,8 @@ def search_tuning(
 #: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the
 #: same ids), ranked as before the filter: merging hits would spend the line budget on hits ``where`` drops and
 #: return fewer hits than asked, which :func:`filtered` reads as "nothing more to find"; a standing instruction's
-#: one-line hit is no indexed chunk either.
-_AS_FOUND: dict[str, Any] = {"merge_overlapping": False, "standing_instructions": False}
+#: one-line hit is no indexed chunk either, and the places kept for the user's messages are a reordering.
+_AS_FOUND: dict[str, Any] = {"merge_overlapping": False, "standing_instructions": False, "user_turns": False}
 
 
 def as_found_tuning(config: MemoryConfig) -> SearchTuning:

@@ -34,8 +34,8 @@ from openclaw_memory.text.chunker import (
     remap_chunk_lines,
     split_for_input_limit,
     split_text_for_input_limit,
-    user_turn_chunks,
 )
+from openclaw_memory.text.turns import user_turn_chunks
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
 from openclaw_memory.errors import IndexingError, ProviderError, ProviderUnresponsiveError, StoreError, SyncCancelled

@@ -316,7 +316,8 @@ def keyword_candidates(
         count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
                           for w in t.key.split()),
                         *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
-    generation = _generation_counted(store) if count.asked_store else None  # read once: given once
+    # a store behind a server gives the generation its counts read once: read it here for every use below
+    generation = _generation_counted(store) if count.asked_store else None
     instructions_known = _known_instruction_chunks(store, generation, sources) if instructions else None
     search = _Searches(store)
     order: _Order = "rank"
@@ -403,10 +404,10 @@ def _instruction_search(sources: Sequence[str] | None) -> dict[str, object]:
     return {"match": MARKER_MATCH, "limit": INSTRUCTION_CHUNKS, "sources": sources, "order": "recent"}
 
 
-#: The chunks that may hold standing instructions by store, with the generation they were read at and the sources
-#: asked for: read again only once the store's generation changed (a local store's costs nothing to read, a store
-#: behind a server's comes with the search's counts).
-_INSTRUCTION_CHUNKS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, tuple[str, ...] | None, list[Candidate]]] = \
+#: The chunks that may hold standing instructions by store and the sources asked for, with the generation they were
+#: read at: read again only once the store's generation changed (a local store's costs nothing to read, a store behind
+#: a server's comes with the search's counts).
+_INSTRUCTION_CHUNKS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[str, ...] | None, tuple[str, list[Candidate]]]] = \
     weakref.WeakKeyDictionary()
 
 
@@ -421,11 +422,10 @@ def _known_instruction_chunks(store: MemoryStore, generation: str | None,
         return None
     try:
         with _CHUNK_TOTALS_LOCK:
-            cached = _INSTRUCTION_CHUNKS.get(store)
+            cached = _INSTRUCTION_CHUNKS.get(store, {}).get(tuple(sources) if sources is not None else None)
     except TypeError:  # a store that cannot be weakly referenced or hashed: read on every search
         return None
-    key = tuple(sources) if sources is not None else None
-    return cached[2] if cached is not None and cached[:2] == (generation, key) else None
+    return cached[1] if cached is not None and cached[0] == generation else None
 
 
 def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence[str] | None,
@@ -438,7 +438,8 @@ def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence
     if generation is not None:
         try:
             with _CHUNK_TOTALS_LOCK:
-                _INSTRUCTION_CHUNKS[store] = (generation, tuple(sources) if sources is not None else None, chunks)
+                _INSTRUCTION_CHUNKS.setdefault(store, {})[tuple(sources) if sources is not None else None] = (
+                    generation, chunks)
         except TypeError:
             pass
     return chunks

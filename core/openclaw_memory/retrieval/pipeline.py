@@ -66,7 +66,6 @@ from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.redaction import redact
 from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
 from openclaw_memory.retrieval.standing_instructions import (
-    InstructionLine,
     instruction_lines_of,
     matching_instruction,
     with_instruction,
@@ -725,21 +724,13 @@ def run_search(
         keyword = pending.result() if pending is not None else search_keywords(limit=limit)
         merge = _merge_hybrid(store, provider, text, side, keyword, hybrid, now)
     ordered, rerank_error = _reorder(merge, text, side, provider, config, hybrid, workspace=workspace, now=now)
-    lines = instruction_lines_of(keyword.instruction_chunks) if keyword is not None else []
-    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key,
-                        instruction=partial(_standing_instruction, lines, analysis, side, provider, hybrid))
-    return result(hits, merge.mode, rerank_error)
-
-
-def _standing_instruction(lines: Sequence[InstructionLine], analysis: QueryAnalysis, side: _VectorSide,
-                          provider: EmbeddingProvider | None, hybrid: HybridConfig,
-                          chosen: Sequence[Candidate]) -> Candidate | None:
-    """The standing instruction that matches the question, given the hits ``chosen`` so far
-    (:mod:`openclaw_memory.retrieval.standing_instructions`)."""
-    if not lines:
-        return None
+    lines = (instruction_lines_of(keyword.instruction_chunks, chunk_tokens=config.chunking.tokens)
+             if keyword is not None else [])
     if side.query_vector is None or provider is None:
-        return matching_instruction(lines, analysis)
-    return matching_instruction(lines, analysis, provider=provider, query_vector=side.query_vector,
-                                best_similarity=max((c.vector_score for c in chosen), default=0.0),
-                                vector_weight=hybrid.vector_weight / max(1e-9, hybrid.vector_weight + hybrid.text_weight))
+        instruction = partial(matching_instruction, lines, analysis)
+    else:
+        instruction = partial(matching_instruction, lines, analysis, provider=provider, query_vector=side.query_vector,
+                              vector_weight=hybrid.vector_weight / max(1e-9, hybrid.vector_weight + hybrid.text_weight))
+    hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key,
+                        instruction=instruction)
+    return result(hits, merge.mode, rerank_error)

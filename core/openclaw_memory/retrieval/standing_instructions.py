@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from openclaw_memory.errors import ProviderError
-from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.redaction import redact
 from openclaw_memory.retrieval.ranking import calibrate_similarity
+from openclaw_memory.text.chunker import text_weight
 from openclaw_memory.text.instructions import instruction_lines
 from openclaw_memory.text.query_analysis import QueryAnalysis
 from openclaw_memory.types import Candidate
@@ -50,47 +52,64 @@ class InstructionLine:
     text: str
 
 
-def instruction_lines_of(chunks: Sequence[Candidate]) -> list[InstructionLine]:
+def instruction_lines_of(chunks: Sequence[Candidate], *, chunk_tokens: int = 400) -> list[InstructionLine]:
     """The standing instructions in Markdown memory ``chunks`` (a transcript's text does not map onto its file's
-    lines), each line once, at most :data:`MAX_INSTRUCTIONS`, in the order of ``chunks``."""
+    lines), each line once, at most :data:`MAX_INSTRUCTIONS`, in the order of ``chunks``; lines longer than a chunk
+    of ``chunk_tokens`` are left out (a chunk may hold only a piece of them)."""
+    longest = max(32, chunk_tokens * 4)
     out: dict[tuple[str, int], InstructionLine] = {}
     for chunk in chunks:
         if chunk.source != "memory" or len(out) >= MAX_INSTRUCTIONS:
             continue
         if chunk.text.count("\n") != chunk.end_line - chunk.start_line:
-            continue  # a piece of a long line, or text that is not the note's lines as written
+            continue  # text that is not the note's lines as written
         for offset, text in instruction_lines(chunk.text):
             key = (chunk.path, chunk.start_line + offset)
-            if key not in out and len(out) < MAX_INSTRUCTIONS:
+            if key not in out and len(out) < MAX_INSTRUCTIONS and text_weight(text) + 1 <= longest:
                 out[key] = InstructionLine(chunk, key[1], text)
     return list(out.values())
 
 
-_VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+#: The instructions' embeddings, per provider object and text, for this process, least recently used dropped first.
+_VECTORS: weakref.WeakKeyDictionary[EmbeddingProvider, OrderedDict[str, np.ndarray]] = weakref.WeakKeyDictionary()
 _VECTORS_LOCK = threading.Lock()
 _MAX_VECTORS = 1024
 
 
+def _remembered(provider: EmbeddingProvider) -> OrderedDict[str, np.ndarray]:
+    try:
+        return _VECTORS.setdefault(provider, OrderedDict())
+    except TypeError:  # a provider that cannot be weakly referenced: nothing remembered
+        return OrderedDict()
+
+
 def _vectors(provider: EmbeddingProvider, texts: Sequence[str]) -> list[np.ndarray] | None:
-    """The embeddings of ``texts`` as passages, remembered per model for this process (an index holds few
-    instructions; a search compares the same ones again and again). None when the provider fails (logged)."""
-    key = provider_key(provider.fingerprint())
+    """The embeddings of ``texts`` as passages, remembered for this provider (an index holds few instructions; a
+    search compares the same ones again and again). None when the provider fails (logged): the instructions are
+    then matched by their words only."""
     with _VECTORS_LOCK:
-        known = {t: _VECTORS[(key, t)] for t in texts if (key, t) in _VECTORS}
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
+        memory = _remembered(provider)
+        known = {}
+        for text in texts:
+            if text in memory:
+                memory.move_to_end(text)
+                known[text] = memory[text]
+    missing = [text for text in dict.fromkeys(texts) if text not in known]
     if missing:
         try:
-            fresh = provider.embed_documents(missing)
-        except ProviderError as exc:
-            log.warning("embedding the standing instructions failed; matched by their words only: %s", exc)
+            fresh = [np.asarray(vector, dtype=np.float32) for vector in provider.embed_documents(missing)]
+        except Exception as exc:  # noqa: BLE001 - any provider failure leaves the words to match
+            log.warning("embedding the standing instructions failed; matched by their words only: %s",
+                        redact(f"{type(exc).__name__}: {exc}"))
             return None
         with _VECTORS_LOCK:
+            memory = _remembered(provider)
             for text, vector in zip(missing, fresh, strict=True):
-                known[text] = _VECTORS[(key, text)] = np.asarray(vector, dtype=np.float32)
-                _VECTORS.move_to_end((key, text))
-            while len(_VECTORS) > _MAX_VECTORS:
-                _VECTORS.popitem(last=False)
-    return [known[t] for t in texts]
+                known[text] = memory[text] = vector
+                memory.move_to_end(text)
+            while len(memory) > _MAX_VECTORS:
+                memory.popitem(last=False)
+    return [known[text] for text in texts]
 
 
 def _similarities(provider: EmbeddingProvider, query_vector: np.ndarray, texts: Sequence[str]) -> list[float] | None:
@@ -109,18 +128,20 @@ def _similarities(provider: EmbeddingProvider, query_vector: np.ndarray, texts: 
 
 
 def matching_instruction(
-    lines: Sequence[InstructionLine], analysis: QueryAnalysis, *, provider: EmbeddingProvider | None = None,
-    query_vector: np.ndarray | None = None, best_similarity: float = 1.0, vector_weight: float = 0.0,
+    lines: Sequence[InstructionLine], analysis: QueryAnalysis, chosen: Sequence[Candidate] = (), *,
+    provider: EmbeddingProvider | None = None, query_vector: np.ndarray | None = None, vector_weight: float = 0.0,
 ) -> Candidate | None:
-    """The instruction of ``lines`` that matches the question (see the module's docstring) as a one-line candidate
-    with ``score`` and ``relevance`` set (``vector_weight`` of its similarity plus the rest of its word coverage;
-    its coverage alone without embeddings), or None. ``best_similarity``: the best hit's calibrated similarity."""
+    """The instruction of ``lines`` that matches the question (see the module's docstring) given the hits
+    ``chosen`` so far, as a one-line candidate with ``score`` and ``relevance`` set (``vector_weight`` of its
+    similarity plus the rest of its word coverage; its coverage alone without embeddings), or None."""
+    best_similarity = max((c.vector_score for c in chosen), default=0.0)
     if not lines:
         return None
-    coverage = [share for share, _ in analysis.coverage([line.text for line in lines])]
+    said = [line.text.strip() for line in lines]
+    coverage = [share for share, _ in analysis.coverage(said)]
     similarity = None
     if provider is not None and query_vector is not None:
-        similarity = _similarities(provider, query_vector, [line.text for line in lines])
+        similarity = _similarities(provider, query_vector, said)
     by_words = max(range(len(lines)), key=lambda i: coverage[i])
     runner_up = max((c for i, c in enumerate(coverage) if i != by_words), default=0.0)
     chosen: int | None = None

@@ -1,7 +1,7 @@
 """The user's own messages among the hits of a user–assistant transcript.
 
 A sync also indexes each message of the user's in such a transcript as a chunk of its own
-(:func:`~openclaw_memory.text.chunker.user_turn_chunks`): in the transcript's regular chunks a one-line message sits
+(:func:`~openclaw_memory.text.turns.user_turn_chunks`): in the transcript's regular chunks a one-line message sits
 among the assistant's long answers, and what the user said (their project, their choices, their corrections) is
 what later questions ask about. A search keeps up to two thirds of its hits (:data:`USER_TURN_SHARE`, 4 of 6) for
 the best of those messages and gives the rest to the best other chunks, in score order; with no such message among
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from openclaw_memory.text.chunker import is_user_turn
+from openclaw_memory.text.turns import is_user_turn
 from openclaw_memory.types import Candidate
 
 __all__ = ["USER_TURN_SHARE", "user_turn_quota", "with_user_turns"]
@@ -28,13 +28,14 @@ def user_turn_quota(max_results: int) -> int:
 
 
 def with_user_turns(ranked: Sequence[Candidate], max_results: int) -> list[Candidate]:
-    """``ranked`` (best first) with its best :func:`user_turn_quota` user messages among the first ``max_results``,
-    beside the best other chunks, in score order, and the other chunks after them (the messages beyond the quota
-    are left out); ``ranked`` as it is when it holds no user message or the quota is 0."""
+    """``ranked`` (best first) with its best :func:`user_turn_quota` user messages among the first ``max_results``
+    beside the best other chunks, each in its place in ``ranked``, then the other chunks and the other messages as
+    ranked; ``ranked`` as it is when it holds no user message or the quota is 0."""
+    quota = user_turn_quota(max_results)
     turns = [c for c in ranked if is_user_turn(c.text)]
-    if not turns or user_turn_quota(max_results) == 0:
+    if not turns or quota == 0:
         return list(ranked)
-    kept = turns[:user_turn_quota(max_results)]
+    kept = turns[:quota]
     others = [c for c in ranked if not is_user_turn(c.text)]
-    head = others[:max(0, max_results - len(kept))]
-    return sorted([*head, *kept], key=lambda c: -c.score) + others[len(head):]
+    first = {id(c) for c in [*kept, *others[:max(0, max_results - len(kept))]]}
+    return [c for c in ranked if id(c) in first] + [c for c in ranked if id(c) not in first]

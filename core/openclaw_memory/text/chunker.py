@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,7 +31,7 @@ __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
     "RECORD_OPEN_PREFIX", "RecordMarker", "chunk_id", "chunk_markdown", "escape_record_markers", "indexed_hash",
     "indexed_text", "is_record_marker", "parse_record_marker", "remap_chunk_lines", "split_for_input_limit",
-    "split_text_for_input_limit", "text_weight", "is_user_turn", "user_turn_chunks",
+    "split_text_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -42,7 +42,7 @@ __all__ = [
 #: on none of the record's lines: a LlamaIndex node was not found by its long metadata), a closing marker never
 #: starts a chunk; 5: provenance markers (``<!-- origin: agent -->``) are not embedded or keyword-indexed (chunk
 #: boundaries are unchanged); 6: each of the user's messages in a user–assistant transcript is also a chunk of its
-#: own (:func:`user_turn_chunks`).
+#: own (:func:`openclaw_memory.text.turns.user_turn_chunks`).
 CHUNKER_VERSION = 6
 
 #: A line starting with this opens a *record* (a node or item an adapter wrote, see
@@ -288,89 +288,6 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
     if cur:
         flush()
     return chunks
-
-
-#: The labels of a user–assistant transcript's messages (session transcripts are flattened to these, see
-#: :func:`openclaw_memory.files.sessions.extract_session`): a message opens with ``User: `` or ``Assistant: ``.
-USER_LABELS = ("User", "Human")
-ASSISTANT_LABELS = ("Assistant", "AI")
-_MESSAGE_OPENING = re.compile(rf"^({'|'.join(USER_LABELS + ASSISTANT_LABELS)}):[ \t]")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-
-
-def _message_openings(lines: Sequence[str]) -> list[tuple[int, str]]:
-    """``(line index, label)`` of each line that opens a message of a user–assistant transcript (outside code
-    fences); none unless the text has messages of both the user and the assistant."""
-    openings: list[tuple[int, str]] = []
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and (m := _MESSAGE_OPENING.match(line)):
-            openings.append((i, m.group(1)))
-    labels = {label for _, label in openings}
-    return openings if labels & set(USER_LABELS) and labels & set(ASSISTANT_LABELS) else []
-
-
-def _record_lines(lines: Sequence[str]) -> set[int]:
-    """Indexes in ``lines`` of every record marker and of the lines between a record's markers."""
-    inside: set[int] = set()
-    opened: int | None = None
-    for i, line in enumerate(lines):
-        if line.startswith(RECORD_OPEN_PREFIX):
-            opened = i
-        if opened is not None or is_record_marker(line):
-            inside.add(i)
-        if line.startswith(RECORD_CLOSE_PREFIX):
-            opened = None
-    return inside
-
-
-def is_user_turn(text: str) -> bool:
-    """Whether ``text`` is one message of the user's and nothing more: it opens with ``User: `` (or ``Human: ``) and
-    no other line of it opens a message (outside code fences); what :func:`user_turn_chunks` makes."""
-    lines = text.split("\n")
-    if not lines or not lines[0].startswith(tuple(f"{label}: " for label in USER_LABELS)):
-        return False
-    fenced = False
-    for line in lines[1:]:
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and _MESSAGE_OPENING.match(line):
-            return False
-    return True
-
-
-def user_turn_chunks(content: str, chunks: Sequence[Chunk], tokens: int = 400) -> list[Chunk]:
-    """In a transcript of a user and an assistant (messages opening with ``User: `` / ``Assistant: ``), each of
-    the user's messages as a chunk of its own (its opening, when longer than ``tokens``), beside ``chunks`` (the
-    text's :func:`chunk_markdown`): in the transcript's chunks a short message sits inside the assistant's long
-    answers, and what the user said is what later questions ask about. A message that is already a chunk of
-    ``chunks``, or that lies in a record, gets none."""
-    lines = content.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    openings = _message_openings(lines)
-    if not openings:
-        return []
-    in_records = _record_lines(lines)
-    have = {(c.start_line, c.end_line) for c in chunks}
-    max_chars = max(32, max(1, tokens) * 4)
-    out: list[Chunk] = []
-    for k, (first, label) in enumerate(openings):
-        if label not in USER_LABELS:
-            continue
-        end = openings[k + 1][0] - 1 if k + 1 < len(openings) else len(lines) - 1
-        last, weight = first, text_weight(lines[first]) + 1
-        while last < end and lines[last + 1].strip() and weight + text_weight(lines[last + 1]) + 1 <= max_chars:
-            last += 1
-            weight += text_weight(lines[last]) + 1
-        span = range(first, last + 1)
-        if (first + 1, last + 1) in have or any(i in in_records for i in span):
-            continue
-        text = "\n".join(lines[first:last + 1])
-        out.append(Chunk(start_line=first + 1, end_line=last + 1, text=text, hash=_sha256(text)))
-    return out
 
 
 def chunk_id(source: str, path: str, start_line: int, end_line: int, chunk_hash: str, model: str) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MARKER_MATCH", "instruction_lines"]
+from openclaw_memory.text.turns import ASSISTANT_LABELS
+
+__all__ = ["ASSISTANT_SPEAKERS", "MARKER_MATCH", "MIN_WORDS", "instruction_lines"]
 
 #: A keyword-index MATCH expression that selects every chunk that may hold a standing instruction.
 MARKER_MATCH = '"always" OR "never" OR "from now on"'
@@ -23,24 +25,32 @@ _LINE = re.compile(
 )
 _NOT_INSTRUCTIONS = re.compile(r"^(?:Never[ \t]+mind|Never[ \t]+again\W*$|Always[ \t]+has\b|Never[ \t]+had\b)",
                                re.IGNORECASE)
-_ASSISTANT_SPEAKERS = frozenset({"assistant", "ai", "bot", "system", "model", "agent", "tool"})
+#: Speakers whose lines are the assistant's advice, not someone's instruction to it.
+ASSISTANT_SPEAKERS = frozenset({*(label.lower() for label in ASSISTANT_LABELS), "bot", "system", "model", "agent",
+                                "tool", "claude", "chatgpt", "gpt", "gemini", "copilot"})
 #: An instruction says what to do, about what: at least this many words.
 MIN_WORDS = 4
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
 def instruction_lines(text: str) -> list[tuple[int, str]]:
-    """The standing instructions in ``text``: ``(line index, the line as written)`` for each line that opens
-    with *Always*, *Never*, *Please always/never* or *From now on* (after a list marker or a ``Speaker:`` label
-    that is not the assistant's) and has at least :data:`MIN_WORDS` words."""
+    """The standing instructions in ``text``: ``(line index, the line as written)`` for each line (outside code
+    fences) that opens with *Always*, *Never*, *Please always/never* or *From now on*, after a list marker or a
+    ``Speaker:`` label that is not the assistant's, and has at least :data:`MIN_WORDS` words. Lines are what
+    ``"\n"`` separates, as in a note's line numbers."""
     found: list[tuple[int, str]] = []
-    for index, line in enumerate(text.splitlines()):
-        match = _LINE.match(line)
+    fenced = False
+    for index, line in enumerate(text.split("\n")):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _LINE.match(line.rstrip("\r"))
         if match is None:
             continue
         speaker, body = match.group("speaker"), match.group("body")
-        if speaker is not None and speaker.lower() in _ASSISTANT_SPEAKERS:
+        if speaker is not None and speaker.lower() in ASSISTANT_SPEAKERS:
             continue
         if _NOT_INSTRUCTIONS.match(body) or len(body.split()) < MIN_WORDS:
             continue
-        found.append((index, line.strip()))
+        found.append((index, line))
     return found
