@@ -142,3 +142,62 @@ def test_a_sync_leaves_nothing_pending_in_the_keyword_index(make_pg_store: MakeS
     with psycopg.connect(pg.url, autocommit=True) as conn:  # the pending pages it finds to merge
         assert conn.execute("SELECT gin_clean_pending_list(%s::regclass)",
                             (f'"{pg.schema}".chunks_tsv',)).fetchone()[0] == 0
+
+
+def test_the_counts_statement_is_planned_once_per_connection(make_pg_store: MakeStore,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statement counting a search's words and listing their chunks has the same text for every query (its
+    words travel as arrays): it is prepared, and from the first few searches on the server runs it on its generic
+    plan instead of planning it again for every search (planning took about as long as running it). Before, it was
+    sent unprepared and planned on every search."""
+    provider = FakeEmbeddingProvider(dims=64)
+    store, cfg = make_pg_store(), MemoryConfig()
+    _fill(store, provider)
+    used: list[Any] = []  # the pool's connections the counts ran on
+    execute = psycopg.Connection.execute
+
+    def noting_execute(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        if isinstance(query, str) and query.startswith("SELECT n.id, n.version, k.i,") and conn not in used:
+            used.append(conn)
+        return execute(conn, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", noting_execute)
+    for _ in range(4):
+        for q in QUERIES:
+            assert run_search(store, cfg, q, provider=None).hits, q
+    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    assert used
+    plans = [conn.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE "
+                          "'SELECT n.id, n.version, k.i,%'").fetchall() for conn in used]
+    assert all(len(p) == 1 for p in plans), plans  # prepared on each connection that ran it
+    assert sum(p[0][0] for p in plans) >= 16 - 5 * len(used), plans  # custom plans for the first five runs only
+
+
+def test_bm25_counts_a_word_only_in_the_chunks_its_count_listed(make_pg_store: MakeStore,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search ranks the chunks of its words with the lists of chunks its counts read (in the same build version):
+    a word is counted in the chunks that hold it only, and the scores are those of counting it in every chunk."""
+    from openclaw_memory.storage.postgres import fts
+
+    provider = FakeEmbeddingProvider(dims=64)
+    store, cfg = make_pg_store(), MemoryConfig()
+    _fill(store, provider)
+    calls: list[tuple[Any, ...]] = []
+    bm25 = fts.bm25_scores
+
+    def noting_bm25(*args: Any, **kwargs: Any) -> list[float]:
+        scores = bm25(*args, **kwargs)
+        calls.append((args, kwargs, scores))
+        return scores
+
+    monkeypatch.setattr(fts, "bm25_scores", noting_bm25)
+    for q in QUERIES:
+        assert run_search(store, cfg, q, provider=None).hits, q
+    listed = [(args, kwargs, scores) for args, kwargs, scores in calls if kwargs.get("within") is not None]
+    assert listed, "no ranking used the counts' chunk lists"
+    for args, kwargs, scores in listed:
+        docs, within, keys = args[0], kwargs["within"], kwargs["keys"]
+        assert any(w is not None for w in within)
+        skipped = sum(1 for w in within if w is not None for k in keys if k not in w)
+        assert skipped, "every chunk holds every word: nothing was left uncounted"
+        assert bm25(*args, **{k: v for k, v in kwargs.items() if k not in ("within", "keys")}) == scores

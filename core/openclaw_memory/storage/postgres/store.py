@@ -267,6 +267,9 @@ class PostgresStore:
         #: per thread: the term statistics the thread's last match counts read, with the build and version they
         #: describe (:meth:`keyword_search_many` ranks with them instead of reading them again)
         self._stats_read = threading.local()
+        #: per thread: the chunks (seqs) of each phrase the thread's last match counts listed in full, with the build
+        #: and version they describe (BM25 counts a phrase only in the chunks that hold it)
+        self._sets_read = threading.local()
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -921,7 +924,7 @@ class PostgresStore:
                               if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
                             phrase_list, hits, n_rows, n_tokens, limit, fetch,
-                            self._same_phrases(phrase_list, term_stats))
+                            self._same_phrases(phrase_list, term_stats), self._known_sets(ns, version, phrase_list))
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                         newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
@@ -1021,12 +1024,14 @@ class PostgresStore:
     @staticmethod
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
                 hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
-                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None]
-                ) -> list[tuple[Candidate, float]] | None:
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None],
+                within: Sequence[frozenset[int] | None] | None = None) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
-        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it); the candidate columns of the others come from
-        ``fetch`` (seqs → rows by seq). None when ``fetch`` misses one."""
-        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same)
+        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it; ``within``: per phrase, the seqs of every chunk holding
+        it, or None); the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when
+        ``fetch`` misses one."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same,
+                                within=within, keys=[r[0] for r in rows] if within is not None else None)
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
         missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
         read = fetch(missing) if missing else {}
@@ -1197,11 +1202,12 @@ class PostgresStore:
         most = "coalesce(w.most, p.most, 0)"
         same = "CASE WHEN p.terms = 1 AND p.term = ANY(%s::text[]) THEN p.term END"  # a token listed for itself
         # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
-        return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < %s AND {same} IS NULL THEN ARRAY(SELECT "
-                f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, "
+        return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < {int(cap)} AND {same} IS NULL THEN ARRAY("
+                f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id + 0 = %s AND n.id = %s AND c.tsv @@ k.q LIMIT {int(cap)}) "
+                "END, "
                 f"{same}, p.terms "
-                f"FROM {self._s}.namespaces n CROSS JOIN unnest(%s::int[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[]::tsquery[]) AS k(i, tok, lo, hi, q) "
+                f"FROM {self._s}.namespaces n CROSS JOIN unnest((SELECT %s::int[]), (SELECT %s::text[]), (SELECT %s::text[]), "
+                "(SELECT %s::text[]), (SELECT %s::text[]::tsquery[])) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
                 "t.term = k.tok) w ON k.tok IS NOT NULL "
                 # a range scan of the prefix index: the most chunks a token it starts is in, and whether it starts one
@@ -1211,7 +1217,7 @@ class PostgresStore:
                 f"{self._s}.terms t WHERE t.ns_id = n.id AND t.term ~>=~ k.lo AND t.term ~<~ k.hi LIMIT 2) t) p "
                 "ON k.lo IS NOT NULL "
                 f"WHERE {nw}",
-                [int(cap), words, ns, ns, int(cap), words, keys, tokens, lows, highs, queries, *nargs])
+                [words, ns, ns, words, keys, tokens, lows, highs, queries, *nargs])
 
     def _remember_stats(self, parsed: Mapping[int, tuple[fts.Node, str]], found: Mapping[int, Sequence[Any]]) -> None:
         """Keep, for this thread, the term statistics :meth:`_sets_statement`'s rows ``found`` read (in the form of
@@ -1253,6 +1259,7 @@ class PostgresStore:
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
+        self._sets_read.value = None
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         if not parsed:
             return out
@@ -1262,7 +1269,7 @@ class PostgresStore:
                 if ns_seen is None:
                     return out
                 found = {int(row[2]): row for row in conn.execute(*self._sets_statement(parsed, cap, ns_seen),
-                                                                  prepare=False, binary=True).fetchall()}
+                                                                  prepare=True, binary=True).fetchall()}
                 builds = {int(row[0]) for row in found.values()}
                 if builds <= {ns_seen}:
                     break
@@ -1272,6 +1279,7 @@ class PostgresStore:
         by_token = {parsed[i][0].tokens[0]: row[4] for i, row in found.items() if row[5] is None and
                     parsed[i][0].op == "phrase" and len(parsed[i][0].tokens) == 1}  # a whole token's (or a prefix's)
         self._remember_stats(parsed, found)
+        listed: dict[tuple[str, ...], frozenset[int]] = {}
         for i, row in found.items():
             ns, version, most = int(row[0]), int(row[1]), int(row[3])
             seqs = row[4] if row[5] is None else by_token[row[5]]  # a prefix of one token: that token's chunks
@@ -1284,9 +1292,30 @@ class PostgresStore:
                 if not whole_token:  # the exact count: keyword_search's BM25 needs it for the same phrase
                     self._remember((ns, version, q), len(seqs))
                 out[i] = (min(n, int(cap)), frozenset(seqs))
+                if node.op == "phrase":
+                    listed[node.tokens] = out[i][1]  # type: ignore[assignment]
             else:
                 out[i] = (min(n, int(cap)), None)
+        heads = {(int(row[0]), int(row[1])) for row in found.values()}
+        self._sets_read.value = (*heads.pop(), listed) if len(heads) == 1 else None
         return out
+
+    def _known_sets(self, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]
+                    ) -> list[frozenset[int] | None] | None:
+        """Per phrase, the seqs of every chunk of build ``ns`` at ``version`` that holds it, as this thread's last
+        match counts listed them (a longer phrase: the chunks holding all its words), or None where they did not;
+        None when they listed none at that version."""
+        read = getattr(self._sets_read, "value", None)
+        if read is None or read[0] != ns or read[1] != version:
+            return None
+        listed: dict[tuple[str, ...], frozenset[int]] = read[2]
+        out: list[frozenset[int] | None] = []
+        for p in phrase_list:
+            found = listed.get(p)
+            if found is None and len(p) > 1 and all((t,) in listed for t in p):
+                found = frozenset.intersection(*(listed[(t,)] for t in p))
+            out.append(found)
+        return out if any(x is not None for x in out) else None
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
