@@ -144,21 +144,23 @@ def test_a_sync_leaves_nothing_pending_in_the_keyword_index(make_pg_store: MakeS
                             (f'"{pg.schema}".chunks_tsv',)).fetchone()[0] == 0
 
 
-def test_the_counts_statement_is_planned_once_per_connection(make_pg_store: MakeStore,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """The statement counting a search's words and listing their chunks has the same text for every query (its
-    words travel as arrays): it is prepared, and from the first few searches on the server runs it on its generic
-    plan instead of planning it again for every search (planning took about as long as running it). Before, it was
-    sent unprepared and planned on every search."""
+def test_a_search_s_statements_are_planned_once_per_connection(make_pg_store: MakeStore,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statement counting a search's words and listing their chunks, and each ranked expression's, has the same
+    text for every query of its shape (words and tsqueries are parameters): they are prepared, and after the first
+    few searches the server runs them on their generic plans instead of planning them again for every search
+    (planning took about as long as running them). Before, they were sent unprepared and planned on every search."""
     provider = FakeEmbeddingProvider(dims=64)
     store, cfg = make_pg_store(), MemoryConfig()
     _fill(store, provider)
-    used: list[Any] = []  # the pool's connections the counts ran on
+    kinds = {"counts": "SELECT n.id, n.version, k.i,", "ranked": "WITH h AS MATERIALIZED"}
+    used: dict[str, list[Any]] = {kind: [] for kind in kinds}  # the pool's connections each kind ran on
     execute = psycopg.Connection.execute
 
     def noting_execute(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        if isinstance(query, str) and query.startswith("SELECT n.id, n.version, k.i,") and conn not in used:
-            used.append(conn)
+        for kind, start in kinds.items():
+            if isinstance(query, str) and query.startswith(start) and conn not in used[kind]:
+                used[kind].append(conn)
         return execute(conn, query, params, **kwargs)
 
     monkeypatch.setattr(psycopg.Connection, "execute", noting_execute)
@@ -166,11 +168,14 @@ def test_the_counts_statement_is_planned_once_per_connection(make_pg_store: Make
         for q in QUERIES:
             assert run_search(store, cfg, q, provider=None).hits, q
     monkeypatch.setattr(psycopg.Connection, "execute", execute)
-    assert used
-    plans = [conn.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE "
-                          "'SELECT n.id, n.version, k.i,%'").fetchall() for conn in used]
-    assert all(len(p) == 1 for p in plans), plans  # prepared on each connection that ran it
-    assert sum(p[0][0] for p in plans) >= 16 - 5 * len(used), plans  # custom plans for the first five runs only
+    for kind, start in kinds.items():
+        assert used[kind], kind
+        plans = [row for conn in used[kind] for row in conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %s",
+            (start + "%",)).fetchall()]
+        assert plans, f"the {kind} statements are not prepared"
+        # the first five runs of each are planned for their parameters, then the generic plan serves
+        assert sum(generic for generic, _ in plans) > sum(custom for _, custom in plans), (kind, plans)
 
 
 def test_bm25_counts_a_word_only_in_the_chunks_its_count_listed(make_pg_store: MakeStore,

@@ -183,6 +183,13 @@ def _parsed(match: str, porter: bool) -> tuple[fts.Node, str | None] | str:
     return node, fts.to_tsquery(node)
 
 
+def _preparable(sql: str) -> bool:
+    """Whether a keyword search's statement is prepared, so that the server plans it once per connection (its
+    generic plan, the same for every query of its shape: its tsqueries and counts are parameters) instead of on
+    every search. Not one with a LIKE pattern: a generic plan cannot range-scan an index by an unknown prefix."""
+    return " LIKE " not in sql
+
+
 def _finite(vec: np.ndarray) -> bool:
     return bool(np.isfinite(vec).all())
 
@@ -799,8 +806,10 @@ class PostgresStore:
         node, q = parsed
         return (node, q) if q else None
 
-    # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
-    # and walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index).
+    # A statement with a tsquery literal is not prepared: a generic plan cannot see how selective the query is and
+    # walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index). The counts and
+    # the ranked expressions take their tsqueries as subquery parameters (:data:`_GIN_SCAN`), which no plan sees, and
+    # their limits as literals: they are prepared (:func:`_preparable`), so their generic plan serves every search.
 
     @_retry_once
     def keyword_search(
@@ -855,7 +864,9 @@ class PostgresStore:
         ``ns_args``) that match ``tsquery``, are of ``sources``, contain every one of ``like_terms`` and are among
         the ``newest``. ``gin``: the tsquery is found through the GIN index (:data:`_GIN_SCAN`); else the planner
         sees it and chooses (a common word's newest matches: a walk of the chunks by seq)."""
-        where, args = [f"ns_id = {ns_sql}"], [*ns_args]
+        # through the GIN index, the build's chunks are filtered (``ns_id + 0``): a generic plan, not knowing the
+        # build's share of the table, would otherwise intersect the scan with every chunk of the build's path index
+        where, args = [f"ns_id + 0 = {ns_sql}" if gin else f"ns_id = {ns_sql}"], [*ns_args]
         if tsquery:
             where.append(_GIN_SCAN if gin else "tsv @@ %s::tsquery")
             args.append(tsquery)
@@ -883,8 +894,8 @@ class PostgresStore:
                 ns = self._known_build(conn)
                 if ns is None:
                     return []
-                cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
-                                                         phrase_list), prepare=False)
+                sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
+                cur = conn.execute(sql, args, prepare=_preparable(sql))
                 ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
@@ -946,11 +957,10 @@ class PostgresStore:
                + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
                          for c in counts)
                + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
-               "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
-               f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
-               "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
-        return sql, [*nargs, *(stats[1] if stats else []), *count_args, int(limit), *args,
-                     *([lim] if lim is not None else [])]
+               f"r.start_line, r.end_line, CASE WHEN r.total <= {int(limit)} THEN r.text END FROM (SELECT m.*, count(*) "
+               f"OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
+               "ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "") + ") m) r")
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, *args]
 
     def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
         """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
@@ -965,7 +975,7 @@ class PostgresStore:
             if q is None or (len(p) == 1 and not p[0].endswith(fts.PREFIX)) or (
                     head is not None and head[0] == ns and (*head, q) in self._counts):
                 continue
-            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND {_GIN_SCAN}"
+            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id + 0 = %s AND {_GIN_SCAN}"
             if len(p) == 1:  # a prefix: counted only when two tokens or more start with it
                 parts.append(f"CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM {self._s}.terms WHERE ns_id = %s AND "
                              f"term LIKE %s LIMIT 2) t) <= 1 THEN NULL ELSE ({count}) END")
@@ -990,10 +1000,11 @@ class PostgresStore:
                 lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
                 known = {i: self._known_stats(ns, lists[i]) for i in ranked}  # read by this search's counts
                 with conn.pipeline():  # each statement a snapshot of its own
-                    cursors = {i: conn.execute(*self._rank_statement(
+                    statements = {i: self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i], with_stats=known[i] is None), prepare=False)
-                        for i, (p, q) in ranked.items()}
+                        int(q["limit"]), lists[i], with_stats=known[i] is None) for i, (p, q) in ranked.items()}
+                    cursors = {i: conn.execute(sql, args, prepare=_preparable(sql))
+                               for i, (sql, args) in statements.items()}
                     newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
@@ -1181,8 +1192,9 @@ class PostgresStore:
         listed only when ``ns`` is the build this store reads); for a prefix that starts a single token which is
         also one of the whole tokens asked, that token (its chunks are then listed once, for the token); and for a
         prefix how many tokens it starts, 2 for more. A whole token is counted by its term statistics; a prefix one
-        of whose tokens alone reaches ``cap`` too. The matches travel as arrays, so the statement's text is the same
-        for any query and its tsqueries reach the planner as parameters of the GIN index scan (a bitmap scan: no
+        of whose tokens alone reaches ``cap`` too. The matches travel as arrays (as subqueries: a plan sees neither
+        their values nor their lengths), so the statement's text is the same for any query of a store and the
+        server keeps its generic plan; its tsqueries reach the GIN index scan as parameters (a bitmap scan: no
         run-time settings, no transaction of its own)."""
         nw, nargs = self._build_where()
         keys: list[int] = []
@@ -1201,7 +1213,8 @@ class PostgresStore:
         words = [t for t in tokens if t is not None]
         most = "coalesce(w.most, p.most, 0)"
         same = "CASE WHEN p.terms = 1 AND p.term = ANY(%s::text[]) THEN p.term END"  # a token listed for itself
-        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
+        # the build's chunks filtered (ns_id + 0), not looked up in the path index (a generic plan would intersect
+        # the GIN index scan with every chunk of the build there)
         return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < {int(cap)} AND {same} IS NULL THEN ARRAY("
                 f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id + 0 = %s AND n.id = %s AND c.tsv @@ k.q LIMIT {int(cap)}) "
                 "END, "
