@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -181,6 +181,14 @@ def _parsed(match: str, porter: bool) -> tuple[fts.Node, str | None] | str:
     except fts.MatchSyntaxError as exc:
         return str(exc)
     return node, fts.to_tsquery(node)
+
+
+class _StoredVector(NamedTuple):
+    """A chunk's stored vector, as :func:`~openclaw_memory.storage.sqlite.vector_cache.stored_scores` reads it."""
+
+    id: str
+    model: str
+    embedding: np.ndarray | None
 
 
 def _preparable(sql: str) -> bool:
@@ -1453,10 +1461,18 @@ class PostgresStore:
             known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
         return rows  # the build changed under every try: what the last one found in the build it read
 
+    @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
-        return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
+        nw, nargs = self._build_where()
+        with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
+            rows = conn.execute(f"SELECT id, model, embedding, raw_embedding FROM {self._s}.chunks WHERE ns_id = "
+                                f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
+                                [*nargs, list(ids)], binary=True).fetchall()
+        stored = [_StoredVector(r[0], r[1], _array(r[2]) if r[2] is not None else
+                                np.frombuffer(r[3], dtype="<f4") if r[3] is not None else None) for r in rows]
+        return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
         """Refresh the planner's statistics and the keyword index after a sync's writes; build the HNSW index of
