@@ -70,6 +70,10 @@ _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedd
 _GIN_SCAN = "tsv @@ (SELECT %s::tsquery)"
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
+#: read after them: the candidate's stored vector (:meth:`PostgresStore._keep_vectors`)
+_VECTOR_COLS = "model, embedding, raw_embedding"
+#: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
+_KEPT_VECTORS = 4096
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -285,6 +289,10 @@ class PostgresStore:
         #: per thread: the chunks (seqs) of each phrase the thread's last match counts listed in full, with the build
         #: and version they describe (BM25 counts a phrase only in the chunks that hold it)
         self._sets_read = threading.local()
+        #: by chunk id: the stored vectors of the chunks keyword searches returned, read with them (a chunk id names its
+        #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
+        self._hit_vectors: dict[str, _StoredVector] = {}
+        self._vectors_head: tuple[int, int] | None = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -659,6 +667,7 @@ class PostgresStore:
 
     @_retry_once
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        self._hit_vectors = {}  # this store's own writes: no kept vector outlives them (others': the next search)
         now = _now_ms()
         by_id: dict[str, tuple[Any, ...]] = {}
         added: dict[str, list[str]] = {}
@@ -716,6 +725,7 @@ class PostgresStore:
 
     @_retry_once
     def delete_file(self, path: str, source: str | None = None) -> None:
+        self._hit_vectors = {}
         with self._conn(f"deleting {path}") as conn:
             ns = self._write_ns(conn)
             where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
@@ -836,7 +846,8 @@ class PostgresStore:
             with self._autocommit("keyword search") as conn:
                 rows = conn.execute(*self._newest_statement(parsed[1] if parsed else None, {
                     "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}),
-                                    prepare=False).fetchall()
+                                    prepare=False, binary=True).fetchall()
+            self._keep_vectors(rows)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
         ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list)
@@ -903,7 +914,7 @@ class PostgresStore:
                 if ns is None:
                     return []
                 sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
-                cur = conn.execute(sql, args, prepare=_preparable(sql))
+                cur = conn.execute(sql, args, prepare=_preparable(sql), binary=True)
                 ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
@@ -927,6 +938,7 @@ class PostgresStore:
         if not rows:
             return []
         n_rows, n_tokens, version = (int(x) for x in head[3:6])
+        self._vectors_at(ns, version)
         for r in found:
             if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
                 self._remember((ns, version, r[1]), int(r[2]))
@@ -938,6 +950,8 @@ class PostgresStore:
         if hits is None:
             return None
         whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+        if whole:
+            self._keep_vectors([(int(r[2]), *r[7:]) for r in rows])
         xmin = {int(r[2]): r[1] for r in rows}
         fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
                               if r[-1] == xmin[s]}
@@ -950,7 +964,7 @@ class PostgresStore:
                         *, with_stats: bool = True) -> tuple[str, list[Any]]:
         """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
         its totals), ``s`` rows (the phrases' term statistics, unless not ``with_stats``) and ``r`` rows: the
-        matches' seqs and stored tokens, with their texts when they are no more than ``limit``."""
+        matches' seqs and stored tokens, with their candidate columns when they are no more than ``limit``."""
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns], gin=True)
         stats = self._term_stats_query("%s", [ns], phrase_list) if with_stats else None
@@ -959,15 +973,19 @@ class PostgresStore:
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                f"WHERE {nw}) "
                "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
-               "NULL::int, NULL::int, NULL::text FROM h"
+               "NULL::int, NULL::int, NULL::text, NULL::text, NULL::vector, NULL::bytea FROM h"
                + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
-                  f"NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
-               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-                         for c in counts)
-               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
-               f"r.start_line, r.end_line, CASE WHEN r.total <= {int(limit)} THEN r.text END FROM (SELECT m.*, count(*) "
-               f"OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
-               "ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "") + ") m) r")
+                  f"NULL, NULL, NULL, NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                         "NULL, NULL, NULL" for c in counts)
+               # the candidate columns when every match makes the cut (else the winners' are read apart)
+               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, "
+               + ", ".join(f"CASE WHEN r.total <= {int(limit)} THEN r.{col} END"
+                           for col in ("id", "path", "source", "start_line", "end_line", "text", "model", "embedding",
+                                       "raw_embedding"))
+               + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, {_VECTOR_COLS}, tokens FROM "
+               f"{self._s}.chunks WHERE {cond} ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "")
+               + ") m) r")
         return sql, [*nargs, *(stats[1] if stats else []), *count_args, *args]
 
     def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
@@ -1011,16 +1029,18 @@ class PostgresStore:
                     statements = {i: self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
                         int(q["limit"]), lists[i], with_stats=known[i] is None) for i, (p, q) in ranked.items()}
-                    cursors = {i: conn.execute(sql, args, prepare=_preparable(sql))
+                    cursors = {i: conn.execute(sql, args, prepare=_preparable(sql), binary=True)
                                for i, (sql, args) in statements.items()}
-                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
+                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False, binary=True)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
                     done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i])
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
-                    out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(cur.fetchall(), start=1)]
+                    rows = cur.fetchall()
+                    self._keep_vectors(rows)
+                    out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
 
     def _newest_statement(self, tsquery: str | None, query: Mapping[str, Any]) -> tuple[str, list[Any]]:
@@ -1030,15 +1050,33 @@ class PostgresStore:
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"
         cond, args = self._match_condition(tsquery, query.get("sources"), query.get("like_terms", ()),
                                            query.get("newest"), ns_sql, nargs)
-        return (f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
+        return (f"SELECT {_KEYWORD_COLS}, {_VECTOR_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
                 [*args, int(query["limit"])])
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
-        """The candidate columns of the chunks ``seqs`` of build ``ns`` (and each row's ``xmin``), by seq."""
-        cols = _KEYWORD_COLS + (", xmin::text" if with_xmin else "")
-        return {int(r[0]): tuple(r) for r in conn.execute(
-            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)", (ns, list(seqs))).fetchall()}
+        """The candidate columns of the chunks ``seqs`` of build ``ns`` and their stored vectors (kept for
+        :meth:`vector_scores`), and each row's ``xmin``, by seq."""
+        cols = f"{_KEYWORD_COLS}, {_VECTOR_COLS}" + (", xmin::text" if with_xmin else "")
+        rows = conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
+                            (ns, list(seqs)), binary=True).fetchall()
+        self._keep_vectors(rows)
+        return {int(r[0]): tuple(r) for r in rows}
+
+    def _keep_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Keep the stored vectors of keyword candidates ``rows`` (:data:`_KEYWORD_COLS` then :data:`_VECTOR_COLS`)
+        for :meth:`vector_scores`."""
+        kept = self._hit_vectors
+        if len(kept) > _KEPT_VECTORS:
+            kept = self._hit_vectors = {}
+        for r in rows:
+            emb = _array(r[8]) if r[8] is not None else np.frombuffer(r[9], dtype="<f4") if r[9] is not None else None
+            kept[r[1]] = _StoredVector(r[1], r[7], emb)
+
+    def _vectors_at(self, ns: int, version: int) -> None:
+        """Drop the kept vectors when build ``ns`` at ``version`` is not the one they were read at."""
+        if self._vectors_head != (ns, version):
+            self._hit_vectors, self._vectors_head = {}, (ns, version)
 
     @staticmethod
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
@@ -1318,6 +1356,8 @@ class PostgresStore:
             else:
                 out[i] = (min(n, int(cap)), None)
         heads = {(int(row[0]), int(row[1])) for row in found.values()}
+        if len(heads) == 1:
+            self._vectors_at(*next(iter(heads)))
         self._sets_read.value = (*heads.pop(), listed) if len(heads) == 1 else None
         return out
 
@@ -1465,13 +1505,17 @@ class PostgresStore:
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
-        nw, nargs = self._build_where()
-        with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
-            rows = conn.execute(f"SELECT id, model, embedding, raw_embedding FROM {self._s}.chunks WHERE ns_id = "
-                                f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
-                                [*nargs, list(ids)], binary=True).fetchall()
-        stored = [_StoredVector(r[0], r[1], _array(r[2]) if r[2] is not None else
-                                np.frombuffer(r[3], dtype="<f4") if r[3] is not None else None) for r in rows]
+        kept = self._hit_vectors  # read with the keyword hits: no round trip for them
+        stored = [kept[i] for i in ids if i in kept]
+        missing = [i for i in ids if i not in kept]
+        if missing:
+            nw, nargs = self._build_where()
+            with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
+                rows = conn.execute(f"SELECT id, model, embedding, raw_embedding FROM {self._s}.chunks WHERE ns_id = "
+                                    f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
+                                    [*nargs, list(missing)], binary=True).fetchall()
+            stored += [_StoredVector(r[0], r[1], _array(r[2]) if r[2] is not None else
+                                     np.frombuffer(r[3], dtype="<f4") if r[3] is not None else None) for r in rows]
         return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
