@@ -70,8 +70,9 @@ _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedd
 _GIN_SCAN = "tsv @@ (SELECT %s::tsquery)"
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
-#: read after them: the candidate's stored vector (:meth:`PostgresStore._keep_vectors`)
-_VECTOR_COLS = "model, embedding, raw_embedding"
+#: read after them: the candidate's stored vector, in its binary form (decoded when scored:
+#: :meth:`PostgresStore._keep_vectors`)
+_VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
 #: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
 _KEPT_VECTORS = 4096
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
@@ -153,6 +154,11 @@ def _array(value: Any) -> np.ndarray:
     """A stored ``vector`` as a float32 numpy array."""
     return value.to_numpy().astype(np.float32, copy=False) if isinstance(value, Vector) else \
         np.asarray(value, dtype=np.float32)
+
+
+def _sent_vector(data: bytes) -> np.ndarray:
+    """A ``vector`` in its binary form (``vector_send``: the dimension count, two unused bytes, big-endian floats)."""
+    return np.frombuffer(data, dtype=">f4", count=int.from_bytes(data[:2], "big"), offset=4).astype(np.float32)
 
 
 def _build_memory_mb(rows: int, dims: int) -> int:
@@ -291,7 +297,7 @@ class PostgresStore:
         self._sets_read = threading.local()
         #: by chunk id: the stored vectors of the chunks keyword searches returned, read with them (a chunk id names its
         #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
-        self._hit_vectors: dict[str, _StoredVector] = {}
+        self._hit_vectors: dict[str, tuple[str, bytes | None, bytes | None]] = {}
         self._vectors_head: tuple[int, int] | None = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
@@ -973,7 +979,7 @@ class PostgresStore:
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                f"WHERE {nw}) "
                "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
-               "NULL::int, NULL::int, NULL::text, NULL::text, NULL::vector, NULL::bytea FROM h"
+               "NULL::int, NULL::int, NULL::text, NULL::text, NULL::bytea, NULL::bytea FROM h"
                + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
                   f"NULL, NULL, NULL, NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
                + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
@@ -981,12 +987,14 @@ class PostgresStore:
                # the candidate columns when every match makes the cut (else the winners' are read apart)
                + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, "
                + ", ".join(f"CASE WHEN r.total <= {int(limit)} THEN r.{col} END"
-                           for col in ("id", "path", "source", "start_line", "end_line", "text", "model", "embedding",
-                                       "raw_embedding"))
-               + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, {_VECTOR_COLS}, tokens FROM "
+                           for col in ("id", "path", "source", "start_line", "end_line", "text", "model"))
+               # the vectors looked up for those rows only (not carried through the sort of every match)
+               + "".join(f", CASE WHEN r.total <= {int(limit)} THEN (SELECT {col} FROM {self._s}.chunks v WHERE "
+                         f"v.ns_id = %s AND v.seq = r.seq) END" for col in ("vector_send(v.embedding)", "v.raw_embedding"))
+               + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, model, tokens FROM "
                f"{self._s}.chunks WHERE {cond} ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "")
                + ") m) r")
-        return sql, [*nargs, *(stats[1] if stats else []), *count_args, *args]
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, ns, ns, *args]
 
     def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
         """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
@@ -1070,8 +1078,7 @@ class PostgresStore:
         if len(kept) > _KEPT_VECTORS:
             kept = self._hit_vectors = {}
         for r in rows:
-            emb = _array(r[8]) if r[8] is not None else np.frombuffer(r[9], dtype="<f4") if r[9] is not None else None
-            kept[r[1]] = _StoredVector(r[1], r[7], emb)
+            kept[r[1]] = (r[7], r[8], r[9])
 
     def _vectors_at(self, ns: int, version: int) -> None:
         """Drop the kept vectors when build ``ns`` at ``version`` is not the one they were read at."""
@@ -1506,7 +1513,9 @@ class PostgresStore:
         if not ids:
             return {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them
-        stored = [kept[i] for i in ids if i in kept]
+        stored = [_StoredVector(i, kept[i][0], _sent_vector(kept[i][1]) if kept[i][1] is not None else
+                                np.frombuffer(kept[i][2], dtype="<f4") if kept[i][2] is not None else None)
+                  for i in ids if i in kept]
         missing = [i for i in ids if i not in kept]
         if missing:
             nw, nargs = self._build_where()
