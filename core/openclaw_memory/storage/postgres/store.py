@@ -982,15 +982,16 @@ class PostgresStore:
                "NULL::int, NULL::int, NULL::text, NULL::text, NULL::bytea, NULL::bytea FROM h"
                + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
                   f"NULL, NULL, NULL, NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
-               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                         "NULL, NULL, NULL" for c in counts)
+               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                         "NULL, NULL, NULL, NULL" for c in counts)
                # the candidate columns when every match makes the cut (else the winners' are read apart)
                + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, "
                + ", ".join(f"CASE WHEN r.total <= {int(limit)} THEN r.{col} END"
                            for col in ("id", "path", "source", "start_line", "end_line", "text", "model"))
                # the vectors looked up for those rows only (not carried through the sort of every match)
                + "".join(f", CASE WHEN r.total <= {int(limit)} THEN (SELECT {col} FROM {self._s}.chunks v WHERE "
-                         f"v.ns_id = %s AND v.seq = r.seq) END" for col in ("vector_send(v.embedding)", "v.raw_embedding"))
+                         f"v.ns_id = %s AND v.seq = r.seq) END"
+                         for col in ("vector_send(v.embedding)", "v.raw_embedding"))
                + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, model, tokens FROM "
                f"{self._s}.chunks WHERE {cond} ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "")
                + ") m) r")
@@ -1269,11 +1270,11 @@ class PostgresStore:
         # the build's chunks filtered (ns_id + 0), not looked up in the path index (a generic plan would intersect
         # the GIN index scan with every chunk of the build there)
         return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < {int(cap)} AND {same} IS NULL THEN ARRAY("
-                f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id + 0 = %s AND n.id = %s AND c.tsv @@ k.q LIMIT {int(cap)}) "
-                "END, "
+                f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id + 0 = %s AND n.id = %s AND c.tsv @@ k.q "
+                f"LIMIT {int(cap)}) END, "
                 f"{same}, p.terms "
-                f"FROM {self._s}.namespaces n CROSS JOIN unnest((SELECT %s::int[]), (SELECT %s::text[]), (SELECT %s::text[]), "
-                "(SELECT %s::text[]), (SELECT %s::text[]::tsquery[])) AS k(i, tok, lo, hi, q) "
+                f"FROM {self._s}.namespaces n CROSS JOIN unnest((SELECT %s::int[]), (SELECT %s::text[]), "
+                "(SELECT %s::text[]), (SELECT %s::text[]), (SELECT %s::text[]::tsquery[])) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
                 "t.term = k.tok) w ON k.tok IS NOT NULL "
                 # a range scan of the prefix index: the most chunks a token it starts is in, and whether it starts one
