@@ -115,3 +115,36 @@ def test_word_and_prefix_counts_and_ranks_equal_sqlite(make_pg_store: Any, tmp_p
         ranked = [(c.text, round(r, 9)) for c, r in pg.keyword_search(match, limit=30)]
         assert ranked == [(c.text, round(r, 9)) for c, r in lite.keyword_search(match, limit=30)], match
     lite.close()
+
+
+def test_bm25_counting_a_phrase_only_where_it_may_be_scores_the_same() -> None:
+    """Given, per phrase, the documents that may hold it (the chunks a search's counts listed), BM25 counts each phrase
+    there only and scores every document exactly as counting it everywhere; a document left out of a phrase's list
+    scores as if it did not hold it."""
+    import random
+
+    rng = random.Random(7)
+    vocab = ["a", "ab", "abc", "b", "bc", "paint", "painter", "x", "xy"]
+
+    def holds(doc: str, phrase: tuple[str, ...]) -> bool:
+        toks = doc.split(" ") if doc else []
+        return all(any(t.startswith(w[:-1]) if w.endswith("*") else t == w for t in toks) for w in phrase)
+
+    for _ in range(500):
+        docs = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 8))]
+        phrases = [tuple(w + ("*" if i == n - 1 and rng.random() < 0.3 else "") for i, w in
+                         enumerate(rng.choice(vocab) for _ in range(n))) for n in
+                   (rng.randint(1, 3) for _ in range(rng.randint(1, 5)))]
+        same: list[int | None] = [None] * len(phrases)
+        if rng.random() < 0.3:
+            phrases.append(phrases[0])
+            same.append(0)
+        hits = [rng.randint(0, 20) for _ in phrases]
+        keys = [100 + i for i in range(len(docs))]
+        within = [frozenset(k for k, d in zip(keys, docs) if holds(d, p)) if rng.random() < 0.8 else None
+                  for p in phrases]
+        everywhere = fts.bm25_scores(docs, phrases, hits, 50, 5.0, same)
+        assert fts.bm25_scores(docs, phrases, hits, 50, 5.0, same, within=within, keys=keys) == everywhere
+    doc = "paint the paint"
+    assert fts.bm25_scores([doc], [("paint",)], [1], 10, 3.0, within=[frozenset()], keys=[1]) == [-0.0]
+    assert fts.bm25_scores([doc], [("paint",)], [1], 10, 3.0, within=[frozenset({1})], keys=[1])[0] < 0

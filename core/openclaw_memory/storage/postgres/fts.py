@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from openclaw_memory.text.query_analysis import analysed_tokens
@@ -194,7 +194,9 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
 
 
 def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
-                n_rows: int, avg_tokens: float, same: Sequence[int | None] | None = None) -> list[float]:
+                n_rows: int, avg_tokens: float, same: Sequence[int | None] | None = None, *,
+                within: Sequence[Container[object] | None] | None = None,
+                keys: Sequence[object] | None = None) -> list[float]:
     """FTS5's ``bm25()`` of each document (negative: lower is better).
 
     Each document is its tokens joined by single spaces (as the ``tokens`` column stores them; the
@@ -202,7 +204,9 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
     ``hits[i]`` is how many rows of the whole index contain ``phrase_list[i]``; ``n_rows`` and
     ``avg_tokens`` describe the whole index, as FTS5 counts them. ``same[i]``: the index of another phrase (one
     with no ``same`` of its own) that occurs exactly as often as ``phrase_list[i]`` in every document (a repeat, or
-    the token a prefix is known to start alone), whose count is then taken instead of counting again."""
+    the token a prefix is known to start alone), whose count is then taken instead of counting again.
+    ``within[i]``: the ``keys`` (one per document) of every document that may hold ``phrase_list[i]`` (None: any);
+    the phrase is counted in those only."""
     idf = []
     for n_hit in hits:
         v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
@@ -216,37 +220,53 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
     alias = list(same) if same is not None else [None] * len(phrase_list)
     counted = [j for j, k in enumerate(alias) if k is None]
     copied = [(j, k) for j, k in enumerate(alias) if k is not None]
-    out = []
-    for item in docs:
-        doc = item if isinstance(item, str) else " ".join(item)
-        n_tokens = doc.count(" ") + 1 if doc else 0
-        norm = _K1 * (1 - _B + _B * n_tokens / avg)
-        padded = " " + doc + " "
-        toks: list[str] | None = None
-        freqs = [0] * len(phrase_list)
-        for j in counted:
-            p, needle, pair = phrase_list[j], needles[j], twice[j]
+    texts = [item if isinstance(item, str) else " ".join(item) for item in docs]
+    lengths = [doc.count(" ") + 1 if doc else 0 for doc in texts]
+    padded = [" " + doc + " " for doc in texts]
+    split: list[list[str] | None] = [None] * len(texts)
+    # a tsvector leaves out lexemes over _MAX_LEXEME characters and positions past _MAX_POS: ``within`` (the chunks
+    # its index finds) bounds the others only
+    bounded = within is not None and keys is not None
+    unbounded = [i for i, n in enumerate(lengths) if n > _MAX_POS] if bounded else []
+    freqs = [[0] * len(phrase_list) for _ in texts]
+    for j in counted:  # phrase by phrase, in the documents that may hold it
+        p, needle, pair = phrase_list[j], needles[j], twice[j]
+        holding = within[j] if bounded and all(len(t) <= _MAX_LEXEME for t in p) else None  # type: ignore[index]
+        if holding is None:
+            rows: Sequence[int] = range(len(texts))
+        else:
+            rows = [i for i, key in enumerate(keys) if key in holding]  # type: ignore[arg-type]
+            if unbounded:
+                rows = sorted({*rows, *unbounded})
+        for i in rows:
+            doc, pad = texts[i], padded[i]
             if len(p) == 1 and p[0].endswith(PREFIX):  # a token starts with the prefix where " prefix" occurs
-                f = padded.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
+                f = pad.count(needle[0][:-2])  # " paint" (tokens hold no spaces: no overlaps to miss)
             elif p and p[-1].endswith(PREFIX):  # a prefix matches every token it starts: counted on the tokens
+                toks = split[i]
                 if toks is None:
-                    toks = doc.split(" ") if doc else []
+                    toks = split[i] = doc.split(" ") if doc else []
                 f = phrase_count(toks, p)
             elif len(p) == 1:
-                f = padded.count(needle[0])
-                if f and pair in padded:
+                f = pad.count(needle[0])
+                if f and pair in pad:
                     f = (" " + doc.replace(" ", "  ") + " ").count(needle[0])
-            elif p and all(x in padded for x in needle):
+            elif p and all(x in pad for x in needle):
+                toks = split[i]
                 if toks is None:
-                    toks = doc.split(" ") if doc else []
+                    toks = split[i] = doc.split(" ") if doc else []
                 f = phrase_count(toks, p)
             else:
                 f = 0
-            freqs[j] = f
+            freqs[i][j] = f
+    out = []
+    for i, n_tokens in enumerate(lengths):
+        norm = _K1 * (1 - _B + _B * n_tokens / avg)
+        row = freqs[i]
         for j, k in copied:
-            freqs[j] = freqs[k]
+            row[j] = row[k]
         score = 0.0
-        for f, w in zip(freqs, idf):
+        for f, w in zip(row, idf):
             if f:
                 score += w * (f * (_K1 + 1)) / (f + norm)
         out.append(-score)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -70,6 +70,11 @@ _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedd
 _GIN_SCAN = "tsv @@ (SELECT %s::tsquery)"
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
+#: read after them: the candidate's stored vector, in its binary form (decoded when scored:
+#: :meth:`PostgresStore._keep_vectors`)
+_VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
+#: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
+_KEPT_VECTORS = 4096
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -151,6 +156,11 @@ def _array(value: Any) -> np.ndarray:
         np.asarray(value, dtype=np.float32)
 
 
+def _sent_vector(data: bytes) -> np.ndarray:
+    """A ``vector`` in its binary form (``vector_send``: the dimension count, two unused bytes, big-endian floats)."""
+    return np.frombuffer(data, dtype=">f4", count=int.from_bytes(data[:2], "big"), offset=4).astype(np.float32)
+
+
 def _build_memory_mb(rows: int, dims: int) -> int:
     """``maintenance_work_mem`` for building an HNSW index over ``rows`` vectors of ``dims`` dimensions:
     room for pgvector's in-memory graph (the vector, stored as ``halfvec`` above 2,000 dimensions, plus
@@ -181,6 +191,21 @@ def _parsed(match: str, porter: bool) -> tuple[fts.Node, str | None] | str:
     except fts.MatchSyntaxError as exc:
         return str(exc)
     return node, fts.to_tsquery(node)
+
+
+class _StoredVector(NamedTuple):
+    """A chunk's stored vector, as :func:`~openclaw_memory.storage.sqlite.vector_cache.stored_scores` reads it."""
+
+    id: str
+    model: str
+    embedding: np.ndarray | None
+
+
+def _preparable(sql: str) -> bool:
+    """Whether a keyword search's statement is prepared, so that the server plans it once per connection (its
+    generic plan, the same for every query of its shape: its tsqueries and counts are parameters) instead of on
+    every search. Not one with a LIKE pattern: a generic plan cannot range-scan an index by an unknown prefix."""
+    return " LIKE " not in sql
 
 
 def _finite(vec: np.ndarray) -> bool:
@@ -267,6 +292,13 @@ class PostgresStore:
         #: per thread: the term statistics the thread's last match counts read, with the build and version they
         #: describe (:meth:`keyword_search_many` ranks with them instead of reading them again)
         self._stats_read = threading.local()
+        #: per thread: the chunks (seqs) of each phrase the thread's last match counts listed in full, with the build
+        #: and version they describe (BM25 counts a phrase only in the chunks that hold it)
+        self._sets_read = threading.local()
+        #: by chunk id: the stored vectors of the chunks keyword searches returned, read with them (a chunk id names its
+        #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
+        self._hit_vectors: dict[str, tuple[str, bytes | None, bytes | None]] = {}
+        self._vectors_head: tuple[int, int] | None = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -641,6 +673,7 @@ class PostgresStore:
 
     @_retry_once
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+        self._hit_vectors = {}  # this store's own writes: no kept vector outlives them (others': the next search)
         now = _now_ms()
         by_id: dict[str, tuple[Any, ...]] = {}
         added: dict[str, list[str]] = {}
@@ -698,6 +731,7 @@ class PostgresStore:
 
     @_retry_once
     def delete_file(self, path: str, source: str | None = None) -> None:
+        self._hit_vectors = {}
         with self._conn(f"deleting {path}") as conn:
             ns = self._write_ns(conn)
             where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
@@ -796,8 +830,10 @@ class PostgresStore:
         node, q = parsed
         return (node, q) if q else None
 
-    # Statements with a tsquery are never prepared: a generic plan cannot see how selective the query is
-    # and walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index).
+    # A statement with a tsquery literal is not prepared: a generic plan cannot see how selective the query is and
+    # walks the whole namespace in seq order, testing every chunk (a custom plan uses the GIN index). The counts and
+    # the ranked expressions take their tsqueries as subquery parameters (:data:`_GIN_SCAN`), which no plan sees, and
+    # their limits as literals: they are prepared (:func:`_preparable`), so their generic plan serves every search.
 
     @_retry_once
     def keyword_search(
@@ -816,7 +852,8 @@ class PostgresStore:
             with self._autocommit("keyword search") as conn:
                 rows = conn.execute(*self._newest_statement(parsed[1] if parsed else None, {
                     "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}),
-                                    prepare=False).fetchall()
+                                    prepare=False, binary=True).fetchall()
+            self._keep_vectors(rows)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
         ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list)
@@ -852,7 +889,9 @@ class PostgresStore:
         ``ns_args``) that match ``tsquery``, are of ``sources``, contain every one of ``like_terms`` and are among
         the ``newest``. ``gin``: the tsquery is found through the GIN index (:data:`_GIN_SCAN`); else the planner
         sees it and chooses (a common word's newest matches: a walk of the chunks by seq)."""
-        where, args = [f"ns_id = {ns_sql}"], [*ns_args]
+        # through the GIN index, the build's chunks are filtered (``ns_id + 0``): a generic plan, not knowing the
+        # build's share of the table, would otherwise intersect the scan with every chunk of the build's path index
+        where, args = [f"ns_id + 0 = {ns_sql}" if gin else f"ns_id = {ns_sql}"], [*ns_args]
         if tsquery:
             where.append(_GIN_SCAN if gin else "tsv @@ %s::tsquery")
             args.append(tsquery)
@@ -880,8 +919,8 @@ class PostgresStore:
                 ns = self._known_build(conn)
                 if ns is None:
                     return []
-                cur = conn.execute(*self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit,
-                                                         phrase_list), prepare=False)
+                sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
+                cur = conn.execute(sql, args, prepare=_preparable(sql), binary=True)
                 ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
@@ -905,6 +944,7 @@ class PostgresStore:
         if not rows:
             return []
         n_rows, n_tokens, version = (int(x) for x in head[3:6])
+        self._vectors_at(ns, version)
         for r in found:
             if r[0] == "c" and r[2] is not None:  # a phrase's count: remembered for _phrase_hits
                 self._remember((ns, version, r[1]), int(r[2]))
@@ -916,19 +956,21 @@ class PostgresStore:
         if hits is None:
             return None
         whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
+        if whole:
+            self._keep_vectors([(int(r[2]), *r[7:]) for r in rows])
         xmin = {int(r[2]): r[1] for r in rows}
         fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
                               if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
                             phrase_list, hits, n_rows, n_tokens, limit, fetch,
-                            self._same_phrases(phrase_list, term_stats))
+                            self._same_phrases(phrase_list, term_stats), self._known_sets(ns, version, phrase_list))
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                         newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
                         *, with_stats: bool = True) -> tuple[str, list[Any]]:
         """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
         its totals), ``s`` rows (the phrases' term statistics, unless not ``with_stats``) and ``r`` rows: the
-        matches' seqs and stored tokens, with their texts when they are no more than ``limit``."""
+        matches' seqs and stored tokens, with their candidate columns when they are no more than ``limit``."""
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns], gin=True)
         stats = self._term_stats_query("%s", [ns], phrase_list) if with_stats else None
@@ -937,17 +979,23 @@ class PostgresStore:
         sql = (f"WITH h AS MATERIALIZED (SELECT n.id, n.n_rows, n.n_tokens, n.version FROM {self._s}.namespaces n "
                f"WHERE {nw}) "
                "SELECT 'h', NULL::text, id, n_rows, n_tokens, version, NULL::text, NULL::text, NULL::text, NULL::text, "
-               "NULL::int, NULL::int, NULL::text FROM h"
+               "NULL::int, NULL::int, NULL::text, NULL::text, NULL::bytea, NULL::bytea FROM h"
                + (" UNION ALL SELECT 's', s.term, s.n_terms, s.n_docs, NULL, NULL, s.kind, NULL, NULL, NULL, NULL, "
-                  f"NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
-               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-                         for c in counts)
-               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, r.id, r.path, r.source, "
-               "r.start_line, r.end_line, CASE WHEN r.total <= %s THEN r.text END FROM (SELECT m.*, count(*) OVER () "
-               f"AS total FROM (SELECT xmin, {_KEYWORD_COLS}, tokens FROM {self._s}.chunks WHERE {cond} "
-               "ORDER BY seq DESC" + (" LIMIT %s" if lim is not None else "") + ") m) r")
-        return sql, [*nargs, *(stats[1] if stats else []), *count_args, int(limit), *args,
-                     *([lim] if lim is not None else [])]
+                  f"NULL, NULL, NULL, NULL, NULL FROM ({stats[0]}) s(kind, term, n_terms, n_docs)" if stats else "")
+               + "".join(f" UNION ALL SELECT 'c', %s, ({c}), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                         "NULL, NULL, NULL, NULL" for c in counts)
+               # the candidate columns when every match makes the cut (else the winners' are read apart)
+               + " UNION ALL SELECT 'r', r.xmin::text, r.seq, r.total, NULL, NULL, r.tokens, "
+               + ", ".join(f"CASE WHEN r.total <= {int(limit)} THEN r.{col} END"
+                           for col in ("id", "path", "source", "start_line", "end_line", "text", "model"))
+               # the vectors looked up for those rows only (not carried through the sort of every match)
+               + "".join(f", CASE WHEN r.total <= {int(limit)} THEN (SELECT {col} FROM {self._s}.chunks v WHERE "
+                         f"v.ns_id = %s AND v.seq = r.seq) END"
+                         for col in ("vector_send(v.embedding)", "v.raw_embedding"))
+               + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, model, tokens FROM "
+               f"{self._s}.chunks WHERE {cond} ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "")
+               + ") m) r")
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, ns, ns, *args]
 
     def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
         """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
@@ -962,7 +1010,7 @@ class PostgresStore:
             if q is None or (len(p) == 1 and not p[0].endswith(fts.PREFIX)) or (
                     head is not None and head[0] == ns and (*head, q) in self._counts):
                 continue
-            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id = %s AND {_GIN_SCAN}"
+            count = f"SELECT count(*) FROM {self._s}.chunks WHERE ns_id + 0 = %s AND {_GIN_SCAN}"
             if len(p) == 1:  # a prefix: counted only when two tokens or more start with it
                 parts.append(f"CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM {self._s}.terms WHERE ns_id = %s AND "
                              f"term LIKE %s LIMIT 2) t) <= 1 THEN NULL ELSE ({count}) END")
@@ -987,18 +1035,21 @@ class PostgresStore:
                 lists = {i: fts.phrases(p[0]) for i, (p, _) in ranked.items()}
                 known = {i: self._known_stats(ns, lists[i]) for i in ranked}  # read by this search's counts
                 with conn.pipeline():  # each statement a snapshot of its own
-                    cursors = {i: conn.execute(*self._rank_statement(
+                    statements = {i: self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i], with_stats=known[i] is None), prepare=False)
-                        for i, (p, q) in ranked.items()}
-                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False)
+                        int(q["limit"]), lists[i], with_stats=known[i] is None) for i, (p, q) in ranked.items()}
+                    cursors = {i: conn.execute(sql, args, prepare=_preparable(sql), binary=True)
+                               for i, (sql, args) in statements.items()}
+                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False, binary=True)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
                     done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i])
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
-                    out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(cur.fetchall(), start=1)]
+                    rows = cur.fetchall()
+                    self._keep_vectors(rows)
+                    out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
 
     def _newest_statement(self, tsquery: str | None, query: Mapping[str, Any]) -> tuple[str, list[Any]]:
@@ -1008,25 +1059,44 @@ class PostgresStore:
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"
         cond, args = self._match_condition(tsquery, query.get("sources"), query.get("like_terms", ()),
                                            query.get("newest"), ns_sql, nargs)
-        return (f"SELECT {_KEYWORD_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
+        return (f"SELECT {_KEYWORD_COLS}, {_VECTOR_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
                 [*args, int(query["limit"])])
 
     def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
                      ) -> dict[int, tuple[Any, ...]]:
-        """The candidate columns of the chunks ``seqs`` of build ``ns`` (and each row's ``xmin``), by seq."""
-        cols = _KEYWORD_COLS + (", xmin::text" if with_xmin else "")
-        return {int(r[0]): tuple(r) for r in conn.execute(
-            f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)", (ns, list(seqs))).fetchall()}
+        """The candidate columns of the chunks ``seqs`` of build ``ns`` and their stored vectors (kept for
+        :meth:`vector_scores`), and each row's ``xmin``, by seq."""
+        cols = f"{_KEYWORD_COLS}, {_VECTOR_COLS}" + (", xmin::text" if with_xmin else "")
+        rows = conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
+                            (ns, list(seqs)), binary=True).fetchall()
+        self._keep_vectors(rows)
+        return {int(r[0]): tuple(r) for r in rows}
+
+    def _keep_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Keep the stored vectors of keyword candidates ``rows`` (:data:`_KEYWORD_COLS` then :data:`_VECTOR_COLS`)
+        for :meth:`vector_scores`."""
+        kept = self._hit_vectors
+        if len(kept) > _KEPT_VECTORS:
+            kept = self._hit_vectors = {}
+        for r in rows:
+            kept[r[1]] = (r[7], r[8], r[9])
+
+    def _vectors_at(self, ns: int, version: int) -> None:
+        """Drop the kept vectors when build ``ns`` at ``version`` is not the one they were read at."""
+        if self._vectors_head != (ns, version):
+            self._hit_vectors, self._vectors_head = {}, (ns, version)
 
     @staticmethod
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
                 hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
-                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None]
-                ) -> list[tuple[Candidate, float]] | None:
+                fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None],
+                within: Sequence[frozenset[int] | None] | None = None) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
-        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it); the candidate columns of the others come from
-        ``fetch`` (seqs → rows by seq). None when ``fetch`` misses one."""
-        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same)
+        BM25 (``same`` as :func:`~.fts.bm25_scores` takes it; ``within``: per phrase, the seqs of every chunk holding
+        it, or None); the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when
+        ``fetch`` misses one."""
+        ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same,
+                                within=within, keys=[r[0] for r in rows] if within is not None else None)
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
         missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
         read = fetch(missing) if missing else {}
@@ -1176,8 +1246,9 @@ class PostgresStore:
         listed only when ``ns`` is the build this store reads); for a prefix that starts a single token which is
         also one of the whole tokens asked, that token (its chunks are then listed once, for the token); and for a
         prefix how many tokens it starts, 2 for more. A whole token is counted by its term statistics; a prefix one
-        of whose tokens alone reaches ``cap`` too. The matches travel as arrays, so the statement's text is the same
-        for any query and its tsqueries reach the planner as parameters of the GIN index scan (a bitmap scan: no
+        of whose tokens alone reaches ``cap`` too. The matches travel as arrays (as subqueries: a plan sees neither
+        their values nor their lengths), so the statement's text is the same for any query of a store and the
+        server keeps its generic plan; its tsqueries reach the GIN index scan as parameters (a bitmap scan: no
         run-time settings, no transaction of its own)."""
         nw, nargs = self._build_where()
         keys: list[int] = []
@@ -1196,12 +1267,14 @@ class PostgresStore:
         words = [t for t in tokens if t is not None]
         most = "coalesce(w.most, p.most, 0)"
         same = "CASE WHEN p.terms = 1 AND p.term = ANY(%s::text[]) THEN p.term END"  # a token listed for itself
-        # the build id given, not n.id: the planner then knows which rows the GIN index scan is among
-        return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < %s AND {same} IS NULL THEN ARRAY(SELECT "
-                f"c.seq FROM {self._s}.chunks c WHERE c.ns_id = %s AND n.id = %s AND c.tsv @@ k.q LIMIT %s) END, "
+        # the build's chunks filtered (ns_id + 0), not looked up in the path index (a generic plan would intersect
+        # the GIN index scan with every chunk of the build there)
+        return (f"SELECT n.id, n.version, k.i, {most}, CASE WHEN {most} < {int(cap)} AND {same} IS NULL THEN ARRAY("
+                f"SELECT c.seq FROM {self._s}.chunks c WHERE c.ns_id + 0 = %s AND n.id = %s AND c.tsv @@ k.q "
+                f"LIMIT {int(cap)}) END, "
                 f"{same}, p.terms "
-                f"FROM {self._s}.namespaces n CROSS JOIN unnest(%s::int[], %s::text[], %s::text[], %s::text[], "
-                "%s::text[]::tsquery[]) AS k(i, tok, lo, hi, q) "
+                f"FROM {self._s}.namespaces n CROSS JOIN unnest((SELECT %s::int[]), (SELECT %s::text[]), "
+                "(SELECT %s::text[]), (SELECT %s::text[]), (SELECT %s::text[]::tsquery[])) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
                 "t.term = k.tok) w ON k.tok IS NOT NULL "
                 # a range scan of the prefix index: the most chunks a token it starts is in, and whether it starts one
@@ -1211,7 +1284,7 @@ class PostgresStore:
                 f"{self._s}.terms t WHERE t.ns_id = n.id AND t.term ~>=~ k.lo AND t.term ~<~ k.hi LIMIT 2) t) p "
                 "ON k.lo IS NOT NULL "
                 f"WHERE {nw}",
-                [int(cap), words, ns, ns, int(cap), words, keys, tokens, lows, highs, queries, *nargs])
+                [words, ns, ns, words, keys, tokens, lows, highs, queries, *nargs])
 
     def _remember_stats(self, parsed: Mapping[int, tuple[fts.Node, str]], found: Mapping[int, Sequence[Any]]) -> None:
         """Keep, for this thread, the term statistics :meth:`_sets_statement`'s rows ``found`` read (in the form of
@@ -1253,6 +1326,7 @@ class PostgresStore:
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
+        self._sets_read.value = None
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         if not parsed:
             return out
@@ -1262,7 +1336,7 @@ class PostgresStore:
                 if ns_seen is None:
                     return out
                 found = {int(row[2]): row for row in conn.execute(*self._sets_statement(parsed, cap, ns_seen),
-                                                                  prepare=False, binary=True).fetchall()}
+                                                                  prepare=True, binary=True).fetchall()}
                 builds = {int(row[0]) for row in found.values()}
                 if builds <= {ns_seen}:
                     break
@@ -1272,6 +1346,7 @@ class PostgresStore:
         by_token = {parsed[i][0].tokens[0]: row[4] for i, row in found.items() if row[5] is None and
                     parsed[i][0].op == "phrase" and len(parsed[i][0].tokens) == 1}  # a whole token's (or a prefix's)
         self._remember_stats(parsed, found)
+        listed: dict[tuple[str, ...], frozenset[int]] = {}
         for i, row in found.items():
             ns, version, most = int(row[0]), int(row[1]), int(row[3])
             seqs = row[4] if row[5] is None else by_token[row[5]]  # a prefix of one token: that token's chunks
@@ -1284,9 +1359,32 @@ class PostgresStore:
                 if not whole_token:  # the exact count: keyword_search's BM25 needs it for the same phrase
                     self._remember((ns, version, q), len(seqs))
                 out[i] = (min(n, int(cap)), frozenset(seqs))
+                if node.op == "phrase":
+                    listed[node.tokens] = out[i][1]  # type: ignore[assignment]
             else:
                 out[i] = (min(n, int(cap)), None)
+        heads = {(int(row[0]), int(row[1])) for row in found.values()}
+        if len(heads) == 1:
+            self._vectors_at(*next(iter(heads)))
+        self._sets_read.value = (*heads.pop(), listed) if len(heads) == 1 else None
         return out
+
+    def _known_sets(self, ns: int, version: int, phrase_list: Sequence[tuple[str, ...]]
+                    ) -> list[frozenset[int] | None] | None:
+        """Per phrase, the seqs of every chunk of build ``ns`` at ``version`` that holds it, as this thread's last
+        match counts listed them (a longer phrase: the chunks holding all its words), or None where they did not;
+        None when they listed none at that version."""
+        read = getattr(self._sets_read, "value", None)
+        if read is None or read[0] != ns or read[1] != version:
+            return None
+        listed: dict[tuple[str, ...], frozenset[int]] = read[2]
+        out: list[frozenset[int] | None] = []
+        for p in phrase_list:
+            found = listed.get(p)
+            if found is None and len(p) > 1 and all((t,) in listed for t in p):
+                found = frozenset.intersection(*(listed[(t,)] for t in p))
+            out.append(found)
+        return out if any(x is not None for x in out) else None
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
@@ -1411,10 +1509,24 @@ class PostgresStore:
             known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
         return rows  # the build changed under every try: what the last one found in the build it read
 
+    @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
-        return stored_scores(query, self.get_chunks(ids), model)  # scored as vector_search rescores its rows
+        kept = self._hit_vectors  # read with the keyword hits: no round trip for them
+        stored = [_StoredVector(i, kept[i][0], _sent_vector(kept[i][1]) if kept[i][1] is not None else
+                                np.frombuffer(kept[i][2], dtype="<f4") if kept[i][2] is not None else None)
+                  for i in ids if i in kept]
+        missing = [i for i in ids if i not in kept]
+        if missing:
+            nw, nargs = self._build_where()
+            with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
+                rows = conn.execute(f"SELECT id, model, embedding, raw_embedding FROM {self._s}.chunks WHERE ns_id = "
+                                    f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
+                                    [*nargs, list(missing)], binary=True).fetchall()
+            stored += [_StoredVector(r[0], r[1], _array(r[2]) if r[2] is not None else
+                                     np.frombuffer(r[3], dtype="<f4") if r[3] is not None else None) for r in rows]
+        return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
         """Refresh the planner's statistics and the keyword index after a sync's writes; build the HNSW index of
