@@ -5,8 +5,8 @@ joined by ``AND`` / ``OR`` / ``NOT`` and parentheses. Here such an expression be
 over a ``tsvector`` whose lexemes are exactly the tokens the SQLite index holds
 (:func:`~openclaw_memory.text.query_analysis.analysed_tokens`, Porter-stemmed for the ``porter`` tokenizer), written
 as a literal so no PostgreSQL parser or dictionary changes them. Matches are ranked with FTS5's own
-BM25 formula (k1 = 1.2, b = 0.75, every phrase of the expression counted), so the per-query score
-mapping, the hybrid merge and ``min_score`` see the same numbers on both backends.
+BM25 formula (k1 = 1.2, b = 0.75, every phrase of the expression counted where its subexpressions match the row),
+so the per-query score mapping, the hybrid merge and ``min_score`` see the same numbers on both backends.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from openclaw_memory.text.query_analysis import analysed_tokens
 from openclaw_memory.text.preparation import stem_tokens
 
-__all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "index_tokens", "parse_match", "phrase_count", "phrases",
-           "to_tsquery", "tsvector_literal"]
+__all__ = ["PREFIX", "MatchSyntaxError", "Node", "bm25_scores", "counted_phrases", "index_tokens", "parse_match",
+           "phrase_count", "phrases", "to_tsquery", "tsvector_literal"]
 
 #: the largest word position a tsvector keeps (later positions are clamped to it by PostgreSQL)
 _MAX_POS = 16383
@@ -177,6 +177,36 @@ def phrases(node: Node) -> list[tuple[str, ...]]:
     return [p for a in node.args for p in phrases(a)]
 
 
+def counted_phrases(node: Node, present: Sequence[bool]) -> list[bool] | None:
+    """Which phrases of ``node`` (in :func:`phrases` order) FTS5's BM25 counts in a row holding phrase ``i`` when
+    ``present[i]``: those whose every enclosing ``AND`` and ``NOT`` matches the row (FTS5 scores a row with the
+    phrases of the subexpressions that matched it only). None when ``node`` does not match such a row."""
+    position = 0
+
+    def walk(n: Node) -> tuple[bool, list[bool]]:
+        nonlocal position
+        if n.op == "phrase":
+            position += 1
+            return present[position - 1], [True]
+        parts = [walk(a) for a in n.args]
+        if n.op == "or":
+            return any(m for m, _ in parts), [c for _, flags in parts for c in flags]
+        if n.op == "and":
+            matched = all(m for m, _ in parts)
+        else:  # not: the left side without the right; the right side's phrases never count
+            matched = parts[0][0] and not parts[1][0]
+            parts = [parts[0], (False, [False] * len(parts[1][1]))]
+        return matched, [c and matched for _, flags in parts for c in flags]
+
+    matched, flags = walk(node)
+    return flags if matched else None
+
+
+def _conditional(node: Node | None) -> bool:
+    """Whether ``node`` holds an ``AND`` or ``NOT`` (else every phrase present in a row counts)."""
+    return node is not None and node.op != "phrase" and (node.op != "or" or any(_conditional(a) for a in node.args))
+
+
 def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     """How many times ``phrase`` occurs in ``tokens`` (overlapping occurrences counted, as FTS5 does)."""
     n = len(phrase)
@@ -196,7 +226,7 @@ def phrase_count(tokens: Sequence[str], phrase: Sequence[str]) -> int:
 def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple[str, ...]], hits: Sequence[int],
                 n_rows: int, avg_tokens: float, same: Sequence[int | None] | None = None, *,
                 within: Sequence[Container[object] | None] | None = None,
-                keys: Sequence[object] | None = None) -> list[float]:
+                keys: Sequence[object] | None = None, node: Node | None = None) -> list[float]:
     """FTS5's ``bm25()`` of each document (negative: lower is better).
 
     Each document is its tokens joined by single spaces (as the ``tokens`` column stores them; the
@@ -206,7 +236,8 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
     with no ``same`` of its own) that occurs exactly as often as ``phrase_list[i]`` in every document (a repeat, or
     the token a prefix is known to start alone), whose count is then taken instead of counting again.
     ``within[i]``: the ``keys`` (one per document) of every document that may hold ``phrase_list[i]`` (None: any);
-    the phrase is counted in those only."""
+    the phrase is counted in those only. ``node``: the expression ``phrase_list`` comes from (:func:`phrases`); a
+    phrase then counts in a document only where its enclosing subexpressions match (:func:`counted_phrases`)."""
     idf = []
     for n_hit in hits:
         v = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5)) if n_rows > 0 else 0.0
@@ -260,11 +291,19 @@ def bm25_scores(docs: Sequence[str | Sequence[str]], phrase_list: Sequence[tuple
                 f = 0
             freqs[i][j] = f
     out = []
+    conditional = _conditional(node)
+    masks: dict[tuple[bool, ...], list[bool] | None] = {}  # by the phrases a document holds: few distinct ones
     for i, n_tokens in enumerate(lengths):
         norm = _K1 * (1 - _B + _B * n_tokens / avg)
         row = freqs[i]
         for j, k in copied:
             row[j] = row[k]
+        if conditional:
+            present = tuple(f > 0 for f in row)
+            if present not in masks:
+                masks[present] = counted_phrases(node, present)  # type: ignore[arg-type]
+            if (mask := masks[present]) is not None:
+                row = [f if counted else 0 for f, counted in zip(row, mask)]
         score = 0.0
         for f, w in zip(row, idf):
             if f:

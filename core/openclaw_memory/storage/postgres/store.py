@@ -856,7 +856,8 @@ class PostgresStore:
             self._keep_vectors(rows)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
-        ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list)
+        ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list,
+                                              node=parsed[0])
         if ranked is not None:
             return ranked
         with self._conn("keyword search", read=True) as conn:  # one snapshot across the statements below
@@ -880,7 +881,7 @@ class PostgresStore:
             assert hits is not None  # counted on this connection when not remembered
             return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
                                 lambda seqs: self._rows_by_seq(conn, ns, seqs),
-                                self._same_phrases(phrase_list, term_stats))
+                                self._same_phrases(phrase_list, term_stats), node=parsed[0])
 
     def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
                          newest: int | None, ns_sql: str, ns_args: Sequence[Any], *, gin: bool = False
@@ -909,11 +910,12 @@ class PostgresStore:
 
     def _ranked_in_one_snapshot(self, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                                 newest: int | None, window: int | None, limit: int,
-                                phrase_list: Sequence[tuple[str, ...]]) -> list[tuple[Candidate, float]] | None:
-        """The ``limit`` best matches of ``tsquery`` by FTS5's BM25 from one statement (:meth:`_rank_statement`) and,
-        when more match, a second one reading the texts of those that do. None when that is not enough: a phrase's
-        chunk count must be counted, the build changed twice, or a chunk that made the cut changed in between (the
-        caller then ranks in a transaction)."""
+                                phrase_list: Sequence[tuple[str, ...]], *, node: fts.Node | None = None
+                                ) -> list[tuple[Candidate, float]] | None:
+        """The ``limit`` best matches of ``tsquery`` (parsed: ``node``) by FTS5's BM25 from one statement
+        (:meth:`_rank_statement`) and, when more match, a second one reading the texts of those that do. None when
+        that is not enough: a phrase's chunk count must be counted, the build changed twice, or a chunk that made
+        the cut changed in between (the caller then ranks in a transaction)."""
         with self._autocommit("keyword search") as conn:
             for _ in range(2):  # a second time when the build changed since the last search
                 ns = self._known_build(conn)
@@ -921,15 +923,15 @@ class PostgresStore:
                     return []
                 sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
                 cur = conn.execute(sql, args, prepare=_preparable(sql), binary=True)
-                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list)
+                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list, node=node)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
         return None
 
     def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
                      phrase_list: Sequence[tuple[str, ...]],
-                     known: tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None = None
-                     ) -> list[tuple[Candidate, float]] | None | str:
+                     known: tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None = None, *,
+                     node: fts.Node | None = None) -> list[tuple[Candidate, float]] | None | str:
         """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
         them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
         :meth:`_ranked_in_one_snapshot` or when ``known`` (the version and term statistics the statement was built
@@ -963,7 +965,8 @@ class PostgresStore:
                               if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
                             phrase_list, hits, n_rows, n_tokens, limit, fetch,
-                            self._same_phrases(phrase_list, term_stats), self._known_sets(ns, version, phrase_list))
+                            self._same_phrases(phrase_list, term_stats), self._known_sets(ns, version, phrase_list),
+                            node=node)
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                         newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
@@ -1043,7 +1046,8 @@ class PostgresStore:
                     newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False, binary=True)
                               for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
-                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i])
+                    done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i],
+                                             node=ranked[i][0][0])
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
@@ -1090,13 +1094,14 @@ class PostgresStore:
     def _ranked(rows: Sequence[tuple[int, str | None, Sequence[Any] | None]], phrase_list: Sequence[tuple[str, ...]],
                 hits: Sequence[int], n_rows: int, n_tokens: int, limit: int,
                 fetch: Callable[[list[int]], dict[int, Sequence[Any]]], same: Sequence[int | None],
-                within: Sequence[frozenset[int] | None] | None = None) -> list[tuple[Candidate, float]] | None:
+                within: Sequence[frozenset[int] | None] | None = None, *, node: fts.Node | None = None
+                ) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best of ``rows`` (``seq, tokens``, and the candidate columns when already read) by FTS5's
         BM25 (``same`` as :func:`~.fts.bm25_scores` takes it; ``within``: per phrase, the seqs of every chunk holding
-        it, or None); the candidate columns of the others come from ``fetch`` (seqs → rows by seq). None when
-        ``fetch`` misses one."""
+        it, or None; ``node``: the expression the phrases come from); the candidate columns of the others come from
+        ``fetch`` (seqs → rows by seq). None when ``fetch`` misses one."""
         ranks = fts.bm25_scores([r[1] or "" for r in rows], phrase_list, hits, n_rows, n_tokens / max(1, n_rows), same,
-                                within=within, keys=[r[0] for r in rows] if within is not None else None)
+                                within=within, keys=[r[0] for r in rows] if within is not None else None, node=node)
         order_ix = sorted(range(len(rows)), key=lambda i: (ranks[i], -rows[i][0]))[: int(limit)]
         missing = [rows[i][0] for i in order_ix if rows[i][2] is None]
         read = fetch(missing) if missing else {}
