@@ -151,7 +151,7 @@ class _FailingProvider(FakeEmbeddingProvider):
 
 
 def test_a_provider_failing_on_the_instructions_leaves_their_words_to_match(index_of: Callable[..., MemoryIndex]) -> None:
-    with index_of(provider=_FailingProvider()) as index:
+    with index_of(provider=_FailingProvider(model="fake-failing")) as index:  # no passage vectors kept for it
         line = _instruction_line_number(index.workspace, INSTRUCTION)
         result = index.search("Which libraries and dependencies does the project use?", max_results=4, min_score=0)
         assert result.mode == "hybrid"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
-from typing import Literal, overload
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Generic, Literal, TypeVar, overload
 
 from openclaw_memory.retrieval.ranking import keyword_text_scores
 from openclaw_memory.storage import MemoryStore
@@ -44,6 +44,8 @@ _Order = Literal["rank", "recent", "recent-first"]
 #: one plain lower-case ASCII token as an FTS5 phrase, and as a prefix phrase (one token either way)
 _PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')
 _PLAIN_PREFIX = re.compile(r'"([a-z0-9]+)"\*')
+
+_T = TypeVar("_T")
 
 
 def _round_trips(store: MemoryStore) -> bool:
@@ -227,11 +229,35 @@ def _rare_needles(analysis: QueryAnalysis, count: _MatchCounter, limit: int) -> 
     return out
 
 
-#: The index's chunk count (the N of the rarity weights' inverse document frequency) by store, with the
-#: store's generation it was counted at: counting 100k chunks takes tens of milliseconds, reading the
-#: generation a few microseconds.
-_CHUNK_TOTALS: weakref.WeakKeyDictionary[MemoryStore, tuple[str, int]] = weakref.WeakKeyDictionary()
-_CHUNK_TOTALS_LOCK = threading.Lock()
+class _PerGeneration(Generic[_T]):
+    """Values derived from a store's chunks, by store (and key), kept while the store's
+    :meth:`~openclaw_memory.storage.MemoryStore.generation` is the one they were derived at (a write from any
+    process, a rebuild changes it). A store that cannot be weakly referenced or hashed keeps nothing."""
+
+    def __init__(self) -> None:
+        self._values: weakref.WeakKeyDictionary[MemoryStore, dict[Hashable, tuple[str, _T]]] = \
+            weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, store: MemoryStore, generation: str, key: Hashable = None) -> _T | None:
+        try:
+            with self._lock:
+                entry = self._values.get(store, {}).get(key)
+        except TypeError:
+            return None
+        return entry[1] if entry is not None and entry[0] == generation else None
+
+    def put(self, store: MemoryStore, generation: str, value: _T, key: Hashable = None) -> None:
+        try:
+            with self._lock:
+                self._values.setdefault(store, {})[key] = (generation, value)
+        except TypeError:
+            pass
+
+
+#: The index's chunk count (the N of the rarity weights' inverse document frequency): counting 100k chunks takes
+#: tens of milliseconds, reading the generation a few microseconds.
+_CHUNK_TOTALS: _PerGeneration[int] = _PerGeneration()
 
 
 def chunk_total(store: MemoryStore, *, generation: str | None = None) -> int:
@@ -240,19 +266,10 @@ def chunk_total(store: MemoryStore, *, generation: str | None = None) -> int:
     ``generation``: that token as read earlier in the same search (None: read now)."""
     if generation is None:  # read before counting: a write in between only makes the next call recount
         generation = store.generation()
-    try:
-        with _CHUNK_TOTALS_LOCK:
-            cached = _CHUNK_TOTALS.get(store)
-    except TypeError:  # a store that cannot be weakly referenced or hashed: counted on every search
-        cached = None
-    if cached is not None and cached[0] == generation:
-        return cached[1]
-    total = sum(v.get("chunks", 0) for v in store.counts().values())
-    try:
-        with _CHUNK_TOTALS_LOCK:
-            _CHUNK_TOTALS[store] = (generation, total)
-    except TypeError:
-        pass
+    total = _CHUNK_TOTALS.get(store, generation)
+    if total is None:
+        total = sum(v.get("chunks", 0) for v in store.counts().values())
+        _CHUNK_TOTALS.put(store, generation, total)
     return total
 
 
@@ -316,9 +333,12 @@ def keyword_candidates(
         count.prefetch([*(f'"{w}"' for t in analysis.terms if t.kind == "phrase" and analysis.tokenizer != "trigram"
                           for w in t.key.split()),
                         *(analysis.fts_phrase(t) for t in analysis.terms if t.kind != "phrase")])
-    # a store behind a server gives the generation its counts read once: read it here for every use below
+    # read once for every use below (a store behind a server gives the generation its counts read only once)
     generation = _generation_counted(store) if count.asked_store else None
-    instructions_known = _known_instruction_chunks(store, generation, sources) if instructions else None
+    if generation is None and instructions and not _round_trips(store):
+        generation = store.generation()
+    instructions_known = (_INSTRUCTION_CHUNKS.get(store, generation, _sources_key(sources))
+                          if instructions and generation is not None else None)
     search = _Searches(store)
     order: _Order = "rank"
     if phrase:
@@ -404,42 +424,20 @@ def _instruction_search(sources: Sequence[str] | None) -> dict[str, object]:
     return {"match": MARKER_MATCH, "limit": INSTRUCTION_CHUNKS, "sources": sources, "order": "recent"}
 
 
-#: The chunks that may hold standing instructions by store and the sources asked for, with the generation they were
-#: read at: read again only once the store's generation changed (a local store's costs nothing to read, a store behind
-#: a server's comes with the search's counts).
-_INSTRUCTION_CHUNKS: weakref.WeakKeyDictionary[MemoryStore, dict[tuple[str, ...] | None, tuple[str, list[Candidate]]]] = \
-    weakref.WeakKeyDictionary()
+#: The chunks that may hold standing instructions, by the sources asked for (a local store's generation costs
+#: nothing to read, a store behind a server's comes with the search's counts).
+_INSTRUCTION_CHUNKS: _PerGeneration[list[Candidate]] = _PerGeneration()
 
 
-def _known_instruction_chunks(store: MemoryStore, generation: str | None,
-                              sources: Sequence[str] | None) -> list[Candidate] | None:
-    """The chunks that may hold standing instructions as read at the store's current generation (``generation``: as
-    this search's counts read it; None: read now from a local store, unknown for a store behind a server), or None
-    when they were not read at it."""
-    if generation is None and not _round_trips(store):
-        generation = store.generation()
-    if generation is None:
-        return None
-    try:
-        with _CHUNK_TOTALS_LOCK:
-            cached = _INSTRUCTION_CHUNKS.get(store, {}).get(tuple(sources) if sources is not None else None)
-    except TypeError:  # a store that cannot be weakly referenced or hashed: read on every search
-        return None
-    return cached[1] if cached is not None and cached[0] == generation else None
+def _sources_key(sources: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(sources) if sources is not None else None
 
 
 def _instruction_chunks(store: MemoryStore, search: _Searches, sources: Sequence[str] | None,
                         generation: str | None) -> list[Candidate]:
     """The newest chunks that may hold standing instructions, read now (with the first expressions, for a store
-    behind a server) and remembered with the generation they were read at."""
-    if generation is None and not _round_trips(store):
-        generation = store.generation()  # read before the search: a write in between only makes the next one read
+    behind a server) and kept with the generation they were read at (when known)."""
     chunks = [c for c, _ in search(_instruction_search(sources))]
     if generation is not None:
-        try:
-            with _CHUNK_TOTALS_LOCK:
-                _INSTRUCTION_CHUNKS.setdefault(store, {})[tuple(sources) if sources is not None else None] = (
-                    generation, chunks)
-        except TypeError:
-            pass
+        _INSTRUCTION_CHUNKS.put(store, generation, chunks, _sources_key(sources))
     return chunks

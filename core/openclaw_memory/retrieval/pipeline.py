@@ -12,12 +12,10 @@ keyword score and the exact-match rescue) are documented in :mod:`openclaw_memor
 
 from __future__ import annotations
 
-import collections
 import itertools
 import json
 import logging
 import math
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
@@ -64,6 +62,7 @@ from openclaw_memory.providers.base import EmbeddingProvider, TokenEmbeddingProv
 from openclaw_memory.files.sessions import parse_timestamp
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.redaction import redact
+from openclaw_memory.retrieval.passage_vectors import passage_vectors
 from openclaw_memory.retrieval.result_ranges import fit_ranges, range_id
 from openclaw_memory.retrieval.standing_instructions import (
     instruction_lines_of,
@@ -165,12 +164,6 @@ def _judge(relevance: dict[str, float], vector: Sequence[Candidate], keyword: Se
         relevance[c.id] = max(relevance[c.id], c.score)
 
 
-#: Line-window embeddings kept between searches (bounded; keyed by model and window text).
-_WINDOW_CACHE: collections.OrderedDict[tuple[str, str, str], np.ndarray] = collections.OrderedDict()
-_WINDOW_CACHE_MAX = 50_000
-_WINDOW_LOCK = threading.Lock()
-
-
 def line_windows(text: str, size: int) -> list[str]:
     """Every run of ``size`` consecutive non-blank lines of ``text`` (the whole text when shorter)."""
     lines = nonblank_lines(text)
@@ -182,18 +175,7 @@ def line_windows(text: str, size: int) -> list[str]:
 def window_similarities(provider: EmbeddingProvider, qv: np.ndarray, texts: Sequence[str], size: int) -> list[float]:
     """For each text, the best cosine between the query vector and one of its line windows (raw, -1..1)."""
     wins = [line_windows(t, size) for t in texts]
-    with _WINDOW_LOCK:
-        key = (provider.id, provider.model)
-        vecs = {w: v for ws in wins for w in ws if (v := _WINDOW_CACHE.get((*key, w))) is not None}
-    missing = list(dict.fromkeys(w for ws in wins for w in ws if w not in vecs))
-    if missing:
-        fresh = [np.asarray(v, dtype=np.float32) for v in provider.embed_documents(missing)]
-        vecs.update(zip(missing, fresh))
-        with _WINDOW_LOCK:
-            for w, v in zip(missing, fresh):
-                _WINDOW_CACHE[(provider.id, provider.model, w)] = v
-            while len(_WINDOW_CACHE) > _WINDOW_CACHE_MAX:
-                _WINDOW_CACHE.popitem(last=False)
+    vecs = passage_vectors(provider, [w for ws in wins for w in ws])
     return [max((float(np.dot(vecs[w], qv)) for w in ws), default=-1.0) for ws in wins]
 
 
@@ -730,7 +712,7 @@ def run_search(
         instruction = partial(matching_instruction, lines, analysis)
     else:
         instruction = partial(matching_instruction, lines, analysis, provider=provider, query_vector=side.query_vector,
-                              vector_weight=hybrid.vector_weight / max(1e-9, hybrid.vector_weight + hybrid.text_weight))
+                              vector_weight=hybrid.vector_weight)
     hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key,
                         instruction=instruction)
     return result(hits, merge.mode, rerank_error)

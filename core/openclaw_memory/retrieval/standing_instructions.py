@@ -13,10 +13,8 @@ left out when a hit already holds its line. ``query.standing_instructions`` turn
 
 from __future__ import annotations
 
+import functools
 import logging
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +22,7 @@ import numpy as np
 
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.redaction import redact
+from openclaw_memory.retrieval.passage_vectors import passage_vectors
 from openclaw_memory.retrieval.ranking import calibrate_similarity
 from openclaw_memory.text.chunker import text_weight
 from openclaw_memory.text.instructions import instruction_lines
@@ -52,6 +51,13 @@ class InstructionLine:
     text: str
 
 
+@functools.lru_cache(maxsize=4096)
+def _instruction_lines(text: str) -> tuple[tuple[int, str], ...]:
+    """:func:`~openclaw_memory.text.instructions.instruction_lines` of a chunk's text, remembered: every search
+    reads the same chunks that may hold instructions."""
+    return tuple(instruction_lines(text))
+
+
 def instruction_lines_of(chunks: Sequence[Candidate], *, chunk_tokens: int = 400) -> list[InstructionLine]:
     """The standing instructions in Markdown memory ``chunks`` (a transcript's text does not map onto its file's
     lines), each line once, at most :data:`MAX_INSTRUCTIONS`, in the order of ``chunks``; lines longer than a chunk
@@ -63,68 +69,27 @@ def instruction_lines_of(chunks: Sequence[Candidate], *, chunk_tokens: int = 400
             continue
         if chunk.text.count("\n") != chunk.end_line - chunk.start_line:
             continue  # text that is not the note's lines as written
-        for offset, text in instruction_lines(chunk.text):
+        for offset, text in _instruction_lines(chunk.text):
             key = (chunk.path, chunk.start_line + offset)
             if key not in out and len(out) < MAX_INSTRUCTIONS and text_weight(text) + 1 <= longest:
                 out[key] = InstructionLine(chunk, key[1], text)
     return list(out.values())
 
 
-#: The instructions' embeddings, per provider object and text, for this process, least recently used dropped first.
-_VECTORS: weakref.WeakKeyDictionary[EmbeddingProvider, OrderedDict[str, np.ndarray]] = weakref.WeakKeyDictionary()
-_VECTORS_LOCK = threading.Lock()
-_MAX_VECTORS = 1024
-
-
-def _remembered(provider: EmbeddingProvider) -> OrderedDict[str, np.ndarray]:
-    try:
-        return _VECTORS.setdefault(provider, OrderedDict())
-    except TypeError:  # a provider that cannot be weakly referenced: nothing remembered
-        return OrderedDict()
-
-
-def _vectors(provider: EmbeddingProvider, texts: Sequence[str]) -> list[np.ndarray] | None:
-    """The embeddings of ``texts`` as passages, remembered for this provider (an index holds few instructions; a
-    search compares the same ones again and again). None when the provider fails (logged): the instructions are
-    then matched by their words only."""
-    with _VECTORS_LOCK:
-        memory = _remembered(provider)
-        known = {}
-        for text in texts:
-            if text in memory:
-                memory.move_to_end(text)
-                known[text] = memory[text]
-    missing = [text for text in dict.fromkeys(texts) if text not in known]
-    if missing:
-        try:
-            fresh = [np.asarray(vector, dtype=np.float32) for vector in provider.embed_documents(missing)]
-        except Exception as exc:  # noqa: BLE001 - any provider failure leaves the words to match
-            log.warning("embedding the standing instructions failed; matched by their words only: %s",
-                        redact(f"{type(exc).__name__}: {exc}"))
-            return None
-        with _VECTORS_LOCK:
-            memory = _remembered(provider)
-            for text, vector in zip(missing, fresh, strict=True):
-                known[text] = memory[text] = vector
-                memory.move_to_end(text)
-            while len(memory) > _MAX_VECTORS:
-                memory.popitem(last=False)
-    return [known[text] for text in texts]
-
-
 def _similarities(provider: EmbeddingProvider, query_vector: np.ndarray, texts: Sequence[str]) -> list[float] | None:
-    """The calibrated similarity of each of ``texts`` to the query (None when they cannot be embedded)."""
-    vectors = _vectors(provider, texts)
-    if vectors is None:
+    """The calibrated similarity of each of ``texts`` to the query; None when they cannot be embedded (logged: the
+    instructions are then matched by their words only)."""
+    try:
+        found = passage_vectors(provider, texts)
+    except Exception as exc:  # noqa: BLE001 - any provider failure leaves the words to match
+        log.warning("embedding the standing instructions failed; matched by their words only: %s",
+                    redact(f"{type(exc).__name__}: {exc}"))
         return None
     q = np.asarray(query_vector, dtype=np.float32).ravel()
-    q_norm = float(np.linalg.norm(q))
-    out: list[float] = []
-    for v in vectors:
-        norm = float(np.linalg.norm(v)) * q_norm
-        raw = float(v @ q) / norm if norm > 0 and v.size == q.size else 0.0
-        out.append(calibrate_similarity(raw, provider.similarity_floor))
-    return out
+    rows = np.stack([found[text] if found[text].size == q.size else np.zeros_like(q) for text in texts])
+    norms = np.linalg.norm(rows, axis=1) * float(np.linalg.norm(q))
+    raw = np.divide(rows @ q, norms, out=np.zeros(len(texts), dtype=np.float32), where=norms > 0)
+    return [calibrate_similarity(float(r), provider.similarity_floor) for r in raw]
 
 
 def matching_instruction(
@@ -144,22 +109,22 @@ def matching_instruction(
         similarity = _similarities(provider, query_vector, said)
     by_words = max(range(len(lines)), key=lambda i: coverage[i])
     runner_up = max((c for i, c in enumerate(coverage) if i != by_words), default=0.0)
-    chosen: int | None = None
+    pick: int | None = None
     if coverage[by_words] >= MIN_COVERAGE and coverage[by_words] > runner_up:
-        chosen = by_words
+        pick = by_words
     elif similarity is not None:
         by_meaning = max(range(len(lines)), key=lambda i: similarity[i])
         if similarity[by_meaning] >= best_similarity - SIMILARITY_MARGIN:
-            chosen = by_meaning
-    if chosen is None:
+            pick = by_meaning
+    if pick is None:
         return None
-    line = lines[chosen]
-    vector_score = similarity[chosen] if similarity is not None else 0.0
-    score = (vector_weight * vector_score + (1.0 - vector_weight) * coverage[chosen] if similarity is not None
-             else coverage[chosen])
+    line = lines[pick]
+    vector_score = similarity[pick] if similarity is not None else 0.0
+    score = (vector_weight * vector_score + (1.0 - vector_weight) * coverage[pick] if similarity is not None
+             else coverage[pick])
     return Candidate(id=line.chunk.id, path=line.chunk.path, start_line=line.line, end_line=line.line,
                      text=line.text, source=line.chunk.source, vector_score=vector_score,
-                     text_score=coverage[chosen], score=score, relevance=score)
+                     text_score=coverage[pick], score=score, relevance=score)
 
 
 def with_instruction(chosen: Sequence[Candidate], instruction: Candidate | None, max_results: int) -> list[Candidate]:

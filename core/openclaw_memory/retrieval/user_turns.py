@@ -32,10 +32,11 @@ def with_user_turns(ranked: Sequence[Candidate], max_results: int) -> list[Candi
     beside the best other chunks, each in its place in ``ranked``, then the other chunks and the other messages as
     ranked; ``ranked`` as it is when it holds no user message or the quota is 0."""
     quota = user_turn_quota(max_results)
-    turns = [c for c in ranked if is_user_turn(c.text)]
-    if not turns or quota == 0:
+    is_turn = [is_user_turn(c.text) for c in ranked] if quota else []
+    turns = [c for c, turn in zip(ranked, is_turn) if turn]
+    if not turns:
         return list(ranked)
     kept = turns[:quota]
-    others = [c for c in ranked if not is_user_turn(c.text)]
+    others = [c for c, turn in zip(ranked, is_turn) if not turn]
     first = {id(c) for c in [*kept, *others[:max(0, max_results - len(kept))]]}
     return [c for c in ranked if id(c) in first] + [c for c in ranked if id(c) not in first]

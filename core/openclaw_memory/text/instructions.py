@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from openclaw_memory.text.preparation import lines_outside_code
+from openclaw_memory.text.speakers import LABEL_PATTERN
 from openclaw_memory.text.turns import ASSISTANT_LABELS
 
 __all__ = ["ASSISTANT_SPEAKERS", "MARKER_MATCH", "MIN_WORDS", "instruction_lines"]
@@ -19,7 +21,7 @@ MARKER_MATCH = '"always" OR "never" OR "from now on"'
 
 _LINE = re.compile(
     r"^[ \t]*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?"                      # an optional list marker
-    r"(?:(?P<speaker>[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):[ \t]+)?"  # an optional ``Speaker:`` label
+    rf"(?:(?P<speaker>{LABEL_PATTERN}):[ \t]+)?"                            # an optional ``Speaker:`` label
     r"(?:\*\*|__)?"
     r"(?P<body>(?:Please,?[ \t]+(?:always|never)|Always|Never|From now on)\b.*)$"
 )
@@ -30,7 +32,6 @@ ASSISTANT_SPEAKERS = frozenset({*(label.lower() for label in ASSISTANT_LABELS), 
                                 "tool", "claude", "chatgpt", "gpt", "gemini", "copilot"})
 #: An instruction says what to do, about what: at least this many words.
 MIN_WORDS = 4
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
 def instruction_lines(text: str) -> list[tuple[int, str]]:
@@ -39,12 +40,8 @@ def instruction_lines(text: str) -> list[tuple[int, str]]:
     ``Speaker:`` label that is not the assistant's, and has at least :data:`MIN_WORDS` words. Lines are what
     ``"\n"`` separates, as in a note's line numbers."""
     found: list[tuple[int, str]] = []
-    fenced = False
-    for index, line in enumerate(text.split("\n")):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        match = None if fenced else _LINE.match(line.rstrip("\r"))
+    for index, line in lines_outside_code(text.split("\n")):
+        match = _LINE.match(line.rstrip("\r"))
         if match is None:
             continue
         speaker, body = match.group("speaker"), match.group("body")

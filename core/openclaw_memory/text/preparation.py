@@ -11,13 +11,27 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from openclaw_memory.text.chunker import indexed_text, is_record_marker
 
-__all__ = ["FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS", "has_segmented_script",
-           "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]
+__all__ = ["CODE_FENCE", "FTS_PORTER_TOKENIZER", "FTS_TOKENIZER", "FTS_TOKENIZER_ID", "SEGMENTED_SCRIPTS",
+           "has_segmented_script", "lines_outside_code", "nonblank_lines", "segment_for_fts", "stem_tokens", "tokens_by_stem"]
+
+
+#: A line that opens or closes a fenced code block.
+CODE_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+def lines_outside_code(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """``(index, line)`` of each of ``lines`` outside fenced code blocks (the fence lines left out too)."""
+    fenced = False
+    for index, line in enumerate(lines):
+        if CODE_FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            yield index, line
 
 
 def nonblank_lines(text: str) -> list[str]:

@@ -14,10 +14,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["speaker_labels", "without_speakers"]
+__all__ = ["LABEL_PATTERN", "speaker_labels", "without_speakers"]
 
-# A label of one to three capitalised words opening a line, then a colon and the turn's text.
-_LABEL = re.compile(r"^[ \t]*(?:[-*][ \t]+)?([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):[ \t]+\S", re.MULTILINE)
+#: A speaker's label: one to three words (a letter first), as ``Melanie`` or ``Dr. Mary Smith``.
+LABEL_PATTERN = r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}"
+# A label opening a line, then a colon and the turn's text.
+_LABEL = re.compile(rf"^[ \t]*(?:[-*][ \t]+)?({LABEL_PATTERN}):[ \t]+\S", re.MULTILINE)
 
 #: A dialogue: at least two labels, each opening at least this many of the texts' lines.
 MIN_LINES = 3

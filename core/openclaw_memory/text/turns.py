@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from openclaw_memory.text.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX, is_record_marker, text_weight
+from openclaw_memory.text.preparation import lines_outside_code
 from openclaw_memory.types import Chunk
 
 __all__ = ["ASSISTANT_LABELS", "USER_LABELS", "is_user_turn", "user_turn_chunks"]
@@ -23,19 +24,13 @@ USER_LABELS = ("User", "Human")
 #: The labels that open the assistant's messages of a transcript.
 ASSISTANT_LABELS = ("Assistant", "AI")
 _MESSAGE_OPENING = re.compile(rf"^({'|'.join(USER_LABELS + ASSISTANT_LABELS)}):[ \t]")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
 def _message_openings(lines: Sequence[str]) -> list[tuple[int, str]]:
     """``(line index, label)`` of each line that opens a message (outside code fences); none unless the text has
     messages of both the user and the assistant."""
-    openings: list[tuple[int, str]] = []
-    fenced = False
-    for index, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and (opening := _MESSAGE_OPENING.match(line)):
-            openings.append((index, opening.group(1)))
+    openings = [(index, opening.group(1)) for index, line in lines_outside_code(lines)
+                if (opening := _MESSAGE_OPENING.match(line))]
     labels = {label for _, label in openings}
     return openings if labels & set(USER_LABELS) and labels & set(ASSISTANT_LABELS) else []
 
@@ -63,13 +58,7 @@ def is_user_turn(text: str) -> bool:
     opening = _MESSAGE_OPENING.match(lines[0])
     if opening is None or opening.group(1) not in USER_LABELS:
         return False
-    fenced = False
-    for line in lines[1:]:
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and _MESSAGE_OPENING.match(line):
-            return False
-    return True
+    return not any(_MESSAGE_OPENING.match(line) for _, line in lines_outside_code(lines[1:]))
 
 
 def user_turn_chunks(content: str, chunks: Sequence[Chunk], tokens: int = 400) -> list[Chunk]:
