@@ -161,6 +161,14 @@ def _sent_vector(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=">f4", count=int.from_bytes(data[:2], "big"), offset=4).astype(np.float32)
 
 
+def _embedding(vector: Any, raw: bytes | None, decode: Callable[[Any], np.ndarray]) -> np.ndarray | None:
+    """A chunk's stored vector: its ``embedding`` column decoded by ``decode``, else its ``raw_embedding``
+    (little-endian float32, a vector pgvector cannot hold), else None."""
+    if vector is not None:
+        return decode(vector)
+    return np.frombuffer(raw, dtype="<f4") if raw is not None else None
+
+
 def _build_memory_mb(rows: int, dims: int) -> int:
     """``maintenance_work_mem`` for building an HNSW index over ``rows`` vectors of ``dims`` dimensions:
     room for pgvector's in-memory graph (the vector, stored as ``halfvec`` above 2,000 dimensions, plus
@@ -507,14 +515,13 @@ class PostgresStore:
 
     @staticmethod
     @contextlib.contextmanager
-    def _one_round_trip(conn: Any, settings: dict[str, str], *,
-                        begin: str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") -> Iterator[None]:
+    def _one_round_trip(conn: Any, settings: dict[str, str]) -> Iterator[None]:
         """The statements of the block in one read-only transaction with ``settings`` (run-time parameters, for
         this transaction only), sent in one round trip (a pipeline) on ``conn``, a connection in autocommit mode:
         BEGIN and COMMIT travel with them. The transaction is rolled back when the block or a statement fails."""
         try:
             with conn.pipeline():
-                conn.execute(begin)
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 if settings:
                     conn.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(settings)),
                                  [x for item in settings.items() for x in item])
@@ -742,11 +749,7 @@ class PostgresStore:
 
     @staticmethod
     def _chunk(r: Sequence[Any]) -> StoredChunk:
-        emb = r[8]
-        if emb is not None:
-            emb = _array(emb)
-        elif r[9] is not None:
-            emb = np.frombuffer(r[9], dtype="<f4")
+        emb = _embedding(r[8], r[9], _array)
         return StoredChunk(id=r[0], path=r[1], source=r[2], start_line=int(r[3]), end_line=int(r[4]), hash=r[5],
                            model=r[6], text=r[7], embedding=emb)
 
@@ -1282,11 +1285,10 @@ class PostgresStore:
                 "(SELECT %s::text[]), (SELECT %s::text[]), (SELECT %s::text[]::tsquery[])) AS k(i, tok, lo, hi, q) "
                 f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
                 "t.term = k.tok) w ON k.tok IS NOT NULL "
-                # a range scan of the prefix index: the most chunks a token it starts is in, and whether it starts one
-                f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most FROM {self._s}.terms t WHERE t.ns_id = n.id AND "
-                "t.term ~>=~ k.lo AND t.term ~<~ k.hi) pm ON k.lo IS NOT NULL "
-                f"LEFT JOIN LATERAL (SELECT pm.most, count(*) AS terms, min(t.term) AS term FROM (SELECT t.term FROM "
-                f"{self._s}.terms t WHERE t.ns_id = n.id AND t.term ~>=~ k.lo AND t.term ~<~ k.hi LIMIT 2) t) p "
+                # one range scan of the prefix index: the most chunks a token it starts is in, how many tokens it starts
+                # (2 for more) and the first of them
+                f"LEFT JOIN LATERAL (SELECT max(t.n_docs) AS most, least(count(*), 2) AS terms, min(t.term) AS term "
+                f"FROM {self._s}.terms t WHERE t.ns_id = n.id AND t.term ~>=~ k.lo AND t.term ~<~ k.hi) p "
                 "ON k.lo IS NOT NULL "
                 f"WHERE {nw}",
                 [words, ns, ns, words, keys, tokens, lows, highs, queries, *nargs])
@@ -1519,9 +1521,7 @@ class PostgresStore:
         if not ids:
             return {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them
-        stored = [_StoredVector(i, kept[i][0], _sent_vector(kept[i][1]) if kept[i][1] is not None else
-                                np.frombuffer(kept[i][2], dtype="<f4") if kept[i][2] is not None else None)
-                  for i in ids if i in kept]
+        stored = [_StoredVector(i, kept[i][0], _embedding(kept[i][1], kept[i][2], _sent_vector)) for i in ids if i in kept]
         missing = [i for i in ids if i not in kept]
         if missing:
             nw, nargs = self._build_where()
@@ -1529,8 +1529,7 @@ class PostgresStore:
                 rows = conn.execute(f"SELECT id, model, embedding, raw_embedding FROM {self._s}.chunks WHERE ns_id = "
                                     f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
                                     [*nargs, list(missing)], binary=True).fetchall()
-            stored += [_StoredVector(r[0], r[1], _array(r[2]) if r[2] is not None else
-                                     np.frombuffer(r[3], dtype="<f4") if r[3] is not None else None) for r in rows]
+            stored += [_StoredVector(r[0], r[1], _embedding(r[2], r[3], _array)) for r in rows]
         return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self) -> None:
