@@ -69,6 +69,27 @@ def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
         assert idx.search("deploy of service 3").hits
 
 
+def test_a_namespace_that_grows_past_the_threshold_gets_its_hnsw_index(
+        pg: Any, workspace: Path, write: Callable[[dict[str, str]], Path]) -> None:
+    """Notes added over incremental syncs (no rebuild, the index settings unchanged): the sync that takes the
+    namespace past ``pgHnswMinRows`` builds the HNSW index, as a first index of that size does."""
+    ns = pg.namespace()
+
+    def index() -> MemoryIndex:
+        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
+                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
+
+    write(_notes(2))
+    with index() as idx:
+        assert idx.sync().full_rebuild
+        assert idx.status().vector["path"] == "pgvector exact"
+    write(_notes(8))
+    with index() as idx:
+        assert not idx.sync().full_rebuild
+        assert idx.status().vector["path"] == "pgvector hnsw"
+        assert idx.search("deploy of service 7").hits
+
+
 def test_status_size_is_the_namespaces_own(make_pg_store: MakeStore, pg: Any) -> None:
     big, small = make_pg_store(), make_pg_store()
     _fill(big, 400)
