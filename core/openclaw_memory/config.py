@@ -349,11 +349,10 @@ class StoreConfig(_Model):
     pool: PoolConfig = Field(default_factory=PoolConfig)
     # PostgreSQL vector search: an HNSW index once a namespace holds ``pg_hnsw_min_rows`` vectors of one
     # size (built by the sync that crosses it); ``pg_exact_search`` always scans exactly (no HNSW).
-    pg_hnsw_min_rows: int = Field(default=20_000, ge=1)
+    pg_hnsw_min_rows: int = Field(default=5_000, ge=1)
     pg_exact_search: bool = False
     # HNSW's candidate list per search (pgvector's ``hnsw.ef_search``, set for each search's transaction);
-    # unset: eight times the rows a search fetches (320 for hybrid search's 24 candidates; see
-    # ``postgres.store.default_ef_search``).
+    # unset: eight times the rows a search fetches, at least 500 (see ``postgres.store.default_ef_search``).
     pg_ef_search: int | None = Field(default=None, ge=1, le=1000)
 
     @model_validator(mode="before")

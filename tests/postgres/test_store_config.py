@@ -47,7 +47,7 @@ def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
     write(_notes(6))
     cfg = MemoryConfig.load({"store": {"url": pg.url, "pgHnswMinRows": 5, "pgExactSearch": True}})
     assert cfg.store.pg_hnsw_min_rows == 5 and cfg.store.pg_exact_search is True
-    assert MemoryConfig().store.pg_hnsw_min_rows == 20_000 and MemoryConfig().store.pg_exact_search is False
+    assert MemoryConfig().store.pg_hnsw_min_rows == 5_000 and MemoryConfig().store.pg_exact_search is False
     with pytest.raises(ValueError):
         MemoryConfig.load({"store": {"pgHnswMinRows": 0}})
 
@@ -67,6 +67,27 @@ def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
     with index(pg_hnsw_min_rows=5, pg_exact_search=True) as idx:  # the index exists, but exact is asked for
         assert idx.status().vector["path"] == "pgvector exact"
         assert idx.search("deploy of service 3").hits
+
+
+def test_a_namespace_that_grows_past_the_threshold_gets_its_hnsw_index(
+        pg: Any, workspace: Path, write: Callable[[dict[str, str]], Path]) -> None:
+    """Notes added over incremental syncs (no rebuild, the index settings unchanged): the sync that takes the
+    namespace past ``pgHnswMinRows`` builds the HNSW index, as a first index of that size does."""
+    ns = pg.namespace()
+
+    def index() -> MemoryIndex:
+        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
+                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
+
+    write(_notes(2))
+    with index() as idx:
+        assert idx.sync().full_rebuild
+        assert idx.status().vector["path"] == "pgvector exact"
+    write(_notes(8))
+    with index() as idx:
+        assert not idx.sync().full_rebuild
+        assert idx.status().vector["path"] == "pgvector hnsw"
+        assert idx.search("deploy of service 7").hits
 
 
 def test_status_size_is_the_namespaces_own(make_pg_store: MakeStore, pg: Any) -> None:

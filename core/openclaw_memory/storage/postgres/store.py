@@ -248,7 +248,7 @@ class PostgresStore:
         schema: str = "openclaw_memory",
         fts_tokenizer: str = "unicode61",
         vector_enabled: bool = True,
-        hnsw_min_rows: int = 20_000,
+        hnsw_min_rows: int = 5_000,
         exact: bool = False,
         ef_search: int | None = None,
         pool_size: int = 2,
@@ -1532,20 +1532,22 @@ class PostgresStore:
             stored += [_StoredVector(r[0], r[1], _embedding(r[2], r[3], _array)) for r in rows]
         return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
-    def _ensure_vector_indexes(self) -> None:
-        """Refresh the planner's statistics and the keyword index after a sync's writes; build the HNSW index of
-        each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+    def _ensure_vector_indexes(self, *, analyze: bool = True) -> None:
+        """Refresh the planner's statistics (``analyze``) and the keyword index after a sync's writes; build the
+        HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
-            conn.execute(f"ANALYZE {self._s}.chunks")
+            if analyze:
+                conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
             # and the planner, counting it, scans the table instead of the index. Merged here (by the index's
             # owner: another role leaves it to autovacuum).
             conn.execute("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.oid = to_regclass(%s) AND "
                          "pg_has_role(c.relowner, 'USAGE')", (f"{self._s}.chunks_tsv",))
-        if not self.vector_enabled or self.exact:
+            ns = self._ns(conn)
+            rows = conn.execute(f"SELECT n_rows FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
+        if not self.vector_enabled or self.exact or (rows is not None and int(rows[0]) < self.hnsw_min_rows):
             return
         with self._conn("indexing vectors") as conn:
-            ns = self._ns(conn)
             sizes = conn.execute(f"SELECT dims, count(*) FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL "
                                  "AND embedding IS NOT NULL GROUP BY dims", (ns,)).fetchall()
         for dims, n in sizes:
@@ -1661,6 +1663,9 @@ class PostgresStore:
                             f"{timeout:.0f}s; wait for it to finish or stop it"):
             self._drop_abandoned_builds()
             yield
+            # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
+            # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here
+            self._ensure_vector_indexes(analyze=False)
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
