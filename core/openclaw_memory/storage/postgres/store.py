@@ -1534,7 +1534,8 @@ class PostgresStore:
 
     def _ensure_vector_indexes(self, *, analyze: bool = True) -> None:
         """Refresh the planner's statistics (``analyze``) and the keyword index after a sync's writes; build the
-        HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace."""
+        HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace (without ``analyze``,
+        only while the build has none: a sync writes vectors of one size)."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
             if analyze:
                 conn.execute(f"ANALYZE {self._s}.chunks")
@@ -1544,9 +1545,12 @@ class PostgresStore:
             conn.execute("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.oid = to_regclass(%s) AND "
                          "pg_has_role(c.relowner, 'USAGE')", (f"{self._s}.chunks_tsv",))
             ns = self._ns(conn)
-            rows = conn.execute(f"SELECT n_rows FROM {self._s}.namespaces WHERE id = %s", (ns,)).fetchone()
-        if not self.vector_enabled or self.exact or (rows is not None and int(rows[0]) < self.hnsw_min_rows):
-            return
+            head = conn.execute(
+                f"SELECT n_rows, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname LIKE %s) "
+                f"FROM {self._s}.namespaces WHERE id = %s", (self.schema, self._index_pattern(ns), ns)).fetchone()
+        if not self.vector_enabled or self.exact or head is None or int(head[0]) < self.hnsw_min_rows or (
+                head[1] and not analyze):
+            return  # (counting the vectors of a large namespace takes tens of milliseconds: not on every sync)
         with self._conn("indexing vectors") as conn:
             sizes = conn.execute(f"SELECT dims, count(*) FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL "
                                  "AND embedding IS NOT NULL GROUP BY dims", (ns,)).fetchall()
