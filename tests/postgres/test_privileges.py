@@ -3,6 +3,7 @@ read-only role and a read-only session (as on a replica), each on the real serve
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from psycopg_pool import PoolTimeout
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import StoreError
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.storage.postgres import PostgresStore
 from tests.pg_server import EXTERNAL_URL
 
@@ -134,3 +136,35 @@ def test_a_role_out_of_connections_is_busy_not_an_outage(admin: Callable[..., st
         assert type(raised.value) is StoreError, raised.value
         assert "no connection left" in str(raised.value) and "store.pool.max_size" in str(raised.value)
         assert idx.search("billing database").hits  # at once: the breaker was not tripped
+
+
+def test_a_writer_that_does_not_own_the_tables_syncs_past_the_hnsw_threshold(
+        admin: Callable[..., str], pg: Any, workspace: Path, tmp_path: Path,
+        write: Callable[[dict[str, str]], Path], caplog: pytest.LogCaptureFixture) -> None:
+    """A role granted reading and writing on tables another role owns may not build indexes on them: its syncs of a
+    namespace past ``pgHnswMinRows`` still succeed (vector search scans exactly), and the owner's next sync builds
+    the HNSW index."""
+    write({f"memory/2026-03-{i + 1:02d}.md": f"# Day {i}\n\nThe deploy of service {i} went fine.\n" for i in range(8)})
+    schema, ns = admin.schema, pg.namespace()  # type: ignore[attr-defined]
+    owner = admin("CREATE SCHEMA {schema}", "GRANT USAGE, CREATE ON SCHEMA {schema} TO {role}")
+    PostgresStore(owner, schema=schema, namespace="first").close()  # the owner creates the tables
+    writer = admin("GRANT USAGE ON SCHEMA {schema} TO {role}",
+                   "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}",
+                   "GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
+
+    def index(url: str) -> MemoryIndex:
+        return MemoryIndex(workspace=workspace, state_dir=str(tmp_path / f"state-{uuid.uuid4().hex[:6]}"), watch=False,
+                           provider=FakeEmbeddingProvider(dims=16),
+                           store={"url": url, "namespace": ns, "pg_schema": schema, "pg_hnsw_min_rows": 5})
+
+    with index(writer) as idx, caplog.at_level(logging.WARNING, logger="openclaw_memory"):
+        assert idx.sync().files_indexed == 8
+        (workspace / "memory" / "2026-03-09.md").write_text("# Day 8\n\nThe deploy of service 8 went fine.\n")
+        assert idx.sync().files_indexed == 1
+        assert idx.status().vector["path"] == "pgvector exact"
+        assert idx.search("deploy of service 8").hits[0].path == "memory/2026-03-09.md"
+    said = [r for r in caplog.records if "cannot build the HNSW index" in r.getMessage()]
+    assert len(said) == 1  # once, not on every sync
+    with index(owner) as idx:
+        idx.sync()
+        assert idx.status().vector["path"] == "pgvector hnsw"

@@ -295,6 +295,8 @@ class PostgresStore:
         self._build_seen: int | None = _build_id
         #: by vector size: the build id and whether its HNSW index existed, as the last vector search read them
         self._vector_heads: dict[int, tuple[int, bool]] = {}
+        #: whether this store has said that its role cannot build a namespace's HNSW index (not the table's owner)
+        self._hnsw_not_owner_said = False
         #: per thread: the generation the thread's last match counts read (see :meth:`search_generation`)
         self._generation_read = threading.local()
         #: per thread: the term statistics the thread's last match counts read, with the build and version they
@@ -1546,11 +1548,20 @@ class PostgresStore:
                          "pg_has_role(c.relowner, 'USAGE')", (f"{self._s}.chunks_tsv",))
             ns = self._ns(conn)
             head = conn.execute(
-                f"SELECT n_rows, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname LIKE %s) "
-                f"FROM {self._s}.namespaces WHERE id = %s", (self.schema, self._index_pattern(ns), ns)).fetchone()
+                f"SELECT n_rows, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname LIKE %s), "
+                "pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(%s)), 'USAGE') "
+                f"FROM {self._s}.namespaces WHERE id = %s",
+                (self.schema, self._index_pattern(ns), f"{self._s}.chunks", ns)).fetchone()
         if not self.vector_enabled or self.exact or head is None or int(head[0]) < self.hnsw_min_rows or (
                 head[1] and not analyze):
             return  # (counting the vectors of a large namespace takes tens of milliseconds: not on every sync)
+        if not head[2]:  # only the table's owner may index it: vector search scans exactly until the owner syncs
+            if not head[1] and not self._root._hnsw_not_owner_said:
+                self._root._hnsw_not_owner_said = True  # said once per store (and its rebuilds): syncs are frequent
+                log.warning("namespace %r has reached store.pgHnswMinRows (%d) but this role does not own the "
+                            "chunks table, so it cannot build the HNSW index: vector search scans every vector "
+                            "until a sync by the table's owner builds it", self.namespace, self.hnsw_min_rows)
+            return
         with self._conn("indexing vectors") as conn:
             sizes = conn.execute(f"SELECT dims, count(*) FROM {self._s}.chunks WHERE ns_id = %s AND dims IS NOT NULL "
                                  "AND embedding IS NOT NULL GROUP BY dims", (ns,)).fetchall()
