@@ -1534,12 +1534,13 @@ class PostgresStore:
             stored += [_StoredVector(r[0], r[1], _embedding(r[2], r[3], _array)) for r in rows]
         return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
 
-    def _ensure_vector_indexes(self, *, analyze: bool = True) -> None:
-        """Refresh the planner's statistics (``analyze``) and the keyword index after a sync's writes; build the
-        HNSW index of each vector size that has reached ``hnsw_min_rows`` in this namespace (without ``analyze``,
-        only while the build has none: a sync writes vectors of one size)."""
+    def _ensure_vector_indexes(self, *, full: bool = True) -> None:
+        """Merge the keyword index's pending list after a sync's writes and build the HNSW index of each vector
+        size that has reached ``hnsw_min_rows`` in this namespace. ``full`` (a new index meta: a first index or a
+        rebuild) also refreshes the planner's statistics and looks for sizes left unindexed; otherwise (the end of
+        any sync) an index is built only while the build has none (a sync writes vectors of one size)."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
-            if analyze:
+            if full:
                 conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
             # and the planner, counting it, scans the table instead of the index. Merged here (by the index's
@@ -1553,7 +1554,7 @@ class PostgresStore:
                 f"FROM {self._s}.namespaces WHERE id = %s",
                 (self.schema, self._index_pattern(ns), f"{self._s}.chunks", ns)).fetchone()
         if not self.vector_enabled or self.exact or head is None or int(head[0]) < self.hnsw_min_rows or (
-                head[1] and not analyze):
+                head[1] and not full):
             return  # (counting the vectors of a large namespace takes tens of milliseconds: not on every sync)
         if not head[2]:  # only the table's owner may index it: vector search scans exactly until the owner syncs
             if not head[1] and not self._root._hnsw_not_owner_said:
@@ -1680,7 +1681,7 @@ class PostgresStore:
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
             # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here
-            self._ensure_vector_indexes(analyze=False)
+            self._ensure_vector_indexes(full=False)
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
