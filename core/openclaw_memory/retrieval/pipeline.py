@@ -708,11 +708,8 @@ def run_search(
     ordered, rerank_error = _reorder(merge, text, side, provider, config, hybrid, workspace=workspace, now=now)
     lines = (instruction_lines_of(keyword.instruction_chunks, chunk_tokens=config.chunking.tokens)
              if keyword is not None else [])
-    if side.query_vector is None or provider is None:
-        instruction = partial(matching_instruction, lines, analysis)
-    else:
-        instruction = partial(matching_instruction, lines, analysis, provider=provider, query_vector=side.query_vector,
-                              vector_weight=hybrid.vector_weight)
+    instruction = partial(matching_instruction, lines, analysis, provider=provider, query_vector=side.query_vector,
+                          vector_weight=hybrid.vector_weight) if lines else None
     hits = _select_hits(ordered, merge, config, min_score=least_relevance, max_results=wanted, session_key=session_key,
                         instruction=instruction)
     return result(hits, merge.mode, rerank_error)

@@ -54,11 +54,11 @@ def _record_lines(lines: Sequence[str]) -> set[int]:
 def is_user_turn(text: str) -> bool:
     """Whether ``text`` is one message of the user's and nothing more: its first line opens a message of the
     user's and no other line opens one (outside code fences); what :func:`user_turn_chunks` makes."""
-    lines = text.split("\n")
-    opening = _MESSAGE_OPENING.match(lines[0])
+    first, _, rest = text.partition("\n")  # most candidates are told apart by their first line alone
+    opening = _MESSAGE_OPENING.match(first)
     if opening is None or opening.group(1) not in USER_LABELS:
         return False
-    return not any(_MESSAGE_OPENING.match(line) for _, line in lines_outside_code(lines[1:]))
+    return not any(_MESSAGE_OPENING.match(line) for _, line in lines_outside_code(rest.split("\n")))
 
 
 def user_turn_chunks(content: str, chunks: Sequence[Chunk], tokens: int = 400) -> list[Chunk]:
