@@ -3,6 +3,7 @@ the config, the namespace's own size in ``status``, and a rebuild that drops onl
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from openclaw_memory import MemoryIndex
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ConfigError
+from openclaw_memory.errors import ConfigError, StoreError
 from openclaw_memory.storage.postgres import PostgresStore
 from openclaw_memory.storage.postgres.store import default_ef_search
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -88,6 +89,37 @@ def test_a_namespace_that_grows_past_the_threshold_gets_its_hnsw_index(
         assert not idx.sync().full_rebuild
         assert idx.status().vector["path"] == "pgvector hnsw"
         assert idx.search("deploy of service 7").hits
+
+
+def test_a_failure_keeping_up_the_indexes_after_a_sync_leaves_the_sync_done(
+        pg: Any, workspace: Path, write: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The upkeep at the end of an incremental sync (the HNSW index, the keyword index's pending list) is best
+    effort: the sync's writes are committed, so its failure (here a StoreError from the server) is logged and the
+    sync reports what it indexed instead of failing."""
+    ns = pg.namespace()
+
+    def index() -> MemoryIndex:
+        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
+                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
+
+    write(_notes(2))
+    with index() as idx:
+        idx.sync()
+    write(_notes(8))
+    real = PostgresStore._ensure_vector_indexes
+
+    def failing(self: PostgresStore, *, full: bool = True) -> None:
+        if not full:
+            raise StoreError("building the HNSW index failed on PostgreSQL: could not extend file (no space left)")
+        real(self, full=full)
+
+    monkeypatch.setattr(PostgresStore, "_ensure_vector_indexes", failing)
+    with index() as idx, caplog.at_level(logging.WARNING, logger="openclaw_memory"):
+        assert idx.sync().files_indexed == 6
+        assert idx.search("deploy of service 7").hits[0].path == "memory/2026-03-08.md"
+    assert any("keeping up the indexes" in r.getMessage() and "no space left" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_status_size_is_the_namespaces_own(make_pg_store: MakeStore, pg: Any) -> None:

@@ -157,8 +157,8 @@ def _array(value: Any) -> np.ndarray:
 
 
 def _sent_vector(data: bytes) -> np.ndarray:
-    """A ``vector`` in its binary form (``vector_send``: the dimension count, two unused bytes, big-endian floats)."""
-    return np.frombuffer(data, dtype=">f4", count=int.from_bytes(data[:2], "big"), offset=4).astype(np.float32)
+    """A ``vector`` in its binary form (``vector_send``), decoded as the driver's binary loader decodes it."""
+    return _array(Vector.from_binary(data))
 
 
 def _embedding(vector: Any, raw: bytes | None, decode: Callable[[Any], np.ndarray]) -> np.ndarray | None:
@@ -167,6 +167,14 @@ def _embedding(vector: Any, raw: bytes | None, decode: Callable[[Any], np.ndarra
     if vector is not None:
         return decode(vector)
     return np.frombuffer(raw, dtype="<f4") if raw is not None else None
+
+
+def _parsed_meta(value: str | None) -> IndexMeta | None:
+    """A stored index meta, None when absent or unreadable."""
+    try:
+        return IndexMeta.from_json(json.loads(value)) if value is not None else None
+    except (ValueError, TypeError):
+        return None
 
 
 def _build_memory_mb(rows: int, dims: int) -> int:
@@ -297,6 +305,8 @@ class PostgresStore:
         self._vector_heads: dict[int, tuple[int, bool]] = {}
         #: whether this store has said that its role cannot build a namespace's HNSW index (not the table's owner)
         self._hnsw_not_owner_said = False
+        #: whether the upkeep after writes (:meth:`_ensure_vector_indexes`) has run since this store last wrote
+        self._upkept = False
         #: per thread: the generation the thread's last match counts read (see :meth:`search_generation`)
         self._generation_read = threading.local()
         #: per thread: the term statistics the thread's last match counts read, with the build and version they
@@ -621,12 +631,7 @@ class PostgresStore:
         with self._conn("reading the index meta", read=True) as conn:
             row = conn.execute(f"SELECT value FROM {self._s}.meta WHERE ns_id = %s AND key = %s",
                                (self._ns(conn), META_KEY)).fetchone()
-        if not row:
-            return None
-        try:
-            return IndexMeta.from_json(json.loads(row[0]))
-        except (ValueError, TypeError):
-            return None
+        return _parsed_meta(row[0]) if row else None
 
     @_retry_once
     def write_meta(self, meta: IndexMeta) -> None:
@@ -683,6 +688,7 @@ class PostgresStore:
     @_retry_once
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
         self._hit_vectors = {}  # this store's own writes: no kept vector outlives them (others': the next search)
+        self._upkept = False
         now = _now_ms()
         by_id: dict[str, tuple[Any, ...]] = {}
         added: dict[str, list[str]] = {}
@@ -741,6 +747,7 @@ class PostgresStore:
     @_retry_once
     def delete_file(self, path: str, source: str | None = None) -> None:
         self._hit_vectors = {}
+        self._upkept = False
         with self._conn(f"deleting {path}") as conn:
             ns = self._write_ns(conn)
             where, args = ("path = %s AND source = %s", [path, source]) if source else ("path = %s", [path])
@@ -1550,12 +1557,17 @@ class PostgresStore:
             ns = self._ns(conn)
             head = conn.execute(
                 f"SELECT n_rows, EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname LIKE %s), "
-                "pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(%s)), 'USAGE') "
-                f"FROM {self._s}.namespaces WHERE id = %s",
-                (self.schema, self._index_pattern(ns), f"{self._s}.chunks", ns)).fetchone()
+                "pg_has_role((SELECT relowner FROM pg_class WHERE oid = to_regclass(%s)), 'USAGE'), "
+                f"(SELECT value FROM {self._s}.meta WHERE ns_id = n.id AND key = %s) "
+                f"FROM {self._s}.namespaces n WHERE id = %s",
+                (self.schema, self._index_pattern(ns), f"{self._s}.chunks", META_KEY, ns)).fetchone()
+        self._upkept = True
+        # (counting the vectors of a large namespace takes tens of milliseconds: not on every sync, nor for an index
+        # whose meta says it holds none)
+        meta = _parsed_meta(head[3]) if head is not None else None
         if not self.vector_enabled or self.exact or head is None or int(head[0]) < self.hnsw_min_rows or (
-                head[1] and not full):
-            return  # (counting the vectors of a large namespace takes tens of milliseconds: not on every sync)
+                head[1] and not full) or (meta is not None and not meta.vector_dims):
+            return
         if not head[2]:  # only the table's owner may index it: vector search scans exactly until the owner syncs
             if not head[1] and not self._root._hnsw_not_owner_said:
                 self._root._hnsw_not_owner_said = True  # said once per store (and its rebuilds): syncs are frequent
@@ -1680,8 +1692,15 @@ class PostgresStore:
             self._drop_abandoned_builds()
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
-            # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here
-            self._ensure_vector_indexes(full=False)
+            # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here, once after this store's
+            # writes (and once for a store that has not yet: an index grown by an earlier version); best effort,
+            # the sync's writes are committed
+            if not self._upkept:
+                try:
+                    self._ensure_vector_indexes(full=False)
+                except StoreError as exc:
+                    log.warning("keeping up the indexes of namespace %r after a sync failed (searches work; the "
+                                "next sync that writes tries again): %s", self.namespace, exc)
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
