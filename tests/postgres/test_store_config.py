@@ -70,22 +70,23 @@ def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
         assert idx.search("deploy of service 3").hits
 
 
+def _low_threshold_index(pg: Any, workspace: Path, namespace: str) -> MemoryIndex:
+    """An index of ``workspace`` in ``namespace`` whose vectors get an HNSW index from 5 of them."""
+    return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
+                       store={"url": pg.url, "namespace": namespace, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
+
+
 def test_a_namespace_that_grows_past_the_threshold_gets_its_hnsw_index(
         pg: Any, workspace: Path, write: Callable[[dict[str, str]], Path]) -> None:
     """Notes added over incremental syncs (no rebuild, the index settings unchanged): the sync that takes the
     namespace past ``pgHnswMinRows`` builds the HNSW index, as a first index of that size does."""
     ns = pg.namespace()
-
-    def index() -> MemoryIndex:
-        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
-                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
-
     write(_notes(2))
-    with index() as idx:
+    with _low_threshold_index(pg, workspace, ns) as idx:
         assert idx.sync().full_rebuild
         assert idx.status().vector["path"] == "pgvector exact"
     write(_notes(8))
-    with index() as idx:
+    with _low_threshold_index(pg, workspace, ns) as idx:
         assert not idx.sync().full_rebuild
         assert idx.status().vector["path"] == "pgvector hnsw"
         assert idx.search("deploy of service 7").hits
@@ -98,13 +99,8 @@ def test_a_failure_keeping_up_the_indexes_after_a_sync_leaves_the_sync_done(
     effort: the sync's writes are committed, so its failure (here a StoreError from the server) is logged and the
     sync reports what it indexed instead of failing."""
     ns = pg.namespace()
-
-    def index() -> MemoryIndex:
-        return MemoryIndex(workspace=workspace, watch=False, provider=FakeEmbeddingProvider(dims=16),
-                           store={"url": pg.url, "namespace": ns, "pg_schema": pg.schema, "pg_hnsw_min_rows": 5})
-
     write(_notes(2))
-    with index() as idx:
+    with _low_threshold_index(pg, workspace, ns) as idx:
         idx.sync()
     write(_notes(8))
     real = PostgresStore._ensure_vector_indexes
@@ -115,7 +111,7 @@ def test_a_failure_keeping_up_the_indexes_after_a_sync_leaves_the_sync_done(
         real(self, full=full)
 
     monkeypatch.setattr(PostgresStore, "_ensure_vector_indexes", failing)
-    with index() as idx, caplog.at_level(logging.WARNING, logger="openclaw_memory"):
+    with _low_threshold_index(pg, workspace, ns) as idx, caplog.at_level(logging.WARNING, logger="openclaw_memory"):
         assert idx.sync().files_indexed == 6
         assert idx.search("deploy of service 7").hits[0].path == "memory/2026-03-08.md"
     assert any("keeping up the indexes" in r.getMessage() and "no space left" in r.getMessage()
