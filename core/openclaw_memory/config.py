@@ -349,7 +349,7 @@ class StoreConfig(_Model):
     pool: PoolConfig = Field(default_factory=PoolConfig)
     # PostgreSQL vector search: an HNSW index once a namespace holds ``pg_hnsw_min_rows`` vectors of one
     # size (built by the sync that crosses it); ``pg_exact_search`` always scans exactly (no HNSW).
-    pg_hnsw_min_rows: int = Field(default=5_000, ge=1)
+    pg_hnsw_min_rows: int = Field(default=1_000, ge=1)
     pg_exact_search: bool = False
     # HNSW's candidate list per search (pgvector's ``hnsw.ef_search``, set for each search's transaction);
     # unset: eight times the rows a search fetches, at least 500 (see ``postgres.store.default_ef_search``).

@@ -32,5 +32,5 @@ def test_bench_postgres_smallest_run(pg: Any) -> None:
             float(lite[3]) - 0.05, 1e-9)
         assert lite[5] == "" and low - 0.01 <= float(pg_row[5]) <= high + 0.01, (mode, lite, pg_row)
     assert "PostgreSQL p50 / SQLite p50 (same process, same vectors): keyword " in r.stdout
-    # the store's vector path is reported: exact below hnsw_min_rows (the default store at 1k), else HNSW
-    assert "HNSW recall@10 vs exact" in r.stdout and "; pgvector exact" in r.stdout
+    # the store's vector path is reported: HNSW from hnsw_min_rows (the default store at 1k), else exact
+    assert "HNSW recall@10 vs exact" in r.stdout and "; pgvector hnsw" in r.stdout

@@ -93,6 +93,41 @@ def test_schema_is_created_once_and_reopened(pg: Any, make_pg_store: MakeStore) 
     assert versions == [(SCHEMA_VERSION,)]
 
 
+def _layout(url: str, schema: str) -> dict[str, tuple[str, bool | None]]:
+    """Per column (embedding, tokens): its storage, and whether the first chunk's value lives out of line (TOAST)."""
+    with psycopg.connect(url) as conn:
+        storage = dict(conn.execute("SELECT attname, attstorage FROM pg_attribute WHERE attrelid = %s::regclass AND "
+                                    "attname IN ('embedding', 'tokens')", (f'"{schema}".chunks',)).fetchall())
+        row = conn.execute(f'SELECT pg_column_toast_chunk_id(embedding) IS NOT NULL, pg_column_toast_chunk_id(tokens) '
+                           f'IS NOT NULL FROM "{schema}".chunks ORDER BY seq LIMIT 1').fetchone()
+    return {"embedding": (storage["embedding"], row and row[0]), "tokens": (storage["tokens"], row and row[1])}
+
+
+def test_a_chunk_keeps_its_tokens_in_its_row_and_its_vector_out_of_line(pg: Any) -> None:
+    """A keyword search reads every match's tokens: they stay in the row it visits, and the vector (read for a few
+    hits) goes out of line, also in a schema whose columns were laid out the old way (set by the owner on open)."""
+    schema = "ocm_layout_" + pg.namespace().replace("-", "_")
+    words = " ".join(f"word{i}" for i in range(150))  # ~1 KB of tokens, a 384-dim vector: a ~2.7 KB row before
+    vec = np.random.default_rng(0).standard_normal(384)
+    try:
+        s = PostgresStore(pg.url, namespace="n", schema=schema)
+        s.replace_file(_file("a.md"), [_chunk("1", "a.md", words, vec)])
+        s.close()
+        assert _layout(pg.url, schema) == {"embedding": ("e", True), "tokens": ("m", False)}
+        with psycopg.connect(pg.url, autocommit=True) as conn:  # the layout of schema version 4
+            conn.execute(f'ALTER TABLE "{schema}".chunks ALTER COLUMN embedding SET STORAGE MAIN, '
+                         "ALTER COLUMN tokens SET STORAGE EXTENDED")
+            conn.execute(f'DELETE FROM "{schema}".chunks')
+        s = PostgresStore(pg.url, namespace="n", schema=schema)
+        s.replace_file(_file("b.md"), [_chunk("2", "b.md", words, vec)])
+        assert [c.id for c, _ in s.keyword_search('"word7"', limit=5)] == ["2"]
+        s.close()
+        assert _layout(pg.url, schema) == {"embedding": ("e", True), "tokens": ("m", False)}
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @LOCAL_ONLY
 def test_the_password_of_the_url_never_shows(pg: Any) -> None:
     base = pg.url

@@ -48,7 +48,7 @@ def test_hnsw_threshold_and_exact_search_come_from_the_store_config(
     write(_notes(6))
     cfg = MemoryConfig.load({"store": {"url": pg.url, "pgHnswMinRows": 5, "pgExactSearch": True}})
     assert cfg.store.pg_hnsw_min_rows == 5 and cfg.store.pg_exact_search is True
-    assert MemoryConfig().store.pg_hnsw_min_rows == 5_000 and MemoryConfig().store.pg_exact_search is False
+    assert MemoryConfig().store.pg_hnsw_min_rows == 1_000 and MemoryConfig().store.pg_exact_search is False
     with pytest.raises(ValueError):
         MemoryConfig.load({"store": {"pgHnswMinRows": 0}})
 

@@ -256,7 +256,7 @@ class PostgresStore:
         schema: str = "openclaw_memory",
         fts_tokenizer: str = "unicode61",
         vector_enabled: bool = True,
-        hnsw_min_rows: int = 5_000,
+        hnsw_min_rows: int = 1_000,
         exact: bool = False,
         ef_search: int | None = None,
         pool_size: int = 2,
