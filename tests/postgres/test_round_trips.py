@@ -118,6 +118,34 @@ def test_a_search_takes_a_few_round_trips(make_pg_store: MakeStore, wire: _Wire)
         assert wire.statements <= MAX_HYBRID_STATEMENTS, (q, wire.round_trips, wire.statements)
 
 
+def test_keyword_only_searches_read_no_vectors_and_hybrid_ones_get_them_with_their_hits(
+        make_pg_store: MakeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector is stored out of line (one TOAST lookup each): a run of keyword-only searches reads none with its
+    hits; a hybrid search (its vector side runs first here) reads its keyword hits' vectors with them, in no more
+    round trips than before."""
+    provider = FakeEmbeddingProvider(dims=64)
+    store, cfg = make_pg_store(), MemoryConfig()
+    _fill(store, provider)
+    sent: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def recording_execute(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(conn, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", recording_execute)
+    for q in QUERIES * 2:
+        sent.clear()
+        assert run_search(store, cfg, q, provider=None).hits, q
+    assert sent and not any("vector_send" in sql or "raw_embedding" in sql for sql in sent), sent
+    for q in QUERIES:
+        sent.clear()
+        found = run_search(store, cfg, q, provider=provider, query_vector=provider.embed_query(q))
+        assert found.mode == "hybrid" and found.hits, q
+        assert not any("SELECT id, model, embedding" in sql for sql in sent), q  # no round trip of their own
+        assert all(h.score > 0 for h in found.hits)
+
+
 def test_a_search_with_a_common_word_asks_its_expressions_at_once(make_pg_store: MakeStore, wire: _Wire) -> None:
     """A word in more chunks than COMMON_MATCHES and a word in three: the AND of both cannot fill the six results
     (the rare word's chunks bound it), so the loose expression is asked in the same round trip as the phrase."""

@@ -73,6 +73,8 @@ _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: read after them: the candidate's stored vector, in its binary form (decoded when scored:
 #: :meth:`PostgresStore._keep_vectors`)
 _VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
+#: the same columns when the vectors are not read (:meth:`PostgresStore._hit_vectors_wanted`)
+_NO_VECTOR_COLS = "model, NULL::bytea, NULL::bytea"
 #: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
 _KEPT_VECTORS = 4096
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
@@ -319,6 +321,11 @@ class PostgresStore:
         #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
         self._hit_vectors: dict[str, tuple[str, bytes | None, bytes | None]] = {}
         self._vectors_head: tuple[int, int] | None = None
+        #: keyword searches (:meth:`keyword_search_many`) since a vector search or :meth:`vector_scores` last ran: the
+        #: keyword candidates' rows carry their stored vectors while it is at most two (a hybrid search scores them,
+        #: also when hybrid and keyword-only searches take turns), so a run of keyword-only searches reads no vector
+        #: (each is stored out of line)
+        self._unscored_searches = 3
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -860,16 +867,18 @@ class PostgresStore:
         nw, nargs = self._build_where()
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
         cond, args = self._match_condition(parsed[1] if parsed else None, sources, like_terms, newest, ns_sql, nargs)
+        vectors = self._hit_vectors_wanted()
         if not parsed or order == "recent":  # one statement: the newest matches, unranked
             with self._autocommit("keyword search") as conn:
                 rows = conn.execute(*self._newest_statement(parsed[1] if parsed else None, {
-                    "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}),
+                    "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}, vectors=vectors),
                                     prepare=False, binary=True).fetchall()
-            self._keep_vectors(rows)
+            if vectors:
+                self._keep_vectors(rows)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
         ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list,
-                                              node=parsed[0])
+                                              node=parsed[0], vectors=vectors)
         if ranked is not None:
             return ranked
         with self._conn("keyword search", read=True) as conn:  # one snapshot across the statements below
@@ -892,7 +901,7 @@ class PostgresStore:
             hits = self._phrase_hits(conn, ns, version, phrase_list, term_stats)
             assert hits is not None  # counted on this connection when not remembered
             return self._ranked([(r[0], r[1], None) for r in rows], phrase_list, hits, n_rows, n_tokens, limit,
-                                lambda seqs: self._rows_by_seq(conn, ns, seqs),
+                                lambda seqs: self._rows_by_seq(conn, ns, seqs, vectors=vectors),
                                 self._same_phrases(phrase_list, term_stats), node=parsed[0])
 
     def _match_condition(self, tsquery: str | None, sources: Sequence[str] | None, like_terms: Sequence[str],
@@ -922,20 +931,22 @@ class PostgresStore:
 
     def _ranked_in_one_snapshot(self, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                                 newest: int | None, window: int | None, limit: int,
-                                phrase_list: Sequence[tuple[str, ...]], *, node: fts.Node | None = None
-                                ) -> list[tuple[Candidate, float]] | None:
+                                phrase_list: Sequence[tuple[str, ...]], *, node: fts.Node | None = None,
+                                vectors: bool = True) -> list[tuple[Candidate, float]] | None:
         """The ``limit`` best matches of ``tsquery`` (parsed: ``node``) by FTS5's BM25 from one statement
         (:meth:`_rank_statement`) and, when more match, a second one reading the texts of those that do. None when
         that is not enough: a phrase's chunk count must be counted, the build changed twice, or a chunk that made
-        the cut changed in between (the caller then ranks in a transaction)."""
+        the cut changed in between (the caller then ranks in a transaction). ``vectors``: the rows carry their stored
+        vectors (kept for :meth:`vector_scores`)."""
         with self._autocommit("keyword search") as conn:
             for _ in range(2):  # a second time when the build changed since the last search
                 ns = self._known_build(conn)
                 if ns is None:
                     return []
-                sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list)
+                sql, args = self._rank_statement(ns, tsquery, sources, like_terms, newest, window, limit, phrase_list,
+                                                 vectors=vectors)
                 cur = conn.execute(sql, args, prepare=_preparable(sql), binary=True)
-                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list, node=node)
+                ranked = self._rank_finish(conn, ns, cur.fetchall(), limit, phrase_list, node=node, vectors=vectors)
                 if ranked != "moved":
                     return ranked  # type: ignore[return-value]
         return None
@@ -943,7 +954,7 @@ class PostgresStore:
     def _rank_finish(self, conn: Any, ns: int, found: Sequence[Sequence[Any]], limit: int,
                      phrase_list: Sequence[tuple[str, ...]],
                      known: tuple[int, tuple[dict[str, int], dict[str, tuple[int, int]]]] | None = None, *,
-                     node: fts.Node | None = None) -> list[tuple[Candidate, float]] | None | str:
+                     node: fts.Node | None = None, vectors: bool = True) -> list[tuple[Candidate, float]] | None | str:
         """:meth:`_rank_statement`'s rows ranked (the winners' texts read on ``conn`` when they did not come with
         them); ``"moved"`` when the build is no longer ``ns`` (:attr:`_build_seen` is the new one), None as in
         :meth:`_ranked_in_one_snapshot` or when ``known`` (the version and term statistics the statement was built
@@ -970,11 +981,11 @@ class PostgresStore:
         if hits is None:
             return None
         whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
-        if whole:
+        if whole and vectors:
             self._keep_vectors([(int(r[2]), *r[7:]) for r in rows])
         xmin = {int(r[2]): r[1] for r in rows}
-        fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(conn, ns, seqs, with_xmin=True).items()  # noqa: E731
-                              if r[-1] == xmin[s]}
+        fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(  # noqa: E731
+            conn, ns, seqs, with_xmin=True, vectors=vectors).items() if r[-1] == xmin[s]}
         return self._ranked([(int(r[2]), r[6], (int(r[2]), *r[7:]) if whole else None) for r in rows],
                             phrase_list, hits, n_rows, n_tokens, limit, fetch,
                             self._same_phrases(phrase_list, term_stats), self._known_sets(ns, version, phrase_list),
@@ -982,10 +993,11 @@ class PostgresStore:
 
     def _rank_statement(self, ns: int, tsquery: str, sources: Sequence[str] | None, like_terms: Sequence[str],
                         newest: int | None, window: int | None, limit: int, phrase_list: Sequence[tuple[str, ...]],
-                        *, with_stats: bool = True) -> tuple[str, list[Any]]:
+                        *, with_stats: bool = True, vectors: bool = True) -> tuple[str, list[Any]]:
         """One statement (one snapshot) reading, over build ``ns``, an ``h`` row (the build this store reads and
         its totals), ``s`` rows (the phrases' term statistics, unless not ``with_stats``) and ``r`` rows: the
-        matches' seqs and stored tokens, with their candidate columns when they are no more than ``limit``."""
+        matches' seqs and stored tokens, with their candidate columns (and, with ``vectors``, stored vectors) when
+        they are no more than ``limit``."""
         nw, nargs = self._build_where()
         cond, args = self._match_condition(tsquery, sources, like_terms, newest, "%s", [ns], gin=True)
         stats = self._term_stats_query("%s", [ns], phrase_list) if with_stats else None
@@ -1004,13 +1016,14 @@ class PostgresStore:
                + ", ".join(f"CASE WHEN r.total <= {int(limit)} THEN r.{col} END"
                            for col in ("id", "path", "source", "start_line", "end_line", "text", "model"))
                # the vectors looked up for those rows only (not carried through the sort of every match)
-               + "".join(f", CASE WHEN r.total <= {int(limit)} THEN (SELECT {col} FROM {self._s}.chunks v WHERE "
-                         f"v.ns_id = %s AND v.seq = r.seq) END"
-                         for col in ("vector_send(v.embedding)", "v.raw_embedding"))
+               + ("".join(f", CASE WHEN r.total <= {int(limit)} THEN (SELECT {col} FROM {self._s}.chunks v WHERE "
+                          f"v.ns_id = %s AND v.seq = r.seq) END"
+                          for col in ("vector_send(v.embedding)", "v.raw_embedding")) if vectors else
+                  ", NULL::bytea, NULL::bytea")
                + f" FROM (SELECT m.*, count(*) OVER () AS total FROM (SELECT xmin, {_KEYWORD_COLS}, model, tokens FROM "
                f"{self._s}.chunks WHERE {cond} ORDER BY seq DESC" + (f" LIMIT {lim}" if lim is not None else "")
                + ") m) r")
-        return sql, [*nargs, *(stats[1] if stats else []), *count_args, ns, ns, *args]
+        return sql, [*nargs, *(stats[1] if stats else []), *count_args, *([ns, ns] if vectors else []), *args]
 
     def _phrase_counts_query(self, ns: int, phrase_list: Sequence[tuple[str, ...]]) -> tuple[list[str], list[Any]]:
         """Subqueries counting, in build ``ns``, the chunks of each phrase whose count :meth:`_phrase_hits` cannot
@@ -1042,6 +1055,8 @@ class PostgresStore:
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
         ranked = {i: (p, queries[i]) for i, p in parsed.items() if queries[i].get("order", "rank") == "rank"}
+        self._unscored_searches += 1
+        vectors = self._hit_vectors_wanted()
         if parsed:
             with self._autocommit("keyword search") as conn:
                 ns = self._known_build(conn)
@@ -1052,41 +1067,52 @@ class PostgresStore:
                 with conn.pipeline():  # each statement a snapshot of its own
                     statements = {i: self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i], with_stats=known[i] is None) for i, (p, q) in ranked.items()}
+                        int(q["limit"]), lists[i], with_stats=known[i] is None, vectors=vectors)
+                        for i, (p, q) in ranked.items()}
                     cursors = {i: conn.execute(sql, args, prepare=_preparable(sql), binary=True)
                                for i, (sql, args) in statements.items()}
-                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i]), prepare=False, binary=True)
-                              for i, p in parsed.items() if i not in ranked}
+                    newest = {i: conn.execute(*self._newest_statement(p[1], queries[i], vectors=vectors), prepare=False,
+                                              binary=True) for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
                     done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i],
-                                             node=ranked[i][0][0])
+                                             node=ranked[i][0][0], vectors=vectors)
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
                     rows = cur.fetchall()
-                    self._keep_vectors(rows)
+                    if vectors:
+                        self._keep_vectors(rows)
                     out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
 
-    def _newest_statement(self, tsquery: str | None, query: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    def _newest_statement(self, tsquery: str | None, query: Mapping[str, Any], *, vectors: bool = True
+                          ) -> tuple[str, list[Any]]:
         """The statement of :meth:`keyword_search` with ``order="recent"`` (``query`` its keyword arguments): the
-        newest matches of ``tsquery``, unranked, in the build this store reads (resolved by the statement)."""
+        newest matches of ``tsquery``, unranked, in the build this store reads (resolved by the statement), with
+        their stored vectors when ``vectors``."""
         nw, nargs = self._build_where()
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"
         cond, args = self._match_condition(tsquery, query.get("sources"), query.get("like_terms", ()),
                                            query.get("newest"), ns_sql, nargs)
-        return (f"SELECT {_KEYWORD_COLS}, {_VECTOR_COLS} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
+        cols = _VECTOR_COLS if vectors else _NO_VECTOR_COLS
+        return (f"SELECT {_KEYWORD_COLS}, {cols} FROM {self._s}.chunks WHERE {cond} ORDER BY seq DESC LIMIT %s",
                 [*args, int(query["limit"])])
 
-    def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False
-                     ) -> dict[int, tuple[Any, ...]]:
-        """The candidate columns of the chunks ``seqs`` of build ``ns`` and their stored vectors (kept for
-        :meth:`vector_scores`), and each row's ``xmin``, by seq."""
-        cols = f"{_KEYWORD_COLS}, {_VECTOR_COLS}" + (", xmin::text" if with_xmin else "")
+    def _rows_by_seq(self, conn: Any, ns: int, seqs: Sequence[int], *, with_xmin: bool = False,
+                     vectors: bool = True) -> dict[int, tuple[Any, ...]]:
+        """The candidate columns of the chunks ``seqs`` of build ``ns`` and, with ``vectors``, their stored vectors
+        (kept for :meth:`vector_scores`), and each row's ``xmin``, by seq."""
+        cols = f"{_KEYWORD_COLS}, {_VECTOR_COLS if vectors else _NO_VECTOR_COLS}" + (", xmin::text" if with_xmin else "")
         rows = conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
                             (ns, list(seqs)), binary=True).fetchall()
-        self._keep_vectors(rows)
+        if vectors:
+            self._keep_vectors(rows)
         return {int(r[0]): tuple(r) for r in rows}
+
+    def _hit_vectors_wanted(self) -> bool:
+        """Whether keyword candidates' rows carry their stored vectors: while hybrid searches score them (a vector
+        search or :meth:`vector_scores` ran within the last two keyword searches)."""
+        return self._unscored_searches <= 2
 
     def _keep_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
         """Keep the stored vectors of keyword candidates ``rows`` (:data:`_KEYWORD_COLS` then :data:`_VECTOR_COLS`)
@@ -1450,6 +1476,7 @@ class PostgresStore:
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
+        self._unscored_searches = 0  # a hybrid search: its keyword side's candidates carry their vectors
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if limit <= 0 or q.size == 0 or not _finite(q) or not np.any(q):
             return []  # a zero or non-finite query has no direction: nothing is similar to it
@@ -1527,6 +1554,7 @@ class PostgresStore:
 
     @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
+        self._unscored_searches = 0  # the next keyword search's candidates carry their vectors
         if not ids:
             return {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them
