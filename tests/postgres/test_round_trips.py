@@ -137,7 +137,7 @@ def test_keyword_only_searches_read_no_vectors_and_hybrid_ones_get_them_with_the
     for q in QUERIES * 2:
         sent.clear()
         assert run_search(store, cfg, q, provider=None).hits, q
-    assert sent and not any("vector_send" in sql or "raw_embedding" in sql for sql in sent), sent
+        assert sent and not any("vector_send" in sql or "raw_embedding" in sql for sql in sent), (q, sent)
     for q in QUERIES:
         sent.clear()
         found = run_search(store, cfg, q, provider=provider, query_vector=provider.embed_query(q))

@@ -86,13 +86,20 @@ END $$;
 #: migration i (1-based) brings the schema from version i-1 to i
 _MIGRATIONS = [_V1, _V2, _V3, _V4]
 
-#: the chunks' layout (see above), set by the table's owner when it differs; a layout for speed, as _V4
+#: the chunks' layout (see above), set by the table's owner when it differs; a layout for speed, as _V4. Changing it
+#: locks the table exclusively: only when no other session uses it (NOWAIT), so that an open neither waits for a
+#: sync nor holds every host's searches behind it; a busy table keeps its layout until a later open
 _LAYOUT = """
 DO $$ BEGIN
   IF pg_has_role((SELECT relowner FROM pg_class WHERE oid = '{s}.chunks'::regclass), 'USAGE') AND EXISTS (
       SELECT 1 FROM pg_attribute WHERE attrelid = '{s}.chunks'::regclass
         AND ((attname = 'embedding' AND attstorage <> 'e') OR (attname = 'tokens' AND attstorage <> 'm'))) THEN
-    ALTER TABLE {s}.chunks ALTER COLUMN embedding SET STORAGE EXTERNAL, ALTER COLUMN tokens SET STORAGE MAIN;
+    BEGIN
+      LOCK TABLE {s}.chunks IN ACCESS EXCLUSIVE MODE NOWAIT;
+      ALTER TABLE {s}.chunks ALTER COLUMN embedding SET STORAGE EXTERNAL, ALTER COLUMN tokens SET STORAGE MAIN;
+    EXCEPTION WHEN lock_not_available OR insufficient_privilege THEN
+      NULL;
+    END;
   END IF;
 END $$;
 """
