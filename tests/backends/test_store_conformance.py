@@ -198,6 +198,16 @@ def test_keyword_ranks_are_bm25_like_lower_is_better(store: MemoryStore) -> None
     assert store.keyword_search(analyze_query("pelican").match or "", limit=1)[0][0].id == "memory/a.md#0"
 
 
+def test_a_keyword_only_search_finds_what_any_search_finds(store: MemoryStore) -> None:
+    """``vectors=False`` (the caller scores nothing by stored vectors) changes no candidate, rank or text."""
+    _put(store, "memory/a.md", ["pelican pelican migration", "one pelican among gulls", "gulls only"])
+    match = analyze_query("pelican gulls").match or ""
+    for kwargs in ({}, {"order": "recent"}, {"window": 1}):
+        with_vectors = store.keyword_search(match, limit=5, **kwargs)  # type: ignore[arg-type]
+        without = store.keyword_search(match, limit=5, vectors=False, **kwargs)  # type: ignore[arg-type]
+        assert [(c.id, c.text, r) for c, r in without] == [(c.id, c.text, r) for c, r in with_vectors] != []
+
+
 def test_keyword_options_recent_like_count_and_rejected_syntax(store: MemoryStore) -> None:
     for i in range(5):
         _put(store, f"memory/n{i}.md", [f"kestrel sighting number {i}"])

@@ -187,8 +187,9 @@ def _searches_of(match: str, order: _Order, *, limit: int, sources: Sequence[str
 class _Searches:
     """The store's keyword searches of one query, answered from those asked in advance (:meth:`prefetch`)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, *, vectors: bool = True) -> None:
         self.store = store
+        self.vectors = vectors  # whether the search scores the candidates by their stored vectors next
         self._done: dict[str, list[tuple[Candidate, float]]] = {}
 
     @staticmethod
@@ -198,12 +199,15 @@ class _Searches:
     def prefetch(self, queries: Sequence[dict[str, object]]) -> None:
         """Run ``queries`` now, in one call to the store."""
         todo = [q for q in queries if self._key(q) not in self._done]
-        for q, rows in zip(todo, self.store.keyword_search_many(todo) if todo else []):
+        asked = [{**q, "vectors": self.vectors} for q in todo]
+        for q, rows in zip(todo, self.store.keyword_search_many(asked) if todo else []):
             self._done[self._key(q)] = rows
 
     def __call__(self, query: dict[str, object]) -> list[tuple[Candidate, float]]:
         got = self._done.pop(self._key(query), None)
-        return list(got) if got is not None else self.store.keyword_search(**query)  # type: ignore[arg-type]
+        if got is not None:
+            return list(got)
+        return self.store.keyword_search(**query, vectors=self.vectors)  # type: ignore[arg-type]
 
 
 def _run(search: _Searches, match: str, order: _Order, *, limit: int, sources: Sequence[str] | None,
@@ -308,7 +312,7 @@ class KeywordCandidates(Sequence[Candidate]):
 def keyword_candidates(
     store: MemoryStore, analysis: QueryAnalysis, *, limit: int, sources: Sequence[str] | None = None,
     enough: int | None = None, window_lines: int = 0, rarity_weights: bool = False, note_dates: bool = False,
-    instructions: bool = False,
+    instructions: bool = False, vectors: bool = True,
 ) -> KeywordCandidates:
     """FTS candidates with per-query ``text_score``, ``exact_match`` and ``needle`` set, best first.
 
@@ -322,7 +326,8 @@ def keyword_candidates(
     note's date counts as words of each of its lines there (``query.keyword``; exactness is judged without it).
     With ``instructions``, the result's ``instruction_chunks`` lists the newest chunks that may hold standing
     instructions (:mod:`openclaw_memory.retrieval.standing_instructions`), asked in the same call as the first
-    expressions of a store behind a server.
+    expressions of a store behind a server. ``vectors`` False: the search will not score the candidates by their
+    stored vectors (keyword-only), so the store need not read them.
     """
     want = max(1, min(limit, enough or limit))
     count = _MatchCounter(store, analysis.tokenizer)
@@ -339,7 +344,7 @@ def keyword_candidates(
         generation = store.generation()
     instructions_known = (_INSTRUCTION_CHUNKS.get(store, generation, _sources_key(sources))
                           if instructions and generation is not None else None)
-    search = _Searches(store)
+    search = _Searches(store, vectors=vectors)
     order: _Order = "rank"
     if phrase:
         key = next(t.key for t in analysis.terms if t.kind == "phrase")

@@ -694,7 +694,7 @@ def run_search(
 
     keyword: KeywordCandidates | None = None
     if side.query_vector is None:
-        keyword = search_keywords(limit=min(_MAX_CANDIDATES, 2 * limit))
+        keyword = search_keywords(limit=min(_MAX_CANDIDATES, 2 * limit), vectors=False)
         merge = _merge_keyword_only(keyword)
     elif not hybrid.enabled:
         merge = _merge_vector_only(store, provider, side, hybrid, analysis)

@@ -186,6 +186,7 @@ class MemoryStore(Protocol):
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
+        vectors: bool = True,
     ) -> list[tuple[Candidate, float]]:
         """FTS5 ``MATCH`` query; returns candidates with their raw bm25 rank (lower is better).
 
@@ -196,7 +197,8 @@ class MemoryStore(Protocol):
         no more rows than that). ``order="recent"`` skips BM25: the ``limit`` most recently indexed
         matches, each with rank 0. ``newest`` restricts the search to about that many most recently
         indexed chunks. ``like_terms`` (each a substring every hit contains) without ``match``
-        selects chunks by substring alone."""
+        selects chunks by substring alone. ``vectors`` False: the caller will not score the candidates by their
+        stored vectors (a keyword-only search), so a store that reads those with the rows need not."""
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries`` (its keyword arguments, ``match`` included), in their
         order; a store behind a server sends them in one round trip."""

@@ -73,7 +73,7 @@ _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
 #: read after them: the candidate's stored vector, in its binary form (decoded when scored:
 #: :meth:`PostgresStore._keep_vectors`)
 _VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
-#: the same columns when the vectors are not read (:meth:`PostgresStore._hit_vectors_wanted`)
+#: the same columns when the vectors are not read (a keyword-only search: ``keyword_search(vectors=False)``)
 _NO_VECTOR_COLS = "model, NULL::bytea, NULL::bytea"
 #: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
 _KEPT_VECTORS = 4096
@@ -321,11 +321,6 @@ class PostgresStore:
         #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
         self._hit_vectors: dict[str, tuple[str, bytes | None, bytes | None]] = {}
         self._vectors_head: tuple[int, int] | None = None
-        #: keyword searches (:meth:`keyword_search_many`) since a vector search or :meth:`vector_scores` last ran: the
-        #: keyword candidates' rows carry their stored vectors while it is at most two (a hybrid search scores them,
-        #: also when hybrid and keyword-only searches take turns), so a run of keyword-only searches reads no vector
-        #: (each is stored out of line)
-        self._unscored_searches = 3
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -858,6 +853,7 @@ class PostgresStore:
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
+        vectors: bool = True,
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
@@ -867,14 +863,12 @@ class PostgresStore:
         nw, nargs = self._build_where()
         ns_sql = f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw})"  # the build: resolved inside each statement
         cond, args = self._match_condition(parsed[1] if parsed else None, sources, like_terms, newest, ns_sql, nargs)
-        vectors = self._hit_vectors_wanted()
         if not parsed or order == "recent":  # one statement: the newest matches, unranked
             with self._autocommit("keyword search") as conn:
                 rows = conn.execute(*self._newest_statement(parsed[1] if parsed else None, {
                     "sources": sources, "like_terms": like_terms, "newest": newest, "limit": limit}, vectors=vectors),
                                     prepare=False, binary=True).fetchall()
-            if vectors:
-                self._keep_vectors(rows)
+            self._keep_vectors(rows, read=vectors)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
         ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list,
@@ -981,8 +975,8 @@ class PostgresStore:
         if hits is None:
             return None
         whole = int(rows[0][3]) <= int(limit)  # every match makes the cut: the texts came with them
-        if whole and vectors:
-            self._keep_vectors([(int(r[2]), *r[7:]) for r in rows])
+        if whole:
+            self._keep_vectors([(int(r[2]), *r[7:]) for r in rows], read=vectors)
         xmin = {int(r[2]): r[1] for r in rows}
         fetch = lambda seqs: {s: r for s, r in self._rows_by_seq(  # noqa: E731
             conn, ns, seqs, with_xmin=True, vectors=vectors).items() if r[-1] == xmin[s]}
@@ -1055,8 +1049,7 @@ class PostgresStore:
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
         ranked = {i: (p, queries[i]) for i, p in parsed.items() if queries[i].get("order", "rank") == "rank"}
-        self._unscored_searches += 1
-        vectors = self._hit_vectors_wanted()
+        vectors = any(q.get("vectors", True) for q in queries)  # one search's: all alike
         if parsed:
             with self._autocommit("keyword search") as conn:
                 ns = self._known_build(conn)
@@ -1080,8 +1073,7 @@ class PostgresStore:
                         out[i] = done
                 for i, cur in newest.items():
                     rows = cur.fetchall()
-                    if vectors:
-                        self._keep_vectors(rows)
+                    self._keep_vectors(rows, read=vectors)
                     out[i] = [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         return [out[i] if i in out else self.keyword_search(**q) for i, q in enumerate(queries)]
 
@@ -1105,18 +1097,14 @@ class PostgresStore:
         cols = f"{_KEYWORD_COLS}, {_VECTOR_COLS if vectors else _NO_VECTOR_COLS}" + (", xmin::text" if with_xmin else "")
         rows = conn.execute(f"SELECT {cols} FROM {self._s}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
                             (ns, list(seqs)), binary=True).fetchall()
-        if vectors:
-            self._keep_vectors(rows)
+        self._keep_vectors(rows, read=vectors)
         return {int(r[0]): tuple(r) for r in rows}
 
-    def _hit_vectors_wanted(self) -> bool:
-        """Whether keyword candidates' rows carry their stored vectors: while hybrid searches score them (a vector
-        search or :meth:`vector_scores` ran within the last two keyword searches)."""
-        return self._unscored_searches <= 2
-
-    def _keep_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
+    def _keep_vectors(self, rows: Sequence[Sequence[Any]], *, read: bool) -> None:
         """Keep the stored vectors of keyword candidates ``rows`` (:data:`_KEYWORD_COLS` then :data:`_VECTOR_COLS`)
-        for :meth:`vector_scores`."""
+        for :meth:`vector_scores`; nothing when the rows were ``read`` without them (:data:`_NO_VECTOR_COLS`)."""
+        if not read:
+            return
         kept = self._hit_vectors
         if len(kept) > _KEPT_VECTORS:
             kept = self._hit_vectors = {}
@@ -1476,7 +1464,6 @@ class PostgresStore:
     def vector_search(
         self, query: np.ndarray, *, limit: int, sources: Sequence[str] | None = None, model: str | None = None
     ) -> list[Candidate]:
-        self._unscored_searches = 0  # a hybrid search: its keyword side's candidates carry their vectors
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if limit <= 0 or q.size == 0 or not _finite(q) or not np.any(q):
             return []  # a zero or non-finite query has no direction: nothing is similar to it
@@ -1554,7 +1541,6 @@ class PostgresStore:
 
     @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
-        self._unscored_searches = 0  # the next keyword search's candidates carry their vectors
         if not ids:
             return {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them

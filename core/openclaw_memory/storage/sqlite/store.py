@@ -642,6 +642,7 @@ class SQLiteStore:
     def keyword_search(
         self, match: str, *, limit: int, sources: Sequence[str] | None = None, like_terms: Sequence[str] = (),
         window: int | None = None, order: Literal["rank", "recent"] = "rank", newest: int | None = None,
+        vectors: bool = True,  # the vectors are read apart (vector_scores, the in-memory matrix)
     ) -> list[tuple[Candidate, float]]:
         if not self._fts_ok or (not match and not like_terms):
             return []
