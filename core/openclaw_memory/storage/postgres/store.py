@@ -30,7 +30,8 @@ from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_da
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
-from openclaw_memory.storage.sqlite.vector_cache import exact_scores, stored_scores, unit_rows
+from openclaw_memory.storage.postgres.vector_copy import read_matrix
+from openclaw_memory.storage.sqlite.vector_cache import MatrixCache, VectorMatrix, exact_scores, stored_scores, unit_rows
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.text.preparation import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
@@ -244,7 +245,10 @@ class PostgresStore:
     ``pool_size`` connections at most (``store.pool``); a call waits ``pool_timeout`` seconds for one, then
     raises StoreUnavailableError when the server does not answer, and later calls fail at once until it
     does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
-    one). On a read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
+    one). ``memory_cache`` (``store.vector.memoryCache``) keeps the namespace's vectors in this process's memory
+    (:mod:`.vector_copy`: loaded in the background after a vector search, on a connection of its own, and again
+    after each write to the namespace from any host) and searches them there while they are current. On a
+    read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
     #: every call is a round trip to the server: a search asks for more at once
@@ -267,6 +271,7 @@ class PostgresStore:
         connect_timeout: float = 5.0,
         workspace: str | None = None,
         fts_note_dates: bool = NOTE_DATES_IN_KEYWORD_INDEX,
+        memory_cache: bool = True,
         _parent: PostgresStore | None = None,
         _build_id: int | None = None,
     ) -> None:
@@ -321,6 +326,12 @@ class PostgresStore:
         #: text and model), for :meth:`vector_scores`; dropped when a search finds the build or its version changed
         self._hit_vectors: dict[str, tuple[str, bytes | None, bytes | None]] = {}
         self._vectors_head: tuple[int, int] | None = None
+        #: the namespace's vectors in this process's memory (``memory_cache``), and the connection reading them
+        self.memory_cache = memory_cache
+        self._vector_copy = MatrixCache(self._read_vector_copy, label=f"{self.safe_url} (namespace {namespace!r})",
+                                        fallback="PostgreSQL's vector search", interrupt=self._interrupt_vector_copy,
+                                        refresh=True)
+        self._copy_conn: Any = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -689,7 +700,8 @@ class PostgresStore:
 
     @_retry_once
     def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
-        self._hit_vectors = {}  # this store's own writes: no kept vector outlives them (others': the next search)
+        # this store's own writes: no kept vector, nor the in-memory copy, outlives them (others': the next search)
+        self._hit_vectors, self._vectors_head = {}, None
         self._upkept = False
         now = _now_ms()
         by_id: dict[str, tuple[Any, ...]] = {}
@@ -748,7 +760,7 @@ class PostgresStore:
 
     @_retry_once
     def delete_file(self, path: str, source: str | None = None) -> None:
-        self._hit_vectors = {}
+        self._hit_vectors, self._vectors_head = {}, None
         self._upkept = False
         with self._conn(f"deleting {path}") as conn:
             ns = self._write_ns(conn)
@@ -801,6 +813,12 @@ class PostgresStore:
         with self._autocommit("reading the index") as conn:
             row = conn.execute(f"SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}", nargs).fetchone()
         return f"{row[0]}:{row[1]}" if row else "none:0"
+
+    def _generation_or_none(self) -> str | None:
+        try:
+            return self.generation()
+        except StoreError:
+            return None
 
     def search_generation(self) -> str:
         """:meth:`generation` as the calling thread's last :meth:`match_sets_many` read it, in the statements it
@@ -857,6 +875,7 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
+        vectors = self._hits_need_vectors(vectors)
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
@@ -1049,7 +1068,7 @@ class PostgresStore:
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
         ranked = {i: (p, queries[i]) for i, p in parsed.items() if queries[i].get("order", "rank") == "rank"}
-        vectors = any(q.get("vectors", True) for q in queries)  # one search's: all alike
+        vectors = self._hits_need_vectors(any(q.get("vectors", True) for q in queries))  # one search's: all alike
         if parsed:
             with self._autocommit("keyword search") as conn:
                 ns = self._known_build(conn)
@@ -1100,6 +1119,19 @@ class PostgresStore:
         self._keep_vectors(rows, read=vectors)
         return {int(r[0]): tuple(r) for r in rows}
 
+    def _hits_need_vectors(self, asked: bool) -> bool:
+        """Whether a keyword search reads its hits' vectors (for :meth:`vector_scores`): when ``asked`` and no
+        current in-memory copy of the namespace's vectors scores them instead."""
+        return asked and self._current_copy() is None
+
+    def _current_copy(self, dims: int | None = None) -> VectorMatrix | None:
+        """The in-memory copy of the namespace's vectors (:mod:`.vector_copy`, of ``dims`` dimensions when given)
+        when it is of the build and version this store's searches last read, and this store has not written since."""
+        head = self._vectors_head
+        if not self.memory_cache or head is None:
+            return None
+        return self._vector_copy.get(f"{head[0]}:{head[1]}", dims)
+
     def _keep_vectors(self, rows: Sequence[Sequence[Any]], *, read: bool) -> None:
         """Keep the stored vectors of keyword candidates ``rows`` (:data:`_KEYWORD_COLS` then :data:`_VECTOR_COLS`)
         for :meth:`vector_scores`; nothing when the rows were ``read`` without them (:data:`_NO_VECTOR_COLS`)."""
@@ -1112,7 +1144,8 @@ class PostgresStore:
             kept[r[1]] = (r[7], r[8], r[9])
 
     def _vectors_at(self, ns: int, version: int) -> None:
-        """Drop the kept vectors when build ``ns`` at ``version`` is not the one they were read at."""
+        """Drop the kept vectors when build ``ns`` at ``version`` (what a search just read) is not the one they were
+        read at; :meth:`vector_scores` scores at that version."""
         if self._vectors_head != (ns, version):
             self._hit_vectors, self._vectors_head = {}, (ns, version)
 
@@ -1476,7 +1509,13 @@ class PostgresStore:
             filt += " AND model = %s"
             args.append(model)
         with self._autocommit("vector search") as conn:
-            rows = self._vector_rows(conn, q, limit, filt, args)
+            ranked = self._ranked_from_copy(conn, q, limit, sources, model)
+            if ranked is None:
+                rows, seen = self._vector_rows(conn, q, limit, filt, args)
+        if ranked is not None:
+            return [self._vcand(row, score, pos) for pos, (row, score) in enumerate(ranked, start=1)]
+        if self.memory_cache:  # after the search, which the load would slow down
+            self._vector_copy.start_loading(dims, lambda: seen)
         if not rows:
             return []
         # rescored exactly as the SQLite store scores (float64 over unit vectors): the same chunk scores the
@@ -1484,28 +1523,94 @@ class PostgresStore:
         embs = np.stack([_array(r[7]) for r in rows])
         scores = exact_scores(unit_rows(embs)[0], unit_rows(q.reshape(1, -1))[0][0])
         order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][0]))[: int(limit)]
-        return [Candidate(id=rows[i][1], path=rows[i][2], source=rows[i][3], start_line=int(rows[i][4]),
-                          end_line=int(rows[i][5]), text=rows[i][6], vector_score=float(scores[i]), vector_rank=pos,
-                          embedding=embs[i]) for pos, i in enumerate(order, start=1)]
+        return [self._vcand(rows[i], float(scores[i]), pos, embs[i]) for pos, i in enumerate(order, start=1)]
+
+    @staticmethod
+    def _vcand(row: Sequence[Any], score: float, rank: int, embedding: np.ndarray | None = None) -> Candidate:
+        """A vector search's candidate from its row (``seq, id, path, source, start_line, end_line, text,
+        embedding``)."""
+        return Candidate(id=row[1], path=row[2], source=row[3], start_line=int(row[4]), end_line=int(row[5]),
+                         text=row[6], vector_score=score, vector_rank=rank,
+                         embedding=_array(row[7]) if embedding is None else embedding)
 
     def _vector_head(self, dims: int) -> tuple[str, list[Any]]:
-        """A statement reading the build's id and whether its HNSW index for ``dims`` dimensions exists."""
+        """A statement reading the build's id, whether its HNSW index for ``dims`` dimensions exists, and the
+        build's version."""
         nw, nargs = self._build_where()
         return (f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
-                f"IS NOT NULL FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
+                f"IS NOT NULL, n.version FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
 
-    def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]) -> list[Any]:
+    def _ranked_from_copy(self, conn: Any, q: np.ndarray, limit: int, sources: Sequence[str] | None,
+                          model: str | None) -> list[tuple[Any, float]] | None:
+        """The ``limit`` nearest ``q``, best first, in the in-memory copy of the build's vectors
+        (:mod:`.vector_copy`; scored as :meth:`vector_search` rescores the server's rows), each with its row as
+        :meth:`_vector_rows` reads it, read in one round trip with the build's current version. None when no copy
+        of ``q``'s size is loaded or it is not of that version (a write, from any host, since it was read)."""
+        copy = self._vector_copy.latest(int(q.size)) if self.memory_cache else None
+        if copy is None or self._older_than_seen(copy.generation):
+            return None
+        hits = copy.search(q, limit, sources, model)
+        ids = [chunk_id for chunk_id, _ in hits]
+        nw, nargs = self._build_where()
+        read = conn.execute(  # one statement, one snapshot: the build's version and the rows of that version
+            f"SELECT n.id, n.version, c.seq, c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.embedding "
+            f"FROM {self._s}.namespaces n LEFT JOIN {self._s}.chunks c ON c.ns_id = n.id AND c.id = ANY(%s) "
+            f"WHERE {nw}", [ids, *nargs], binary=True).fetchall()
+        if read:
+            self._vectors_at(int(read[0][0]), int(read[0][1]))
+        if (f"{read[0][0]}:{read[0][1]}" if read else "none:0") != copy.generation:
+            return None
+        rows = {r[3]: r[2:] for r in read if r[2] is not None}
+        return [(rows[chunk_id], score) for chunk_id, score in hits] if len(rows) == len(ids) else None
+
+    def _older_than_seen(self, generation: str) -> bool:
+        """Whether a copy read at ``generation`` is older than the version of its build a search has read since (a
+        build's version only grows): it cannot answer, and trying costs a scan of it."""
+        seen = self._vectors_head
+        build, _, version = generation.partition(":")
+        return seen is not None and str(seen[0]) == build and version.isdigit() and seen[1] > int(version)
+
+    def _read_vector_copy(self, dims: int, stop: threading.Event, previous: VectorMatrix | None
+                          ) -> VectorMatrix | None:
+        """The build's vectors of ``dims`` dimensions (``previous`` brought up to date) as
+        :func:`.vector_copy.read_matrix` reads them on this store's pooled connections."""
+        nw, nargs = self._build_where()
+        return read_matrix(self._copy_connection, self._s, nw, nargs, dims, stop, previous)
+
+    @contextlib.contextmanager
+    def _copy_connection(self) -> Iterator[Any]:
+        """A pooled connection for a step of loading the in-memory copy (cancelled by :meth:`close`)."""
+        with self._autocommit("loading the vectors into memory") as conn:
+            self._copy_conn = conn
+            try:
+                yield conn
+            finally:
+                self._copy_conn = None
+
+    def _interrupt_vector_copy(self) -> None:
+        conn = self._copy_conn
+        if conn is not None:
+            conn.cancel_safe()
+
+    def wait_vector_cache(self, timeout: float | None = None) -> bool:
+        """Wait for a background load of the in-memory vectors (mainly for tests and benchmarks); True when none
+        is running any more."""
+        return self._vector_copy.wait(timeout)
+
+    def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]
+                     ) -> tuple[list[Any], str]:
         """The ``limit`` + spare rows nearest ``q`` (``seq, id, path, source, start_line, end_line, text,
-        embedding``), in one round trip: one read-only transaction reads the build and whether its HNSW index
-        exists, and searches the build and index it found last time (inlined, so the partial HNSW index
-        applies). When they changed (or on the first search) it searches again with what it read."""
+        embedding``) and the :meth:`generation` they were read at, in one round trip: one read-only transaction
+        reads the build, whether its HNSW index exists and its version, and searches the build and index it found
+        last time (inlined, so the partial HNSW index applies). When they changed (or on the first search) it
+        searches again with what it read."""
         dims = int(q.size)
         head_sql, head_args = self._vector_head(dims)
         known = self._vector_heads.get(dims)
         if known is None:
             row = conn.execute(head_sql, head_args).fetchone()
             if row is None:
-                return []
+                return [], "none:0"
             known = self._vector_heads[dims] = (int(row[0]), bool(row[1]))
         for _ in range(3):  # builds swapped or HNSW indexes built meanwhile: searched again with what was read
             ns, indexed = known
@@ -1531,21 +1636,25 @@ class PostgresStore:
             row = c_head.fetchone()
             if row is None:
                 self._vector_heads.pop(dims, None)
-                return []
+                return [], "none:0"
             found = (int(row[0]), bool(row[1]))
             rows = c_rows.fetchall()
+            self._vectors_at(int(row[0]), int(row[2]))
             if found == known:
-                return rows
+                return rows, f"{row[0]}:{row[2]}"
             known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
-        return rows  # the build changed under every try: what the last one found in the build it read
+        return rows, f"{row[0]}:{row[2]}"  # the build changed under every try: what the last one found in the build it read
 
     @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
+        copy = self._current_copy(int(np.size(query)))
+        scored = copy.scores_of(query, ids, model) if copy is not None else {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them
-        stored = [_StoredVector(i, kept[i][0], _embedding(kept[i][1], kept[i][2], _sent_vector)) for i in ids if i in kept]
-        missing = [i for i in ids if i not in kept]
+        left = [i for i in ids if i not in scored]
+        stored = [_StoredVector(i, kept[i][0], _embedding(kept[i][1], kept[i][2], _sent_vector)) for i in left if i in kept]
+        missing = [i for i in left if i not in kept]
         if missing:
             nw, nargs = self._build_where()
             with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
@@ -1553,7 +1662,7 @@ class PostgresStore:
                                     f"(SELECT n.id FROM {self._s}.namespaces n WHERE {nw}) AND id = ANY(%s)",
                                     [*nargs, list(missing)], binary=True).fetchall()
             stored += [_StoredVector(r[0], r[1], _embedding(r[2], r[3], _array)) for r in rows]
-        return stored_scores(query, stored, model)  # scored as vector_search rescores its rows
+        return {**scored, **stored_scores(query, stored, model)}  # scored as vector_search rescores its rows
 
     def _ensure_vector_indexes(self, *, full: bool = True) -> None:
         """Merge the keyword index's pending list after a sync's writes and build the HNSW index of each vector
@@ -1727,8 +1836,8 @@ class PostgresStore:
                                       "RETURNING id", (self.namespace,)).fetchone()[0])
         fresh = PostgresStore(self.url, namespace=self.namespace, schema=self.schema, fts_tokenizer=self.fts_tokenizer,
                               vector_enabled=self.vector_enabled, hnsw_min_rows=self.hnsw_min_rows, exact=self.exact,
-                              ef_search=self.ef_search, fts_note_dates=self.fts_note_dates, _parent=self,
-                              _build_id=new_id)
+                              ef_search=self.ef_search, fts_note_dates=self.fts_note_dates, memory_cache=False,
+                              _parent=self, _build_id=new_id)
         try:
             yield fresh
             with self._conn("activating the rebuilt index") as conn:
@@ -1819,7 +1928,7 @@ class PostgresStore:
             driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
             sqlite_version="", fts_available=True, fts_error=None,
             vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
-            vector_cache="off", notes=notes, server_version=self._server_version,
+            vector_cache=self._vector_copy.state(self._generation_or_none) if self.memory_cache else "off", notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
 
@@ -1864,6 +1973,7 @@ class PostgresStore:
             if self._closed:
                 return
             self._closed = True
+        self._vector_copy.close()  # stops a background load promptly and frees the in-memory vectors
         if self._root is self:
             with contextlib.suppress(Exception):
                 self._pool.close()

@@ -35,7 +35,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -44,8 +44,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_POOL_SHARE", "BINARY_PREFILTER_ROWS", "BinaryCodes",
-           "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "score_margin", "stored_scores",
-           "stored_vectors", "unit_rows", "unit_vectors"]
+           "MatrixCache", "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "matrix_of",
+           "score_margin", "stored_scores", "stored_vectors", "unit_rows", "unit_vectors"]
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +298,9 @@ class VectorMatrix:
     codes: BinaryCodes | None = None
     #: each chunk id's row
     row_of: dict[str, int] = field(default_factory=dict)
+    #: per row, the version of the stored row it was read from, when the store has one (PostgreSQL's ``xmin``:
+    #: a copy is brought up to date by reading only the rows whose version changed)
+    row_versions: np.ndarray | None = None
 
     @classmethod
     def empty(cls, generation: str) -> VectorMatrix:
@@ -370,22 +373,28 @@ class VectorMatrix:
         return keep
 
 
-class VectorCache:
-    """The :class:`VectorMatrix` of one index file and the background thread that loads it.
+class MatrixCache:
+    """A :class:`VectorMatrix` kept for the index generation it was read at, and the daemon thread that
+    (re)loads it.
 
-    ``module`` is the DB-API driver module the index is opened with; ``generation_at(db, inode)``
-    reads the index generation through a connection (inside the caller's transaction, if any).
-    Thread-safe: the matrix is replaced as a whole, and at most one load runs at a time.
+    ``read(dims, stop, previous)`` reads one consistent copy of the stored vectors of ``dims`` dimensions,
+    tagged with the generation it was read at (None when ``stop`` was set meanwhile); with ``refresh``, a stale
+    copy stays loaded until the new one replaces it and is handed to ``read`` as ``previous`` (to read only what
+    changed since), else ``previous`` is None and a stale copy is freed first. ``interrupt()`` ends a read under
+    way (on :meth:`close`). ``label`` names the index in logs, ``fallback`` what searches use while no copy is
+    loaded. Thread-safe: the matrix is replaced as a whole, and at most one load runs at a time.
     """
 
-    def __init__(self, path: Path, module: ModuleType, generation_at: Callable[[Any, int | None], str]) -> None:
-        self.path = path
-        self._module = module
-        self._generation_at = generation_at
+    def __init__(self, read: Callable[[int, threading.Event, VectorMatrix | None], VectorMatrix | None], *,
+                 label: str, fallback: str, interrupt: Callable[[], None] | None = None, refresh: bool = False) -> None:
+        self._read = read
+        self._interrupt = interrupt
+        self._refresh = refresh
+        self._label = label
+        self._fallback = fallback
         self._matrix: VectorMatrix | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._conn: Any = None  # the loading thread's connection, to interrupt on close()
         self._stop = threading.Event()
         self._failed: tuple[str, str] | None = None  # (generation, error) of the last failed load
 
@@ -395,18 +404,16 @@ class VectorCache:
         cached = self._matrix
         if cached is None or cached.generation != generation:
             return None
-        if dims is None:
-            return cached
-        matrix = cached.vectors
-        return cached if matrix.shape[0] == 0 or matrix.shape[1] == dims else None
+        return cached if dims is None or _of_dims(cached, dims) else None
 
-    def load(self, db: Any, inode: int | None, dims: int | None = None) -> VectorMatrix:
-        """Read the matrix now through ``db`` (whose lock the caller holds), of ``dims`` dimensions (the
-        widest stored vectors when None), and keep it."""
-        loaded = self._read_matrix(db, inode, dims)
-        assert loaded is not None  # no stop event
-        self._matrix = loaded
-        return loaded
+    def latest(self, dims: int | None = None) -> VectorMatrix | None:
+        """The matrix last loaded (whatever its generation), when it has ``dims`` columns (None: any) or no rows."""
+        cached = self._matrix
+        return cached if cached is not None and (dims is None or _of_dims(cached, dims)) else None
+
+    def keep(self, matrix: VectorMatrix) -> None:
+        """Keep ``matrix`` (read by the caller) as the loaded copy."""
+        self._matrix = matrix
 
     def drop(self) -> None:
         """Forget the loaded matrix (e.g. the index file was reopened)."""
@@ -423,41 +430,31 @@ class VectorCache:
                 return  # retried after the next write
             cached = self._matrix
             if cached is not None and cached.generation == gen:
-                return  # loaded while this search ran on vec0
-            if cached is not None:
+                return  # loaded while this search ran on the fallback
+            previous = cached if self._refresh and cached is not None and _of_dims(cached, dims) else None
+            if cached is not None and not self._refresh:
                 self._matrix = None  # stale: free it before loading the new copy
-            thread = threading.Thread(target=self._load, args=(gen, dims), name=_THREAD_NAME, daemon=True)
+            thread = threading.Thread(target=self._load, args=(gen, dims, previous), name=_THREAD_NAME, daemon=True)
             self._thread = thread
             thread.start()
 
-    def _load(self, gen: str, dims: int) -> None:
-        """Thread body: read the vectors through an own read-only connection, never holding the store's lock."""
+    def _load(self, gen: str, dims: int, previous: VectorMatrix | None) -> None:
+        """Thread body: read the copy, never holding the store's lock."""
         started = time.monotonic()
         try:
-            inode = self.path.stat().st_ino
-            conn = self._module.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                        check_same_thread=False, isolation_level=None, timeout=5.0)
-            self._conn = conn
-            try:
-                if self._stop.is_set():
-                    return
-                loaded = self._read_matrix(conn, inode, dims, self._stop)
-            finally:
-                self._conn = None
-                conn.close()
+            loaded = self._read(dims, self._stop, previous)
             if loaded is None or self._stop.is_set():
                 return
-            if self.path.stat().st_ino != inode:
-                return  # a rebuild was swapped in meanwhile: the next search loads the new file
             self._matrix = loaded
             self._failed = None
-            log.debug("vector cache for %s loaded: %d vectors in %.2fs", self.path, len(loaded.ids),
+            log.debug("vector cache for %s loaded: %d vectors in %.2fs", self._label, len(loaded.ids),
                       time.monotonic() - started)
-        except Exception as exc:  # noqa: BLE001 - a failed load only means searches stay on vec0
+        except Exception as exc:  # noqa: BLE001 - a failed load only means searches stay on the fallback
             if self._stop.is_set():
                 return  # closed while loading (e.g. the query was interrupted)
             self._failed = (gen, str(exc))
-            log.warning("cannot load the vector cache for %s (searches keep using sqlite-vec): %s", self.path, exc)
+            log.warning("cannot load the vector cache for %s (searches keep using %s): %s", self._label,
+                        self._fallback, exc)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background load; True when none is running any more."""
@@ -486,13 +483,100 @@ class VectorCache:
         with self._lock:
             self._stop.set()
             thread = self._thread
-        with contextlib.suppress(Exception):
-            conn = self._conn
-            if conn is not None:
-                conn.interrupt()
+        if self._interrupt is not None:
+            with contextlib.suppress(Exception):
+                self._interrupt()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=2.0)
         self._matrix = None
+
+
+def _of_dims(matrix: VectorMatrix, dims: int) -> bool:
+    """Whether ``matrix`` has ``dims`` columns or no rows at all."""
+    return matrix.vectors.shape[0] == 0 or matrix.vectors.shape[1] == dims
+
+
+def matrix_of(generation: str, batches: Iterable[tuple[Sequence[Sequence[Any]], UnitVectors]], most: int, dims: int,
+              stop: threading.Event | None = None, *, version_at: int | None = None) -> VectorMatrix | None:
+    """The :class:`VectorMatrix` of ``batches`` (rows ``(rowid, id, source, model, ...)`` in rowid order with
+    their :class:`UnitVectors`, at most ``most`` rows of ``dims`` dimensions in all), tagged ``generation``;
+    non-finite vectors are left out. ``version_at``: the column of each row's version (kept as
+    :attr:`VectorMatrix.row_versions`). None when ``stop`` was set."""
+    matrix = np.empty((most, dims), dtype=np.float32)
+    rowids = np.empty(most, dtype=np.int64)
+    versions = np.empty(most if version_at is not None else 0, dtype=np.int64)
+    source_codes = np.empty(most, dtype=np.int32)
+    model_codes = np.empty(most, dtype=np.int32)
+    sources: dict[str, int] = {}
+    models: dict[str, int] = {}
+    ids: list[str] = []
+    for rows, vectors in batches:
+        if stop is not None and stop.is_set():
+            return None
+        unit = vectors.unit
+        if not vectors.finite.all():  # non-finite vectors are never returned: leave them out
+            kept = np.flatnonzero(vectors.finite)
+            unit = unit[kept]
+            rows = [rows[i] for i in kept]
+        at = len(ids)
+        end = at + len(rows)
+        matrix[at:end] = unit
+        rowids[at:end] = [r[0] for r in rows]
+        source_codes[at:end] = [sources.setdefault(r[2], len(sources)) for r in rows]
+        model_codes[at:end] = [models.setdefault(r[3], len(models)) for r in rows]
+        if version_at is not None:
+            versions[at:end] = [r[version_at] for r in rows]
+        ids.extend(r[1] for r in rows)
+    n = len(ids)
+    vectors_kept = matrix[:n] if n > most // 2 else matrix[:n].copy()
+    codes = BinaryCodes.of(vectors_kept) if n > BINARY_PREFILTER_ROWS else None
+    return VectorMatrix(generation, vectors_kept, ids, rowids[:n].copy(), source_codes[:n].copy(), tuple(sources),
+                        model_codes[:n].copy(), tuple(models), codes, {cid: i for i, cid in enumerate(ids)},
+                        versions[:n].copy() if version_at is not None else None)
+
+
+class VectorCache(MatrixCache):
+    """The :class:`MatrixCache` of one SQLite index file, read through a read-only connection of its own.
+
+    ``module`` is the DB-API driver module the index is opened with; ``generation_at(db, inode)``
+    reads the index generation through a connection (inside the caller's transaction, if any).
+    """
+
+    def __init__(self, path: Path, module: ModuleType, generation_at: Callable[[Any, int | None], str]) -> None:
+        super().__init__(self._read_own, label=str(path), fallback="sqlite-vec", interrupt=self._interrupt_read)
+        self.path = path
+        self._module = module
+        self._generation_at = generation_at
+        self._conn: Any = None  # the loading thread's connection, to interrupt on close()
+
+    def load(self, db: Any, inode: int | None, dims: int | None = None) -> VectorMatrix:
+        """Read the matrix now through ``db`` (whose lock the caller holds), of ``dims`` dimensions (the
+        widest stored vectors when None), and keep it."""
+        loaded = self._read_matrix(db, inode, dims)
+        assert loaded is not None  # no stop event
+        self.keep(loaded)
+        return loaded
+
+    def _read_own(self, dims: int, stop: threading.Event, previous: VectorMatrix | None) -> VectorMatrix | None:
+        """The copy read through an own read-only connection (whole: ``previous`` is None here); None when a
+        rebuild was swapped in meanwhile (the next search loads the new file) or ``stop`` was set."""
+        inode = self.path.stat().st_ino
+        conn = self._module.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                    check_same_thread=False, isolation_level=None, timeout=5.0)
+        self._conn = conn
+        try:
+            if stop.is_set():
+                return None
+            loaded = self._read_matrix(conn, inode, dims, stop)
+        finally:
+            self._conn = None
+            conn.close()
+        return loaded if self.path.stat().st_ino == inode else None
+
+    def _interrupt_read(self) -> None:
+        conn = self._conn
+        if conn is not None:
+            conn.interrupt()
 
     def _read_matrix(self, db: Any, inode: int | None, dims: int | None,
                      stop: threading.Event | None = None) -> VectorMatrix | None:
@@ -508,33 +592,7 @@ class VectorCache:
             if dims <= 0:
                 return VectorMatrix.empty(gen)
             most = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # cheap, unlike a filtered count
-            matrix = np.empty((most, dims), dtype=np.float32)
-            rowids = np.empty(most, dtype=np.int64)
-            source_codes = np.empty(most, dtype=np.int32)
-            model_codes = np.empty(most, dtype=np.int32)
-            sources: dict[str, int] = {}
-            models: dict[str, int] = {}
-            ids: list[str] = []
-            for rows, vectors in stored_vectors(db, dims, _WARM_BATCH):
-                if stop is not None and stop.is_set():
-                    return None
-                unit = vectors.unit
-                if not vectors.finite.all():  # non-finite vectors are never returned: leave them out
-                    kept = np.flatnonzero(vectors.finite)
-                    unit = unit[kept]
-                    rows = [rows[i] for i in kept]
-                at = len(ids)
-                end = at + len(rows)
-                matrix[at:end] = unit
-                rowids[at:end] = [r[0] for r in rows]
-                source_codes[at:end] = [sources.setdefault(r[2], len(sources)) for r in rows]
-                model_codes[at:end] = [models.setdefault(r[3], len(models)) for r in rows]
-                ids.extend(r[1] for r in rows)
+            return matrix_of(gen, stored_vectors(db, dims, _WARM_BATCH), most, dims, stop)
         finally:
             if began and db.in_transaction:
                 db.execute("ROLLBACK")
-        n = len(ids)
-        vectors = matrix[:n] if n > most // 2 else matrix[:n].copy()
-        codes = BinaryCodes.of(vectors) if n > BINARY_PREFILTER_ROWS else None
-        return VectorMatrix(gen, vectors, ids, rowids[:n].copy(), source_codes[:n].copy(), tuple(sources),
-                            model_codes[:n].copy(), tuple(models), codes, {cid: i for i, cid in enumerate(ids)})
