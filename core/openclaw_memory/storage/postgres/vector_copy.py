@@ -24,14 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_memory.storage.sqlite.vector_cache import (
-    BINARY_PREFILTER_ROWS,
-    BinaryCodes,
-    UnitVectors,
-    VectorMatrix,
-    matrix_of,
-    unit_rows,
-)
+from openclaw_memory.storage.sqlite.vector_cache import MatrixBuilder, UnitVectors, VectorMatrix, unit_rows
 
 __all__ = ["read_matrix"]
 
@@ -72,10 +65,12 @@ def _read_in_batches(connection: Callable[[], AbstractContextManager[Any]], sche
     """The build's vectors read :data:`_BATCH` rows at a time in seq order, each batch a statement (and a
     snapshot) of its own, tagged with the build and no version (:func:`_brought_up_to_date` makes it exact)."""
     with connection() as conn:
-        head = conn.execute(f"SELECT n.id FROM {schema}.namespaces n WHERE {build_where}", list(build_args)).fetchone()
+        head = conn.execute(f"SELECT n.id, n.n_rows FROM {schema}.namespaces n WHERE {build_where}",
+                            list(build_args)).fetchone()
     if head is None:
         return VectorMatrix.empty("none:0")
-    build, after, batches = int(head[0]), -1, []
+    build, after = int(head[0]), -1
+    builder = MatrixBuilder(int(head[1]), dims, versions=True)  # the build's chunk count: room for every vector
     while True:
         if stop.is_set():
             return None
@@ -83,10 +78,10 @@ def _read_in_batches(connection: Callable[[], AbstractContextManager[Any]], sche
             rows = conn.execute(f"SELECT {_COLUMNS} FROM {schema}.chunks WHERE {_where(build, dims)} AND seq > %s "
                                 "ORDER BY seq LIMIT %s", (after, _BATCH), binary=True).fetchall()
         if not rows:
-            break
+            return builder.matrix(f"{build}:unread")
         after = rows[-1][0]
-        batches.extend(_batches_of(rows, dims))
-    return matrix_of(f"{build}:unread", batches, sum(len(rows) for rows, _ in batches), dims, stop, version_at=5)
+        for picked, vectors in _batches_of(rows, dims):
+            builder.add_read(picked, vectors, version_at=5)
 
 
 def _brought_up_to_date(conn: Any, schema: str, build_where: str, build_args: Sequence[Any], dims: int,
@@ -128,41 +123,17 @@ def _updated(conn: Any, schema: str, build: int, previous: VectorMatrix, listed:
     ``fresh`` (seqs) read now, in seq order, tagged ``generation``. None when ``stop`` was set."""
     fresh_set = set(fresh.tolist())
     kept_seqs = np.array([r[0] for r in listed if r[0] not in fresh_set], dtype=np.int64)
-    kept = np.searchsorted(previous.rowids, kept_seqs) if kept_seqs.size else np.zeros(0, dtype=np.int64)
-    read: list[Any] = []
-    units: list[np.ndarray] = []
+    builder = MatrixBuilder(len(listed), dims, versions=True, sources=previous.source_names,
+                            models=previous.model_names)
+    builder.add_kept(previous, np.searchsorted(previous.rowids, np.sort(kept_seqs)))
     for at in range(0, fresh.size, _BATCH):
         if stop.is_set():
             return None
         rows = conn.execute(f"SELECT {_COLUMNS} FROM {schema}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
                             (build, fresh[at: at + _BATCH].tolist()), binary=True).fetchall()
-        for batch, vectors in _batches_of(rows, dims):
-            finite = np.flatnonzero(vectors.finite)
-            read.extend(batch[i] for i in finite)
-            units.append(vectors.unit[finite])
-    sources, models = list(previous.source_names), list(previous.model_names)
-    new_sources = np.array([_code(sources, r[2]) for r in read], dtype=np.int32)
-    new_models = np.array([_code(models, r[3]) for r in read], dtype=np.int32)
-    rowids = np.concatenate([previous.rowids[kept], np.array([r[0] for r in read], dtype=np.int64)])
-    order = np.argsort(rowids, kind="stable")
-    vectors = np.concatenate([previous.vectors[kept], *units]) if units else previous.vectors[kept]
-    vectors = vectors[order] if vectors.size else np.zeros((0, dims), dtype=np.float32)
-    ids = [previous.ids[i] for i in kept.tolist()] + [r[1] for r in read]
-    ids = [ids[i] for i in order.tolist()]
-    codes = BinaryCodes.of(vectors) if len(ids) > BINARY_PREFILTER_ROWS else None
-    return VectorMatrix(
-        generation, vectors, ids, rowids[order],
-        np.concatenate([previous.source_codes[kept], new_sources])[order], tuple(sources),
-        np.concatenate([previous.model_codes[kept], new_models])[order], tuple(models), codes,
-        {cid: i for i, cid in enumerate(ids)},
-        np.concatenate([previous.row_versions[kept], np.array([r[5] for r in read], dtype=np.int64)])[order])  # type: ignore[index]
-
-
-def _code(names: list[str], name: str) -> int:
-    """The code of ``name`` in ``names``, appended when new."""
-    if name not in names:
-        names.append(name)
-    return names.index(name)
+        for picked, vectors in _batches_of(rows, dims):
+            builder.add_read(picked, vectors, version_at=5)
+    return builder.matrix(generation)
 
 
 def _batches_of(rows: Sequence[Any], dims: int) -> Iterator[tuple[list[Any], UnitVectors]]:

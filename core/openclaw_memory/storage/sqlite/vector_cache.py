@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_POOL_SHARE", "BINARY_PREFILTER_ROWS", "BinaryCodes",
-           "MatrixCache", "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "matrix_of",
+           "MatrixBuilder", "MatrixCache", "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "matrix_of",
            "score_margin", "stored_scores", "stored_vectors", "unit_rows", "unit_vectors"]
 
 log = logging.getLogger(__name__)
@@ -496,43 +496,102 @@ def _of_dims(matrix: VectorMatrix, dims: int) -> bool:
     return matrix.vectors.shape[0] == 0 or matrix.vectors.shape[1] == dims
 
 
-def matrix_of(generation: str, batches: Iterable[tuple[Sequence[Sequence[Any]], UnitVectors]], most: int, dims: int,
-              stop: threading.Event | None = None, *, version_at: int | None = None) -> VectorMatrix | None:
-    """The :class:`VectorMatrix` of ``batches`` (rows ``(rowid, id, source, model, ...)`` in rowid order with
-    their :class:`UnitVectors`, at most ``most`` rows of ``dims`` dimensions in all), tagged ``generation``;
-    non-finite vectors are left out. ``version_at``: the column of each row's version (kept as
-    :attr:`VectorMatrix.row_versions`). None when ``stop`` was set."""
-    matrix = np.empty((most, dims), dtype=np.float32)
-    rowids = np.empty(most, dtype=np.int64)
-    versions = np.empty(most if version_at is not None else 0, dtype=np.int64)
-    source_codes = np.empty(most, dtype=np.int32)
-    model_codes = np.empty(most, dtype=np.int32)
-    sources: dict[str, int] = {}
-    models: dict[str, int] = {}
-    ids: list[str] = []
-    for rows, vectors in batches:
-        if stop is not None and stop.is_set():
-            return None
+class MatrixBuilder:
+    """A :class:`VectorMatrix` being assembled row by row: from rows read (:meth:`add_read`) and rows of an earlier
+    copy (:meth:`add_kept`), in arrays grown as needed (room for ``capacity`` rows of ``dims`` dimensions first).
+    With ``versions``, each row's version is kept too (:attr:`VectorMatrix.row_versions`)."""
+
+    _KEPT_BLOCK = 65536  # rows copied from an earlier copy at once (bounds the temporaries)
+
+    def __init__(self, capacity: int, dims: int, *, versions: bool = False, sources: Sequence[str] = (),
+                 models: Sequence[str] = ()) -> None:
+        capacity = max(1, int(capacity))
+        self.dims = int(dims)
+        self._vectors = np.empty((capacity, self.dims), dtype=np.float32)
+        self._rowids = np.empty(capacity, dtype=np.int64)
+        self._sources = np.empty(capacity, dtype=np.int32)
+        self._models = np.empty(capacity, dtype=np.int32)
+        self._versions = np.empty(capacity, dtype=np.int64) if versions else None
+        self._source_names: dict[str, int] = {name: i for i, name in enumerate(sources)}
+        self._model_names: dict[str, int] = {name: i for i, name in enumerate(models)}
+        self.ids: list[str] = []
+
+    def _room(self, extra: int) -> int:
+        """Make room for ``extra`` more rows; the position of the first."""
+        at = len(self.ids)
+        if at + extra > self._rowids.size:
+            size = max(2 * self._rowids.size, at + extra)
+            self._vectors = np.resize(self._vectors, (size, self.dims))
+            self._rowids, self._sources, self._models = (np.resize(a, size) for a in
+                                                         (self._rowids, self._sources, self._models))
+            if self._versions is not None:
+                self._versions = np.resize(self._versions, size)
+        return at
+
+    def add_read(self, rows: Sequence[Sequence[Any]], vectors: UnitVectors, version_at: int | None = None) -> None:
+        """Add ``rows`` (``(rowid, id, source, model, ...)``, the version at ``version_at``) with their unit
+        ``vectors``; non-finite vectors are left out."""
         unit = vectors.unit
         if not vectors.finite.all():  # non-finite vectors are never returned: leave them out
             kept = np.flatnonzero(vectors.finite)
             unit = unit[kept]
             rows = [rows[i] for i in kept]
-        at = len(ids)
+        at = self._room(len(rows))
         end = at + len(rows)
-        matrix[at:end] = unit
-        rowids[at:end] = [r[0] for r in rows]
-        source_codes[at:end] = [sources.setdefault(r[2], len(sources)) for r in rows]
-        model_codes[at:end] = [models.setdefault(r[3], len(models)) for r in rows]
-        if version_at is not None:
-            versions[at:end] = [r[version_at] for r in rows]
-        ids.extend(r[1] for r in rows)
-    n = len(ids)
-    vectors_kept = matrix[:n] if n > most // 2 else matrix[:n].copy()
-    codes = BinaryCodes.of(vectors_kept) if n > BINARY_PREFILTER_ROWS else None
-    return VectorMatrix(generation, vectors_kept, ids, rowids[:n].copy(), source_codes[:n].copy(), tuple(sources),
-                        model_codes[:n].copy(), tuple(models), codes, {cid: i for i, cid in enumerate(ids)},
-                        versions[:n].copy() if version_at is not None else None)
+        self._vectors[at:end] = unit
+        self._rowids[at:end] = [r[0] for r in rows]
+        self._sources[at:end] = [self._source_names.setdefault(r[2], len(self._source_names)) for r in rows]
+        self._models[at:end] = [self._model_names.setdefault(r[3], len(self._model_names)) for r in rows]
+        if self._versions is not None and version_at is not None:
+            self._versions[at:end] = [r[version_at] for r in rows]
+        self.ids.extend(r[1] for r in rows)
+
+    def add_kept(self, previous: VectorMatrix, rows: np.ndarray) -> None:
+        """Add the rows ``rows`` (positions) of ``previous``, whose source and model names this builder started
+        with (``sources``, ``models``)."""
+        at = self._room(int(rows.size))
+        for first in range(0, int(rows.size), self._KEPT_BLOCK):
+            block = rows[first: first + self._KEPT_BLOCK]
+            span = slice(at + first, at + first + block.size)
+            self._vectors[span] = previous.vectors[block]
+            self._rowids[span] = previous.rowids[block]
+            self._sources[span] = previous.source_codes[block]
+            self._models[span] = previous.model_codes[block]
+            if self._versions is not None and previous.row_versions is not None:
+                self._versions[span] = previous.row_versions[block]
+        self.ids.extend(previous.ids[i] for i in rows.tolist())
+
+    def matrix(self, generation: str) -> VectorMatrix:
+        """The rows added, in rowid order, as a matrix tagged ``generation``."""
+        n = len(self.ids)
+        rowids = self._rowids[:n]
+        order = None if n < 2 or bool(np.all(rowids[1:] > rowids[:-1])) else np.argsort(rowids, kind="stable")
+        ids = self.ids if order is None else [self.ids[i] for i in order.tolist()]
+
+        def trimmed(a: np.ndarray) -> np.ndarray:  # a copy only where rows must move or most of the room is unused
+            if order is not None:
+                return a[order]
+            return a[:n] if n > a.shape[0] // 2 else a[:n].copy()
+
+        vectors = trimmed(self._vectors)
+        codes = BinaryCodes.of(vectors) if n > BINARY_PREFILTER_ROWS else None
+        return VectorMatrix(generation, vectors, ids, trimmed(self._rowids), trimmed(self._sources),
+                            tuple(self._source_names), trimmed(self._models), tuple(self._model_names), codes,
+                            {cid: i for i, cid in enumerate(ids)},
+                            trimmed(self._versions) if self._versions is not None else None)
+
+
+def matrix_of(generation: str, batches: Iterable[tuple[Sequence[Sequence[Any]], UnitVectors]], most: int, dims: int,
+              stop: threading.Event | None = None) -> VectorMatrix | None:
+    """The :class:`VectorMatrix` of ``batches`` (rows ``(rowid, id, source, model, ...)`` in rowid order with
+    their :class:`UnitVectors`, about ``most`` rows of ``dims`` dimensions in all), tagged ``generation``;
+    non-finite vectors are left out. None when ``stop`` was set."""
+    builder = MatrixBuilder(most, dims)
+    for rows, vectors in batches:
+        if stop is not None and stop.is_set():
+            return None
+        builder.add_read(rows, vectors)
+    return builder.matrix(generation)
 
 
 class VectorCache(MatrixCache):
