@@ -17,6 +17,7 @@ read, with the list of the build's rows and versions (16 bytes a row, against ~1
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -121,6 +122,8 @@ def _updated(conn: Any, schema: str, build: int, previous: VectorMatrix, listed:
              fresh: np.ndarray, generation: str, dims: int, stop: threading.Event) -> VectorMatrix | None:
     """``previous`` without the rows no longer ``listed`` (``seq, version`` of every row now), with the rows
     ``fresh`` (seqs) read now, in seq order, tagged ``generation``. None when ``stop`` was set."""
+    if not fresh.size and len(listed) == len(previous.ids):  # nothing written since: the same rows, not copied
+        return dataclasses.replace(previous, generation=generation)
     fresh_set = set(fresh.tolist())
     kept_seqs = np.array([r[0] for r in listed if r[0] not in fresh_set], dtype=np.int64)
     builder = MatrixBuilder(len(listed), dims, versions=True, sources=previous.source_names,
