@@ -220,3 +220,128 @@ def test_without_the_memory_cache_nothing_is_loaded(make_pg_store: MakeStore) ->
     _fill(store, rng, files=2)
     store.vector_search(rng.standard_normal(DIMS).astype(np.float32), limit=3)
     assert store.wait_vector_cache(timeout=5) and store.info().vector_cache == "off"
+
+
+def _sized(path: str, count: int, dims: int, rng: np.random.Generator, text: str = "t") -> list[StoredChunk]:
+    return [StoredChunk(id=f"{path}#{i}-{dims}", path=path, source="memory", start_line=i + 1, end_line=i + 1,
+                        hash=f"{path}{i}", model="m", text=text, embedding=rng.standard_normal(dims).astype(np.float32))
+            for i in range(count)]
+
+
+def test_a_copy_of_one_vector_size_answers_no_search_of_another(make_pg_store: MakeStore) -> None:
+    rng = np.random.default_rng(14)
+    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
+    writer.replace_file(_file("memory/a.md"), _sized("memory/a.md", 20, 8, rng))
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    _warm(reader, rng.standard_normal(16).astype(np.float32))  # a copy of 16 dimensions: empty
+    q = rng.standard_normal(8).astype(np.float32)
+    for _ in range(2):
+        assert _answers(reader.vector_search(q, limit=5)) == _answers(writer.vector_search(q, limit=5))
+        assert reader.wait_vector_cache(timeout=30)
+    writer.replace_file(_file("memory/b.md"), _sized("memory/b.md", 20, 16, rng))
+    for dims in (8, 16, 8, 16):
+        q = rng.standard_normal(dims).astype(np.float32)
+        for _ in range(2):
+            assert _answers(reader.vector_search(q, limit=5)) == _answers(writer.vector_search(q, limit=5))
+            assert reader.wait_vector_cache(timeout=30)
+
+
+def test_keyword_hits_read_newest_first_are_scored_with_the_vectors_stored_now(make_pg_store: MakeStore) -> None:
+    rng = np.random.default_rng(15)
+    writer = make_pg_store(memory_cache=False)
+    chunks = _sized("memory/a.md", 20, 8, rng, text="heron canal")
+    writer.replace_file(_file("memory/a.md"), chunks)
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    q = rng.standard_normal(8).astype(np.float32)
+    _warm(reader, q)
+    reader.vector_search(q, limit=1)  # answered by the copy: the version it was read at is the last one seen
+    first = chunks[0]  # rewritten by another host under the same id, with another vector
+    writer.replace_file(_file("memory/a.md"), [StoredChunk(**{**first.__dict__, "embedding": -q}), *chunks[1:]])
+    hits = reader.keyword_search('"heron"', limit=50, order="recent")
+    assert first.id in [c.id for c, _ in hits]
+    assert reader.vector_scores(q, [first.id]) == writer.vector_scores(q, [first.id]) == \
+        {first.id: pytest.approx(-1.0)}
+
+
+def test_a_row_rewritten_in_place_is_read_again(make_pg_store: MakeStore, pg: Any) -> None:
+    """A copy is brought up to date by each row's version (its ``xmin``), not only by its seq."""
+    rng = np.random.default_rng(16)
+    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
+    _fill(writer, rng, files=4)
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    q = rng.standard_normal(DIMS).astype(np.float32)
+    _warm(reader, q)
+    with psycopg.connect(pg.url, autocommit=True) as conn, conn.transaction():  # same seq, a new vector
+        conn.execute(f'UPDATE "{pg.schema}".chunks SET embedding = %s::vector WHERE id = %s AND ns_id = '
+                     f'(SELECT id FROM "{pg.schema}".namespaces WHERE name = %s)',
+                     (str((q * 2).tolist()), "memory/n1.md#3", writer.namespace))
+        conn.execute(f'UPDATE "{pg.schema}".namespaces SET version = version + 1 WHERE name = %s',
+                     (writer.namespace,))
+    for _ in range(2):
+        reader.vector_search(q, limit=1)
+        assert reader.wait_vector_cache(timeout=30)
+    on_server = [0]
+    with pytest.MonkeyPatch.context() as patch:
+        counter = _VectorStatements(patch)
+        hits = reader.vector_search(q, limit=3)
+        on_server[0] = counter.count
+    assert on_server[0] == 0 and hits[0].id == "memory/n1.md#3" and hits[0].vector_score == pytest.approx(1.0)
+
+
+def test_a_rebuild_swapped_in_while_the_copy_is_read_is_read_instead(make_pg_store: MakeStore,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(17)
+    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
+    _fill(writer, rng, files=4)
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    monkeypatch.setattr(vector_copy, "_BATCH", 30)
+    batches, read_batch = [0], vector_copy._batches_of
+
+    def then_rebuild(rows: Any, dims: int) -> Any:
+        batches[0] += 1
+        if batches[0] == 2:  # another host rebuilds the namespace while the copy is read
+            with writer.rebuild() as fresh:
+                _fill(fresh, rng, files=3)
+        return read_batch(rows, dims)
+
+    monkeypatch.setattr(vector_copy, "_batches_of", then_rebuild)
+    _warm(reader, rng.standard_normal(DIMS).astype(np.float32))
+    monkeypatch.undo()
+    on_server = _VectorStatements(monkeypatch)
+    for query in rng.standard_normal((5, DIMS)).astype(np.float32):
+        assert _answers(reader.vector_search(query, limit=30)) == _answers(writer.vector_search(query, limit=30))
+    assert on_server.count == 5  # the writer's exact scans only
+
+
+def test_many_rows_written_since_are_read_in_batches_outside_the_snapshot(make_pg_store: MakeStore,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync that rewrote many chunks: a copy is brought up to date a batch per lent connection, and the snapshot
+    that makes it exact reads what was written meanwhile only (no search waits for more than a batch)."""
+    rng = np.random.default_rng(18)
+    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
+    _fill(writer, rng, files=6)
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    q = rng.standard_normal(DIMS).astype(np.float32)
+    _warm(reader, q)
+    for f in (1, 2, 3):
+        _fill_file(writer, rng, f"memory/n{f}.md", 25, "m")
+    monkeypatch.setattr(vector_copy, "_BATCH", 10)
+    in_snapshot: list[int] = []
+    lent: list[int] = []
+    execute = psycopg.Connection.execute
+
+    def reading(conn: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if "vector_send" in str(query):
+            inside = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            (in_snapshot if inside else lent).append(len(params[1]))
+        return execute(conn, query, params, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", reading)
+    reader.vector_search(q, limit=3)
+    assert reader.wait_vector_cache(timeout=30)
+    monkeypatch.undo()
+    assert sum(lent) == 75 and max(lent) <= 10 and sum(in_snapshot) == 0
+    on_server = _VectorStatements(monkeypatch)
+    for query in rng.standard_normal((5, DIMS)).astype(np.float32):
+        assert _answers(reader.vector_search(query, limit=30)) == _answers(writer.vector_search(query, limit=30))
+    assert on_server.count == 5

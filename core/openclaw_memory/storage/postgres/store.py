@@ -246,7 +246,7 @@ class PostgresStore:
     raises StoreUnavailableError when the server does not answer, and later calls fail at once until it
     does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
     one). ``memory_cache`` (``store.vector.memoryCache``) keeps the namespace's vectors in this process's memory
-    (:mod:`.vector_copy`: loaded in the background after a vector search, on a connection of its own, and again
+    (:mod:`.vector_copy`: loaded in the background after a vector search, on its pooled connections, and again
     after each write to the namespace from any host) and searches them there while they are current. On a
     read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
@@ -751,6 +751,7 @@ class PostgresStore:
                 "ON CONFLICT (ns_id, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
                 "mtime = excluded.mtime, size = excluded.size",
                 (ns, file.path, file.source, file.hash, file.mtime_ms, file.size))
+        self._vectors_head = None  # again: a search meanwhile may have read the version before this write
 
     @_retry_once
     def touch_file(self, file: MemoryFile) -> None:
@@ -769,6 +770,7 @@ class PostgresStore:
             self._delete_rows(conn, ns, where, args, terms)
             self._update_terms(conn, ns, terms)
             conn.execute(f"DELETE FROM {self._s}.files WHERE ns_id = %s AND {where}", [ns, *args])
+        self._vectors_head = None  # again: a search meanwhile may have read the version before this write
 
     @staticmethod
     def _chunk(r: Sequence[Any]) -> StoredChunk:
@@ -875,7 +877,6 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
-        vectors = self._hits_need_vectors(vectors)
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
@@ -890,6 +891,7 @@ class PostgresStore:
             self._keep_vectors(rows, read=vectors)
             return [(self._kcand(r, pos), 0.0) for pos, r in enumerate(rows, start=1)]
         phrase_list = fts.phrases(parsed[0])
+        vectors = self._hits_need_vectors(vectors)  # ranked: the version read is recorded (_vectors_at)
         ranked = self._ranked_in_one_snapshot(parsed[1], sources, like_terms, newest, window, limit, phrase_list,
                                               node=parsed[0], vectors=vectors)
         if ranked is not None:
@@ -910,6 +912,7 @@ class PostgresStore:
             if head is None or not rows:
                 return []
             ns, n_rows, n_tokens, version = (int(x) for x in head)
+            self._vectors_at(ns, version)
             term_stats = self._read_term_stats(c_stats.fetchall() if c_stats else [], phrase_list)
             hits = self._phrase_hits(conn, ns, version, phrase_list, term_stats)
             assert hits is not None  # counted on this connection when not remembered
@@ -1068,7 +1071,8 @@ class PostgresStore:
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
         ranked = {i: (p, queries[i]) for i, p in parsed.items() if queries[i].get("order", "rank") == "rank"}
-        vectors = self._hits_need_vectors(any(q.get("vectors", True) for q in queries))  # one search's: all alike
+        vectors = any(q.get("vectors", True) for q in queries)  # one search's: all alike
+        ranked_vectors = self._hits_need_vectors(vectors)  # the ranked ones record the version they read
         if parsed:
             with self._autocommit("keyword search") as conn:
                 ns = self._known_build(conn)
@@ -1079,7 +1083,7 @@ class PostgresStore:
                 with conn.pipeline():  # each statement a snapshot of its own
                     statements = {i: self._rank_statement(
                         ns, p[1], q.get("sources"), q.get("like_terms", ()), q.get("newest"), q.get("window"),
-                        int(q["limit"]), lists[i], with_stats=known[i] is None, vectors=vectors)
+                        int(q["limit"]), lists[i], with_stats=known[i] is None, vectors=ranked_vectors)
                         for i, (p, q) in ranked.items()}
                     cursors = {i: conn.execute(sql, args, prepare=_preparable(sql), binary=True)
                                for i, (sql, args) in statements.items()}
@@ -1087,7 +1091,7 @@ class PostgresStore:
                                               binary=True) for i, p in parsed.items() if i not in ranked}
                 for i, cur in cursors.items():
                     done = self._rank_finish(conn, ns, cur.fetchall(), int(queries[i]["limit"]), lists[i], known[i],
-                                             node=ranked[i][0][0], vectors=vectors)
+                                             node=ranked[i][0][0], vectors=ranked_vectors)
                     if isinstance(done, list):
                         out[i] = done
                 for i, cur in newest.items():
@@ -1508,8 +1512,9 @@ class PostgresStore:
         if model is not None:
             filt += " AND model = %s"
             args.append(model)
+        picked = self._picked_from_copy(q, limit, sources, model)  # before taking a connection: numpy's part
         with self._autocommit("vector search") as conn:
-            ranked = self._ranked_from_copy(conn, q, limit, sources, model)
+            ranked = self._rows_of_picked(conn, *picked) if picked is not None else None
             if ranked is None:
                 rows, seen = self._vector_rows(conn, q, limit, filt, args)
         if ranked is not None:
@@ -1540,16 +1545,21 @@ class PostgresStore:
         return (f"SELECT n.id, to_regclass(format('%%I.%%I', %s::text, 'chunks_hnsw_' || n.id || '_' || %s::int)) "
                 f"IS NOT NULL, n.version FROM {self._s}.namespaces n WHERE {nw}", [self.schema, dims, *nargs])
 
-    def _ranked_from_copy(self, conn: Any, q: np.ndarray, limit: int, sources: Sequence[str] | None,
-                          model: str | None) -> list[tuple[Any, float]] | None:
-        """The ``limit`` nearest ``q``, best first, in the in-memory copy of the build's vectors
-        (:mod:`.vector_copy`; scored as :meth:`vector_search` rescores the server's rows), each with its row as
-        :meth:`_vector_rows` reads it, read in one round trip with the build's current version. None when no copy
-        of ``q``'s size is loaded or it is not of that version (a write, from any host, since it was read)."""
+    def _picked_from_copy(self, q: np.ndarray, limit: int, sources: Sequence[str] | None, model: str | None
+                          ) -> tuple[VectorMatrix, list[tuple[str, float]]] | None:
+        """The in-memory copy of the build's vectors of ``q``'s size (:mod:`.vector_copy`) and the ``limit`` nearest
+        ``q`` in it, best first, scored as :meth:`vector_search` rescores the server's rows; None when no copy of
+        that size is loaded, or it is older than a version a search has read since."""
         copy = self._vector_copy.latest(int(q.size)) if self.memory_cache else None
         if copy is None or self._older_than_seen(copy.generation):
             return None
-        hits = copy.search(q, limit, sources, model)
+        return copy, copy.search(q, limit, sources, model)
+
+    def _rows_of_picked(self, conn: Any, copy: VectorMatrix, hits: Sequence[tuple[str, float]]
+                        ) -> list[tuple[Any, float]] | None:
+        """``hits`` (picked from ``copy``) each with its row as :meth:`_vector_rows` reads it, read in one statement
+        with the build's current version; None when that is not the copy's version (a write, from any host, since
+        the copy was read)."""
         ids = [chunk_id for chunk_id, _ in hits]
         nw, nargs = self._build_where()
         read = conn.execute(  # one statement, one snapshot: the build's version and the rows of that version
@@ -1649,12 +1659,12 @@ class PostgresStore:
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
         if not ids:
             return {}
-        copy = self._current_copy(int(np.size(query)))
-        scored = copy.scores_of(query, ids, model) if copy is not None else {}
         kept = self._hit_vectors  # read with the keyword hits: no round trip for them
-        left = [i for i in ids if i not in scored]
-        stored = [_StoredVector(i, kept[i][0], _embedding(kept[i][1], kept[i][2], _sent_vector)) for i in left if i in kept]
-        missing = [i for i in left if i not in kept]
+        stored = [_StoredVector(i, kept[i][0], _embedding(kept[i][1], kept[i][2], _sent_vector)) for i in ids if i in kept]
+        copy = self._current_copy(int(np.size(query)))  # of the version the ranked keyword hits were read at
+        left = [i for i in ids if i not in kept]
+        scored = copy.scores_of(query, left, model) if copy is not None and left else {}
+        missing = left if copy is None else []  # the copy holds every vector of its size that can be scored
         if missing:
             nw, nargs = self._build_where()
             with self._autocommit("reading chunk vectors") as conn:  # the vectors only: no text read out of line
@@ -1853,6 +1863,7 @@ class PostgresStore:
             with contextlib.suppress(Exception):
                 self._drop_builds([new_id])
             raise
+        self._hit_vectors, self._vectors_head = {}, None  # of the build replaced
         self._drop_builds([int(r[0]) for r in old])
 
     def _drop_builds(self, ids: Sequence[int]) -> None:

@@ -12,7 +12,9 @@ version is the one it was read at, so a write from any host is seen by the next 
 
 Every host of a namespace reads its copy again after a write from any of them. So a copy is brought up to date
 rather than read again: each row's version (its ``xmin``) is kept, and only the rows added or rewritten since are
-read, with the list of the build's rows and versions (16 bytes a row, against ~1.5 KB for a 384-dimensional vector).
+read, with the list of the build's rows and versions (~31 bytes a row on the wire, against ~1.5 KB for a
+384-dimensional vector). Many rows written since (a sync that rewrote many files) are read in batches first, each
+on a connection lent for it alone, so the snapshot that makes the copy exact reads only what was written meanwhile.
 """
 
 from __future__ import annotations
@@ -45,14 +47,17 @@ def read_matrix(connection: Callable[[], AbstractContextManager[Any]], schema: s
     """The vectors of ``dims`` dimensions of the build that ``build_where`` (over ``namespaces`` aliased ``n``,
     with ``build_args``) selects in the quoted ``schema``, tagged ``"<build id>:<version>"`` (``"none:0"`` and no
     rows when there is no such build), through connections ``connection()`` lends (in autocommit mode). A first
-    copy is read in batches, each on a connection of its own turn (so searches get one in between), then brought
-    up to date in one read-only snapshot with the rows written meanwhile, as ``previous`` (an earlier copy) is.
-    None when ``stop`` was set meanwhile or the build was replaced twice while reading."""
+    copy is read in batches, each on a connection lent for it alone (so searches get one in between), as are the
+    rows written since ``previous`` (an earlier copy) was read when they are more than a batch; then the copy is
+    made exact in one read-only snapshot, which reads the few rows written meanwhile. None when ``stop`` was set
+    meanwhile or the build was replaced twice while reading."""
     for _ in range(2):
         if previous is None or previous.row_versions is None:
             previous = _read_in_batches(connection, schema, build_where, build_args, dims, stop)
-            if previous is None or previous.row_versions is None:
-                return previous  # stopped, or no build
+        else:
+            previous = _caught_up(connection, schema, dims, stop, previous)
+        if previous is None or previous.row_versions is None:
+            return previous  # stopped, or no build
         with connection() as conn:
             updated = _brought_up_to_date(conn, schema, build_where, build_args, dims, stop, previous)
         if updated is not _REBUILT:
@@ -99,8 +104,34 @@ def _brought_up_to_date(conn: Any, schema: str, build_where: str, build_args: Se
             return _REBUILT
         listed = conn.execute(f"SELECT seq, xmin::text::bigint FROM {schema}.chunks WHERE {_where(int(head[0]), dims)}",
                               binary=True).fetchall()
-        return _updated(conn, schema, int(head[0]), previous, listed, _changed(previous, listed),
+        return _updated(_reader(conn, schema, int(head[0])), previous, listed, _changed(previous, listed),
                         f"{head[0]}:{head[1]}", dims, stop)
+
+
+def _caught_up(connection: Callable[[], AbstractContextManager[Any]], schema: str, dims: int, stop: threading.Event,
+               previous: VectorMatrix) -> VectorMatrix | None:
+    """``previous`` with the rows written to its build since, read outside any snapshot in batches (a connection
+    lent for each) when they are more than one batch, tagged with the build and no version; else ``previous``
+    itself. None when ``stop`` was set."""
+    build = int(previous.generation.split(":")[0])
+    with connection() as conn:
+        listed = conn.execute(f"SELECT seq, xmin::text::bigint FROM {schema}.chunks WHERE {_where(build, dims)}",
+                              binary=True).fetchall()
+    fresh = _changed(previous, listed)
+    if fresh.size <= _BATCH:
+        return previous  # read by the snapshot that makes the copy exact
+
+    def read(seqs: list[int]) -> list[Any]:
+        with connection() as lent:
+            return _reader(lent, schema, build)(seqs)
+
+    return _updated(read, previous, listed, fresh, f"{build}:unread", dims, stop)
+
+
+def _reader(conn: Any, schema: str, build: int) -> Callable[[list[int]], list[Any]]:
+    """Reads the rows (:data:`_COLUMNS`) of the seqs it is given, of build ``build``, on ``conn``."""
+    return lambda seqs: conn.execute(f"SELECT {_COLUMNS} FROM {schema}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
+                                     (build, seqs), binary=True).fetchall()
 
 
 def _where(build: int, dims: int) -> str:
@@ -109,19 +140,22 @@ def _where(build: int, dims: int) -> str:
 
 
 def _changed(previous: VectorMatrix, listed: Sequence[Sequence[int]]) -> np.ndarray:
-    """The seqs of ``listed`` (``seq, version`` of every row now) that ``previous`` does not hold at that version."""
+    """The seqs of ``listed`` (``seq, version`` of every row now) that ``previous`` (rows in seq order) does not
+    hold at that version."""
     seqs = np.fromiter((r[0] for r in listed), dtype=np.int64, count=len(listed))
     versions = np.fromiter((r[1] for r in listed), dtype=np.int64, count=len(listed))
-    held = dict(zip(previous.rowids.tolist(), previous.row_versions.tolist()))  # type: ignore[union-attr]
-    same = np.fromiter((held.get(s) == v for s, v in zip(seqs.tolist(), versions.tolist())), dtype=bool,
-                       count=len(listed))
+    held = previous.rowids
+    at = np.minimum(np.searchsorted(held, seqs), max(0, held.size - 1))
+    same = (held[at] == seqs) & (previous.row_versions[at] == versions) if held.size else \
+        np.zeros(seqs.size, dtype=bool)  # type: ignore[index]
     return seqs[~same]
 
 
-def _updated(conn: Any, schema: str, build: int, previous: VectorMatrix, listed: Sequence[Sequence[int]],
+def _updated(read: Callable[[list[int]], list[Any]], previous: VectorMatrix, listed: Sequence[Sequence[int]],
              fresh: np.ndarray, generation: str, dims: int, stop: threading.Event) -> VectorMatrix | None:
     """``previous`` without the rows no longer ``listed`` (``seq, version`` of every row now), with the rows
-    ``fresh`` (seqs) read now, in seq order, tagged ``generation``. None when ``stop`` was set."""
+    ``fresh`` (seqs) as ``read`` returns them, :data:`_BATCH` at a time, in seq order, tagged ``generation``. None
+    when ``stop`` was set."""
     if not fresh.size and len(listed) == len(previous.ids):  # nothing written since: the same rows, not copied
         return dataclasses.replace(previous, generation=generation)
     fresh_set = set(fresh.tolist())
@@ -132,9 +166,7 @@ def _updated(conn: Any, schema: str, build: int, previous: VectorMatrix, listed:
     for at in range(0, fresh.size, _BATCH):
         if stop.is_set():
             return None
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM {schema}.chunks WHERE ns_id = %s AND seq = ANY(%s)",
-                            (build, fresh[at: at + _BATCH].tolist()), binary=True).fetchall()
-        for picked, vectors in _batches_of(rows, dims):
+        for picked, vectors in _batches_of(read(fresh[at: at + _BATCH].tolist()), dims):
             builder.add_read(picked, vectors, version_at=5)
     return builder.matrix(generation)
 

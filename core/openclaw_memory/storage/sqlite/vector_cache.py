@@ -399,15 +399,16 @@ class MatrixCache:
         self._failed: tuple[str, str] | None = None  # (generation, error) of the last failed load
 
     def get(self, generation: str, dims: int | None = None) -> VectorMatrix | None:
-        """The matrix when it is loaded for ``generation`` (and, given ``dims``, has that many
-        columns or no rows at all); otherwise None."""
+        """The matrix when it is loaded for ``generation`` (and, given ``dims``, holds the vectors of that
+        size); otherwise None."""
         cached = self._matrix
         if cached is None or cached.generation != generation:
             return None
         return cached if dims is None or _of_dims(cached, dims) else None
 
     def latest(self, dims: int | None = None) -> VectorMatrix | None:
-        """The matrix last loaded (whatever its generation), when it has ``dims`` columns (None: any) or no rows."""
+        """The matrix last loaded (whatever its generation), when it holds the vectors of ``dims`` dimensions
+        (None: any size)."""
         cached = self._matrix
         return cached if cached is not None and (dims is None or _of_dims(cached, dims)) else None
 
@@ -429,11 +430,11 @@ class MatrixCache:
             if self._failed is not None and self._failed[0] == gen:
                 return  # retried after the next write
             cached = self._matrix
-            if cached is not None and cached.generation == gen:
+            if cached is not None and cached.generation == gen and _of_dims(cached, dims):
                 return  # loaded while this search ran on the fallback
+            # stale: it answers no search; with ``refresh`` the load brings it up to date (and then lets it go)
             previous = cached if self._refresh and cached is not None and _of_dims(cached, dims) else None
-            if cached is not None and not self._refresh:
-                self._matrix = None  # stale: free it before loading the new copy
+            self._matrix = None
             thread = threading.Thread(target=self._load, args=(gen, dims, previous), name=_THREAD_NAME, daemon=True)
             self._thread = thread
             thread.start()
@@ -492,8 +493,10 @@ class MatrixCache:
 
 
 def _of_dims(matrix: VectorMatrix, dims: int) -> bool:
-    """Whether ``matrix`` has ``dims`` columns or no rows at all."""
-    return matrix.vectors.shape[0] == 0 or matrix.vectors.shape[1] == dims
+    """Whether ``matrix`` holds the vectors of ``dims`` dimensions: it has that many columns, or it is a copy of an
+    index without any vector (:meth:`VectorMatrix.empty`). A copy without rows of another size says nothing of
+    this one's."""
+    return matrix.vectors.shape[1] == dims or matrix.vectors.shape == (0, 0)
 
 
 class MatrixBuilder:
@@ -511,7 +514,7 @@ class MatrixBuilder:
         self._rowids = np.empty(capacity, dtype=np.int64)
         self._sources = np.empty(capacity, dtype=np.int32)
         self._models = np.empty(capacity, dtype=np.int32)
-        self._versions = np.empty(capacity, dtype=np.int64) if versions else None
+        self._versions = np.full(capacity, -1, dtype=np.int64) if versions else None  # -1: unknown, read again
         self._source_names: dict[str, int] = {name: i for i, name in enumerate(sources)}
         self._model_names: dict[str, int] = {name: i for i, name in enumerate(models)}
         self.ids: list[str] = []
@@ -542,8 +545,8 @@ class MatrixBuilder:
         self._rowids[at:end] = [r[0] for r in rows]
         self._sources[at:end] = [self._source_names.setdefault(r[2], len(self._source_names)) for r in rows]
         self._models[at:end] = [self._model_names.setdefault(r[3], len(self._model_names)) for r in rows]
-        if self._versions is not None and version_at is not None:
-            self._versions[at:end] = [r[version_at] for r in rows]
+        if self._versions is not None:
+            self._versions[at:end] = [r[version_at] for r in rows] if version_at is not None else -1
         self.ids.extend(r[1] for r in rows)
 
     def add_kept(self, previous: VectorMatrix, rows: np.ndarray) -> None:
@@ -557,8 +560,8 @@ class MatrixBuilder:
             self._rowids[span] = previous.rowids[block]
             self._sources[span] = previous.source_codes[block]
             self._models[span] = previous.model_codes[block]
-            if self._versions is not None and previous.row_versions is not None:
-                self._versions[span] = previous.row_versions[block]
+            if self._versions is not None:
+                self._versions[span] = previous.row_versions[block] if previous.row_versions is not None else -1
         self.ids.extend(previous.ids[i] for i in rows.tolist())
 
     def matrix(self, generation: str) -> VectorMatrix:
