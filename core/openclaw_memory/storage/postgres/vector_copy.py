@@ -144,11 +144,11 @@ def _changed(previous: VectorMatrix, listed: Sequence[Sequence[int]]) -> np.ndar
     hold at that version."""
     seqs = np.fromiter((r[0] for r in listed), dtype=np.int64, count=len(listed))
     versions = np.fromiter((r[1] for r in listed), dtype=np.int64, count=len(listed))
-    held = previous.rowids
-    at = np.minimum(np.searchsorted(held, seqs), max(0, held.size - 1))
-    same = (held[at] == seqs) & (previous.row_versions[at] == versions) if held.size else \
-        np.zeros(seqs.size, dtype=bool)  # type: ignore[index]
-    return seqs[~same]
+    held, held_versions = previous.rowids, previous.row_versions
+    if not held.size or held_versions is None:
+        return seqs
+    at = np.minimum(np.searchsorted(held, seqs), held.size - 1)
+    return seqs[~((held[at] == seqs) & (held_versions[at] == versions))]
 
 
 def _updated(read: Callable[[list[int]], list[Any]], previous: VectorMatrix, listed: Sequence[Sequence[int]],
