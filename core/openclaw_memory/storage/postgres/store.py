@@ -31,7 +31,8 @@ from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
 from openclaw_memory.storage.postgres.vector_copy import read_matrix
-from openclaw_memory.storage.sqlite.vector_cache import MatrixCache, VectorMatrix, exact_scores, stored_scores, unit_rows
+from openclaw_memory.storage.sqlite.vector_cache import (MatrixCache, VectorMatrix, exact_scores, stored_scores,
+                                                          unit_rows)
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
 from openclaw_memory.text.preparation import FTS_TOKENIZER_ID
 from openclaw_memory.types import Candidate, MemoryFile
@@ -1653,7 +1654,7 @@ class PostgresStore:
             if found == known:
                 return rows, f"{row[0]}:{row[2]}"
             known = self._vector_heads[dims] = found  # a rebuild, or an HNSW index built or dropped meanwhile
-        return rows, f"{row[0]}:{row[2]}"  # the build changed under every try: what the last one found in the build it read
+        return rows, f"{row[0]}:{row[2]}"  # the build changed under every try: what the last one found in it
 
     @_retry_once
     def vector_scores(self, query: np.ndarray, ids: Sequence[str], *, model: str | None = None) -> dict[str, float]:
@@ -1939,7 +1940,8 @@ class PostgresStore:
             driver=f"psycopg {psycopg.__version__}" if psycopg is not None else "psycopg (missing)",
             sqlite_version="", fts_available=True, fts_error=None,
             vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
-            vector_cache=self._vector_copy.state(self._generation_or_none) if self.memory_cache else "off", notes=notes, server_version=self._server_version,
+            vector_cache=self._vector_copy.state(self._generation_or_none) if self.memory_cache else "off",
+            notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
 

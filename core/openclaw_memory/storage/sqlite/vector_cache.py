@@ -44,8 +44,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["BINARY_MIN_CANDIDATES", "BINARY_OVERFETCH", "BINARY_POOL_SHARE", "BINARY_PREFILTER_ROWS", "BinaryCodes",
-           "MatrixBuilder", "MatrixCache", "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores", "matrix_of",
-           "score_margin", "stored_scores", "stored_vectors", "unit_rows", "unit_vectors"]
+           "MatrixBuilder", "MatrixCache", "UnitVectors", "VectorCache", "VectorMatrix", "directions", "exact_scores",
+           "matrix_of", "score_margin", "stored_scores", "stored_vectors", "unit_rows", "unit_vectors"]
 
 log = logging.getLogger(__name__)
 
