@@ -72,6 +72,39 @@ class _VectorStatements:
         monkeypatch.setattr(psycopg.Connection, "execute", counted)
 
 
+def _pair(make_pg_store: MakeStore, rng: np.random.Generator, files: int = 12) -> tuple[PostgresStore, PostgresStore]:
+    """A namespace filled by a writer without a copy (searching with the server's exact scan) and a reader of it
+    with a copy."""
+    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
+    _fill(writer, rng, files=files)
+    return writer, make_pg_store(writer.namespace, memory_cache=True)
+
+
+def _during_batch(monkeypatch: pytest.MonkeyPatch, size: int, at: int, action: Callable[[], None]) -> list[int]:
+    """A copy read ``size`` vectors a batch, ``action`` run as its ``at``-th batch is read; the batches read."""
+    monkeypatch.setattr(vector_copy, "_BATCH", size)
+    batches, read_batch = [0], vector_copy._batches_of
+
+    def counted(rows: Any, dims: int) -> Any:
+        batches[0] += 1
+        if batches[0] == at:
+            action()
+        return read_batch(rows, dims)
+
+    monkeypatch.setattr(vector_copy, "_batches_of", counted)
+    return batches
+
+
+def _served_from_copy(reader: PostgresStore, writer: PostgresStore, rng: np.random.Generator,
+                      monkeypatch: pytest.MonkeyPatch, *, queries: int = 5, limit: int = 30) -> None:
+    """``reader`` answers as ``writer`` (the server's exact scan) does, from its copy: no search of its own on the
+    server."""
+    on_server = _VectorStatements(monkeypatch)
+    for query in rng.standard_normal((queries, DIMS)).astype(np.float32):
+        assert _answers(reader.vector_search(query, limit=limit)) == _answers(writer.vector_search(query, limit=limit))
+    assert on_server.count == queries  # the writer's exact scans only
+
+
 def test_searches_from_the_copy_are_the_servers_answers(make_pg_store: MakeStore,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(7)
@@ -128,9 +161,7 @@ def test_a_write_from_another_host_is_seen_by_the_next_search(make_pg_store: Mak
 def test_a_copy_is_brought_up_to_date_with_the_rows_written_since(make_pg_store: MakeStore,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(12)
-    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
-    _fill(writer, rng)
-    reader = make_pg_store(writer.namespace, memory_cache=True)
+    writer, reader = _pair(make_pg_store, rng)
     q = rng.standard_normal(DIMS).astype(np.float32)
     _warm(reader, q)
     vectors_read: list[tuple[str, Any]] = []
@@ -163,28 +194,18 @@ def test_a_copy_is_brought_up_to_date_with_the_rows_written_since(make_pg_store:
 def test_writes_between_the_batches_of_a_first_load_are_in_the_copy(make_pg_store: MakeStore,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(13)
-    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
-    _fill(writer, rng, files=6)
-    reader = make_pg_store(writer.namespace, memory_cache=True)
-    monkeypatch.setattr(vector_copy, "_BATCH", 40)  # 150 vectors: four batches
-    batches, read_batch = [0], vector_copy._batches_of
+    writer, reader = _pair(make_pg_store, rng, files=6)
 
-    def then_write(rows: Any, dims: int) -> Any:
-        batches[0] += 1
-        if batches[0] == 2:  # another host writes while the copy is read: a rewrite, a deletion, an addition
-            _fill_file(writer, rng, "memory/n1.md", 25, "m")
-            writer.delete_file("memory/n3.md")
-            _fill_file(writer, rng, "memory/added.md", 5, "m")
-        return read_batch(rows, dims)
+    def write() -> None:  # another host writes while the copy is read: a rewrite, a deletion, an addition
+        _fill_file(writer, rng, "memory/n1.md", 25, "m")
+        writer.delete_file("memory/n3.md")
+        _fill_file(writer, rng, "memory/added.md", 5, "m")
 
-    monkeypatch.setattr(vector_copy, "_batches_of", then_write)
-    q = rng.standard_normal(DIMS).astype(np.float32)
-    _warm(reader, q)
+    batches = _during_batch(monkeypatch, 40, 2, write)  # 150 vectors: four batches
+    _warm(reader, rng.standard_normal(DIMS).astype(np.float32))
     assert batches[0] >= 4
-    on_server = _VectorStatements(monkeypatch)
-    for query in rng.standard_normal((8, DIMS)).astype(np.float32):
-        assert _answers(reader.vector_search(query, limit=30)) == _answers(writer.vector_search(query, limit=30))
-    assert on_server.count == 8  # the writer's exact scans only
+    monkeypatch.undo()
+    _served_from_copy(reader, writer, rng, monkeypatch, queries=8)
 
 
 def test_a_hybrid_search_ranks_the_same_with_the_copy(make_pg_store: MakeStore) -> None:
@@ -266,9 +287,7 @@ def test_keyword_hits_read_newest_first_are_scored_with_the_vectors_stored_now(m
 def test_a_row_rewritten_in_place_is_read_again(make_pg_store: MakeStore, pg: Any) -> None:
     """A copy is brought up to date by each row's version (its ``xmin``), not only by its seq."""
     rng = np.random.default_rng(16)
-    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
-    _fill(writer, rng, files=4)
-    reader = make_pg_store(writer.namespace, memory_cache=True)
+    writer, reader = _pair(make_pg_store, rng, files=4)
     q = rng.standard_normal(DIMS).astype(np.float32)
     _warm(reader, q)
     with psycopg.connect(pg.url, autocommit=True) as conn, conn.transaction():  # same seq, a new vector
@@ -291,26 +310,16 @@ def test_a_row_rewritten_in_place_is_read_again(make_pg_store: MakeStore, pg: An
 def test_a_rebuild_swapped_in_while_the_copy_is_read_is_read_instead(make_pg_store: MakeStore,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(17)
-    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
-    _fill(writer, rng, files=4)
-    reader = make_pg_store(writer.namespace, memory_cache=True)
-    monkeypatch.setattr(vector_copy, "_BATCH", 30)
-    batches, read_batch = [0], vector_copy._batches_of
+    writer, reader = _pair(make_pg_store, rng, files=4)
 
-    def then_rebuild(rows: Any, dims: int) -> Any:
-        batches[0] += 1
-        if batches[0] == 2:  # another host rebuilds the namespace while the copy is read
-            with writer.rebuild() as fresh:
-                _fill(fresh, rng, files=3)
-        return read_batch(rows, dims)
+    def rebuild() -> None:  # another host rebuilds the namespace while the copy is read
+        with writer.rebuild() as fresh:
+            _fill(fresh, rng, files=3)
 
-    monkeypatch.setattr(vector_copy, "_batches_of", then_rebuild)
+    _during_batch(monkeypatch, 30, 2, rebuild)
     _warm(reader, rng.standard_normal(DIMS).astype(np.float32))
     monkeypatch.undo()
-    on_server = _VectorStatements(monkeypatch)
-    for query in rng.standard_normal((5, DIMS)).astype(np.float32):
-        assert _answers(reader.vector_search(query, limit=30)) == _answers(writer.vector_search(query, limit=30))
-    assert on_server.count == 5  # the writer's exact scans only
+    _served_from_copy(reader, writer, rng, monkeypatch)
 
 
 def test_many_rows_written_since_are_read_in_batches_outside_the_snapshot(make_pg_store: MakeStore,
@@ -318,9 +327,7 @@ def test_many_rows_written_since_are_read_in_batches_outside_the_snapshot(make_p
     """A sync that rewrote many chunks: a copy is brought up to date a batch per lent connection, and the snapshot
     that makes it exact reads what was written meanwhile only (no search waits for more than a batch)."""
     rng = np.random.default_rng(18)
-    writer = make_pg_store(memory_cache=False, hnsw_min_rows=10**9)
-    _fill(writer, rng, files=6)
-    reader = make_pg_store(writer.namespace, memory_cache=True)
+    writer, reader = _pair(make_pg_store, rng, files=6)
     q = rng.standard_normal(DIMS).astype(np.float32)
     _warm(reader, q)
     for f in (1, 2, 3):
@@ -341,7 +348,4 @@ def test_many_rows_written_since_are_read_in_batches_outside_the_snapshot(make_p
     assert reader.wait_vector_cache(timeout=30)
     monkeypatch.undo()
     assert sum(lent) == 75 and max(lent) <= 10 and sum(in_snapshot) == 0
-    on_server = _VectorStatements(monkeypatch)
-    for query in rng.standard_normal((5, DIMS)).astype(np.float32):
-        assert _answers(reader.vector_search(query, limit=30)) == _answers(writer.vector_search(query, limit=30))
-    assert on_server.count == 5
+    _served_from_copy(reader, writer, rng, monkeypatch)
