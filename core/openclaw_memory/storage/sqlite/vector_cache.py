@@ -444,10 +444,11 @@ class MatrixCache:
         started = time.monotonic()
         try:
             loaded = self._read(dims, self._stop, previous)
-            if loaded is None or self._stop.is_set():
-                return
-            self._matrix = loaded
-            self._failed = None
+            with self._lock:  # close() sets the stop under it: a copy read meanwhile is never kept after close
+                if loaded is None or self._stop.is_set():
+                    return
+                self._matrix = loaded
+                self._failed = None
             log.debug("vector cache for %s loaded: %d vectors in %.2fs", self._label, len(loaded.ids),
                       time.monotonic() - started)
         except Exception as exc:  # noqa: BLE001 - a failed load only means searches stay on the fallback
