@@ -168,7 +168,7 @@ def test_a_copy_is_brought_up_to_date_with_the_rows_written_since(make_pg_store:
     execute = psycopg.Connection.execute
 
     def reading(conn: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if "vector_send" in str(query):
+        if vector_copy._COLUMNS in str(query):  # a read of the copy's rows
             vectors_read.append((str(query), params))
         return execute(conn, query, params, *args, **kwargs)
 
@@ -338,7 +338,7 @@ def test_many_rows_written_since_are_read_in_batches_outside_the_snapshot(make_p
     execute = psycopg.Connection.execute
 
     def reading(conn: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if "vector_send" in str(query):
+        if vector_copy._COLUMNS in str(query):  # a read of the copy's rows
             inside = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
             (in_snapshot if inside else lent).append(len(params[1]))
         return execute(conn, query, params, *args, **kwargs)

@@ -72,6 +72,8 @@ _CHUNK_COLS = "id, path, source, start_line, end_line, hash, model, text, embedd
 _GIN_SCAN = "tsv @@ (SELECT %s::tsquery)"
 #: the columns of a keyword search's candidate (:meth:`PostgresStore._kcand`)
 _KEYWORD_COLS = "seq, id, path, source, start_line, end_line, text"
+#: the columns of a vector search's rows (:meth:`PostgresStore._vcand`)
+_VECTOR_ROW_COLS = f"{_KEYWORD_COLS}, embedding"
 #: read after them: the candidate's stored vector, in its binary form (decoded when scored:
 #: :meth:`PostgresStore._keep_vectors`)
 _VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
@@ -1506,17 +1508,17 @@ class PostgresStore:
         if limit <= 0 or q.size == 0 or not _finite(q) or not np.any(q):
             return []  # a zero or non-finite query has no direction: nothing is similar to it
         dims = int(q.size)
-        filt, args = "", []
-        if sources:
-            filt += " AND source = ANY(%s)"
-            args.append(list(sources))
-        if model is not None:
-            filt += " AND model = %s"
-            args.append(model)
         picked = self._picked_from_copy(q, limit, sources, model)  # before taking a connection: numpy's part
         with self._autocommit("vector search") as conn:
             ranked = self._rows_of_picked(conn, *picked) if picked is not None else None
             if ranked is None:
+                filt, args = "", []
+                if sources:
+                    filt += " AND source = ANY(%s)"
+                    args.append(list(sources))
+                if model is not None:
+                    filt += " AND model = %s"
+                    args.append(model)
                 rows, seen = self._vector_rows(conn, q, limit, filt, args)
         if ranked is not None:
             return [self._vcand(row, score, pos) for pos, (row, score) in enumerate(ranked, start=1)]
@@ -1564,9 +1566,9 @@ class PostgresStore:
         ids = [chunk_id for chunk_id, _ in hits]
         nw, nargs = self._build_where()
         read = conn.execute(  # one statement, one snapshot: the build's version and the rows of that version
-            f"SELECT n.id, n.version, c.seq, c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.embedding "
-            f"FROM {self._s}.namespaces n LEFT JOIN {self._s}.chunks c ON c.ns_id = n.id AND c.id = ANY(%s) "
-            f"WHERE {nw}", [ids, *nargs], binary=True).fetchall()
+            f"SELECT h.id, h.version, c.* FROM (SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}) h "
+            f"LEFT JOIN LATERAL (SELECT {_VECTOR_ROW_COLS} FROM {self._s}.chunks WHERE ns_id = h.id AND id = ANY(%s)) c "
+            "ON TRUE", [*nargs, ids], binary=True).fetchall()
         if read:
             self._vectors_at(int(read[0][0]), int(read[0][1]))
         if (f"{read[0][0]}:{read[0][1]}" if read else "none:0") != copy.generation:
@@ -1626,7 +1628,7 @@ class PostgresStore:
         for _ in range(3):  # builds swapped or HNSW indexes built meanwhile: searched again with what was read
             ns, indexed = known
             hnsw = indexed and not self.exact
-            cols = "seq, id, path, source, start_line, end_line, text, embedding"
+            cols = _VECTOR_ROW_COLS
             # a sort disabled: the planner walks the HNSW index even where its cost model prefers sorting a scan
             # (a few thousand rows), so the index is what searches from hnsw_min_rows
             settings = {"hnsw.ef_search": str(self.ef_search or default_ef_search(limit)),

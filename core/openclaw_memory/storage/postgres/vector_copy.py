@@ -33,12 +33,10 @@ __all__ = ["read_matrix"]
 
 #: rows fetched per batch while reading the copy; a close() stops the read between two batches
 _BATCH = 2048
-#: the bytes ahead of the values in a vector's binary form (``vector_send``): its dimension and a reserved word
-_HEADER = 4
 #: what :func:`_brought_up_to_date` returns when another build is active than the copy's
 _REBUILT = object()
 #: the columns a copy is read from; the last is the row's version
-_COLUMNS = "seq, id, source, model, vector_send(embedding), xmin::text::bigint"
+_COLUMNS = "seq, id, source, model, embedding, xmin::text::bigint"
 
 
 def read_matrix(connection: Callable[[], AbstractContextManager[Any]], schema: str, build_where: str,
@@ -172,11 +170,9 @@ def _updated(read: Callable[[list[int]], list[Any]], previous: VectorMatrix, lis
 
 
 def _batches_of(rows: Sequence[Any], dims: int) -> Iterator[tuple[list[Any], UnitVectors]]:
-    """``rows`` (:data:`_COLUMNS`) of ``dims``-dimensional vectors, with their unit vectors (none when empty)."""
-    width = _HEADER + 4 * int(dims)
-    picked = [r for r in rows if len(r[4]) == width]  # the dims column says the size; a vector says it again
-    if not picked:
-        return
-    sent = np.frombuffer(b"".join(r[4] for r in picked), dtype=np.uint8).reshape(len(picked), width)
-    values = sent[:, _HEADER:].copy().view(">f4").astype(np.float32)  # big-endian, as the driver decodes it
-    yield picked, UnitVectors(*unit_rows(values))
+    """``rows`` (:data:`_COLUMNS`, the vector as pgvector's loader gives it) of ``dims``-dimensional vectors, with
+    their unit vectors (none when empty)."""
+    vectors = [r[4].to_numpy() for r in rows]
+    picked = [i for i, v in enumerate(vectors) if v.shape[0] == dims]  # the dims column says the size; so does it
+    if picked:
+        yield [rows[i] for i in picked], UnitVectors(*unit_rows(np.stack([vectors[i] for i in picked])))
