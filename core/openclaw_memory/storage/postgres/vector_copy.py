@@ -100,10 +100,8 @@ def _brought_up_to_date(conn: Any, schema: str, build_where: str, build_args: Se
             return VectorMatrix.empty("none:0")
         if previous.generation.split(":")[0] != str(head[0]):
             return _REBUILT
-        listed = conn.execute(f"SELECT seq, xmin::text::bigint FROM {schema}.chunks WHERE {_where(int(head[0]), dims)}",
-                              binary=True).fetchall()
-        return _updated(_reader(conn, schema, int(head[0])), previous, listed, _changed(previous, listed),
-                        f"{head[0]}:{head[1]}", dims, stop)
+        kept, fresh = _changed(previous, _listed(conn, schema, int(head[0]), dims))
+        return _updated(_reader(conn, schema, int(head[0])), previous, kept, fresh, f"{head[0]}:{head[1]}", dims, stop)
 
 
 def _caught_up(connection: Callable[[], AbstractContextManager[Any]], schema: str, dims: int, stop: threading.Event,
@@ -113,9 +111,7 @@ def _caught_up(connection: Callable[[], AbstractContextManager[Any]], schema: st
     itself. None when ``stop`` was set."""
     build = int(previous.generation.split(":")[0])
     with connection() as conn:
-        listed = conn.execute(f"SELECT seq, xmin::text::bigint FROM {schema}.chunks WHERE {_where(build, dims)}",
-                              binary=True).fetchall()
-    fresh = _changed(previous, listed)
+        kept, fresh = _changed(previous, _listed(conn, schema, build, dims))
     if fresh.size <= _BATCH:
         return previous  # read by the snapshot that makes the copy exact
 
@@ -123,7 +119,7 @@ def _caught_up(connection: Callable[[], AbstractContextManager[Any]], schema: st
         with connection() as lent:
             return _reader(lent, schema, build)(seqs)
 
-    return _updated(read, previous, listed, fresh, f"{build}:unread", dims, stop)
+    return _updated(read, previous, kept, fresh, f"{build}:unread", dims, stop)
 
 
 def _reader(conn: Any, schema: str, build: int) -> Callable[[list[int]], list[Any]]:
@@ -137,30 +133,34 @@ def _where(build: int, dims: int) -> str:
     return f"ns_id = {int(build)} AND dims = {int(dims)} AND embedding IS NOT NULL"
 
 
-def _changed(previous: VectorMatrix, listed: Sequence[Sequence[int]]) -> np.ndarray:
-    """The seqs of ``listed`` (``seq, version`` of every row now) that ``previous`` (rows in seq order) does not
-    hold at that version."""
+def _listed(conn: Any, schema: str, build: int, dims: int) -> list[Any]:
+    """``seq, version`` of each row of the build's vectors of ``dims`` dimensions now."""
+    return conn.execute(f"SELECT seq, xmin::text::bigint FROM {schema}.chunks WHERE {_where(build, dims)}",
+                        binary=True).fetchall()
+
+
+def _changed(previous: VectorMatrix, listed: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The seqs of ``listed`` (``seq, version`` of every row now) that ``previous`` (rows in seq order) holds at
+    that version, and the others."""
     seqs = np.fromiter((r[0] for r in listed), dtype=np.int64, count=len(listed))
     versions = np.fromiter((r[1] for r in listed), dtype=np.int64, count=len(listed))
     held, held_versions = previous.rowids, previous.row_versions
     if not held.size or held_versions is None:
-        return seqs
+        return seqs[:0], seqs
     at = np.minimum(np.searchsorted(held, seqs), held.size - 1)
-    return seqs[~((held[at] == seqs) & (held_versions[at] == versions))]
+    same = (held[at] == seqs) & (held_versions[at] == versions)
+    return seqs[same], seqs[~same]
 
 
-def _updated(read: Callable[[list[int]], list[Any]], previous: VectorMatrix, listed: Sequence[Sequence[int]],
-             fresh: np.ndarray, generation: str, dims: int, stop: threading.Event) -> VectorMatrix | None:
-    """``previous`` without the rows no longer ``listed`` (``seq, version`` of every row now), with the rows
-    ``fresh`` (seqs) as ``read`` returns them, :data:`_BATCH` at a time, in seq order, tagged ``generation``. None
-    when ``stop`` was set."""
-    if not fresh.size and len(listed) == len(previous.ids):  # nothing written since: the same rows, not copied
+def _updated(read: Callable[[list[int]], list[Any]], previous: VectorMatrix, kept: np.ndarray, fresh: np.ndarray,
+             generation: str, dims: int, stop: threading.Event) -> VectorMatrix | None:
+    """``previous``'s rows ``kept`` (seqs) with the rows ``fresh`` (seqs) as ``read`` returns them, :data:`_BATCH`
+    at a time, in seq order, tagged ``generation``. None when ``stop`` was set."""
+    if not fresh.size and kept.size == len(previous.ids):  # nothing written since: the same rows, not copied
         return dataclasses.replace(previous, generation=generation)
-    fresh_set = set(fresh.tolist())
-    kept_seqs = np.array([r[0] for r in listed if r[0] not in fresh_set], dtype=np.int64)
-    builder = MatrixBuilder(len(listed), dims, versions=True, sources=previous.source_names,
+    builder = MatrixBuilder(kept.size + fresh.size, dims, versions=True, sources=previous.source_names,
                             models=previous.model_names)
-    builder.add_kept(previous, np.searchsorted(previous.rowids, np.sort(kept_seqs)))
+    builder.add_kept(previous, np.searchsorted(previous.rowids, np.sort(kept)))
     for at in range(0, fresh.size, _BATCH):
         if stop.is_set():
             return None
