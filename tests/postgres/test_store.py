@@ -140,6 +140,38 @@ def test_a_chunk_keeps_its_tokens_in_its_row_and_its_vector_out_of_line(pg: Any)
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def test_upgrading_a_version_3_schema_waits_for_no_reader(pg: Any) -> None:
+    """Upgrading to version 4 locks nothing exclusively: another host reading the chunks keeps reading, and the open
+    neither waits for it nor holds its searches behind an exclusive lock."""
+    schema = "ocm_v3_" + pg.namespace().replace("-", "_")
+    try:
+        s = PostgresStore(pg.url, namespace="n", schema=schema)
+        s.replace_file(_file("a.md"), [_chunk("1", "a.md", "heron pelican")])
+        s.close()
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'UPDATE "{schema}".schema_version SET version = 3')
+        opened: list[PostgresStore] = []
+        with psycopg.connect(pg.url) as busy:  # a transaction reading the chunks stays open meanwhile
+            busy.execute(f'SELECT count(*) FROM "{schema}".chunks')
+            opening = threading.Thread(target=lambda: opened.append(PostgresStore(pg.url, namespace="n",
+                                                                                  schema=schema)), daemon=True)
+            opening.start()
+            opening.join(timeout=10)
+            waited = opening.is_alive()
+        opening.join(timeout=30)  # the reader is gone: an open that waited ends now
+        for store in opened:
+            store.close()
+        assert not waited
+        with psycopg.connect(pg.url) as conn:
+            assert conn.execute(f'SELECT version FROM "{schema}".schema_version').fetchall() == [(SCHEMA_VERSION,)]
+        s = PostgresStore(pg.url, namespace="n", schema=schema)
+        assert [c.id for c, _ in s.keyword_search('"heron"', limit=5)] == ["1"]
+        s.close()
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @LOCAL_ONLY
 def test_the_password_of_the_url_never_shows(pg: Any) -> None:
     base = pg.url

@@ -73,15 +73,9 @@ _V3 = """
 CREATE INDEX IF NOT EXISTS terms_prefix ON {s}.terms(ns_id, term text_pattern_ops);
 """
 
-#: only the table's owner may change a column's storage: another role upgrading the schema leaves it as it is
-#: (a layout for speed, not for correctness)
-_V4 = """
-DO $$ BEGIN
-  IF pg_has_role((SELECT relowner FROM pg_class WHERE oid = '{s}.chunks'::regclass), 'USAGE') THEN
-    ALTER TABLE {s}.chunks ALTER COLUMN embedding SET STORAGE MAIN;
-  END IF;
-END $$;
-"""
+#: v4 had kept the vector in the row: the layout below replaces it, so the step only moves the version on (its
+#: ALTER TABLE, an exclusive lock, waited for every open transaction on the chunks and held every host's searches)
+_V4 = ""
 
 #: migration i (1-based) brings the schema from version i-1 to i
 _MIGRATIONS = [_V1, _V2, _V3, _V4]
@@ -137,7 +131,8 @@ def migrate(conn: Any, schema: str, *, read_only: bool = False) -> int:
                  "once with a role that has")
         conn.execute(f"CREATE TABLE IF NOT EXISTS {quoted}.schema_version (version int NOT NULL)")
         for version in range(found + 1, SCHEMA_VERSION + 1):
-            conn.execute(_MIGRATIONS[version - 1].format(s=quoted))
+            if _MIGRATIONS[version - 1]:
+                conn.execute(_MIGRATIONS[version - 1].format(s=quoted))
         conn.execute(f"DELETE FROM {quoted}.schema_version")  # one row: the version the schema is at
         conn.execute(f"INSERT INTO {quoted}.schema_version(version) VALUES (%s)", (SCHEMA_VERSION,))
     conn.execute(_LAYOUT.format(s=quoted))
