@@ -32,8 +32,16 @@ from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, 
 from openclaw_memory.text.entries import parse_blocks
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
 from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
-from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
-from openclaw_memory.files.discovery import read_memory_text
+from openclaw_memory.consolidation.writer import (
+    MemoryChanged,
+    Plan,
+    append_only,
+    compose,
+    digest,
+    read_memory,
+    readable,
+    rewrite_memory,
+)
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.redaction import redact
 
@@ -92,7 +100,7 @@ class _Sweep:
 
     @property
     def entries(self) -> list[str]:
-        return [block.text for block in parse_blocks(self.memory_text) if block.entry]
+        return [readable(block.text) for block in parse_blocks(self.memory_text) if block.entry]
 
 
 def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
@@ -100,7 +108,7 @@ def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
 
 
 def _read_memory(workspace: Path) -> str:
-    return read_memory_text(workspace / _MEMORY, workspace) or ""
+    return read_memory(workspace, _MEMORY)
 
 
 def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
@@ -132,8 +140,8 @@ def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decisi
 
 
 def _diff(before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        "MEMORY.md (before)", "MEMORY.md (after)"))
+    return readable("".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                                 "MEMORY.md (before)", "MEMORY.md (after)")))
 
 
 def _report(sweep: _Sweep, plan: Plan, decisions: list[Decision], applied: bool) -> ConsolidationReport:

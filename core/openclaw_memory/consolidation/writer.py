@@ -21,11 +21,14 @@ from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
 from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
 
-__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "rewrite_memory"]
+__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "read_memory", "readable",
+           "rewrite_memory"]
 
 _HIGHLIGHT_CHARS = 120
+_BOM = "\ufeff"
 
 
 @dataclass
@@ -47,8 +50,14 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
+def readable(text: str) -> str:
+    """``text`` with the bytes :func:`read_memory` kept from a file that is not UTF-8 shown as U+FFFD
+    (for a prompt, a diff, DREAMS.md)."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
 def _short(text: str) -> str:
-    return one_line(text, _HIGHLIGHT_CHARS)
+    return one_line(readable(text), _HIGHLIGHT_CHARS)
 
 
 def _entry(candidate: Candidate, decision: Decision | None, settings: DreamingConfig) -> str:
@@ -148,16 +157,25 @@ class MemoryChanged(Exception):
     """MEMORY.md is not what the sweep planned against (edited meanwhile)."""
 
 
+def read_memory(workspace: Path, rel: str = "MEMORY.md") -> str:
+    """The text of ``rel`` as :func:`rewrite_memory` compares it ("" when missing): without a
+    leading byte-order mark, bytes that are not UTF-8 kept as they are (surrogate escapes), so
+    every line a rewrite does not change is written back byte for byte."""
+    return read_memory_text(workspace / rel, workspace, keep_undecodable=True) or ""
+
+
 def rewrite_memory(workspace: Path, expected: str, new_text: str, *, rel: str = "MEMORY.md") -> None:
     """Replace ``rel`` with ``new_text`` atomically (old or new, never half), under its append
-    lock, only if it still reads ``expected``; raises :class:`MemoryChanged` otherwise.
+    lock, only if it still reads ``expected`` (as :func:`read_memory` reads it); raises
+    :class:`MemoryChanged` otherwise. A byte-order mark the file starts with is kept.
 
     The one place consolidation and undo write MEMORY.md."""
     expected_digest = digest(expected)
 
     def change(current: str | None) -> str:
-        if digest(current or "") != expected_digest:
+        mark = _BOM if (current or "").startswith(_BOM) else ""
+        if digest((current or "")[len(mark):]) != expected_digest:
             raise MemoryChanged(rel)
-        return new_text
+        return mark + new_text if new_text.strip() else new_text
 
     rewrite_file(workspace, rel, change, create=True)
