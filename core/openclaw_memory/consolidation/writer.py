@@ -23,6 +23,7 @@ from openclaw_memory.consolidation.decisions import Decision
 from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
+from openclaw_memory.text.provenance import mark_origin, origin_of
 
 __all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "read_memory", "readable",
            "rewrite_memory"]
@@ -61,10 +62,13 @@ def _short(text: str) -> str:
 
 
 def _entry(candidate: Candidate, decision: Decision | None, settings: DreamingConfig) -> str:
+    """The promoted entry of ``candidate``; it keeps the origin of a note it did not write by hand."""
     triggers = decision.triggers if decision else []
     importance = decision.importance if decision else 5
-    return render_entry(candidate.text, candidate.source, triggers=triggers, importance=importance,
+    line = render_entry(candidate.text, candidate.source, triggers=triggers, importance=importance,
                         max_chars=settings.max_entry_chars)
+    origin = origin_of(candidate.text)
+    return line if origin == "owner" else mark_origin(line, origin)
 
 
 def _with_section(text: str, lines: Sequence[str], today: date) -> str:
