@@ -89,14 +89,34 @@ def build_prompt(entries: Sequence[str], candidates: Sequence[Candidate]) -> str
     return "\n".join(lines) + "\n"
 
 
+def _json_objects(answer: str) -> tuple[list[dict[str, object]], json.JSONDecodeError | None]:
+    """The JSON objects in ``answer`` outside one another, in order, and the first error met."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, object]] = []
+    error: json.JSONDecodeError | None = None
+    start = answer.find("{")
+    while start >= 0:
+        try:
+            value, end = decoder.raw_decode(answer, start)
+        except json.JSONDecodeError as exc:
+            error, end = error or exc, start + 1
+        else:
+            if isinstance(value, dict):
+                found.append(value)
+        start = answer.find("{", end)
+    return found, error
+
+
 def _json_object(answer: str) -> object:
-    start, end = answer.find("{"), answer.rfind("}")
-    if start < 0 or end <= start:
+    """The answer's decisions object: the last JSON object holding ``decisions`` (a model that
+    reasons before answering may show braces first), else the last object at all."""
+    found, error = _json_objects(answer)
+    if not found:
+        if error is not None:
+            raise InvalidDecisions(f"the model's answer is not valid JSON: {error}")
         raise InvalidDecisions("the model's answer holds no JSON object")
-    try:
-        return json.loads(answer[start: end + 1])
-    except json.JSONDecodeError as exc:
-        raise InvalidDecisions(f"the model's answer is not valid JSON: {exc}") from None
+    with_decisions = [value for value in found if "decisions" in value]
+    return (with_decisions or found)[-1]
 
 
 def parse_decisions(answer: str, *, entry_count: int, candidates: Sequence[Candidate]) -> list[Decision]:
