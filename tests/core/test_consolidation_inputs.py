@@ -88,3 +88,15 @@ def test_the_decisions_after_a_thinking_models_reasoning_are_the_ones_applied(ws
     assert report.mode == "rewrite" and report.fallback_reason is None
     text = (ws / "MEMORY.md").read_text()
     assert "Fridays only" in text and "PostgreSQL" not in text and "Carol" not in text
+
+
+def test_a_memory_md_with_windows_line_endings_keeps_them_and_one_promoted_heading_a_day(ws: Path) -> None:
+    (ws / "MEMORY.md").write_bytes(MEMORY.replace("\n", "\r\n").encode())
+    consolidate(config_for(ws), scripted(ADD_C1), today=TODAY)
+    merge = {"decisions": [{"op": "merge", "candidate": "C1", "entry": "E1"},
+                           {"op": "add", "candidate": "C2"}]}
+    consolidate(config_for(ws), scripted(merge), today=TODAY)
+    after = (ws / "MEMORY.md").read_bytes()
+    assert after.startswith(MEMORY.replace("\n", "\r\n").encode().split(b"\r\n- Deploys")[0])
+    assert after.count(b"\n") == after.count(b"\r\n") and after.count(b"## Promoted 2026-11-27") == 1
+    assert b"PostgreSQL" in after and b"Carol" in after

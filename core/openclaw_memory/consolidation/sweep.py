@@ -41,6 +41,7 @@ from openclaw_memory.consolidation.writer import (
     read_memory,
     readable,
     rewrite_memory,
+    with_newlines_of,
 )
 from openclaw_memory.errors import OpenClawMemoryError
 from openclaw_memory.redaction import redact
@@ -126,6 +127,12 @@ def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
 
 
 def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
+    plan, decisions = _planned(sweep, answer)
+    plan.text = with_newlines_of(sweep.memory_text, plan.text)
+    return plan, decisions
+
+
+def _planned(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
     settings = sweep.config.dreaming
     live = rehydrate(sweep.workspace, sweep.candidates, sweep.counts)  # before writing: drop what changed
     if isinstance(answer, BaseException):  # the reason goes to DREAMS.md: no secret in it

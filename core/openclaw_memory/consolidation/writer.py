@@ -26,7 +26,7 @@ from openclaw_memory.files.memory_writes import rewrite_file
 from openclaw_memory.text.provenance import mark_origin, origin_of
 
 __all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "read_memory", "readable",
-           "rewrite_memory"]
+           "rewrite_memory", "with_newlines_of"]
 
 _HIGHLIGHT_CHARS = 120
 _BOM = "\ufeff"
@@ -74,9 +74,17 @@ def _entry(candidate: Candidate, decision: Decision | None, settings: DreamingCo
 def _with_section(text: str, lines: Sequence[str], today: date) -> str:
     heading = f"## Promoted {today.isoformat()}"
     body = text if not text or text.endswith("\n") else text + "\n"
-    if heading not in text.split("\n"):
+    if heading not in (line.rstrip("\r") for line in text.split("\n")):
         body += ("\n" if body else "") + heading + "\n\n"
     return body + "\n".join(lines) + "\n"
+
+
+def with_newlines_of(before: str, after: str) -> str:
+    """``after`` (``before`` with lines changed and added) ending its lines as ``before`` does
+    when every line of ``before`` ends with ``"\\r\\n"``; otherwise ``after`` as it is."""
+    if "\r\n" not in before or before.count("\n") != before.count("\r\n"):
+        return after
+    return after.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def allowed_loss(prior_entries: int, fraction: float) -> int:
