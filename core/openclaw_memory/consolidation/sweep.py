@@ -38,6 +38,7 @@ from openclaw_memory.consolidation.writer import (
     append_only,
     compose,
     digest,
+    edit_memory,
     read_memory,
     readable,
     rewrite_memory,
@@ -317,18 +318,21 @@ def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
     config = _config(memory)
     source, text = resolve(config, what)
     forgotten_set(state_dir(config)).add(source, text)
-    workspace = config.resolved_workspace()
-    for _ in range(_ATTEMPTS):
-        before = _read_memory(workspace)
+    removed = 0
+    preimages: list[Path] = []
+
+    def change(before: str) -> str | None:  # under MEMORY.md's lock: no edit or append in between
+        nonlocal removed
         after, removed = without(before, source, text)
         if not removed:
-            return 0
-        preimage = _save_preimage(config, before, after)
-        try:
-            rewrite_memory(workspace, before, after)
-        except MemoryChanged:
+            return None
+        preimages.append(_save_preimage(config, before, after))
+        return after
+
+    try:
+        edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
+    except BaseException:
+        for preimage in preimages:
             preimage.unlink(missing_ok=True)
-            continue
-        return removed
-    raise OpenClawMemoryError("MEMORY.md kept changing while forgetting; the memory is recorded as forgotten but "
-                              "still in MEMORY.md: try again")
+        raise
+    return removed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -25,7 +25,7 @@ from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
 from openclaw_memory.text.provenance import mark_origin, origin_of
 
-__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "read_memory", "readable",
+__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "edit_memory", "read_memory", "readable",
            "rewrite_memory", "with_newlines_of"]
 
 _HIGHLIGHT_CHARS = 120
@@ -176,18 +176,33 @@ def read_memory(workspace: Path, rel: str = "MEMORY.md") -> str:
     return read_memory_text(workspace / rel, workspace, keep_undecodable=True) or ""
 
 
+def edit_memory(workspace: Path, change: Callable[[str], str | None], *, rel: str = "MEMORY.md",
+                create: bool = False) -> bool:
+    """Replace ``rel`` atomically (old or new, never half) with what ``change`` makes of its text
+    (as :func:`read_memory` reads it; None leaves the file alone), holding its append lock from
+    the read to the replace; returns whether it changed. A byte-order mark the file starts with
+    is kept. A missing file is seen as "" when ``create``, else left alone."""
+
+    def edit(current: str | None) -> str | None:
+        mark = _BOM if (current or "").startswith(_BOM) else ""
+        new_text = change((current or "")[len(mark):])
+        if new_text is None:
+            return None
+        return mark + new_text if new_text.strip() else new_text
+
+    return rewrite_file(workspace, rel, edit, create=create)
+
+
 def rewrite_memory(workspace: Path, expected: str, new_text: str, *, rel: str = "MEMORY.md") -> None:
-    """Replace ``rel`` with ``new_text`` atomically (old or new, never half), under its append
-    lock, only if it still reads ``expected`` (as :func:`read_memory` reads it); raises
-    :class:`MemoryChanged` otherwise. A byte-order mark the file starts with is kept.
+    """Replace ``rel`` with ``new_text`` as :func:`edit_memory` does, only if it still reads
+    ``expected``; raises :class:`MemoryChanged` otherwise.
 
     The one place consolidation and undo write MEMORY.md."""
     expected_digest = digest(expected)
 
-    def change(current: str | None) -> str:
-        mark = _BOM if (current or "").startswith(_BOM) else ""
-        if digest((current or "")[len(mark):]) != expected_digest:
+    def change(current: str) -> str:
+        if digest(current) != expected_digest:
             raise MemoryChanged(rel)
-        return mark + new_text if new_text.strip() else new_text
+        return new_text
 
-    rewrite_file(workspace, rel, change, create=True)
+    edit_memory(workspace, change, rel=rel, create=True)
