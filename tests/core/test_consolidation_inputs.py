@@ -100,3 +100,17 @@ def test_a_memory_md_with_windows_line_endings_keeps_them_and_one_promoted_headi
     assert after.startswith(MEMORY.replace("\n", "\r\n").encode().split(b"\r\n- Deploys")[0])
     assert after.count(b"\n") == after.count(b"\r\n") and after.count(b"## Promoted 2026-11-27") == 1
     assert b"PostgreSQL" in after and b"Carol" in after
+
+
+def test_notes_commented_out_over_several_lines_are_neither_promoted_nor_offered_as_entries(ws: Path) -> None:
+    (ws / "MEMORY.md").write_text(MEMORY + "<!--\n- The old VPN password hint is blue cat.\n-->\n")
+    (ws / NOTE_PATH).write_text("# 2026-11-26\n\n<!-- retracted, it was wrong:\n"
+                                "- Deploys happen on Mondays from now on.\n-->\n"
+                                "- Carol prefers answers in French when she writes in French.\n")
+    model = scripted("garbage")  # append-only: every candidate is promoted
+    consolidate(config_for(ws), model, today=TODAY)
+    text = (ws / "MEMORY.md").read_text()
+    assert "Carol prefers" in text and "Mondays" not in text and "retracted" not in text
+    entries = model.prompts[0].split("## Current MEMORY.md entries")[1].split("## Candidates")[0]
+    assert "<!--" not in entries and "VPN" not in entries
+    assert text.startswith(MEMORY + "<!--\n- The old VPN password hint is blue cat.\n-->\n")
