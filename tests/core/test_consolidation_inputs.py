@@ -114,3 +114,15 @@ def test_notes_commented_out_over_several_lines_are_neither_promoted_nor_offered
     entries = model.prompts[0].split("## Current MEMORY.md entries")[1].split("## Candidates")[0]
     assert "<!--" not in entries and "VPN" not in entries
     assert text.startswith(MEMORY + "<!--\n- The old VPN password hint is blue cat.\n-->\n")
+
+
+def test_a_very_long_line_is_shown_to_the_model_as_it_would_be_written_not_whole(ws: Path) -> None:
+    log_line = "- Pasted build log: " + " ".join(f"step-{i} ok" for i in range(40_000))  # ~400 KB on one line
+    (ws / "MEMORY.md").write_text(MEMORY + "- Notes on the release: " + "checked " * 1_500 + "\n")
+    (ws / NOTE_PATH).write_text(NOTE + log_line + "\n")
+    model = scripted({"decisions": [{"op": "add", "candidate": "C4"}]})
+    consolidate(config_for(ws, max_entry_chars=300), model, today=TODAY)
+    assert len(model.prompts[0]) < 6_000  # a model with a small context still sees the instructions and ids
+    assert "step-0 ok" in model.prompts[0] and "Carol prefers" in model.prompts[0]
+    promoted = [line for line in (ws / "MEMORY.md").read_text().split("\n") if "Pasted build log" in line]
+    assert len(promoted) == 1 and len(promoted[0]) < 400

@@ -123,7 +123,7 @@ def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
     signals = RecallSignals(state_dir(config) / "recalls.sqlite")
     gated = rehydrate(workspace, gate_candidates(found, signals, config.dreaming, counts), counts)
     sweep = _Sweep(config, workspace, day, memory_text, gated, counts, "")
-    sweep.prompt = build_prompt(sweep.entries, gated)
+    sweep.prompt = build_prompt(sweep.entries, gated, max_chars=config.dreaming.max_entry_chars)
     return sweep
 
 
