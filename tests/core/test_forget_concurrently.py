@@ -41,3 +41,19 @@ def test_parallel_forgets_each_remove_their_entry_and_are_all_remembered(tmp_pat
     assert (ws / "MEMORY.md").read_text() == "# Memory\n\n- Kept.\n"
     report = consolidate(config, scripted("garbage"), today=TODAY)  # append-only would take every candidate
     assert report.counts.forgotten == len(ITEMS) and "retired" not in (ws / "MEMORY.md").read_text()
+
+
+def test_forgetting_a_cut_promoted_entry_by_its_text_keeps_its_long_note_out_for_good(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n")
+    long_note = "- The migration plan for the billing service: " + "then move one more table, " * 40 + "done."
+    (ws / "memory" / "2026-11-26.md").write_text(long_note + "\n")
+    config = config_for(ws)
+    consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C1"}]}), today=TODAY)
+    entry = next(line for line in (ws / "MEMORY.md").read_text().split("\n") if "billing" in line)
+    assert "…" in entry  # cut to max_entry_chars
+    shown = entry.split(" — Source:")[0]  # the entry's text as a search shows it to the agent
+    assert forget(config, shown) == 1
+    report = consolidate(config, scripted("garbage"), today=TODAY)  # append-only would take every candidate
+    assert "billing" not in (ws / "MEMORY.md").read_text() and report.counts.forgotten == 1

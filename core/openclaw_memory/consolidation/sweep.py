@@ -29,7 +29,7 @@ from openclaw_memory.consolidation.candidates import (
     rehydrate,
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
-from openclaw_memory.text.entries import parse_blocks
+from openclaw_memory.text.entries import parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
 from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import (
@@ -313,13 +313,16 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
 def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
     """Forget a memory: ``what`` is its text or its source (``memory/2026-11-26.md#L3-L3``). The
     entries of MEMORY.md that hold that text or cite that source are removed (a preimage is kept,
-    so :func:`undo` brings them back), and the source and text are recorded so no later sweep
-    promotes them again. Returns how many MEMORY.md entries were removed."""
+    so :func:`undo` brings them back), and the source and text are recorded, with the sources the
+    removed entries cite, so no later sweep promotes them again. Returns how many MEMORY.md
+    entries were removed."""
     config = _config(memory)
     source, text = resolve(config, what)
-    forgotten_set(state_dir(config)).add(source, text)
+    forgotten = forgotten_set(state_dir(config))
+    forgotten.add(source, text)
     removed = 0
     preimages: list[Path] = []
+    cited: set[str] = set()
 
     def change(before: str) -> str | None:  # under MEMORY.md's lock: no edit or append in between
         nonlocal removed
@@ -327,6 +330,7 @@ def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
         if not removed:
             return None
         preimages.append(_save_preimage(config, before, after))
+        cited.update(source_refs(before) - source_refs(after))  # the notes of a cut entry, say
         return after
 
     try:
@@ -335,4 +339,6 @@ def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
         for preimage in preimages:
             preimage.unlink(missing_ok=True)
         raise
+    for reference in sorted(cited - {source}):
+        forgotten.add(reference, None)
     return removed
