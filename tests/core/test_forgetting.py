@@ -1,5 +1,6 @@
-"""Forgetting several memories at once, as an agent's parallel tool calls do (LangGraph's ToolNode
-runs them in threads): every one is removed from MEMORY.md and recorded as forgotten."""
+"""Forgetting: several memories at once, as an agent's parallel tool calls do (LangGraph's ToolNode
+runs them in threads), and a promoted entry named by its text; each is removed from MEMORY.md and
+never promoted again."""
 
 from __future__ import annotations
 
