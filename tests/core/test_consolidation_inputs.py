@@ -4,11 +4,14 @@ Real files, scripted models (plain ``str -> str`` functions answering as a model
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from openclaw_memory.consolidation import consolidate, undo
+from openclaw_memory.consolidation import aconsolidate, consolidate, undo
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.files.append import append_memory
 from openclaw_memory.text.provenance import origin_of
 from tests.helpers.consolidation import MEMORY, NOTE, TODAY, config_for, scripted
@@ -126,3 +129,29 @@ def test_a_very_long_line_is_shown_to_the_model_as_it_would_be_written_not_whole
     assert "step-0 ok" in model.prompts[0] and "Carol prefers" in model.prompts[0]
     promoted = [line for line in (ws / "MEMORY.md").read_text().split("\n") if "Pasted build log" in line]
     assert len(promoted) == 1 and len(promoted[0]) < 400
+
+
+def test_aconsolidate_with_a_plain_function_applies_its_decisions(ws: Path) -> None:
+    report = asyncio.run(aconsolidate(config_for(ws), scripted(ADD_C1), today=TODAY))
+    assert report.mode == "rewrite" and report.fallback_reason is None
+    text = (ws / "MEMORY.md").read_text()
+    assert "Fridays only" in text and "Carol" not in text  # not every candidate appended
+
+
+def test_consolidate_with_an_async_function_applies_its_decisions(ws: Path) -> None:
+    model = scripted(ADD_C1)
+
+    async def complete(prompt: str) -> str:
+        return model(prompt)
+
+    report = consolidate(config_for(ws), complete, today=TODAY)
+    assert report.mode == "rewrite" and "Fridays only" in (ws / "MEMORY.md").read_text()
+
+
+def test_a_chat_models_invoke_passed_as_the_completion_gets_an_error_naming_the_adapter(ws: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    model = FakeListChatModel(responses=[json.dumps(ADD_C1)])
+    with pytest.raises(MemoryArgumentError, match="langchain_openclaw_memory.consolidate"):
+        consolidate(config_for(ws), model.invoke, today=TODAY)  # returns an AIMessage, not the answer's text
+    assert (ws / "MEMORY.md").read_text() == MEMORY

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import inspect
 import json
 import logging
 import os
@@ -44,7 +45,7 @@ from openclaw_memory.consolidation.writer import (
     rewrite_memory,
     with_newlines_of,
 )
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
 from openclaw_memory.redaction import redact
 
 if TYPE_CHECKING:
@@ -236,44 +237,91 @@ def _changed_report(config: MemoryConfig, today: date | None) -> ConsolidationRe
     return report
 
 
-def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, apply: bool = True,
+def _failed(exc: Exception) -> Exception:
+    """The user's model failed (unavailable, rate-limited, ...): the sweep promotes append-only."""
+    log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
+    return exc
+
+
+def _text(answer: object) -> str:
+    """The model's answer, which must be its text."""
+    if isinstance(answer, str):
+        return answer
+    raise MemoryArgumentError(
+        f"the model function returned {type(answer).__name__}, not the answer's text (str). Pass a function "
+        "returning the text, or use the adapter that reads a model's reply: langchain_openclaw_memory.consolidate"
+        "(memory, chat_model) or llama_index_openclaw_memory.consolidate(memory, llm)")
+
+
+async def _awaited(answer: Awaitable[object]) -> object:
+    return await answer
+
+
+def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
+    """The answer of ``complete`` (a plain or an async function) to ``prompt``, or why it failed."""
+    try:
+        answer: object = complete(prompt)
+    except Exception as exc:
+        return _failed(exc)
+    if inspect.isawaitable(answer):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            if inspect.iscoroutine(answer):
+                answer.close()
+            raise MemoryArgumentError("the model function is async and an event loop is running: "
+                                      "use 'await aconsolidate(...)'")
+        try:
+            answer = asyncio.run(_awaited(answer))
+        except Exception as exc:
+            return _failed(exc)
+    return _text(answer)
+
+
+async def _aask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
+    """:func:`_ask` in an event loop."""
+    try:
+        answer: object = complete(prompt)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:
+        return _failed(exc)
+    return _text(answer)
+
+
+def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | AsyncCompletion, *, apply: bool = True,
                 today: date | None = None) -> ConsolidationReport:
-    """Consolidate the recent daily notes into MEMORY.md with the model ``complete``.
+    """Consolidate the recent daily notes into MEMORY.md with the model ``complete``: a function
+    from the prompt to the answer's text, plain or async (outside a running event loop).
 
     Without ``apply`` nothing is written (the report holds the decisions and the diff). When
     MEMORY.md is edited while the model thinks, the sweep plans again against the edited file;
     a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
     (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
-    failing model falls back to append-only promotion."""
+    failing model falls back to append-only promotion. MemoryArgumentError, before anything is
+    written, when ``complete`` returns something else than text (a chat model's message)."""
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = _prepare(config, today)
         if not sweep.candidates:
             return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
-        try:
-            answer: str | BaseException = complete(sweep.prompt)
-        except Exception as exc:  # the user's model: unavailable, rate-limited, ...
-            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
-            answer = exc
-        report = _finish(sweep, answer, apply)
+        report = _finish(sweep, _ask(complete, sweep.prompt), apply)
         if report is not None:
             return report
     return _changed_report(config, today)
 
 
-async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion, *, apply: bool = True,
-                       today: date | None = None) -> ConsolidationReport:
-    """:func:`consolidate` with an async model."""
+async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion | Completion, *,
+                       apply: bool = True, today: date | None = None) -> ConsolidationReport:
+    """:func:`consolidate` in an event loop (``complete`` async, or plain)."""
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = await asyncio.to_thread(_prepare, config, today)
         if not sweep.candidates:
             return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
-        try:
-            answer: str | BaseException = await complete(sweep.prompt)
-        except Exception as exc:
-            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
-            answer = exc
+        answer = await _aask(complete, sweep.prompt)
         report = await asyncio.to_thread(_finish, sweep, answer, apply)
         if report is not None:
             return report
