@@ -328,6 +328,18 @@ async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncComple
     return await asyncio.to_thread(_changed_report, config, today)
 
 
+def _last_written(folder: Path, current: str) -> tuple[Path, dict[str, Any]]:
+    """The newest preimage of a change that was written. The preimage of a sweep killed before its
+    write (MEMORY.md still reads as its ``before``, not as its ``after``) is removed."""
+    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if digest(current) != record["after_sha256"] and digest(current) == digest(record["before"]):
+            path.unlink(missing_ok=True)
+            continue
+        return path, record
+    raise OpenClawMemoryError(f"nothing to undo: no consolidation preimage in {folder}")
+
+
 def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     """Restore MEMORY.md as it was before the last applied sweep (or forget) and note it in
     ``DREAMS.md``; returns the preimage used.
@@ -335,14 +347,9 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     Refuses (OpenClawMemoryError) when there is nothing to undo, or when MEMORY.md changed since
     that sweep wrote it, unless ``force`` (the changes since are then lost)."""
     config = _config(memory)
-    folder = _preimages(config)
-    latest = sorted(folder.glob("*.json")) if folder.is_dir() else []
-    if not latest:
-        raise OpenClawMemoryError(f"nothing to undo: no consolidation preimage in {folder}")
-    path = latest[-1]
-    record = json.loads(path.read_text(encoding="utf-8"))
     workspace = config.resolved_workspace()
     current = _read_memory(workspace)
+    path, record = _last_written(_preimages(config), current)
     if digest(current) != record["after_sha256"] and not force:
         raise OpenClawMemoryError(
             "MEMORY.md changed after the last consolidation wrote it; undoing would lose those changes. "
