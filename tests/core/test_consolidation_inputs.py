@@ -155,3 +155,18 @@ def test_a_chat_models_invoke_passed_as_the_completion_gets_an_error_naming_the_
     with pytest.raises(MemoryArgumentError, match="langchain_openclaw_memory.consolidate"):
         consolidate(config_for(ws), model.invoke, today=TODAY)  # returns an AIMessage, not the answer's text
     assert (ws / "MEMORY.md").read_text() == MEMORY
+
+
+def test_an_importance_given_as_a_quoted_number_is_read(ws: Path) -> None:
+    answer = {"decisions": [{"op": "add", "candidate": "C1", "importance": "8"}, {"op": "skip", "candidate": "C2"},
+                            {"op": "skip", "candidate": "C3"}]}
+    report = consolidate(config_for(ws), scripted(answer), today=TODAY)
+    assert report.mode == "rewrite" and report.fallback_reason is None
+    text = (ws / "MEMORY.md").read_text()
+    assert "Fridays only" in text and "<!-- importance: 8 -->" in text and "Carol" not in text
+
+
+def test_an_infinite_importance_makes_the_answer_invalid_not_the_sweep_fail(ws: Path) -> None:
+    answer = '{"decisions": [{"op": "add", "candidate": "C1", "importance": Infinity}]}'  # Python's json reads it
+    report = consolidate(config_for(ws), scripted(answer), today=TODAY)
+    assert report.mode == "append-only" and "importance" in (report.fallback_reason or "")

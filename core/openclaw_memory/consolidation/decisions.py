@@ -15,6 +15,7 @@ raises :class:`InvalidDecisions` for anything else.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -52,7 +53,12 @@ class Decision(BaseModel):
     @field_validator("importance", mode="before")
     @classmethod
     def _bounded(cls, value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, str):  # "8": a number a model put in quotes
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise ValueError("importance must be a number from 1 to 10") from None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ValueError("importance must be a number from 1 to 10")
         return min(10, max(1, int(value)))
 
