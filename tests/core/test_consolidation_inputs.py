@@ -170,3 +170,12 @@ def test_an_infinite_importance_makes_the_answer_invalid_not_the_sweep_fail(ws: 
     answer = '{"decisions": [{"op": "add", "candidate": "C1", "importance": Infinity}]}'  # Python's json reads it
     report = consolidate(config_for(ws), scripted(answer), today=TODAY)
     assert report.mode == "append-only" and "importance" in (report.fallback_reason or "")
+
+
+def test_ids_a_model_writes_as_bare_numbers_or_in_lower_case_are_read(ws: Path) -> None:
+    answer = {"decisions": [{"op": "supersede", "candidate": "c1", "entry": 2, "importance": 8},
+                            {"op": "skip", "candidate": 2}, {"op": "skip", "candidate": " C3 "}]}
+    report = consolidate(config_for(ws), scripted(answer), today=TODAY)
+    assert report.mode == "rewrite" and report.fallback_reason is None
+    text = (ws / "MEMORY.md").read_text()
+    assert "Fridays only" in text and "Tuesdays" not in text and "Carol" not in text

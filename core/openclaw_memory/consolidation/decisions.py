@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.text.entries import MAX_TRIGGERS
@@ -44,6 +44,15 @@ class Decision(BaseModel):
     entry: str | None = None
     triggers: list[str] = Field(default_factory=list)
     importance: int = 5
+
+    @field_validator("candidate", "entry", mode="before")
+    @classmethod
+    def _id(cls, value: object, info: ValidationInfo) -> object:
+        """``C3``/``E2`` as the prompt writes them, also from ``3``, ``"c3"`` or ``" C3 "``."""
+        prefix = "C" if info.field_name == "candidate" else "E"
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{prefix}{value}"
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("triggers")
     @classmethod
