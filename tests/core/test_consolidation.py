@@ -387,3 +387,22 @@ def test_a_model_error_naming_a_key_leaves_no_secret_in_dreams_md(ws: Path) -> N
     report = consolidate(config_for(ws), leaky, today=TODAY)
     assert "sk-proj" not in str(report.fallback_reason)
     assert "sk-proj" not in (ws / "DREAMS.md").read_text() and "[REDACTED]" in (ws / "DREAMS.md").read_text()
+
+
+def test_undo_after_a_sweep_killed_before_its_write_undoes_the_last_sweep_that_wrote(ws: Path, tmp_path: Path) -> None:
+    consolidate(config_for(ws), scripted({"decisions": [{"op": "add", "candidate": "C2"}]}), today=TODAY)
+    assert "PostgreSQL" in (ws / "MEMORY.md").read_text()
+    marker = tmp_path / "marker"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT)])}
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(ws), str(ws.parent / "state"), str(marker),
+                              "replace"], env=env)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert child.poll() is None, "the sweep ended before reaching the write"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert "PostgreSQL" in (ws / "MEMORY.md").read_text()  # the killed sweep wrote nothing
+    undo(config_for(ws))  # no edit since the first sweep: no force needed
+    assert (ws / "MEMORY.md").read_text() == MEMORY

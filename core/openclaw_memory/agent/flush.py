@@ -206,14 +206,19 @@ class FlushWriteResult:
     abs_path: str | None = None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _write_items(writes: Iterable[Any]) -> Iterable[tuple[str, str]]:
+    """``(path, text)`` of each write; a lone surrogate in the text (half an emoji a model's tool
+    arguments decoded to) is written as U+FFFD rather than failing the write."""
     for item in writes:
         if isinstance(item, Mapping):
             text = item.get("content", item.get("text"))
-            yield str(item.get("path", "")), "" if text is None else str(text)
+            path, text = item.get("path", ""), "" if text is None else text
         else:
             path, text = item
-            yield str(path), str(text)
+        yield str(path), _LONE_SURROGATE.sub("\ufffd", str(text))
 
 
 def apply_flush_writes(
@@ -225,7 +230,8 @@ def apply_flush_writes(
 ) -> list[FlushWriteResult]:
     """Append each ``(path, text)`` (or ``{"path", "content"}``) the agent wrote during the flush.
 
-    Each entry written is marked origin ``agent`` (:mod:`openclaw_memory.text.provenance`).
+    Each entry written is marked origin ``agent`` (:mod:`openclaw_memory.text.provenance`); a lone
+    surrogate in a text (half an emoji) is written as U+FFFD.
     Only ``memory/<day>.md`` (and ``MEMORY.md`` when ``allow_memory_md``) are accepted; anything
     else is refused without touching the disk. Never raises for a refused or failed write: the
     result carries the error so the adapter can report it back to the agent.

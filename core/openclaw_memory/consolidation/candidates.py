@@ -12,7 +12,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from openclaw_memory.files.append import DAILY_NOTE_RE
-from openclaw_memory.text.chunker import RECORD_CLOSE_PREFIX, RECORD_OPEN_PREFIX
+from openclaw_memory.text.chunker import parse_record_marker
+from openclaw_memory.text.preparation import CODE_FENCE
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import ForgottenSet
@@ -85,18 +86,24 @@ def _recent_notes(workspace: Path, today: date, lookback_days: int) -> list[tupl
 
 
 def _record_lines(text: str) -> set[int]:
-    """The 0-based lines inside program-written records (``<!-- openclaw-memory:KIND ... -->`` blocks:
-    documents and store items an application inserted), which are data, not notes."""
+    """The 0-based lines inside program-written records (``<!-- openclaw-memory:KIND {...} -->`` to
+    ``<!-- /openclaw-memory:KIND -->``: documents and store items an application inserted), which
+    are data, not notes. A marker shown in a code fence, or one never closed, is a hand-written line."""
     inside: set[int] = set()
-    depth = 0
+    body: list[int] = []
+    kind: str | None = None  # of the record open at this line
+    fenced = False
     for number, line in enumerate(text.split("\n")):
-        stripped = line.strip()
-        if stripped.startswith(RECORD_OPEN_PREFIX):
-            depth += 1
-        elif stripped.startswith(RECORD_CLOSE_PREFIX):
-            depth = max(0, depth - 1)
-        elif depth:
-            inside.add(number)
+        marker = parse_record_marker(line.strip())
+        if kind is None and marker is None and CODE_FENCE.match(line):
+            fenced = not fenced
+        elif kind is None and not fenced and marker is not None and marker.opening:
+            kind, body = marker.kind, []
+        elif kind is not None and marker is not None and not marker.opening and marker.kind == kind:
+            inside.update(body)
+            kind = None
+        elif kind is not None:
+            body.append(number)
     return inside
 
 

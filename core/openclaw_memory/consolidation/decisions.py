@@ -15,10 +15,11 @@ raises :class:`InvalidDecisions` for anything else.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.text.entries import MAX_TRIGGERS
@@ -44,6 +45,15 @@ class Decision(BaseModel):
     triggers: list[str] = Field(default_factory=list)
     importance: int = 5
 
+    @field_validator("candidate", "entry", mode="before")
+    @classmethod
+    def _id(cls, value: object, info: ValidationInfo) -> object:
+        """``C3``/``E2`` as the prompt writes them, also from ``3``, ``"c3"`` or ``" C3 "``."""
+        prefix = "C" if info.field_name == "candidate" else "E"
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{prefix}{value}"
+        return value.strip().upper() if isinstance(value, str) else value
+
     @field_validator("triggers")
     @classmethod
     def _at_most_three(cls, value: list[str]) -> list[str]:
@@ -52,7 +62,12 @@ class Decision(BaseModel):
     @field_validator("importance", mode="before")
     @classmethod
     def _bounded(cls, value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, str):  # "8": a number a model put in quotes
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise ValueError("importance must be a number from 1 to 10") from None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ValueError("importance must be a number from 1 to 10")
         return min(10, max(1, int(value)))
 
@@ -80,23 +95,49 @@ Answer with JSON only, no prose, in this shape (one object per candidate):
 """
 
 
-def build_prompt(entries: Sequence[str], candidates: Sequence[Candidate]) -> str:
-    """The prompt: instructions, then the numbered entries and candidates."""
+def _clipped(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(1, limit - 1)].rstrip() + "…"
+
+
+def build_prompt(entries: Sequence[str], candidates: Sequence[Candidate], *, max_chars: int = 640) -> str:
+    """The prompt: instructions, then the numbered entries and candidates, each on one line cut to
+    ``max_chars`` (a promoted entry's bound), so a very long line cannot crowd out the rest."""
     lines = [_INSTRUCTIONS, "## Current MEMORY.md entries"]
-    lines += [f"E{i}: {' '.join(text.split())}" for i, text in enumerate(entries, start=1)] or ["(none)"]
+    lines += [f"E{i}: {_clipped(text, max_chars)}" for i, text in enumerate(entries, start=1)] or ["(none)"]
     lines.append("\n## Candidates")
-    lines += [f"{c.id} ({c.source}): {' '.join(c.text.split())}" for c in candidates]
+    lines += [f"{c.id} ({c.source}): {_clipped(c.text, max_chars)}" for c in candidates]
     return "\n".join(lines) + "\n"
 
 
+def _json_objects(answer: str) -> tuple[list[dict[str, object]], json.JSONDecodeError | None]:
+    """The JSON objects in ``answer`` outside one another, in order, and the first error met."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, object]] = []
+    error: json.JSONDecodeError | None = None
+    start = answer.find("{")
+    while start >= 0:
+        try:
+            value, end = decoder.raw_decode(answer, start)
+        except json.JSONDecodeError as exc:
+            error, end = error or exc, start + 1
+        else:
+            if isinstance(value, dict):
+                found.append(value)
+        start = answer.find("{", end)
+    return found, error
+
+
 def _json_object(answer: str) -> object:
-    start, end = answer.find("{"), answer.rfind("}")
-    if start < 0 or end <= start:
+    """The answer's decisions object: the last JSON object holding ``decisions`` (a model that
+    reasons before answering may show braces first), else the last object at all."""
+    found, error = _json_objects(answer)
+    if not found:
+        if error is not None:
+            raise InvalidDecisions(f"the model's answer is not valid JSON: {error}")
         raise InvalidDecisions("the model's answer holds no JSON object")
-    try:
-        return json.loads(answer[start: end + 1])
-    except json.JSONDecodeError as exc:
-        raise InvalidDecisions(f"the model's answer is not valid JSON: {exc}") from None
+    with_decisions = [value for value in found if "decisions" in value]
+    return (with_decisions or found)[-1]
 
 
 def parse_decisions(answer: str, *, entry_count: int, candidates: Sequence[Candidate]) -> list[Decision]:

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import uuid
 from pathlib import Path
 
-from openclaw_memory.files.append import normalize_rel_path
+from filelock import FileLock, Timeout
+
+from openclaw_memory.files.append import LOCK_TIMEOUT_S, normalize_rel_path
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.files.discovery import read_memory_text
-from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
 
@@ -32,24 +36,39 @@ class ForgottenSet:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        self.sources: set[str] = set(data.get("sources", []))
-        self.digests: set[str] = set(data.get("digests", []))
+        self.sources, self.digests = self._load()
+
+    def _load(self) -> tuple[set[str], set[str]]:
+        data = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+        return set(data.get("sources", [])), set(data.get("digests", []))
 
     def __contains__(self, item: tuple[str, str]) -> bool:
         source, text = item
         return source in self.sources or _digest(text) in self.digests
 
     def add(self, source: str | None, text: str | None) -> None:
-        """Record a source reference and/or a text, and save."""
-        if source:
-            self.sources.add(source)
-        if text and normalized(text):
-            self.digests.add(_digest(text))
+        """Record a source reference and/or a text, and save (beside other processes and threads
+        adding at the same time: none of their records is lost)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(json.dumps({"sources": sorted(self.sources), "digests": sorted(self.digests)}), encoding="utf-8")
-        tmp.replace(self.path)
+        try:
+            with FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_TIMEOUT_S):
+                self.sources, self.digests = self._load()
+                if source:
+                    self.sources.add(source)
+                if text and normalized(text):
+                    self.digests.add(_digest(text))
+                self._save()
+        except Timeout:
+            raise OpenClawMemoryError(f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f}s: another process "
+                                      "keeps writing it; retry later") from None
+
+    def _save(self) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.tmp-{uuid.uuid4().hex[:8]}")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump({"sources": sorted(self.sources), "digests": sorted(self.digests)}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
 
 
 def forgotten_set(state: Path) -> ForgottenSet:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import inspect
 import json
 import logging
 import os
@@ -29,12 +30,22 @@ from openclaw_memory.consolidation.candidates import (
     rehydrate,
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
-from openclaw_memory.text.entries import parse_blocks
+from openclaw_memory.text.entries import parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
 from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
-from openclaw_memory.consolidation.writer import MemoryChanged, Plan, append_only, compose, digest, rewrite_memory
-from openclaw_memory.files.discovery import read_memory_text
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.consolidation.writer import (
+    MemoryChanged,
+    Plan,
+    append_only,
+    compose,
+    digest,
+    edit_memory,
+    read_memory,
+    readable,
+    rewrite_memory,
+    with_newlines_of,
+)
+from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
 from openclaw_memory.redaction import redact
 
 if TYPE_CHECKING:
@@ -92,7 +103,7 @@ class _Sweep:
 
     @property
     def entries(self) -> list[str]:
-        return [block.text for block in parse_blocks(self.memory_text) if block.entry]
+        return [readable(block.text) for block in parse_blocks(self.memory_text) if block.entry]
 
 
 def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
@@ -100,7 +111,7 @@ def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
 
 
 def _read_memory(workspace: Path) -> str:
-    return read_memory_text(workspace / _MEMORY, workspace) or ""
+    return read_memory(workspace, _MEMORY)
 
 
 def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
@@ -113,11 +124,17 @@ def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
     signals = RecallSignals(state_dir(config) / "recalls.sqlite")
     gated = rehydrate(workspace, gate_candidates(found, signals, config.dreaming, counts), counts)
     sweep = _Sweep(config, workspace, day, memory_text, gated, counts, "")
-    sweep.prompt = build_prompt(sweep.entries, gated)
+    sweep.prompt = build_prompt(sweep.entries, gated, max_chars=config.dreaming.max_entry_chars)
     return sweep
 
 
 def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
+    plan, decisions = _planned(sweep, answer)
+    plan.text = with_newlines_of(sweep.memory_text, plan.text)
+    return plan, decisions
+
+
+def _planned(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decision]]:
     settings = sweep.config.dreaming
     live = rehydrate(sweep.workspace, sweep.candidates, sweep.counts)  # before writing: drop what changed
     if isinstance(answer, BaseException):  # the reason goes to DREAMS.md: no secret in it
@@ -132,8 +149,8 @@ def _plan(sweep: _Sweep, answer: str | BaseException) -> tuple[Plan, list[Decisi
 
 
 def _diff(before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        "MEMORY.md (before)", "MEMORY.md (after)"))
+    return readable("".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                                 "MEMORY.md (before)", "MEMORY.md (after)")))
 
 
 def _report(sweep: _Sweep, plan: Plan, decisions: list[Decision], applied: bool) -> ConsolidationReport:
@@ -220,48 +237,107 @@ def _changed_report(config: MemoryConfig, today: date | None) -> ConsolidationRe
     return report
 
 
-def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion, *, apply: bool = True,
+def _failed(exc: Exception) -> Exception:
+    """The user's model failed (unavailable, rate-limited, ...): the sweep promotes append-only."""
+    log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
+    return exc
+
+
+def _text(answer: object) -> str:
+    """The model's answer, which must be its text."""
+    if isinstance(answer, str):
+        return answer
+    raise MemoryArgumentError(
+        f"the model function returned {type(answer).__name__}, not the answer's text (str). Pass a function "
+        "returning the text, or use the adapter that reads a model's reply: langchain_openclaw_memory.consolidate"
+        "(memory, chat_model) or llama_index_openclaw_memory.consolidate(memory, llm)")
+
+
+async def _awaited(answer: Awaitable[object]) -> object:
+    return await answer
+
+
+def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
+    """The answer of ``complete`` (a plain or an async function) to ``prompt``, or why it failed."""
+    try:
+        answer: object = complete(prompt)
+    except Exception as exc:
+        return _failed(exc)
+    if inspect.isawaitable(answer):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            if inspect.iscoroutine(answer):
+                answer.close()
+            raise MemoryArgumentError("the model function is async and an event loop is running: "
+                                      "use 'await aconsolidate(...)'")
+        try:
+            answer = asyncio.run(_awaited(answer))
+        except Exception as exc:
+            return _failed(exc)
+    return _text(answer)
+
+
+async def _aask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
+    """:func:`_ask` in an event loop."""
+    try:
+        answer: object = complete(prompt)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:
+        return _failed(exc)
+    return _text(answer)
+
+
+def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | AsyncCompletion, *, apply: bool = True,
                 today: date | None = None) -> ConsolidationReport:
-    """Consolidate the recent daily notes into MEMORY.md with the model ``complete``.
+    """Consolidate the recent daily notes into MEMORY.md with the model ``complete``: a function
+    from the prompt to the answer's text, plain or async (outside a running event loop).
 
     Without ``apply`` nothing is written (the report holds the decisions and the diff). When
     MEMORY.md is edited while the model thinks, the sweep plans again against the edited file;
     a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
     (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
-    failing model falls back to append-only promotion."""
+    failing model falls back to append-only promotion. MemoryArgumentError, before anything is
+    written, when ``complete`` returns something else than text (a chat model's message)."""
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = _prepare(config, today)
         if not sweep.candidates:
             return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
-        try:
-            answer: str | BaseException = complete(sweep.prompt)
-        except Exception as exc:  # the user's model: unavailable, rate-limited, ...
-            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
-            answer = exc
-        report = _finish(sweep, answer, apply)
+        report = _finish(sweep, _ask(complete, sweep.prompt), apply)
         if report is not None:
             return report
     return _changed_report(config, today)
 
 
-async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion, *, apply: bool = True,
-                       today: date | None = None) -> ConsolidationReport:
-    """:func:`consolidate` with an async model."""
+async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion | Completion, *,
+                       apply: bool = True, today: date | None = None) -> ConsolidationReport:
+    """:func:`consolidate` in an event loop (``complete`` async, or plain)."""
     config = _config(memory)
     for _ in range(_ATTEMPTS):
         sweep = await asyncio.to_thread(_prepare, config, today)
         if not sweep.candidates:
             return _report(sweep, Plan(sweep.memory_text, "none"), [], applied=False)
-        try:
-            answer: str | BaseException = await complete(sweep.prompt)
-        except Exception as exc:
-            log.warning("consolidation: the model failed (%s); promoting append-only", redact(str(exc)))
-            answer = exc
+        answer = await _aask(complete, sweep.prompt)
         report = await asyncio.to_thread(_finish, sweep, answer, apply)
         if report is not None:
             return report
     return await asyncio.to_thread(_changed_report, config, today)
+
+
+def _last_written(folder: Path, current: str) -> tuple[Path, dict[str, Any]]:
+    """The newest preimage of a change that was written. The preimage of a sweep killed before its
+    write (MEMORY.md still reads as its ``before``, not as its ``after``) is removed."""
+    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if digest(current) != record["after_sha256"] and digest(current) == digest(record["before"]):
+            path.unlink(missing_ok=True)
+            continue
+        return path, record
+    raise OpenClawMemoryError(f"nothing to undo: no consolidation preimage in {folder}")
 
 
 def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
@@ -271,14 +347,9 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     Refuses (OpenClawMemoryError) when there is nothing to undo, or when MEMORY.md changed since
     that sweep wrote it, unless ``force`` (the changes since are then lost)."""
     config = _config(memory)
-    folder = _preimages(config)
-    latest = sorted(folder.glob("*.json")) if folder.is_dir() else []
-    if not latest:
-        raise OpenClawMemoryError(f"nothing to undo: no consolidation preimage in {folder}")
-    path = latest[-1]
-    record = json.loads(path.read_text(encoding="utf-8"))
     workspace = config.resolved_workspace()
     current = _read_memory(workspace)
+    path, record = _last_written(_preimages(config), current)
     if digest(current) != record["after_sha256"] and not force:
         raise OpenClawMemoryError(
             "MEMORY.md changed after the last consolidation wrote it; undoing would lose those changes. "
@@ -297,23 +368,32 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
 def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
     """Forget a memory: ``what`` is its text or its source (``memory/2026-11-26.md#L3-L3``). The
     entries of MEMORY.md that hold that text or cite that source are removed (a preimage is kept,
-    so :func:`undo` brings them back), and the source and text are recorded so no later sweep
-    promotes them again. Returns how many MEMORY.md entries were removed."""
+    so :func:`undo` brings them back), and the source and text are recorded, with the sources the
+    removed entries cite, so no later sweep promotes them again. Returns how many MEMORY.md
+    entries were removed."""
     config = _config(memory)
     source, text = resolve(config, what)
-    forgotten_set(state_dir(config)).add(source, text)
-    workspace = config.resolved_workspace()
-    for _ in range(_ATTEMPTS):
-        before = _read_memory(workspace)
+    forgotten = forgotten_set(state_dir(config))
+    forgotten.add(source, text)
+    removed = 0
+    preimages: list[Path] = []
+    cited: set[str] = set()
+
+    def change(before: str) -> str | None:  # under MEMORY.md's lock: no edit or append in between
+        nonlocal removed
         after, removed = without(before, source, text)
         if not removed:
-            return 0
-        preimage = _save_preimage(config, before, after)
-        try:
-            rewrite_memory(workspace, before, after)
-        except MemoryChanged:
+            return None
+        preimages.append(_save_preimage(config, before, after))
+        cited.update(source_refs(before) - source_refs(after))  # the notes of a cut entry, say
+        return after
+
+    try:
+        edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
+    except BaseException:
+        for preimage in preimages:
             preimage.unlink(missing_ok=True)
-            continue
-        return removed
-    raise OpenClawMemoryError("MEMORY.md kept changing while forgetting; the memory is recorded as forgotten but "
-                              "still in MEMORY.md: try again")
+        raise
+    for reference in sorted(cited - {source}):
+        forgotten.add(reference, None)
+    return removed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -21,11 +21,15 @@ from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
 from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
+from openclaw_memory.text.provenance import mark_origin, origin_of
 
-__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "rewrite_memory"]
+__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "edit_memory", "read_memory", "readable",
+           "rewrite_memory", "with_newlines_of"]
 
 _HIGHLIGHT_CHARS = 120
+_BOM = "\ufeff"
 
 
 @dataclass
@@ -47,23 +51,40 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
+def readable(text: str) -> str:
+    """``text`` with the bytes :func:`read_memory` kept from a file that is not UTF-8 shown as U+FFFD
+    (for a prompt, a diff, DREAMS.md)."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
 def _short(text: str) -> str:
-    return one_line(text, _HIGHLIGHT_CHARS)
+    return one_line(readable(text), _HIGHLIGHT_CHARS)
 
 
 def _entry(candidate: Candidate, decision: Decision | None, settings: DreamingConfig) -> str:
+    """The promoted entry of ``candidate``; it keeps the origin of a note it did not write by hand."""
     triggers = decision.triggers if decision else []
     importance = decision.importance if decision else 5
-    return render_entry(candidate.text, candidate.source, triggers=triggers, importance=importance,
+    line = render_entry(candidate.text, candidate.source, triggers=triggers, importance=importance,
                         max_chars=settings.max_entry_chars)
+    origin = origin_of(candidate.text)
+    return line if origin == "owner" else mark_origin(line, origin)
 
 
 def _with_section(text: str, lines: Sequence[str], today: date) -> str:
     heading = f"## Promoted {today.isoformat()}"
     body = text if not text or text.endswith("\n") else text + "\n"
-    if heading not in text.split("\n"):
+    if heading not in (line.rstrip("\r") for line in text.split("\n")):
         body += ("\n" if body else "") + heading + "\n\n"
     return body + "\n".join(lines) + "\n"
+
+
+def with_newlines_of(before: str, after: str) -> str:
+    """``after`` (``before`` with lines changed and added) ending its lines as ``before`` does
+    when every line of ``before`` ends with ``"\\r\\n"``; otherwise ``after`` as it is."""
+    if "\r\n" not in before or before.count("\n") != before.count("\r\n"):
+        return after
+    return after.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def allowed_loss(prior_entries: int, fraction: float) -> int:
@@ -148,16 +169,40 @@ class MemoryChanged(Exception):
     """MEMORY.md is not what the sweep planned against (edited meanwhile)."""
 
 
+def read_memory(workspace: Path, rel: str = "MEMORY.md") -> str:
+    """The text of ``rel`` as :func:`rewrite_memory` compares it ("" when missing): without a
+    leading byte-order mark, bytes that are not UTF-8 kept as they are (surrogate escapes), so
+    every line a rewrite does not change is written back byte for byte."""
+    return read_memory_text(workspace / rel, workspace, keep_undecodable=True) or ""
+
+
+def edit_memory(workspace: Path, change: Callable[[str], str | None], *, rel: str = "MEMORY.md",
+                create: bool = False) -> bool:
+    """Replace ``rel`` atomically (old or new, never half) with what ``change`` makes of its text
+    (as :func:`read_memory` reads it; None leaves the file alone), holding its append lock from
+    the read to the replace; returns whether it changed. A byte-order mark the file starts with
+    is kept. A missing file is seen as "" when ``create``, else left alone."""
+
+    def edit(current: str | None) -> str | None:
+        mark = _BOM if (current or "").startswith(_BOM) else ""
+        new_text = change((current or "")[len(mark):])
+        if new_text is None:
+            return None
+        return mark + new_text if new_text.strip() else new_text
+
+    return rewrite_file(workspace, rel, edit, create=create)
+
+
 def rewrite_memory(workspace: Path, expected: str, new_text: str, *, rel: str = "MEMORY.md") -> None:
-    """Replace ``rel`` with ``new_text`` atomically (old or new, never half), under its append
-    lock, only if it still reads ``expected``; raises :class:`MemoryChanged` otherwise.
+    """Replace ``rel`` with ``new_text`` as :func:`edit_memory` does, only if it still reads
+    ``expected``; raises :class:`MemoryChanged` otherwise.
 
     The one place consolidation and undo write MEMORY.md."""
     expected_digest = digest(expected)
 
-    def change(current: str | None) -> str:
-        if digest(current or "") != expected_digest:
+    def change(current: str) -> str:
+        if digest(current) != expected_digest:
             raise MemoryChanged(rel)
         return new_text
 
-    rewrite_file(workspace, rel, change, create=True)
+    edit_memory(workspace, change, rel=rel, create=True)

@@ -299,10 +299,12 @@ def _read_nofollow(abs_path: Path, root: str | None = None, limit: int | None = 
     return read
 
 
-def _decode(data: bytes, abs_path: Path) -> str:
+def _decode(data: bytes, abs_path: Path, *, keep_undecodable: bool = False) -> str:
     if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
         raise UnreadableFileError(f"{abs_path} looks binary (NUL byte in the first 8 KiB); only text files are read")
     data = data.removeprefix(codecs.BOM_UTF8)
+    if keep_undecodable:
+        return data.decode("utf-8", errors="surrogateescape")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -320,15 +322,18 @@ def sniff_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> No
         raise UnreadableFileError(f"{printable_path(str(abs_path))} looks binary (NUL byte in the first 8 KiB)")
 
 
-def read_memory_text(abs_path: Path, root: str | os.PathLike[str] | None = None) -> str | None:
+def read_memory_text(abs_path: Path, root: str | os.PathLike[str] | None = None, *,
+                     keep_undecodable: bool = False) -> str | None:
     """The file's text (UTF-8, BOM removed, invalid bytes replaced), or None if it does not exist.
 
     ``root``: the allowed directory the file lies in (workspace or extra path); no component
-    below it may be a symlink (without it, only the file itself). Raises UnreadableFileError if
-    the file looks binary, is not a regular file or a symlink is in the way.
+    below it may be a symlink (without it, only the file itself). ``keep_undecodable`` keeps
+    bytes that are not UTF-8 as surrogate escapes instead (for a text that is written back:
+    encoded with ``errors="surrogateescape"`` they are the same bytes again). Raises
+    UnreadableFileError if the file looks binary, is not a regular file or a symlink is in the way.
     """
     read = _read_nofollow(abs_path, None if root is None else os.fspath(root))
-    return None if read is None else _decode(read[1], abs_path)
+    return None if read is None else _decode(read[1], abs_path, keep_undecodable=keep_undecodable)
 
 
 def build_file_entry(

@@ -1,9 +1,9 @@
 """Entries of a Markdown memory file, and the bounded, sourced entry consolidation writes.
 
 An *entry* is a top-level list item (with its indented or continuation lines) or a paragraph.
-Headings, blank lines and comment-only lines are structure, not entries. :func:`parse_blocks`
-splits a text into blocks whose lines joined with ``"\\n"`` give the text back unchanged, so a
-rewrite touches only the blocks it means to.
+Headings, blank lines, code blocks and comments (over one line or several: notes commented out) are
+structure, not entries. :func:`parse_blocks` splits a text into blocks whose lines joined with
+``"\\n"`` give the text back unchanged, so a rewrite touches only the blocks it means to.
 
 A promoted entry is one line::
 
@@ -51,6 +51,12 @@ def _continues(line: str) -> bool:
     return bool(line.strip()) and not _structure(line) and (line[:1] in (" ", "\t") or not _BULLET.match(line))
 
 
+def _opens_comment(line: str) -> bool:
+    """Whether ``line`` starts an HTML comment it does not close (it runs to a later ``-->``)."""
+    stripped = line.strip()
+    return stripped.startswith("<!--") and "-->" not in stripped[4:]
+
+
 def parse_blocks(text: str) -> list[Block]:
     """The blocks of ``text`` in order; joining every block's lines with ``"\\n"`` gives ``text``."""
     lines = text.split("\n")
@@ -66,9 +72,17 @@ def parse_blocks(text: str) -> list[Block]:
             index = min(index + 1, len(lines))
             blocks.append(Block(start, index, tuple(lines[start:index]), False))
             continue
+        if _opens_comment(line):  # a comment over several lines (notes commented out) is one structure block
+            index += 1
+            while index < len(lines) and "-->" not in lines[index]:
+                index += 1
+            index = min(index + 1, len(lines))
+            blocks.append(Block(start, index, tuple(lines[start:index]), False))
+            continue
         index += 1
         if not _structure(line):
-            while index < len(lines) and _continues(lines[index]) and not _FENCE.match(lines[index]):
+            while index < len(lines) and _continues(lines[index]) and not _FENCE.match(lines[index]) \
+                    and not _opens_comment(lines[index]):
                 index += 1
         blocks.append(Block(start, index, tuple(lines[start:index]), not _structure(line)))
     return blocks
