@@ -689,19 +689,30 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
     from openclaw_memory.agent.mcp_server import ServedAgent
 
     served: list[Any] = []
-    for agent_id in agent_ids or [None]:
-        if agent_id is not None:
-            ctx.obj["agent"] = agent_id
-        config = _config(ctx)
-        memory = MemoryIndex(config, watch=True)
-        memory.sync_in_background("mcp server start")
-        ltm = None
-        if long_term:
-            from openclaw_memory.long_term import LongTermMemory
+    try:
+        for agent_id in agent_ids or [None]:
+            if agent_id is not None:
+                ctx.obj["agent"] = agent_id
+            config = _config(ctx)
+            memory = MemoryIndex(config, watch=True, create=bool(ctx.obj.get("create")))
+            served.append(ServedAgent(config.agent_id, memory))
+            memory.sync_in_background("mcp server start")
+            if long_term:
+                from openclaw_memory.long_term import LongTermMemory
 
-            ltm = LongTermMemory(provider=config, agent_id=config.agent_id)
-        served.append(ServedAgent(config.agent_id, memory, ltm))
+                ltm = LongTermMemory(provider=config, agent_id=config.agent_id)
+                served[-1] = ServedAgent(config.agent_id, memory, ltm)
+    except BaseException:
+        _close_served(served)
+        raise
     return served
+
+
+def _close_served(served: list[Any]) -> None:
+    for agent in served:
+        agent.memory.close()
+        if agent.long_term is not None:
+            agent.long_term.close()
 
 
 @main.command()
@@ -722,13 +733,14 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
     if use_http and host not in _LOOPBACK_HOSTS and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
-    agent_ids = [a.strip() for a in (agent_list or "").split(",") if a.strip()]
+    agent_ids = list(dict.fromkeys(a.strip() for a in (agent_list or "").split(",") if a.strip()))  # once each
     with _user_errors():
         from openclaw_memory.agent.mcp_server import bearer_token_guard, create_mcp_server
 
         served = _served_agents(ctx, agent_ids, long_term)
     try:
-        server = create_mcp_server(served)
+        with _user_errors():
+            server = create_mcp_server(served)
         if not use_http:
             server.run("stdio")
             return
@@ -741,10 +753,7 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
         click.echo(f"openclaw-memory MCP server on http://{host}:{port}/mcp", err=True)
         anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
     finally:
-        for agent in served:
-            agent.memory.close()
-            if agent.long_term is not None:
-                agent.long_term.close()
+        _close_served(served)
 
 
 # ---- ltm: the LanceDB long-term memory (openclaw_memory.long_term) ------------------------------

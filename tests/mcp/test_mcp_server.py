@@ -273,3 +273,31 @@ async def test_stdio_forget_entry_removes_it_from_memory_md(notes: Path) -> None
     assert not forgot.is_error and forgot.structured_content["removed"] == 1
     assert "oat milk" not in (notes / "MEMORY.md").read_text()
     assert blank.is_error and "forget needs" in _text(blank)
+
+
+async def test_stdio_create_flag_starts_an_empty_memory_in_a_new_folder(tmp_path: Path) -> None:
+    """``--create`` is a global option: ``mcp`` honours it as every other command does (it was ignored,
+    and the server refused to start with an error telling the user to pass --create)."""
+    fresh = tmp_path / "new-notes"
+    args = ["-m", "openclaw_memory", "--create", "-w", str(fresh), "-p", "none", "mcp"]
+    async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
+        appended = await client.call_tool("memory_append", {"text": "First note in a new memory."})
+    assert not appended.is_error
+    assert "First note in a new memory." in (fresh / appended.structured_content["path"]).read_text()
+
+
+async def test_stdio_an_agent_named_twice_is_served_once(tmp_path: Path) -> None:
+    """``--agents alice,alice,bob`` serves alice and bob (a repeated id crashed the server with a traceback)."""
+    homes = {}
+    for agent, note in (("alice", "Alice's cat is called Miso."), ("bob", "Bob's cat is called Pepper.")):
+        homes[agent] = tmp_path / agent
+        homes[agent].mkdir()
+        (homes[agent] / "MEMORY.md").write_text(f"# Notes\n\n{note}\n")
+    config = tmp_path / "openclaw.json"
+    config.write_text(json.dumps({"agents": {"list": [{"id": a, "workspace": str(p)} for a, p in homes.items()]}}))
+    args = ["-m", "openclaw_memory", "-c", str(config), "-p", "none", "mcp", "--agents", "alice, alice,bob"]
+    async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
+        bob = await _search_until(client, "cat called", "Pepper", agent="bob")
+        listed = [str(r.uri) for r in (await client.list_resources()).resources]
+    assert "Pepper" in _text(bob)
+    assert listed == ["memory://alice/MEMORY.md", "memory://bob/MEMORY.md"]
