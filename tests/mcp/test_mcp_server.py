@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -301,3 +302,29 @@ async def test_stdio_an_agent_named_twice_is_served_once(tmp_path: Path) -> None
         listed = [str(r.uri) for r in (await client.list_resources()).resources]
     assert "Pepper" in _text(bob)
     assert listed == ["memory://alice/MEMORY.md", "memory://bob/MEMORY.md"]
+
+
+# ---- in process: the SDK's client against create_mcp_server ------------------------------------------
+
+def _index(workspace: Path, tmp_path: Path, **settings: Any) -> MemoryIndex:
+    return MemoryIndex(workspace=workspace, provider=None, watch=False,
+                       store={"path": str(tmp_path / "served.sqlite")}, **settings)
+
+
+async def test_append_writes_to_today_in_the_configured_timezone(notes: Path, tmp_path: Path) -> None:
+    """memory_append's daily note is today's in ``config.timezone``, the day the bootstrap, the flush and the
+    sweep read (it was the day of the server's clock)."""
+    from datetime import datetime
+
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    local_day = datetime.now().astimezone().date()
+    # at any moment one of the two zones (UTC+14, UTC-12) is on another day than the machine's clock
+    zone = next(z for z in ("Pacific/Kiritimati", "Etc/GMT+12") if datetime.now(ZoneInfo(z)).date() != local_day)
+    with _index(notes, tmp_path, timezone=zone) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            appended = await client.call_tool("memory_append", {"text": "- Flight lands at 6am."})
+    zone_day = datetime.now(ZoneInfo(zone)).date()
+    assert not appended.is_error
+    assert appended.structured_content["path"] == f"memory/{zone_day.isoformat()}.md"
+    assert "Flight lands at 6am." in (notes / "memory" / f"{zone_day.isoformat()}.md").read_text()

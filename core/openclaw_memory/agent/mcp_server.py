@@ -156,7 +156,7 @@ def _get_tool(agents: _Agents) -> Any:
 
 def _append_note(served: ServedAgent, text: str, origin: str = "agent") -> dict[str, Any]:
     memory = served.memory
-    rel = daily_note_path(today())
+    rel = daily_note_path(today(memory.config.timezone))  # the day the bootstrap and the sweep read
     append_memory(memory.workspace, rel, text, origin=origin)
     report = memory.sync(reason="mcp append")
     return {"path": rel, "appended_chars": len(text), "origin": origin, "indexed": report.files_indexed > 0}
