@@ -328,3 +328,18 @@ async def test_append_writes_to_today_in_the_configured_timezone(notes: Path, tm
     assert not appended.is_error
     assert appended.structured_content["path"] == f"memory/{zone_day.isoformat()}.md"
     assert "Flight lands at 6am." in (notes / "memory" / f"{zone_day.isoformat()}.md").read_text()
+
+
+async def test_resources_list_only_the_files_a_client_can_read(notes: Path, tmp_path: Path) -> None:
+    """A symlinked or hard-linked daily note is not listed (it was, and reading it was refused)."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    (tmp_path / "outside.md").write_text("# outside the workspace\n")
+    (notes / "memory" / "2026-03-04.md").symlink_to(tmp_path / "outside.md")
+    os.link(tmp_path / "outside.md", notes / "memory" / "2026-03-05.md")
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            read = [(await client.read_resource(uri)).contents[0].text for uri in listed]
+    assert listed == ["memory://main/MEMORY.md", "memory://main/memory/2026-03-02.md"]
+    assert not any("outside the workspace" in text for text in read)

@@ -12,8 +12,11 @@ import asyncio
 import hmac
 import inspect
 import logging
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 from typing import Literal
 from urllib.parse import unquote, urlsplit
@@ -258,13 +261,22 @@ def _resource_uri(agent_id: str, rel: str) -> str:
     return f"{RESOURCE_SCHEME}://{agent_id}/{rel}"
 
 
+def _readable_file(path: Path) -> bool:
+    """Whether ``path`` is a file ``memory_get`` reads: a regular file, not a symlink, with no other hard link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 def _memory_files(served: ServedAgent) -> list[str]:
     """``MEMORY.md`` (or ``memory.md``) and the daily notes, as workspace-relative paths."""
     workspace = served.memory.workspace
-    found = [name for name in ("MEMORY.md", "memory.md") if (workspace / name).is_file()][:1]
+    found = [name for name in ("MEMORY.md", "memory.md") if _readable_file(workspace / name)][:1]
     daily = workspace / "memory"
     if daily.is_dir() and not daily.is_symlink():
-        found += sorted(f"memory/{p.name}" for p in daily.glob("????-??-??.md") if p.is_file())
+        found += sorted(f"memory/{p.name}" for p in daily.glob("????-??-??.md") if _readable_file(p))
     return found
 
 
