@@ -343,3 +343,32 @@ async def test_resources_list_only_the_files_a_client_can_read(notes: Path, tmp_
             read = [(await client.read_resource(uri)).contents[0].text for uri in listed]
     assert listed == ["memory://main/MEMORY.md", "memory://main/memory/2026-03-02.md"]
     assert not any("outside the workspace" in text for text in read)
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), [
+    ("memory_search", {"query": "coffee", "maxResults": 1000}, "maxResults"),
+    ("memory_search", {"query": "coffee", "maxResults": True}, "maxResults"),
+    ("memory_search", {"query": "coffee", "corpus": "email"}, "corpus"),
+    ("memory_search", {"maxResults": 3}, "query"),
+    ("memory_get", {"path": "MEMORY.md", "from": -5}, "from"),
+    ("memory_get", {"path": ["MEMORY.md"]}, "path"),
+    ("memory_append", {"text": "- a note", "origin": "owner"}, "origin"),
+    ("memory_forget_entry", {"what": ""}, "what"),
+])
+async def test_arguments_off_the_schema_get_the_agent_tools_error(notes: Path, tmp_path: Path, tool: str,
+                                                                  arguments: dict[str, Any], field: str) -> None:
+    """Arguments the schema refuses get the agent tools' error (which argument, what it got, what to do) and an
+    ``error`` in the structured result; they got pydantic's report (a link to its docs, no structured result) and a
+    boolean passed for a number."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            result = await client.call_tool(tool, arguments)
+    text = _text(result)
+    assert result.is_error
+    assert text.startswith(f"invalid {tool} arguments: {field}: ") and text.endswith(f"call {tool} again.")
+    assert "pydantic" not in text and "validation error" not in text
+    assert result.structured_content["error"] == text
+    if tool == "memory_search":
+        assert result.structured_content["results"] == []

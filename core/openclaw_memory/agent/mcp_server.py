@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from openclaw_memory.errors import MissingDependencyError
 
 try:
     from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
     from mcp_types import CallToolResult, Resource, TextContent
 except ImportError as exc:  # pragma: no cover - the `mcp` extra is missing
     raise MissingDependencyError(
@@ -48,6 +48,7 @@ from openclaw_memory.agent.tools import (
     field_annotation,
     format_forget_text,
     format_search_text,
+    invalid_arguments_text,
     memory_get,
     memory_search,
 )
@@ -280,12 +281,30 @@ def _memory_files(served: ServedAgent) -> list[str]:
     return found
 
 
+def _invalid_arguments(tool: str, exc: ValidationError) -> CallToolResult:
+    """The error result of a call whose arguments ``exc`` refused, shaped as that tool's error payload."""
+    text = invalid_arguments_text(tool, exc)
+    payload: dict[str, Any] = {"error": text}
+    if tool == "memory_search":
+        payload = {"results": [], **payload}
+    return _result(text, payload, error=True)
+
+
 class MemoryMCPServer(MCPServer):
     """An MCPServer whose resources are the served agents' memory files, listed live."""
 
     def __init__(self, agents: _Agents, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.memory_agents = agents
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The tool's result; arguments its schema refuses give the agent tools' error result."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _invalid_arguments(name, exc.__cause__)
 
     async def list_resources(self) -> list[Resource]:
         listed = []

@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from openclaw_memory.text.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
 from openclaw_memory.config import MemoryConfig
@@ -37,6 +37,7 @@ __all__ = [
     "field_annotation",
     "format_forget_text",
     "format_search_text",
+    "invalid_arguments_text",
     "memory_forget_entry",
     "memory_get",
     "memory_recall_prompt",
@@ -60,6 +61,16 @@ MEMORY_GET_DESCRIPTION = (
 )
 
 
+def _not_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number is required, not a boolean")
+    return value
+
+
+# in the field's metadata, so field_annotation (the MCP server, the LlamaIndex tools) carries it too
+_NOT_BOOLEAN = BeforeValidator(_not_boolean)
+
+
 class MemorySearchArgs(BaseModel):
     """Arguments of ``memory_search`` (camelCase names are accepted too).
 
@@ -71,21 +82,16 @@ class MemorySearchArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
-    max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
-    min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+    max_results: Annotated[int | None, _NOT_BOOLEAN] = Field(
+        None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
+    min_score: Annotated[float | None, _NOT_BOOLEAN] = Field(
+        None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
     after: str | None = Field(None, description="Only notes dated on or after this day: an ISO date (2024-05-01) or "
                                                 "words such as 'last week' or 'March 2024'. Undated notes always count.")
     before: str | None = Field(None, description="Only notes dated before this day (ISO date or words such as "
                                                  "'yesterday'). Undated notes always count.")
     corpus: Literal["memory", "sessions", "all"] | None = Field(
         None, description="memory (the memory files), sessions (indexed session transcripts) or all (default).")
-
-    @field_validator("max_results", "min_score", mode="before")
-    @classmethod
-    def _no_booleans(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("a number is required, not a boolean")
-        return value
 
 
 def _line_arg(name: str) -> BeforeValidator:
@@ -127,7 +133,8 @@ def field_annotation(model: type[BaseModel], name: str) -> Any:
     return Annotated[info.annotation, Field(description=info.description), *info.metadata]
 
 
-def _invalid(tool: str, exc: ValidationError) -> str:
+def invalid_arguments_text(tool: str, exc: ValidationError) -> str:
+    """The error a model gets for arguments of ``tool`` that ``exc`` refused: each argument, what it got, what to do."""
     def got(value: Any) -> str:
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
@@ -148,7 +155,7 @@ def _search_args(query: Any, max_results: Any, min_score: Any, after: Any = None
         return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
                                                 "after": after, "before": before, "corpus": corpus})
     except ValidationError as exc:
-        return _invalid("memory_search", exc)
+        return invalid_arguments_text("memory_search", exc)
 
 
 def _unavailable(error: str) -> dict[str, Any]:
@@ -344,7 +351,7 @@ def memory_forget_entry(memory: MemoryIndex, what: Any) -> dict[str, Any]:
         args = MemoryForgetEntryArgs.model_validate({"what": what})
         removed = forget_memory(memory, args.what)
     except ValidationError as exc:
-        return {"error": _invalid("memory_forget_entry", exc)}
+        return {"error": invalid_arguments_text("memory_forget_entry", exc)}
     except OpenClawMemoryError as exc:
         return {"error": f"memory_forget_entry failed: {exc}"}
     payload: dict[str, Any] = {"path": "MEMORY.md", "removed": removed, "forgotten": args.what.strip()}
