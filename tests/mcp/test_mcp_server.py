@@ -372,3 +372,19 @@ async def test_arguments_off_the_schema_get_the_agent_tools_error(notes: Path, t
     assert result.structured_content["error"] == text
     if tool == "memory_search":
         assert result.structured_content["results"] == []
+
+
+async def test_get_past_the_end_says_the_file_is_shorter_not_empty(notes: Path, tmp_path: Path) -> None:
+    """Reading past a file's last line says so (it said the file "is empty or does not exist yet")."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    (notes / "memory" / "2026-03-09.md").write_text("")
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            past = await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 40})
+            empty = await client.call_tool("memory_get", {"path": "memory/2026-03-09.md"})
+            missing = await client.call_tool("memory_get", {"path": "memory/2026-03-10.md"})
+    assert not past.is_error and not empty.is_error and not missing.is_error
+    assert _text(past) == "MEMORY.md has no line 40: it is shorter. Read it from line 1."
+    assert _text(empty) == "memory/2026-03-09.md is empty."
+    assert _text(missing) == "memory/2026-03-10.md does not exist yet."

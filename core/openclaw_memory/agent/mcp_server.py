@@ -141,6 +141,16 @@ def _get_signature() -> inspect.Signature:
     ], return_annotation=CallToolResult)
 
 
+def _nothing_read(payload: dict[str, Any]) -> str:
+    """What a ``memory_get`` that read no text tells the model: no such file, an empty one, or a read past its end."""
+    path, start = payload.get("path"), payload.get("start_line") or 1
+    if payload.get("exists") is False:
+        return f"{path} does not exist yet."
+    if start > 1:
+        return f"{path} has no line {start}: it is shorter. Read it from line 1."
+    return f"{path} is empty."
+
+
 def _get_tool(agents: _Agents) -> Any:
     async def memory_get_tool(**arguments: Any) -> CallToolResult:
         path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from", "lines", "agent"))
@@ -151,8 +161,7 @@ def _get_tool(agents: _Agents) -> Any:
         payload = await asyncio.to_thread(memory_get, served.memory, path, from_line, lines)
         if payload.get("error"):
             return _result(str(payload["error"]), payload, error=True)
-        text = payload.get("text") or f"{payload.get('path')} is empty or does not exist yet."
-        return _result(text, payload, error=False)
+        return _result(payload.get("text") or _nothing_read(payload), payload, error=False)
 
     memory_get_tool.__signature__ = _get_signature()  # type: ignore[attr-defined]
     return memory_get_tool
