@@ -388,3 +388,19 @@ async def test_get_past_the_end_says_the_file_is_shorter_not_empty(notes: Path, 
     assert _text(past) == "MEMORY.md has no line 40: it is shorter. Read it from line 1."
     assert _text(empty) == "memory/2026-03-09.md is empty."
     assert _text(missing) == "memory/2026-03-10.md does not exist yet."
+
+
+async def test_forget_entry_that_cannot_touch_memory_md_says_why(notes: Path, tmp_path: Path) -> None:
+    """An OS error while forgetting is a tool error that says what failed (it was "Error executing tool
+    memory_forget_entry" and nothing more, and the in-process agent tool raised it)."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+    from openclaw_memory.agent.tools import memory_forget_entry
+
+    (notes / "MEMORY.md").unlink()
+    (notes / "MEMORY.md").mkdir()  # reading it fails with an OS error
+    with _index(notes, tmp_path) as memory:
+        direct = memory_forget_entry(memory, "oat milk flat white")
+        async with Client(create_mcp_server(memory)) as client:
+            served = await client.call_tool("memory_forget_entry", {"what": "oat milk flat white"})
+    assert direct["error"].startswith("memory_forget_entry failed: ") and "Is a directory" in direct["error"]
+    assert served.is_error and _text(served) == direct["error"] == served.structured_content["error"]

@@ -354,6 +354,9 @@ def memory_forget_entry(memory: MemoryIndex, what: Any) -> dict[str, Any]:
         return {"error": invalid_arguments_text("memory_forget_entry", exc)}
     except OpenClawMemoryError as exc:
         return {"error": f"memory_forget_entry failed: {exc}"}
+    except OSError as exc:  # the file's own text, never a descriptor number or a traceback
+        return {"error": f"memory_forget_entry failed: cannot read or write MEMORY.md or the record of forgotten "
+                         f"memories ({exc.strerror or exc}); tell the user, who can check the files"}
     payload: dict[str, Any] = {"path": "MEMORY.md", "removed": removed, "forgotten": args.what.strip()}
     if removed:
         try:
