@@ -404,3 +404,24 @@ async def test_forget_entry_that_cannot_touch_memory_md_says_why(notes: Path, tm
             served = await client.call_tool("memory_forget_entry", {"what": "oat milk flat white"})
     assert direct["error"].startswith("memory_forget_entry failed: ") and "Is a directory" in direct["error"]
     assert served.is_error and _text(served) == direct["error"] == served.structured_content["error"]
+
+
+async def test_append_whose_sync_fails_reports_the_note_written(notes: Path, tmp_path: Path) -> None:
+    """When indexing fails after the note is written, memory_append says the note is saved and not yet
+    searchable (it said "memory_append failed", so a client retried and wrote the note twice)."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+    from openclaw_memory.errors import ProviderError
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+    provider = FakeEmbeddingProvider()
+    with MemoryIndex(workspace=notes, provider=provider, watch=False,
+                     store={"path": str(tmp_path / "served.sqlite")}) as memory:
+        memory.sync()
+        provider.fail_with = ProviderError("HTTP 401 invalid api key")
+        async with Client(create_mcp_server(memory)) as client:
+            appended = await client.call_tool("memory_append", {"text": "- Gate code is 4471."})
+    assert not appended.is_error, _text(appended)
+    payload = appended.structured_content
+    assert payload["indexed"] is False and "401" in payload["warning"]
+    assert "401" in _text(appended) and "Do not append it again" in _text(appended)
+    assert (notes / payload["path"]).read_text().count("Gate code is 4471.") == 1

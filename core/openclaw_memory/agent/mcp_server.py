@@ -171,8 +171,18 @@ def _append_note(served: ServedAgent, text: str, origin: str = "agent") -> dict[
     memory = served.memory
     rel = daily_note_path(today(memory.config.timezone))  # the day the bootstrap and the sweep read
     append_memory(memory.workspace, rel, text, origin=origin)
-    report = memory.sync(reason="mcp append")
-    return {"path": rel, "appended_chars": len(text), "origin": origin, "indexed": report.files_indexed > 0}
+    payload: dict[str, Any] = {"path": rel, "appended_chars": len(text), "origin": origin}
+    try:
+        report = memory.sync(reason="mcp append")
+    except (OpenClawMemoryError, OSError) as exc:  # the note is written: a retry would write it twice
+        return {**payload, "indexed": False, "warning": f"the note is saved but not searchable yet: {exc}"}
+    return {**payload, "indexed": report.files_indexed > 0}
+
+
+def _appended_text(payload: dict[str, Any]) -> str:
+    if "warning" not in payload:
+        return f"Appended to {payload['path']}."
+    return f"Appended to {payload['path']}; {payload['warning']} Do not append it again."
 
 
 def _append_tool(agents: _Agents) -> Any:
@@ -193,7 +203,7 @@ def _append_tool(agents: _Agents) -> Any:
         except (OpenClawMemoryError, OSError) as exc:
             message = f"memory_append failed: {exc}"
             return _result(message, {"error": message}, error=True)
-        return _result(f"Appended to {payload['path']}.", payload, error=False)
+        return _result(_appended_text(payload), payload, error=False)
 
     return memory_append_tool
 
