@@ -21,7 +21,7 @@ from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemo
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.indexing.sync import Progress
-from openclaw_memory.agent.tools import corpus_sources
+from openclaw_memory.agent.tools import corpus_error, corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -532,6 +532,9 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
     if query is not None and not query.strip():
         raise click.UsageError("QUERY is blank: give the text to search for")
     config = _load_config(ctx)
+    unsearchable = corpus_error(config, corpus)
+    if unsearchable:
+        raise click.ClickException(unsearchable)
     with _index(ctx, config) as memory:
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:

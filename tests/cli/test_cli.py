@@ -370,3 +370,10 @@ def test_the_state_dir_config_is_read_only_when_named_and_status_names_it(ws, tm
     res = run("-p", "none", "status")
     assert f"Config file: {cfg}" in res.output and str(elsewhere) in res.output
     assert "OPENCLAW_CONFIG_PATH" in run("--help").output
+
+
+def test_search_of_the_sessions_corpus_when_none_are_indexed_is_an_error(ws, tmp_path):
+    """``--corpus sessions`` without indexed transcripts says so (it printed "No matches (nothing matched).")."""
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "search", "a828e60", "--corpus", "sessions"])
+    assert res.exit_code == 1
+    assert "session transcripts are not indexed" in res.output and "No matches" not in res.output

@@ -425,3 +425,17 @@ async def test_append_whose_sync_fails_reports_the_note_written(notes: Path, tmp
     assert payload["indexed"] is False and "401" in payload["warning"]
     assert "401" in _text(appended) and "Do not append it again" in _text(appended)
     assert (notes / payload["path"]).read_text().count("Gate code is 4471.") == 1
+
+
+async def test_search_of_the_sessions_corpus_when_none_are_indexed_says_so(notes: Path, tmp_path: Path) -> None:
+    """``corpus: "sessions"`` on a memory that indexes no session transcripts is an error naming the fix (it answered
+    "No memory matched this query. Say that you checked.", as if the transcripts had been searched)."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            sessions = await client.call_tool("memory_search", {"query": "launch codename", "corpus": "sessions"})
+            everything = await client.call_tool("memory_search", {"query": "launch codename", "corpus": "all"})
+    assert sessions.is_error and sessions.structured_content["results"] == []
+    assert "session transcripts are not indexed" in _text(sessions) and "corpus 'memory'" in _text(sessions)
+    assert not everything.is_error and "Falcon" in _text(everything)

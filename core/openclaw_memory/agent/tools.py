@@ -33,6 +33,7 @@ __all__ = [
     "amemory_forget_entry",
     "amemory_get",
     "amemory_search",
+    "corpus_error",
     "corpus_sources",
     "field_annotation",
     "format_forget_text",
@@ -223,6 +224,15 @@ def corpus_sources(corpus: str | None) -> list[str] | None:
     return _CORPUS_SOURCES[corpus or "all"]
 
 
+def corpus_error(config: MemoryConfig, corpus: str | None) -> str | None:
+    """Why a search over ``corpus`` cannot find anything in this memory (its session transcripts are not
+    indexed), or None."""
+    if corpus == "sessions" and not config.sessions_enabled():
+        return (f"corpus 'sessions': session transcripts are not indexed in this memory (memorySearch.sources is "
+                f"{list(config.sources)}); search corpus 'memory' or 'all' instead")
+    return None
+
+
 def memory_search(
     memory: MemoryIndex,
     query: str,
@@ -250,6 +260,9 @@ def memory_search(
     args = _search_args(query, max_results, min_score, after, before, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
+    unsearchable = corpus_error(memory.config, args.corpus)
+    if unsearchable:
+        return {"results": [], "error": unsearchable}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
                                session_key=session_key, after=args.after, before=args.before,
