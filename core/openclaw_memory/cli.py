@@ -753,7 +753,8 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
         app = server.streamable_http_app(host=host)
         if token:
             app = bearer_token_guard(app, token)
-        click.echo(f"openclaw-memory MCP server on http://{host}:{port}/mcp", err=True)
+        address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
+        click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
         anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
     finally:
         _close_served(served)

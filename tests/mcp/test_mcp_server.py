@@ -439,3 +439,30 @@ async def test_search_of_the_sessions_corpus_when_none_are_indexed_says_so(notes
     assert sessions.is_error and sessions.structured_content["results"] == []
     assert "session transcripts are not indexed" in _text(sessions) and "corpus 'memory'" in _text(sessions)
     assert not everything.is_error and "Falcon" in _text(everything)
+
+
+async def test_http_on_ipv6_loopback_prints_a_url_clients_can_use(notes: Path) -> None:
+    """``--host ::1`` prints ``http://[::1]:PORT/mcp`` (it printed ``http://::1:PORT/mcp``, which is no URL)."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    port = _free_port()
+    args = [sys.executable, "-m", "openclaw_memory", "-w", str(notes), "-p", "none", "mcp", "--http", "--host", "::1",
+            "--port", str(port)]
+    process = subprocess.Popen(args, env=_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline().strip()
+        url = line.rsplit(" ", 1)[-1]
+        assert url == f"http://[::1]:{port}/mcp", line
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("::1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        async with Client(streamable_http_client(url)) as client:
+            assert "memory_search" in {t.name for t in (await client.list_tools()).tools}
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
