@@ -466,3 +466,24 @@ async def test_http_on_ipv6_loopback_prints_a_url_clients_can_use(notes: Path) -
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize(("header", "status"), [
+    ("Bearer s3cret-token", 200), ("bearer s3cret-token", 200), ("BEARER  s3cret-token", 200),
+    ("Bearer wrong", 401), ("s3cret-token", 401), ("Basic s3cret-token", 401), (None, 401),
+])
+async def test_bearer_guard_reads_the_scheme_in_any_case(header: str | None, status: int) -> None:
+    """The ``Bearer`` scheme is case-insensitive (RFC 7235): ``bearer <token>`` gets in (it got 401)."""
+    from openclaw_memory.agent.mcp_server import bearer_token_guard
+
+    sent: list[dict[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [(b"authorization", header.encode())] if header else []
+    await bearer_token_guard(app, "s3cret-token")({"type": "http", "headers": headers}, None, send)
+    assert sent[0]["status"] == status

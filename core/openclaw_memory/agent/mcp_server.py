@@ -389,13 +389,14 @@ def create_mcp_server(
 
 
 def bearer_token_guard(app: Any, token: str) -> Any:
-    """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>``."""
-    expected = f"Bearer {token}".encode()
+    """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>`` (the scheme in
+    any case)."""
+    expected = token.encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
+            scheme, _, given = dict(scope.get("headers") or []).get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), expected):
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
