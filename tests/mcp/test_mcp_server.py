@@ -487,3 +487,21 @@ async def test_bearer_guard_reads_the_scheme_in_any_case(header: str | None, sta
     headers = [(b"authorization", header.encode())] if header else []
     await bearer_token_guard(app, "s3cret-token")({"type": "http", "headers": headers}, None, send)
     assert sent[0]["status"] == status
+
+
+async def test_get_takes_from_line_as_its_description_and_cut_notice_name_it(notes: Path, tmp_path: Path) -> None:
+    """memory_get's description and its "[Cut at … Use from_line=N to read on.]" notice name ``from_line``: the MCP
+    tool takes that name as well as ``from`` (it ignored it and read from line 1 again, so a model never read on)."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    (notes / "memory" / "2026-03-08.md").write_text("".join(f"- item {n} " + "x" * 90 + "\n" for n in range(1, 301)))
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            first = await client.call_tool("memory_get", {"path": "memory/2026-03-08.md"})
+            notice = first.structured_content["next_from_line"]
+            assert f"from_line={notice}" in _text(first)
+            on = await client.call_tool("memory_get", {"path": "memory/2026-03-08.md", "from_line": notice, "lines": 1})
+            schema = next(t for t in (await client.list_tools()).tools if t.name == "memory_get").input_schema
+    assert not on.is_error and on.structured_content["start_line"] == notice
+    assert _text(on).startswith(f"- item {notice} ")
+    assert set(schema["properties"]) == {"path", "from", "lines", "agent"}  # the schema keeps OpenClaw's name

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError
 
 from openclaw_memory.errors import MissingDependencyError
 
@@ -128,13 +128,14 @@ def _search_tool(agents: _Agents) -> Any:
 
 
 def _get_signature() -> inspect.Signature:
-    """``memory_get``'s arguments as the agent tool names them: ``from`` (a Python keyword) is an alias,
-    which the SDK passes on by that name."""
+    """``memory_get``'s arguments as the agent tool names them: ``from`` (a Python keyword; the schema's name),
+    also taken as ``from_line``, the name of the tool's description and of its "read on" notice."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     return inspect.Signature([
         inspect.Parameter("path", keyword, annotation=field_annotation(MemoryGetArgs, "path")),
         inspect.Parameter("from_line", keyword, default=None, annotation=Annotated[
-            int | None, Field(ge=1, alias="from", description="First line to read (1-based).")]),
+            int | None, Field(ge=1, validation_alias=AliasChoices("from", "from_line"),
+                              description="First line to read (1-based).")]),
         inspect.Parameter("lines", keyword, default=None, annotation=Annotated[
             int | None, Field(ge=1, description="How many lines to read (default: to the end).")]),
         inspect.Parameter("agent", keyword, default=None, annotation=AgentArgument),
@@ -153,7 +154,7 @@ def _nothing_read(payload: dict[str, Any]) -> str:
 
 def _get_tool(agents: _Agents) -> Any:
     async def memory_get_tool(**arguments: Any) -> CallToolResult:
-        path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from", "lines", "agent"))
+        path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from_line", "lines", "agent"))
         try:
             served = agents.pick(agent)
         except MemoryArgumentError as exc:
