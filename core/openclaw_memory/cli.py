@@ -698,13 +698,13 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
                 ctx.obj["agent"] = agent_id
             config = _config(ctx)
             memory = MemoryIndex(config, watch=True, create=bool(ctx.obj.get("create")))
-            served.append(ServedAgent(config.agent_id, memory))
+            served.append(ServedAgent(config.agent_id, memory))  # closed if a later agent fails to open
             memory.sync_in_background("mcp server start")
             if long_term:
                 from openclaw_memory.long_term import LongTermMemory
 
-                ltm = LongTermMemory(provider=config, agent_id=config.agent_id)
-                served[-1] = ServedAgent(config.agent_id, memory, ltm)
+                served[-1] = ServedAgent(config.agent_id, memory,
+                                         LongTermMemory(provider=config, agent_id=config.agent_id))
     except BaseException:
         _close_served(served)
         raise
@@ -712,6 +712,7 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
 
 
 def _close_served(served: list[Any]) -> None:
+    """Close each served agent's index and long-term memory."""
     for agent in served:
         agent.memory.close()
         if agent.long_term is not None:
