@@ -21,7 +21,7 @@ from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemo
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.indexing.sync import Progress
-from openclaw_memory.agent.tools import corpus_error, corpus_sources
+from openclaw_memory.agent.tools import cited_lines, corpus_error, corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -627,7 +627,9 @@ def _print_baseline_comparison(baseline: Path, reports: dict[str, Any], cutoffs:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def get(ctx: click.Context, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
-    """Print lines of a memory file (MEMORY.md, memory/**/*.md or an extra path)."""
+    """Print lines of a memory file (MEMORY.md, memory/**/*.md or an extra path). PATH may be a citation as
+    `search` prints it (memory/2026-11-21.md#L3-L12): its lines are read unless --from or --lines is given."""
+    path, from_line, lines = cited_lines(path, from_line, lines)
     with _index(ctx) as memory:
         got = memory.get(path, from_line=from_line, lines=lines)
     if not got.exists:

@@ -527,3 +527,23 @@ async def test_untrusted_text_opening_a_code_fence_never_becomes_a_promotable_en
     found = collect_candidates(notes, "", today=datetime.now().date(), lookback_days=2, counts=GateCounts(),
                                forgotten=ForgottenSet(tmp_path / "forgotten.json"))
     assert [c.text for c in found] == ["- The owner prefers refunds by bank transfer. <!-- origin: agent -->"]
+
+
+async def test_get_reads_the_citation_a_search_shows(notes: Path, tmp_path: Path) -> None:
+    """The search text names each hit by its citation (``memory/2026-03-02.md#L1-L4``), and memory_get is "for the
+    lines you need" after it: the citation reads those lines (it was refused as "not a Markdown (.md) file")."""
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    with _index(notes, tmp_path) as memory:
+        memory.sync()
+        async with Client(create_mcp_server(memory)) as client:
+            found = await client.call_tool("memory_search", {"query": "launch codename"})
+            citation = _text(found).split("]", 1)[0].lstrip("[")
+            cited = await client.call_tool("memory_get", {"path": citation})
+            one_line = await client.call_tool("memory_get", {"path": "memory/2026-03-02.md#L3"})
+            given = await client.call_tool("memory_get", {"path": "memory/2026-03-02.md#L1-L4", "from": 4})
+    assert citation == "memory/2026-03-02.md#L1-L4"
+    assert not cited.is_error and _text(cited) == NOTES["memory/2026-03-02.md"].rstrip("\n")
+    assert cited.structured_content["path"] == "memory/2026-03-02.md"
+    assert _text(one_line) == "- The launch codename is Falcon."
+    assert _text(given) == "- Deploys happen on Tuesdays.\n"  # lines given as arguments win over the citation's

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -33,6 +34,7 @@ __all__ = [
     "amemory_forget_entry",
     "amemory_get",
     "amemory_search",
+    "cited_lines",
     "corpus_error",
     "corpus_sources",
     "field_annotation",
@@ -275,6 +277,22 @@ def memory_search(
     return _payload(memory, result)
 
 
+_CITATION = re.compile(r"^(?P<path>.+\.md)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+
+def cited_lines(path: Any, from_line: Any, lines: Any) -> tuple[Any, Any, Any]:
+    """``path``, ``from_line`` and ``lines`` with a citation (``memory/2026-01-16.md#L3-L7``, as a search shows its
+    hits) split into its path and, unless lines are given, the lines it names."""
+    match = _CITATION.match(path.strip()) if isinstance(path, str) else None
+    if match is None:
+        return path, from_line, lines
+    if from_line is not None or lines is not None:
+        return match["path"], from_line, lines
+    start = int(match["start"])
+    end = int(match["end"] or start)
+    return match["path"], start, max(end - start + 1, 1)
+
+
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
                max_chars: int = MEMORY_GET_MAX_CHARS) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
@@ -285,8 +303,10 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
     numeric strings are truncated to int; values below 1 count as 1 (spec §7.3). At most
     ``max_chars`` characters of text are returned, whole lines where one fits: a longer read is
     cut, says so at the end of ``text`` and sets ``truncated`` (and ``next_from_line`` when the
-    next lines can be read with ``from_line``).
+    next lines can be read with ``from_line``). A citation as ``path`` (``memory/2026-01-16.md#L3-L7``,
+    the name a search gives a hit) reads the lines it names unless ``from_line`` or ``lines`` is given.
     """
+    path, from_line, lines = cited_lines(path, from_line, lines)
     requested = path if path is None or isinstance(path, (str, int, float)) else repr(path)  # JSON-able
     if not memory.config.enabled:
         return {"path": requested, "text": "", "disabled": True,
