@@ -21,7 +21,7 @@ from openclaw_memory.errors import IndexingError, IndexLockedError, OpenClawMemo
 from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.indexing.sync import Progress
-from openclaw_memory.agent.tools import corpus_sources
+from openclaw_memory.agent.tools import cited_lines, corpus_error, corpus_sources
 from openclaw_memory.types import SearchResult
 
 __all__ = ["main"]
@@ -532,6 +532,9 @@ def search(ctx: click.Context, query: str | None, max_results: int | None, min_s
     if query is not None and not query.strip():
         raise click.UsageError("QUERY is blank: give the text to search for")
     config = _load_config(ctx)
+    unsearchable = corpus_error(config, corpus)
+    if unsearchable:
+        raise click.ClickException(unsearchable)
     with _index(ctx, config) as memory:
         stale = _bring_up_to_date(memory, sync=config.sync.on_search and not no_sync)
         if queries:
@@ -624,7 +627,9 @@ def _print_baseline_comparison(baseline: Path, reports: dict[str, Any], cutoffs:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def get(ctx: click.Context, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
-    """Print lines of a memory file (MEMORY.md, memory/**/*.md or an extra path)."""
+    """Print lines of a memory file (MEMORY.md, memory/**/*.md or an extra path). PATH may be a citation as
+    `search` prints it (memory/2026-11-21.md#L3-L12): its lines are read unless --from or --lines is given."""
+    path, from_line, lines = cited_lines(path, from_line, lines)
     with _index(ctx) as memory:
         got = memory.get(path, from_line=from_line, lines=lines)
     if not got.exists:
@@ -689,19 +694,31 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
     from openclaw_memory.agent.mcp_server import ServedAgent
 
     served: list[Any] = []
-    for agent_id in agent_ids or [None]:
-        if agent_id is not None:
-            ctx.obj["agent"] = agent_id
-        config = _config(ctx)
-        memory = MemoryIndex(config, watch=True)
-        memory.sync_in_background("mcp server start")
-        ltm = None
-        if long_term:
-            from openclaw_memory.long_term import LongTermMemory
+    try:
+        for agent_id in agent_ids or [None]:
+            if agent_id is not None:
+                ctx.obj["agent"] = agent_id
+            config = _config(ctx)
+            memory = MemoryIndex(config, watch=True, create=bool(ctx.obj.get("create")))
+            served.append(ServedAgent(config.agent_id, memory))  # closed if a later agent fails to open
+            memory.sync_in_background("mcp server start")
+            if long_term:
+                from openclaw_memory.long_term import LongTermMemory
 
-            ltm = LongTermMemory(provider=config, agent_id=config.agent_id)
-        served.append(ServedAgent(config.agent_id, memory, ltm))
+                served[-1] = ServedAgent(config.agent_id, memory,
+                                         LongTermMemory(provider=config, agent_id=config.agent_id))
+    except BaseException:
+        _close_served(served)
+        raise
     return served
+
+
+def _close_served(served: list[Any]) -> None:
+    """Close each served agent's index and long-term memory."""
+    for agent in served:
+        agent.memory.close()
+        if agent.long_term is not None:
+            agent.long_term.close()
 
 
 @main.command()
@@ -722,13 +739,14 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
     if use_http and host not in _LOOPBACK_HOSTS and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
-    agent_ids = [a.strip() for a in (agent_list or "").split(",") if a.strip()]
+    agent_ids = list(dict.fromkeys(a.strip() for a in (agent_list or "").split(",") if a.strip()))  # once each
     with _user_errors():
         from openclaw_memory.agent.mcp_server import bearer_token_guard, create_mcp_server
 
         served = _served_agents(ctx, agent_ids, long_term)
     try:
-        server = create_mcp_server(served)
+        with _user_errors():
+            server = create_mcp_server(served)
         if not use_http:
             server.run("stdio")
             return
@@ -738,13 +756,11 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
         app = server.streamable_http_app(host=host)
         if token:
             app = bearer_token_guard(app, token)
-        click.echo(f"openclaw-memory MCP server on http://{host}:{port}/mcp", err=True)
+        address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
+        click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
         anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
     finally:
-        for agent in served:
-            agent.memory.close()
-            if agent.long_term is not None:
-                agent.long_term.close()
+        _close_served(served)
 
 
 # ---- ltm: the LanceDB long-term memory (openclaw_memory.long_term) ------------------------------

@@ -370,3 +370,22 @@ def test_the_state_dir_config_is_read_only_when_named_and_status_names_it(ws, tm
     res = run("-p", "none", "status")
     assert f"Config file: {cfg}" in res.output and str(elsewhere) in res.output
     assert "OPENCLAW_CONFIG_PATH" in run("--help").output
+
+
+def test_search_of_the_sessions_corpus_when_none_are_indexed_is_an_error(ws, tmp_path):
+    """``--corpus sessions`` without indexed transcripts says so (it printed "No matches (nothing matched).")."""
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "search", "a828e60", "--corpus", "sessions"])
+    assert res.exit_code == 1
+    assert "session transcripts are not indexed" in res.output and "No matches" not in res.output
+
+
+def test_get_reads_the_citation_search_prints(ws, tmp_path):
+    """``get`` takes a hit's citation as ``search`` prints it (it answered "is not a Markdown (.md) file")."""
+    found = run(*base(ws, tmp_path), "search", "a828e60")
+    citation = found.output.split()[1]
+    assert citation == "memory/2026-11-20.md#L1-L3"
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", citation])
+    assert res.exit_code == 0, res.output
+    assert res.output == NOTES["memory/2026-11-20.md"]
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", "memory/2026-11-20.md#L3", "--json"])
+    assert json.loads(res.output)["text"] == "- Root cause was commit a828e60 racing the watcher."

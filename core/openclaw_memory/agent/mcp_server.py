@@ -12,20 +12,23 @@ import asyncio
 import hmac
 import inspect
 import logging
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, ValidationError
 
 from openclaw_memory.errors import MissingDependencyError
 
 try:
     from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
     from mcp_types import CallToolResult, Resource, TextContent
 except ImportError as exc:  # pragma: no cover - the `mcp` extra is missing
     raise MissingDependencyError(
@@ -45,6 +48,7 @@ from openclaw_memory.agent.tools import (
     field_annotation,
     format_forget_text,
     format_search_text,
+    invalid_arguments_text,
     memory_get,
     memory_search,
 )
@@ -124,22 +128,33 @@ def _search_tool(agents: _Agents) -> Any:
 
 
 def _get_signature() -> inspect.Signature:
-    """``memory_get``'s arguments as the agent tool names them: ``from`` (a Python keyword) is an alias,
-    which the SDK passes on by that name."""
+    """``memory_get``'s arguments as the agent tool names them: ``from`` (a Python keyword; the schema's name),
+    also taken as ``from_line``, the name of the tool's description and of its "read on" notice."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     return inspect.Signature([
         inspect.Parameter("path", keyword, annotation=field_annotation(MemoryGetArgs, "path")),
         inspect.Parameter("from_line", keyword, default=None, annotation=Annotated[
-            int | None, Field(ge=1, alias="from", description="First line to read (1-based).")]),
+            int | None, Field(ge=1, validation_alias=AliasChoices("from", "from_line"),
+                              description="First line to read (1-based).")]),
         inspect.Parameter("lines", keyword, default=None, annotation=Annotated[
             int | None, Field(ge=1, description="How many lines to read (default: to the end).")]),
         inspect.Parameter("agent", keyword, default=None, annotation=AgentArgument),
     ], return_annotation=CallToolResult)
 
 
+def _nothing_read(payload: dict[str, Any]) -> str:
+    """What a ``memory_get`` that read no text tells the model: no such file, an empty one, or a read past its end."""
+    path, start = payload.get("path"), payload.get("start_line") or 1
+    if payload.get("exists") is False:
+        return f"{path} does not exist yet."
+    if start > 1:
+        return f"{path} has no line {start}: it is shorter. Read it from line 1."
+    return f"{path} is empty."
+
+
 def _get_tool(agents: _Agents) -> Any:
     async def memory_get_tool(**arguments: Any) -> CallToolResult:
-        path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from", "lines", "agent"))
+        path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from_line", "lines", "agent"))
         try:
             served = agents.pick(agent)
         except MemoryArgumentError as exc:
@@ -147,8 +162,7 @@ def _get_tool(agents: _Agents) -> Any:
         payload = await asyncio.to_thread(memory_get, served.memory, path, from_line, lines)
         if payload.get("error"):
             return _result(str(payload["error"]), payload, error=True)
-        text = payload.get("text") or f"{payload.get('path')} is empty or does not exist yet."
-        return _result(text, payload, error=False)
+        return _result(payload.get("text") or _nothing_read(payload), payload, error=False)
 
     memory_get_tool.__signature__ = _get_signature()  # type: ignore[attr-defined]
     return memory_get_tool
@@ -156,10 +170,20 @@ def _get_tool(agents: _Agents) -> Any:
 
 def _append_note(served: ServedAgent, text: str, origin: str = "agent") -> dict[str, Any]:
     memory = served.memory
-    rel = daily_note_path(today())
+    rel = daily_note_path(today(memory.config.timezone))  # the day the bootstrap and the sweep read
     append_memory(memory.workspace, rel, text, origin=origin)
-    report = memory.sync(reason="mcp append")
-    return {"path": rel, "appended_chars": len(text), "origin": origin, "indexed": report.files_indexed > 0}
+    payload: dict[str, Any] = {"path": rel, "appended_chars": len(text), "origin": origin}
+    try:
+        report = memory.sync(reason="mcp append")
+    except (OpenClawMemoryError, OSError) as exc:  # the note is written: a retry would write it twice
+        return {**payload, "indexed": False, "warning": f"the note is saved but not searchable yet: {exc}"}
+    return {**payload, "indexed": report.files_indexed > 0}
+
+
+def _appended_text(payload: dict[str, Any]) -> str:
+    if "warning" not in payload:
+        return f"Appended to {payload['path']}."
+    return f"Appended to {payload['path']}; {payload['warning']} Do not append it again."
 
 
 def _append_tool(agents: _Agents) -> Any:
@@ -180,7 +204,7 @@ def _append_tool(agents: _Agents) -> Any:
         except (OpenClawMemoryError, OSError) as exc:
             message = f"memory_append failed: {exc}"
             return _result(message, {"error": message}, error=True)
-        return _result(f"Appended to {payload['path']}.", payload, error=False)
+        return _result(_appended_text(payload), payload, error=False)
 
     return memory_append_tool
 
@@ -258,14 +282,32 @@ def _resource_uri(agent_id: str, rel: str) -> str:
     return f"{RESOURCE_SCHEME}://{agent_id}/{rel}"
 
 
+def _readable_file(path: Path) -> bool:
+    """Whether ``path`` is a file ``memory_get`` reads: a regular file, not a symlink, with no other hard link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 def _memory_files(served: ServedAgent) -> list[str]:
     """``MEMORY.md`` (or ``memory.md``) and the daily notes, as workspace-relative paths."""
     workspace = served.memory.workspace
-    found = [name for name in ("MEMORY.md", "memory.md") if (workspace / name).is_file()][:1]
+    found = [name for name in ("MEMORY.md", "memory.md") if _readable_file(workspace / name)][:1]
     daily = workspace / "memory"
     if daily.is_dir() and not daily.is_symlink():
-        found += sorted(f"memory/{p.name}" for p in daily.glob("????-??-??.md") if p.is_file())
+        found += sorted(f"memory/{p.name}" for p in daily.glob("????-??-??.md") if _readable_file(p))
     return found
+
+
+def _invalid_arguments(tool: str, exc: ValidationError) -> CallToolResult:
+    """The error result of a call whose arguments ``exc`` refused, shaped as that tool's error payload."""
+    text = invalid_arguments_text(tool, exc)
+    payload: dict[str, Any] = {"error": text}
+    if tool == "memory_search":
+        payload = {"results": [], **payload}
+    return _result(text, payload, error=True)
 
 
 class MemoryMCPServer(MCPServer):
@@ -274,6 +316,15 @@ class MemoryMCPServer(MCPServer):
     def __init__(self, agents: _Agents, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.memory_agents = agents
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The tool's result; arguments its schema refuses give the agent tools' error result."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _invalid_arguments(name, exc.__cause__)
 
     async def list_resources(self) -> list[Resource]:
         listed = []
@@ -339,13 +390,14 @@ def create_mcp_server(
 
 
 def bearer_token_guard(app: Any, token: str) -> Any:
-    """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>``."""
-    expected = f"Bearer {token}".encode()
+    """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>`` (the scheme in
+    any case)."""
+    expected = token.encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
+            scheme, _, given = dict(scope.get("headers") or []).get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), expected):
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from openclaw_memory.text.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
 from openclaw_memory.config import MemoryConfig
@@ -33,10 +34,13 @@ __all__ = [
     "amemory_forget_entry",
     "amemory_get",
     "amemory_search",
+    "cited_lines",
+    "corpus_error",
     "corpus_sources",
     "field_annotation",
     "format_forget_text",
     "format_search_text",
+    "invalid_arguments_text",
     "memory_forget_entry",
     "memory_get",
     "memory_recall_prompt",
@@ -60,6 +64,16 @@ MEMORY_GET_DESCRIPTION = (
 )
 
 
+def _not_boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number is required, not a boolean")
+    return value
+
+
+# in the field's metadata, so field_annotation (the MCP server, the LlamaIndex tools) carries it too
+_NOT_BOOLEAN = BeforeValidator(_not_boolean)
+
+
 class MemorySearchArgs(BaseModel):
     """Arguments of ``memory_search`` (camelCase names are accepted too).
 
@@ -71,21 +85,16 @@ class MemorySearchArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     query: str = Field(description="What to look for: a question, a name, an ID or an error message.")
-    max_results: int | None = Field(None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
-    min_score: float | None = Field(None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
+    max_results: Annotated[int | None, _NOT_BOOLEAN] = Field(
+        None, ge=1, le=50, alias="maxResults", description="Maximum results (default 6).")
+    min_score: Annotated[float | None, _NOT_BOOLEAN] = Field(
+        None, ge=0, le=1, alias="minScore", description="Score floor 0..1 (default 0.35).")
     after: str | None = Field(None, description="Only notes dated on or after this day: an ISO date (2024-05-01) or "
                                                 "words such as 'last week' or 'March 2024'. Undated notes always count.")
     before: str | None = Field(None, description="Only notes dated before this day (ISO date or words such as "
                                                  "'yesterday'). Undated notes always count.")
     corpus: Literal["memory", "sessions", "all"] | None = Field(
         None, description="memory (the memory files), sessions (indexed session transcripts) or all (default).")
-
-    @field_validator("max_results", "min_score", mode="before")
-    @classmethod
-    def _no_booleans(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("a number is required, not a boolean")
-        return value
 
 
 def _line_arg(name: str) -> BeforeValidator:
@@ -127,7 +136,8 @@ def field_annotation(model: type[BaseModel], name: str) -> Any:
     return Annotated[info.annotation, Field(description=info.description), *info.metadata]
 
 
-def _invalid(tool: str, exc: ValidationError) -> str:
+def invalid_arguments_text(tool: str, exc: ValidationError) -> str:
+    """The error a model gets for arguments of ``tool`` that ``exc`` refused: each argument, what it got, what to do."""
     def got(value: Any) -> str:
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
@@ -148,7 +158,7 @@ def _search_args(query: Any, max_results: Any, min_score: Any, after: Any = None
         return MemorySearchArgs.model_validate({"query": query, "max_results": max_results, "min_score": min_score,
                                                 "after": after, "before": before, "corpus": corpus})
     except ValidationError as exc:
-        return _invalid("memory_search", exc)
+        return invalid_arguments_text("memory_search", exc)
 
 
 def _unavailable(error: str) -> dict[str, Any]:
@@ -216,6 +226,15 @@ def corpus_sources(corpus: str | None) -> list[str] | None:
     return _CORPUS_SOURCES[corpus or "all"]
 
 
+def corpus_error(config: MemoryConfig, corpus: str | None) -> str | None:
+    """Why a search over ``corpus`` cannot find anything in this memory (its session transcripts are not
+    indexed), or None."""
+    if corpus == "sessions" and not config.sessions_enabled():
+        return (f"corpus 'sessions': session transcripts are not indexed in this memory (memorySearch.sources is "
+                f"{list(config.sources)}); search corpus 'memory' or 'all' instead")
+    return None
+
+
 def memory_search(
     memory: MemoryIndex,
     query: str,
@@ -243,6 +262,9 @@ def memory_search(
     args = _search_args(query, max_results, min_score, after, before, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
+    unsearchable = corpus_error(memory.config, args.corpus)
+    if unsearchable:
+        return {"results": [], "error": unsearchable}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
                                session_key=session_key, after=args.after, before=args.before,
@@ -255,6 +277,22 @@ def memory_search(
     return _payload(memory, result)
 
 
+_CITATION = re.compile(r"^(?P<path>.+\.md)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+
+def cited_lines(path: Any, from_line: Any, lines: Any) -> tuple[Any, Any, Any]:
+    """``path``, ``from_line`` and ``lines`` with a citation (``memory/2026-01-16.md#L3-L7``, as a search shows its
+    hits) split into its path and, unless lines are given, the lines it names."""
+    match = _CITATION.match(path.strip()) if isinstance(path, str) else None
+    if match is None:
+        return path, from_line, lines
+    if from_line is not None or lines is not None:
+        return match["path"], from_line, lines
+    start = int(match["start"])
+    end = int(match["end"] or start)
+    return match["path"], start, max(end - start + 1, 1)
+
+
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
                max_chars: int = MEMORY_GET_MAX_CHARS) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
@@ -265,8 +303,10 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
     numeric strings are truncated to int; values below 1 count as 1 (spec §7.3). At most
     ``max_chars`` characters of text are returned, whole lines where one fits: a longer read is
     cut, says so at the end of ``text`` and sets ``truncated`` (and ``next_from_line`` when the
-    next lines can be read with ``from_line``).
+    next lines can be read with ``from_line``). A citation as ``path`` (``memory/2026-01-16.md#L3-L7``,
+    the name a search gives a hit) reads the lines it names unless ``from_line`` or ``lines`` is given.
     """
+    path, from_line, lines = cited_lines(path, from_line, lines)
     requested = path if path is None or isinstance(path, (str, int, float)) else repr(path)  # JSON-able
     if not memory.config.enabled:
         return {"path": requested, "text": "", "disabled": True,
@@ -344,9 +384,12 @@ def memory_forget_entry(memory: MemoryIndex, what: Any) -> dict[str, Any]:
         args = MemoryForgetEntryArgs.model_validate({"what": what})
         removed = forget_memory(memory, args.what)
     except ValidationError as exc:
-        return {"error": _invalid("memory_forget_entry", exc)}
+        return {"error": invalid_arguments_text("memory_forget_entry", exc)}
     except OpenClawMemoryError as exc:
         return {"error": f"memory_forget_entry failed: {exc}"}
+    except OSError as exc:  # the file's own text, never a descriptor number or a traceback
+        return {"error": f"memory_forget_entry failed: cannot read or write MEMORY.md or the record of forgotten "
+                         f"memories ({exc.strerror or exc}); tell the user, who can check the files"}
     payload: dict[str, Any] = {"path": "MEMORY.md", "removed": removed, "forgotten": args.what.strip()}
     if removed:
         try:

@@ -88,6 +88,17 @@ def parse_blocks(text: str) -> list[Block]:
     return blocks
 
 
+def unclosed_fence(blocks: list[Block]) -> str | None:
+    """The fence (```` ``` ```` or ``~~~``) of the code block the text of ``blocks`` ends inside, or None."""
+    last = blocks[-1] if blocks else None
+    if last is None or last.entry:
+        return None
+    opening = _FENCE.match(last.lines[0])
+    if opening is None or (len(last.lines) > 1 and _FENCE.match(last.lines[-1])):
+        return None
+    return opening.group(1)
+
+
 def normalized(text: str) -> str:
     """``text`` without comments, sources, list markers, case and punctuation: what duplicates share."""
     text = _SOURCE.sub(" ", _COMMENT.sub(" ", text))

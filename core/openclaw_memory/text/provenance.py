@@ -42,15 +42,22 @@ def origin_of(text: str) -> str:
 
 def mark_origin(text: str, origin: str) -> str:
     """``text`` with ``<!-- origin: … -->`` at the end of each of its entries (list items with their
-    continuation lines, paragraphs); headings, blank lines and code blocks are left as they are."""
+    continuation lines, paragraphs); headings, blank lines and code blocks are left as they are, and a code
+    block ``text`` leaves open is closed."""
     from openclaw_memory.text.entries import parse_blocks
+
+    from openclaw_memory.text.entries import unclosed_fence
 
     marker = f" <!-- origin: {_check(origin)} -->"
     lines = text.split("\n")
-    for block in parse_blocks(text):
+    blocks = parse_blocks(text)
+    for block in blocks:
         if block.entry:
             last = block.end - 1
             lines[last] = lines[last].rstrip() + marker
+    fence = unclosed_fence(blocks)
+    if fence is not None:  # closed here, or the lines written after it (another write's) would read as unmarked
+        lines.insert(len(lines) - 1 if text.endswith("\n") else len(lines), fence)
     return "\n".join(lines)
 
 
