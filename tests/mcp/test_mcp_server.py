@@ -402,7 +402,7 @@ async def test_forget_entry_that_cannot_touch_memory_md_says_why(notes: Path, tm
         direct = memory_forget_entry(memory, "oat milk flat white")
         async with Client(create_mcp_server(memory)) as client:
             served = await client.call_tool("memory_forget_entry", {"what": "oat milk flat white"})
-    assert direct["error"].startswith("memory_forget_entry failed: ") and "Is a directory" in direct["error"]
+    assert direct["error"].startswith("memory_forget_entry failed: ") and "directory" in direct["error"]
     assert served.is_error and _text(served) == direct["error"] == served.structured_content["error"]
 
 
