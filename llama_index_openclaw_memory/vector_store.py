@@ -58,7 +58,7 @@ from openclaw_memory.types import SearchHit
 from llama_index_openclaw_memory._convert import (
     chunk_node,
     hit_chunk_node,
-    matches_filters,
+    node_matches,
     own_excluded_keys,
     own_templates,
     section_node,
@@ -91,7 +91,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
     ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
-    plus the metadata of added nodes), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
+    plus the metadata of added nodes) and, as in LlamaIndex's stores, on ``ref_doc_id`` / ``doc_id`` /
+    ``document_id`` (the node's source document), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
     (an empty list means no restriction). Each returned node's similarity is the score of the best
     indexed chunk that covers it (each node the store wrote is chunked on its own, so it has its
     own score). The query mode decides MMR; temporal decay follows the memory's configuration. Filters
@@ -294,19 +295,19 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
     def _view(self) -> list[tuple[TextNode, bool]]:
         """Every node, and whether the store may delete it: sections (True while their text is what the
-        store wrote) and chunks of hand-written text (False)."""
+        store wrote) and chunks of hand-written text (False), in file order."""
         self._refresh()
-        out: list[tuple[TextNode, bool]] = []
+        out: list[tuple[tuple[str, int], TextNode, bool]] = []
         for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items():
-            out.extend((section_node(s, rel), s.intact) for s in sections)
+            out.extend(((rel, s.start_line), section_node(s, rel), s.intact) for s in sections)
         for chunk in self._memory.iter_chunks():
             parsed = self._files.read(chunk.path) if chunk.source == "memory" else None
             if parsed is None or not parsed.sections:
-                out.append((chunk_node(chunk), False))
+                out.append(((chunk.path, chunk.start_line), chunk_node(chunk), False))
             elif (own := parsed.own_text(chunk.start_line, chunk.end_line)) is not None:
-                out.append((chunk_node(chunk, own), False))
-        out.sort(key=lambda item: (item[0].metadata["path"], item[0].metadata["start_line"]))
-        return out
+                out.append(((chunk.path, own[0]), chunk_node(chunk, own), False))
+        out.sort(key=lambda item: item[0])  # by location: a node's own metadata may name another path
+        return [(node, writable) for _, node, writable in out]
 
     def _refresh(self) -> None:
         """Make queries see the current Markdown: the core's freshness check, then wait for the sync."""
@@ -346,15 +347,15 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     def _render(node: BaseNode) -> str:
         """A node's section: its text, own metadata and excluded keys, and (as the text indexed with it)
         its metadata as its embedding sees it (``get_metadata_str(MetadataMode.EMBED)``)."""
-        own = strip_location(node.metadata)
+        own = strip_location(node)
         return render_section(
             node.node_id,
             node.get_content(metadata_mode=MetadataMode.NONE),
             ref_doc_id=node.ref_doc_id,
             metadata=own,
             index_text=node.model_copy(update={"metadata": own}).get_metadata_str(MetadataMode.EMBED),
-            excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys),
-            excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys),
+            excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys, own),
+            excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys, own),
             templates=own_templates(node),
         )
 
@@ -439,7 +440,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         wanted = set(node_ids) if node_ids else None
         return [
             (n, w) for n, w in view
-            if (wanted is None or n.node_id in wanted) and matches_filters(n.metadata, filters)
+            if (wanted is None or n.node_id in wanted) and node_matches(n, filters)
         ]
 
     # ---- query ------------------------------------------------------------------------------------
@@ -551,7 +552,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         def wanted(node: TextNode) -> bool:
             return ((doc_ids is None or node.ref_doc_id in doc_ids)
                     and (node_ids is None or node.node_id in node_ids)
-                    and matches_filters(node.metadata, query.filters))
+                    and node_matches(node, query.filters))
 
         def node_ids_of(hit: SearchHit) -> tuple[str, ...]:
             return tuple(n.node_id for n, _ in self._nodes_for([hit]) if wanted(n))
