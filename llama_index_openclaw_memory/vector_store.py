@@ -82,6 +82,16 @@ _SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
 
 
 
+def _provider_option(embed_model: BaseEmbedding | None, provider: Any) -> dict[str, Any]:
+    """The ``provider=`` a :class:`MemoryIndex` is opened with for ``embed_model`` or ``provider`` (none: the
+    configured one)."""
+    if embed_model is not None and provider is not _UNSET:
+        raise ValueError("pass either embed_model or provider, not both")
+    if embed_model is not None:
+        return {"provider": LlamaIndexEmbeddingProvider(embed_model)}
+    return {} if provider is _UNSET else {"provider": provider}
+
+
 class OpenClawVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store over an OpenClaw memory workspace (Markdown + SQLite hybrid index).
 
@@ -164,14 +174,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             **memory_options: Passed to :class:`openclaw_memory.MemoryIndex` (``store={"path": ...}``,
                 ``watch=False``, ``query={...}`` …).
         """
-        if embed_model is not None and provider is not _UNSET:
-            raise ValueError("pass either embed_model or provider, not both")
-        if embed_model is not None:
-            provider = LlamaIndexEmbeddingProvider(embed_model)
-        kwargs = dict(memory_options)
-        if provider is not _UNSET:
-            kwargs["provider"] = provider
-        memory = MemoryIndex(workspace=workspace, **kwargs)
+        memory = MemoryIndex(workspace=workspace, **memory_options, **_provider_option(embed_model, provider))
         try:
             return cls(memory, append_path=append_path, min_score=min_score, close_memory=True)
         except Exception:
@@ -185,25 +188,34 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
         """The store's settings and its memory index's configuration (JSON-safe, without secrets: see
         :meth:`~openclaw_memory.config.MemoryConfig.without_secrets`). ``from_dict`` opens a new index from it;
-        an embedding provider given as an object (not by name in the configuration) is not serialised, so the
-        copy uses the configured one."""
+        an embedding provider given as an object (not by name in the configuration) is not serialised: pass it
+        back, ``from_dict(data, embed_model=...)`` or ``provider=...``."""
         data = super().to_dict(**kwargs)
         data["memory_config"] = self._memory.config.without_secrets()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> OpenClawVectorStore:
-        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens). Secrets were not
-        written: the API key comes from the environment again, and ``remote={"headers": {...}}`` (or any other
-        ``remote`` setting) given here is applied to the configuration."""
+        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens).
+
+        Keyword arguments: ``append_path`` / ``min_score`` override the saved ones; ``embed_model`` or ``provider``
+        (as in :meth:`from_workspace`) give back an embedding model that was an object (not serialised; without
+        them the copy embeds with the configured provider, and an index built with another model is rebuilt);
+        ``remote={"headers": {...}}`` (or any other ``remote`` setting) is applied to the configuration. Secrets
+        were not written: the API key comes from the environment again. Raises TypeError for any other keyword.
+        """
+        unknown = sorted(set(kwargs) - {"append_path", "min_score", "embed_model", "provider", "remote"})
+        if unknown:
+            raise TypeError(f"from_dict() got unexpected keyword argument(s) {', '.join(unknown)}; it takes "
+                            "append_path, min_score, embed_model, provider and remote")
         remote = kwargs.pop("remote", None)
+        model = _provider_option(kwargs.pop("embed_model", None), kwargs.pop("provider", _UNSET))
         data = {**data, **kwargs}
-        data.pop("class_name", None)
-        config = data.pop("memory_config", None)
+        config = data.get("memory_config")
         if config is None:
             raise ValueError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
         known = {k: data[k] for k in ("append_path", "min_score") if k in data}
-        memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})))
+        memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})), **model)
         try:
             return cls(memory, close_memory=True, **known)
         except Exception:
