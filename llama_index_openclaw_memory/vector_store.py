@@ -31,6 +31,7 @@ arrive on added nodes are not stored. Give the store the embed model your index 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -99,7 +100,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     embedding is given, keyword search when it has none; while the bundled model's fast first index
     is live, its hybrid merge, see :mod:`openclaw_memory.indexing.two_tier`), ``HYBRID`` (``alpha`` = vector weight,
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
-    ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
+    ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda, on the query or, as
+    LlamaIndex's retriever passes it, in ``vector_store_kwargs``). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
     plus the metadata of added nodes) and, as in LlamaIndex's stores, on ``ref_doc_id`` / ``doc_id`` /
     ``document_id`` (the node's source document), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
@@ -458,7 +460,10 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     # ---- query ------------------------------------------------------------------------------------
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        """Search the memory; see the class docstring for modes and filters."""
+        """Search the memory; see the class docstring for modes and filters. ``mmr_threshold`` may come as a keyword
+        too, as LlamaIndex's retriever passes it (``vector_store_kwargs={"mmr_threshold": ...}``)."""
+        if query.mmr_threshold is None and kwargs.get("mmr_threshold") is not None:
+            query = dataclasses.replace(query, mmr_threshold=kwargs["mmr_threshold"])
         mode = VectorStoreQueryMode(query.mode)
         if mode.value not in _SUPPORTED_MODES:
             raise ValueError(
