@@ -162,7 +162,10 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         history = list(messages or [])
         parts: list[str] = []
         if self._wants_bootstrap(history):
-            parts.append(await self._bootstrap_text(str(block_kwargs.get("session_id") or "")))
+            session_id = str(block_kwargs.get("session_id") or "")
+            if not history or history[-1].role == MessageRole.USER:  # a turn starts: read the files as they are now
+                self._bootstrap_cache.pop(session_id, None)
+            parts.append(await self._bootstrap_text(session_id))
         parts.append(await self._recall(history))
         return "\n\n".join(p for p in parts if p)
 
@@ -174,7 +177,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         return sum(1 for m in history if m.role == MessageRole.USER) <= 1
 
     async def _bootstrap_text(self, session_id: str) -> str:
-        """The session's bootstrap context, read once per session (a snapshot of session start)."""
+        """The session's bootstrap context, read when a turn starts and kept for that turn's later steps (the
+        agent's tool calls see the same context)."""
         cached = self._bootstrap_cache.get(session_id)
         if cached is not None:
             return cached

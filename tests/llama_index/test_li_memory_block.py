@@ -157,6 +157,26 @@ async def test_bootstrap_context_on_the_first_turn_only(memory: MemoryIndex, cor
     assert "Stand-up moved to 9:15." in shared and "dark roast coffee" not in shared
 
 
+async def test_a_new_conversation_in_the_same_session_reads_the_bootstrap_files_again(
+        memory: MemoryIndex, corpus: Path) -> None:
+    """``Memory.areset()`` starts a new conversation under the same session id: its first turn gets the files as
+    they are now (it got the snapshot taken at the first conversation's start, however old); within one turn the
+    snapshot holds (the agent's tool steps see the same context)."""
+    block = OpenClawMemoryBlock(memory=memory)
+    chat = Memory.from_defaults(session_id="s-reset", memory_blocks=[block])
+    await chat.aput(ChatMessage(role=MessageRole.USER, content="hello"))
+    assert "dark roast coffee" in str((await chat.aget())[0].content)
+    (corpus / "MEMORY.md").write_text("# Long-term memory\n\n- The user switched to green tea.\n", encoding="utf-8")
+    await chat.aput(ChatMessage(role=MessageRole.ASSISTANT, content="Let me look that up."))
+    await chat.aput(ChatMessage(role=MessageRole.TOOL, content="(tool result)"))
+    same_turn = str((await chat.aget())[0].content)
+    assert "dark roast coffee" in same_turn and "green tea" not in same_turn
+    await chat.areset()
+    await chat.aput(ChatMessage(role=MessageRole.USER, content="hello again"))
+    again = str((await chat.aget())[0].content)
+    assert "green tea" in again and "dark roast coffee" not in again  # was the first conversation's snapshot
+
+
 async def test_recall_uses_the_latest_user_message(memory: MemoryIndex) -> None:
     block = OpenClawMemoryBlock(memory=memory, bootstrap="off", similarity_top_k=1)
     out = await block.aget([ChatMessage(role=MessageRole.USER, content="coffee"),
