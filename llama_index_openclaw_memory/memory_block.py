@@ -38,7 +38,7 @@ from openclaw_memory.agent.bootstrap import build_session_context
 from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.agent.flush import is_no_reply
 from openclaw_memory.agent.session_hook import format_conversation
-from openclaw_memory.agent.tools import amemory_search, format_search_text
+from openclaw_memory.agent.tools import MemorySearchArgs, amemory_search, field_annotation, format_search_text
 
 from llama_index_openclaw_memory._deprecated import warn_renamed
 
@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+_MaxResults = field_annotation(MemorySearchArgs, "max_results")
+_MinScore = field_annotation(MemorySearchArgs, "min_score")
 
 NoteExtractor = Callable[[list[ChatMessage]], str | None | Awaitable[str | None]]
 """Turns evicted messages into Markdown notes; ``""``, None or ``NO_REPLY`` means nothing to keep."""
@@ -114,8 +117,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     Args:
         memory: The :class:`openclaw_memory.MemoryIndex` to write to and search.
         extractor: Turns evicted messages into notes (sync or async); None = transcript summary.
-        similarity_top_k / min_score: Recall limits (default: the memory's configuration);
-            ``max_results`` is a deprecated alias of ``similarity_top_k``.
+        similarity_top_k / min_score: Recall limits (default: the memory's configuration; at most 50 results, as
+            ``memory_search``); ``max_results`` is a deprecated alias of ``similarity_top_k``.
         session_key: OpenClaw session key; decides citations in ``citations="auto"`` mode.
         session_kind: ``"direct"`` (a one-to-one chat) bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"``
             do not (``"private"``, the old name of ``"direct"``, still works and warns).
@@ -144,8 +147,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
     memory: MemoryIndex = Field(exclude=True)
     extractor: Callable[..., Any] | None = Field(default=None, exclude=True)
-    similarity_top_k: int | None = Field(default=None, ge=1)
-    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    similarity_top_k: _MaxResults = None  # the recall runs memory_search: its bounds
+    min_score: _MinScore = None
     session_key: str | None = None
     session_kind: ChatType = "direct"
     bootstrap: Literal["first_turn", "always", "off"] = "first_turn"
@@ -209,6 +212,9 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             return ""
         if payload.get("disabled"):
             log.warning("memory block: recall unavailable: %s", payload.get("error"))
+            return ""
+        if payload.get("error"):
+            log.warning("memory block: recall failed: %s", payload["error"])
             return ""
         if not payload.get("results"):
             return ""

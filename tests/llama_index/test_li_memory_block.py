@@ -177,6 +177,21 @@ async def test_a_new_conversation_in_the_same_session_reads_the_bootstrap_files_
     assert "green tea" in again and "dark roast coffee" not in again  # was the first conversation's snapshot
 
 
+async def test_a_recall_limit_the_search_refuses_is_refused_up_front(
+        memory: MemoryIndex, caplog: pytest.LogCaptureFixture) -> None:
+    """The recall runs memory_search, which takes at most 50 results: a block asking for more was built, then
+    recalled nothing on every turn without a word. It is refused when built, and a recall the search refuses is
+    logged."""
+    with pytest.raises(ValueError, match="similarity_top_k"):
+        OpenClawMemoryBlock(memory=memory, similarity_top_k=51)
+    block = OpenClawMemoryBlock(memory=memory, bootstrap="off", similarity_top_k=50, min_score=0.0)
+    assert "Stripe webhooks" in await block.aget([ChatMessage(role=MessageRole.USER, content="Stripe webhooks?")])
+    block.similarity_top_k = 80  # set after validation: the search's refusal is logged, not swallowed
+    with caplog.at_level(logging.WARNING):
+        assert await block.aget([ChatMessage(role=MessageRole.USER, content="Stripe webhooks?")]) == ""
+    assert "recall failed" in caplog.text and "less than or equal to 50" in caplog.text
+
+
 async def test_recall_uses_the_latest_user_message(memory: MemoryIndex) -> None:
     block = OpenClawMemoryBlock(memory=memory, bootstrap="off", similarity_top_k=1)
     out = await block.aget([ChatMessage(role=MessageRole.USER, content="coffee"),
