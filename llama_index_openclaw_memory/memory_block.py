@@ -249,14 +249,24 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             log.debug("memory block: these messages were already saved; skipping")
             return
         notes = await self._notes(messages)
-        if notes:
-            local = local_now(self.memory.config.timezone)
-            session = _session_id(messages)
-            header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
-            await asyncio.to_thread(self._append, daily_note_path(local.date()), f"{header}\n{notes}\n")
+        if not notes:
+            self._flushed.add(digest)
+            return
+        local = local_now(self.memory.config.timezone)
+        session = _session_id(messages)
+        header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
+        rel = daily_note_path(local.date())
+        await asyncio.to_thread(self._append, rel, f"{header}\n{notes}\n")
         self._flushed.add(digest)
-        if notes:
+        await self._index_notes(rel)
+
+    async def _index_notes(self, rel: str) -> None:
+        """Sync the index after notes were appended to ``rel``; a failure is logged (the notes are saved)."""
+        try:
             await self.memory.async_sync(reason="llamaindex memory flush")
+        except Exception as exc:
+            log.warning("memory block: saved notes to %s but could not index them (the next sync will): %s",
+                        rel, exc, exc_info=True)
 
     async def _notes(self, messages: list[ChatMessage]) -> str:
         if self.extractor is not None:

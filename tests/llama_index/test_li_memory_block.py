@@ -136,6 +136,21 @@ async def test_flush_errors_are_logged_not_raised(
     assert not _daily(corpus).exists()
 
 
+async def test_notes_written_before_a_failed_sync_are_reported_as_saved(
+    memory: MemoryIndex, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The notes reach the daily note, then the index sync fails (here: the index was closed): the log says they
+    are saved and the index lags (it said "could not save notes", and whoever read it saved them again)."""
+    block = OpenClawMemoryBlock(memory=memory)
+    memory.close()
+    with caplog.at_level(logging.WARNING, logger="llama_index_openclaw_memory.memory_block"):
+        await block.aput([ChatMessage(role=MessageRole.USER, content=FACTS[1]),
+                          ChatMessage(role=MessageRole.ASSISTANT, content="Noted.")])
+    assert FACTS[1] in _daily(corpus).read_text(encoding="utf-8")
+    assert "could not save notes" not in caplog.text
+    assert f"saved notes to memory/{today('UTC').isoformat()}.md but could not index them" in caplog.text
+
+
 async def test_bootstrap_context_on_the_first_turn_only(memory: MemoryIndex, corpus: Path) -> None:
     _daily(corpus).write_text("# Today\n\nStand-up moved to 9:15.\n", encoding="utf-8")
     block = OpenClawMemoryBlock(memory=memory)
