@@ -416,12 +416,12 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         """Remove the nodes matching ``node_ids`` and ``filters`` (both must match when both are given).
 
         Raises ValueError when neither is given, and ProtectedMemoryError (removing nothing) when any
-        match is hand-written memory. Unknown ids are ignored; an empty ``node_ids`` without filters
-        deletes nothing.
+        match is hand-written memory. Unknown ids are ignored; an empty ``node_ids`` deletes nothing,
+        with filters or without.
         """
         if node_ids is None and filters is None:
             raise ValueError("delete_nodes needs node_ids or filters; clear() removes every node this store wrote")
-        if node_ids is not None and not node_ids and filters is None:
+        if node_ids is not None and not node_ids:
             return
         targets = self._select(self._view(), node_ids, filters)
         protected = [n for n, written in targets if not written]

@@ -244,6 +244,17 @@ def test_delete_nodes_that_include_hand_written_chunks_deletes_nothing(
     hand_written_intact()
 
 
+def test_delete_nodes_with_an_empty_id_list_and_a_filter_deletes_nothing(store: OpenClawVectorStore) -> None:
+    """Both must match: no id matches an empty list (it deleted every node the filter matched, say a session's
+    whole memory when the ids a caller computed came out empty)."""
+    store.add([node("Session one: the user is vegetarian.", "s1", session_id="one"),
+               node("Session one: the user lives in Oslo.", "s2", session_id="one")])
+    store.delete_nodes(node_ids=[], filters=_filters(MetadataFilter(key="session_id", value="one")))
+    assert [n.node_id for n in store.get_nodes(node_ids=["s1", "s2"])] == ["s1", "s2"]
+    store.delete_nodes(node_ids=["s2"], filters=_filters(MetadataFilter(key="session_id", value="one")))
+    assert [n.node_id for n in store.get_nodes(node_ids=["s1", "s2"])] == ["s1"]
+
+
 def test_clear_removes_the_stores_sections_and_keeps_hand_written_text(
     memory: MemoryIndex, corpus: Path, hand_written_intact: Callable[[], None]
 ) -> None:
