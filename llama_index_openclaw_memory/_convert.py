@@ -21,8 +21,8 @@ from openclaw_memory.types import SearchHit
 from llama_index_openclaw_memory._sections import TEMPLATE_FIELDS, Section
 
 __all__ = [
-    "LOCATION_KEYS",
     "DOCUMENT_KEYS",
+    "LOCATION_KEYS",
     "ChunkLike",
     "adapter_keys",
     "chunk_node",
@@ -32,9 +32,9 @@ __all__ = [
     "matches_filters",
     "node_matches",
     "own_excluded_keys",
+    "own_metadata",
     "own_templates",
     "section_node",
-    "strip_location",
 ]
 
 #: Metadata keys the adapter derives from where a node lives (never stored in a section).
@@ -86,7 +86,7 @@ def adapter_keys(node: BaseNode) -> set[str]:
     return {k for k in excluded if _derived(k)}
 
 
-def strip_location(node: BaseNode) -> dict[str, Any]:
+def own_metadata(node: BaseNode) -> dict[str, Any]:
     """A node's own metadata: without the keys the adapter derived when it returned it (see :func:`adapter_keys`)."""
     derived = adapter_keys(node)
     return {k: v for k, v in node.metadata.items() if k not in derived}

@@ -61,9 +61,9 @@ from llama_index_openclaw_memory._convert import (
     hit_chunk_node,
     node_matches,
     own_excluded_keys,
+    own_metadata,
     own_templates,
     section_node,
-    strip_location,
 )
 from llama_index_openclaw_memory._files import SectionFiles
 from llama_index_openclaw_memory._sections import Section, render_section
@@ -361,7 +361,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     def _render(node: BaseNode) -> str:
         """A node's section: its text, own metadata and excluded keys, and (as the text indexed with it)
         its metadata as its embedding sees it (``get_metadata_str(MetadataMode.EMBED)``)."""
-        own = strip_location(node)
+        own = own_metadata(node)
         return render_section(
             node.node_id,
             node.get_content(metadata_mode=MetadataMode.NONE),
