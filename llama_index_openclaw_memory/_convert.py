@@ -3,7 +3,8 @@
 Every node carries ``path``, ``source``, ``start_line`` and ``end_line`` metadata (plus ``date``
 for dated notes such as ``memory/2026-01-16.md``) and a SOURCE relationship naming its source
 document. These keys are hidden from the embedding text; the LLM sees the location. A node the
-store wrote also gets back its own excluded metadata keys and metadata templates.
+store wrote also gets back its own metadata (a key of its own named like a location key, say its
+own ``source`` or ``date``, wins over the derived one), excluded metadata keys and metadata templates.
 """
 
 from __future__ import annotations
@@ -20,21 +21,26 @@ from openclaw_memory.types import SearchHit
 from llama_index_openclaw_memory._sections import TEMPLATE_FIELDS, Section
 
 __all__ = [
+    "DOCUMENT_KEYS",
     "LOCATION_KEYS",
     "ChunkLike",
+    "adapter_keys",
     "chunk_node",
     "hit_chunk_node",
     "hit_node",
     "location_metadata",
     "matches_filters",
+    "node_matches",
     "own_excluded_keys",
+    "own_metadata",
     "own_templates",
     "section_node",
-    "strip_location",
 ]
 
 #: Metadata keys the adapter derives from where a node lives (never stored in a section).
 LOCATION_KEYS = ("path", "source", "start_line", "end_line", "date")
+#: The keys a node's source document can be filtered on (LlamaIndex's ``node_to_metadata_dict`` writes them).
+DOCUMENT_KEYS = ("ref_doc_id", "doc_id", "document_id")
 _SCORE_KEYS = ("vector_score", "text_score", "chunk_id", "citation")
 _HIDDEN_FROM_LLM = ("source", "date", "vector_score", "text_score", "chunk_id")
 
@@ -66,19 +72,30 @@ def location_metadata(path: str, source: str, start_line: int, end_line: int) ->
 
 
 def _derived(key: str) -> bool:
-    """Whether ``key`` is one the adapter derives on read (a location or score key), not the node's own."""
+    """Whether ``key`` is named like one the adapter derives on read (a location or score key)."""
     return key in LOCATION_KEYS or key in _SCORE_KEYS
 
 
-def strip_location(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """A node's own metadata without the keys the adapter derives (they are recomputed on read)."""
-    return {k: v for k, v in metadata.items() if not _derived(k)}
+def adapter_keys(node: BaseNode) -> set[str]:
+    """The metadata keys the adapter put on ``node`` when it returned it (its location and scores, recomputed on
+    read, never stored): the derived keys it excludes from its embedding, when it carries the adapter's line range
+    (``start_line``/``end_line``, excluded too). A node of the caller's own has none: every key is its own."""
+    excluded = {k for k in node.excluded_embed_metadata_keys if k in node.metadata}
+    if not {"start_line", "end_line"} <= excluded:
+        return set()
+    return {k for k in excluded if _derived(k)}
 
 
-def own_excluded_keys(keys: Sequence[str]) -> list[str]:
-    """A node's excluded metadata keys without the derived ones (:data:`LOCATION_KEYS` and scores,
-    which the adapter excludes itself on read)."""
-    return [k for k in keys if not _derived(k)]
+def own_metadata(node: BaseNode) -> dict[str, Any]:
+    """A node's own metadata: without the keys the adapter derived when it returned it (see :func:`adapter_keys`)."""
+    derived = adapter_keys(node)
+    return {k: v for k, v in node.metadata.items() if k not in derived}
+
+
+def own_excluded_keys(keys: Sequence[str], own: Mapping[str, Any]) -> list[str]:
+    """A node's excluded metadata keys without the derived ones the node has no metadata of its own for
+    (the adapter excludes those itself on read)."""
+    return [k for k in keys if not _derived(k) or k in own]
 
 
 def own_templates(node: BaseNode) -> dict[str, str]:
@@ -89,10 +106,10 @@ def own_templates(node: BaseNode) -> dict[str, str]:
     return {k: v for k, v in values.items() if k in TEMPLATE_FIELDS and v != TextNode.model_fields[k].default}
 
 
-def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *,
+def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *, derived: Sequence[str],
           excluded_embed: Sequence[str] = (), excluded_llm: Sequence[str] = (),
           templates: Mapping[str, str] | None = None) -> TextNode:
-    derived = [k for k in (*LOCATION_KEYS, *_SCORE_KEYS) if k in metadata]
+    """``derived``: the metadata keys the adapter computed (hidden from the embedding, some from the LLM)."""
     return TextNode(
         **(templates or {}),
         id_=node_id,
@@ -111,13 +128,15 @@ def chunk_node(chunk: ChunkLike, own: tuple[int, int, str] | None = None) -> Tex
     covers sections the store wrote.
     """
     start, end, text = own if own is not None else (chunk.start_line, chunk.end_line, chunk.text)
-    return _node(chunk.id, text, location_metadata(chunk.path, chunk.source, start, end), chunk.path)
+    meta = location_metadata(chunk.path, chunk.source, start, end)
+    return _node(chunk.id, text, meta, chunk.path, derived=list(meta))
 
 
 def hit_chunk_node(hit: SearchHit, own: tuple[int, int, str] | None = None) -> TextNode:
     """A hit's chunk as a node, like :func:`chunk_node` (location metadata only, no scores)."""
     start, end, text = own if own is not None else (hit.start_line, hit.end_line, hit.text or hit.snippet)
-    return _node(hit.id, text, location_metadata(hit.path, hit.source, start, end), hit.path)
+    meta = location_metadata(hit.path, hit.source, start, end)
+    return _node(hit.id, text, meta, hit.path, derived=list(meta))
 
 
 def hit_node(hit: SearchHit) -> TextNode:
@@ -127,13 +146,16 @@ def hit_node(hit: SearchHit) -> TextNode:
     meta.update(vector_score=hit.vector_score, text_score=hit.text_score, chunk_id=hit.chunk_id)
     if hit.citation:
         meta["citation"] = hit.citation
-    return _node(hit.id, hit.text or hit.snippet, meta, hit.path)
+    return _node(hit.id, hit.text or hit.snippet, meta, hit.path, derived=list(meta))
 
 
 def section_node(section: Section, path: str) -> TextNode:
-    """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path)."""
-    meta = {**section.metadata, **location_metadata(path, "memory", section.start_line, section.end_line)}
-    return _node(section.id, section.text, meta, section.ref_doc_id or path,
+    """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path): its own
+    metadata, then the location keys it has no value of its own for."""
+    own = section.metadata
+    location = {k: v for k, v in location_metadata(path, "memory", section.start_line, section.end_line).items()
+                if k not in own}
+    return _node(section.id, section.text, {**own, **location}, section.ref_doc_id or path, derived=list(location),
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
                  templates=section.templates)
 
@@ -141,6 +163,15 @@ def section_node(section: Section, path: str) -> TextNode:
 def _single(f: MetadataFilter) -> Callable[[Mapping[str, Any]], bool]:
     fn = build_metadata_filter_fn(lambda meta: meta, MetadataFilters(filters=[f]))  # type: ignore[arg-type,return-value]
     return fn  # type: ignore[return-value]
+
+
+def node_matches(node: BaseNode, filters: MetadataFilters | None) -> bool:
+    """Whether ``node`` passes ``filters``: on its metadata, and on its source document under the keys LlamaIndex's
+    stores file it under for filters (:data:`DOCUMENT_KEYS`, as ``node_to_metadata_dict`` does; a metadata key of the
+    node's own with one of those names wins)."""
+    if filters is None or not filters.filters:
+        return True
+    return matches_filters({**dict.fromkeys(DOCUMENT_KEYS, node.ref_doc_id), **node.metadata}, filters)
 
 
 def matches_filters(metadata: Mapping[str, Any], filters: MetadataFilters | None) -> bool:

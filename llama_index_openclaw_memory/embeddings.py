@@ -22,14 +22,24 @@ from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvi
 __all__ = ["LlamaIndexEmbeddingProvider", "OpenClawMemoryEmbedding"]
 
 
+def _declared_dims(embed_model: BaseEmbedding) -> int | None:
+    """The dimension ``embed_model`` declares (``embed_dim``, as ``MockEmbedding``; ``dimensions``, as
+    ``OpenAIEmbedding``), or None when it only shows on the first call."""
+    for name in ("embed_dim", "dimensions"):
+        value = getattr(embed_model, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
     """An openclaw-memory embedding provider backed by a LlamaIndex ``BaseEmbedding``.
 
     Documents are embedded with ``get_text_embedding_batch``, queries with
     ``get_query_embedding`` (so models with query/passage prefixes work as intended). Vectors are
     L2-normalised and validated by the base class. The fingerprint names the LlamaIndex class and
-    model (not the dimension, which some models only reveal on the first call), so switching models
-    rebuilds the index.
+    model, and the dimension when the model declares it (``embed_dim``, ``dimensions``; others reveal it only
+    on the first call), so switching models or dimensions rebuilds the index.
 
     Example:
         >>> provider = LlamaIndexEmbeddingProvider(MockEmbedding(embed_dim=8))  # doctest: +SKIP
@@ -43,13 +53,21 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
             raise TypeError(
                 f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
             )
-        dims = getattr(embed_model, "embed_dim", None)
+        self.declared_dims = _declared_dims(embed_model)
         super().__init__(
             model=f"{type(embed_model).__name__}:{embed_model.model_name}",
-            dims=dims if isinstance(dims, int) and dims > 0 else None,
+            dims=self.declared_dims,
             max_input_tokens=max_input_tokens,
         )
         self.embed_model = embed_model
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The LlamaIndex class and model, and the dimension when the model declares one: another dimension is
+        another vector space, so the index is embedded again."""
+        fingerprint = super().fingerprint()
+        if self.declared_dims is not None:
+            fingerprint["dims"] = self.declared_dims
+        return fingerprint
 
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         if kind == "query":

@@ -2,7 +2,7 @@
 
 * :func:`create_long_term_tools`: ``memory_store`` / ``memory_recall`` / ``memory_forget`` as
   ``FunctionTool`` s (sync and async). The model sees the tool's text; ``ToolOutput.raw_output``
-  keeps the payload.
+  keeps the payload, and a failed call is marked ``is_error``.
 * :class:`LongTermMemoryBlock`: a ``Memory`` block. Each ``Memory.aget`` (before a model call)
   contributes the memories relevant to the latest user message as an escaped, untrusted-marked
   ``<relevant-memories>`` block. With ``auto_capture=True`` it stores memorable user messages of
@@ -41,6 +41,8 @@ from openclaw_memory.long_term.tools import (
 )
 from openclaw_memory.agent.tools import field_annotation
 
+from llama_index_openclaw_memory.tools import MemoryTool, argument_schema
+
 __all__ = ["LongTermMemoryBlock", "create_long_term_tools"]
 
 # the core's argument models are the one source of descriptions and bounds
@@ -69,7 +71,8 @@ async def _atext(payload: dict[str, Any]) -> str:
 
 def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; bad arguments and provider
-    failures come back to the model as an explanation, never as an exception."""
+    failures come back to the model as an explanation, never as an exception, in a ``ToolOutput`` with
+    ``is_error=True``. The argument schemas carry the core's bounds."""
     if not isinstance(memory, LongTermMemory):
         raise TypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not {type(memory).__name__}")
 
@@ -92,12 +95,12 @@ def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
         return _payload(await amemory_forget(memory, query, memory_id))
 
     return [
-        FunctionTool.from_defaults(fn=fn, async_fn=afn, name=name, description=description,
-                                   callback=_text, async_callback=_atext)
-        for name, fn, afn, description in [
-            ("memory_store", store, astore, MEMORY_STORE_DESCRIPTION),
-            ("memory_recall", recall, arecall, MEMORY_RECALL_DESCRIPTION),
-            ("memory_forget", forget, aforget, MEMORY_FORGET_DESCRIPTION),
+        MemoryTool.from_defaults(fn=fn, async_fn=afn, name=name, description=description,
+                                 fn_schema=argument_schema(name, model), callback=_text, async_callback=_atext)
+        for name, fn, afn, description, model in [
+            ("memory_store", store, astore, MEMORY_STORE_DESCRIPTION, MemoryStoreArgs),
+            ("memory_recall", recall, arecall, MEMORY_RECALL_DESCRIPTION, MemoryRecallArgs),
+            ("memory_forget", forget, aforget, MEMORY_FORGET_DESCRIPTION, MemoryForgetArgs),
         ]
     ]
 

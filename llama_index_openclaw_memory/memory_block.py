@@ -38,7 +38,7 @@ from openclaw_memory.agent.bootstrap import build_session_context
 from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.agent.flush import is_no_reply
 from openclaw_memory.agent.session_hook import format_conversation
-from openclaw_memory.agent.tools import amemory_search, format_search_text
+from openclaw_memory.agent.tools import MemorySearchArgs, amemory_search, field_annotation, format_search_text
 
 from llama_index_openclaw_memory._deprecated import warn_renamed
 
@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+_MaxResults = field_annotation(MemorySearchArgs, "max_results")
+_MinScore = field_annotation(MemorySearchArgs, "min_score")
 
 NoteExtractor = Callable[[list[ChatMessage]], str | None | Awaitable[str | None]]
 """Turns evicted messages into Markdown notes; ``""``, None or ``NO_REPLY`` means nothing to keep."""
@@ -114,8 +117,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     Args:
         memory: The :class:`openclaw_memory.MemoryIndex` to write to and search.
         extractor: Turns evicted messages into notes (sync or async); None = transcript summary.
-        similarity_top_k / min_score: Recall limits (default: the memory's configuration);
-            ``max_results`` is a deprecated alias of ``similarity_top_k``.
+        similarity_top_k / min_score: Recall limits (default: the memory's configuration; at most 50 results, as
+            ``memory_search``); ``max_results`` is a deprecated alias of ``similarity_top_k``.
         session_key: OpenClaw session key; decides citations in ``citations="auto"`` mode.
         session_kind: ``"direct"`` (a one-to-one chat) bootstraps ``MEMORY.md`` too; ``"group"``/``"channel"``
             do not (``"private"``, the old name of ``"direct"``, still works and warns).
@@ -144,8 +147,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
     memory: MemoryIndex = Field(exclude=True)
     extractor: Callable[..., Any] | None = Field(default=None, exclude=True)
-    similarity_top_k: int | None = Field(default=None, ge=1)
-    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    similarity_top_k: _MaxResults = None  # the recall runs memory_search: its bounds
+    min_score: _MinScore = None
     session_key: str | None = None
     session_kind: ChatType = "direct"
     bootstrap: Literal["first_turn", "always", "off"] = "first_turn"
@@ -162,7 +165,10 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         history = list(messages or [])
         parts: list[str] = []
         if self._wants_bootstrap(history):
-            parts.append(await self._bootstrap_text(str(block_kwargs.get("session_id") or "")))
+            session_id = str(block_kwargs.get("session_id") or "")
+            if not history or history[-1].role == MessageRole.USER:  # a turn starts: read the files as they are now
+                self._bootstrap_cache.pop(session_id, None)
+            parts.append(await self._bootstrap_text(session_id))
         parts.append(await self._recall(history))
         return "\n\n".join(p for p in parts if p)
 
@@ -174,7 +180,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         return sum(1 for m in history if m.role == MessageRole.USER) <= 1
 
     async def _bootstrap_text(self, session_id: str) -> str:
-        """The session's bootstrap context, read once per session (a snapshot of session start)."""
+        """The session's bootstrap context, read when a turn starts and kept for that turn's later steps (the
+        agent's tool calls see the same context)."""
         cached = self._bootstrap_cache.get(session_id)
         if cached is not None:
             return cached
@@ -205,6 +212,9 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             return ""
         if payload.get("disabled"):
             log.warning("memory block: recall unavailable: %s", payload.get("error"))
+            return ""
+        if payload.get("error"):
+            log.warning("memory block: recall failed: %s", payload["error"])
             return ""
         if not payload.get("results"):
             return ""
@@ -239,14 +249,24 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
             log.debug("memory block: these messages were already saved; skipping")
             return
         notes = await self._notes(messages)
-        if notes:
-            local = local_now(self.memory.config.timezone)
-            session = _session_id(messages)
-            header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
-            await asyncio.to_thread(self._append, daily_note_path(local.date()), f"{header}\n{notes}\n")
+        if not notes:
+            self._flushed.add(digest)
+            return
+        local = local_now(self.memory.config.timezone)
+        session = _session_id(messages)
+        header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
+        rel = daily_note_path(local.date())
+        await asyncio.to_thread(self._append, rel, f"{header}\n{notes}\n")
         self._flushed.add(digest)
-        if notes:
+        await self._index_notes(rel)
+
+    async def _index_notes(self, rel: str) -> None:
+        """Sync the index after notes were appended to ``rel``; a failure is logged (the notes are saved)."""
+        try:
             await self.memory.async_sync(reason="llamaindex memory flush")
+        except Exception as exc:
+            log.warning("memory block: saved notes to %s but could not index them (the next sync will): %s",
+                        rel, exc, exc_info=True)
 
     async def _notes(self, messages: list[ChatMessage]) -> str:
         if self.extractor is not None:

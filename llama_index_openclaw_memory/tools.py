@@ -61,7 +61,7 @@ def _get_text(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def _schema(name: str, model: type[BaseModel]) -> type[BaseModel]:
+def argument_schema(name: str, model: type[BaseModel]) -> type[BaseModel]:
     """``model``'s fields under their Python names (the names the tool function takes), with their
     descriptions and bounds: LlamaIndex's schema from a signature keeps only the descriptions."""
     fields: dict[str, Any] = {
@@ -71,7 +71,7 @@ def _schema(name: str, model: type[BaseModel]) -> type[BaseModel]:
     return create_model(name, **fields)
 
 
-class _MemoryTool(FunctionTool):
+class MemoryTool(FunctionTool):
     """A FunctionTool whose output is marked ``is_error`` when the core's payload holds an ``error``."""
 
     @staticmethod
@@ -110,9 +110,9 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
     async def aformat(payload: dict[str, Any]) -> str:
         return format_search_text(payload)
 
-    return _MemoryTool.from_defaults(
+    return MemoryTool.from_defaults(
         fn=search, async_fn=asearch, name=name, description=MEMORY_SEARCH_DESCRIPTION,
-        fn_schema=_schema(name, MemorySearchArgs),
+        fn_schema=argument_schema(name, MemorySearchArgs),
         callback=format_search_text, async_callback=aformat,
     )
 
@@ -130,9 +130,9 @@ def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> 
     async def aformat(payload: dict[str, Any]) -> str:
         return _get_text(payload)
 
-    return _MemoryTool.from_defaults(
+    return MemoryTool.from_defaults(
         fn=get, async_fn=aget, name=name, description=MEMORY_GET_DESCRIPTION,
-        fn_schema=_schema(name, MemoryGetArgs),
+        fn_schema=argument_schema(name, MemoryGetArgs),
         callback=_get_text, async_callback=aformat,
     )
 
@@ -153,9 +153,9 @@ def create_memory_forget_entry_tool(memory: MemoryIndex, *, name: str = "memory_
     async def aformat(payload: dict[str, Any]) -> str:
         return format_forget_text(payload)
 
-    return _MemoryTool.from_defaults(
+    return MemoryTool.from_defaults(
         fn=forget, async_fn=aforget, name=name, description=MEMORY_FORGET_ENTRY_DESCRIPTION,
-        fn_schema=_schema(name, MemoryForgetEntryArgs),
+        fn_schema=argument_schema(name, MemoryForgetEntryArgs),
         callback=format_forget_text, async_callback=aformat,
     )
 

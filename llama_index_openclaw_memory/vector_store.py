@@ -31,6 +31,7 @@ arrive on added nodes are not stored. Give the store the embed model your index 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -58,11 +59,11 @@ from openclaw_memory.types import SearchHit
 from llama_index_openclaw_memory._convert import (
     chunk_node,
     hit_chunk_node,
-    matches_filters,
+    node_matches,
     own_excluded_keys,
+    own_metadata,
     own_templates,
     section_node,
-    strip_location,
 )
 from llama_index_openclaw_memory._files import SectionFiles
 from llama_index_openclaw_memory._sections import Section, render_section
@@ -82,6 +83,16 @@ _SUPPORTED_MODES = ("default", "hybrid", "text_search", "sparse", "mmr")
 
 
 
+def _provider_option(embed_model: BaseEmbedding | None, provider: Any) -> dict[str, Any]:
+    """The ``provider=`` a :class:`MemoryIndex` is opened with for ``embed_model`` or ``provider`` (none: the
+    configured one)."""
+    if embed_model is not None and provider is not _UNSET:
+        raise ValueError("pass either embed_model or provider, not both")
+    if embed_model is not None:
+        return {"provider": LlamaIndexEmbeddingProvider(embed_model)}
+    return {} if provider is _UNSET else {"provider": provider}
+
+
 class OpenClawVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store over an OpenClaw memory workspace (Markdown + SQLite hybrid index).
 
@@ -89,9 +100,11 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     embedding is given, keyword search when it has none; while the bundled model's fast first index
     is live, its hybrid merge, see :mod:`openclaw_memory.indexing.two_tier`), ``HYBRID`` (``alpha`` = vector weight,
     ``1 - alpha`` = keyword weight; ``hybrid_top_k`` overrides ``similarity_top_k``),
-    ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda). Filters:
+    ``TEXT_SEARCH``/``SPARSE`` (keywords only) and ``MMR`` (``mmr_threshold`` = lambda, on the query or, as
+    LlamaIndex's retriever passes it, in ``vector_store_kwargs``). Filters:
     ``MetadataFilters`` on any metadata key (``path``, ``source``, ``date``, ``start_line`` …,
-    plus the metadata of added nodes), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
+    plus the metadata of added nodes) and, as in LlamaIndex's stores, on ``ref_doc_id`` / ``doc_id`` /
+    ``document_id`` (the node's source document), nested and with AND/OR/NOT; ``doc_ids`` and ``node_ids``
     (an empty list means no restriction). Each returned node's similarity is the score of the best
     indexed chunk that covers it (each node the store wrote is chunked on its own, so it has its
     own score). The query mode decides MMR; temporal decay follows the memory's configuration. Filters
@@ -163,14 +176,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             **memory_options: Passed to :class:`openclaw_memory.MemoryIndex` (``store={"path": ...}``,
                 ``watch=False``, ``query={...}`` …).
         """
-        if embed_model is not None and provider is not _UNSET:
-            raise ValueError("pass either embed_model or provider, not both")
-        if embed_model is not None:
-            provider = LlamaIndexEmbeddingProvider(embed_model)
-        kwargs = dict(memory_options)
-        if provider is not _UNSET:
-            kwargs["provider"] = provider
-        memory = MemoryIndex(workspace=workspace, **kwargs)
+        memory = MemoryIndex(workspace=workspace, **memory_options, **_provider_option(embed_model, provider))
         try:
             return cls(memory, append_path=append_path, min_score=min_score, close_memory=True)
         except Exception:
@@ -184,25 +190,34 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     def to_dict(self, **kwargs: Any) -> dict[str, Any]:
         """The store's settings and its memory index's configuration (JSON-safe, without secrets: see
         :meth:`~openclaw_memory.config.MemoryConfig.without_secrets`). ``from_dict`` opens a new index from it;
-        an embedding provider given as an object (not by name in the configuration) is not serialised, so the
-        copy uses the configured one."""
+        an embedding provider given as an object (not by name in the configuration) is not serialised: pass it
+        back, ``from_dict(data, embed_model=...)`` or ``provider=...``."""
         data = super().to_dict(**kwargs)
         data["memory_config"] = self._memory.config.without_secrets()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> OpenClawVectorStore:
-        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens). Secrets were not
-        written: the API key comes from the environment again, and ``remote={"headers": {...}}`` (or any other
-        ``remote`` setting) given here is applied to the configuration."""
+        """Rebuild a store from :meth:`to_dict` (it owns and closes the index it opens).
+
+        Keyword arguments: ``append_path`` / ``min_score`` override the saved ones; ``embed_model`` or ``provider``
+        (as in :meth:`from_workspace`) give back an embedding model that was an object (not serialised; without
+        them the copy embeds with the configured provider, and an index built with another model is rebuilt);
+        ``remote={"headers": {...}}`` (or any other ``remote`` setting) is applied to the configuration. Secrets
+        were not written: the API key comes from the environment again. Raises TypeError for any other keyword.
+        """
+        unknown = sorted(set(kwargs) - {"append_path", "min_score", "embed_model", "provider", "remote"})
+        if unknown:
+            raise TypeError(f"from_dict() got unexpected keyword argument(s) {', '.join(unknown)}; it takes "
+                            "append_path, min_score, embed_model, provider and remote")
         remote = kwargs.pop("remote", None)
+        model = _provider_option(kwargs.pop("embed_model", None), kwargs.pop("provider", _UNSET))
         data = {**data, **kwargs}
-        data.pop("class_name", None)
-        config = data.pop("memory_config", None)
+        config = data.get("memory_config")
         if config is None:
             raise ValueError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
         known = {k: data[k] for k in ("append_path", "min_score") if k in data}
-        memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})))
+        memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})), **model)
         try:
             return cls(memory, close_memory=True, **known)
         except Exception:
@@ -294,19 +309,19 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
     def _view(self) -> list[tuple[TextNode, bool]]:
         """Every node, and whether the store may delete it: sections (True while their text is what the
-        store wrote) and chunks of hand-written text (False)."""
+        store wrote) and chunks of hand-written text (False), in file order."""
         self._refresh()
-        out: list[tuple[TextNode, bool]] = []
+        out: list[tuple[tuple[str, int], TextNode, bool]] = []
         for rel, sections in self._files.all_sections(extra=[self._target_rel()]).items():
-            out.extend((section_node(s, rel), s.intact) for s in sections)
+            out.extend(((rel, s.start_line), section_node(s, rel), s.intact) for s in sections)
         for chunk in self._memory.iter_chunks():
             parsed = self._files.read(chunk.path) if chunk.source == "memory" else None
             if parsed is None or not parsed.sections:
-                out.append((chunk_node(chunk), False))
+                out.append(((chunk.path, chunk.start_line), chunk_node(chunk), False))
             elif (own := parsed.own_text(chunk.start_line, chunk.end_line)) is not None:
-                out.append((chunk_node(chunk, own), False))
-        out.sort(key=lambda item: (item[0].metadata["path"], item[0].metadata["start_line"]))
-        return out
+                out.append(((chunk.path, own[0]), chunk_node(chunk, own), False))
+        out.sort(key=lambda item: item[0])  # by location: a node's own metadata may name another path
+        return [(node, writable) for _, node, writable in out]
 
     def _refresh(self) -> None:
         """Make queries see the current Markdown: the core's freshness check, then wait for the sync."""
@@ -346,15 +361,15 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     def _render(node: BaseNode) -> str:
         """A node's section: its text, own metadata and excluded keys, and (as the text indexed with it)
         its metadata as its embedding sees it (``get_metadata_str(MetadataMode.EMBED)``)."""
-        own = strip_location(node.metadata)
+        own = own_metadata(node)
         return render_section(
             node.node_id,
             node.get_content(metadata_mode=MetadataMode.NONE),
             ref_doc_id=node.ref_doc_id,
             metadata=own,
             index_text=node.model_copy(update={"metadata": own}).get_metadata_str(MetadataMode.EMBED),
-            excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys),
-            excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys),
+            excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys, own),
+            excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys, own),
             templates=own_templates(node),
         )
 
@@ -401,12 +416,12 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         """Remove the nodes matching ``node_ids`` and ``filters`` (both must match when both are given).
 
         Raises ValueError when neither is given, and ProtectedMemoryError (removing nothing) when any
-        match is hand-written memory. Unknown ids are ignored; an empty ``node_ids`` without filters
-        deletes nothing.
+        match is hand-written memory. Unknown ids are ignored; an empty ``node_ids`` deletes nothing,
+        with filters or without.
         """
         if node_ids is None and filters is None:
             raise ValueError("delete_nodes needs node_ids or filters; clear() removes every node this store wrote")
-        if node_ids is not None and not node_ids and filters is None:
+        if node_ids is not None and not node_ids:
             return
         targets = self._select(self._view(), node_ids, filters)
         protected = [n for n, written in targets if not written]
@@ -439,13 +454,16 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         wanted = set(node_ids) if node_ids else None
         return [
             (n, w) for n, w in view
-            if (wanted is None or n.node_id in wanted) and matches_filters(n.metadata, filters)
+            if (wanted is None or n.node_id in wanted) and node_matches(n, filters)
         ]
 
     # ---- query ------------------------------------------------------------------------------------
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        """Search the memory; see the class docstring for modes and filters."""
+        """Search the memory; see the class docstring for modes and filters. ``mmr_threshold`` may come as a keyword
+        too, as LlamaIndex's retriever passes it (``vector_store_kwargs={"mmr_threshold": ...}``)."""
+        if query.mmr_threshold is None and kwargs.get("mmr_threshold") is not None:
+            query = dataclasses.replace(query, mmr_threshold=kwargs["mmr_threshold"])
         mode = VectorStoreQueryMode(query.mode)
         if mode.value not in _SUPPORTED_MODES:
             raise ValueError(
@@ -551,7 +569,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         def wanted(node: TextNode) -> bool:
             return ((doc_ids is None or node.ref_doc_id in doc_ids)
                     and (node_ids is None or node.node_id in node_ids)
-                    and matches_filters(node.metadata, query.filters))
+                    and node_matches(node, query.filters))
 
         def node_ids_of(hit: SearchHit) -> tuple[str, ...]:
             return tuple(n.node_id for n, _ in self._nodes_for([hit]) if wanted(n))

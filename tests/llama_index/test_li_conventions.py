@@ -81,6 +81,28 @@ def test_vector_store_round_trips_through_to_dict(store: OpenClawVectorStore) ->
         copy.close()
 
 
+def test_from_dict_takes_back_an_embedding_model_given_as_an_object(store: OpenClawVectorStore) -> None:
+    """A provider object is not serialised: from_dict takes it back (it silently opened the configured one, the
+    bundled model, which rebuilds an index embedded with another), and refuses a keyword it does not know."""
+    provider = store.memory.provider
+    data = store.to_dict()
+    copy = OpenClawVectorStore.from_dict(data, provider=provider)
+    try:
+        assert copy.memory.provider is provider
+        before = provider.texts_embedded
+        copy.memory.sync(force=False)
+        assert provider.texts_embedded == before  # the same model: nothing embedded again
+    finally:
+        copy.close()
+    copy = OpenClawVectorStore.from_dict(data, embed_model=MockEmbedding(embed_dim=8), append_path="MEMORY.md")
+    try:
+        assert copy.memory.provider.model == "MockEmbedding:unknown" and copy.append_path == "MEMORY.md"
+    finally:
+        copy.close()
+    with pytest.raises(TypeError, match="embed_modle.*takes append_path, min_score, embed_model, provider"):
+        OpenClawVectorStore.from_dict(data, embed_modle=MockEmbedding(embed_dim=8))
+
+
 def test_from_vector_store_with_the_stores_own_embed_model(store: OpenClawVectorStore, corpus: Path) -> None:
     index = VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)
     index.insert(Document(text="The VPN certificate expires on June 2.", id_="vpn"))

@@ -95,3 +95,19 @@ async def test_openclaw_embedding_async(fake_provider: FakeEmbeddingProvider) ->
 def test_openclaw_embedding_needs_a_provider() -> None:
     with pytest.raises(TypeError, match="keyword-only memory index has no provider"):
         OpenClawMemoryEmbedding(None)  # type: ignore[arg-type]
+
+
+def test_an_embed_model_with_another_dimension_rebuilds_the_index(
+        write: Callable[[dict[str, str]], Path], tmp_path: Path) -> None:
+    """The same LlamaIndex class and model name with another dimension (``MockEmbedding(embed_dim=...)``,
+    ``OpenAIEmbedding(dimensions=...)``) is another vector space: the index is embedded again (vector search
+    found nothing: the queries had the new dimension, the stored vectors the old)."""
+    workspace = write({"MEMORY.md": "# Prefs\n\n- The user prefers dark roast coffee.\n"})
+    for dims in (8, 16):
+        provider = LlamaIndexEmbeddingProvider(MockEmbedding(embed_dim=dims))
+        with MemoryIndex(workspace=workspace, provider=provider, store={"path": str(tmp_path / "i.sqlite")},
+                         watch=False) as memory:
+            memory.sync()
+            result = memory.search("coffee", mode="vector", min_score=0)
+            assert [h.path for h in result.hits] == ["MEMORY.md"], (dims, result.empty_reason)
+            assert memory.status().vector["dims"] == dims

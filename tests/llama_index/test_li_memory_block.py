@@ -136,6 +136,21 @@ async def test_flush_errors_are_logged_not_raised(
     assert not _daily(corpus).exists()
 
 
+async def test_notes_written_before_a_failed_sync_are_reported_as_saved(
+    memory: MemoryIndex, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The notes reach the daily note, then the index sync fails (here: the index was closed): the log says they
+    are saved and the index lags (it said "could not save notes", and whoever read it saved them again)."""
+    block = OpenClawMemoryBlock(memory=memory)
+    memory.close()
+    with caplog.at_level(logging.WARNING, logger="llama_index_openclaw_memory.memory_block"):
+        await block.aput([ChatMessage(role=MessageRole.USER, content=FACTS[1]),
+                          ChatMessage(role=MessageRole.ASSISTANT, content="Noted.")])
+    assert FACTS[1] in _daily(corpus).read_text(encoding="utf-8")
+    assert "could not save notes" not in caplog.text
+    assert f"saved notes to memory/{today('UTC').isoformat()}.md but could not index them" in caplog.text
+
+
 async def test_bootstrap_context_on_the_first_turn_only(memory: MemoryIndex, corpus: Path) -> None:
     _daily(corpus).write_text("# Today\n\nStand-up moved to 9:15.\n", encoding="utf-8")
     block = OpenClawMemoryBlock(memory=memory)
@@ -155,6 +170,41 @@ async def test_bootstrap_context_on_the_first_turn_only(memory: MemoryIndex, cor
     group = OpenClawMemoryBlock(memory=memory, session_kind="group")
     shared = await group.aget([ChatMessage(role=MessageRole.USER, content="hello")], session_id="g")
     assert "Stand-up moved to 9:15." in shared and "dark roast coffee" not in shared
+
+
+async def test_a_new_conversation_in_the_same_session_reads_the_bootstrap_files_again(
+        memory: MemoryIndex, corpus: Path) -> None:
+    """``Memory.areset()`` starts a new conversation under the same session id: its first turn gets the files as
+    they are now (it got the snapshot taken at the first conversation's start, however old); within one turn the
+    snapshot holds (the agent's tool steps see the same context)."""
+    block = OpenClawMemoryBlock(memory=memory)
+    chat = Memory.from_defaults(session_id="s-reset", memory_blocks=[block])
+    await chat.aput(ChatMessage(role=MessageRole.USER, content="hello"))
+    assert "dark roast coffee" in str((await chat.aget())[0].content)
+    (corpus / "MEMORY.md").write_text("# Long-term memory\n\n- The user switched to green tea.\n", encoding="utf-8")
+    await chat.aput(ChatMessage(role=MessageRole.ASSISTANT, content="Let me look that up."))
+    await chat.aput(ChatMessage(role=MessageRole.TOOL, content="(tool result)"))
+    same_turn = str((await chat.aget())[0].content)
+    assert "dark roast coffee" in same_turn and "green tea" not in same_turn
+    await chat.areset()
+    await chat.aput(ChatMessage(role=MessageRole.USER, content="hello again"))
+    again = str((await chat.aget())[0].content)
+    assert "green tea" in again and "dark roast coffee" not in again  # was the first conversation's snapshot
+
+
+async def test_a_recall_limit_the_search_refuses_is_refused_up_front(
+        memory: MemoryIndex, caplog: pytest.LogCaptureFixture) -> None:
+    """The recall runs memory_search, which takes at most 50 results: a block asking for more was built, then
+    recalled nothing on every turn without a word. It is refused when built, and a recall the search refuses is
+    logged."""
+    with pytest.raises(ValueError, match="similarity_top_k"):
+        OpenClawMemoryBlock(memory=memory, similarity_top_k=51)
+    block = OpenClawMemoryBlock(memory=memory, bootstrap="off", similarity_top_k=50, min_score=0.0)
+    assert "Stripe webhooks" in await block.aget([ChatMessage(role=MessageRole.USER, content="Stripe webhooks?")])
+    block.similarity_top_k = 80  # set after validation: the search's refusal is logged, not swallowed
+    with caplog.at_level(logging.WARNING):
+        assert await block.aget([ChatMessage(role=MessageRole.USER, content="Stripe webhooks?")]) == ""
+    assert "recall failed" in caplog.text and "less than or equal to 50" in caplog.text
 
 
 async def test_recall_uses_the_latest_user_message(memory: MemoryIndex) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
@@ -243,6 +244,17 @@ def test_delete_nodes_that_include_hand_written_chunks_deletes_nothing(
     hand_written_intact()
 
 
+def test_delete_nodes_with_an_empty_id_list_and_a_filter_deletes_nothing(store: OpenClawVectorStore) -> None:
+    """Both must match: no id matches an empty list (it deleted every node the filter matched, say a session's
+    whole memory when the ids a caller computed came out empty)."""
+    store.add([node("Session one: the user is vegetarian.", "s1", session_id="one"),
+               node("Session one: the user lives in Oslo.", "s2", session_id="one")])
+    store.delete_nodes(node_ids=[], filters=_filters(MetadataFilter(key="session_id", value="one")))
+    assert [n.node_id for n in store.get_nodes(node_ids=["s1", "s2"])] == ["s1", "s2"]
+    store.delete_nodes(node_ids=["s2"], filters=_filters(MetadataFilter(key="session_id", value="one")))
+    assert [n.node_id for n in store.get_nodes(node_ids=["s1", "s2"])] == ["s1"]
+
+
 def test_clear_removes_the_stores_sections_and_keeps_hand_written_text(
     memory: MemoryIndex, corpus: Path, hand_written_intact: Callable[[], None]
 ) -> None:
@@ -326,6 +338,30 @@ def test_mmr_threshold_trades_relevance_for_diversity(
     assert diverse[0] in ("memory/a.md", "memory/b.md") and diverse[1] == "memory/c.md"
     with pytest.raises(ValueError, match="mmr_threshold"):
         query(store, text, embed_model, mode=Mode.MMR, mmr_threshold=2.0)
+
+
+def test_mmr_threshold_in_vector_store_kwargs_as_llamaindex_passes_it(
+    write: Callable[[dict[str, str]], Path], make_index: Callable[..., MemoryIndex], fake_provider: Any,
+    embed_model: OpenClawMemoryEmbedding,
+) -> None:
+    """``as_retriever(vector_store_query_mode="mmr", vector_store_kwargs={"mmr_threshold": ...})`` (LlamaIndex's
+    documented MMR call; its retriever leaves ``VectorStoreQuery.mmr_threshold`` unset) uses that lambda."""
+    write({
+        "memory/a.md": "# A\n\nThe staging database password rotates every week.\n",
+        "memory/b.md": "# B\n\nThe staging database password rotates every week.\n",
+        "memory/c.md": "# C\n\nThe staging database lives in Frankfurt.\n",
+    })
+    index = VectorStoreIndex.from_vector_store(OpenClawVectorStore(make_index(fake_provider)), embed_model=embed_model)
+
+    def mmr(threshold: float) -> list[str]:
+        retriever = index.as_retriever(similarity_top_k=3, vector_store_query_mode="mmr",
+                                       vector_store_kwargs={"mmr_threshold": threshold})
+        return [n.node.metadata["path"] for n in retriever.retrieve("staging database password")]
+
+    assert mmr(1.0)[1] in ("memory/a.md", "memory/b.md")  # lambda 1: relevance only, the twin comes second
+    assert mmr(0.3)[1] == "memory/c.md"  # was the twin: the default lambda ran
+    with pytest.raises(ValueError, match="mmr_threshold"):
+        mmr(2.0)
 
 
 def test_unsupported_modes_and_bad_arguments_raise_clear_errors(
