@@ -147,8 +147,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     description: str | None = "Durable Markdown memory: recalled notes and this session's memory files."
     memory: MemoryIndex = Field(exclude=True)
     extractor: Callable[..., Any] | None = Field(default=None, exclude=True)
-    similarity_top_k: _MaxResults = None  # the recall runs memory_search: its bounds
-    min_score: _MinScore = None
+    similarity_top_k: _MaxResults = None  # type: ignore[valid-type]  # the recall runs memory_search: its bounds
+    min_score: _MinScore = None  # type: ignore[valid-type]
     session_key: str | None = None
     session_kind: ChatType = "direct"
     bootstrap: Literal["first_turn", "always", "off"] = "first_turn"

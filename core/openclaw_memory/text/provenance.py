@@ -44,9 +44,7 @@ def mark_origin(text: str, origin: str) -> str:
     """``text`` with ``<!-- origin: … -->`` at the end of each of its entries (list items with their
     continuation lines, paragraphs); headings, blank lines and code blocks are left as they are, and a code
     block ``text`` leaves open is closed."""
-    from openclaw_memory.text.entries import parse_blocks
-
-    from openclaw_memory.text.entries import unclosed_fence
+    from openclaw_memory.text.entries import parse_blocks, unclosed_fence
 
     marker = f" <!-- origin: {_check(origin)} -->"
     lines = text.split("\n")
