@@ -305,8 +305,8 @@ _KILLED_CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("where", ["replace", "diary"])
-def test_kill_9_mid_apply_leaves_memory_md_old_or_new_never_half(ws: Path, tmp_path: Path, where: str) -> None:
+def _sweep_killed_at(ws: Path, tmp_path: Path, where: str) -> None:
+    """Run a sweep in a child process and kill -9 it at ``where`` (see :data:`_KILLED_CHILD`)."""
     marker = tmp_path / "marker"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT)])}
     child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(ws), str(ws.parent / "state"), str(marker),
@@ -318,6 +318,11 @@ def test_kill_9_mid_apply_leaves_memory_md_old_or_new_never_half(ws: Path, tmp_p
         time.sleep(0.05)
     child.send_signal(signal.SIGKILL)
     child.wait()
+
+
+@pytest.mark.parametrize("where", ["replace", "diary"])
+def test_kill_9_mid_apply_leaves_memory_md_old_or_new_never_half(ws: Path, tmp_path: Path, where: str) -> None:
+    _sweep_killed_at(ws, tmp_path, where)
     text = (ws / "MEMORY.md").read_text()
     if where == "replace":  # killed with the new text written to a temporary file, before the rename
         assert text == MEMORY
@@ -392,17 +397,7 @@ def test_a_model_error_naming_a_key_leaves_no_secret_in_dreams_md(ws: Path) -> N
 def test_undo_after_a_sweep_killed_before_its_write_undoes_the_last_sweep_that_wrote(ws: Path, tmp_path: Path) -> None:
     consolidate(config_for(ws), scripted({"decisions": [{"op": "add", "candidate": "C2"}]}), today=TODAY)
     assert "PostgreSQL" in (ws / "MEMORY.md").read_text()
-    marker = tmp_path / "marker"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT)])}
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(ws), str(ws.parent / "state"), str(marker),
-                              "replace"], env=env)
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert child.poll() is None, "the sweep ended before reaching the write"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    _sweep_killed_at(ws, tmp_path, "replace")
     assert "PostgreSQL" in (ws / "MEMORY.md").read_text()  # the killed sweep wrote nothing
     undo(config_for(ws))  # no edit since the first sweep: no force needed
     assert (ws / "MEMORY.md").read_text() == MEMORY

@@ -141,7 +141,8 @@ async def test_stdio_resources_are_the_memory_files_read_only(notes: Path, tmp_p
     assert memory_md.contents[0].text == (notes / "MEMORY.md").read_text()
 
 
-async def test_stdio_serves_several_agents_of_a_config(tmp_path: Path) -> None:
+def _two_agents(tmp_path: Path) -> Path:
+    """A config of two agents, alice and bob, each with a workspace whose MEMORY.md names their cat."""
     homes = {}
     for agent, note in (("alice", "Alice's cat is called Miso."), ("bob", "Bob's cat is called Pepper.")):
         homes[agent] = tmp_path / agent
@@ -149,6 +150,11 @@ async def test_stdio_serves_several_agents_of_a_config(tmp_path: Path) -> None:
         (homes[agent] / "MEMORY.md").write_text(f"# Notes\n\n{note}\n")
     config = tmp_path / "openclaw.json"
     config.write_text(json.dumps({"agents": {"list": [{"id": a, "workspace": str(p)} for a, p in homes.items()]}}))
+    return config
+
+
+async def test_stdio_serves_several_agents_of_a_config(tmp_path: Path) -> None:
+    config = _two_agents(tmp_path)
     args = ["-m", "openclaw_memory", "-c", str(config), "-p", "none", "mcp", "--agents", "alice,bob"]
     async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
         bob = await _search_until(client, "cat called", "Pepper", agent="bob")
@@ -289,13 +295,7 @@ async def test_stdio_create_flag_starts_an_empty_memory_in_a_new_folder(tmp_path
 
 async def test_stdio_an_agent_named_twice_is_served_once(tmp_path: Path) -> None:
     """``--agents alice,alice,bob`` serves alice and bob (a repeated id crashed the server with a traceback)."""
-    homes = {}
-    for agent, note in (("alice", "Alice's cat is called Miso."), ("bob", "Bob's cat is called Pepper.")):
-        homes[agent] = tmp_path / agent
-        homes[agent].mkdir()
-        (homes[agent] / "MEMORY.md").write_text(f"# Notes\n\n{note}\n")
-    config = tmp_path / "openclaw.json"
-    config.write_text(json.dumps({"agents": {"list": [{"id": a, "workspace": str(p)} for a, p in homes.items()]}}))
+    config = _two_agents(tmp_path)
     args = ["-m", "openclaw_memory", "-c", str(config), "-p", "none", "mcp", "--agents", "alice, alice,bob"]
     async with Client(StdioServerParameters(command=sys.executable, args=args, env=_environment())) as client:
         bob = await _search_until(client, "cat called", "Pepper", agent="bob")
@@ -507,7 +507,8 @@ async def test_get_takes_from_line_as_its_description_and_cut_notice_name_it(not
     assert set(schema["properties"]) == {"path", "from", "lines", "agent"}  # the schema keeps OpenClaw's name
 
 
-async def test_untrusted_text_opening_a_code_fence_never_becomes_a_promotable_entry(notes: Path, tmp_path: Path) -> None:
+async def test_untrusted_text_opening_a_code_fence_never_becomes_a_promotable_entry(notes: Path,
+                                                                                   tmp_path: Path) -> None:
     """An untrusted note that opens a code fence is closed off: the next note's lines are not read as a hand-written
     entry (two untrusted appends, each opening a fence, left "- Wire ..." unmarked outside any fence, so the
     consolidation sweep took it for the user's own words)."""
