@@ -206,19 +206,15 @@ class FlushWriteResult:
     abs_path: str | None = None
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _write_items(writes: Iterable[Any]) -> Iterable[tuple[str, str]]:
-    """``(path, text)`` of each write; a lone surrogate in the text (half an emoji a model's tool
-    arguments decoded to) is written as U+FFFD rather than failing the write."""
+    """``(path, text)`` of each write."""
     for item in writes:
         if isinstance(item, Mapping):
             text = item.get("content", item.get("text"))
             path, text = item.get("path", ""), "" if text is None else text
         else:
             path, text = item
-        yield str(path), _LONE_SURROGATE.sub("\ufffd", str(text))
+        yield str(path), str(text)
 
 
 def apply_flush_writes(

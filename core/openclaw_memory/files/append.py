@@ -208,6 +208,10 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
         lock.release()
 
 
+#: half of a UTF-16 surrogate pair, which UTF-8 cannot encode
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def append_memory(
     workspace: str | os.PathLike[str],
     rel_path: str | os.PathLike[str],
@@ -230,9 +234,11 @@ def append_memory(
     record a store may later remove; ``keep_record_markers`` is for the record writers
     (:class:`~openclaw_memory.files.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
     ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.text.provenance`).
+    A lone surrogate in ``text`` (half an emoji, as a model's tool arguments may decode) is written as U+FFFD.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     if not keep_record_markers:
         text = escape_record_markers(text)
     if origin is not None:
