@@ -111,18 +111,30 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _operators_match(value: Any, condition: Mapping[str, Any]) -> bool:
+    """Whether ``value`` passes every ``$eq $ne $gt $gte $lt $lte`` of ``condition``."""
+    for op, expected in condition.items():
+        compare = _OPERATORS.get(op)
+        if compare is None:
+            raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
+        if op not in ("$eq", "$ne") and value is None:
+            return False
+        if not compare(value, expected):
+            return False
+    return True
+
+
 def _matches(value: Any, condition: Any) -> bool:
-    """LangGraph filter semantics: exact match, or a dict of ``$eq $ne $gt $gte $lt $lte``."""
-    if isinstance(condition, Mapping) and condition and all(str(k).startswith("$") for k in condition):
-        for op, expected in condition.items():
-            compare = _OPERATORS.get(op)
-            if compare is None:
-                raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
-            if op not in ("$eq", "$ne") and value is None:
-                return False
-            if not compare(value, expected):
-                return False
-        return True
+    """LangGraph filter semantics (as its ``InMemoryStore`` and PostgreSQL's JSONB containment): a dict of
+    ``$eq $ne $gt $gte $lt $lte``, a nested object matched by the keys it names, a list element by element, or
+    an exact match."""
+    if isinstance(condition, Mapping):
+        if any(str(k).startswith("$") for k in condition):
+            return _operators_match(value, condition)
+        return isinstance(value, Mapping) and all(_matches(value.get(k), c) for k, c in condition.items())
+    if isinstance(condition, (list, tuple)):
+        return (isinstance(value, (list, tuple)) and len(value) == len(condition)
+                and all(_matches(v, c) for v, c in zip(value, condition, strict=True)))
     return bool(value == condition)
 
 

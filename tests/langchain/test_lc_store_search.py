@@ -124,3 +124,29 @@ def test_a_folder_too_deep_to_open_does_not_break_listing_or_search(
     assert ("users",) in store.list_namespaces()
     assert [item.key for item in store.search(("users",), query="pizza")] == ["k1"]
     assert [item.key for item in store.search(("users",))] == ["k1"]
+
+
+def test_a_nested_filter_matches_as_in_langgraphs_stores(store: OpenClawMemoryStore) -> None:
+    # InMemoryStore (and PostgresStore's JSONB containment) match a nested object by the keys the filter names,
+    # a list element by element, and operators inside a nested object
+    reference = InMemoryStore()
+    values = {
+        "en": {"data": "likes pizza", "meta": {"lang": "en", "source": "chat"}, "tags": ["food", "italian"]},
+        "fr": {"data": "aime les pâtes", "meta": {"lang": "fr"}, "tags": ["food"]},
+        "flat": {"data": "no metadata", "meta": "en"},
+    }
+    for target in (store, reference):
+        for key, value in values.items():
+            target.put(NS, key, value)
+    filters = [
+        {"meta": {"lang": "en"}},
+        {"meta": {"lang": {"$ne": "fr"}}},
+        {"tags": ("food", "italian")},
+        {"tags": ["food"]},
+    ]
+    for conditions in filters:
+        expected = sorted(item.key for item in reference.search(NS, filter=conditions))
+        assert expected, conditions
+        assert sorted(item.key for item in store.search(NS, filter=conditions)) == expected, conditions
+        ranked = store.search(NS, query="pizza pâtes metadata", filter=conditions)
+        assert sorted(item.key for item in ranked) == expected, conditions
