@@ -67,6 +67,19 @@ def test_get_of_missing_allowed_file_is_not_an_error(memory: MemoryIndex) -> Non
     assert msg.artifact["text"] == ""
 
 
+def test_get_of_lines_an_existing_file_lacks_does_not_call_it_missing(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    past_the_end = _call(get, {"path": "MEMORY.md", "from": 40})
+    assert past_the_end.status == "success" and past_the_end.artifact["text"] == ""
+    assert "does not exist" not in past_the_end.content and "empty" not in past_the_end.content
+    assert "MEMORY.md" in past_the_end.content and "40" in past_the_end.content
+    blank = _call(get, {"path": "memory/2026-01-15.md", "from": 2, "lines": 1})
+    assert blank.artifact["text"] == ""
+    assert blank.content == "Line 2 of memory/2026-01-15.md is blank."
+    missing = _call(get, {"path": "memory/2030-01-01.md"})
+    assert missing.content == "memory/2030-01-01.md does not exist yet."
+
+
 def test_refused_path_is_a_tool_error_not_an_exception(memory: MemoryIndex) -> None:
     _, get = create_memory_tools(memory)
     msg = _call(get, {"path": "../outside.md"})
