@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
@@ -20,6 +21,23 @@ __all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
 #: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
 #: name for ``min_score``).
 SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
+
+
+def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
+    """MemoryArgumentError naming the constructor arguments that are not fields (pydantic would drop them)."""
+    unknown = sorted(set(data) - set(fields))
+    if not unknown:
+        return
+    hints = {
+        "filter": " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])",
+        "search_type": " (the search is always the hybrid memory search; a score floor is min_score or "
+                       "search_kwargs={'score_threshold': ...})",
+    }
+    hint = "".join(hints.get(name, "") for name in unknown)
+    raise MemoryArgumentError(
+        f"OpenClawMemoryRetriever does not take {', '.join(map(repr, unknown))}; its arguments are "
+        f"{', '.join(sorted(fields))}{hint}"
+    )
 
 
 def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -53,8 +71,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     As with LangChain's vector-store retrievers, search options can be given as fields, in
     ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
-    ``sources`` and ``session_key``. Anything else raises ValueError, so a typo is not silently
-    ignored. The memory index may be passed positionally. A retriever pickles (the index is
+    ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
+    argument, e.g. ``search_type`` or ``filter``) raises ValueError, so a typo is not silently ignored. The memory index may be passed positionally. A retriever pickles (the index is
     re-opened from its configuration when unpickled).
 
     Example:
@@ -92,6 +110,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
             if "memory" in data:
                 raise TypeError("memory given both positionally and as memory=")
             data["memory"] = memory
+        _check_fields(data, type(self).model_fields)
         super().__init__(**data)
 
     @field_validator("search_kwargs")

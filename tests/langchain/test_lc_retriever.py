@@ -119,6 +119,18 @@ def test_search_kwargs_are_honoured_and_typos_rejected(memory: MemoryIndex) -> N
         OpenClawMemoryRetriever(memory, search_kwargs={"k": 0})
 
 
+def test_unknown_constructor_arguments_are_rejected_not_ignored(memory: MemoryIndex) -> None:
+    # VectorStoreRetriever's search_type and a metadata filter would otherwise be dropped without a word
+    with pytest.raises(ValueError, match="does not take 'search_type'"):
+        OpenClawMemoryRetriever(memory, search_type="mmr")
+    with pytest.raises(ValueError, match="metadata filters are not supported"):
+        OpenClawMemoryRetriever(memory, filter={"path": "MEMORY.md"})
+    with pytest.raises(ValueError, match="'search_kwarg'"):
+        OpenClawMemoryRetriever(memory, search_kwarg={"k": 1})
+    tagged = OpenClawMemoryRetriever(memory, k=1, tags=["memory"], metadata={"team": "a"})  # BaseRetriever's own
+    assert tagged.tags == ["memory"] and tagged.metadata == {"team": "a"}
+
+
 def test_invoke_takes_search_options_and_rejects_unknown_ones(memory: MemoryIndex) -> None:
     retriever = OpenClawMemoryRetriever(memory, k=3)
     assert retriever.invoke("Alice billing", min_score=0.99) == []
