@@ -80,6 +80,19 @@ def test_get_of_lines_an_existing_file_lacks_does_not_call_it_missing(memory: Me
     assert missing.content == "memory/2030-01-01.md does not exist yet."
 
 
+def test_a_citation_given_as_the_path_is_answered_with_the_call_to_make(memory: MemoryIndex) -> None:
+    # memory_search shows "[memory/2026-01-16.md#L3-L4]"; models pass that back to memory_get as the path
+    search, get = create_memory_tools(memory)
+    cited = _call(search, {"query": "ECONNRESET payments", "maxResults": 1, "minScore": 0.0}).artifact["results"][0]
+    refused = _call(get, {"path": cited["citation"]})
+    assert refused.status == "error"
+    lines = cited["end_line"] - cited["start_line"] + 1
+    call = f"path='memory/2026-01-16.md', from={cited['start_line']}, lines={lines}"
+    assert call in refused.content and "not a Markdown" not in refused.content
+    followed = _call(get, {"path": "memory/2026-01-16.md", "from": cited["start_line"], "lines": lines})
+    assert "ECONNRESET" in followed.content
+
+
 def test_refused_path_is_a_tool_error_not_an_exception(memory: MemoryIndex) -> None:
     _, get = create_memory_tools(memory)
     msg = _call(get, {"path": "../outside.md"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
@@ -256,6 +257,21 @@ def memory_search(
     return _payload(memory, result)
 
 
+_CITATION_PATH = re.compile(r"^(?P<path>[^#]+\.md)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+
+def _citation_error(path: Any) -> str | None:
+    """The error for a citation (``path#L3-L5``, as memory_search shows it) given as ``path``: the call that reads
+    those lines; None for any other path."""
+    match = _CITATION_PATH.match(path) if isinstance(path, str) else None
+    if match is None:
+        return None
+    start = int(match["start"])
+    lines = max(1, int(match["end"] or start) - start + 1)
+    return (f"{path!r} is a citation, not a path: call memory_get with path={match['path']!r}, from={start}, "
+            f"lines={lines}")
+
+
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
                max_chars: int = MEMORY_GET_MAX_CHARS) -> dict[str, Any]:
     """Run the ``memory_get`` tool: ``{path, text, start_line, end_line}`` or ``{path, text: "",
@@ -274,7 +290,9 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
                 "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:
+    except MemoryPathError as exc:
+        return {"path": requested, "text": "", "disabled": True, "error": _citation_error(path) or str(exc)}
+    except (MemoryArgumentError, UnreadableFileError) as exc:
         return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,
