@@ -54,6 +54,7 @@ from openclaw_memory.files.append import append_memory
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
@@ -180,7 +181,7 @@ class OpenClawMemoryStore(BaseStore):
         memories: One ``MemoryIndex`` (namespace ``(root, config.agent_id)``) or a mapping
             ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
         root: First namespace label.
-        min_score: Score floor of ``search``. Default 0: like LangGraph's ``InMemoryStore``, a search ranks every
+        min_score: Score floor of ``search``, 0..1 (anything else raises MemoryArgumentError). Default 0: like LangGraph's ``InMemoryStore``, a search ranks every
             match and returns it with its ``score``, no threshold unless asked; None: ``query.min_score`` of each
             memory config.
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
@@ -207,6 +208,7 @@ class OpenClawMemoryStore(BaseStore):
         min_score: float | None = 0.0,
         index: IndexConfig | None = None,
     ) -> None:
+        check_search_arguments(min_score=min_score)  # MemoryArgumentError now, not at the first search
         extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
         if extra:
             raise ValueError(

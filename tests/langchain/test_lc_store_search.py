@@ -85,6 +85,14 @@ def test_a_floor_is_applied_only_when_asked(memory: MemoryIndex) -> None:
     assert floored.search(NS, query="orchestra cello rehearsal") == []
 
 
+@pytest.mark.parametrize("min_score", [1.5, -0.1, "0.3"])
+def test_a_floor_outside_0_to_1_is_refused_when_the_store_is_made(memory: MemoryIndex, min_score: object) -> None:
+    # not at the first search, after the app has written its items
+    with pytest.raises(ValueError, match="min_score must be between 0 and 1"):
+        OpenClawMemoryStore(memory, min_score=min_score)  # type: ignore[arg-type]
+    assert not (memory.workspace / "memory/store").exists()
+
+
 def test_a_memory_file_is_one_item_per_key(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
     section = " ".join(["The espresso machine and coffee grinder were cleaned and descaled today."] * 40)
     text = "\n\n".join(f"## Coffee log {i}\n\n{section}" for i in range(6))
