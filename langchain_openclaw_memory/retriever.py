@@ -72,7 +72,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
     ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
-    argument, e.g. ``search_type`` or ``filter``) raises ValueError, so a typo is not silently ignored. The memory index may be passed positionally. A retriever pickles (the index is
+    argument, e.g. ``search_type`` or ``filter``) raises ValueError, so a typo is not silently
+    ignored. The memory index may be passed positionally. A retriever pickles (the index is
     re-opened from its configuration when unpickled).
 
     Example:

@@ -181,9 +181,9 @@ class OpenClawMemoryStore(BaseStore):
         memories: One ``MemoryIndex`` (namespace ``(root, config.agent_id)``) or a mapping
             ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
         root: First namespace label.
-        min_score: Score floor of ``search``, 0..1 (anything else raises MemoryArgumentError). Default 0: like LangGraph's ``InMemoryStore``, a search ranks every
-            match and returns it with its ``score``, no threshold unless asked; None: ``query.min_score`` of each
-            memory config.
+        min_score: Score floor of ``search``, 0..1 (anything else raises MemoryArgumentError). Default 0: like
+            LangGraph's ``InMemoryStore``, a search ranks every match and returns it with its ``score``, no
+            threshold unless asked; None: ``query.min_score`` of each memory config.
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
             whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
