@@ -91,6 +91,17 @@ def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
             )
 
 
+def _check_agent_label(agent_id: str) -> None:
+    """ValueError when a memory's agent id cannot be its namespace label (LangGraph labels hold no '.'), naming
+    the mapping that labels it instead."""
+    if "." in agent_id:
+        label = agent_id.replace(".", "_")
+        raise ValueError(
+            f"the memory's agent id {agent_id!r} cannot be a LangGraph namespace label (labels must not contain "
+            f"'.'); name its namespace yourself: OpenClawMemoryStore({{{label!r}: memory}})"
+        )
+
+
 def _writable(rel: str) -> bool:
     return rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))
 
@@ -219,6 +230,8 @@ class OpenClawMemoryStore(BaseStore):
         fields = (index or {}).get("fields")
         #: the fields / JSON paths an item is indexed by when ``put`` gives no ``index`` (None: the whole value)
         self.index_fields: list[str] | None = list(fields) if fields else None  # [] too, as LangGraph reads it
+        if isinstance(memories, MemoryIndex):
+            _check_agent_label(memories.config.agent_id)
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
             raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
