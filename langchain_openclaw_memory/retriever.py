@@ -16,11 +16,13 @@ from pydantic import ConfigDict, Field, field_validator
 
 from langchain_openclaw_memory._convert import DocumentContent, hit_to_document
 
-__all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
+__all__ = ["SEARCH_OPTIONS", "SEARCH_TYPES", "OpenClawMemoryRetriever"]
 
 #: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
 #: name for ``min_score``).
 SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
+#: The ``search_type`` values of LangChain's ``VectorStoreRetriever`` that this retriever's search is.
+SEARCH_TYPES = ("similarity", "similarity_score_threshold")
 
 
 def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
@@ -28,12 +30,8 @@ def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
     unknown = sorted(set(data) - set(fields))
     if not unknown:
         return
-    hints = {
-        "filter": " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])",
-        "search_type": " (the search is always the hybrid memory search; a score floor is min_score or "
-                       "search_kwargs={'score_threshold': ...})",
-    }
-    hint = "".join(hints.get(name, "") for name in unknown)
+    hint = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])" \
+        if "filter" in unknown else ""
     raise MemoryArgumentError(
         f"OpenClawMemoryRetriever does not take {', '.join(map(repr, unknown))}; its arguments are "
         f"{', '.join(sorted(fields))}{hint}"
@@ -72,7 +70,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
     ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
     ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
-    argument, e.g. ``search_type`` or ``filter``) raises ValueError, so a typo is not silently
+    argument, e.g. ``filter`` or ``search_type="mmr"``) raises ValueError, so a typo is not silently
     ignored. The memory index may be passed positionally. A retriever pickles (the index is
     re-opened from its configuration when unpickled).
 
@@ -105,6 +103,10 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Search options as LangChain's ``VectorStoreRetriever`` takes them (see the class docstring)."""
+    search_type: str = "similarity"
+    """As ``VectorStoreRetriever`` takes it: ``"similarity"`` and ``"similarity_score_threshold"`` are both this
+    hybrid search (the threshold is ``min_score`` / ``score_threshold``); anything else (``"mmr"``) raises
+    ValueError."""
 
     def __init__(self, memory: MemoryIndex | None = None, /, **data: Any) -> None:
         if memory is not None:
@@ -113,6 +115,17 @@ class OpenClawMemoryRetriever(BaseRetriever):
             data["memory"] = memory
         _check_fields(data, type(self).model_fields)
         super().__init__(**data)
+
+    @field_validator("search_type")
+    @classmethod
+    def _valid_search_type(cls, value: str) -> str:
+        if value not in SEARCH_TYPES:
+            raise MemoryArgumentError(
+                f"search_type {value!r} is not supported: OpenClawMemoryRetriever always runs the hybrid memory "
+                f"search ({' or '.join(map(repr, SEARCH_TYPES))}); a score floor is min_score or "
+                "search_kwargs={'score_threshold': ...}"
+            )
+        return value
 
     @field_validator("search_kwargs")
     @classmethod

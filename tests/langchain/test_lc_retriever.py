@@ -127,8 +127,12 @@ def test_search_kwargs_are_honoured_and_typos_rejected(memory: MemoryIndex) -> N
 
 def test_unknown_constructor_arguments_are_rejected_not_ignored(memory: MemoryIndex) -> None:
     # VectorStoreRetriever's search_type and a metadata filter would otherwise be dropped without a word
-    with pytest.raises(ValueError, match="does not take 'search_type'"):
+    with pytest.raises(ValueError, match="search_type 'mmr' is not supported"):
         OpenClawMemoryRetriever(memory, search_type="mmr")
+    # VectorStoreRetriever's other two search types are what this retriever does anyway
+    floored = OpenClawMemoryRetriever(memory, search_type="similarity_score_threshold",
+                                      search_kwargs={"score_threshold": 0.99})
+    assert floored.invoke("Alice billing") == []
     with pytest.raises(ValueError, match="metadata filters are not supported"):
         OpenClawMemoryRetriever(memory, filter={"path": "MEMORY.md"})
     with pytest.raises(ValueError, match="'search_kwarg'"):
