@@ -40,8 +40,8 @@ class OpenClawChatMemory(BaseChatMemory):
     snippets under ``memory_key`` (plus the turn buffer under ``history_key`` unless
     ``history_key`` is None). ``save_context`` appends the turn to the buffer and to the session
     transcript ``memory.transcript_path(session_id)`` (``<sessions_dir>/<session_id>.jsonl``), which
-    the index searches when the ``sessions`` source is enabled. ``clear`` empties the buffer only; the transcript and the
-    Markdown memory are never deleted.
+    the index searches when the ``sessions`` source is enabled. ``clear`` empties the buffer only;
+    the transcript and the Markdown memory are never deleted.
 
     Example:
         ```python
