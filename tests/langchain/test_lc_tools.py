@@ -93,6 +93,16 @@ def test_a_citation_given_as_the_path_is_answered_with_the_call_to_make(memory: 
     assert "ECONNRESET" in followed.content
 
 
+def test_searching_transcripts_that_are_not_indexed_says_so(memory: MemoryIndex) -> None:
+    # corpus="sessions" is in the tool's schema; with the sessions source off, "No memory matched" would be untrue
+    assert "sessions" not in memory.config.sources
+    search, _ = create_memory_tools(memory)
+    sessions = _call(search, {"query": "SQLite cache", "corpus": "sessions"})
+    assert sessions.status == "error"
+    assert "not indexed" in sessions.content and "corpus" in sessions.content
+    assert _call(search, {"query": "SQLite cache", "corpus": "memory", "minScore": 0.0}).artifact["results"]
+
+
 def test_refused_path_is_a_tool_error_not_an_exception(memory: MemoryIndex) -> None:
     _, get = create_memory_tools(memory)
     msg = _call(get, {"path": "../outside.md"})

@@ -245,6 +245,9 @@ def memory_search(
     args = _search_args(query, max_results, min_score, after, before, corpus)
     if isinstance(args, str):
         return {"results": [], "error": args}
+    if args.corpus == "sessions" and "sessions" not in memory.config.sources:
+        return {"results": [], "error": "session transcripts are not indexed here (the sessions source is off); "
+                                        "search corpus='memory' or 'all' instead"}
     try:
         result = memory.search(args.query, max_results=args.max_results, min_score=args.min_score,
                                session_key=session_key, after=args.after, before=args.before,
