@@ -14,7 +14,8 @@
   consolidated into ``MEMORY.md`` with your chat model ("dreaming").
 * :class:`OpenClawMemoryEmbeddings` / :class:`LangChainEmbeddingProvider`: embeddings both ways.
 * :class:`OpenClawChatMemory`: legacy ``langchain-classic`` chat memory (imported on first use;
-  needs ``pip install 'openclaw-memory[langchain-classic]'``).
+  needs ``pip install 'openclaw-memory[langchain-classic]'``; not in ``__all__``, so ``import *`` works
+  without that extra).
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ __all__ = [
     "LongTermMemoryState",
     "MemoryFlushCallbackHandler",
     "MemoryFlushState",
-    "OpenClawChatMemory",
     "OpenClawMemoryEmbeddings",
     "OpenClawMemoryRetriever",
     "OpenClawMemoryStore",
@@ -82,4 +82,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | {"OpenClawChatMemory"})

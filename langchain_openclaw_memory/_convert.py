@@ -12,6 +12,7 @@ from openclaw_memory.types import SearchHit
 
 __all__ = [
     "FLUSH_MARK",
+    "CONSOLIDATION_TAG",
     "FLUSH_TAG",
     "SUMMARY_MARKER",
     "DocumentContent",
@@ -28,6 +29,8 @@ __all__ = [
 SUMMARY_MARKER = "summarization"
 #: Tag and ``lc_source`` metadata value of the silent flush turn's model calls.
 FLUSH_TAG = "memory_flush"
+#: Tag and ``lc_source`` metadata value of the consolidation sweep's model calls.
+CONSOLIDATION_TAG = "memory_consolidation"
 
 #: ``additional_kwargs`` key the flush middleware puts on the message it flushed at; its value names the compaction
 #: cycle (the id of the summary that opened it, "" before the first), so the messages alone tell whether this

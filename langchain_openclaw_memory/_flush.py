@@ -26,9 +26,10 @@ from openclaw_memory.index import MemoryIndex
 from pydantic import BaseModel, Field
 
 from langchain_openclaw_memory._convert import FLUSH_TAG, message_text
+from langchain_openclaw_memory.tools import _validation_error_text
 
-__all__ = ["FlushOutcome", "SilentFlushRunner", "check_flush_threshold", "flush_run_config", "sync_after_compaction",
-           "with_soft_threshold"]
+__all__ = ["FlushOutcome", "SilentFlushRunner", "check_flush_threshold", "flush_run_config", "hidden_run_config",
+           "sync_after_compaction", "with_soft_threshold"]
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +44,19 @@ except ImportError:  # pragma: no cover - newer langchain relies on the nostream
 WRITE_TOOL_NAME = "write_memory"
 
 
+def hidden_run_config(tag: str) -> RunnableConfig:
+    """Config for the library's own model calls inside an agent run (the flush turn, a consolidation sweep):
+    hidden from streams (``nostream``), named and tagged ``tag``."""
+    return {
+        "run_name": tag,
+        "tags": [TAG_NOSTREAM, tag],
+        "metadata": {"lc_source": tag, **_internal()},
+    }
+
+
 def flush_run_config() -> RunnableConfig:
     """Config for the flush turn's model calls: hidden from streams, marked ``memory_flush``."""
-    return {
-        "run_name": "memory_flush",
-        "tags": [TAG_NOSTREAM, FLUSH_TAG],
-        "metadata": {"lc_source": FLUSH_TAG, **_internal()},
-    }
+    return hidden_run_config(FLUSH_TAG)
 
 
 def with_soft_threshold(config: MemoryConfig, soft_threshold_tokens: int | None) -> MemoryConfig:
@@ -135,6 +142,7 @@ def _write_tool(policy: FlushPolicy, turn: FlushTurn, writes: list[FlushWriteRes
         ),
         args_schema=WriteMemoryArgs,
         handle_tool_error=True,
+        handle_validation_error=_validation_error_text,  # told, the model calls again with the right arguments
     )
 
 

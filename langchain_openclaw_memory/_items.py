@@ -167,6 +167,12 @@ def index_text(value: dict[str, Any], paths: list[str] | None) -> str | None:
     return "\n".join(text for path in paths for text in get_text_at_path(value, path))
 
 
+def _heading(namespace: tuple[str, ...]) -> str:
+    """The heading line of a new item file: the namespace on one line (a line break in a label would let the
+    rest of it be read as the file's own lines, a record marker among them)."""
+    return "# Store items " + " / ".join(" ".join(label.split()) for label in namespace)
+
+
 def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any], *, indexed: str | None = None) -> None:
     """Write ``key``'s item: replace its record where it is (keeping created_at), or append it.
 
@@ -191,7 +197,7 @@ def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any], *, i
         block = render_record(KIND, attrs, f"```json\n{body}\n```", what=f"store item {key!r}")
         if old is not None:
             return replace_record(current.text, old, block)
-        return append_record(current.text, block, header=f"# Store items {' / '.join(namespace)}")
+        return append_record(current.text, block, header=_heading(namespace))
 
     _files(workspace).edit(rel, put, create=True)
 

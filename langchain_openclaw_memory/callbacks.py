@@ -31,7 +31,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._convert import FLUSH_TAG, last_summary_id
+from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, FLUSH_TAG, last_summary_id
 from langchain_openclaw_memory._flush import (
     FlushOutcome,
     SilentFlushRunner,
@@ -43,6 +43,9 @@ from langchain_openclaw_memory._flush import (
 __all__ = ["FlushRequest", "MemoryFlushCallbackHandler"]
 
 log = logging.getLogger(__name__)
+
+#: Tags of the library's own model calls, which are not the conversation's.
+_OWN_TAGS = frozenset({FLUSH_TAG, CONSOLIDATION_TAG})
 
 
 @dataclass(frozen=True)
@@ -176,8 +179,8 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
 
     def _start(self, run_id: UUID, messages: list[BaseMessage], tags: list[str] | None,
                metadata: dict[str, Any] | None) -> None:
-        if FLUSH_TAG in (tags or ()) or (metadata or {}).get("lc_source") == FLUSH_TAG:
-            return  # the flush turn's own model calls
+        if set(tags or ()) & _OWN_TAGS or (metadata or {}).get("lc_source") in _OWN_TAGS:
+            return  # the library's own model calls: the flush turn's, a consolidation sweep's
         key = self._session_key(metadata)
         summary = last_summary_id(messages)
         compacted = False

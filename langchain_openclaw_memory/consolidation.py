@@ -22,7 +22,8 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import AsyncCompletion, Completion, ConsolidationReport
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._convert import message_text
+from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, message_text
+from langchain_openclaw_memory._flush import hidden_run_config
 
 __all__ = ["ConsolidationMiddleware", "aconsolidate", "completion", "consolidate", "consolidation_node"]
 
@@ -36,14 +37,15 @@ def _check(model: object) -> BaseChatModel:
 
 
 def completion(model: BaseChatModel) -> tuple[Completion, AsyncCompletion]:
-    """The core's completion functions (sync, async) over ``model``: one fresh, tool-free turn."""
+    """The core's completion functions (sync, async) over ``model``: one fresh, tool-free turn, tagged
+    ``memory_consolidation`` and ``nostream`` (inside an agent run, ``stream_mode="messages"`` never shows it)."""
     chat = _check(model)
 
     def complete(prompt: str) -> str:
-        return message_text(chat.invoke([HumanMessage(prompt)]))
+        return message_text(chat.invoke([HumanMessage(prompt)], config=hidden_run_config(CONSOLIDATION_TAG)))
 
     async def acomplete(prompt: str) -> str:
-        return message_text(await chat.ainvoke([HumanMessage(prompt)]))
+        return message_text(await chat.ainvoke([HumanMessage(prompt)], config=hidden_run_config(CONSOLIDATION_TAG)))
 
     return complete, acomplete
 

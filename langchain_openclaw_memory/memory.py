@@ -39,9 +39,9 @@ class OpenClawChatMemory(BaseChatMemory):
     ``load_memory_variables`` searches the memory for the chain's input and returns the cited
     snippets under ``memory_key`` (plus the turn buffer under ``history_key`` unless
     ``history_key`` is None). ``save_context`` appends the turn to the buffer and to the session
-    transcript ``<sessions_dir>/<session_id>.jsonl``, which the index searches when the
-    ``sessions`` source is enabled. ``clear`` empties the buffer only; the transcript and the
-    Markdown memory are never deleted.
+    transcript ``memory.transcript_path(session_id)`` (``<sessions_dir>/<session_id>.jsonl``), which
+    the index searches when the ``sessions`` source is enabled. ``clear`` empties the buffer only;
+    the transcript and the Markdown memory are never deleted.
 
     Example:
         ```python
@@ -59,11 +59,12 @@ class OpenClawChatMemory(BaseChatMemory):
     history_key: str | None = "history"
     """Prompt variable that receives the turn buffer (None: do not provide it)."""
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    """Names the transcript file."""
+    """Names the transcript file in the sessions directory (:meth:`MemoryIndex.transcript_path`: an id that is not
+    a plain name is made one, so it never names a path)."""
     session_key: str | None = None
     """Passed to the search for session-scoped filtering."""
     transcript_path: Path | None = None
-    """Transcript file (default: ``<config sessions dir>/<session_id>.jsonl``)."""
+    """Transcript file (default: ``memory.transcript_path(session_id)``, in the sessions directory)."""
     max_results: int | None = None
     """How many snippets to recall (None: ``query.max_results``)."""
     min_score: float | None = None
@@ -81,7 +82,7 @@ class OpenClawChatMemory(BaseChatMemory):
     def transcript(self) -> TranscriptWriter:
         """The writer of this session's JSONL transcript."""
         if self._writer is None:
-            path = self.transcript_path or self.memory.config.resolved_sessions_dir() / f"{self.session_id}.jsonl"
+            path = self.transcript_path or self.memory.transcript_path(self.session_id)
             self._writer = TranscriptWriter(path)
         return self._writer
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
@@ -15,11 +16,26 @@ from pydantic import ConfigDict, Field, field_validator
 
 from langchain_openclaw_memory._convert import DocumentContent, hit_to_document
 
-__all__ = ["SEARCH_OPTIONS", "OpenClawMemoryRetriever"]
+__all__ = ["SEARCH_OPTIONS", "SEARCH_TYPES", "OpenClawMemoryRetriever"]
 
 #: What ``search_kwargs`` and ``invoke(query, **kwargs)`` accept (``score_threshold`` is LangChain's
 #: name for ``min_score``).
 SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
+#: The ``search_type`` values of LangChain's ``VectorStoreRetriever`` that this retriever's search is.
+SEARCH_TYPES = ("similarity", "similarity_score_threshold")
+
+
+def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
+    """MemoryArgumentError naming the constructor arguments that are not fields (pydantic would drop them)."""
+    unknown = sorted(set(data) - set(fields))
+    if not unknown:
+        return
+    hint = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])" \
+        if "filter" in unknown else ""
+    raise MemoryArgumentError(
+        f"OpenClawMemoryRetriever does not take {', '.join(map(repr, unknown))}; its arguments are "
+        f"{', '.join(sorted(fields))}{hint}"
+    )
 
 
 def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -53,7 +69,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     As with LangChain's vector-store retrievers, search options can be given as fields, in
     ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
-    ``sources`` and ``session_key``. Anything else raises ValueError, so a typo is not silently
+    ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
+    argument, e.g. ``filter`` or ``search_type="mmr"``) raises ValueError, so a typo is not silently
     ignored. The memory index may be passed positionally. A retriever pickles (the index is
     re-opened from its configuration when unpickled).
 
@@ -86,13 +103,29 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Search options as LangChain's ``VectorStoreRetriever`` takes them (see the class docstring)."""
+    search_type: str = "similarity"
+    """As ``VectorStoreRetriever`` takes it: ``"similarity"`` and ``"similarity_score_threshold"`` are both this
+    hybrid search (the threshold is ``min_score`` / ``score_threshold``); anything else (``"mmr"``) raises
+    ValueError."""
 
     def __init__(self, memory: MemoryIndex | None = None, /, **data: Any) -> None:
         if memory is not None:
             if "memory" in data:
                 raise TypeError("memory given both positionally and as memory=")
             data["memory"] = memory
+        _check_fields(data, type(self).model_fields)
         super().__init__(**data)
+
+    @field_validator("search_type")
+    @classmethod
+    def _valid_search_type(cls, value: str) -> str:
+        if value not in SEARCH_TYPES:
+            raise MemoryArgumentError(
+                f"search_type {value!r} is not supported: OpenClawMemoryRetriever always runs the hybrid memory "
+                f"search ({' or '.join(map(repr, SEARCH_TYPES))}); a score floor is min_score or "
+                "search_kwargs={'score_threshold': ...}"
+            )
+        return value
 
     @field_validator("search_kwargs")
     @classmethod

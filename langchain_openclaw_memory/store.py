@@ -54,6 +54,7 @@ from openclaw_memory.files.append import append_memory
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.errors import MemoryPathError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
@@ -90,6 +91,17 @@ def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
             )
 
 
+def _check_agent_label(agent_id: str) -> None:
+    """ValueError when a memory's agent id cannot be its namespace label (LangGraph labels hold no '.'), naming
+    the mapping that labels it instead."""
+    if "." in agent_id:
+        label = agent_id.replace(".", "_")
+        raise ValueError(
+            f"the memory's agent id {agent_id!r} cannot be a LangGraph namespace label (labels must not contain "
+            f"'.'); name its namespace yourself: OpenClawMemoryStore({{{label!r}: memory}})"
+        )
+
+
 def _writable(rel: str) -> bool:
     return rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))
 
@@ -111,18 +123,30 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _operators_match(value: Any, condition: Mapping[str, Any]) -> bool:
+    """Whether ``value`` passes every ``$eq $ne $gt $gte $lt $lte`` of ``condition``."""
+    for op, expected in condition.items():
+        compare = _OPERATORS.get(op)
+        if compare is None:
+            raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
+        if op not in ("$eq", "$ne") and value is None:
+            return False
+        if not compare(value, expected):
+            return False
+    return True
+
+
 def _matches(value: Any, condition: Any) -> bool:
-    """LangGraph filter semantics: exact match, or a dict of ``$eq $ne $gt $gte $lt $lte``."""
-    if isinstance(condition, Mapping) and condition and all(str(k).startswith("$") for k in condition):
-        for op, expected in condition.items():
-            compare = _OPERATORS.get(op)
-            if compare is None:
-                raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
-            if op not in ("$eq", "$ne") and value is None:
-                return False
-            if not compare(value, expected):
-                return False
-        return True
+    """LangGraph filter semantics (as its ``InMemoryStore`` and PostgreSQL's JSONB containment): a dict of
+    ``$eq $ne $gt $gte $lt $lte``, a nested object matched by the keys it names, a list element by element, or
+    an exact match."""
+    if isinstance(condition, Mapping):
+        if any(str(k).startswith("$") for k in condition):
+            return _operators_match(value, condition)
+        return isinstance(value, Mapping) and all(_matches(value.get(k), c) for k, c in condition.items())
+    if isinstance(condition, (list, tuple)):
+        return (isinstance(value, (list, tuple)) and len(value) == len(condition)
+                and all(_matches(v, c) for v, c in zip(value, condition, strict=True)))
     return bool(value == condition)
 
 
@@ -168,9 +192,9 @@ class OpenClawMemoryStore(BaseStore):
         memories: One ``MemoryIndex`` (namespace ``(root, config.agent_id)``) or a mapping
             ``{name: MemoryIndex}`` (namespaces ``(root, name)``).
         root: First namespace label.
-        min_score: Score floor of ``search``. Default 0: like LangGraph's ``InMemoryStore``, a search ranks every
-            match and returns it with its ``score``, no threshold unless asked; None: ``query.min_score`` of each
-            memory config.
+        min_score: Score floor of ``search``, 0..1 (anything else raises MemoryArgumentError). Default 0: like
+            LangGraph's ``InMemoryStore``, a search ranks every match and returns it with its ``score``, no
+            threshold unless asked; None: ``query.min_score`` of each memory config.
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
             whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
@@ -195,6 +219,7 @@ class OpenClawMemoryStore(BaseStore):
         min_score: float | None = 0.0,
         index: IndexConfig | None = None,
     ) -> None:
+        check_search_arguments(min_score=min_score)  # MemoryArgumentError now, not at the first search
         extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
         if extra:
             raise ValueError(
@@ -205,6 +230,8 @@ class OpenClawMemoryStore(BaseStore):
         fields = (index or {}).get("fields")
         #: the fields / JSON paths an item is indexed by when ``put`` gives no ``index`` (None: the whole value)
         self.index_fields: list[str] | None = list(fields) if fields else None  # [] too, as LangGraph reads it
+        if isinstance(memories, MemoryIndex):
+            _check_agent_label(memories.config.agent_id)
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
             raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")

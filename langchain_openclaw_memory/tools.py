@@ -24,6 +24,7 @@ from openclaw_memory.agent.tools import (
     amemory_get,
     amemory_search,
     format_forget_text,
+    format_get_text,
     format_search_text,
     memory_forget_entry,
     memory_get,
@@ -60,8 +61,7 @@ def _search_output(payload: dict[str, Any]) -> SearchOutput:
 def _get_output(payload: dict[str, Any]) -> SearchOutput:
     if payload.get("error"):
         raise ToolException(str(payload["error"]))
-    text = payload.get("text") or f"{payload.get('path')} is empty or does not exist yet."
-    return text, payload
+    return format_get_text(payload), payload
 
 
 def create_memory_search_tool(

@@ -107,3 +107,17 @@ def test_package_imports_without_langchain_classic() -> None:
     extra, message = out.stdout.strip().split(" | ", 1)
     assert extra == "langchain-classic"
     assert "pip install 'openclaw-memory[langchain-classic]'" in message
+
+
+@pytest.mark.parametrize("session_id", ["../../escaped", "/tmp/openclaw-chat-memory-escaped", "team/alice"])
+def test_a_session_id_never_names_a_file_outside_the_sessions_directory(memory: MemoryIndex, session_id: str) -> None:
+    # the id often comes from the request (a chat or user id); it names the transcript, never a path
+    chat_memory = OpenClawChatMemory(memory=memory, session_id=session_id)
+    chat_memory.save_context({"input": "hi"}, {"output": "hello"})
+    sessions = memory.config.resolved_sessions_dir()
+    written = chat_memory.transcript.path
+    try:
+        assert written.parent == sessions and written == memory.transcript_path(session_id)
+        assert '"content":"hi"' in written.read_text()
+    finally:
+        Path("/tmp/openclaw-chat-memory-escaped.jsonl").unlink(missing_ok=True)

@@ -17,7 +17,14 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from openclaw_memory.config import MemoryConfig
 
-from langchain_openclaw_memory import ConsolidationMiddleware, aconsolidate, consolidate, consolidation_node
+from langchain_openclaw_memory import (
+    ConsolidationMiddleware,
+    FlushRequest,
+    MemoryFlushCallbackHandler,
+    aconsolidate,
+    consolidate,
+    consolidation_node,
+)
 
 MEMORY = "# Memory\n\n- Deploys happen on Tuesdays.\n- The team lead is Dana.\n"
 NOTE = "- Deploys now happen on Fridays only, after the freeze.\n- Carol prefers answers in French.\n"
@@ -96,3 +103,34 @@ def test_a_langgraph_node_runs_a_sweep(config: MemoryConfig) -> None:
 def test_a_model_that_is_not_a_chat_model_is_refused(config: MemoryConfig) -> None:
     with pytest.raises(TypeError, match="BaseChatModel"):
         consolidate(config, "gpt-4.1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_sweep_after_the_run_is_not_streamed_as_the_agents_reply(config: MemoryConfig, asynchronous: bool) -> None:
+    # a chat UI streaming stream_mode="messages" must not show the consolidation model's JSON after the answer
+    dreamer = model_answering(decisions({"op": "add", "candidate": "C2"}))
+    middleware = ConsolidationMiddleware(config, dreamer)
+    agent = create_agent(model_answering(AIMessage(content="Hello!")), middleware=[middleware])
+    inputs = {"messages": [HumanMessage("hi")]}
+
+    async def astreamed() -> list[str]:
+        return [chunk.text async for chunk, _ in agent.astream(inputs, stream_mode="messages")]
+
+    if asynchronous:
+        streamed = asyncio.run(astreamed())
+    else:
+        streamed = [chunk.text for chunk, _ in agent.stream(inputs, stream_mode="messages")]
+    assert middleware.last_report is not None and middleware.last_report.applied  # the sweep ran
+    assert "decisions" not in "".join(streamed) and "".join(streamed) == "Hello!"
+
+
+def test_the_flush_handler_does_not_count_the_sweep_as_the_conversation(config: MemoryConfig) -> None:
+    # the sweep's long prompt is the library's own call, as the flush turn's are: it must not trigger a flush
+    requests: list[FlushRequest] = []
+    handler = MemoryFlushCallbackHandler(config, flush_runner=requests.append, trigger_tokens=400,
+                                         soft_threshold_tokens=100)
+    middleware = ConsolidationMiddleware(config, model_answering(decisions({"op": "add", "candidate": "C2"})))
+    agent = create_agent(model_answering(AIMessage(content="Hello!")), middleware=[middleware])
+    agent.invoke({"messages": [HumanMessage("hi")]}, {"callbacks": [handler], "metadata": {"session_key": "s1"}})
+    assert middleware.last_report is not None and middleware.last_report.applied
+    assert requests == []

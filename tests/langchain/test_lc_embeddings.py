@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 from openclaw_memory import MemoryIndex, ProviderError, ProviderUnavailableError
+from openclaw_memory.errors import IndexingError
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 from langchain_openclaw_memory import LangChainEmbeddingProvider, OpenClawMemoryEmbeddings
@@ -115,3 +116,43 @@ async def test_provider_async_uses_langchain_async_methods() -> None:
     assert len(vecs) == 2 and abs(float(np.linalg.norm(vecs[0])) - 1.0) < 1e-5
     await provider.aembed_query("three")
     assert lc.log == [("documents", 2), ("query", 1)]
+
+
+class FailingEmbeddings(RecordingEmbeddings):
+    """Embeddings whose calls fail, once ``failing`` is set, as a vendor SDK's do: its message echoes the key."""
+
+    failing = False
+    message = "Error code: 429 - rate limited for key=sk-proj-abcdefghijklmnop1234567890"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.failing:
+            raise RuntimeError(self.message)
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.failing:
+            raise RuntimeError(self.message)
+        return super().embed_query(text)
+
+
+def test_a_failing_langchain_embeddings_is_a_provider_error_without_its_secret(
+    corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lc = FailingEmbeddings()
+    provider = LangChainEmbeddingProvider(lc, model="failing-fake")
+    limits = {"retries": 1, "max_retry_after_seconds": 0.1}
+    with MemoryIndex(workspace=corpus, store={"path": str(tmp_path / "lc.sqlite")}, provider=provider,
+                     provider_limits=limits, watch=False) as memory:
+        memory.sync()
+        lc.failing = True
+        with pytest.raises(ProviderError, match="429") as raised:
+            provider.embed_documents(["x"])
+        assert raised.value.retryable  # a rate limit is retried, as a vendor provider's is
+        assert "sk-proj" not in str(raised.value) and raised.value.__cause__ is None
+        caplog.clear()
+        found = memory.search("who owns billing", min_score=0.0)
+        assert found.mode == "keyword" and "429" in (found.keyword_only_reason or "")
+        (corpus / "memory/2026-01-17.md").write_text("- A new note.\n", encoding="utf-8")
+        with pytest.raises(IndexingError, match="429"):  # not the SDK's own error, which carries the key
+            memory.sync()
+    assert "sk-proj" not in caplog.text and "sk-proj" not in (found.keyword_only_reason or "")

@@ -90,3 +90,24 @@ async def test_awaited_reindex_makes_the_note_searchable(corpus: Path, tmp_path:
         assert outcome.written == [daily_note_path(today("UTC"))]
         hits = index.search("Redpanda event bus", min_score=0.0).hits
         assert hits[0].path == outcome.target_path
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_a_write_with_wrong_arguments_is_reported_to_the_model(memory: MemoryIndex, scripted,
+                                                                     asynchronous: bool) -> None:
+    # models often name the argument "text"; told so, they call again, and the flush still writes
+    seen: list[list[BaseMessage]] = []
+
+    def respond(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        seen.append(messages)
+        replies = [_calls({"text": "- Picked Kafka for the event bus."}),
+                   _calls({"content": "- Picked Kafka for the event bus."}), AIMessage("NO_REPLY")]
+        return replies[len(seen) - 1]
+
+    runner = SilentFlushRunner(scripted(respond), FlushPolicy(memory.config), memory=memory)
+    outcome = await runner.arun(CONVERSATION) if asynchronous else runner.run(CONVERSATION)
+    refused = seen[1][-1]
+    assert isinstance(refused, ToolMessage) and refused.status == "error" and "content" in refused.content
+    assert outcome.written == [daily_note_path(today("UTC"))] and outcome.model_calls == 3
+    written = (memory.workspace / outcome.target_path).read_text()
+    assert written == "- Picked Kafka for the event bus. <!-- origin: agent -->\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -16,9 +18,10 @@ def test_all_is_complete_and_sorted() -> None:
     public = {n for n, v in vars(lom).items() if not n.startswith("_") and not isinstance(v, ModuleType)}
     public -= {"annotations", "TYPE_CHECKING", "Any"}
     assert sorted(lom.__all__) == lom.__all__
-    assert public | {"OpenClawChatMemory"} == set(lom.__all__)  # the legacy class is imported lazily
-    for name in lom.__all__:
+    assert public == set(lom.__all__)
+    for name in [*lom.__all__, "OpenClawChatMemory"]:  # the legacy class is imported lazily, not by "import *"
         assert getattr(lom, name) is not None
+    assert "OpenClawChatMemory" in dir(lom)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -32,3 +35,15 @@ def test_every_module_declares_its_exports(name: str) -> None:
 def test_unknown_attribute_raises() -> None:
     with pytest.raises(AttributeError, match="NotAThing"):
         lom.NotAThing  # noqa: B018
+
+
+def test_a_star_import_works_without_langchain_classic() -> None:
+    # the legacy OpenClawChatMemory needs the optional extra; "import *" must not pull it in
+    code = (
+        "import sys; sys.modules['langchain_classic'] = None\n"
+        "from langchain_openclaw_memory import *\n"
+        "print(OpenClawMemoryRetriever.__name__, 'OpenClawChatMemory' in dir())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["OpenClawMemoryRetriever", "False"]

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
 import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import ConfigurableField, RunnablePassthrough
+from langchain_core.runnables import ConfigurableField, RunnableConfig, RunnablePassthrough
 from openclaw_memory import MemoryIndex
+from openclaw_memory.providers.base import EmbedKind
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
 from langchain_openclaw_memory import OpenClawMemoryRetriever
 
@@ -119,6 +125,22 @@ def test_search_kwargs_are_honoured_and_typos_rejected(memory: MemoryIndex) -> N
         OpenClawMemoryRetriever(memory, search_kwargs={"k": 0})
 
 
+def test_unknown_constructor_arguments_are_rejected_not_ignored(memory: MemoryIndex) -> None:
+    # VectorStoreRetriever's search_type and a metadata filter would otherwise be dropped without a word
+    with pytest.raises(ValueError, match="search_type 'mmr' is not supported"):
+        OpenClawMemoryRetriever(memory, search_type="mmr")
+    # VectorStoreRetriever's other two search types are what this retriever does anyway
+    floored = OpenClawMemoryRetriever(memory, search_type="similarity_score_threshold",
+                                      search_kwargs={"score_threshold": 0.99})
+    assert floored.invoke("Alice billing") == []
+    with pytest.raises(ValueError, match="metadata filters are not supported"):
+        OpenClawMemoryRetriever(memory, filter={"path": "MEMORY.md"})
+    with pytest.raises(ValueError, match="'search_kwarg'"):
+        OpenClawMemoryRetriever(memory, search_kwarg={"k": 1})
+    tagged = OpenClawMemoryRetriever(memory, k=1, tags=["memory"], metadata={"team": "a"})  # BaseRetriever's own
+    assert tagged.tags == ["memory"] and tagged.metadata == {"team": "a"}
+
+
 def test_invoke_takes_search_options_and_rejects_unknown_ones(memory: MemoryIndex) -> None:
     retriever = OpenClawMemoryRetriever(memory, k=3)
     assert retriever.invoke("Alice billing", min_score=0.99) == []
@@ -148,3 +170,27 @@ def test_a_retriever_pickles(memory: MemoryIndex) -> None:
         assert [d.id for d in copy.invoke("Alice billing")] == [d.id for d in retriever.invoke("Alice billing")]
     finally:
         copy.memory.close()
+
+
+class _SlowQueries(FakeEmbeddingProvider):
+    """The fake embedder with query embeddings that take a few milliseconds, as a real model's do."""
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        if kind == "query":
+            time.sleep(0.02)
+        return super()._embed(texts, kind)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_concurrent_queries_all_run_the_hybrid_search(corpus: Path, make_index: Callable[..., MemoryIndex],
+                                                            asynchronous: bool) -> None:
+    # retriever.batch / abatch (and an agent's parallel tool calls) search at once; none may fall back to
+    # keywords because the others are still embedding their queries
+    memory = make_index(_SlowQueries(), timezone="UTC")
+    memory.sync()
+    retriever = OpenClawMemoryRetriever(memory, k=1, min_score=0.0)
+    queries = [f"SQLite cache {i}" for i in range(12)]  # distinct: no query-cache hits
+    config: RunnableConfig = {"max_concurrency": 8}
+    found = await retriever.abatch(queries, config) if asynchronous else retriever.batch(queries, config)
+    vector_scores = [documents[0].metadata["vector_score"] for documents in found]
+    assert all(score is not None and score > 0 for score in vector_scores), vector_scores

@@ -93,6 +93,15 @@ def test_namespaces_map_to_memories(memory: MemoryIndex) -> None:
         OpenClawMemoryStore(memory, root="langgraph")
 
 
+def test_an_agent_id_with_a_dot_says_how_to_name_its_namespace(make_index, fake_provider) -> None:
+    # agent ids may hold "." (bot.v2); LangGraph namespace labels may not
+    memory = make_index(fake_provider, agent_id="bot.v2")
+    with pytest.raises(ValueError, match=r"agent id 'bot\.v2'.*OpenClawMemoryStore\(\{'bot_v2': memory\}\)"):
+        OpenClawMemoryStore(memory)
+    store = OpenClawMemoryStore({"bot_v2": memory})
+    assert store.list_namespaces() == [("memory", "bot_v2")]
+
+
 async def test_async_batch(store: OpenClawMemoryStore) -> None:
     await store.aput(NS, "memory/2026-02-02.md", {"text": "- Async note about Grafana dashboards."})
     item = await store.aget(NS, "memory/2026-02-02.md")

@@ -85,6 +85,14 @@ def test_a_floor_is_applied_only_when_asked(memory: MemoryIndex) -> None:
     assert floored.search(NS, query="orchestra cello rehearsal") == []
 
 
+@pytest.mark.parametrize("min_score", [1.5, -0.1, "0.3"])
+def test_a_floor_outside_0_to_1_is_refused_when_the_store_is_made(memory: MemoryIndex, min_score: object) -> None:
+    # not at the first search, after the app has written its items
+    with pytest.raises(ValueError, match="min_score must be between 0 and 1"):
+        OpenClawMemoryStore(memory, min_score=min_score)  # type: ignore[arg-type]
+    assert not (memory.workspace / "memory/store").exists()
+
+
 def test_a_memory_file_is_one_item_per_key(store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
     section = " ".join(["The espresso machine and coffee grinder were cleaned and descaled today."] * 40)
     text = "\n\n".join(f"## Coffee log {i}\n\n{section}" for i in range(6))
@@ -124,3 +132,29 @@ def test_a_folder_too_deep_to_open_does_not_break_listing_or_search(
     assert ("users",) in store.list_namespaces()
     assert [item.key for item in store.search(("users",), query="pizza")] == ["k1"]
     assert [item.key for item in store.search(("users",))] == ["k1"]
+
+
+def test_a_nested_filter_matches_as_in_langgraphs_stores(store: OpenClawMemoryStore) -> None:
+    # InMemoryStore (and PostgresStore's JSONB containment) match a nested object by the keys the filter names,
+    # a list element by element, and operators inside a nested object
+    reference = InMemoryStore()
+    values = {
+        "en": {"data": "likes pizza", "meta": {"lang": "en", "source": "chat"}, "tags": ["food", "italian"]},
+        "fr": {"data": "aime les pâtes", "meta": {"lang": "fr"}, "tags": ["food"]},
+        "flat": {"data": "no metadata", "meta": "en"},
+    }
+    for target in (store, reference):
+        for key, value in values.items():
+            target.put(NS, key, value)
+    filters = [
+        {"meta": {"lang": "en"}},
+        {"meta": {"lang": {"$ne": "fr"}}},
+        {"tags": ("food", "italian")},
+        {"tags": ["food"]},
+    ]
+    for conditions in filters:
+        expected = sorted(item.key for item in reference.search(NS, filter=conditions))
+        assert expected, conditions
+        assert sorted(item.key for item in store.search(NS, filter=conditions)) == expected, conditions
+        ranked = store.search(NS, query="pizza pâtes metadata", filter=conditions)
+        assert sorted(item.key for item in ranked) == expected, conditions

@@ -67,6 +67,39 @@ def test_get_of_missing_allowed_file_is_not_an_error(memory: MemoryIndex) -> Non
     assert msg.artifact["text"] == ""
 
 
+def test_get_of_lines_an_existing_file_lacks_does_not_call_it_missing(memory: MemoryIndex) -> None:
+    _, get = create_memory_tools(memory)
+    past_the_end = _call(get, {"path": "MEMORY.md", "from": 40})
+    assert past_the_end.status == "success" and past_the_end.artifact["text"] == ""
+    assert "does not exist" not in past_the_end.content and "empty" not in past_the_end.content
+    assert "MEMORY.md" in past_the_end.content and "40" in past_the_end.content
+    blank = _call(get, {"path": "memory/2026-01-15.md", "from": 2, "lines": 1})
+    assert blank.artifact["text"] == ""
+    assert blank.content == "Line 2 of memory/2026-01-15.md is blank."
+    missing = _call(get, {"path": "memory/2030-01-01.md"})
+    assert missing.content == "memory/2030-01-01.md does not exist yet."
+
+
+def test_a_citation_given_as_the_path_reads_the_lines_it_names(memory: MemoryIndex) -> None:
+    # memory_search shows "[memory/2026-01-16.md#L3-L4]"; models pass that back to memory_get as the path
+    search, get = create_memory_tools(memory)
+    cited = _call(search, {"query": "ECONNRESET payments", "maxResults": 1, "minScore": 0.0}).artifact["results"][0]
+    got = _call(get, {"path": cited["citation"]})
+    assert got.status != "error" and "not a Markdown" not in got.content and "ECONNRESET" in got.content
+    assert (got.artifact["path"], got.artifact["start_line"], got.artifact["end_line"]) == (
+        "memory/2026-01-16.md", cited["start_line"], cited["end_line"])
+
+
+def test_searching_transcripts_that_are_not_indexed_says_so(memory: MemoryIndex) -> None:
+    # corpus="sessions" is in the tool's schema; with the sessions source off, "No memory matched" would be untrue
+    assert "sessions" not in memory.config.sources
+    search, _ = create_memory_tools(memory)
+    sessions = _call(search, {"query": "SQLite cache", "corpus": "sessions"})
+    assert sessions.status == "error"
+    assert "not indexed" in sessions.content and "corpus" in sessions.content
+    assert _call(search, {"query": "SQLite cache", "corpus": "memory", "minScore": 0.0}).artifact["results"]
+
+
 def test_refused_path_is_a_tool_error_not_an_exception(memory: MemoryIndex) -> None:
     _, get = create_memory_tools(memory)
     msg = _call(get, {"path": "../outside.md"})

@@ -385,7 +385,8 @@ async def test_get_past_the_end_says_the_file_is_shorter_not_empty(notes: Path, 
             empty = await client.call_tool("memory_get", {"path": "memory/2026-03-09.md"})
             missing = await client.call_tool("memory_get", {"path": "memory/2026-03-10.md"})
     assert not past.is_error and not empty.is_error and not missing.is_error
-    assert _text(past) == "MEMORY.md has no line 40: it is shorter. Read it from line 1."
+    assert _text(past) == ("MEMORY.md has no line 40: the file is shorter. Call memory_get without from to read it "
+                           "from line 1.")
     assert _text(empty) == "memory/2026-03-09.md is empty."
     assert _text(missing) == "memory/2026-03-10.md does not exist yet."
 

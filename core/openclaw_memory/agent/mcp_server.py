@@ -47,6 +47,7 @@ from openclaw_memory.agent.tools import (
     amemory_forget_entry,
     field_annotation,
     format_forget_text,
+    format_get_text,
     format_search_text,
     invalid_arguments_text,
     memory_get,
@@ -142,16 +143,6 @@ def _get_signature() -> inspect.Signature:
     ], return_annotation=CallToolResult)
 
 
-def _nothing_read(payload: dict[str, Any]) -> str:
-    """What a ``memory_get`` that read no text tells the model: no such file, an empty one, or a read past its end."""
-    path, start = payload.get("path"), payload.get("start_line") or 1
-    if payload.get("exists") is False:
-        return f"{path} does not exist yet."
-    if start > 1:
-        return f"{path} has no line {start}: it is shorter. Read it from line 1."
-    return f"{path} is empty."
-
-
 def _get_tool(agents: _Agents) -> Any:
     async def memory_get_tool(**arguments: Any) -> CallToolResult:
         path, from_line, lines, agent = (arguments.get(name) for name in ("path", "from_line", "lines", "agent"))
@@ -162,7 +153,7 @@ def _get_tool(agents: _Agents) -> Any:
         payload = await asyncio.to_thread(memory_get, served.memory, path, from_line, lines)
         if payload.get("error"):
             return _result(str(payload["error"]), payload, error=True)
-        return _result(payload.get("text") or _nothing_read(payload), payload, error=False)
+        return _result(format_get_text(payload), payload, error=False)
 
     memory_get_tool.__signature__ = _get_signature()  # type: ignore[attr-defined]
     return memory_get_tool

@@ -39,6 +39,7 @@ __all__ = [
     "corpus_sources",
     "field_annotation",
     "format_forget_text",
+    "format_get_text",
     "format_search_text",
     "invalid_arguments_text",
     "memory_forget_entry",
@@ -313,7 +314,9 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
                 "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:
+    except MemoryPathError as exc:
+        return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
+    except (MemoryArgumentError, UnreadableFileError) as exc:
         return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,
@@ -413,6 +416,23 @@ def format_forget_text(payload: dict[str, Any]) -> str:
         return (f"Forgotten: {removed} entr{'y' if removed == 1 else 'ies'} removed from MEMORY.md; it will not be "
                 "promoted again.")
     return "No MEMORY.md entry holds it; it is recorded as forgotten and will not be promoted into MEMORY.md."
+
+
+def format_get_text(payload: dict[str, Any]) -> str:
+    """The text a model sees for a ``memory_get`` payload without an error: the lines read, or what there is
+    instead (a missing file, lines past the end of the file, blank lines), never an empty text."""
+    path, text = payload.get("path"), payload.get("text") or ""
+    if text.strip():
+        return text
+    start, end = payload.get("start_line", 1), payload.get("end_line", 0)
+    if payload.get("exists") is False:
+        return f"{path} does not exist yet."
+    if start > end:
+        return f"{path} has no line {start}: the file is shorter. Call memory_get without from to read it from line 1."
+    if start == 1 and not text:
+        return f"{path} is empty."
+    lines = f"Line {start}" if start == end else f"Lines {start}-{end}"
+    return f"{lines} of {path} {'is' if start == end else 'are'} blank."
 
 
 def format_search_text(payload: dict[str, Any]) -> str:

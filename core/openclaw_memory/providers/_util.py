@@ -78,15 +78,27 @@ def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | No
     return name or None
 
 
+def _take_slot(slots: threading.Semaphore, timeout: float | None, what: str) -> None:
+    """Wait up to ``timeout`` seconds (None: as long as it takes) for one of ``slots``; RemoteRequestError when
+    none frees in time."""
+    if not slots.acquire(timeout=timeout):
+        raise RemoteRequestError(f"{what} not started within {timeout:g}s: earlier calls (perhaps ones that timed "
+                                 "out) are still running")
+
+
 def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,
                       slots: threading.Semaphore | None = None) -> T:
     """Run ``fn`` in a helper thread and raise a retryable RemoteRequestError after ``timeout``
     seconds. The abandoned call keeps running in the background (native code cannot be
     interrupted); its result is discarded. With ``slots``, each call holds one until ``fn``
-    really returns, so abandoned calls cannot pile up: when none is free, fail at once."""
-    if slots is not None and not slots.acquire(blocking=False):
-        raise RemoteRequestError(f"{what} not started: earlier calls that timed out are still running")
-    if timeout is None or timeout <= 0:
+    really returns, so abandoned calls cannot pile up: a call waits for a free one (calls made at
+    once take turns), within the same ``timeout`` in all, and fails when none frees in time."""
+    if timeout is not None and timeout <= 0:
+        timeout = None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if slots is not None:
+        _take_slot(slots, timeout, what)
+    if deadline is None:
         try:
             return fn()
         finally:
@@ -107,7 +119,7 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,
 
     worker = threading.Thread(target=run, name="openclaw-embed", daemon=True)
     worker.start()
-    if not done.wait(timeout):
+    if not done.wait(max(0.0, deadline - time.monotonic())):
         raise RemoteRequestError(f"{what} timed out after {timeout:g}s", retryable=True)
     if "error" in box:
         raise box["error"]
