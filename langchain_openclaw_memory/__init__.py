@@ -44,7 +44,7 @@ from langchain_openclaw_memory.tools import (
 )
 
 if TYPE_CHECKING:
-    from langchain_openclaw_memory.memory import OpenClawChatMemory
+    from langchain_openclaw_memory.memory import OpenClawChatMemory as OpenClawChatMemory
 
 __all__ = [
     "ConsolidationMiddleware",

@@ -58,7 +58,8 @@ def test_half_an_emoji_is_appended_as_a_replacement_character(tmp_path: Path) ->
     """A lone surrogate (half of an emoji, as a model's tool arguments may decode) is written as U+FFFD by every
     appender (it raised UnicodeEncodeError, and the note was lost), and the lines around it are kept."""
     append_memory(tmp_path, "memory/2026-01-16.md", "- Gift idea: \ud83c for Sam\n- Call the vet")
-    assert (tmp_path / "memory/2026-01-16.md").read_text(encoding="utf-8") == "- Gift idea: \ufffd for Sam\n- Call the vet\n"
+    written = (tmp_path / "memory/2026-01-16.md").read_text(encoding="utf-8")
+    assert written == "- Gift idea: \ufffd for Sam\n- Call the vet\n"
 
 
 def test_newline_boundary_preserves_existing_content(tmp_path: Path) -> None:

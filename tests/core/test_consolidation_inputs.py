@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from openclaw_memory.consolidation import aconsolidate, consolidate, undo
 from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.files.append import append_memory
 from openclaw_memory.text.provenance import origin_of
+
 from tests.helpers.consolidation import MEMORY, NOTE, TODAY, config_for, scripted
 
 NOTE_PATH = "memory/2026-11-26.md"

@@ -272,7 +272,8 @@ def test_apply_flush_writes_without_memory_md(tmp_path: Path) -> None:
 
 def test_a_flush_write_holding_half_an_emoji_is_kept_and_the_writes_after_it_too(tmp_path: Path) -> None:
     # a model's tool arguments can decode to a lone surrogate ("\ud83d": an emoji cut in half)
-    writes = [("memory/2026-01-16.md", "- Dana loves \ud83d climbing."), ("memory/2026-01-16.md", "- Standup moved to 9.")]
+    writes = [("memory/2026-01-16.md", "- Dana loves \ud83d climbing."),
+              ("memory/2026-01-16.md", "- Standup moved to 9.")]
     results = apply_flush_writes(tmp_path, writes, day=date(2026, 1, 16))
     assert [r.ok for r in results] == [True, True]
     text = (tmp_path / "memory" / "2026-01-16.md").read_text(encoding="utf-8")

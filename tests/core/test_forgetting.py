@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from openclaw_memory.consolidation import consolidate, forget
+
 from tests.helpers.consolidation import TODAY, config_for, scripted
 
 ITEMS = [f"The retired service number {i} ran on host {i}." for i in range(12)]

@@ -17,10 +17,10 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.llms import MockFunctionCallingLLM  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
-
-from llama_index_openclaw_memory import create_long_term_tools  # noqa: E402
 from openclaw_memory.long_term import LongTermMemory  # noqa: E402
 from openclaw_memory.providers.fake import FakeEmbeddingProvider  # noqa: E402
+
+from llama_index_openclaw_memory import create_long_term_tools  # noqa: E402
 
 
 @pytest.fixture

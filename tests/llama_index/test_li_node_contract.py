@@ -39,7 +39,7 @@ def _only(key: str, value: Any, operator: FilterOperator = FilterOperator.EQ) ->
 def test_a_nodes_own_metadata_named_like_a_location_key_comes_back(store: OpenClawVectorStore, corpus: Path) -> None:
     store.add([_node("n-outage", "The outage came from a cache stampede.", "doc-outage", author="bob", **OWN)])
     (got,) = store.get_nodes(node_ids=["n-outage"])
-    assert {k: got.metadata.get(k) for k in (*OWN, "author")} == {**OWN, "author": "bob"}  # was source "memory", no date
+    assert {k: got.metadata.get(k) for k in (*OWN, "author")} == {**OWN, "author": "bob"}  # was: source "memory"
     assert (got.metadata["start_line"], got.metadata["end_line"]) == (2, 2)  # the location it has no key of its own for
     # the node's own keys take part in its embedding, as LlamaIndex embeds them; the derived ones do not
     embedded = got.get_content(metadata_mode=MetadataMode.EMBED)

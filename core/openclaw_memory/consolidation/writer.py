@@ -25,8 +25,8 @@ from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
 from openclaw_memory.text.provenance import mark_origin, origin_of
 
-__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "edit_memory", "read_memory", "readable",
-           "rewrite_memory", "with_newlines_of"]
+__all__ = ["MemoryChanged", "Plan", "allowed_loss", "append_only", "compose", "digest", "edit_memory", "read_memory",
+           "readable", "rewrite_memory", "with_newlines_of"]
 
 _HIGHLIGHT_CHARS = 120
 _BOM = "\ufeff"
