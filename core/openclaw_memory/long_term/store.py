@@ -386,15 +386,41 @@ class LongTermMemory:
         if self._closed:
             raise StoreError("this LongTermMemory is closed")
         if self._table is None:
-            try:
-                table = self._db.open_table(self.table_name)
-            except (FileNotFoundError, ValueError):
+            table = self._try_open()
+            if table is None and self._table_listed():
+                table = self._try_open()  # another process may have created it meanwhile
+                if table is None:
+                    raise self._damaged()
+            if table is None:
                 return None
-            except Exception as exc:
-                raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
             self._check_table(table, None)
             self._table = table
         return self._table
+
+    def _try_open(self) -> Any:
+        """The table, or None when LanceDB finds none to open."""
+        try:
+            return self._db.open_table(self.table_name)
+        except (FileNotFoundError, ValueError):
+            return None
+        except Exception as exc:
+            raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
+
+    def _table_listed(self) -> bool:
+        """Whether the database holds a folder of this table (LanceDB lists it even when it cannot open it)."""
+        try:
+            listing = self._db.list_tables()
+        except Exception:  # an older LanceDB, or a listing that fails: then the table is taken as absent
+            return False
+        names = getattr(listing, "tables", listing)
+        return self.table_name in list(names or [])
+
+    def _damaged(self) -> StoreError:
+        return StoreError(
+            f"table {self.table_name!r} in {self.db_uri} is damaged: its folder {self.table_name}.lance is there "
+            "but LanceDB finds no version of it to open (its _versions manifests are missing). Restore that "
+            "folder from a backup, or move it aside to start an empty table; nothing was read or written"
+        )
 
     def _check_table(self, table: Any, dims: int | None) -> None:
         schema = table.schema
@@ -794,9 +820,10 @@ class LongTermMemory:
         """Async twin of :meth:`store`."""
         return await asyncio.to_thread(self.store, text, importance, category, origin=origin)
 
-    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
+    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1, *,
+                      include_superseded: bool = False) -> builtins.list[RecallHit]:
         """Async twin of :meth:`recall`."""
-        return await asyncio.to_thread(self.recall, query, limit, min_score)
+        return await asyncio.to_thread(self.recall, query, limit, min_score, include_superseded=include_superseded)
 
     async def aforget(self, query: str | None = None, memory_id: str | None = None) -> ForgetResult:
         """Async twin of :meth:`forget`."""

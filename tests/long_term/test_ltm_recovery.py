@@ -1,0 +1,57 @@
+"""The long-term memory as a user meets it past the happy path: the async twins take what the sync
+methods take, and a damaged LanceDB table is reported, never taken for an empty one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from openclaw_memory.errors import StoreError
+from openclaw_memory.long_term import LongTermMemory
+from openclaw_memory.long_term.store import MemoryThresholds
+from tests.helpers.long_term_memory import MakeMemory
+
+#: every stored memory near enough to be compared word by word (the fake embedder's scores are low)
+COMPARE_ALL = MemoryThresholds(similar=0.0, recall=0.0, forget_candidate=0.7, forget_delete=0.9)
+
+
+async def test_arecall_takes_include_superseded_as_recall_does(make_ltm: MakeMemory) -> None:
+    ltm = make_ltm(thresholds=COMPARE_ALL)
+    old = ltm.store("The planning meeting is in room 4.12", category="fact")
+    new = ltm.store("The planning meeting is in room 3.07", category="fact")
+    assert [r.id for r in new.superseded] == [old.record.id]
+    audit = await ltm.arecall("planning meeting room", limit=5, min_score=0.0, include_superseded=True)
+    assert {h.record.id for h in audit} == {old.record.id, new.record.id}
+    assert [h.record.id for h in await ltm.arecall("planning meeting room", min_score=0.0)] == [new.record.id]
+
+
+def _lose_versions(db_path: Path) -> None:
+    """Damage the table as a half-copied backup or a cleaned-up folder does: its manifests are gone."""
+    shutil.rmtree(db_path / "memories.lance" / "_versions")
+
+
+def test_a_table_without_its_manifests_is_reported_not_read_as_empty(make_ltm: MakeMemory, db_path: Path) -> None:
+    first = make_ltm()
+    first.store("I prefer dark mode in every editor", category="preference")
+    first.close()
+    _lose_versions(db_path)
+    damaged = make_ltm()
+    for read in (lambda: damaged.recall("dark mode"), damaged.list, damaged.stats):
+        with pytest.raises(StoreError, match="damaged") as failed:
+            read()
+        assert "memories.lance" in str(failed.value) and "backup" in str(failed.value)
+
+
+def test_a_store_never_writes_a_new_table_over_a_damaged_one(make_ltm: MakeMemory, db_path: Path) -> None:
+    first = make_ltm()
+    first.store("The server room is in building C", category="fact")
+    first.close()
+    _lose_versions(db_path)
+    data_before = sorted(p.name for p in (db_path / "memories.lance" / "data").iterdir())
+    damaged = make_ltm()
+    with pytest.raises(StoreError, match="damaged"):
+        damaged.store("The parking garage closes at 22:00", category="fact")
+    assert not (db_path / "memories.lance" / "_versions").exists()  # nothing written over the remains
+    assert sorted(p.name for p in (db_path / "memories.lance" / "data").iterdir()) == data_before
