@@ -140,6 +140,19 @@ def redact_url(url: str) -> str:
     return url_without_password(url, "***") or "***"
 
 
+def _check_credentials(url: str) -> None:
+    """Refuse a URL whose user name or password holds an ``@`` that is not percent-encoded: libpq ends the
+    credentials at the first ``@`` and would take the rest of the password for the host (and show it)."""
+    if "://" not in url:
+        return
+    authority = re.split(r"[/?#]", url.split("://", 1)[1], maxsplit=1)[0]
+    if authority.count("@") > 1:
+        raise ConfigError(
+            "store.url: the user name or password holds an '@' that is not percent-encoded; write it as %40 "
+            "(postgresql://user:pa%40ss@host/db), or give the password in a key/value DSN (password='pa@ss') "
+            "or the PGPASSWORD environment variable")
+
+
 def _secrets(url: str) -> list[str]:
     found = []
     try:
@@ -147,7 +160,7 @@ def _secrets(url: str) -> list[str]:
             found.append(str(urlsplit(url).password))
     except ValueError:
         pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^&\s]+))", url, flags=re.I):
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|([^&\s]+))", url, flags=re.I):
         found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
     return [s for s in found if s]
 
@@ -285,6 +298,7 @@ class PostgresStore:
             raise ConfigError(f"store.schema {schema!r} must be a plain identifier (letters, digits, _)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        _check_credentials(url)
         self.url = url
         self.safe_url = redact_url(url)
         self.namespace = namespace
