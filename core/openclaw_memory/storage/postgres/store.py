@@ -1892,6 +1892,7 @@ class PostgresStore:
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
 
+    @_retry_once  # the first pooled call of a sync: after a server restart it meets a cut connection
     def _drop_abandoned_builds(self) -> list[str]:
         """Drop builds left by rebuilds that were killed (only while holding ``sync_lock``)."""
         with self._conn("looking for abandoned builds", read=True) as conn:
