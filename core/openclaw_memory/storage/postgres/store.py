@@ -295,7 +295,8 @@ class PostgresStore:
             raise ConfigError(f"store.fts.tokenizer {fts_tokenizer!r} is not available with PostgreSQL; use "
                               "'unicode61' or 'porter'")
         if not _IDENT.match(schema):
-            raise ConfigError(f"store.schema {schema!r} must be a plain identifier (letters, digits, _)")
+            raise ConfigError(f"store.pgSchema {schema!r} cannot be used: a schema name here is ASCII letters, "
+                              "digits and _, not starting with a digit, at most 63 characters (e.g. openclaw_memory)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
         _check_credentials(url)
