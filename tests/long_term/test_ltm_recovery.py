@@ -55,3 +55,15 @@ def test_a_store_never_writes_a_new_table_over_a_damaged_one(make_ltm: MakeMemor
         damaged.store("The parking garage closes at 22:00", category="fact")
     assert not (db_path / "memories.lance" / "_versions").exists()  # nothing written over the remains
     assert sorted(p.name for p in (db_path / "memories.lance" / "data").iterdir()) == data_before
+
+
+def test_a_lone_surrogate_is_stored_as_a_replacement_character_not_lost(make_ltm: MakeMemory, tmp_path: Path) -> None:
+    # half an emoji, as a model's JSON tool arguments ("\ud83c") decode; append_memory writes it as U+FFFD too
+    ltm = make_ltm(mirror_workspace=tmp_path / "ws")
+    stored = ltm.store("The launch party needs balloons \ud83c and cake", category="fact")
+    assert stored.action == "created" and stored.mirror_error is None
+    assert stored.record.text == "The launch party needs balloons \ufffd and cake"
+    assert [r.text for r in ltm.list()] == [stored.record.text]
+    assert ltm.recall("launch party \udc89 balloons", min_score=0.0)[0].record.id == stored.record.id
+    note = (tmp_path / "ws" / stored.mirror_path).read_text(encoding="utf-8")
+    assert "balloons \ufffd and cake" in note

@@ -106,6 +106,7 @@ MAX_TEXT_CHARS = 8000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _META_KEY = b"openclaw_memory.embedding"
 _COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
 _SUPERSEDED = "superseded_by"
@@ -233,7 +234,8 @@ def _quote(value: str) -> str:
 def _check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise MemoryArgumentError(f"{what} must be a string, not {type(text).__name__}")
-    cleaned = text.replace("\x00", "").strip()
+    # half an emoji (a lone surrogate, as JSON tool arguments may decode) cannot be UTF-8: U+FFFD, as append_memory
+    cleaned = _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", "")).strip()
     if not cleaned:
         raise MemoryArgumentError(f"{what} is empty: pass the text to {'remember' if what == 'text' else 'look for'}")
     if len(cleaned) > MAX_TEXT_CHARS:
