@@ -84,6 +84,12 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "x"
 
 
+def _closed_quotes(query: str) -> str:
+    """``query`` with an unclosed double quote closed at its end, as ``qmd search`` reads it: the ``qmd mcp``
+    session rejects such a lex query, and that error would switch the index to the builtin one."""
+    return query + '"' if query.count('"') % 2 else query
+
+
 def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
     """The QMD collections for this agent (spec §9.2), names scoped per agent and made unique."""
     cfg, ws, agent = config.qmd, config.resolved_workspace(), _slug(config.agent_id)
@@ -618,7 +624,9 @@ class QmdBackend:
             if mode == "query":
                 args.update(query=query, rerank=True)
             else:
-                args.update(searches=[{"type": "lex" if mode == "search" else "vec", "query": query}], rerank=False)
+                lex = mode == "search"
+                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else query}
+                args.update(searches=[search], rerank=False)
             try:
                 content = session.call_tool("query", args, timeout)
             except QmdError:
