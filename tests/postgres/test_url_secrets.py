@@ -48,3 +48,18 @@ def test_a_password_whose_quote_is_never_closed_is_not_shown(tmp_path: Path) -> 
     with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL") as failed:
         PostgresStore(dsn, namespace="n")
     assert not _shown(str(failed.value)) and "password=***" in str(failed.value)
+
+
+@pytest.mark.parametrize("spell", [
+    lambda url: url + "\n",  # read from a secret file or an .env line
+    lambda url: "  " + url + " ",
+    lambda url: "PostgreSQL" + url[url.index("://"):],  # the configuration accepts the scheme in any case
+])
+def test_a_url_the_configuration_accepts_opens(pg: Any, spell: Any, workspace: Path) -> None:
+    url = spell(pg.url)
+    idx = MemoryIndex(workspace=workspace, watch=False, provider=None,
+                      store={"url": url, "namespace": pg.namespace(), "pgSchema": pg.schema})
+    try:
+        assert idx.status().backend == "postgresql"
+    finally:
+        idx.close()

@@ -140,6 +140,15 @@ def redact_url(url: str) -> str:
     return url_without_password(url, "***") or "***"
 
 
+def _normalised_url(url: str) -> str:
+    """``url`` as libpq reads it: without the whitespace around it (a line of a secret file ends with a newline,
+    which libpq would take into the last value) and with the scheme in lower case, as the configuration accepts
+    it in any case (``PostgreSQL://``)."""
+    url = url.strip()
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
+    return scheme.group(0).lower() + url[scheme.end():] if scheme else url
+
+
 def _check_credentials(url: str) -> None:
     """Refuse a URL whose user name or password holds an ``@`` that is not percent-encoded: libpq ends the
     credentials at the first ``@`` and would take the rest of the password for the host (and show it)."""
@@ -299,6 +308,7 @@ class PostgresStore:
                               "digits and _, not starting with a digit, at most 63 characters (e.g. openclaw_memory)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        url = _normalised_url(url)
         _check_credentials(url)
         self.url = url
         self.safe_url = redact_url(url)
