@@ -4,6 +4,7 @@ methods take, and a damaged LanceDB table is reported, never taken for an empty 
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,18 @@ def test_a_lone_surrogate_is_stored_as_a_replacement_character_not_lost(make_ltm
     assert ltm.recall("launch party \udc89 balloons", min_score=0.0)[0].record.id == stored.record.id
     note = (tmp_path / "ws" / stored.mirror_path).read_text(encoding="utf-8")
     assert "balloons \ufffd and cake" in note
+
+
+def test_a_table_another_process_is_still_creating_is_not_called_damaged(make_ltm: MakeMemory, db_path: Path) -> None:
+    first = make_ltm()
+    stored = first.store("I prefer dark mode in every editor", category="preference")
+    first.close()
+    versions = db_path / "memories.lance" / "_versions"
+    aside = db_path.parent / "versions-aside"
+    versions.rename(aside)  # the folder is there, its first version not yet: as while another process creates it
+    later = threading.Timer(0.15, lambda: aside.rename(versions))
+    later.start()
+    try:
+        assert [h.record.id for h in make_ltm().recall("dark mode", min_score=0.0)] == [stored.record.id]
+    finally:
+        later.join()

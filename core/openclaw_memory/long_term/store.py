@@ -390,9 +390,7 @@ class LongTermMemory:
         if self._table is None:
             table = self._try_open()
             if table is None and self._table_listed():
-                table = self._try_open()  # another process may have created it meanwhile
-                if table is None:
-                    raise self._damaged()
+                table = self._open_listed()
             if table is None:
                 return None
             self._check_table(table, None)
@@ -407,6 +405,16 @@ class LongTermMemory:
             return None
         except Exception as exc:
             raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
+
+    def _open_listed(self) -> Any:
+        """The table LanceDB lists but could not open: another process may be creating it (its folder comes
+        before its first version), so it is tried again for up to a second before it counts as damaged."""
+        for delay in (0.05, 0.1, 0.2, 0.3, 0.4):
+            time.sleep(delay)
+            table = self._try_open()
+            if table is not None:
+                return table
+        raise self._damaged()
 
     def _table_listed(self) -> bool:
         """Whether the database holds a folder of this table (LanceDB lists it even when it cannot open it)."""
