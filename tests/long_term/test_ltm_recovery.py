@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.errors import StoreError
-from openclaw_memory.long_term import LongTermMemory
+from openclaw_memory.errors import ProviderError, StoreError
+from openclaw_memory.long_term import AutoCapture, CaptureCandidate, LongTermMemory
+from openclaw_memory.long_term.capture import CaptureCursor
 from openclaw_memory.long_term.store import MemoryThresholds
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.helpers.long_term_memory import MakeMemory
 
 #: every stored memory near enough to be compared word by word (the fake embedder's scores are low)
@@ -83,3 +85,18 @@ def test_a_table_another_process_is_still_creating_is_not_called_damaged(make_lt
         assert [h.record.id for h in make_ltm().recall("dark mode", min_score=0.0)] == [stored.record.id]
     finally:
         later.join()
+
+
+@pytest.mark.parametrize("in_memory", [False, True], ids=["state-dir-cursor", "in-memory-cursor"])
+def test_a_capture_that_failed_is_offered_again_by_the_next_run(ltm: LongTermMemory,
+                                                                fake_provider: FakeEmbeddingProvider,
+                                                                in_memory: bool) -> None:
+    capture = AutoCapture(ltm, cursor=CaptureCursor() if in_memory else None)
+    history = [CaptureCandidate("user", "I prefer window seats on long flights", "u1"),
+               CaptureCandidate("user", "We decided to use Rust for the parser", "u2")]
+    fake_provider.fail_with = ProviderError("vendor down")
+    assert capture.capture(history, session="t1") == []  # the provider was down for this run
+    fake_provider.fail_with = None
+    stored = capture.capture([*history, CaptureCandidate("user", "thanks", "u3")], session="t1")
+    assert [s.record.text for s in stored] == [m.text for m in history]  # not lost: stored by the next run
+    assert capture.capture([*history], session="t1") == []  # and then never again
