@@ -90,6 +90,17 @@ def _closed_quotes(query: str) -> str:
     return query + '"' if query.count('"') % 2 else query
 
 
+def _is_export(path: Path) -> bool:
+    """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
+    one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
+    header = f"# Session {path.stem}\n".encode()
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(header)) == header
+    except OSError:
+        return False
+
+
 def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
     """The QMD collections for this agent (spec §9.2), names scoped per agent and made unique."""
     cfg, ws, agent = config.qmd, config.resolved_workspace(), _slug(config.agent_id)
@@ -333,7 +344,7 @@ class QmdBackend:
             if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
                 target.write_text(text, encoding="utf-8")
         for old in coll.root.glob("*.md"):
-            if old.name not in wanted:
+            if old.name not in wanted and _is_export(old):
                 old.unlink(missing_ok=True)
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
