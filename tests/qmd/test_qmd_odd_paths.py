@@ -34,3 +34,18 @@ def test_a_hit_outside_its_collection_is_dropped_and_never_read(
             mem.get("qmd/memory-dir-main/../../outside.md")  # as memory_get already refuses it
     finally:
         mem.close()
+
+
+def test_a_query_longer_than_a_command_line_is_searched_not_taken_for_a_missing_qmd(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a pasted log as the query: one `qmd search` argument above Linux's 128 KiB limit for one argument
+    monkeypatch.setenv("FAKE_QMD_HITS", "qmd://memory-dir-main/2026-01-02.md")
+    mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", provider=None, watch=False,
+                      backend="qmd", qmd={"command": fake_qmd("hits"), "daemon": False})
+    try:
+        result = mem.search("pgbouncer connection pooling " * 6000)
+        assert result.fallback is None, result.fallback
+        assert [h.path for h in result.hits] == ["memory/2026-01-02.md"]
+    finally:
+        mem.close()

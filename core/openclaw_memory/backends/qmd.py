@@ -84,6 +84,17 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "x"
 
 
+#: The longest query handed to QMD: one command-line argument holds at most 128 KiB on Linux (4 bytes a character
+#: at worst); a longer query (a pasted log) is cut there on both paths, so the daemon and the CLI answer alike.
+MAX_QUERY_CHARS = 30_000
+
+
+def _one_line(query: str) -> str:
+    """``query`` on one line (QMD reads several lines as a structured query document), at most
+    :data:`MAX_QUERY_CHARS` long."""
+    return " ".join(query.split())[:MAX_QUERY_CHARS].rstrip()
+
+
 def _closed_quotes(query: str) -> str:
     """``query`` with an unclosed double quote closed at its end, as ``qmd search`` reads it: the ``qmd mcp``
     session rejects such a lex query, and that error would switch the index to the builtin one."""
@@ -715,7 +726,7 @@ class QmdBackend:
         limits = self.cfg.limits
         limit = max(1, min(limits.max_results, max_results or limits.max_results))
         # one line: QMD reads a multi-line query as a structured query document (and its MCP tool rejects one)
-        items, numbered = self._query(" ".join(query.split()), limit, deadline)
+        items, numbered = self._query(_one_line(query), limit, deadline)
         floor = 0.0 if min_score is None else float(min_score)
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:
