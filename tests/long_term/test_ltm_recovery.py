@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_memory.errors import ProviderError, StoreError
+from openclaw_memory.errors import ConfigError, ProviderError, StoreError
 from openclaw_memory.long_term import AutoCapture, CaptureCandidate, LongTermMemory
 from openclaw_memory.long_term.capture import CaptureCursor
 from openclaw_memory.long_term.store import MemoryThresholds
@@ -100,3 +100,13 @@ def test_a_capture_that_failed_is_offered_again_by_the_next_run(ltm: LongTermMem
     stored = capture.capture([*history, CaptureCandidate("user", "thanks", "u3")], session="t1")
     assert [s.record.text for s in stored] == [m.text for m in history]  # not lost: stored by the next run
     assert capture.capture([*history], session="t1") == []  # and then never again
+
+
+def test_a_table_folder_given_as_db_path_is_refused_naming_its_database(make_ltm: MakeMemory, db_path: Path) -> None:
+    make_ltm().store("I prefer dark mode in every editor", category="preference")
+    table_folder = db_path / "memories.lance"
+    before = sorted(p.name for p in table_folder.iterdir())
+    with pytest.raises(ConfigError, match="is a LanceDB table") as refused:
+        make_ltm(db_path=table_folder)
+    assert str(db_path.resolve()) in str(refused.value)  # the folder to pass instead
+    assert sorted(p.name for p in table_folder.iterdir()) == before  # no table made inside the table

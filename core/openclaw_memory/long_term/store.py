@@ -373,6 +373,9 @@ class LongTermMemory:
             path = Path(raw.strip()).expanduser()
         if path.exists() and not path.is_dir():
             raise ConfigError(f"db_path: {path} exists and is not a folder; LanceDB keeps its tables in a folder")
+        if path.suffix == ".lance" and (path / "_versions").is_dir():
+            raise ConfigError(f"db_path: {path} is a LanceDB table, not the database folder holding it; pass "
+                              f"{path.parent.resolve()} (and table_name={path.stem!r} if it is not {DEFAULT_TABLE!r})")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
