@@ -110,3 +110,12 @@ def test_a_table_folder_given_as_db_path_is_refused_naming_its_database(make_ltm
         make_ltm(db_path=table_folder)
     assert str(db_path.resolve()) in str(refused.value)  # the folder to pass instead
     assert sorted(p.name for p in table_folder.iterdir()) == before  # no table made inside the table
+
+
+def test_the_empty_folder_of_a_table_whose_creation_was_killed_is_made_again(make_ltm: MakeMemory,
+                                                                              db_path: Path) -> None:
+    (db_path / "memories.lance" / "_transactions").mkdir(parents=True)  # no rows, no version: nothing to lose
+    ltm = make_ltm()
+    assert ltm.recall("dark mode") == [] and ltm.list() == []
+    stored = ltm.store("I prefer dark mode in every editor", category="preference")
+    assert [r.id for r in ltm.list()] == [stored.record.id]

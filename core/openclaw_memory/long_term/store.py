@@ -392,7 +392,7 @@ class LongTermMemory:
             raise StoreError("this LongTermMemory is closed")
         if self._table is None:
             table = self._try_open()
-            if table is None and self._table_listed():
+            if table is None and self._table_listed() and self._holds_rows():
                 table = self._open_listed()
             if table is None:
                 return None
@@ -418,6 +418,18 @@ class LongTermMemory:
             if table is not None:
                 return table
         raise self._damaged()
+
+    def _holds_rows(self) -> bool:
+        """Whether the table's folder holds data files (rows that a new table would hide); a folder without any,
+        left by a process killed while creating the table, is made again by the next store. Always True for an
+        object-storage URI (not listed here: never written over)."""
+        if _SCHEME.match(self.db_uri):
+            return True
+        data = Path(self.db_uri) / f"{self.table_name}.lance" / "data"
+        try:
+            return any(entry.is_file() for entry in os.scandir(data))
+        except OSError:
+            return False
 
     def _table_listed(self) -> bool:
         """Whether the database holds a folder of this table (LanceDB lists it even when it cannot open it)."""
