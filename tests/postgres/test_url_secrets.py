@@ -31,6 +31,15 @@ def test_an_unencoded_at_sign_in_the_password_is_refused_without_showing_any_of_
     assert not _shown(str(failed.value))
 
 
+@pytest.mark.parametrize(("char", "code"), [("/", "%2F"), ("?", "%3F"), ("#", "%23")])
+def test_an_unencoded_url_delimiter_in_the_password_is_refused_without_showing_it(char: str, code: str) -> None:
+    # generated passwords hold '/' (base64): the URL's host part then ends inside the password
+    url = f"postgresql://memory:{HEAD}{char}{TAIL}@127.0.0.1:1/agents"
+    with pytest.raises(ConfigError, match=code) as failed:
+        PostgresStore(url, namespace="n", connect_timeout=1)
+    assert not _shown(str(failed.value))
+
+
 @pytest.mark.skipif(EXTERNAL_URL is not None, reason="needs the local test server (trust auth)")
 def test_a_percent_encoded_at_sign_in_the_password_opens(pg: Any) -> None:
     url = pg.url.replace("postgres:@", f"postgres:{HEAD}%40{TAIL}@", 1)  # trust auth: the password is not checked

@@ -149,17 +149,25 @@ def _normalised_url(url: str) -> str:
     return scheme.group(0).lower() + url[scheme.end():] if scheme else url
 
 
+_UNENCODED = ("store.url: the user name or password holds a '{char}' that is not percent-encoded; write it as "
+              "{code} (postgresql://user:pa{code}ss@host/db), or give the password in a key/value DSN "
+              "(password='pa{char}ss') or the PGPASSWORD environment variable")
+
+
 def _check_credentials(url: str) -> None:
     """Refuse a URL whose user name or password holds an ``@`` that is not percent-encoded: libpq ends the
     credentials at the first ``@`` and would take the rest of the password for the host (and show it)."""
     if "://" not in url:
         return
-    authority = re.split(r"[/?#]", url.split("://", 1)[1], maxsplit=1)[0]
+    rest = url.split("://", 1)[1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     if authority.count("@") > 1:
-        raise ConfigError(
-            "store.url: the user name or password holds an '@' that is not percent-encoded; write it as %40 "
-            "(postgresql://user:pa%40ss@host/db), or give the password in a key/value DSN (password='pa@ss') "
-            "or the PGPASSWORD environment variable")
+        raise ConfigError(_UNENCODED.format(char="@", code="%40"))
+    # "user:pa/ss@host": the authority ends inside the password, which the rest of the URL would show
+    port = authority.rsplit(":", 1)[-1] if ":" in authority and not authority.endswith("]") else ""
+    if "@" not in authority and "@" in rest and port and not port.isdigit():
+        char = rest[len(authority)]
+        raise ConfigError(_UNENCODED.format(char=char, code={"/": "%2F", "?": "%3F", "#": "%23"}[char]))
 
 
 def _secrets(url: str) -> list[str]:
