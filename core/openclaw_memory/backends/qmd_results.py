@@ -280,7 +280,8 @@ class ChunkSpans:
 def _inside(root: Path, path: Path) -> bool:
     """Whether ``path``, with its ``..`` resolved by name, lies beneath ``root`` (QMD's odd output may name
     ``../x`` or an absolute path; the search reads no file outside a collection, as ``memory_get`` does not)."""
-    return Path(os.path.normpath(path)).is_relative_to(root) and Path(os.path.normpath(path)) != root
+    resolved = Path(os.path.normpath(path))
+    return resolved != root and resolved.is_relative_to(root)
 
 
 def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,

@@ -155,8 +155,9 @@ _UNENCODED = ("store.url: the user name or password holds a '{char}' that is not
 
 
 def _check_credentials(url: str) -> None:
-    """Refuse a URL whose user name or password holds an ``@`` that is not percent-encoded: libpq ends the
-    credentials at the first ``@`` and would take the rest of the password for the host (and show it)."""
+    """Refuse a URL whose user name or password holds an ``@``, ``/``, ``?`` or ``#`` that is not percent-encoded:
+    libpq ends the credentials at the first ``@`` and the host part at the first ``/?#``, so it would take the rest
+    of the password for the host or the database (and show it in its error)."""
     if "://" not in url:
         return
     rest = url.split("://", 1)[1]
