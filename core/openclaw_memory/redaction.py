@@ -69,7 +69,8 @@ def redact(text: str, *secrets: str | None) -> str:
     return text
 
 
-_PASSWORD_PAIR = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)")
+#: a quoted value runs to its closing quote, or to the end of the string when the quote is never closed
+_PASSWORD_PAIR = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)|[^&\s]*)")
 
 
 def url_without_password(url: str, mask: str | None = None) -> str | None:

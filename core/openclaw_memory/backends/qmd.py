@@ -84,6 +84,34 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "x"
 
 
+#: The longest query handed to QMD: one command-line argument holds at most 128 KiB on Linux (4 bytes a character
+#: at worst); a longer query (a pasted log) is cut there on both paths, so the daemon and the CLI answer alike.
+MAX_QUERY_CHARS = 30_000
+
+
+def _one_line(query: str) -> str:
+    """``query`` on one line (QMD reads several lines as a structured query document), at most
+    :data:`MAX_QUERY_CHARS` long."""
+    return " ".join(query.split())[:MAX_QUERY_CHARS].rstrip()
+
+
+def _closed_quotes(query: str) -> str:
+    """``query`` with an unclosed double quote closed at its end, as ``qmd search`` reads it: the ``qmd mcp``
+    session rejects such a lex query, and that error would switch the index to the builtin one."""
+    return query + '"' if query.count('"') % 2 else query
+
+
+def _is_export(path: Path) -> bool:
+    """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
+    one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
+    header = f"# Session {path.stem}\n".encode()
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(header)) == header
+    except OSError:
+        return False
+
+
 def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
     """The QMD collections for this agent (spec §9.2), names scoped per agent and made unique."""
     cfg, ws, agent = config.qmd, config.resolved_workspace(), _slug(config.agent_id)
@@ -327,7 +355,7 @@ class QmdBackend:
             if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
                 target.write_text(text, encoding="utf-8")
         for old in coll.root.glob("*.md"):
-            if old.name not in wanted:
+            if old.name not in wanted and _is_export(old):
                 old.unlink(missing_ok=True)
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
@@ -618,7 +646,9 @@ class QmdBackend:
             if mode == "query":
                 args.update(query=query, rerank=True)
             else:
-                args.update(searches=[{"type": "lex" if mode == "search" else "vec", "query": query}], rerank=False)
+                lex = mode == "search"
+                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else query}
+                args.update(searches=[search], rerank=False)
             try:
                 content = session.call_tool("query", args, timeout)
             except QmdError:
@@ -696,7 +726,7 @@ class QmdBackend:
         limits = self.cfg.limits
         limit = max(1, min(limits.max_results, max_results or limits.max_results))
         # one line: QMD reads a multi-line query as a structured query document (and its MCP tool rejects one)
-        items, numbered = self._query(" ".join(query.split()), limit, deadline)
+        items, numbered = self._query(_one_line(query), limit, deadline)
         floor = 0.0 if min_score is None else float(min_score)
         best: dict[tuple[str, int], SearchHit] = {}
         for item in items:

@@ -277,18 +277,25 @@ class ChunkSpans:
         return picked
 
 
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, with its ``..`` resolved by name, lies beneath ``root`` (QMD's odd output may name
+    ``../x`` or an absolute path; the search reads no file outside a collection, as ``memory_get`` does not)."""
+    resolved = Path(os.path.normpath(path))
+    return resolved != root and resolved.is_relative_to(root)
+
+
 def map_item(item: QmdItem, collections: dict[str, QmdCollection], workspace: Path, *,
              numbered: bool, max_snippet_chars: int, files: FileMap,
              spans: ChunkSpans | None = None) -> SearchHit | None:
     """One item → a hit with a workspace-relative path (``qmd/<collection>/<rel>`` outside the
-    workspace), line range and snippet; None when the collection is not one of ours. ``files``
-    maps QMD's (possibly normalised) paths to real files; with ``spans``, the hit is the chunk around
+    workspace), line range and snippet; None when the collection is not one of ours or the path leaves
+    it. ``files`` maps QMD's (possibly normalised) paths to real files; with ``spans``, the hit is the chunk around
     QMD's snippet (its lines and text), as the builtin index would return it, and its snippet the chunk's
     head, or the chunk from QMD's lines on when the head would not reach them."""
     from openclaw_memory.retrieval.ranking import truncate_snippet
 
     coll = collections.get(item.collection)
-    if coll is None:
+    if coll is None or not _inside(coll.root, coll.root / item.file):
         return None
     abs_path = files.real_file(coll, item.file)
     try:

@@ -209,8 +209,7 @@ class CaptureCursor:
     def unseen(self, session: str, messages: Sequence[CaptureCandidate]) -> list[CaptureCandidate]:
         """The messages of ``session`` not offered before; marks them all as seen."""
         if self.directory is not None:
-            name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json"
-            return update_json(self.directory / name, lambda keys: self._advance(keys, messages))
+            return update_json(self._file(session), lambda keys: self._advance(keys, messages))
         seen = self._seen.setdefault(session, OrderedDict())
         self._seen.move_to_end(session)
         while len(self._seen) > self._max_sessions:
@@ -225,6 +224,23 @@ class CaptureCursor:
         while len(seen) > self._max_keys:
             seen.popitem(last=False)
         return fresh
+
+    def give_back(self, session: str, messages: Sequence[CaptureCandidate]) -> None:
+        """Mark ``messages`` of ``session`` as not offered (their capture failed): the next run offers them again."""
+        keys = {m.key() for m in messages}
+        if self.directory is not None and keys:
+            def without(stored: Any) -> tuple[list[str], None]:
+                return [k for k in stored if k not in keys] if isinstance(stored, list) else [], None
+
+            update_json(self._file(session), without)
+            return
+        seen = self._seen.get(session)
+        for key in keys if seen is not None else ():
+            seen.pop(key, None)
+
+    def _file(self, session: str) -> Path:
+        assert self.directory is not None
+        return self.directory / (hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json")
 
     def _advance(self, stored: Any, messages: Sequence[CaptureCandidate]) -> tuple[list[str], list[CaptureCandidate]]:
         """(the stored keys plus the new ones, bounded; the messages not seen before)."""

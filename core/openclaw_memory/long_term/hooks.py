@@ -163,7 +163,8 @@ class AutoCapture:
     def capture(self, messages: Sequence[CaptureCandidate], *, session: str = "default") -> list[StoreResult]:
         """Store the trigger-matching user messages of ``messages`` not seen before in ``session``.
 
-        Failures are logged and end the capture early; they never raise (the run already finished).
+        Failures are logged and end the capture early; they never raise (the run already finished). The
+        messages a failure left unstored are offered again by the next run of ``session``.
         """
         try:
             with self._lock:
@@ -172,14 +173,23 @@ class AutoCapture:
             log.warning("auto-capture skipped: its cursor could not be read or saved: %s", exc)
             return []
         results: list[StoreResult] = []
-        for message in select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run):
+        chosen = select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run)
+        for done, message in enumerate(chosen):
             try:
                 results.append(self.memory.store(message.text, self.importance, detect_category(message.text),
                                                   origin="owner"))
             except (OpenClawMemoryError, OSError) as exc:
-                log.warning("auto-capture could not store a memory: %s", exc)
+                log.warning("auto-capture could not store a memory (offered again by the next run): %s", exc)
+                self._give_back(session, chosen[done:])
                 break
         return results
+
+    def _give_back(self, session: str, messages: Sequence[CaptureCandidate]) -> None:
+        try:
+            with self._lock:
+                self.cursor.give_back(session, messages)
+        except (OpenClawMemoryError, OSError) as exc:
+            log.warning("auto-capture could not mark %d message(s) for another try: %s", len(messages), exc)
 
     async def acapture(self, messages: Sequence[CaptureCandidate], *, session: str = "default") -> list[StoreResult]:
         """Async twin of :meth:`capture`."""

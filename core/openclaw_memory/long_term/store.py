@@ -106,6 +106,7 @@ MAX_TEXT_CHARS = 8000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _META_KEY = b"openclaw_memory.embedding"
 _COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
 _SUPERSEDED = "superseded_by"
@@ -233,7 +234,8 @@ def _quote(value: str) -> str:
 def _check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise MemoryArgumentError(f"{what} must be a string, not {type(text).__name__}")
-    cleaned = text.replace("\x00", "").strip()
+    # half an emoji (a lone surrogate, as JSON tool arguments may decode) cannot be UTF-8: U+FFFD, as append_memory
+    cleaned = _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", "")).strip()
     if not cleaned:
         raise MemoryArgumentError(f"{what} is empty: pass the text to {'remember' if what == 'text' else 'look for'}")
     if len(cleaned) > MAX_TEXT_CHARS:
@@ -371,6 +373,9 @@ class LongTermMemory:
             path = Path(raw.strip()).expanduser()
         if path.exists() and not path.is_dir():
             raise ConfigError(f"db_path: {path} exists and is not a folder; LanceDB keeps its tables in a folder")
+        if path.suffix == ".lance" and (path / "_versions").is_dir():
+            raise ConfigError(f"db_path: {path} is a LanceDB table, not the database folder holding it; pass "
+                              f"{path.parent.resolve()} (and table_name={path.stem!r} if it is not {DEFAULT_TABLE!r})")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -386,15 +391,61 @@ class LongTermMemory:
         if self._closed:
             raise StoreError("this LongTermMemory is closed")
         if self._table is None:
-            try:
-                table = self._db.open_table(self.table_name)
-            except (FileNotFoundError, ValueError):
+            table = self._try_open()
+            if table is None and self._table_listed() and self._holds_rows():
+                table = self._open_listed()
+            if table is None:
                 return None
-            except Exception as exc:
-                raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
             self._check_table(table, None)
             self._table = table
         return self._table
+
+    def _try_open(self) -> Any:
+        """The table, or None when LanceDB finds none to open."""
+        try:
+            return self._db.open_table(self.table_name)
+        except (FileNotFoundError, ValueError):
+            return None
+        except Exception as exc:
+            raise StoreError(f"cannot open table {self.table_name!r} in {self.db_uri}: {exc}") from exc
+
+    def _open_listed(self) -> Any:
+        """The table LanceDB lists but could not open: another process may be creating it (its folder comes
+        before its first version), so it is tried again for up to a second before it counts as damaged."""
+        for delay in (0.05, 0.1, 0.2, 0.3, 0.4):
+            time.sleep(delay)
+            table = self._try_open()
+            if table is not None:
+                return table
+        raise self._damaged()
+
+    def _holds_rows(self) -> bool:
+        """Whether the table's folder holds data files (rows that a new table would hide); a folder without any,
+        left by a process killed while creating the table, is made again by the next store. Always True for an
+        object-storage URI (not listed here: never written over)."""
+        if _SCHEME.match(self.db_uri):
+            return True
+        data = Path(self.db_uri) / f"{self.table_name}.lance" / "data"
+        try:
+            return any(entry.is_file() for entry in os.scandir(data))
+        except OSError:
+            return False
+
+    def _table_listed(self) -> bool:
+        """Whether the database holds a folder of this table (LanceDB lists it even when it cannot open it)."""
+        try:
+            listing = self._db.list_tables()
+        except Exception:  # an older LanceDB, or a listing that fails: then the table is taken as absent
+            return False
+        names = getattr(listing, "tables", listing)
+        return self.table_name in list(names or [])
+
+    def _damaged(self) -> StoreError:
+        return StoreError(
+            f"table {self.table_name!r} in {self.db_uri} is damaged: its folder {self.table_name}.lance is there "
+            "but LanceDB finds no version of it to open (its _versions manifests are missing). Restore that "
+            "folder from a backup, or move it aside to start an empty table; nothing was read or written"
+        )
 
     def _check_table(self, table: Any, dims: int | None) -> None:
         schema = table.schema
@@ -794,9 +845,10 @@ class LongTermMemory:
         """Async twin of :meth:`store`."""
         return await asyncio.to_thread(self.store, text, importance, category, origin=origin)
 
-    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1) -> builtins.list[RecallHit]:
+    async def arecall(self, query: str, limit: int = 5, min_score: float = 0.1, *,
+                      include_superseded: bool = False) -> builtins.list[RecallHit]:
         """Async twin of :meth:`recall`."""
-        return await asyncio.to_thread(self.recall, query, limit, min_score)
+        return await asyncio.to_thread(self.recall, query, limit, min_score, include_superseded=include_superseded)
 
     async def aforget(self, query: str | None = None, memory_id: str | None = None) -> ForgetResult:
         """Async twin of :meth:`forget`."""

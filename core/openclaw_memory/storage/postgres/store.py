@@ -140,6 +140,37 @@ def redact_url(url: str) -> str:
     return url_without_password(url, "***") or "***"
 
 
+def _normalised_url(url: str) -> str:
+    """``url`` as libpq reads it: without the whitespace around it (a line of a secret file ends with a newline,
+    which libpq would take into the last value) and with the scheme in lower case, as the configuration accepts
+    it in any case (``PostgreSQL://``)."""
+    url = url.strip()
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
+    return scheme.group(0).lower() + url[scheme.end():] if scheme else url
+
+
+_UNENCODED = ("store.url: the user name or password holds a '{char}' that is not percent-encoded; write it as "
+              "{code} (postgresql://user:pa{code}ss@host/db), or give the password in a key/value DSN "
+              "(password='pa{char}ss') or the PGPASSWORD environment variable")
+
+
+def _check_credentials(url: str) -> None:
+    """Refuse a URL whose user name or password holds an ``@``, ``/``, ``?`` or ``#`` that is not percent-encoded:
+    libpq ends the credentials at the first ``@`` and the host part at the first ``/?#``, so it would take the rest
+    of the password for the host or the database (and show it in its error)."""
+    if "://" not in url:
+        return
+    rest = url.split("://", 1)[1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if authority.count("@") > 1:
+        raise ConfigError(_UNENCODED.format(char="@", code="%40"))
+    # "user:pa/ss@host": the authority ends inside the password, which the rest of the URL would show
+    port = authority.rsplit(":", 1)[-1] if ":" in authority and not authority.endswith("]") else ""
+    if "@" not in authority and "@" in rest and port and not port.isdigit():
+        char = rest[len(authority)]
+        raise ConfigError(_UNENCODED.format(char=char, code={"/": "%2F", "?": "%3F", "#": "%23"}[char]))
+
+
 def _secrets(url: str) -> list[str]:
     found = []
     try:
@@ -147,7 +178,7 @@ def _secrets(url: str) -> list[str]:
             found.append(str(urlsplit(url).password))
     except ValueError:
         pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^&\s]+))", url, flags=re.I):
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|([^&\s]+))", url, flags=re.I):
         found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
     return [s for s in found if s]
 
@@ -282,9 +313,12 @@ class PostgresStore:
             raise ConfigError(f"store.fts.tokenizer {fts_tokenizer!r} is not available with PostgreSQL; use "
                               "'unicode61' or 'porter'")
         if not _IDENT.match(schema):
-            raise ConfigError(f"store.schema {schema!r} must be a plain identifier (letters, digits, _)")
+            raise ConfigError(f"store.pgSchema {schema!r} cannot be used: a schema name here is ASCII letters, "
+                              "digits and _, not starting with a digit, at most 63 characters (e.g. openclaw_memory)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        url = _normalised_url(url)
+        _check_credentials(url)
         self.url = url
         self.safe_url = redact_url(url)
         self.namespace = namespace
@@ -1878,6 +1912,7 @@ class PostgresStore:
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
 
+    @_retry_once  # the first pooled call of a sync: after a server restart it meets a cut connection
     def _drop_abandoned_builds(self) -> list[str]:
         """Drop builds left by rebuilds that were killed (only while holding ``sync_lock``)."""
         with self._conn("looking for abandoned builds", read=True) as conn:
