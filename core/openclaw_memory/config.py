@@ -912,7 +912,7 @@ class MemoryConfig(_Model):
             base = dict(config or {})
         else:
             raise ConfigError(f"config must be a MemoryConfig or a dict, not {type(config).__name__}")
-        base = _deep_merge(base, overrides)
+        base = _merge_settings(cls, base, overrides)
         return cls.from_dict(base)
 
     @classmethod
@@ -1008,7 +1008,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     own = f"agents.list[id={agent_id}]."
     default_search = _section(defaults, "memorySearch", "agents.defaults.")
     agent_search = _section(chosen, "memorySearch", own)
-    data: dict[str, Any] = _deep_merge(dict(default_search), dict(agent_search))
+    data: dict[str, Any] = _merge_settings(MemoryConfig, dict(default_search), dict(agent_search))
     extra = (_list_at(default_search, "extraPaths", "agents.defaults.memorySearch.")
              + _list_at(agent_search, "extraPaths", own + "memorySearch."))
     if extra:
@@ -1017,7 +1017,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     workspace = chosen.get("workspace") or defaults.get("workspace")
     if workspace and "workspace" not in data:
         data["workspace"] = workspace
-    compaction = _deep_merge(dict(_section(defaults, "compaction", "agents.defaults.")),
+    compaction = _merge_settings(CompactionConfig, dict(_section(defaults, "compaction", "agents.defaults.")),
                              dict(_section(chosen, "compaction", own)))
     if compaction:
         data["compaction"] = compaction
@@ -1052,7 +1052,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
                         "plugins.entries.memory-core.config.")
     if dreaming:  # the original's place; memorySearch.dreaming wins
         known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
-        data["dreaming"] = _deep_merge(known, dict(data.get("dreaming") or {}))
+        data["dreaming"] = _merge_settings(DreamingConfig, known, dict(data.get("dreaming") or {}))
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):
@@ -1116,14 +1116,32 @@ def _prune_unknown(model: type[BaseModel], data: dict[str, Any], where: str) -> 
     return out
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def _merge_settings(model: type[BaseModel], base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` merged in, sections key by key: a key of ``over`` replaces ``base``'s value of the
+    same setting whichever spelling each uses (``maxResults`` overrides ``max_results`` and the other way round),
+    so a camelCase OpenClaw block takes snake_case keyword overrides. Keys ``model`` does not know are kept as
+    given (the model names them in its error)."""
     out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
+    for key, value in over.items():
+        name = _field_key(model, key)
+        section = _section_model(model, name)
+        spellings = [k for k in out if name is not None and _field_key(model, k) == name] or [key]
+        current = next((out[k] for k in spellings if k in out), None)
+        for spelling in spellings:
+            out.pop(spelling, None)
+        if isinstance(value, dict) and isinstance(current, dict):
+            value = _merge_settings(section, current, value) if section is not None else {**current, **value}
+        out[key] = value
     return out
+
+
+def _section_model(model: type[BaseModel], name: str | None) -> type[BaseModel] | None:
+    """The settings model of ``model``'s field ``name`` when that field is a section (a nested model)."""
+    if name is None:
+        return None
+    annotation = model.model_fields[name].annotation
+    candidates = get_args(annotation) or (annotation,)
+    return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
 
 
 def config_error(exc: ValidationError) -> ConfigError:
