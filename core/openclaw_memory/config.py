@@ -23,6 +23,7 @@ import socket
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
@@ -805,6 +806,18 @@ class MemoryConfig(_Model):
         except ConfigError:  # reported by the model's ConfigError, which names the key and the value
             raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
                                       "'.', ':', '@' or '-'; never a path)") from None
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        try:
+            ZoneInfo(v.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            raise PydanticCustomError("timezone", "unknown time zone; use an IANA name such as 'Europe/Berlin' or "
+                                      "'UTC'") from None
+        return v.strip()
 
     @field_validator("sources")
     @classmethod

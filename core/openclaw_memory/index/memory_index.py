@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_memory.files import discovery
+from openclaw_memory.files.append import local_now
 from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
@@ -46,6 +47,7 @@ from openclaw_memory.index.search_options import (
     check_search_arguments,
     evaluate_modes,
     filtered,
+    search_now,
     search_tuning,
 )
 from openclaw_memory.types import (
@@ -351,7 +353,7 @@ class MemoryIndex:
         collapse: Callable[[SearchHit], Hashable] | None = None,
         after: str | date | datetime | None = None,
         before: str | date | datetime | None = None,
-        now: datetime | None = None,
+        now: datetime | date | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
@@ -381,12 +383,14 @@ class MemoryIndex:
           stands for its first day); a dated note's day is its name's (``memory/YYYY-MM-DD.md``); undated files
           (``MEMORY.md``, topic notes) always pass. Like ``where``, it returns the chunks as found.
         * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
-          we decide last week?" lifts last week's notes); default: the current time.
+          we decide last week?" lifts last week's notes), a datetime or a date (its midnight); default: the
+          current time in the configured ``timezone`` (the zone today's daily note is named in), else the system's.
 
         Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.index.search_options.check_search_arguments`).
         """
         self._check_open()
         check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
+        now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:
             where = _within(period, where)

@@ -8,6 +8,7 @@ import math
 import numbers
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "check_search_arguments",
     "evaluate_modes",
     "filtered",
+    "search_now",
     "search_tuning",
 ]
 
@@ -82,6 +84,18 @@ def check_search_arguments(query: Any = "", *, max_results: Any = None, min_scor
         unknown = [s for s in sources if s not in SEARCH_SOURCES]
         if unknown:
             raise MemoryArgumentError(f"unknown source(s) {unknown!r} in sources: use {' or '.join(SEARCH_SOURCES)}")
+
+
+def search_now(now: Any) -> datetime | None:
+    """A search's ``now`` as the datetime relative dates are read against: a datetime as given, a date as its
+    midnight (the time a daily note of that day is dated), None for the current time; MemoryArgumentError for
+    anything else."""
+    if now is None or isinstance(now, datetime):
+        return now
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day)
+    raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
+                              f"{type(now).__name__} ({now!r:.60})")
 
 
 def search_tuning(
