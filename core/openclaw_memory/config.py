@@ -807,6 +807,15 @@ class MemoryConfig(_Model):
             raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
                                       "'.', ':', '@' or '-'; never a path)") from None
 
+    @field_validator("workspace", "state_dir", "sessions_dir", mode="before")
+    @classmethod
+    def _not_blank(cls, v: Any) -> Any:
+        """An empty folder name (an unset environment variable) is no folder: it would mean the current one."""
+        if isinstance(v, str) and not v.strip():
+            raise PydanticCustomError("blank_path", "empty folder name; give a path, or leave the key out for the "
+                                      "default")
+        return v
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, v: str | None) -> str | None:
@@ -923,6 +932,9 @@ class MemoryConfig(_Model):
             base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
         elif config is None or isinstance(config, dict):
             base = dict(config or {})
+        elif isinstance(config, (str, os.PathLike)):
+            raise ConfigError(f"config must be a MemoryConfig or a dict, not the path {os.fspath(config)!r}; to open "
+                              f"that folder pass it as workspace=... (MemoryIndex(workspace={os.fspath(config)!r}))")
         else:
             raise ConfigError(f"config must be a MemoryConfig or a dict, not {type(config).__name__}")
         base = _merge_settings(cls, base, overrides)

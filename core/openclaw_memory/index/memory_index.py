@@ -94,6 +94,8 @@ class MemoryIndex:
         create: bool = False,
         **overrides: Any,
     ) -> None:
+        _check_flag("watch", watch, optional=True)
+        _check_flag("create", create)
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
             overrides["provider"], provider = provider, _AUTO
         if provider is not _AUTO and provider is not None and not isinstance(provider, EmbeddingProvider):
@@ -612,6 +614,14 @@ class MemoryIndex:
 def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:
     """``where`` narrowed to the hits whose note lies in ``period`` (undated notes always do)."""
     return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
+
+
+def _check_flag(name: str, value: object, *, optional: bool = False) -> None:
+    """ConfigError unless ``value`` is True or False (or None when ``optional``): ``create="no"`` is no flag."""
+    if isinstance(value, bool) or (optional and value is None):
+        return
+    allowed = "True, False or None" if optional else "True or False"
+    raise ConfigError(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
 
 
 def _check_workspace(workspace: Path, *, create: bool) -> None:

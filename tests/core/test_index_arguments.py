@@ -1,0 +1,38 @@
+"""Odd arguments to ``MemoryIndex``: an empty workspace, a flag that is not a bool, a path given as the config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openclaw_memory import ConfigError, MemoryConfig, MemoryIndex
+
+
+def test_an_empty_workspace_is_refused_not_the_current_folder(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # an unset environment variable must not index whatever folder we are in
+    with pytest.raises(ConfigError, match="workspace: empty folder name"):
+        MemoryIndex(workspace="", state_dir=str(tmp_path / "state"), provider=None, watch=False)
+    with pytest.raises(ConfigError, match="sessions_dir|sessionsDir"):
+        MemoryConfig(workspace=str(tmp_path), sessions_dir="  ")
+
+
+def test_create_must_be_a_flag(tmp_path: Path) -> None:
+    target = tmp_path / "new-agent"
+    with pytest.raises(ConfigError, match="create must be True or False"):
+        MemoryIndex(workspace=target, state_dir=str(tmp_path / "state"), provider=None, watch=False, create="no")
+    assert not target.exists()  # "no" did not create it
+
+
+def test_watch_must_be_a_flag_or_none(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="watch must be True, False or None"):
+        MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch="false")
+
+
+def test_a_path_given_as_the_config_says_to_pass_workspace(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"workspace=") as caught:
+        MemoryIndex(str(tmp_path), provider=None, watch=False)  # type: ignore[arg-type]
+    assert str(tmp_path) in str(caught.value)
+    with pytest.raises(ConfigError, match=r"workspace="):
+        MemoryIndex(tmp_path, provider=None, watch=False)  # type: ignore[arg-type]
