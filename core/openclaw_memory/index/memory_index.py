@@ -223,7 +223,8 @@ class MemoryIndex:
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
         """Schedule a sync without waiting (joins one that is queued and not started yet; after
-        one that is running, another runs). Errors are logged, not raised."""
+        one that is running, another runs). Errors are logged, not raised; IndexClosedError once closed."""
+        self._check_open()
         return self._scheduler.sync_in_background(reason)
 
     @property
@@ -524,12 +525,15 @@ class MemoryIndex:
 
     # ---- get ------------------------------------------------------------------------------------------
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+    def get(self, path: str | os.PathLike[str], from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Read lines of a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path).
 
         Raises MemoryPathError for anything else. A missing allowed file returns empty text with
         ``exists=False`` (what OpenClaw's ``memory_get`` tool answers; the CLI makes it an error).
         """
+        self._check_open()
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
         if self._backend is not None:  # QMD paths (``qmd/<collection>/…``) are read by the backend
             return self._backend.get(path, from_line, lines)
         return self._get_builtin(path, from_line, lines)
