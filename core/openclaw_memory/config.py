@@ -39,7 +39,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import url_without_password
+from openclaw_memory.redaction import redact, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -83,6 +83,13 @@ class _Model(BaseModel):
         validate_assignment=True,
         frozen=False,
     )
+
+    def __repr_args__(self) -> Any:
+        """The fields as ``repr`` shows them: an endpoint URL with its password or key redacted
+        (``http://user:[REDACTED]@host``), so a printed or logged config holds no secret."""
+        for name, value in super().__repr_args__():
+            yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
+                         else value)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -899,13 +906,16 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
-        password of ``store.url``): what may be written to a file. A config built from it takes its key from the
+        password of ``store.url`` and of each endpoint's ``base_url``): what may be written to a file. A config built from it takes its key from the
         environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
         its headers from whoever reopens it."""
         data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url
+        for section in (data["remote"], data["query"]["rerank"], data["dreaming"]):  # endpoints: no password
+            if section.get("base_url"):
+                section["base_url"] = redact(url_without_password(section["base_url"]) or section["base_url"])
         return data
 
     def sessions_enabled(self) -> bool:
