@@ -298,7 +298,7 @@ class MemoryIndex:
         are not scanned and nothing is pruned. Which transcript:
 
         * ``transcript``: a path to it (relative paths are taken in the sessions directory; it must
-          be a ``*.jsonl`` transcript directly in that directory, else ValueError);
+          be a ``*.jsonl`` transcript directly in that directory, else MemoryArgumentError, a ValueError);
         * else ``session_id``: :meth:`transcript_path` of that id;
         * else every transcript whose size or modification time differs from the index.
 
