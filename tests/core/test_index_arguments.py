@@ -36,3 +36,13 @@ def test_a_path_given_as_the_config_says_to_pass_workspace(tmp_path: Path) -> No
     assert str(tmp_path) in str(caught.value)
     with pytest.raises(ConfigError, match=r"workspace="):
         MemoryIndex(tmp_path, provider=None, watch=False)  # type: ignore[arg-type]
+
+
+def test_a_folder_as_store_path_is_a_config_error_not_advice_to_delete_it(tmp_path: Path) -> None:
+    folder = tmp_path / "indexes"
+    (folder / "keep").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="store.path: .* is a folder; give the index file's path") as caught:
+        MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False,
+                    store={"path": str(folder)})
+    assert "delete" not in str(caught.value)
+    assert (folder / "keep").is_dir()

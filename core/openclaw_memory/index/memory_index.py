@@ -648,6 +648,9 @@ def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
     """The index file: ``store.path`` when set, else the workspace's own default file, or the shared
     default file of earlier versions while it holds this workspace's index (or no workspace's yet)."""
     path = config.resolved_store_path()
+    if path.is_dir():  # the store's own error would say to delete it
+        raise ConfigError(f"store.path: {path} is a folder; give the index file's path, e.g. "
+                          f"{path / (config.agent_id + '.sqlite')}")
     if config.store.path or path.exists():
         return path
     legacy = config.legacy_store_path()
