@@ -551,6 +551,16 @@ class ExperimentalConfig(_Model):
     session_memory: bool = False
 
 
+class MultimodalConfig(_Model):
+    """``multimodal``: OpenClaw's opt-in indexing of images and audio in the extra paths (Gemini only). Read so that an
+    OpenClaw ``memorySearch`` block loads as it is; this library indexes Markdown only, so ``enabled`` indexes no
+    image or audio file (``MemoryIndex`` logs a warning saying so)."""
+
+    enabled: bool = False
+    modalities: list[str] | str | None = None
+    max_file_bytes: int | None = Field(None, ge=1)
+
+
 class MemoryFlushConfig(_Model):
     """``compaction.memoryFlush``: the silent pre-compaction turn."""
 
@@ -791,6 +801,7 @@ class MemoryConfig(_Model):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     sync: SyncConfig = Field(default_factory=SyncConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
+    multimodal: MultimodalConfig = Field(default_factory=MultimodalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     timezone: str | None = None
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)

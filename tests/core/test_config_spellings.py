@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from openclaw_memory import MemoryConfig, MemoryIndex
 
 
@@ -36,3 +38,12 @@ def test_agent_block_in_snake_case_overrides_camel_case_defaults(tmp_path: Path)
         "defaults": {"memorySearch": {"query": {"maxResults": 3}}},
         "list": [{"id": "main", "memorySearch": {"query": {"max_results": 9}}}]}}))
     assert MemoryConfig.from_openclaw_file(file).query.max_results == 9
+
+
+def test_an_openclaw_block_with_multimodal_loads(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    block = {"workspace": str(tmp_path), "stateDir": str(tmp_path / "state"),
+             "multimodal": {"enabled": True, "modalities": ["image"], "maxFileBytes": 10485760}}
+    with caplog.at_level("WARNING"), MemoryIndex(block, provider=None, watch=False) as memory:
+        assert memory.config.multimodal.max_file_bytes == 10485760
+    assert any("multimodal.enabled" in record.getMessage() for record in caplog.records)
+    assert MemoryConfig.from_dict({"multimodal": {"enabled": False}}).multimodal.enabled is False

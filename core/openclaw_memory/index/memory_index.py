@@ -105,6 +105,9 @@ class MemoryIndex:
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
         _check_workspace(self.workspace, create=create)
+        if self.config.multimodal.enabled:
+            log.warning("multimodal.enabled: images and audio are not indexed by openclaw-memory (Markdown only); "
+                        "OpenClaw's Gemini multimodal index has no counterpart here")
         custom_storage = storage is not None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
             from openclaw_memory.storage.postgres import PostgresStore
