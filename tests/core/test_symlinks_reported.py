@@ -66,3 +66,14 @@ def test_reported_symlinks_are_not_changes(tmp_path: Path) -> None:
         memory.sync()
         assert memory.changed_files() == []
         assert not memory.status().dirty
+
+
+def test_an_extra_path_that_is_not_markdown_is_reported(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "notes.txt").write_text("The zebra migration is planned.\n")
+    with _open(workspace, tmp_path, extra_paths=[str(tmp_path / "notes.txt")]) as memory:
+        report = memory.sync()
+        issues = memory.status().issues
+    assert any("notes.txt" in w and "not a Markdown (.md) file" in w for w in report.warnings)
+    assert any("notes.txt" in issue and "not a Markdown (.md) file" in issue for issue in issues)

@@ -254,6 +254,11 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
             _walk(root, [], scan, ws)
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
             scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
+        elif stat.S_ISREG(st.st_mode) and is_utf8_name(root):  # configured by name: say why it is left out
+            shown = printable_path(relative_path(Path(ws), Path(root)) if _is_under(root, ws) else root)
+            reason = "extra path is not a Markdown (.md) file; only .md files (or folders of them) are indexed"
+            scan.skipped.append(SkippedName(shown, reason))
+            _warn_once(root, shown, reason)
 
     # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
     # path plus its path below the root: one realpath per root, none per file.
