@@ -82,6 +82,7 @@ class _Model(BaseModel):
         extra="forbid",
         validate_assignment=True,
         frozen=False,
+        allow_inf_nan=False,  # an infinite interval or timeout would overflow the wait it is given
     )
 
     def __repr_args__(self) -> Any:

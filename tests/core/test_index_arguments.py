@@ -46,3 +46,12 @@ def test_a_folder_as_store_path_is_a_config_error_not_advice_to_delete_it(tmp_pa
                     store={"path": str(folder)})
     assert "delete" not in str(caught.value)
     assert (folder / "keep").is_dir()
+
+
+@pytest.mark.parametrize("settings", [{"sync": {"interval_minutes": float("inf")}},
+                                      {"provider_limits": {"request_timeout_seconds": float("inf")}},
+                                      {"query": {"hybrid": {"vector_weight": float("nan")}}}])
+def test_infinite_or_nan_settings_are_config_errors(tmp_path: Path, settings: dict[str, object]) -> None:
+    # an infinite interval killed the interval timer's thread (OverflowError) and the timer never ran
+    with pytest.raises(ConfigError, match="finite number"):
+        MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False, **settings)
