@@ -28,7 +28,7 @@ from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.recall_signals import record_recalls
-from openclaw_memory.errors import ConfigError
+from openclaw_memory.errors import ConfigError, MemoryArgumentError
 from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.index.freshness import Freshness
 from openclaw_memory.index.status import IndexStatus, StatusReader
@@ -396,6 +396,7 @@ class MemoryIndex:
         """
         self._check_open()
         check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
+        _check_sources_indexed(sources, self.config)
         now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:
@@ -616,6 +617,15 @@ class MemoryIndex:
         if self._custom_storage:
             raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
         return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def _check_sources_indexed(sources: Sequence[str] | None, config: MemoryConfig) -> None:
+    """MemoryArgumentError when ``sources`` names only sources this index does not hold (``sessions`` while the
+    configuration's ``sources`` leaves transcripts out): that search could only ever come back empty."""
+    if sources is None or not sources or any(source in config.sources for source in sources):
+        return
+    raise MemoryArgumentError(f"sources={list(sources)!r}: this index holds only {config.sources!r}; add 'sessions' "
+                              "to the configuration's sources to index session transcripts")
 
 
 def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:

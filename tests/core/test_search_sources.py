@@ -1,0 +1,30 @@
+"""``search(sources=["sessions"])`` on an index that does not hold transcripts says so (MemoryArgumentError) instead
+of answering "no_match" as if nothing matched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openclaw_memory import MemoryArgumentError, MemoryIndex
+from openclaw_memory.files.sessions import TranscriptWriter
+
+
+def test_sessions_asked_of_an_index_without_them_is_an_argument_error(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("The billing database is PostgreSQL.\n")
+    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False) as memory:
+        memory.sync()
+        with pytest.raises(MemoryArgumentError, match="add 'sessions' to the configuration's sources"):
+            memory.search("billing", sources=["sessions"])
+        assert memory.search("billing", sources=["memory", "sessions"]).hits  # memory still answers
+
+
+def test_sessions_asked_of_an_index_with_them_answer(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("The billing database is PostgreSQL.\n")
+    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False,
+                     sources=["memory", "sessions"]) as memory:
+        TranscriptWriter(memory.transcript_path("s1")).append_message("user", "the quokka billing plan")
+        memory.sync()
+        assert [hit.path for hit in memory.search("quokka", sources=["sessions"], min_score=0).hits] == \
+            ["sessions/s1.jsonl"]
