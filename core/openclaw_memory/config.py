@@ -386,6 +386,8 @@ class StoreConfig(_Model):
     def _check_path(cls, value: str | None) -> str | None:
         if value is not None and (is_postgres_url(value) or "://" in value):
             raise ValueError("store.path is the index file; a database connection string belongs in store.url")
+        if value and value.strip() and not value.startswith("~") and not os.path.isabs(value):
+            return os.path.abspath(value)  # from the current directory now, not wherever the process is later
         return value
 
 
@@ -776,7 +778,7 @@ def check_agent_id(agent_id: Any) -> str:
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
-    return Path(env).expanduser() if env else Path("~/.openclaw").expanduser()
+    return Path(os.path.abspath(Path(env).expanduser())) if env else Path("~/.openclaw").expanduser()
 
 
 class MemoryConfig(_Model):
@@ -834,6 +836,15 @@ class MemoryConfig(_Model):
             raise PydanticCustomError("blank_path", "empty folder name; give a path, or leave the key out for the "
                                       "default")
         return v
+
+    @field_validator("workspace", "state_dir", "sessions_dir")
+    @classmethod
+    def _absolute(cls, v: Path | None) -> Path | None:
+        """Relative folders are taken from the current directory when the config is built, once: an index must not
+        move to another folder when the process changes directory later (a notebook, a server, an agent's tool)."""
+        if v is None or v.is_absolute() or str(v).startswith("~"):  # "~" stays as written (expanded on use)
+            return v
+        return Path(os.path.abspath(v))
 
     @field_validator("timezone")
     @classmethod
