@@ -929,9 +929,9 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
-        password of ``store.url`` and of each endpoint's ``base_url``): what may be written to a file. A config built from it takes its key from the
-        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
-        its headers from whoever reopens it."""
+        password of ``store.url`` and of each endpoint's ``base_url``): what may be written to a file. A config built
+        from it takes its key from the environment (``OPENAI_API_KEY``, ...), the database password from
+        ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:

@@ -29,7 +29,8 @@ def test_an_iso_timestamp_is_written_as_its_epoch_milliseconds(tmp_path: Path) -
 @pytest.mark.parametrize("timestamp", ["yesterday-ish", True, [1, 2], float("nan")])
 def test_a_timestamp_it_cannot_read_is_an_argument_error(tmp_path: Path, timestamp: object) -> None:
     with pytest.raises(MemoryArgumentError, match="timestamp"):
-        TranscriptWriter(tmp_path / "s.jsonl").append_message("user", "hello", timestamp=timestamp)  # type: ignore[arg-type]
+        writer = TranscriptWriter(tmp_path / "s.jsonl")
+        writer.append_message("user", "hello", timestamp=timestamp)  # type: ignore[arg-type]
     assert not (tmp_path / "s.jsonl").exists() or (tmp_path / "s.jsonl").read_text() == ""
 
 
