@@ -397,6 +397,9 @@ class MemoryIndex:
         self._check_open()
         check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
         _check_sources_indexed(sources, self.config)
+        if session_key is not None and not isinstance(session_key, str):
+            raise MemoryArgumentError(f"session_key must be a string (the conversation's key) or None, got "
+                                      f"{type(session_key).__name__} ({session_key!r:.60})")
         now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:

@@ -111,20 +111,20 @@ def search_tuning(
         return None
     if mode not in (None, "hybrid", "vector", "keyword"):
         raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
+    for name, function in (("where", where), ("collapse", collapse)):
+        if function is not None and not callable(function):
+            raise MemoryArgumentError(f"{name} must be a function of a hit (lambda hit: ...), got "
+                                      f"{type(function).__name__} ({function!r:.60})")
     hybrid: dict[str, Any] = {}
     if mode is not None:
         hybrid["enabled"] = mode != "vector"
     if vector_weight is not None:
-        if isinstance(vector_weight, bool) or not 0.0 <= float(vector_weight) <= 1.0:
-            raise MemoryArgumentError(
-                f"vector_weight must be between 0 (keywords only) and 1 (vectors only), got {vector_weight}")
-        hybrid["vector_weight"], hybrid["text_weight"] = float(vector_weight), 1.0 - float(vector_weight)
+        weight = _fraction(vector_weight, "vector_weight must be between 0 (keywords only) and 1 (vectors only)")
+        hybrid["vector_weight"], hybrid["text_weight"] = weight, 1.0 - weight
     if mmr is not None:
         hybrid["mmr"] = {"enabled": mmr is not False}
         if not isinstance(mmr, bool):
-            if not 0.0 <= float(mmr) <= 1.0:
-                raise MemoryArgumentError(f"the MMR lambda must be between 0 and 1, got {mmr}")
-            hybrid["mmr"]["lambda_"] = float(mmr)
+            hybrid["mmr"]["lambda_"] = _fraction(mmr, "the MMR lambda must be between 0 and 1 (or mmr=True / False)")
     vector: np.ndarray | None = None
     if query_vector is not None:
         if mode == "keyword":
@@ -152,6 +152,18 @@ def search_tuning(
     return SearchTuning(query=query, max_results=config.query.max_results, keyword_only=mode == "keyword",
                         query_vector=vector, where=where, collapse=collapse,
                         filter_only=not hybrid and vector is None and mode != "keyword")
+
+
+def _fraction(value: Any, what: str) -> float:
+    """``value`` as a number in 0..1; MemoryArgumentError saying ``what`` (and what was given) otherwise."""
+    if not isinstance(value, bool) and isinstance(value, (numbers.Real, str)):
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if 0.0 <= number <= 1.0:
+            return number
+    raise MemoryArgumentError(f"{what}, got {value!r:.60}")
 
 
 #: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the
