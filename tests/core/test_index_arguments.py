@@ -55,3 +55,18 @@ def test_infinite_or_nan_settings_are_config_errors(tmp_path: Path, settings: di
     # an infinite interval killed the interval timer's thread (OverflowError) and the timer never ran
     with pytest.raises(ConfigError, match="finite number"):
         MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False, **settings)
+
+
+def test_a_source_typo_or_a_force_that_is_no_flag_is_an_argument_error(tmp_path: Path) -> None:
+    from openclaw_memory import MemoryArgumentError
+
+    (tmp_path / "MEMORY.md").write_text("The billing database is PostgreSQL.\n")
+    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False) as memory:
+        memory.sync()
+        with pytest.raises(MemoryArgumentError, match="source must be 'memory' or 'sessions'"):
+            memory.indexed_files("memories")  # listed nothing, as if the index were empty
+        with pytest.raises(MemoryArgumentError, match="source must be"):
+            list(memory.iter_chunks("mem"))
+        with pytest.raises(MemoryArgumentError, match="force must be True or False"):
+            memory.sync(force="no")  # a non-empty string forced a full rebuild
+        assert memory.indexed_files("memory") == ["MEMORY.md"]

@@ -41,6 +41,7 @@ from openclaw_memory.indexing.sync import Progress, SessionIndexStats
 from openclaw_memory.index.sync_runner import SyncRunner
 from openclaw_memory.text.time_ranges import DayRange, day_range
 from openclaw_memory.index.search_options import (
+    SEARCH_SOURCES,
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
@@ -209,6 +210,7 @@ class MemoryIndex:
         raised (the index stays searchable as it was meanwhile).
         """
         self._check_open()
+        _check_flag("force", force, error=MemoryArgumentError)
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
         self._access.breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
@@ -220,6 +222,7 @@ class MemoryIndex:
     ) -> SyncReport:
         """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
         self._check_open()
+        _check_flag("force", force, error=MemoryArgumentError)
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
         return await asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason, progress=progress))
@@ -488,12 +491,14 @@ class MemoryIndex:
         """Every indexed chunk (only ``source``'s, ``"memory"`` or ``"sessions"``, when given) with its
         text, location and vector, in index order. Reads the index as it is (no sync)."""
         self._check_open()
+        _check_source(source)
         yield from self.store.iter_chunks(source)
 
     def indexed_files(self, source: str | None = None) -> list[str]:
         """Workspace-relative paths of the indexed files (only ``source``'s when given), sorted.
         Reads the index as it is (no sync)."""
         self._check_open()
+        _check_source(source)
         return sorted(self._runner.guarded(lambda: self.store.file_records(source)))
 
     # ---- end of what adapters build on ------------------------------------------------------------
@@ -636,12 +641,20 @@ def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Call
     return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
 
 
-def _check_flag(name: str, value: object, *, optional: bool = False) -> None:
-    """ConfigError unless ``value`` is True or False (or None when ``optional``): ``create="no"`` is no flag."""
+def _check_flag(name: str, value: object, *, optional: bool = False,
+                error: type[ConfigError | MemoryArgumentError] = ConfigError) -> None:
+    """``error`` unless ``value`` is True or False (or None when ``optional``): ``create="no"`` is no flag."""
     if isinstance(value, bool) or (optional and value is None):
         return
     allowed = "True, False or None" if optional else "True or False"
-    raise ConfigError(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
+    raise error(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
+
+
+def _check_source(source: object) -> None:
+    """MemoryArgumentError unless ``source`` is None, ``"memory"`` or ``"sessions"`` (a typo would list nothing)."""
+    if source is not None and source not in SEARCH_SOURCES:
+        raise MemoryArgumentError(f"source must be {' or '.join(map(repr, SEARCH_SOURCES))} (None for both), "
+                                  f"got {source!r:.60}")
 
 
 def _check_workspace(workspace: Path, *, create: bool) -> None:
