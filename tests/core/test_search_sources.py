@@ -28,3 +28,12 @@ def test_sessions_asked_of_an_index_with_them_answer(tmp_path: Path) -> None:
         memory.sync()
         assert [hit.path for hit in memory.search("quokka", sources=["sessions"], min_score=0).hits] == \
             ["sessions/s1.jsonl"]
+
+
+def test_qmd_with_exported_sessions_counts_as_holding_them() -> None:
+    from openclaw_memory import MemoryConfig
+    from openclaw_memory.index.memory_index import _check_sources_indexed
+
+    _check_sources_indexed(["sessions"], MemoryConfig(backend="qmd", qmd={"sessions": {"enabled": True}}))
+    with pytest.raises(MemoryArgumentError):
+        _check_sources_indexed(["sessions"], MemoryConfig(backend="qmd"))

@@ -629,8 +629,10 @@ class MemoryIndex:
 
 def _check_sources_indexed(sources: Sequence[str] | None, config: MemoryConfig) -> None:
     """MemoryArgumentError when ``sources`` names only sources this index does not hold (``sessions`` while the
-    configuration's ``sources`` leaves transcripts out): that search could only ever come back empty."""
-    if sources is None or not sources or any(source in config.sources for source in sources):
+    configuration's ``sources`` leaves transcripts out, and QMD does not index exported ones): that search could only
+    ever come back empty."""
+    held = set(config.sources) | ({"sessions"} if config.backend == "qmd" and config.qmd.sessions.enabled else set())
+    if sources is None or not sources or any(source in held for source in sources):
         return
     raise MemoryArgumentError(f"sources={list(sources)!r}: this index holds only {config.sources!r}; add 'sessions' "
                               "to the configuration's sources to index session transcripts")
