@@ -976,8 +976,8 @@ class MemoryConfig(_Model):
     @classmethod
     def from_openclaw_file(cls, path: str | os.PathLike[str], *, agent_id: str | None = None, **overrides: Any) -> MemoryConfig:
         """Read an ``openclaw.json`` (JSON5) file: ``agents.defaults.memorySearch`` merged with the
-        agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace and
-        ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
+        agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace, ``userTimezone`` (as
+        ``timezone``: the day of a daily note and of "today") and ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
         it reads is validated as :class:`MemoryConfig` validates it, and a file larger than
         :data:`MAX_CONFIG_FILE_BYTES` is refused (ConfigError naming the key or the limit)."""
         file = Path(path).expanduser()
@@ -1075,6 +1075,12 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     workspace = chosen.get("workspace") or defaults.get("workspace")
     if workspace and "workspace" not in data:
         data["workspace"] = workspace
+    user_timezone = chosen.get("userTimezone") or defaults.get("userTimezone")  # the zone of the user's day
+    if user_timezone and "timezone" not in data:
+        if _is_zone(user_timezone):
+            data["timezone"] = user_timezone
+        else:  # OpenClaw falls back to the host's zone
+            log.warning("userTimezone %r is not a known time zone; using the system's", user_timezone)
     compaction = _merge_settings(CompactionConfig, dict(_section(defaults, "compaction", "agents.defaults.")),
                              dict(_section(chosen, "compaction", own)))
     if compaction:
@@ -1119,6 +1125,14 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
             store = {**store, "path": str(base_dir / p)}
             data["store"] = store
     return data
+
+
+def _is_zone(name: Any) -> bool:
+    """Whether ``name`` is an IANA time zone name this system knows."""
+    try:
+        return isinstance(name, str) and ZoneInfo(name.strip()) is not None
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
 
 
 #: Values OpenClaw clamps instead of rejecting (spec §5): (path of camelCase/snake_case keys, low, high, int?).

@@ -47,3 +47,17 @@ def test_an_openclaw_block_with_multimodal_loads(tmp_path: Path, caplog: pytest.
         assert memory.config.multimodal.max_file_bytes == 10485760
     assert any("multimodal.enabled" in record.getMessage() for record in caplog.records)
     assert MemoryConfig.from_dict({"multimodal": {"enabled": False}}).multimodal.enabled is False
+
+
+def test_openclaws_user_timezone_is_the_timezone(tmp_path: Path) -> None:
+    file = tmp_path / "openclaw.json"
+    file.write_text(json.dumps({"agents": {"defaults": {"userTimezone": "America/Chicago"},
+                                           "list": [{"id": "ops", "userTimezone": "Asia/Tokyo"}]}}))
+    assert MemoryConfig.from_openclaw_file(file, agent_id="main").timezone == "America/Chicago"
+    assert MemoryConfig.from_openclaw_file(file, agent_id="ops").timezone == "Asia/Tokyo"
+
+
+def test_an_unknown_user_timezone_falls_back_to_the_system_zone(tmp_path: Path) -> None:
+    file = tmp_path / "openclaw.json"
+    file.write_text(json.dumps({"agents": {"defaults": {"userTimezone": "Mars/Olympus"}}}))
+    assert MemoryConfig.from_openclaw_file(file).timezone is None
