@@ -37,3 +37,15 @@ def test_qmd_with_exported_sessions_counts_as_holding_them() -> None:
     _check_sources_indexed(["sessions"], MemoryConfig(backend="qmd", qmd={"sessions": {"enabled": True}}))
     with pytest.raises(MemoryArgumentError):
         _check_sources_indexed(["sessions"], MemoryConfig(backend="qmd"))
+
+
+def test_get_of_a_session_hit_says_it_is_a_transcript(tmp_path: Path) -> None:
+    from openclaw_memory import MemoryPathError
+
+    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / "state"), provider=None, watch=False,
+                     sources=["memory", "sessions"]) as memory:
+        TranscriptWriter(memory.transcript_path("s1")).append_message("user", "the quokka billing plan")
+        memory.sync()
+        hit = memory.search("quokka", min_score=0).hits[0]
+        with pytest.raises(MemoryPathError, match="is a session transcript hit; memory_get reads memory files only"):
+            memory.get(hit.path)

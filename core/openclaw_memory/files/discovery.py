@@ -417,6 +417,9 @@ def _find_root(ws: str, extras: list[str], cand: str, requested: str) -> str:
             return root
         if stat.S_ISREG(st.st_mode) and cand == root:
             return os.path.dirname(root)
+    if requested.replace("\\", "/").lstrip("./").startswith("sessions/") and ".jsonl" in requested:
+        raise MemoryPathError(f"{requested!r} is a session transcript hit; memory_get reads memory files only (the "
+                              f"hit's text holds the transcript's lines); {_ALLOWED}")
     if cand == ws or _is_under(cand, ws):
         raise MemoryPathError(f"{requested!r} is not a memory file; {_ALLOWED}")
     raise MemoryPathError(f"{requested!r} resolves outside the workspace and the extra paths; {_ALLOWED}")
