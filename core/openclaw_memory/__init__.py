@@ -13,6 +13,7 @@ from openclaw_memory import _moved
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import (
     ConfigError,
+    IndexClosedError,
     IndexingError,
     IndexLockedError,
     MemoryArgumentError,
@@ -39,6 +40,7 @@ __all__ = [
     "Chunk",
     "ConfigError",
     "FallbackInfo",
+    "IndexClosedError",
     "IndexLockedError",
     "IndexStatus",
     "IndexingError",

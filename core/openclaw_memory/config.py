@@ -23,6 +23,7 @@ import socket
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     BaseModel,
@@ -38,7 +39,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import url_without_password
+from openclaw_memory.redaction import redact, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -81,7 +82,15 @@ class _Model(BaseModel):
         extra="forbid",
         validate_assignment=True,
         frozen=False,
+        allow_inf_nan=False,  # an infinite interval or timeout would overflow the wait it is given
     )
+
+    def __repr_args__(self) -> Any:
+        """The fields as ``repr`` shows them: an endpoint URL with its password or key redacted
+        (``http://user:[REDACTED]@host``), so a printed or logged config holds no secret."""
+        for name, value in super().__repr_args__():
+            yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
+                         else value)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -377,6 +386,8 @@ class StoreConfig(_Model):
     def _check_path(cls, value: str | None) -> str | None:
         if value is not None and (is_postgres_url(value) or "://" in value):
             raise ValueError("store.path is the index file; a database connection string belongs in store.url")
+        if value and value.strip() and not value.startswith("~") and not os.path.isabs(value):
+            return os.path.abspath(value)  # from the current directory now, not wherever the process is later
         return value
 
 
@@ -541,6 +552,16 @@ class ExperimentalConfig(_Model):
     """``experimental``: the original gates session-transcript indexing behind this flag."""
 
     session_memory: bool = False
+
+
+class MultimodalConfig(_Model):
+    """``multimodal``: OpenClaw's opt-in indexing of images and audio in the extra paths (Gemini only). Read so that an
+    OpenClaw ``memorySearch`` block loads as it is; this library indexes Markdown only, so ``enabled`` indexes no
+    image or audio file (``MemoryIndex`` logs a warning saying so)."""
+
+    enabled: bool = False
+    modalities: list[str] | str | None = None
+    max_file_bytes: int | None = Field(None, ge=1)
 
 
 class MemoryFlushConfig(_Model):
@@ -757,7 +778,7 @@ def check_agent_id(agent_id: Any) -> str:
 def default_state_dir() -> Path:
     """``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``."""
     env = os.environ.get("OPENCLAW_STATE_DIR", "").strip()
-    return Path(env).expanduser() if env else Path("~/.openclaw").expanduser()
+    return Path(os.path.abspath(Path(env).expanduser())) if env else Path("~/.openclaw").expanduser()
 
 
 class MemoryConfig(_Model):
@@ -783,6 +804,7 @@ class MemoryConfig(_Model):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     sync: SyncConfig = Field(default_factory=SyncConfig)
     experimental: ExperimentalConfig = Field(default_factory=ExperimentalConfig)
+    multimodal: MultimodalConfig = Field(default_factory=MultimodalConfig)
     citations: Literal["auto", "on", "off"] = "auto"
     timezone: str | None = None
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
@@ -805,6 +827,36 @@ class MemoryConfig(_Model):
         except ConfigError:  # reported by the model's ConfigError, which names the key and the value
             raise PydanticCustomError("agent_id", "not a valid agent id (agent_id: 1-128 letters, digits, '_', "
                                       "'.', ':', '@' or '-'; never a path)") from None
+
+    @field_validator("workspace", "state_dir", "sessions_dir", mode="before")
+    @classmethod
+    def _not_blank(cls, v: Any) -> Any:
+        """An empty folder name (an unset environment variable) is no folder: it would mean the current one."""
+        if isinstance(v, str) and not v.strip():
+            raise PydanticCustomError("blank_path", "empty folder name; give a path, or leave the key out for the "
+                                      "default")
+        return v
+
+    @field_validator("workspace", "state_dir", "sessions_dir")
+    @classmethod
+    def _absolute(cls, v: Path | None) -> Path | None:
+        """Relative folders are taken from the current directory when the config is built, once: an index must not
+        move to another folder when the process changes directory later (a notebook, a server, an agent's tool)."""
+        if v is None or v.is_absolute() or str(v).startswith("~"):  # "~" stays as written (expanded on use)
+            return v
+        return Path(os.path.abspath(v))
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        try:
+            ZoneInfo(v.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            raise PydanticCustomError("timezone", "unknown time zone; use an IANA name such as 'Europe/Berlin' or "
+                                      "'UTC'") from None
+        return v.strip()
 
     @field_validator("sources")
     @classmethod
@@ -877,13 +929,16 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
-        password of ``store.url``): what may be written to a file. A config built from it takes its key from the
-        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and
-        its headers from whoever reopens it."""
+        password of ``store.url`` and of each endpoint's ``base_url``): what may be written to a file. A config built
+        from it takes its key from the environment (``OPENAI_API_KEY``, ...), the database password from
+        ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url
+        for section in (data["remote"], data["query"]["rerank"], data["dreaming"]):  # endpoints: no password
+            if section.get("base_url"):
+                section["base_url"] = redact(url_without_password(section["base_url"]) or section["base_url"])
         return data
 
     def sessions_enabled(self) -> bool:
@@ -910,16 +965,19 @@ class MemoryConfig(_Model):
             base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
         elif config is None or isinstance(config, dict):
             base = dict(config or {})
+        elif isinstance(config, (str, os.PathLike)):
+            raise ConfigError(f"config must be a MemoryConfig or a dict, not the path {os.fspath(config)!r}; to open "
+                              f"that folder pass it as workspace=... (MemoryIndex(workspace={os.fspath(config)!r}))")
         else:
             raise ConfigError(f"config must be a MemoryConfig or a dict, not {type(config).__name__}")
-        base = _deep_merge(base, overrides)
+        base = _merge_settings(cls, base, overrides)
         return cls.from_dict(base)
 
     @classmethod
     def from_openclaw_file(cls, path: str | os.PathLike[str], *, agent_id: str | None = None, **overrides: Any) -> MemoryConfig:
         """Read an ``openclaw.json`` (JSON5) file: ``agents.defaults.memorySearch`` merged with the
-        agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace and
-        ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
+        agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace, ``userTimezone`` (as
+        ``timezone``: the day of a daily note and of "today") and ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
         it reads is validated as :class:`MemoryConfig` validates it, and a file larger than
         :data:`MAX_CONFIG_FILE_BYTES` is refused (ConfigError naming the key or the limit)."""
         file = Path(path).expanduser()
@@ -1008,7 +1066,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     own = f"agents.list[id={agent_id}]."
     default_search = _section(defaults, "memorySearch", "agents.defaults.")
     agent_search = _section(chosen, "memorySearch", own)
-    data: dict[str, Any] = _deep_merge(dict(default_search), dict(agent_search))
+    data: dict[str, Any] = _merge_settings(MemoryConfig, dict(default_search), dict(agent_search))
     extra = (_list_at(default_search, "extraPaths", "agents.defaults.memorySearch.")
              + _list_at(agent_search, "extraPaths", own + "memorySearch."))
     if extra:
@@ -1017,7 +1075,13 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     workspace = chosen.get("workspace") or defaults.get("workspace")
     if workspace and "workspace" not in data:
         data["workspace"] = workspace
-    compaction = _deep_merge(dict(_section(defaults, "compaction", "agents.defaults.")),
+    user_timezone = chosen.get("userTimezone") or defaults.get("userTimezone")  # the zone of the user's day
+    if user_timezone and "timezone" not in data:
+        if _is_zone(user_timezone):
+            data["timezone"] = user_timezone
+        else:  # OpenClaw falls back to the host's zone
+            log.warning("userTimezone %r is not a known time zone; using the system's", user_timezone)
+    compaction = _merge_settings(CompactionConfig, dict(_section(defaults, "compaction", "agents.defaults.")),
                              dict(_section(chosen, "compaction", own)))
     if compaction:
         data["compaction"] = compaction
@@ -1052,7 +1116,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
                         "plugins.entries.memory-core.config.")
     if dreaming:  # the original's place; memorySearch.dreaming wins
         known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
-        data["dreaming"] = _deep_merge(known, dict(data.get("dreaming") or {}))
+        data["dreaming"] = _merge_settings(DreamingConfig, known, dict(data.get("dreaming") or {}))
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):
@@ -1061,6 +1125,14 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
             store = {**store, "path": str(base_dir / p)}
             data["store"] = store
     return data
+
+
+def _is_zone(name: Any) -> bool:
+    """Whether ``name`` is an IANA time zone name this system knows."""
+    try:
+        return isinstance(name, str) and ZoneInfo(name.strip()) is not None
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
 
 
 #: Values OpenClaw clamps instead of rejecting (spec §5): (path of camelCase/snake_case keys, low, high, int?).
@@ -1116,14 +1188,32 @@ def _prune_unknown(model: type[BaseModel], data: dict[str, Any], where: str) -> 
     return out
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def _merge_settings(model: type[BaseModel], base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` merged in, sections key by key: a key of ``over`` replaces ``base``'s value of the
+    same setting whichever spelling each uses (``maxResults`` overrides ``max_results`` and the other way round),
+    so a camelCase OpenClaw block takes snake_case keyword overrides. Keys ``model`` does not know are kept as
+    given (the model names them in its error)."""
     out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
+    for key, value in over.items():
+        name = _field_key(model, key)
+        section = _section_model(model, name)
+        spellings = [k for k in out if name is not None and _field_key(model, k) == name] or [key]
+        current = next((out[k] for k in spellings if k in out), None)
+        for spelling in spellings:
+            out.pop(spelling, None)
+        if isinstance(value, dict) and isinstance(current, dict):
+            value = _merge_settings(section, current, value) if section is not None else {**current, **value}
+        out[key] = value
     return out
+
+
+def _section_model(model: type[BaseModel], name: str | None) -> type[BaseModel] | None:
+    """The settings model of ``model``'s field ``name`` when that field is a section (a nested model)."""
+    if name is None:
+        return None
+    annotation = model.model_fields[name].annotation
+    candidates = get_args(annotation) or (annotation,)
+    return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
 
 
 def config_error(exc: ValidationError) -> ConfigError:

@@ -23,7 +23,8 @@ The tree::
     ├── ProtectedMemoryError        a delete would have removed hand-written memory (also PermissionError)
     ├── BackendError                the configured search backend failed (MemoryIndex falls back)
     │   └── QmdError                  the QMD sidecar: missing binary, timeout, bad output, no models
-    └── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
+    ├── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
+    └── IndexClosedError            the MemoryIndex was closed (also RuntimeError)
 
 Every class is defined here; modules that raise one may re-export it under its old import path
 (``openclaw_memory.indexing.sync.SyncCancelled``, ``openclaw_memory.providers.batch.BatchJobError``, ...).
@@ -37,6 +38,7 @@ __all__ = [
     "BatchTimeoutError",
     "BatchUnavailableError",
     "ConfigError",
+    "IndexClosedError",
     "IndexLockedError",
     "IndexingError",
     "MemoryArgumentError",
@@ -179,6 +181,10 @@ class ProtectedMemoryError(OpenClawMemoryError, PermissionError):
 
 class MemoryArgumentError(OpenClawMemoryError, ValueError):
     """A tool argument has the wrong type or value (a line number that is not a number, ...)."""
+
+
+class IndexClosedError(OpenClawMemoryError, RuntimeError):
+    """The :class:`~openclaw_memory.MemoryIndex` was closed; open a new one."""
 
 
 class BackendError(OpenClawMemoryError):

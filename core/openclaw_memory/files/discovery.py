@@ -171,9 +171,12 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
     while stack:
         parts, remaining = stack[-1]
         for name, kind in remaining:
+            child = [*parts, name]
+            if kind == "symlink":
+                _skip_symlink(scan, os.path.join(root, *child), shown(child))
+                continue
             if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")):
                 continue
-            child = [*parts, name]
             if not is_utf8_name(name):
                 reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
                           else "file name is not valid UTF-8; rename it to index it")
@@ -194,6 +197,26 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             stack.pop()
 
 
+_LINKED_FILE = ("a symbolic link, which is not followed (it may lead outside the workspace); replace it with the "
+                "file, or add its target to extraPaths")
+_LINKED_DIR = ("directory is a symbolic link, which is not followed (it may lead outside the workspace); its files "
+               "are not indexed: replace it with the folder, or add its target to extraPaths")
+
+
+def _skip_symlink(scan: MemoryScan, path: str, shown: str) -> None:
+    """Report a symlink where a memory file or folder would be (a ``.md`` name, or one leading to a directory)
+    in ``scan.skipped``: it is left out, but not silently. Only its target's type is looked at, nothing read."""
+    if path.endswith(".md"):
+        reason = _LINKED_FILE
+    elif os.path.isdir(path):
+        reason = _LINKED_DIR
+    else:
+        return
+    if is_utf8_name(path):
+        scan.skipped.append(SkippedName(shown, reason))
+        _warn_once(path, shown, reason)
+
+
 def realpath(path: str | os.PathLike[str]) -> str:
     """``os.path.realpath``, or ``path`` itself when a link vanishes while it is resolved."""
     try:
@@ -206,27 +229,36 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
     """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
     MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
-    directories, relative ones resolved against the workspace). Symlinks, missing paths and
-    names not ending in ".md" are left out silently; names that are not valid UTF-8 and
-    directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
+    directories, relative ones resolved against the workspace). Missing paths and names not ending in ".md" are
+    left out silently; symlinks are never followed, and those named ``*.md`` or leading to a directory, names that
+    are not valid UTF-8 and directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
     scan = MemoryScan()
-    for name in _INDEXED_ROOT_FILES:
+    for name in (*_INDEXED_ROOT_FILES, "memory"):
         st = _lstat(os.path.join(ws, name))
-        if st is not None and stat.S_ISREG(st.st_mode):
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            _skip_symlink(scan, os.path.join(ws, name), name)
+        elif st is not None and name == "memory" and stat.S_ISDIR(st.st_mode):
+            _walk(ws, ["memory"], scan, ws)
+        elif st is not None and name != "memory" and stat.S_ISREG(st.st_mode):
             scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
-    st = _lstat(os.path.join(ws, "memory"))
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        _walk(ws, ["memory"], scan, ws)
     for root in _extra_roots(ws, extra_paths):
         st = _lstat(root)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            _skip_symlink(scan, root, printable_path(relative_path(Path(ws), Path(root)) if _is_under(root, ws)
+                                                     else root))
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
             _walk(root, [], scan, ws)
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
             scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
+        elif stat.S_ISREG(st.st_mode) and is_utf8_name(root):  # configured by name: say why it is left out
+            shown = printable_path(relative_path(Path(ws), Path(root)) if _is_under(root, ws) else root)
+            reason = "extra path is not a Markdown (.md) file; only .md files (or folders of them) are indexed"
+            scan.skipped.append(SkippedName(shown, reason))
+            _warn_once(root, shown, reason)
 
     # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
     # path plus its path below the root: one realpath per root, none per file.
@@ -385,6 +417,9 @@ def _find_root(ws: str, extras: list[str], cand: str, requested: str) -> str:
             return root
         if stat.S_ISREG(st.st_mode) and cand == root:
             return os.path.dirname(root)
+    if requested.replace("\\", "/").lstrip("./").startswith("sessions/") and ".jsonl" in requested:
+        raise MemoryPathError(f"{requested!r} is a session transcript hit; memory_get reads memory files only (the "
+                              f"hit's text holds the transcript's lines); {_ALLOWED}")
     if cand == ws or _is_under(cand, ws):
         raise MemoryPathError(f"{requested!r} is not a memory file; {_ALLOWED}")
     raise MemoryPathError(f"{requested!r} resolves outside the workspace and the extra paths; {_ALLOWED}")

@@ -49,11 +49,23 @@ def _state_from_json(entry: Any) -> SessionFlushState:
     flushed = entry.get("memoryFlushCompactionCount")
     at = entry.get("memoryFlushAt")
     return SessionFlushState(
-        compaction_count=int(entry.get("compactionCount") or 0),
+        compaction_count=_count(entry.get("compactionCount")),
         flushed_at_count=int(flushed) if isinstance(flushed, (int, float)) else None,
         flushed_at=at / 1000.0 if isinstance(at, (int, float)) else None,
         extra={k: v for k, v in entry.items() if k not in _KNOWN},
     )
+
+
+def _count(value: Any) -> int:
+    """A stored compaction count: a whole number >= 0 (or a string holding one), else 0 (a hand-edited or foreign
+    value is no reason to fail every flush)."""
+    if isinstance(value, bool):
+        return 0
+    try:
+        number = int(value) if isinstance(value, (int, float, str)) else 0
+    except (ValueError, OverflowError):
+        return 0
+    return max(0, number)
 
 
 def _state_to_json(state: SessionFlushState) -> dict[str, Any]:
@@ -85,18 +97,27 @@ class SessionStateStore:
             path if path is not None else config.resolved_state_dir() / "memory" / f"{config.agent_id}.sessions.json"
         )
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self, *, set_aside: bool = False) -> dict[str, Any]:
+        """The stored data; ``{}`` when the file is missing or unreadable. ``set_aside`` (before a write): an
+        unreadable file is first renamed ``<name>.unreadable-<time>``, so the write does not replace what it held."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (ValueError, UnicodeDecodeError) as exc:
-            log.warning("session state %s is unreadable (%s); starting from empty state", self.path, exc)
-            return {}
+            return self._unreadable(f"unreadable ({exc})", set_aside)
         if not isinstance(data, dict):
-            log.warning("session state %s is not a JSON object; starting from empty state", self.path)
-            return {}
+            return self._unreadable("not a JSON object", set_aside)
         return data
+
+    def _unreadable(self, why: str, set_aside: bool) -> dict[str, Any]:
+        if not set_aside:
+            log.warning("session state %s is %s; reading it as empty", self.path, why)
+            return {}
+        kept = self.path.with_name(f"{self.path.name}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        os.replace(self.path, kept)
+        log.warning("session state %s is %s; kept as %s, starting from empty state", self.path, why, kept)
+        return {}
 
     def _write(self, data: dict[str, Any]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -121,7 +142,7 @@ class SessionStateStore:
                 f"could not lock session state {self.path} within {LOCK_TIMEOUT_S:.0f}s; another process holds it"
             ) from None
         try:
-            yield self._read()
+            yield self._read(set_aside=True)
         finally:
             self._lock.release()
 

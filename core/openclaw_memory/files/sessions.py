@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.files.append import locked_append
 from openclaw_memory.redaction import redact
 from openclaw_memory.files.session_state import SessionFlushState, SessionStateStore
@@ -85,7 +86,7 @@ def transcript_file_name(session_id: str) -> str:
     two distinct ids never share a file and no id can name a path outside the directory.
     """
     if not isinstance(session_id, str) or not session_id.strip():
-        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        raise MemoryArgumentError(f"session_id must be a non-empty string, got {session_id!r}")
     safe = _UNSAFE_ID_RE.sub("_", session_id).strip("._")
     if safe != session_id or len(safe) > _MAX_ID_LEN:
         digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
@@ -275,6 +276,18 @@ def _count_newlines(path: str, start: int, end: int, needed: int) -> int:
 # ---- writer ------------------------------------------------------------------------------------
 
 
+def _message_seconds(timestamp: Any) -> float:
+    """Epoch seconds of a message's ``timestamp``: a datetime (naive: local time), epoch seconds or milliseconds, or
+    an ISO string (``"2026-11-28T10:00:00Z"``); MemoryArgumentError for anything else."""
+    if isinstance(timestamp, datetime):
+        return timestamp.timestamp()
+    seconds = parse_timestamp(timestamp)
+    if seconds is None:
+        raise MemoryArgumentError(f"message timestamp must be a datetime, epoch seconds or milliseconds, or an ISO "
+                                  f"date-time string, got {timestamp!r:.80}")
+    return seconds
+
+
 class TranscriptWriter:
     """Appends messages to a JSONL transcript as ``{"type":"message","message":{role,content,timestamp}}``.
 
@@ -285,7 +298,8 @@ class TranscriptWriter:
         self.path = Path(path).expanduser()
 
     def append_message(self, role: str, content: Any, timestamp: float | datetime | None = None) -> None:
-        """Append one message. ``timestamp`` is epoch seconds or a datetime (default: now)."""
+        """Append one message. ``timestamp`` is a datetime, epoch seconds (or milliseconds) or an ISO date-time string
+        (default: now)."""
         self.append_messages([{"role": role, "content": content, "timestamp": timestamp}])
 
     def append_messages(self, messages: Iterable[Mapping[str, Any] | tuple[str, Any]]) -> int:
@@ -297,15 +311,14 @@ class TranscriptWriter:
             else:
                 role, content, ts = (*m, None)[:3]
             if not isinstance(role, str) or not role.strip():
-                raise ValueError(f"message role must be a non-empty string such as 'user' or 'assistant', got {role!r}")
+                raise MemoryArgumentError(f"message role must be a non-empty string such as 'user' or 'assistant', "
+                                          f"got {role!r}")
             if not isinstance(content, (str, list)):
                 raise TypeError(
                     f"message content must be a string or a list of content blocks, not {type(content).__name__}"
                 )
-            if isinstance(ts, datetime):
-                ts = ts.timestamp()
-            seconds = time.time() if ts is None else float(ts)
-            ms = round(seconds if seconds >= 1e11 else seconds * 1000)  # already milliseconds when >= 1e11
+            seconds = time.time() if ts is None else _message_seconds(ts)
+            ms = round(seconds * 1000)
             record = {"type": "message", "message": {"role": role, "content": content, "timestamp": ms}}
             records.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         if records:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.index.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.types import SyncReport
@@ -298,7 +299,7 @@ class Freshness:
             path = Path(transcript).expanduser()
             path = path if path.is_absolute() else directory / path
             if os.path.realpath(path.parent) != os.path.realpath(directory) or not is_transcript_name(path.name):
-                raise ValueError(
+                raise MemoryArgumentError(
                     f"{transcript!s} is not a transcript (*.jsonl) directly in the sessions directory {directory}; "
                     "only those are indexed"
                 )

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from openclaw_memory.files import discovery
+from openclaw_memory.files.append import local_now
 from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.recall_signals import record_recalls
-from openclaw_memory.errors import ConfigError
+from openclaw_memory.errors import ConfigError, MemoryArgumentError
 from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.index.freshness import Freshness
 from openclaw_memory.index.status import IndexStatus, StatusReader
@@ -40,12 +41,14 @@ from openclaw_memory.indexing.sync import Progress, SessionIndexStats
 from openclaw_memory.index.sync_runner import SyncRunner
 from openclaw_memory.text.time_ranges import DayRange, day_range
 from openclaw_memory.index.search_options import (
+    SEARCH_SOURCES,
     BuiltinSearch,
     SearchTuning,
     as_found_tuning,
     check_search_arguments,
     evaluate_modes,
     filtered,
+    search_now,
     search_tuning,
 )
 from openclaw_memory.types import (
@@ -92,6 +95,8 @@ class MemoryIndex:
         create: bool = False,
         **overrides: Any,
     ) -> None:
+        _check_flag("watch", watch, optional=True)
+        _check_flag("create", create)
         if isinstance(provider, str):  # MemoryIndex(provider="openai") is the config key
             overrides["provider"], provider = provider, _AUTO
         if provider is not _AUTO and provider is not None and not isinstance(provider, EmbeddingProvider):
@@ -101,6 +106,9 @@ class MemoryIndex:
         self.config = MemoryConfig.load(config, **overrides)
         self.workspace = self.config.resolved_workspace()
         _check_workspace(self.workspace, create=create)
+        if self.config.multimodal.enabled:
+            log.warning("multimodal.enabled: images and audio are not indexed by openclaw-memory (Markdown only); "
+                        "OpenClaw's Gemini multimodal index has no counterpart here")
         custom_storage = storage is not None
         if storage is None and self.config.store.url is not None:  # PostgreSQL (the `postgres` extra)
             from openclaw_memory.storage.postgres import PostgresStore
@@ -202,6 +210,7 @@ class MemoryIndex:
         raised (the index stays searchable as it was meanwhile).
         """
         self._check_open()
+        _check_flag("force", force, error=MemoryArgumentError)
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
         self._access.breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
@@ -213,13 +222,15 @@ class MemoryIndex:
     ) -> SyncReport:
         """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
         self._check_open()
+        _check_flag("force", force, error=MemoryArgumentError)
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
         return await asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason, progress=progress))
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
         """Schedule a sync without waiting (joins one that is queued and not started yet; after
-        one that is running, another runs). Errors are logged, not raised."""
+        one that is running, another runs). Errors are logged, not raised; IndexClosedError once closed."""
+        self._check_open()
         return self._scheduler.sync_in_background(reason)
 
     @property
@@ -293,7 +304,7 @@ class MemoryIndex:
         are not scanned and nothing is pruned. Which transcript:
 
         * ``transcript``: a path to it (relative paths are taken in the sessions directory; it must
-          be a ``*.jsonl`` transcript directly in that directory, else ValueError);
+          be a ``*.jsonl`` transcript directly in that directory, else MemoryArgumentError, a ValueError);
         * else ``session_id``: :meth:`transcript_path` of that id;
         * else every transcript whose size or modification time differs from the index.
 
@@ -351,7 +362,7 @@ class MemoryIndex:
         collapse: Callable[[SearchHit], Hashable] | None = None,
         after: str | date | datetime | None = None,
         before: str | date | datetime | None = None,
-        now: datetime | None = None,
+        now: datetime | date | None = None,
     ) -> SearchResult:
         """Hybrid search over the memory. Never silent: an empty result says why (``empty_reason``).
 
@@ -381,12 +392,18 @@ class MemoryIndex:
           stands for its first day); a dated note's day is its name's (``memory/YYYY-MM-DD.md``); undated files
           (``MEMORY.md``, topic notes) always pass. Like ``where``, it returns the chunks as found.
         * ``now``: the reference time of relative dates, in ``after``/``before`` and in the question ("what did
-          we decide last week?" lifts last week's notes); default: the current time.
+          we decide last week?" lifts last week's notes), a datetime or a date (its midnight); default: the
+          current time in the configured ``timezone`` (the zone today's daily note is named in), else the system's.
 
         Bad values raise MemoryArgumentError (see :func:`~openclaw_memory.index.search_options.check_search_arguments`).
         """
         self._check_open()
         check_search_arguments(query, max_results=max_results, min_score=min_score, sources=sources)
+        _check_sources_indexed(sources, self.config)
+        if session_key is not None and not isinstance(session_key, str):
+            raise MemoryArgumentError(f"session_key must be a string (the conversation's key) or None, got "
+                                      f"{type(session_key).__name__} ({session_key!r:.60})")
+        now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:
             where = _within(period, where)
@@ -474,12 +491,14 @@ class MemoryIndex:
         """Every indexed chunk (only ``source``'s, ``"memory"`` or ``"sessions"``, when given) with its
         text, location and vector, in index order. Reads the index as it is (no sync)."""
         self._check_open()
+        _check_source(source)
         yield from self.store.iter_chunks(source)
 
     def indexed_files(self, source: str | None = None) -> list[str]:
         """Workspace-relative paths of the indexed files (only ``source``'s when given), sorted.
         Reads the index as it is (no sync)."""
         self._check_open()
+        _check_source(source)
         return sorted(self._runner.guarded(lambda: self.store.file_records(source)))
 
     # ---- end of what adapters build on ------------------------------------------------------------
@@ -518,12 +537,15 @@ class MemoryIndex:
 
     # ---- get ------------------------------------------------------------------------------------------
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> MemoryText:
+    def get(self, path: str | os.PathLike[str], from_line: int | None = None, lines: int | None = None) -> MemoryText:
         """Read lines of a memory file (MEMORY.md, memory.md, memory/**/*.md or an extra path).
 
         Raises MemoryPathError for anything else. A missing allowed file returns empty text with
         ``exists=False`` (what OpenClaw's ``memory_get`` tool answers; the CLI makes it an error).
         """
+        self._check_open()
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
         if self._backend is not None:  # QMD paths (``qmd/<collection>/…``) are read by the backend
             return self._backend.get(path, from_line, lines)
         return self._get_builtin(path, from_line, lines)
@@ -605,9 +627,36 @@ class MemoryIndex:
         return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
 
 
+def _check_sources_indexed(sources: Sequence[str] | None, config: MemoryConfig) -> None:
+    """MemoryArgumentError when ``sources`` names only sources this index does not hold (``sessions`` while the
+    configuration's ``sources`` leaves transcripts out, and QMD does not index exported ones): that search could only
+    ever come back empty."""
+    held = set(config.sources) | ({"sessions"} if config.backend == "qmd" and config.qmd.sessions.enabled else set())
+    if sources is None or not sources or any(source in held for source in sources):
+        return
+    raise MemoryArgumentError(f"sources={list(sources)!r}: this index holds only {config.sources!r}; add 'sessions' "
+                              "to the configuration's sources to index session transcripts")
+
+
 def _within(period: DayRange, where: Callable[[SearchHit], bool] | None) -> Callable[[SearchHit], bool]:
     """``where`` narrowed to the hits whose note lies in ``period`` (undated notes always do)."""
     return lambda hit: period.holds_note(hit.path) and (where is None or where(hit))
+
+
+def _check_flag(name: str, value: object, *, optional: bool = False,
+                error: type[ConfigError | MemoryArgumentError] = ConfigError) -> None:
+    """``error`` unless ``value`` is True or False (or None when ``optional``): ``create="no"`` is no flag."""
+    if isinstance(value, bool) or (optional and value is None):
+        return
+    allowed = "True, False or None" if optional else "True or False"
+    raise error(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
+
+
+def _check_source(source: object) -> None:
+    """MemoryArgumentError unless ``source`` is None, ``"memory"`` or ``"sessions"`` (a typo would list nothing)."""
+    if source is not None and source not in SEARCH_SOURCES:
+        raise MemoryArgumentError(f"source must be {' or '.join(map(repr, SEARCH_SOURCES))} (None for both), "
+                                  f"got {source!r:.60}")
 
 
 def _check_workspace(workspace: Path, *, create: bool) -> None:
@@ -630,6 +679,9 @@ def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
     """The index file: ``store.path`` when set, else the workspace's own default file, or the shared
     default file of earlier versions while it holds this workspace's index (or no workspace's yet)."""
     path = config.resolved_store_path()
+    if path.is_dir():  # the store's own error would say to delete it
+        raise ConfigError(f"store.path: {path} is a folder; give the index file's path, e.g. "
+                          f"{path / (config.agent_id + '.sqlite')}")
     if config.store.path or path.exists():
         return path
     legacy = config.legacy_store_path()

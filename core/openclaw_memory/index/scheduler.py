@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import IndexLockedError, OpenClawMemoryError
+from openclaw_memory.errors import IndexClosedError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.redaction import redact
 from openclaw_memory.storage import MemoryStore
 from openclaw_memory.indexing.sync import Progress, stat_scan, would_index
@@ -105,9 +105,9 @@ class SyncScheduler:
         return self._closed
 
     def check_open(self) -> None:
-        """Raise RuntimeError when closed."""
+        """Raise IndexClosedError (a RuntimeError) when closed."""
         if self._closed:
-            raise RuntimeError("this MemoryIndex is closed; create a new one")
+            raise IndexClosedError("this MemoryIndex is closed; create a new one")
 
     @property
     def cancel_event(self) -> threading.Event:

@@ -8,6 +8,7 @@ import math
 import numbers
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "check_search_arguments",
     "evaluate_modes",
     "filtered",
+    "search_now",
     "search_tuning",
 ]
 
@@ -84,6 +86,18 @@ def check_search_arguments(query: Any = "", *, max_results: Any = None, min_scor
             raise MemoryArgumentError(f"unknown source(s) {unknown!r} in sources: use {' or '.join(SEARCH_SOURCES)}")
 
 
+def search_now(now: Any) -> datetime | None:
+    """A search's ``now`` as the datetime relative dates are read against: a datetime as given, a date as its
+    midnight (the time a daily note of that day is dated), None for the current time; MemoryArgumentError for
+    anything else."""
+    if now is None or isinstance(now, datetime):
+        return now
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day)
+    raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
+                              f"{type(now).__name__} ({now!r:.60})")
+
+
 def search_tuning(
     config: MemoryConfig, provider: Callable[[], EmbeddingProvider | None], *,
     query_vector: Sequence[float] | np.ndarray | None, mode: SearchMode | None,
@@ -97,20 +111,20 @@ def search_tuning(
         return None
     if mode not in (None, "hybrid", "vector", "keyword"):
         raise MemoryArgumentError(f"unknown search mode {mode!r}: use 'hybrid', 'vector' or 'keyword'")
+    for name, function in (("where", where), ("collapse", collapse)):
+        if function is not None and not callable(function):
+            raise MemoryArgumentError(f"{name} must be a function of a hit (lambda hit: ...), got "
+                                      f"{type(function).__name__} ({function!r:.60})")
     hybrid: dict[str, Any] = {}
     if mode is not None:
         hybrid["enabled"] = mode != "vector"
     if vector_weight is not None:
-        if isinstance(vector_weight, bool) or not 0.0 <= float(vector_weight) <= 1.0:
-            raise MemoryArgumentError(
-                f"vector_weight must be between 0 (keywords only) and 1 (vectors only), got {vector_weight}")
-        hybrid["vector_weight"], hybrid["text_weight"] = float(vector_weight), 1.0 - float(vector_weight)
+        weight = _fraction(vector_weight, "vector_weight must be between 0 (keywords only) and 1 (vectors only)")
+        hybrid["vector_weight"], hybrid["text_weight"] = weight, 1.0 - weight
     if mmr is not None:
         hybrid["mmr"] = {"enabled": mmr is not False}
         if not isinstance(mmr, bool):
-            if not 0.0 <= float(mmr) <= 1.0:
-                raise MemoryArgumentError(f"the MMR lambda must be between 0 and 1, got {mmr}")
-            hybrid["mmr"]["lambda_"] = float(mmr)
+            hybrid["mmr"]["lambda_"] = _fraction(mmr, "the MMR lambda must be between 0 and 1 (or mmr=True / False)")
     vector: np.ndarray | None = None
     if query_vector is not None:
         if mode == "keyword":
@@ -138,6 +152,18 @@ def search_tuning(
     return SearchTuning(query=query, max_results=config.query.max_results, keyword_only=mode == "keyword",
                         query_vector=vector, where=where, collapse=collapse,
                         filter_only=not hybrid and vector is None and mode != "keyword")
+
+
+def _fraction(value: Any, what: str) -> float:
+    """``value`` as a number in 0..1; MemoryArgumentError saying ``what`` (and what was given) otherwise."""
+    if not isinstance(value, bool) and isinstance(value, (numbers.Real, str)):
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if 0.0 <= number <= 1.0:
+            return number
+    raise MemoryArgumentError(f"{what}, got {value!r:.60}")
 
 
 #: A filtered search returns the indexed chunks as they are (what a vector store's ``get_nodes`` returns for the

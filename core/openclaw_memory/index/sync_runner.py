@@ -29,6 +29,16 @@ _T = TypeVar("_T")
 READ_PATH_LOCK_TIMEOUT_S = 0.5
 
 
+def _check_workspace_present(config: MemoryConfig) -> None:
+    """IndexingError when the workspace folder is gone (moved, deleted, a drive not mounted): a sync would find no
+    file and remove every one from the index; refused, the index stays searchable as it was."""
+    workspace = config.resolved_workspace()
+    if not workspace.is_dir():
+        raise IndexingError(f"the workspace {workspace} is missing (moved, deleted, or on a drive that is not "
+                            "mounted); nothing was removed from the index. Restore the folder, or open the index "
+                            "with the workspace's new path")
+
+
 class SyncRunner:
     """Runs one index's syncs (:meth:`run`, the scheduler's job) and guards its reads (:meth:`guarded`).
 
@@ -78,6 +88,8 @@ class SyncRunner:
         rebuilt, an embedding failure switches to the fallback provider (once); both keep the
         request's lock_timeout."""
         reason, lock_timeout = request.reason, request.lock_timeout
+        if not request.targeted:  # a transcript-only sync does not read the workspace
+            _check_workspace_present(self.config)
         self.live = SyncProgress(reason)
         caller_progress = request.progress
 

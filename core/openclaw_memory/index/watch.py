@@ -57,17 +57,20 @@ def is_relevant(
     workspace: Path,
     extra_paths: Sequence[Path],
     sessions_dir: Path | None = None,
+    *,
+    deleted: bool = False,
 ) -> bool:
     """True when a change at ``path`` can affect the index.
 
     That is a Markdown file (or a directory, or a name with no extension) that discovery would
     index — root ``MEMORY.md``/``memory.md``/``USER.md``, under ``memory/`` or an extra path, outside ignored
-    directories — or a transcript directly in ``sessions_dir``.
+    directories — or a transcript directly in ``sessions_dir``. A ``deleted`` path there counts whatever its
+    name: it may have been a folder of notes (``memory/project.v2``), which can no longer be told.
     """
     p = Path(path)
     if sessions_dir is not None and p.parent == sessions_dir:
         return is_transcript_name(p.name)
-    suffix_ok = not p.suffix or p.suffix == ".md" or _is_dir(p)
+    suffix_ok = deleted or not p.suffix or p.suffix == ".md" or _is_dir(p)
     parts = _rel_parts(p, workspace)
     if parts is not None:
         if len(parts) == 1 and parts[0] in (*_ROOT_FILES, "memory"):
@@ -161,7 +164,8 @@ class MemoryWatcher:
 
     def _relevant(self, changes: Changes) -> Changes:
         return {
-            (c, p) for c, p in changes if is_relevant(p, self.workspace, self.extra_paths, self.sessions_dir)
+            (c, p) for c, p in changes
+            if is_relevant(p, self.workspace, self.extra_paths, self.sessions_dir, deleted=c == Change.deleted)
         }
 
     # ---- the loop -----------------------------------------------------------------------------

@@ -93,6 +93,8 @@ def resolve_day(value: str | date | datetime, *, now: datetime | date | None = N
     try:
         return date.fromisoformat(text[:10]) if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ].*)?", text) else \
             _required(_parse(text, _today(now)), text, name)
+    except MemoryArgumentError:
+        raise
     except ValueError as exc:
         raise MemoryArgumentError(f"{name}: {text!r} is not a valid date ({exc})") from None
 
@@ -121,10 +123,41 @@ def day_range(after: Any = None, before: Any = None, *, now: datetime | date | N
 def _first_day(value: Any, now: datetime | date | None, name: str) -> date:
     """The day ``value`` names, or the first day of the period it names."""
     if isinstance(value, str):
+        month_or_week = _month_or_week(value, _today(now), name)
+        if month_or_week is not None:
+            return month_or_week
         period = _calendar_unit(value) or _periods(value, _today(now))
         if period and period[0].first is not None:
             return period[0].first
     return resolve_day(value, now=now, name=name)
+
+
+_MONTH_WORD = r"((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\.?"
+_NUMERIC_MONTH = re.compile(r"^\s*((?:19|20)\d\d)[-/.](\d{1,2})\s*$|^\s*(\d{1,2})[-/.]((?:19|20)\d\d)\s*$")
+_WORD_MONTH = re.compile(rf"^\s*(?:{_MONTH_WORD},?\s*((?:19|20)\d\d)?|((?:19|20)\d\d),?\s+{_MONTH_WORD})\s*$", re.I)
+_ISO_WEEK = re.compile(r"^\s*((?:19|20)\d\d)-?W(\d{2})\s*$", re.I)
+
+
+def _month_or_week(text: str, today: date, name: str) -> date | None:
+    """The first day of the month ``text`` names alone ("2024-05", "05/2024", "May 2024", "Sept 2024", "2024 May",
+    "May": the latest May not after today) or of the ISO week ("2024-W19"); None for anything else.
+    MemoryArgumentError (naming ``name``) for a month or week that does not exist ("2024-13")."""
+    numeric, words, week = _NUMERIC_MONTH.match(text), _WORD_MONTH.match(text), _ISO_WEEK.match(text)
+    try:
+        if week:
+            return date.fromisocalendar(int(week.group(1)), int(week.group(2)), 1)
+        if numeric:
+            year, month = numeric.group(1, 2) if numeric.group(1) else numeric.group(4, 3)
+            return date(int(year), int(month), 1)
+    except ValueError as exc:
+        raise MemoryArgumentError(f"{name}: {text.strip()!r} is not a valid month or week ({exc})") from None
+    if not words:
+        return None
+    word, year = words.group(1, 2) if words.group(1) else words.group(4, 3)
+    number = next((index for index, month in enumerate(_MONTHS, 1) if month.startswith(word.lower())), None)
+    if number is None:
+        return None  # "Mayday", "Decade": not a month
+    return date(int(year) if year else today.year - (number > today.month), number, 1)
 
 
 def _month_range(year: int, month: int) -> DayRange:
