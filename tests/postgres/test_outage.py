@@ -1,6 +1,6 @@
 """A PostgreSQL index through outages and restarts of its server (a server of this module's own,
 stopped and started for real): notes are still written, searches fail fast with a clear error and
-recover on the first call once the server is back, and a restart costs no search."""
+recover on the first call once the server is back, and a restart costs no search, sync or forced rebuild."""
 
 from __future__ import annotations
 
@@ -105,3 +105,22 @@ def test_a_server_restart_costs_no_search(running: StoppablePgServer, index: Mem
     running.start()
     for _ in range(3):
         assert index.search("billing database").hits
+
+
+def test_a_sync_after_a_restart_indexes_what_was_written(running: StoppablePgServer, index: MemoryIndex,
+                                                         workspace: Path) -> None:
+    """A restart costs no sync either: its first pooled call gets the retry a search gets (it raised)."""
+    running.stop()
+    running.start()
+    append_memory(workspace, "memory/2026-02-03.md", "- the ferry to Bornholm leaves at 08:30")
+    report = index.sync()
+    assert report.files_indexed == 1
+    assert index.search("Bornholm ferry").hits[0].path == "memory/2026-02-03.md"
+
+
+def test_a_forced_rebuild_after_a_restart_runs(running: StoppablePgServer, index: MemoryIndex) -> None:
+    running.stop()
+    running.start()
+    report = index.sync(force=True)
+    assert report.full_rebuild and report.files_indexed == len(NOTES)
+    assert index.search("billing database").hits[0].path == "memory/2026-02-01.md"

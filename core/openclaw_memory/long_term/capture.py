@@ -235,8 +235,9 @@ class CaptureCursor:
             update_json(self._file(session), without)
             return
         seen = self._seen.get(session)
-        for key in keys if seen is not None else ():
-            seen.pop(key, None)
+        if seen is not None:
+            for key in keys:
+                seen.pop(key, None)
 
     def _file(self, session: str) -> Path:
         assert self.directory is not None
