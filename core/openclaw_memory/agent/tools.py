@@ -20,6 +20,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.index.search_options import indexed_sources
 from openclaw_memory.types import SearchResult
 from openclaw_memory.consolidation import forget as forget_memory
 
@@ -230,7 +231,7 @@ def corpus_sources(corpus: str | None) -> list[str] | None:
 def corpus_error(config: MemoryConfig, corpus: str | None) -> str | None:
     """Why a search over ``corpus`` cannot find anything in this memory (its session transcripts are not
     indexed), or None."""
-    if corpus == "sessions" and not config.sessions_enabled():
+    if corpus == "sessions" and "sessions" not in indexed_sources(config):
         return (f"corpus 'sessions': session transcripts are not indexed in this memory (memorySearch.sources is "
                 f"{list(config.sources)}); search corpus 'memory' or 'all' instead")
     return None
