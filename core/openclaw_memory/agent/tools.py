@@ -315,9 +315,7 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
                 "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except MemoryPathError as exc:
-        return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
-    except (MemoryArgumentError, UnreadableFileError) as exc:
+    except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:
         return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,
