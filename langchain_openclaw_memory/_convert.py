@@ -9,10 +9,11 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
+from pydantic import ValidationError
 
 __all__ = [
-    "FLUSH_MARK",
     "CONSOLIDATION_TAG",
+    "FLUSH_MARK",
     "FLUSH_TAG",
     "SUMMARY_MARKER",
     "DocumentContent",
@@ -22,6 +23,7 @@ __all__ = [
     "last_summary_id",
     "flushed_this_cycle",
     "message_text",
+    "validation_error_text",
     "with_flush_mark",
 ]
 
@@ -98,3 +100,13 @@ def with_flush_mark(messages: Sequence[BaseMessage]) -> BaseMessage | None:
         return None
     last = messages[-1]
     return last.model_copy(update={"additional_kwargs": {**last.additional_kwargs, FLUSH_MARK: _cycle(messages)}})
+
+
+def validation_error_text(exc: ValidationError | Exception) -> str:
+    """The tool message a model gets for arguments the tool's schema refused: each argument and what is wrong
+    with it, then to fix them and call again (``handle_validation_error`` of the library's tools)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else None
+    if not errors:
+        return f"Invalid tool arguments: {exc}"
+    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')}" for e in errors]
+    return "Invalid tool arguments: " + "; ".join(parts) + ". Fix them and call the tool again."

@@ -25,8 +25,7 @@ from openclaw_memory.agent.flush import FlushPolicy, FlushTurn, FlushWriteResult
 from openclaw_memory.index import MemoryIndex
 from pydantic import BaseModel, Field
 
-from langchain_openclaw_memory._convert import FLUSH_TAG, message_text
-from langchain_openclaw_memory.tools import _validation_error_text
+from langchain_openclaw_memory._convert import FLUSH_TAG, message_text, validation_error_text
 
 __all__ = ["FlushOutcome", "SilentFlushRunner", "check_flush_threshold", "flush_run_config", "hidden_run_config",
            "sync_after_compaction", "with_soft_threshold"]
@@ -142,7 +141,7 @@ def _write_tool(policy: FlushPolicy, turn: FlushTurn, writes: list[FlushWriteRes
         ),
         args_schema=WriteMemoryArgs,
         handle_tool_error=True,
-        handle_validation_error=_validation_error_text,  # told, the model calls again with the right arguments
+        handle_validation_error=validation_error_text,  # told, the model calls again with the right arguments
     )
 
 

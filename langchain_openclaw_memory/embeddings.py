@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
+from openclaw_memory.errors import ProviderError, ProviderUnavailableError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.providers._util import parse_retry_after, status_is_retryable
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
-from openclaw_memory.providers.batching import is_retryable
+from openclaw_memory.providers.batching import request_error
 from pydantic import BaseModel, ConfigDict, model_validator
 
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
@@ -125,19 +124,8 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
         return {"provider": self.id, "model": self.model, "class": f"{cls.__module__}.{cls.__qualname__}"}
 
     def _failure(self, exc: Exception) -> ProviderError:
-        """The library's error for a failed call of the LangChain embeddings: its message redacted (SDK errors echo
-        keys), retryable as a vendor provider's error is (rate limits, 5xx, timeouts, connection failures)."""
-        if isinstance(exc, ProviderError):
-            return exc
-        status = getattr(exc, "status_code", None)
-        status = status if isinstance(status, int) and not isinstance(status, bool) else None
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-        return RemoteRequestError(
-            f"{self.id}:{self.model} embeddings failed: {type(exc).__name__}: {exc}",
-            status_code=status,
-            retryable=status_is_retryable(status) if status is not None else is_retryable(exc),
-            retry_after=parse_retry_after(headers) if headers is not None else None,
-        )
+        """The library's error for a failed call of the LangChain embeddings (see :func:`request_error`)."""
+        return request_error(exc, f"{self.id}:{self.model} embeddings")
 
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         try:

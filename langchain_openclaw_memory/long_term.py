@@ -40,20 +40,11 @@ from openclaw_memory.long_term.tools import (
     memory_recall,
     memory_store,
 )
-from pydantic import ValidationError
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import is_summary_message, message_text
+from langchain_openclaw_memory._convert import is_summary_message, message_text, validation_error_text
 
 __all__ = ["LongTermMemoryMiddleware", "LongTermMemoryState", "create_long_term_tools"]
-
-
-def _validation_error_text(exc: Exception) -> str:
-    errors = exc.errors() if isinstance(exc, ValidationError) else None
-    if not errors:
-        return f"Invalid tool arguments: {exc}"
-    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')}" for e in errors]
-    return "Invalid tool arguments: " + "; ".join(parts) + ". Fix them and call the tool again."
 
 
 def _output(result: ToolOutput) -> ToolOutput:
@@ -94,7 +85,7 @@ def create_long_term_tools(memory: LongTermMemory) -> list[StructuredTool]:
         StructuredTool.from_function(
             func=func, coroutine=coro, name=name, description=description, args_schema=schema,
             response_format="content_and_artifact", handle_tool_error=True,
-            handle_validation_error=_validation_error_text,
+            handle_validation_error=validation_error_text,
         )
         for name, func, coro, description, schema in specs
     ]

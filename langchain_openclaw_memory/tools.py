@@ -31,7 +31,8 @@ from openclaw_memory.agent.tools import (
     memory_recall_prompt,
     memory_search,
 )
-from pydantic import ValidationError
+
+from langchain_openclaw_memory._convert import validation_error_text
 
 __all__ = [
     "create_memory_forget_entry_tool",
@@ -42,14 +43,6 @@ __all__ = [
 ]
 
 SearchOutput = tuple[str, dict[str, Any]]
-
-
-def _validation_error_text(exc: ValidationError | Exception) -> str:
-    errors = exc.errors() if isinstance(exc, ValidationError) else None
-    if not errors:
-        return f"Invalid tool arguments: {exc}"
-    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')}" for e in errors]
-    return "Invalid tool arguments: " + "; ".join(parts) + ". Fix them and call the tool again."
 
 
 def _search_output(payload: dict[str, Any]) -> SearchOutput:
@@ -100,7 +93,7 @@ def create_memory_search_tool(
         args_schema=MemorySearchArgs,
         response_format="content_and_artifact",
         handle_tool_error=True,
-        handle_validation_error=_validation_error_text,
+        handle_validation_error=validation_error_text,
     )
 
 
@@ -124,7 +117,7 @@ def create_memory_get_tool(
         args_schema=MemoryGetArgs,
         response_format="content_and_artifact",
         handle_tool_error=True,
-        handle_validation_error=_validation_error_text,
+        handle_validation_error=validation_error_text,
     )
 
 
@@ -156,7 +149,7 @@ def create_memory_forget_entry_tool(
         args_schema=MemoryForgetEntryArgs,
         response_format="content_and_artifact",
         handle_tool_error=True,
-        handle_validation_error=_validation_error_text,
+        handle_validation_error=validation_error_text,
     )
 
 def create_memory_tools(memory: MemoryIndex, *, session_key: str | None = None) -> list[StructuredTool]:

@@ -18,6 +18,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
+from openclaw_memory.providers.batching import request_error
 
 __all__ = ["LlamaIndexEmbeddingProvider", "OpenClawMemoryEmbedding"]
 
@@ -70,14 +71,20 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
         return fingerprint
 
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        if kind == "query":
-            return [self.embed_model.get_query_embedding(t) for t in texts]
-        return list(self.embed_model.get_text_embedding_batch(texts))
+        try:
+            if kind == "query":
+                return [self.embed_model.get_query_embedding(t) for t in texts]
+            return list(self.embed_model.get_text_embedding_batch(texts))
+        except Exception as exc:
+            raise request_error(exc, f"{self.id}:{self.model} embeddings") from None
 
     async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        if kind == "query":
-            return [await self.embed_model.aget_query_embedding(t) for t in texts]
-        return list(await self.embed_model.aget_text_embedding_batch(texts))
+        try:
+            if kind == "query":
+                return [await self.embed_model.aget_query_embedding(t) for t in texts]
+            return list(await self.embed_model.aget_text_embedding_batch(texts))
+        except Exception as exc:
+            raise request_error(exc, f"{self.id}:{self.model} embeddings") from None
 
 
 class OpenClawMemoryEmbedding(BaseEmbedding):

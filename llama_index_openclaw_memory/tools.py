@@ -41,8 +41,8 @@ from openclaw_memory.agent.tools import (
 
 from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
 
-__all__ = ["create_memory_forget_entry_tool", "create_memory_get_tool", "create_memory_search_tool", "create_memory_tools",
-           "memory_recall_prompt"]
+__all__ = ["MemoryTool", "argument_schema", "create_memory_forget_entry_tool", "create_memory_get_tool",
+           "create_memory_search_tool", "create_memory_tools", "memory_recall_prompt"]
 
 # the core's argument models are the one source of descriptions and bounds
 _Query = field_annotation(MemorySearchArgs, "query")

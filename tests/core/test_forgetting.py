@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from openclaw_memory.consolidation import consolidate, forget
+from openclaw_memory.text.citations import format_citation
 
 from tests.helpers.consolidation import TODAY, config_for, scripted
 
@@ -59,3 +60,19 @@ def test_forgetting_a_cut_promoted_entry_by_its_text_keeps_its_long_note_out_for
     assert forget(config, shown) == 1
     report = consolidate(config, scripted("garbage"), today=TODAY)  # append-only would take every candidate
     assert "billing" not in (ws / "MEMORY.md").read_text() and report.counts.forgotten == 1
+
+
+def test_a_one_line_citation_as_a_search_shows_it_forgets_that_line(tmp_path: Path) -> None:
+    # memory_forget_entry takes "the path#Lx-Ly a search cited"; a search cites a one-line hit as path#L2
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n")
+    (ws / "memory" / "2026-11-26.md").write_text("- Deploys happen on Fridays.\n- The office cat is called Miso.\n")
+    config = config_for(ws)
+    consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C1"}, {"op": "add", "candidate": "C2"}]}),
+                today=TODAY)
+    assert "Miso" in (ws / "MEMORY.md").read_text()
+    assert forget(config, format_citation("memory/2026-11-26.md", 2, 2)) == 1
+    assert "Miso" not in (ws / "MEMORY.md").read_text() and "Fridays" in (ws / "MEMORY.md").read_text()
+    consolidate(config, scripted("garbage"), today=TODAY)  # append-only would take every candidate
+    assert "Miso" not in (ws / "MEMORY.md").read_text()

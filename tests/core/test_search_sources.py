@@ -49,3 +49,23 @@ def test_get_of_a_session_hit_says_it_is_a_transcript(tmp_path: Path) -> None:
         hit = memory.search("quokka", min_score=0).hits[0]
         with pytest.raises(MemoryPathError, match="is a session transcript hit; memory_get reads memory files only"):
             memory.get(hit.path)
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"sources": ["memory", "sessions"]}, {"backend": "qmd"},
+    {"backend": "qmd", "qmd": {"sessions": {"enabled": True}}},
+])
+def test_the_agent_tools_refuse_the_sessions_corpus_exactly_when_the_index_does(settings: dict[str, object]) -> None:
+    # memory_search / MCP / CLI check corpus 'sessions' before searching; a QMD index with exported transcripts
+    # holds them, so refusing there would hide every transcript from the agent
+    from openclaw_memory import MemoryConfig
+    from openclaw_memory.agent.tools import corpus_error
+    from openclaw_memory.index.memory_index import _check_sources_indexed
+
+    config = MemoryConfig(**settings)
+    try:
+        _check_sources_indexed(["sessions"], config)
+        index_refuses = False
+    except MemoryArgumentError:
+        index_refuses = True
+    assert (corpus_error(config, "sessions") is not None) == index_refuses

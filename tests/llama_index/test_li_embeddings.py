@@ -111,3 +111,35 @@ def test_an_embed_model_with_another_dimension_rebuilds_the_index(
             result = memory.search("coffee", mode="vector", min_score=0)
             assert [h.path for h in result.hits] == ["MEMORY.md"], (dims, result.empty_reason)
             assert memory.status().vector["dims"] == dims
+
+
+class FailingEmbedding(RecordingEmbedding):
+    """A LlamaIndex model whose calls fail as a vendor SDK's do: a rate limit whose message echoes the key."""
+
+    message: str = "Error code: 429 - rate limited for key=sk-proj-abcdefghijklmnop1234567890"
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        raise RuntimeError(self.message)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        raise RuntimeError(self.message)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        raise RuntimeError(self.message)
+
+    async def _aget_text_embedding(self, text: str) -> list[float]:
+        raise RuntimeError(self.message)
+
+
+@pytest.mark.parametrize("kind", ["documents", "query"])
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_a_failing_llamaindex_model_is_a_provider_error_without_its_secret(kind: str, asynchronous: bool) -> None:
+    # as LangChainEmbeddingProvider's: the SDK's own exception escaped sync() and was logged with the key it echoed
+    provider = LlamaIndexEmbeddingProvider(FailingEmbedding(calls=[]))
+    with pytest.raises(ProviderError, match="429") as raised:
+        if kind == "documents":
+            await provider.aembed_documents(["x"]) if asynchronous else provider.embed_documents(["x"])
+        else:
+            await provider.aembed_query("x") if asynchronous else provider.embed_query("x")
+    assert raised.value.retryable  # a rate limit is retried, as a vendor provider's is
+    assert "sk-proj" not in str(raised.value) and raised.value.__cause__ is None

@@ -10,16 +10,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from openclaw_memory.text.citations import ChatType, format_citation, normalize_session_kind, strip_citation_footer
+from openclaw_memory.text.citations import (
+    ChatType,
+    format_citation,
+    normalize_session_kind,
+    parse_citation,
+    strip_citation_footer,
+)
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import UnreadableFileError, line_number
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.index import MemoryIndex
+from openclaw_memory.index.search_options import indexed_sources
 from openclaw_memory.types import SearchResult
 from openclaw_memory.consolidation import forget as forget_memory
 
@@ -230,7 +236,7 @@ def corpus_sources(corpus: str | None) -> list[str] | None:
 def corpus_error(config: MemoryConfig, corpus: str | None) -> str | None:
     """Why a search over ``corpus`` cannot find anything in this memory (its session transcripts are not
     indexed), or None."""
-    if corpus == "sessions" and not config.sessions_enabled():
+    if corpus == "sessions" and "sessions" not in indexed_sources(config):
         return (f"corpus 'sessions': session transcripts are not indexed in this memory (memorySearch.sources is "
                 f"{list(config.sources)}); search corpus 'memory' or 'all' instead")
     return None
@@ -278,20 +284,16 @@ def memory_search(
     return _payload(memory, result)
 
 
-_CITATION = re.compile(r"^(?P<path>.+\.md)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
-
-
 def cited_lines(path: Any, from_line: Any, lines: Any) -> tuple[Any, Any, Any]:
     """``path``, ``from_line`` and ``lines`` with a citation (``memory/2026-01-16.md#L3-L7``, as a search shows its
     hits) split into its path and, unless lines are given, the lines it names."""
-    match = _CITATION.match(path.strip()) if isinstance(path, str) else None
-    if match is None:
+    cited = parse_citation(path) if isinstance(path, str) else None
+    if cited is None:
         return path, from_line, lines
+    rel, start, end = cited
     if from_line is not None or lines is not None:
-        return match["path"], from_line, lines
-    start = int(match["start"])
-    end = int(match["end"] or start)
-    return match["path"], start, max(end - start + 1, 1)
+        return rel, from_line, lines
+    return rel, start, max(end - start + 1, 1)
 
 
 def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lines: int | None = None, *,
@@ -314,9 +316,7 @@ def memory_get(memory: MemoryIndex, path: str, from_line: int | None = None, lin
                 "error": "memory is disabled (memorySearch.enabled=false)"}
     try:
         got = memory.get(path, from_line=from_line, lines=lines)
-    except MemoryPathError as exc:
-        return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
-    except (MemoryArgumentError, UnreadableFileError) as exc:
+    except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:
         return {"path": requested, "text": "", "disabled": True, "error": str(exc)}
     except OSError as exc:
         return {"path": requested, "text": "", "disabled": True,

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from openclaw_memory.consolidation.candidates import Candidate
-from openclaw_memory.text.entries import MAX_TRIGGERS
+from openclaw_memory.text.entries import MAX_TRIGGERS, clipped
 from openclaw_memory.errors import OpenClawMemoryError
 
 __all__ = ["Decision", "Decisions", "InvalidDecisions", "build_prompt", "parse_decisions"]
@@ -95,18 +95,13 @@ Answer with JSON only, no prose, in this shape (one object per candidate):
 """
 
 
-def _clipped(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: max(1, limit - 1)].rstrip() + "…"
-
-
 def build_prompt(entries: Sequence[str], candidates: Sequence[Candidate], *, max_chars: int = 640) -> str:
     """The prompt: instructions, then the numbered entries and candidates, each on one line cut to
     ``max_chars`` (a promoted entry's bound), so a very long line cannot crowd out the rest."""
     lines = [_INSTRUCTIONS, "## Current MEMORY.md entries"]
-    lines += [f"E{i}: {_clipped(text, max_chars)}" for i, text in enumerate(entries, start=1)] or ["(none)"]
+    lines += [f"E{i}: {clipped(text, max_chars)}" for i, text in enumerate(entries, start=1)] or ["(none)"]
     lines.append("\n## Candidates")
-    lines += [f"{c.id} ({c.source}): {_clipped(c.text, max_chars)}" for c in candidates]
+    lines += [f"{c.id} ({c.source}): {clipped(c.text, max_chars)}" for c in candidates]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import uuid
 from pathlib import Path
 
@@ -18,13 +17,12 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.files.append import LOCK_TIMEOUT_S, normalize_rel_path
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.text.citations import parse_citation
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
-
-_REF = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)-L(?P<end>\d+)$")
 
 
 def _digest(text: str) -> str:
@@ -77,22 +75,23 @@ def forgotten_set(state: Path) -> ForgottenSet:
 
 
 def resolve(config: MemoryConfig, what: str) -> tuple[str | None, str]:
-    """``what`` (a source ``path#Lx-Ly`` or a memory's text) as (source or None, text)."""
+    """``what`` (a source ``path#Lx-Ly``, or ``path#Lx`` as a search cites one line, or a memory's text) as
+    (source or None, text)."""
     what = what.strip()
     if not what:
         raise MemoryArgumentError("forget needs the memory's text or its source (memory/2026-11-26.md#L3-L3)")
-    match = _REF.match(what)
-    if not match:
+    cited = parse_citation(what)
+    if cited is None:
         return None, what
+    path, start, end = cited
     workspace = config.resolved_workspace()
     try:
-        rel = normalize_rel_path(workspace, match["path"])
+        rel = normalize_rel_path(workspace, path)
     except MemoryPathError as exc:
         raise MemoryArgumentError(f"source {what!r}: {exc}") from None
     text = read_memory_text(workspace / rel, workspace) or ""
-    what = f"{rel}#L{match['start']}-L{match['end']}"
-    lines = text.split("\n")[int(match["start"]) - 1: int(match["end"])]
-    return what, "\n".join(lines)
+    lines = text.split("\n")[start - 1: end]
+    return f"{rel}#L{start}-L{end}", "\n".join(lines)  # as a candidate's source is written
 
 
 def without(memory_text: str, source: str | None, text: str) -> tuple[str, int]:

@@ -36,6 +36,7 @@ __all__ = [
     "lock_path",
     "locked_append",
     "normalize_rel_path",
+    "replace_lone_surrogates",
     "resolve_tz",
     "today",
 ]
@@ -212,6 +213,12 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (half an emoji, as a model's JSON tool arguments may decode; UTF-8
+    cannot encode it) replaced by U+FFFD: what the memory files and the long-term store keep of it."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def append_memory(
     workspace: str | os.PathLike[str],
     rel_path: str | os.PathLike[str],
@@ -238,7 +245,7 @@ def append_memory(
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    text = _LONE_SURROGATE.sub("\ufffd", text)
+    text = replace_lone_surrogates(text)
     if not keep_record_markers:
         text = escape_record_markers(text)
     if origin is not None:

@@ -48,6 +48,7 @@ from openclaw_memory.index.search_options import (
     check_search_arguments,
     evaluate_modes,
     filtered,
+    indexed_sources,
     search_now,
     search_tuning,
 )
@@ -631,7 +632,7 @@ def _check_sources_indexed(sources: Sequence[str] | None, config: MemoryConfig) 
     """MemoryArgumentError when ``sources`` names only sources this index does not hold (``sessions`` while the
     configuration's ``sources`` leaves transcripts out, and QMD does not index exported ones): that search could only
     ever come back empty."""
-    held = set(config.sources) | ({"sessions"} if config.backend == "qmd" and config.qmd.sessions.enabled else set())
+    held = indexed_sources(config)
     if sources is None or not sources or any(source in held for source in sources):
         return
     raise MemoryArgumentError(f"sources={list(sources)!r}: this index holds only {config.sources!r}; add 'sessions' "

@@ -33,6 +33,7 @@ __all__ = [
     "check_search_arguments",
     "evaluate_modes",
     "filtered",
+    "indexed_sources",
     "search_now",
     "search_tuning",
 ]
@@ -84,6 +85,13 @@ def check_search_arguments(query: Any = "", *, max_results: Any = None, min_scor
         unknown = [s for s in sources if s not in SEARCH_SOURCES]
         if unknown:
             raise MemoryArgumentError(f"unknown source(s) {unknown!r} in sources: use {' or '.join(SEARCH_SOURCES)}")
+
+
+def indexed_sources(config: MemoryConfig) -> frozenset[str]:
+    """The sources an index built from ``config`` holds: its ``sources``, plus ``"sessions"`` when the QMD
+    backend indexes exported transcripts (``memory.qmd.sessions.enabled``)."""
+    exported = config.backend == "qmd" and config.qmd.sessions.enabled
+    return frozenset([*config.sources, *(["sessions"] if exported else [])])
 
 
 def search_now(now: Any) -> datetime | None:

@@ -45,6 +45,7 @@ from openclaw_memory.errors import (
     ProviderUnavailableError,
     StoreError,
 )
+from openclaw_memory.files.append import replace_lone_surrogates
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
 from openclaw_memory.long_term.novelty import relation
@@ -106,7 +107,6 @@ MAX_TEXT_CHARS = 8000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _META_KEY = b"openclaw_memory.embedding"
 _COLUMNS = ["id", "agent_id", "text", "importance", "category", "created_at"]
 _SUPERSEDED = "superseded_by"
@@ -234,8 +234,7 @@ def _quote(value: str) -> str:
 def _check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise MemoryArgumentError(f"{what} must be a string, not {type(text).__name__}")
-    # half an emoji (a lone surrogate, as JSON tool arguments may decode) cannot be UTF-8: U+FFFD, as append_memory
-    cleaned = _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", "")).strip()
+    cleaned = replace_lone_surrogates(text.replace("\x00", "")).strip()
     if not cleaned:
         raise MemoryArgumentError(f"{what} is empty: pass the text to {'remember' if what == 'text' else 'look for'}")
     if len(cleaned) > MAX_TEXT_CHARS:

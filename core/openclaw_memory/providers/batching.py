@@ -28,7 +28,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from openclaw_memory.errors import ProviderError, ProviderRequestError, ProviderUnresponsiveError
-from openclaw_memory.providers._util import RemoteRequestError, call_with_timeout, transport_error_kind
+from openclaw_memory.providers._util import (
+    RemoteRequestError,
+    call_with_timeout,
+    parse_retry_after,
+    status_is_retryable,
+    transport_error_kind,
+)
 from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
 
 __all__ = [
@@ -39,6 +45,7 @@ __all__ = [
     "RetryPolicy",
     "embed_documents_batched",
     "is_retryable",
+    "request_error",
     "split_batches",
 ]
 
@@ -126,6 +133,24 @@ def is_retryable(exc: BaseException) -> bool:
     if transport_error_kind(exc) is not None:
         return True
     return bool(_RETRY_TEXT.search(str(exc)))
+
+
+def request_error(exc: Exception, what: str) -> ProviderError:
+    """The library's error for a failed call of an embedding model wrapped from another library (``what``
+    names it): ``exc`` itself when it is one already, else a RemoteRequestError with ``exc``'s message redacted
+    (SDK errors echo keys) and retryable as a vendor provider's error is (rate limits, 5xx, timeouts, connection
+    failures), with the status code and ``Retry-After`` the exception carries."""
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return RemoteRequestError(
+        f"{what} failed: {type(exc).__name__}: {exc}",
+        status_code=status,
+        retryable=status_is_retryable(status) if status is not None else is_retryable(exc),
+        retry_after=parse_retry_after(headers) if headers is not None else None,
+    )
 
 
 def split_batches(texts: Sequence[str], *, max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS, max_items: int | None = None) -> list[list[int]]:

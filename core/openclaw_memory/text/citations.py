@@ -3,11 +3,13 @@ snippets carry one (the ``citations`` setting and the chat type of the session),
 ``Source: <citation>`` footer appended to a cited snippet.
 
 Every place that shows a hit's location (search results, the ``memory_search`` tool text, the CLI,
-the adapters) builds it with :func:`format_citation`, so they all agree.
+the adapters) builds it with :func:`format_citation`, so they all agree; every place that takes one back
+(``memory_get``, CLI ``get``, forgetting) reads it with :func:`parse_citation`.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import replace
 from typing import Literal
@@ -22,6 +24,7 @@ __all__ = [
     "decorate_citation",
     "format_citation",
     "normalize_session_kind",
+    "parse_citation",
     "strip_citation_footer",
 ]
 
@@ -48,6 +51,20 @@ def normalize_session_kind(kind: str) -> ChatType:
 def format_citation(path: str, start_line: int, end_line: int) -> str:
     """``path#L<start>`` when one line, else ``path#L<start>-L<end>``."""
     return f"{path}#L{start_line}" if start_line == end_line else f"{path}#L{start_line}-L{end_line}"
+
+
+#: a path ending in .md (spaces allowed, as in file names) or one without whitespace, then #L<start>[-L<end>]
+_CITATION = re.compile(r"^(?P<path>[^#]+\.md|[^#\s]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+
+def parse_citation(text: str) -> tuple[str, int, int] | None:
+    """``(path, start_line, end_line)`` of a citation (``path#L<start>``, as :func:`format_citation` writes one
+    line, or ``path#L<start>-L<end>``; whitespace around it ignored), else None. The path is not checked here."""
+    match = _CITATION.match(text.strip())
+    if match is None:
+        return None
+    start = int(match["start"])
+    return match["path"], start, int(match["end"] or start)
 
 
 def chat_type(session_key: str | None) -> ChatType:

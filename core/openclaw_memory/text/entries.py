@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_TRIGGERS", "Block", "normalized", "one_line", "parse_blocks", "render_entry", "source_refs"]
+__all__ = ["MAX_TRIGGERS", "Block", "clipped", "normalized", "one_line", "parse_blocks", "render_entry", "source_refs",
+           "unclosed_fence"]
 
 #: At most this many ``<!-- trigger: … -->`` phrases per promoted entry.
 MAX_TRIGGERS = 3
@@ -111,11 +112,15 @@ def source_refs(text: str) -> set[str]:
     return set(_SOURCE.findall(text))
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs as one space), cut to ``limit`` characters (ending with "…")."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(1, limit - 1)].rstrip() + "…"
+
+
 def one_line(text: str, limit: int) -> str:
     """``text`` on one line without comments or a list marker, cut to ``limit`` characters."""
-    flat = " ".join(_COMMENT.sub(" ", text).replace("-->", " ").split())
-    flat = _BULLET.sub("", flat)
-    return flat if len(flat) <= limit else flat[: max(1, limit - 1)].rstrip() + "…"
+    return clipped(_BULLET.sub("", " ".join(_COMMENT.sub(" ", text).replace("-->", " ").split())), limit)
 
 
 def _trigger(phrase: str) -> str:
