@@ -977,8 +977,9 @@ class MemoryConfig(_Model):
     def from_openclaw_file(cls, path: str | os.PathLike[str], *, agent_id: str | None = None, **overrides: Any) -> MemoryConfig:
         """Read an ``openclaw.json`` (JSON5) file: ``agents.defaults.memorySearch`` merged with the
         agent's own ``memorySearch``, ``agents.defaults.compaction``, the workspace, ``userTimezone`` (as
-        ``timezone``: the day of a daily note and of "today") and ``memory.citations``. Keys this library does not use are ignored with a debug log; every value
-        it reads is validated as :class:`MemoryConfig` validates it, and a file larger than
+        ``timezone``: the day of a daily note and of "today") and ``memory.citations``. Keys this library does
+        not use are ignored with a debug log; every value it reads is validated as :class:`MemoryConfig`
+        validates it, and a file larger than
         :data:`MAX_CONFIG_FILE_BYTES` is refused (ConfigError naming the key or the limit)."""
         file = Path(path).expanduser()
         raw = _read_config_file(file)
