@@ -39,3 +39,13 @@ def test_a_bad_role_or_session_id_is_an_argument_error(tmp_path: Path) -> None:
         TranscriptWriter(tmp_path / "s.jsonl").append_message("", "hello")
     with pytest.raises(MemoryArgumentError, match="session_id"):
         transcript_file_name("  ")
+
+
+def test_half_an_emoji_in_a_message_is_written_as_a_replacement_character(tmp_path: Path) -> None:
+    """A lone surrogate in a message (half an emoji) is kept as U+FFFD with the rest of the batch; it raised
+    UnicodeEncodeError and the messages were not written."""
+    writer = TranscriptWriter(tmp_path / "s.jsonl")
+    writer.append_messages([("user", "the gift: \ud83c for Sam"),
+                            ("assistant", [{"type": "text", "text": "ok \udc00"}])])
+    lines = [json.loads(line)["message"]["content"] for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert lines == ["the gift: \ufffd for Sam", [{"type": "text", "text": "ok \ufffd"}]]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.errors import MemoryArgumentError
-from openclaw_memory.files.append import locked_append
+from openclaw_memory.files.append import locked_append, replace_lone_surrogates
 from openclaw_memory.redaction import redact
 from openclaw_memory.files.session_state import SessionFlushState, SessionStateStore
 
@@ -303,7 +303,8 @@ class TranscriptWriter:
         self.append_messages([{"role": role, "content": content, "timestamp": timestamp}])
 
     def append_messages(self, messages: Iterable[Mapping[str, Any] | tuple[str, Any]]) -> int:
-        """Append ``{"role", "content"[, "timestamp"]}`` dicts or ``(role, content)`` pairs; returns the count."""
+        """Append ``{"role", "content"[, "timestamp"]}`` dicts or ``(role, content)`` pairs; returns the count. A lone
+        surrogate in a text (half an emoji) is written as U+FFFD."""
         records = []
         for m in messages:
             if isinstance(m, Mapping):
@@ -320,7 +321,8 @@ class TranscriptWriter:
             seconds = time.time() if ts is None else _message_seconds(ts)
             ms = round(seconds * 1000)
             record = {"type": "message", "message": {"role": role, "content": content, "timestamp": ms}}
-            records.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            records.append(replace_lone_surrogates(line) + "\n")
         if records:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             locked_append(self.path, "".join(records), fsync=False)
