@@ -57,9 +57,10 @@ def test_get_of_a_session_hit_says_it_is_a_transcript(tmp_path: Path) -> None:
 ])
 def test_the_agent_tools_refuse_the_sessions_corpus_exactly_when_the_index_does(settings: dict[str, object]) -> None:
     # memory_search / MCP / CLI check corpus 'sessions' before searching; a QMD index with exported transcripts
-    # holds them, so refusing there would hide every transcript from the agent
+    # holds them, so refusing there would hide every transcript from the agent, and the recall prompt names them
+    # exactly when they can be searched
     from openclaw_memory import MemoryConfig
-    from openclaw_memory.agent.tools import corpus_error
+    from openclaw_memory.agent.tools import corpus_error, memory_recall_prompt
     from openclaw_memory.index.memory_index import _check_sources_indexed
 
     config = MemoryConfig(**settings)
@@ -69,3 +70,4 @@ def test_the_agent_tools_refuse_the_sessions_corpus_exactly_when_the_index_does(
     except MemoryArgumentError:
         index_refuses = True
     assert (corpus_error(config, "sessions") is not None) == index_refuses
+    assert ("session transcripts" in memory_recall_prompt(config)) == (not index_refuses)

@@ -467,7 +467,7 @@ def memory_recall_prompt(
 
     With ``memory`` (an index or its config) the section follows the config: ``""`` when memory
     search is disabled (the tools are not offered then, spec §7.1), citations per
-    ``config.citations``, transcripts mentioned when sessions are a source. ``citations`` and
+    ``config.citations``, transcripts mentioned when the index holds them (a source, or QMD's exported ones). ``citations`` and
     ``sessions`` override the config (without ``memory``: citations ``auto``, no sessions).
     Citations ``auto`` are on in a ``"direct"`` session and off in a ``"group"`` or ``"channel"``.
     ``search`` / ``get`` say which of the two tools the agent has.
@@ -481,7 +481,7 @@ def memory_recall_prompt(
     mode = citations or (config.citations if config is not None else "auto")
     cite_on = mode == "on" or (mode == "auto" and kind == "direct")
     if sessions is None:
-        sessions = config.sessions_enabled() if config is not None else False
+        sessions = "sessions" in indexed_sources(config) if config is not None else False
     where = "MEMORY.md + memory/*.md" + (" + indexed session transcripts" if sessions else "")
     if search and get:
         body = (
