@@ -735,7 +735,8 @@ def _close_served(served: list[Any]) -> None:
 def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | None, agent_list: str | None,
         long_term: bool) -> None:
     """Serve the memory to MCP clients (pip install 'openclaw-memory[mcp]'): memory_search, memory_get,
-    memory_append, and MEMORY.md and the daily notes as read-only resources. stdio by default."""
+    memory_append, memory_forget_entry, and MEMORY.md and the daily notes as read-only resources. stdio by
+    default."""
     if use_http and host not in _LOOPBACK_HOSTS and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")

@@ -761,6 +761,15 @@ class DreamingConfig(_Model):
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(120.0, gt=0)
 
+    @field_validator("api_key")
+    @classmethod
+    def _not_the_mask(cls, value: SecretStr | None) -> SecretStr | None:
+        """A dumped config's ``**********`` is not a key: the model would refuse it later and less clearly."""
+        if value is not None and value.get_secret_value() == _SECRET_MASK:
+            raise ValueError("this is the mask a printed config shows, not the secret: give the real value, or leave "
+                             "dreaming.api_key out to read the key from OPENAI_API_KEY")
+        return value
+
 
 #: An agent id names files and folders (the index, the sessions folder): letters, digits, ``_ . : @ -``.
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
@@ -928,11 +937,12 @@ class MemoryConfig(_Model):
         return out
 
     def without_secrets(self) -> dict[str, Any]:
-        """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers`` and the
-        password of ``store.url`` and of each endpoint's ``base_url``): what may be written to a file. A config built
-        from it takes its key from the environment (``OPENAI_API_KEY``, ...), the database password from
-        ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
-        data = self.model_dump(mode="json", exclude={"remote": {"api_key", "headers"}, "store": {"url"}})
+        """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
+        ``dreaming.api_key`` and the password of ``store.url`` and of each endpoint's ``base_url``): what may be
+        written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
+        database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
+        secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
+        data = self.model_dump(mode="json", exclude=secrets)
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url

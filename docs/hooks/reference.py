@@ -95,7 +95,8 @@ def config_reference() -> str:
         for name, info in model.model_fields.items():
             if _model_of(info.annotation) is not None:
                 continue
-            key = f"`{prefix}{to_camel(name)}`" + (f" (`{name}`)" if to_camel(name) != name else "")
+            spelled = info.alias or to_camel(name)
+            key = f"`{prefix}{spelled}`" + (f" (`{name}`)" if spelled != name else "")
             rows.append(f"| {key} | {_type_name(info.annotation)} | {_default(info)} | {_cell(comments.get(name, ''))} |")
         if len(rows) == 2:
             continue

@@ -45,3 +45,14 @@ def test_the_table_of_common_settings_states_the_models_defaults() -> None:
         assert _same(stated, actual), f"docs/configuration.md says {path} defaults to {stated}; the model: {actual!r}"
         checked += 1
     assert checked >= 10
+
+
+def test_the_generated_reference_names_each_key_as_a_config_file_spells_it() -> None:
+    import sys
+
+    sys.path.insert(0, str(PAGE.parent / "hooks"))
+    from reference import config_reference
+
+    reference = config_reference()
+    assert "`query.hybrid.mmr.lambda` (`lambda_`)" in reference
+    assert MemoryConfig.model_validate({"query": {"hybrid": {"mmr": {"lambda": 0.5}}}}).query.hybrid.mmr.lambda_ == 0.5
