@@ -10,13 +10,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from openclaw_memory.errors import RemoteRequestError
-from openclaw_memory.redaction import redact
+from openclaw_memory.redaction import redact, url_without_password
 
 __all__ = [
     "RemoteRequestError",
     "redact",
     "call_with_timeout",
     "fingerprint_headers",
+    "fingerprint_url",
     "parse_retry_after",
     "strip_model_prefix",
 ]
@@ -64,6 +65,12 @@ def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, .
     """Headers as sorted ``[key, value]`` pairs without credentials (case-insensitive ``drop``)."""
     dropped = {d.lower() for d in drop}
     return [[k, str(v)] for k, v in sorted((headers or {}).items()) if k.lower() not in dropped]
+
+
+def fingerprint_url(url: str) -> str:
+    """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
+    credential is no part of the vector space, and a fingerprint is never a secret)."""
+    return url_without_password(url) or url
 
 
 def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | None:

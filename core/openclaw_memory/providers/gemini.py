@@ -11,6 +11,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     fingerprint_headers,
+    fingerprint_url,
     parse_retry_after,
     redact,
     status_is_retryable,
@@ -100,7 +101,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         return {
             "provider": self.id,
-            "baseUrl": self.base_url,
+            "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "outputDimensionality": self.output_dimensionality,
             "headers": fingerprint_headers(self.headers, drop=("authorization", "x-goog-api-key")),

@@ -10,6 +10,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     fingerprint_headers,
+    fingerprint_url,
     parse_retry_after,
     redact,
     status_is_retryable,
@@ -79,7 +80,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {
             "provider": self.id,
-            "baseUrl": self.base_url,
+            "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "headers": fingerprint_headers(self.headers),
         }

@@ -9,6 +9,7 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    fingerprint_url,
     parse_retry_after,
     redact,
     status_is_retryable,
@@ -81,7 +82,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if self.output_dimension is not None:
             fp["outputDimension"] = self.output_dimension
         if self.base_url != DEFAULT_VOYAGE_BASE_URL:
-            fp["baseUrl"] = self.base_url
+            fp["baseUrl"] = fingerprint_url(self.base_url)
         return fp
 
     @property

@@ -1,0 +1,28 @@
+"""Remote providers as a user configures them: proxy URLs with credentials, vendor error messages."""
+
+from __future__ import annotations
+
+import pytest
+from openclaw_memory.errors import ProviderRequestError
+from openclaw_memory.providers.base import provider_key
+from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
+from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
+from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
+from tests.helpers.vendor_server import Fault, VendorServer
+from tests.providers.test_remote_providers import GEMINI_KEY, OPENAI_KEY, VOYAGE_KEY, voyage_provider
+
+PROXY_PASSWORD = "proxy-pass-0f9e8d7c"
+
+
+@pytest.mark.parametrize("make", [
+    lambda url: OpenAIEmbeddingProvider(api_key=OPENAI_KEY, base_url=url + "/v1"),
+    lambda url: GeminiEmbeddingProvider(api_key=GEMINI_KEY, base_url=url + "/v1beta"),
+    lambda url: VoyageEmbeddingProvider(api_key=VOYAGE_KEY, base_url=url + "/v1"),
+])
+def test_a_base_url_password_is_not_in_the_fingerprint(make) -> None:  # type: ignore[no-untyped-def]
+    with_password = make(f"http://team:{PROXY_PASSWORD}@proxy.internal:8080")
+    fingerprint = with_password.fingerprint()
+    assert PROXY_PASSWORD not in repr(fingerprint)
+    assert "proxy.internal:8080" in fingerprint["baseUrl"]
+    rotated = make("http://team:another-pass-123456@proxy.internal:8080")
+    assert provider_key(rotated.fingerprint()) == provider_key(fingerprint)
