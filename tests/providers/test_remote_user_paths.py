@@ -26,3 +26,16 @@ def test_a_base_url_password_is_not_in_the_fingerprint(make) -> None:  # type: i
     assert "proxy.internal:8080" in fingerprint["baseUrl"]
     rotated = make("http://team:another-pass-123456@proxy.internal:8080")
     assert provider_key(rotated.fingerprint()) == provider_key(fingerprint)
+
+
+@pytest.mark.parametrize("status, hint", [(403, "VOYAGE_API_KEY"), (404, "remote.base_url"), (500, None)])
+def test_a_voyage_http_error_says_what_the_server_said_once(vendor: VendorServer, status: int, hint: str | None) -> None:
+    provider = voyage_provider(vendor)
+    vendor.fail("voyage.embeddings", Fault(status=status))
+    with pytest.raises(ProviderRequestError) as info:
+        provider.embed_query("x")
+    message = str(info.value)
+    assert f"HTTP {status}: " in message and ".." not in message
+    assert "content-type" not in message.lower() and "'date'" not in message  # no response headers dumped
+    if hint is not None:
+        assert message.count("injected error") == 1 and hint in message

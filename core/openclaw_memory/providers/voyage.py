@@ -35,6 +35,16 @@ def _import_voyageai() -> Any:
     return voyageai
 
 
+def _error_message(exc: BaseException) -> str:
+    """What the server said about a failed request: its JSON ``detail`` when it sent one (for statuses other
+    than 400/401/422/429 the SDK's message also repeats the body and the response headers), without a
+    closing period (the caller adds one)."""
+    body = getattr(exc, "json_body", None)
+    detail = body.get("detail") if isinstance(body, dict) else None
+    text = detail if isinstance(detail, str) and detail.strip() else str(getattr(exc, "user_message", None) or exc)
+    return text.strip().rstrip(".")
+
+
 class VoyageEmbeddingProvider(BaseEmbeddingProvider):
     """Embeddings from ``POST <base_url>/embeddings`` with ``input_type`` ``query`` or ``document``.
 
@@ -138,10 +148,14 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
             return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
         if isinstance(exc, err.VoyageError):
             status = getattr(exc, "http_status", None)
-            msg = redact(str(getattr(exc, "user_message", None) or exc), self._api_key)
+            msg = redact(_error_message(exc), self._api_key)
             if isinstance(exc, err.APIError) and status is not None and status < 400:
                 return ProviderError(f"voyage:{self.model} returned a malformed response: {msg}")
-            hint = " Check remote.api_key / VOYAGE_API_KEY." if status == 401 else ""
+            hint = ""
+            if status in (401, 403):
+                hint = " Check remote.api_key / VOYAGE_API_KEY."
+            elif status == 404:
+                hint = f" Check the model name ({self.model!r}) and remote.base_url."
             return RemoteRequestError(
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
