@@ -39,3 +39,23 @@ def test_a_voyage_http_error_says_what_the_server_said_once(vendor: VendorServer
     assert "content-type" not in message.lower() and "'date'" not in message  # no response headers dumped
     if hint is not None:
         assert message.count("injected error") == 1 and hint in message
+
+
+# What each vendor answers a wrong API key with (Gemini says it with HTTP 400, not 401).
+BAD_KEY = [
+    ("openai", "openai.embeddings", 401, {"error": {"message": "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+    ("gemini", "gemini.batchEmbedContents", 400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}}),
+    ("voyage", "voyage.embeddings", 401, {"detail": "Provided API key is invalid."}),
+]
+
+
+@pytest.mark.parametrize("vendor_name, route, status, body", BAD_KEY)
+def test_a_wrong_api_key_is_named_with_where_to_set_it(vendor: VendorServer, vendor_name: str, route: str, status: int,
+                                                       body: dict) -> None:  # type: ignore[type-arg]
+    from tests.providers.test_remote_providers import gemini_provider, openai_provider
+    provider = {"openai": openai_provider, "gemini": gemini_provider, "voyage": voyage_provider}[vendor_name](vendor)
+    vendor.fail(route, Fault(status=status, body=body))
+    with pytest.raises(ProviderRequestError) as info:
+        provider.embed_query("x")
+    message = str(info.value)
+    assert "remote.api_key" in message and ".." not in message and not info.value.retryable

@@ -15,6 +15,7 @@ from openclaw_memory.redaction import redact, url_without_password
 __all__ = [
     "RemoteRequestError",
     "redact",
+    "server_message",
     "call_with_timeout",
     "fingerprint_headers",
     "fingerprint_url",
@@ -71,6 +72,12 @@ def fingerprint_url(url: str) -> str:
     """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
     credential is no part of the vector space, and a fingerprint is never a secret)."""
     return url_without_password(url) or url
+
+
+def server_message(text: str) -> str:
+    """A server's error message as a sentence of ours quotes it: stripped, without its closing period (the
+    message adds one, then its hint)."""
+    return text.strip().rstrip(".").rstrip()
 
 
 def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | None:

@@ -14,6 +14,7 @@ from openclaw_memory.providers._util import (
     fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -43,6 +44,11 @@ def split_gemini_base_url(base_url: str | None) -> tuple[str, str]:
         version = segments.pop()
     path = "/" + "/".join(segments) + ("/" if segments else "")
     return urlunsplit((parts.scheme, parts.netloc, path, "", "")), version
+
+
+def _bad_key(exc: Any) -> bool:
+    """Whether Google refused the API key (it answers a wrong key with HTTP 400, reason API_KEY_INVALID)."""
+    return "API_KEY_INVALID" in str(getattr(exc, "details", "") or "")
 
 
 def _import_genai() -> tuple[Any, Any]:
@@ -146,10 +152,10 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         api_error = getattr(getattr(self._genai, "errors", None), "APIError", None)
         if api_error is not None and isinstance(exc, api_error):
             status = int(getattr(exc, "code", 0) or 0) or None
-            msg = redact(str(getattr(exc, "message", None) or exc), self._api_key)
+            msg = redact(server_message(str(getattr(exc, "message", None) or exc)), self._api_key)
             headers = getattr(getattr(exc, "response", None), "headers", None)
             hint = ""
-            if status in (401, 403):
+            if status in (401, 403) or _bad_key(exc):
                 hint = " Check remote.api_key / GEMINI_API_KEY."
             elif status == 404:
                 hint = f" Check the model name ({self.model!r}) and remote.base_url."

@@ -13,6 +13,7 @@ from openclaw_memory.providers._util import (
     fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
 )
@@ -31,6 +32,13 @@ def _import_openai() -> Any:
     except ImportError:
         raise MissingDependencyError("openai", "openai", "the OpenAI embedding provider") from None
     return openai
+
+
+def _status_message(exc: Any) -> str:
+    """The ``error.message`` an OpenAI-style server sent, else the SDK's text (``Error code: 401 - {...}``)."""
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) and message.strip() else str(getattr(exc, "message", "") or exc)
 
 
 class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
@@ -149,10 +157,10 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
         if isinstance(exc, oa.APIStatusError):
             status = exc.status_code
-            msg = redact(str(getattr(exc, "message", "") or exc), self._api_key)
+            msg = redact(server_message(_status_message(exc)), self._api_key)
             headers = getattr(getattr(exc, "response", None), "headers", None)
             hint = ""
-            if status == 401:
+            if status in (401, 403):
                 hint = " Check remote.api_key / OPENAI_API_KEY."
             elif status == 404:
                 hint = f" Check the model name ({self.model!r}) and remote.base_url."

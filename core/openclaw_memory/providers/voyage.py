@@ -12,6 +12,7 @@ from openclaw_memory.providers._util import (
     fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -37,12 +38,11 @@ def _import_voyageai() -> Any:
 
 def _error_message(exc: BaseException) -> str:
     """What the server said about a failed request: its JSON ``detail`` when it sent one (for statuses other
-    than 400/401/422/429 the SDK's message also repeats the body and the response headers), without a
-    closing period (the caller adds one)."""
+    than 400/401/422/429 the SDK's message also repeats the body and the response headers)."""
     body = getattr(exc, "json_body", None)
     detail = body.get("detail") if isinstance(body, dict) else None
     text = detail if isinstance(detail, str) and detail.strip() else str(getattr(exc, "user_message", None) or exc)
-    return text.strip().rstrip(".")
+    return server_message(text)
 
 
 class VoyageEmbeddingProvider(BaseEmbeddingProvider):
