@@ -59,3 +59,18 @@ def test_a_wrong_api_key_is_named_with_where_to_set_it(vendor: VendorServer, ven
         provider.embed_query("x")
     message = str(info.value)
     assert "remote.api_key" in message and ".." not in message and not info.value.retryable
+
+
+def test_a_placeholder_key_for_a_local_openai_compatible_server_is_sent(vendor: VendorServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM and other OpenAI-compatible servers are configured with ``api_key="EMPTY"`` in their docs: a key in
+    capitals that names no set variable is the key, not the name of a missing variable."""
+    from openclaw_memory.config import MemoryConfig
+    from openclaw_memory.providers.registry import resolve_provider
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("EMPTY", raising=False)
+    config = MemoryConfig(provider="openai", remote={"apiKey": "EMPTY", "baseUrl": f"{vendor.url}/openai/v1"})
+    resolution = resolve_provider(config)
+    assert resolution.key_source == "config"
+    resolution.provider.embed_query("hello")  # type: ignore[union-attr]
+    assert vendor.headers("openai.embeddings")[0]["authorization"] == "Bearer EMPTY"
