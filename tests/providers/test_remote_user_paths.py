@@ -74,3 +74,16 @@ def test_a_placeholder_key_for_a_local_openai_compatible_server_is_sent(vendor: 
     assert resolution.key_source == "config"
     resolution.provider.embed_query("hello")  # type: ignore[union-attr]
     assert vendor.headers("openai.embeddings")[0]["authorization"] == "Bearer EMPTY"
+
+
+def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorServer) -> None:
+    """Google says how long to wait in the body (RetryInfo.retryDelay), not in a Retry-After header."""
+    from tests.providers.test_remote_providers import gemini_provider
+    body = {"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details.",
+                      "status": "RESOURCE_EXHAUSTED",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                                  {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}]}}
+    vendor.fail("gemini.batchEmbedContents", Fault(status=429, body=body))
+    with pytest.raises(ProviderRequestError) as info:
+        gemini_provider(vendor).embed_documents(["note"])
+    assert info.value.retryable and info.value.retry_after == 37.0  # type: ignore[attr-defined]

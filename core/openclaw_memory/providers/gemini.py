@@ -51,6 +51,26 @@ def _bad_key(exc: Any) -> bool:
     return "API_KEY_INVALID" in str(getattr(exc, "details", "") or "")
 
 
+def _retry_delay(exc: Any) -> float | None:
+    """Seconds Google asks a client to wait, from the error body's RetryInfo (``"retryDelay": "37s"``); it sends
+    no Retry-After header with a quota error."""
+    details = getattr(exc, "details", None)
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return max(0.0, float(delay[:-1]))
+            except ValueError:
+                return None
+    return None
+
+
+def _first_known(*values: float | None) -> float | None:
+    return next((value for value in values if value is not None), None)
+
+
 def _import_genai() -> tuple[Any, Any]:
     try:
         from google import genai
@@ -163,7 +183,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
                 retryable=status_is_retryable(status) or "resource has been exhausted" in msg.lower(),
-                retry_after=parse_retry_after(headers),
+                retry_after=_first_known(parse_retry_after(headers), _retry_delay(exc)),
             )
         kind = transport_error_kind(exc)
         if kind == "timeout":
