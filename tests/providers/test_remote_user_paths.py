@@ -87,3 +87,15 @@ def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorS
     with pytest.raises(ProviderRequestError) as info:
         gemini_provider(vendor).embed_documents(["note"])
     assert info.value.retryable and info.value.retry_after == 37.0  # type: ignore[attr-defined]
+
+
+def test_an_openai_account_out_of_credit_is_not_retried(vendor: VendorServer, fast_retry) -> None:  # type: ignore[no-untyped-def]
+    """OpenAI answers an exhausted balance with HTTP 429 ``insufficient_quota``: waiting does not help."""
+    from openclaw_memory.providers.batching import embed_documents_batched
+    from tests.providers.test_remote_providers import openai_provider
+    body = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                      "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+    vendor.fail("openai.embeddings", *[Fault(status=429, body=body)] * 4)
+    with pytest.raises(ProviderRequestError) as info:
+        embed_documents_batched(openai_provider(vendor), ["note"], retry=fast_retry)
+    assert not info.value.retryable and vendor.count("openai.embeddings") == 1

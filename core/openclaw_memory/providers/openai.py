@@ -41,6 +41,13 @@ def _status_message(exc: Any) -> str:
     return message if isinstance(message, str) and message.strip() else str(getattr(exc, "message", "") or exc)
 
 
+def _error_code(exc: Any) -> str | None:
+    """The ``error.code`` an OpenAI-style server sent (``insufficient_quota``, ``invalid_api_key``), if any."""
+    body = getattr(exc, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
+
+
 class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
     """Embeddings from ``POST <base_url>/embeddings``. Queries and documents are embedded alike.
 
@@ -160,14 +167,17 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             msg = redact(server_message(_status_message(exc)), self._api_key)
             headers = getattr(getattr(exc, "response", None), "headers", None)
             hint = ""
-            if status in (401, 403):
+            out_of_credit = status == 429 and _error_code(exc) == "insufficient_quota"
+            if out_of_credit:
+                hint = " Retrying does not help: the account needs credit (its plan and billing)."
+            elif status in (401, 403):
                 hint = " Check remote.api_key / OPENAI_API_KEY."
             elif status == 404:
                 hint = f" Check the model name ({self.model!r}) and remote.base_url."
             return RemoteRequestError(
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
-                retryable=status_is_retryable(status),
+                retryable=status_is_retryable(status) and not out_of_credit,
                 retry_after=parse_retry_after(headers),
             )
         if isinstance(exc, (ValueError, TypeError, KeyError)):
