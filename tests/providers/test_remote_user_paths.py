@@ -99,3 +99,14 @@ def test_an_openai_account_out_of_credit_is_not_retried(vendor: VendorServer, fa
     with pytest.raises(ProviderRequestError) as info:
         embed_documents_batched(openai_provider(vendor), ["note"], retry=fast_retry)
     assert not info.value.retryable and vendor.count("openai.embeddings") == 1
+
+
+def test_a_deep_status_probe_of_a_custom_provider_does_not_show_its_key() -> None:
+    """A provider written from scratch raises its SDK's own exception, which may quote the key."""
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    from openclaw_memory.providers.registry import ProviderResolution, probe_provider
+    secret = "sk-proj-abcdefghijklmnop1234567890"
+    provider = FakeEmbeddingProvider()
+    provider.fail_with = RuntimeError(f"401 Unauthorized: invalid key {secret}")
+    report = probe_provider(ProviderResolution(provider=provider, requested="fake"))
+    assert not report["ok"] and "401 Unauthorized" in report["error"] and secret not in report["error"]

@@ -27,6 +27,7 @@ from typing import Any
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.redaction import redact
 from openclaw_memory.types import FallbackInfo
 
 __all__ = [
@@ -270,7 +271,7 @@ def create_fallback(config: MemoryConfig, primary_error: BaseException, *, prima
 
 def probe_provider(resolution: ProviderResolution) -> dict[str, Any]:
     """One tiny embedding (for ``status --deep``): ``{ok, provider, model, dims, took_ms}`` or
-    ``{ok: False, error}``. Never raises."""
+    ``{ok: False, error}`` (redacted: a provider's own exception may quote its key). Never raises."""
     provider = resolution.provider
     if provider is None:
         reason = resolution.unavailable_reason or "No embedding provider available (keyword-only mode)"
@@ -279,7 +280,7 @@ def probe_provider(resolution: ProviderResolution) -> dict[str, Any]:
     try:
         vec = provider.embed_query("ping")
     except Exception as exc:  # noqa: BLE001 - reported, not raised
-        return {"ok": False, "provider": provider.id, "model": provider.model, "error": str(exc)}
+        return {"ok": False, "provider": provider.id, "model": provider.model, "error": redact(str(exc))}
     return {
         "ok": True,
         "provider": provider.id,
