@@ -110,3 +110,15 @@ def test_a_deep_status_probe_of_a_custom_provider_does_not_show_its_key() -> Non
     provider.fail_with = RuntimeError(f"401 Unauthorized: invalid key {secret}")
     report = probe_provider(ProviderResolution(provider=provider, requested="fake"))
     assert not report["ok"] and "401 Unauthorized" in report["error"] and secret not in report["error"]
+
+
+def test_a_retried_custom_provider_error_is_logged_without_its_key(caplog: pytest.LogCaptureFixture,
+                                                                   fast_retry) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_memory.providers.batching import embed_documents_batched
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    secret = "sk-proj-abcdefghijklmnop1234567890"
+    provider = FakeEmbeddingProvider()
+    provider.fail_with = RuntimeError(f"429 Too Many Requests for key {secret}")
+    with caplog.at_level("WARNING"), pytest.raises(RuntimeError):
+        embed_documents_batched(provider, ["note"], retry=fast_retry)
+    assert "retry 1/3" in caplog.text and secret not in caplog.text

@@ -36,6 +36,7 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
+from openclaw_memory.redaction import redact
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
@@ -220,7 +221,8 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
             delay = policy.delay(attempt, exc)
             if patience is not None and delay >= patience.remaining():
                 raise patience.give_up(what, exc) from exc
-            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
+            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, redact(str(exc)), attempt + 1, policy.retries,
+                        delay)
             time.sleep(delay)
             attempt += 1
         else:
