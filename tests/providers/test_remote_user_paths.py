@@ -119,6 +119,35 @@ def test_a_retried_custom_provider_error_is_logged_without_its_key(caplog: pytes
     secret = "sk-proj-abcdefghijklmnop1234567890"
     provider = FakeEmbeddingProvider()
     provider.fail_with = RuntimeError(f"429 Too Many Requests for key {secret}")
-    with caplog.at_level("WARNING"), pytest.raises(RuntimeError):
+    with caplog.at_level("WARNING"), pytest.raises(ProviderRequestError) as info:
         embed_documents_batched(provider, ["note"], retry=fast_retry)
-    assert "retry 1/3" in caplog.text and secret not in caplog.text
+    assert "retry 1/3" in caplog.text and secret not in caplog.text and secret not in str(info.value)
+
+
+def test_a_custom_provider_failing_in_a_sync_is_a_library_error_without_its_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A provider written from scratch raises its SDK's exception: the sync reports it as the library's error
+    (keyword index kept), redacted, as it does a vendor provider's."""
+    from openclaw_memory import MemoryConfig, MemoryIndex
+    from openclaw_memory.errors import OpenClawMemoryError
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    secret = "sk-proj-abcdefghijklmnop1234567890"
+    (tmp_path / "MEMORY.md").write_text("# Notes\n\nWe chose PostgreSQL for billing.\n")
+    provider = FakeEmbeddingProvider()
+    provider.fail_with = RuntimeError(f"invalid key {secret}")
+    memory = MemoryIndex(workspace=tmp_path, provider=provider, watch=False,
+                         config=MemoryConfig(store={"path": str(tmp_path / "index.sqlite")}))
+    try:
+        with pytest.raises(OpenClawMemoryError) as info:
+            memory.sync()
+        assert "invalid key" in str(info.value) and secret not in str(info.value)
+        assert [hit.path for hit in memory.search("PostgreSQL billing").hits] == ["MEMORY.md"]
+    finally:
+        memory.close()
+
+
+def test_a_number_inside_a_word_is_no_http_status() -> None:
+    """A 5xx or 429 is retryable; the digits of a key, a hash or a size are no status."""
+    from openclaw_memory.providers.batching import is_retryable
+    assert is_retryable(RuntimeError("HTTP 503 Service Unavailable")) and is_retryable(RuntimeError("error 429"))
+    assert not is_retryable(RuntimeError("invalid key sk-proj-abcdefghijklmnop1234567890"))
+    assert not is_retryable(RuntimeError("model file model-q4_0.gguf is 5120 bytes short"))

@@ -65,7 +65,8 @@ REMOTE_TIMEOUT = 60.0
 LOCAL_TIMEOUT = 300.0
 
 _RETRY_TEXT = re.compile(
-    r"(rate[_ ]limit|too many requests|429|resource has been exhausted|5\d\d|cloudflare|tokens per day)", re.IGNORECASE
+    r"(rate[_ ]limit|too many requests|\b429\b|resource has been exhausted|\b5\d\d\b|cloudflare|tokens per day)",
+    re.IGNORECASE
 )
 
 
@@ -179,6 +180,15 @@ def _timeout_for(provider: EmbeddingProvider) -> float:
 
 
 def _call_once(provider: EmbeddingProvider, texts: list[str], patience: Patience | None = None) -> list[np.ndarray]:
+    """One request for ``texts``; a provider's own exception (one written from scratch raises its SDK's) is the
+    library's RemoteRequestError (redacted, as retryable as a vendor's) via :func:`request_error`."""
+    try:
+        return _request(provider, texts, patience)
+    except Exception as exc:
+        raise request_error(exc, f"{provider.id}:{provider.model}") from None  # the cause may quote the key
+
+
+def _request(provider: EmbeddingProvider, texts: list[str], patience: Patience | None) -> list[np.ndarray]:
     what = f"{provider.id} embedding batch"
     if provider.in_process:
         return call_with_timeout(lambda: provider.embed_documents(texts), _timeout_for(provider), what=what)
