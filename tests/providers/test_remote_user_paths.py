@@ -151,3 +151,22 @@ def test_a_number_inside_a_word_is_no_http_status() -> None:
     assert is_retryable(RuntimeError("HTTP 503 Service Unavailable")) and is_retryable(RuntimeError("error 429"))
     assert not is_retryable(RuntimeError("invalid key sk-proj-abcdefghijklmnop1234567890"))
     assert not is_retryable(RuntimeError("model file model-q4_0.gguf is 5120 bytes short"))
+
+
+def test_a_custom_provider_failing_on_a_query_is_logged_without_its_key(tmp_path, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    from openclaw_memory import MemoryConfig, MemoryIndex
+    from openclaw_memory.providers.fake import FakeEmbeddingProvider
+    secret = "sk-proj-abcdefghijklmnop1234567890"
+    (tmp_path / "MEMORY.md").write_text("# Notes\n\nWe chose PostgreSQL for billing.\n")
+    provider = FakeEmbeddingProvider()
+    memory = MemoryIndex(workspace=tmp_path, provider=provider, watch=False,
+                         config=MemoryConfig(store={"path": str(tmp_path / "index.sqlite")}))
+    try:
+        memory.sync()
+        provider.fail_with = RuntimeError(f"invalid key {secret}")
+        with caplog.at_level("WARNING"):
+            result = memory.search("PostgreSQL billing")
+        assert result.mode == "keyword" and "invalid key" in caplog.text
+        assert secret not in caplog.text and secret not in repr(result)
+    finally:
+        memory.close()

@@ -369,11 +369,19 @@ class CachedQueryEmbedder:
         cached = self._get(text)
         if cached is not None:
             return cached
-        if self.provider.in_process and self.guard:
-            vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
-        else:
-            vec = self.provider.embed_query(text)
+        try:
+            if self.provider.in_process and self.guard:
+                vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider),
+                                        what="query embedding")
+            else:
+                vec = self.provider.embed_query(text)
+        except Exception as exc:
+            raise self._error(exc) from None  # the cause may quote the key
         return self._put(text, vec)
+
+    def _error(self, exc: Exception) -> ProviderError:
+        """The library's redacted error for a failed query embedding (see :func:`request_error`)."""
+        return request_error(exc, f"{self.provider.id}:{self.provider.model} query embedding")
 
     async def aembed_query(self, text: str) -> np.ndarray:
         """Async twin of :meth:`embed_query`."""
@@ -385,6 +393,8 @@ class CachedQueryEmbedder:
             vec = await asyncio.wait_for(self.provider.aembed_query(text), timeout)
         except asyncio.TimeoutError:
             raise RemoteRequestError(f"query embedding timed out after {timeout:g}s", retryable=True) from None
+        except Exception as exc:
+            raise self._error(exc) from None
         return self._put(text, vec)
 
     def clear(self) -> None:
