@@ -170,3 +170,14 @@ def test_a_custom_provider_failing_on_a_query_is_logged_without_its_key(tmp_path
         assert secret not in caplog.text and secret not in repr(result)
     finally:
         memory.close()
+
+
+def test_voyage_says_at_warning_level_that_it_cannot_send_custom_headers(vendor: VendorServer,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """The voyageai SDK sends no custom headers: a gateway expecting one would refuse every request, so the
+    user is told where logging shows it by default (warnings), naming the headers but not their values."""
+    with caplog.at_level("WARNING"):
+        provider = voyage_provider(vendor, headers={"X-Gateway-Token": "gateway-secret-123456"})
+    provider.embed_query("x")
+    assert "x-gateway-token" not in vendor.headers("voyage.embeddings")[0]
+    assert "X-Gateway-Token" in caplog.text and "gateway-secret-123456" not in caplog.text

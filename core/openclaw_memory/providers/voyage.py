@@ -79,7 +79,8 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self.headers = dict(headers or {})
         register_secret(api_key, *self.headers.values())
         if self.headers:
-            log.info("voyage: remote.headers are used for batch-API requests only (the SDK drops them)")
+            log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
+                        "send them), only with batch-API requests", ", ".join(sorted(self.headers)))
         self.output_dimension = output_dimension
         self.request_timeout = float(timeout)
         self.client = self._voyage.Client(
