@@ -1,15 +1,27 @@
-"""Remote providers as a user configures them: proxy URLs with credentials, vendor error messages."""
+"""Remote providers as a user configures them: proxy URLs, placeholder keys, vendor error messages, and
+providers written from scratch whose exceptions quote their keys."""
 
 from __future__ import annotations
 
 import pytest
-from openclaw_memory.errors import ProviderRequestError
+from openclaw_memory import MemoryConfig, MemoryIndex
+from openclaw_memory.errors import OpenClawMemoryError, ProviderRequestError
 from openclaw_memory.providers.base import provider_key
+from openclaw_memory.providers.batching import embed_documents_batched, is_retryable
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
+from openclaw_memory.providers.registry import ProviderResolution, probe_provider, resolve_provider
 from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
 from tests.helpers.vendor_server import Fault, VendorServer
-from tests.providers.test_remote_providers import GEMINI_KEY, OPENAI_KEY, VOYAGE_KEY, voyage_provider
+from tests.providers.test_remote_providers import (
+    GEMINI_KEY,
+    OPENAI_KEY,
+    VOYAGE_KEY,
+    gemini_provider,
+    openai_provider,
+    voyage_provider,
+)
 
 PROXY_PASSWORD = "proxy-pass-0f9e8d7c"
 
@@ -52,7 +64,6 @@ BAD_KEY = [
 @pytest.mark.parametrize("vendor_name, route, status, body", BAD_KEY)
 def test_a_wrong_api_key_is_named_with_where_to_set_it(vendor: VendorServer, vendor_name: str, route: str, status: int,
                                                        body: dict) -> None:  # type: ignore[type-arg]
-    from tests.providers.test_remote_providers import gemini_provider, openai_provider
     provider = {"openai": openai_provider, "gemini": gemini_provider, "voyage": voyage_provider}[vendor_name](vendor)
     vendor.fail(route, Fault(status=status, body=body))
     with pytest.raises(ProviderRequestError) as info:
@@ -65,8 +76,6 @@ def test_a_placeholder_key_for_a_local_openai_compatible_server_is_sent(vendor: 
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """vLLM and other OpenAI-compatible servers are configured with ``api_key="EMPTY"`` in their docs: a key in
     capitals that names no set variable is the key, not the name of a missing variable."""
-    from openclaw_memory.config import MemoryConfig
-    from openclaw_memory.providers.registry import resolve_provider
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("EMPTY", raising=False)
     config = MemoryConfig(provider="openai", remote={"apiKey": "EMPTY", "baseUrl": f"{vendor.url}/openai/v1"})
@@ -78,7 +87,6 @@ def test_a_placeholder_key_for_a_local_openai_compatible_server_is_sent(vendor: 
 
 def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorServer) -> None:
     """Google says how long to wait in the body (RetryInfo.retryDelay), not in a Retry-After header."""
-    from tests.providers.test_remote_providers import gemini_provider
     body = {"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details.",
                       "status": "RESOURCE_EXHAUSTED",
                       "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
@@ -91,8 +99,6 @@ def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorS
 
 def test_an_openai_account_out_of_credit_is_not_retried(vendor: VendorServer, fast_retry) -> None:  # type: ignore[no-untyped-def]
     """OpenAI answers an exhausted balance with HTTP 429 ``insufficient_quota``: waiting does not help."""
-    from openclaw_memory.providers.batching import embed_documents_batched
-    from tests.providers.test_remote_providers import openai_provider
     body = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
                       "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
     vendor.fail("openai.embeddings", *[Fault(status=429, body=body)] * 4)
@@ -103,8 +109,6 @@ def test_an_openai_account_out_of_credit_is_not_retried(vendor: VendorServer, fa
 
 def test_a_deep_status_probe_of_a_custom_provider_does_not_show_its_key() -> None:
     """A provider written from scratch raises its SDK's own exception, which may quote the key."""
-    from openclaw_memory.providers.fake import FakeEmbeddingProvider
-    from openclaw_memory.providers.registry import ProviderResolution, probe_provider
     secret = "sk-proj-abcdefghijklmnop1234567890"
     provider = FakeEmbeddingProvider()
     provider.fail_with = RuntimeError(f"401 Unauthorized: invalid key {secret}")
@@ -114,8 +118,6 @@ def test_a_deep_status_probe_of_a_custom_provider_does_not_show_its_key() -> Non
 
 def test_a_retried_custom_provider_error_is_logged_without_its_key(caplog: pytest.LogCaptureFixture,
                                                                    fast_retry) -> None:  # type: ignore[no-untyped-def]
-    from openclaw_memory.providers.batching import embed_documents_batched
-    from openclaw_memory.providers.fake import FakeEmbeddingProvider
     secret = "sk-proj-abcdefghijklmnop1234567890"
     provider = FakeEmbeddingProvider()
     provider.fail_with = RuntimeError(f"429 Too Many Requests for key {secret}")
@@ -127,9 +129,6 @@ def test_a_retried_custom_provider_error_is_logged_without_its_key(caplog: pytes
 def test_a_custom_provider_failing_in_a_sync_is_a_library_error_without_its_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A provider written from scratch raises its SDK's exception: the sync reports it as the library's error
     (keyword index kept), redacted, as it does a vendor provider's."""
-    from openclaw_memory import MemoryConfig, MemoryIndex
-    from openclaw_memory.errors import OpenClawMemoryError
-    from openclaw_memory.providers.fake import FakeEmbeddingProvider
     secret = "sk-proj-abcdefghijklmnop1234567890"
     (tmp_path / "MEMORY.md").write_text("# Notes\n\nWe chose PostgreSQL for billing.\n")
     provider = FakeEmbeddingProvider()
@@ -147,15 +146,12 @@ def test_a_custom_provider_failing_in_a_sync_is_a_library_error_without_its_key(
 
 def test_a_number_inside_a_word_is_no_http_status() -> None:
     """A 5xx or 429 is retryable; the digits of a key, a hash or a size are no status."""
-    from openclaw_memory.providers.batching import is_retryable
     assert is_retryable(RuntimeError("HTTP 503 Service Unavailable")) and is_retryable(RuntimeError("error 429"))
     assert not is_retryable(RuntimeError("invalid key sk-proj-abcdefghijklmnop1234567890"))
     assert not is_retryable(RuntimeError("model file model-q4_0.gguf is 5120 bytes short"))
 
 
 def test_a_custom_provider_failing_on_a_query_is_logged_without_its_key(tmp_path, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
-    from openclaw_memory import MemoryConfig, MemoryIndex
-    from openclaw_memory.providers.fake import FakeEmbeddingProvider
     secret = "sk-proj-abcdefghijklmnop1234567890"
     (tmp_path / "MEMORY.md").write_text("# Notes\n\nWe chose PostgreSQL for billing.\n")
     provider = FakeEmbeddingProvider()
