@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from openclaw_memory import MemoryConfig, MemoryIndex
-from openclaw_memory.errors import OpenClawMemoryError, ProviderRequestError
+from openclaw_memory.errors import OpenClawMemoryError, ProviderError, ProviderRequestError
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.batching import embed_documents_batched, is_retryable
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -177,3 +177,11 @@ def test_voyage_says_at_warning_level_that_it_cannot_send_custom_headers(vendor:
     provider.embed_query("x")
     assert "x-gateway-token" not in vendor.headers("voyage.embeddings")[0]
     assert "X-Gateway-Token" in caplog.text and "gateway-secret-123456" not in caplog.text
+
+
+def test_a_server_ignoring_the_configured_dimension_says_which_setting(vendor: VendorServer) -> None:
+    """An OpenAI-compatible server that does not honour ``dimensions`` (the model has a fixed size)."""
+    vendor.vectors["note"] = [1.0] * 8
+    with pytest.raises(ProviderError) as info:
+        openai_provider(vendor, dimensions=16).embed_documents(["note"])
+    assert "output_dimensionality" in str(info.value) and "8" in str(info.value)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from openclaw_memory.errors import RemoteRequestError
+from openclaw_memory.errors import ProviderError, RemoteRequestError
 from openclaw_memory.redaction import redact, url_without_password
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "call_with_timeout",
     "fingerprint_headers",
     "fingerprint_url",
+    "check_configured_dims",
     "parse_retry_after",
     "strip_model_prefix",
 ]
@@ -72,6 +73,18 @@ def fingerprint_url(url: str) -> str:
     """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
     credential is no part of the vector space, and a fingerprint is never a secret)."""
     return url_without_password(url) or url
+
+
+def check_configured_dims(vectors: list[Any], configured: int | None, who: str) -> None:
+    """Raise ProviderError when a server answered vectors of another size than ``output_dimensionality`` asked
+    for (a model with a fixed size, or an OpenAI-compatible server that ignores the setting)."""
+    if configured is None or not vectors:
+        return
+    size = len(vectors[0]) if hasattr(vectors[0], "__len__") else None
+    if size is not None and size != configured:
+        raise ProviderError(f"{who} returned {size}-dimensional vectors, but output_dimensionality asks for {configured}: "
+                            "the model or server does not honour it; unset output_dimensionality or choose a model "
+                            "that supports it")
 
 
 def server_message(text: str) -> str:

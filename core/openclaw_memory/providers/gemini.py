@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -162,6 +163,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         vectors = [list(e.values or []) for e in embeddings]
         if len(vectors) != n:
             raise ProviderError(f"gemini:{self.model} returned {len(vectors)} embeddings for {n} inputs")
+        check_configured_dims(vectors, self.output_dimensionality, f"gemini:{self.model}")
         return vectors  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:

@@ -9,6 +9,7 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -148,6 +149,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             raise ProviderError(f"openai:{self.model} returned a malformed embeddings response: {exc}") from None
         if len(vectors) != n:
             raise ProviderError(f"openai:{self.model} returned {len(vectors)} embeddings for {n} inputs")
+        check_configured_dims(vectors, self.dimensions, f"openai:{self.model}")
         return vectors  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:

@@ -9,6 +9,7 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
     fingerprint_url,
     parse_retry_after,
     redact,
@@ -135,6 +136,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if not isinstance(embeddings, list) or len(embeddings) != n:
             got = len(embeddings) if isinstance(embeddings, list) else "no"
             raise ProviderError(f"voyage:{self.model} returned {got} embeddings for {n} inputs")
+        check_configured_dims(embeddings, self.output_dimension, f"voyage:{self.model}")
         return embeddings  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:
