@@ -54,9 +54,16 @@ def test_a_voyage_http_error_says_what_the_server_said_once(vendor: VendorServer
 
 
 # What each vendor answers a wrong API key with (Gemini says it with HTTP 400, not 401).
+OPENAI_BAD_KEY = {"error": {"message": "Incorrect API key provided: sk-wrong. You can find your API key at "
+                                      "https://platform.openai.com/account/api-keys.",
+                           "type": "invalid_request_error", "code": "invalid_api_key"}}
+GEMINI_BAD_KEY = {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                            "status": "INVALID_ARGUMENT",
+                            "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                                         "domain": "googleapis.com"}]}}
 BAD_KEY = [
-    ("openai", "openai.embeddings", 401, {"error": {"message": "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "code": "invalid_api_key"}}),
-    ("gemini", "gemini.batchEmbedContents", 400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}}),
+    ("openai", "openai.embeddings", 401, OPENAI_BAD_KEY),
+    ("gemini", "gemini.batchEmbedContents", 400, GEMINI_BAD_KEY),
     ("voyage", "voyage.embeddings", 401, {"detail": "Provided API key is invalid."}),
 ]
 

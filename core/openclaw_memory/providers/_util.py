@@ -82,9 +82,9 @@ def check_configured_dims(vectors: list[Any], configured: int | None, who: str) 
         return
     size = len(vectors[0]) if hasattr(vectors[0], "__len__") else None
     if size is not None and size != configured:
-        raise ProviderError(f"{who} returned {size}-dimensional vectors, but output_dimensionality asks for {configured}: "
-                            "the model or server does not honour it; unset output_dimensionality or choose a model "
-                            "that supports it")
+        raise ProviderError(f"{who} returned {size}-dimensional vectors, but output_dimensionality asks for "
+                            f"{configured}: the model or server does not honour it; unset output_dimensionality or "
+                            "choose a model that supports it")
 
 
 def server_message(text: str) -> str:
