@@ -9,14 +9,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from openclaw_memory.errors import RemoteRequestError
-from openclaw_memory.redaction import redact
+from openclaw_memory.errors import ProviderError, RemoteRequestError
+from openclaw_memory.redaction import redact, url_without_password
 
 __all__ = [
     "RemoteRequestError",
     "redact",
+    "server_message",
     "call_with_timeout",
     "fingerprint_headers",
+    "fingerprint_url",
+    "check_configured_dims",
     "parse_retry_after",
     "strip_model_prefix",
 ]
@@ -64,6 +67,30 @@ def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, .
     """Headers as sorted ``[key, value]`` pairs without credentials (case-insensitive ``drop``)."""
     dropped = {d.lower() for d in drop}
     return [[k, str(v)] for k, v in sorted((headers or {}).items()) if k.lower() not in dropped]
+
+
+def fingerprint_url(url: str) -> str:
+    """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
+    credential is no part of the vector space, and a fingerprint is never a secret)."""
+    return url_without_password(url) or url
+
+
+def check_configured_dims(vectors: list[Any], configured: int | None, who: str) -> None:
+    """Raise ProviderError when a server answered vectors of another size than ``output_dimensionality`` asked
+    for (a model with a fixed size, or an OpenAI-compatible server that ignores the setting)."""
+    if configured is None or not vectors:
+        return
+    size = len(vectors[0]) if hasattr(vectors[0], "__len__") else None
+    if size is not None and size != configured:
+        raise ProviderError(f"{who} returned {size}-dimensional vectors, but output_dimensionality asks for "
+                            f"{configured}: the model or server does not honour it; unset output_dimensionality or "
+                            "choose a model that supports it")
+
+
+def server_message(text: str) -> str:
+    """A server's error message as a sentence of ours quotes it: stripped, without its closing period (the
+    message adds one, then its hint)."""
+    return text.strip().rstrip(".").rstrip()
 
 
 def strip_model_prefix(model: str | None, prefixes: tuple[str, ...]) -> str | None:

@@ -36,6 +36,7 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
+from openclaw_memory.redaction import redact
 
 __all__ = [
     "DEFAULT_MAX_BATCH_TOKENS",
@@ -64,7 +65,8 @@ REMOTE_TIMEOUT = 60.0
 LOCAL_TIMEOUT = 300.0
 
 _RETRY_TEXT = re.compile(
-    r"(rate[_ ]limit|too many requests|429|resource has been exhausted|5\d\d|cloudflare|tokens per day)", re.IGNORECASE
+    r"(rate[_ ]limit|too many requests|\b429\b|resource has been exhausted|\b5\d\d\b|cloudflare|tokens per day)",
+    re.IGNORECASE
 )
 
 
@@ -178,6 +180,15 @@ def _timeout_for(provider: EmbeddingProvider) -> float:
 
 
 def _call_once(provider: EmbeddingProvider, texts: list[str], patience: Patience | None = None) -> list[np.ndarray]:
+    """One request for ``texts``; a provider's own exception (one written from scratch raises its SDK's) is the
+    library's RemoteRequestError (redacted, as retryable as a vendor's) via :func:`request_error`."""
+    try:
+        return _request(provider, texts, patience)
+    except Exception as exc:
+        raise request_error(exc, f"{provider.id}:{provider.model}") from None  # the cause may quote the key
+
+
+def _request(provider: EmbeddingProvider, texts: list[str], patience: Patience | None) -> list[np.ndarray]:
     what = f"{provider.id} embedding batch"
     if provider.in_process:
         return call_with_timeout(lambda: provider.embed_documents(texts), _timeout_for(provider), what=what)
@@ -220,7 +231,8 @@ def with_retries(fn: Callable[[], T], *, policy: RetryPolicy = DEFAULT_RETRY, wh
             delay = policy.delay(attempt, exc)
             if patience is not None and delay >= patience.remaining():
                 raise patience.give_up(what, exc) from exc
-            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, exc, attempt + 1, policy.retries, delay)
+            log.warning("%s failed (%s); retry %d/%d in %.2fs", what, redact(str(exc)), attempt + 1, policy.retries,
+                        delay)
             time.sleep(delay)
             attempt += 1
         else:
@@ -357,11 +369,19 @@ class CachedQueryEmbedder:
         cached = self._get(text)
         if cached is not None:
             return cached
-        if self.provider.in_process and self.guard:
-            vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider), what="query embedding")
-        else:
-            vec = self.provider.embed_query(text)
+        try:
+            if self.provider.in_process and self.guard:
+                vec = call_with_timeout(lambda: self.provider.embed_query(text), _timeout_for(self.provider),
+                                        what="query embedding")
+            else:
+                vec = self.provider.embed_query(text)
+        except Exception as exc:
+            raise self._error(exc) from None  # the cause may quote the key
         return self._put(text, vec)
+
+    def _error(self, exc: Exception) -> ProviderError:
+        """The library's redacted error for a failed query embedding (see :func:`request_error`)."""
+        return request_error(exc, f"{self.provider.id}:{self.provider.model} query embedding")
 
     async def aembed_query(self, text: str) -> np.ndarray:
         """Async twin of :meth:`embed_query`."""
@@ -373,6 +393,8 @@ class CachedQueryEmbedder:
             vec = await asyncio.wait_for(self.provider.aembed_query(text), timeout)
         except asyncio.TimeoutError:
             raise RemoteRequestError(f"query embedding timed out after {timeout:g}s", retryable=True) from None
+        except Exception as exc:
+            raise self._error(exc) from None
         return self._put(text, vec)
 
     def clear(self) -> None:

@@ -10,9 +10,12 @@ from urllib.parse import urlsplit, urlunsplit
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
     fingerprint_headers,
+    fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -42,6 +45,31 @@ def split_gemini_base_url(base_url: str | None) -> tuple[str, str]:
         version = segments.pop()
     path = "/" + "/".join(segments) + ("/" if segments else "")
     return urlunsplit((parts.scheme, parts.netloc, path, "", "")), version
+
+
+def _bad_key(exc: Any) -> bool:
+    """Whether Google refused the API key (it answers a wrong key with HTTP 400, reason API_KEY_INVALID)."""
+    return "API_KEY_INVALID" in str(getattr(exc, "details", "") or "")
+
+
+def _retry_delay(exc: Any) -> float | None:
+    """Seconds Google asks a client to wait, from the error body's RetryInfo (``"retryDelay": "37s"``); it sends
+    no Retry-After header with a quota error."""
+    details = getattr(exc, "details", None)
+    error = details.get("error") if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                return max(0.0, float(delay[:-1]))
+            except ValueError:
+                return None
+    return None
+
+
+def _first_known(*values: float | None) -> float | None:
+    return next((value for value in values if value is not None), None)
 
 
 def _import_genai() -> tuple[Any, Any]:
@@ -100,7 +128,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         return {
             "provider": self.id,
-            "baseUrl": self.base_url,
+            "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "outputDimensionality": self.output_dimensionality,
             "headers": fingerprint_headers(self.headers, drop=("authorization", "x-goog-api-key")),
@@ -135,6 +163,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         vectors = [list(e.values or []) for e in embeddings]
         if len(vectors) != n:
             raise ProviderError(f"gemini:{self.model} returned {len(vectors)} embeddings for {n} inputs")
+        check_configured_dims(vectors, self.output_dimensionality, f"gemini:{self.model}")
         return vectors  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:
@@ -145,10 +174,10 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         api_error = getattr(getattr(self._genai, "errors", None), "APIError", None)
         if api_error is not None and isinstance(exc, api_error):
             status = int(getattr(exc, "code", 0) or 0) or None
-            msg = redact(str(getattr(exc, "message", None) or exc), self._api_key)
+            msg = redact(server_message(str(getattr(exc, "message", None) or exc)), self._api_key)
             headers = getattr(getattr(exc, "response", None), "headers", None)
             hint = ""
-            if status in (401, 403):
+            if status in (401, 403) or _bad_key(exc):
                 hint = " Check remote.api_key / GEMINI_API_KEY."
             elif status == 404:
                 hint = f" Check the model name ({self.model!r}) and remote.base_url."
@@ -156,7 +185,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
                 retryable=status_is_retryable(status) or "resource has been exhausted" in msg.lower(),
-                retry_after=parse_retry_after(headers),
+                retry_after=_first_known(parse_retry_after(headers), _retry_delay(exc)),
             )
         kind = transport_error_kind(exc)
         if kind == "timeout":

@@ -9,9 +9,12 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
     fingerprint_headers,
+    fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
 )
@@ -30,6 +33,20 @@ def _import_openai() -> Any:
     except ImportError:
         raise MissingDependencyError("openai", "openai", "the OpenAI embedding provider") from None
     return openai
+
+
+def _status_message(exc: Any) -> str:
+    """The ``error.message`` an OpenAI-style server sent, else the SDK's text (``Error code: 401 - {...}``)."""
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) and message.strip() else str(getattr(exc, "message", "") or exc)
+
+
+def _error_code(exc: Any) -> str | None:
+    """The ``error.code`` an OpenAI-style server sent (``insufficient_quota``, ``invalid_api_key``), if any."""
+    body = getattr(exc, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
 
 
 class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
@@ -79,7 +96,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {
             "provider": self.id,
-            "baseUrl": self.base_url,
+            "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "headers": fingerprint_headers(self.headers),
         }
@@ -132,6 +149,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             raise ProviderError(f"openai:{self.model} returned a malformed embeddings response: {exc}") from None
         if len(vectors) != n:
             raise ProviderError(f"openai:{self.model} returned {len(vectors)} embeddings for {n} inputs")
+        check_configured_dims(vectors, self.dimensions, f"openai:{self.model}")
         return vectors  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:
@@ -148,17 +166,20 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
         if isinstance(exc, oa.APIStatusError):
             status = exc.status_code
-            msg = redact(str(getattr(exc, "message", "") or exc), self._api_key)
+            msg = redact(server_message(_status_message(exc)), self._api_key)
             headers = getattr(getattr(exc, "response", None), "headers", None)
             hint = ""
-            if status == 401:
+            out_of_credit = status == 429 and _error_code(exc) == "insufficient_quota"
+            if out_of_credit:
+                hint = " Retrying does not help: the account needs credit (its plan and billing)."
+            elif status in (401, 403):
                 hint = " Check remote.api_key / OPENAI_API_KEY."
             elif status == 404:
                 hint = f" Check the model name ({self.model!r}) and remote.base_url."
             return RemoteRequestError(
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
-                retryable=status_is_retryable(status),
+                retryable=status_is_retryable(status) and not out_of_credit,
                 retry_after=parse_retry_after(headers),
             )
         if isinstance(exc, (ValueError, TypeError, KeyError)):

