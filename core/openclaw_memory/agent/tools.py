@@ -467,8 +467,8 @@ def memory_recall_prompt(
 
     With ``memory`` (an index or its config) the section follows the config: ``""`` when memory
     search is disabled (the tools are not offered then, spec §7.1), citations per
-    ``config.citations``, transcripts mentioned when the index holds them (a source, or QMD's exported ones). ``citations`` and
-    ``sessions`` override the config (without ``memory``: citations ``auto``, no sessions).
+    ``config.citations``, transcripts mentioned when the index holds them (a source, or QMD's exported ones).
+    ``citations`` and ``sessions`` override the config (without ``memory``: citations ``auto``, no sessions).
     Citations ``auto`` are on in a ``"direct"`` session and off in a ``"group"`` or ``"channel"``.
     ``search`` / ``get`` say which of the two tools the agent has.
     """
