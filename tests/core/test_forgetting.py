@@ -4,34 +4,19 @@ never promoted again."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from openclaw_memory.consolidation import consolidate, forget
 from openclaw_memory.text.citations import format_citation
 
 from tests.helpers.consolidation import TODAY, config_for, scripted
+from tests.helpers.threads import errors_in_threads
 
 ITEMS = [f"The retired service number {i} ran on host {i}." for i in range(12)]
 
 
 def _forget_all_at_once(config: object) -> list[BaseException]:
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(ITEMS))
-
-    def run(text: str) -> None:
-        start.wait()
-        try:
-            forget(config, text)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(text,)) for text in ITEMS]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
+    return errors_in_threads(lambda text: forget(config, text), ITEMS, together=True)  # type: ignore[arg-type]
 
 
 def test_parallel_forgets_each_remove_their_entry_and_are_all_remembered(tmp_path: Path) -> None:

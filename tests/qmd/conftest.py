@@ -7,13 +7,14 @@ import shlex
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from openclaw_memory import MemoryIndex
 from openclaw_memory.backends.qmd_install import qmd_argv
+
+from tests.helpers.threads import errors_in_threads
 
 REPO = Path(__file__).resolve().parents[2]
 QMD_PREFIX = REPO / ".qmd"
@@ -156,20 +157,7 @@ FAKE_QMD = textwrap.dedent('''
 
 
 def _sync_concurrently(indexes: Sequence[MemoryIndex]) -> list[BaseException]:
-    errors: list[BaseException] = []
-
-    def sync(mem: MemoryIndex) -> None:
-        try:
-            mem.sync()
-        except BaseException as exc:  # noqa: BLE001 - returned to the test
-            errors.append(exc)
-
-    threads = [threading.Thread(target=sync, args=(m,)) for m in indexes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors
+    return errors_in_threads(lambda memory: memory.sync(), indexes)
 
 
 @pytest.fixture
