@@ -171,6 +171,22 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _wait_until_listening(process: subprocess.Popen[Any], host: str, port: int, timeout: float = 60.0) -> None:
+    """Return once the spawned server accepts connections on ``host``:``port``; RuntimeError with its stderr when it
+    exits or does not listen within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stderr.read() if process.poll() is not None and process.stderr else ""
+                text = output.decode() if isinstance(output, bytes) else output
+                raise RuntimeError(f"MCP server did not start: {text[-2000:]}") from None
+            time.sleep(0.1)
+
+
 @pytest.fixture
 def http_server(notes: Path) -> Iterator[str]:
     """A spawned ``mcp --http`` server with a bearer token; yields its URL."""
@@ -179,15 +195,7 @@ def http_server(notes: Path) -> Iterator[str]:
     args = [sys.executable, "-m", "openclaw_memory", "-w", str(notes), "-p", "none", "mcp", "--http", "--port", str(port)]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"MCP server did not start: {process.stderr.read().decode()[-2000:]}") from None
-                time.sleep(0.1)
+        _wait_until_listening(process, "127.0.0.1", port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
@@ -454,14 +462,7 @@ async def test_http_on_ipv6_loopback_prints_a_url_clients_can_use(notes: Path) -
         line = process.stderr.readline().strip()
         url = line.rsplit(" ", 1)[-1]
         assert url == f"http://[::1]:{port}/mcp", line
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("::1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
+        _wait_until_listening(process, "::1", port)
         async with Client(streamable_http_client(url)) as client:
             assert "memory_search" in {t.name for t in (await client.list_tools()).tools}
     finally:
