@@ -23,6 +23,8 @@ __all__ = ["SEARCH_OPTIONS", "SEARCH_TYPES", "OpenClawMemoryRetriever"]
 SEARCH_OPTIONS = ("k", "min_score", "score_threshold", "sources", "session_key", "after", "before")
 #: The ``search_type`` values of LangChain's ``VectorStoreRetriever`` that this retriever's search is.
 SEARCH_TYPES = ("similarity", "similarity_score_threshold")
+#: Appended to the error naming a ``filter`` argument.
+_FILTER_HINT = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])"
 
 
 def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
@@ -30,8 +32,7 @@ def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
     unknown = sorted(set(data) - set(fields))
     if not unknown:
         return
-    hint = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])" \
-        if "filter" in unknown else ""
+    hint = _FILTER_HINT if "filter" in unknown else ""
     raise MemoryArgumentError(
         f"OpenClawMemoryRetriever does not take {', '.join(map(repr, unknown))}; its arguments are "
         f"{', '.join(sorted(fields))}{hint}"
@@ -41,8 +42,7 @@ def _check_fields(data: Mapping[str, Any], fields: Iterable[str]) -> None:
 def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     unknown = sorted(set(options) - set(SEARCH_OPTIONS))
     if unknown:
-        hint = " (metadata filters are not supported: restrict with sources=['memory'] or ['sessions'])" \
-            if "filter" in unknown else ""
+        hint = _FILTER_HINT if "filter" in unknown else ""
         raise ValueError(
             f"unknown search option(s) {', '.join(map(repr, unknown))} in {where}; "
             f"OpenClawMemoryRetriever accepts {', '.join(SEARCH_OPTIONS)}{hint}"

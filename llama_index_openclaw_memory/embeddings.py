@@ -17,6 +17,7 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
+from openclaw_memory.errors import ProviderError
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
 from openclaw_memory.providers.batching import request_error
 
@@ -70,13 +71,17 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
             fingerprint["dims"] = self.declared_dims
         return fingerprint
 
+    def _failure(self, exc: Exception) -> ProviderError:
+        """The library's error for a failed call of the LlamaIndex model (see :func:`request_error`)."""
+        return request_error(exc, f"{self.id}:{self.model} embeddings")
+
     def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         try:
             if kind == "query":
                 return [self.embed_model.get_query_embedding(t) for t in texts]
             return list(self.embed_model.get_text_embedding_batch(texts))
         except Exception as exc:
-            raise request_error(exc, f"{self.id}:{self.model} embeddings") from None
+            raise self._failure(exc) from None
 
     async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
         try:
@@ -84,7 +89,7 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
                 return [await self.embed_model.aget_query_embedding(t) for t in texts]
             return list(await self.embed_model.aget_text_embedding_batch(texts))
         except Exception as exc:
-            raise request_error(exc, f"{self.id}:{self.model} embeddings") from None
+            raise self._failure(exc) from None
 
 
 class OpenClawMemoryEmbedding(BaseEmbedding):
