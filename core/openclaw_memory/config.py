@@ -860,11 +860,9 @@ class MemoryConfig(_Model):
     def _known_timezone(cls, v: str | None) -> str | None:
         if v is None or not v.strip():
             return None
-        try:
-            ZoneInfo(v.strip())
-        except (ZoneInfoNotFoundError, ValueError):
+        if not _is_zone(v):
             raise PydanticCustomError("timezone", "unknown time zone; use an IANA name such as 'Europe/Berlin' or "
-                                      "'UTC'") from None
+                                      "'UTC'")
         return v.strip()
 
     @field_validator("sources")

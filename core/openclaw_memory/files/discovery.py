@@ -142,6 +142,17 @@ def _warn_once(key: str, shown: str, reason: str) -> None:
     (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
 
 
+def _skip(scan: MemoryScan, path: str, shown: str, reason: str) -> None:
+    """List ``path`` (shown as ``shown``) in ``scan.skipped`` with ``reason``, and warn about it once."""
+    scan.skipped.append(SkippedName(shown, reason))
+    _warn_once(path, shown, reason)
+
+
+def _shown(path: str, ws: str) -> str:
+    """``path`` as a skipped name is shown: workspace-relative when under ``ws``, printable."""
+    return printable_path(relative_path(Path(ws), Path(path)) if _is_under(path, ws) else path)
+
+
 def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
     """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
 
@@ -164,8 +175,7 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             return []
 
     def shown(parts: list[str]) -> str:
-        path = os.path.join(root, *parts)
-        return printable_path(relative_path(Path(ws), Path(path)) if _is_under(path, ws) else path)
+        return _shown(os.path.join(root, *parts), ws)
 
     stack = [(start, iter(entries(start)))]
     while stack:
@@ -180,16 +190,14 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             if not is_utf8_name(name):
                 reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
                           else "file name is not valid UTF-8; rename it to index it")
-                scan.skipped.append(SkippedName(shown(child), reason))
-                _warn_once(os.path.join(root, *child), shown(child), reason)
+                _skip(scan, os.path.join(root, *child), shown(child), reason)
                 continue
             if kind == "file":
                 scan.files.append(FoundFile(Path(os.path.join(root, *child)), root))
                 continue
             if len(child) - len(start) > MAX_DIR_DEPTH:
                 reason = f"nested more than {MAX_DIR_DEPTH} directories deep; its files are not indexed"
-                scan.skipped.append(SkippedName(shown(child), reason))
-                _warn_once(os.path.join(root, *child), shown(child), reason)
+                _skip(scan, os.path.join(root, *child), shown(child), reason)
                 continue
             stack.append((child, iter(entries(child))))
             break
@@ -213,8 +221,7 @@ def _skip_symlink(scan: MemoryScan, path: str, shown: str) -> None:
     else:
         return
     if is_utf8_name(path):
-        scan.skipped.append(SkippedName(shown, reason))
-        _warn_once(path, shown, reason)
+        _skip(scan, path, shown, reason)
 
 
 def realpath(path: str | os.PathLike[str]) -> str:
@@ -246,8 +253,7 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
     for root in _extra_roots(ws, extra_paths):
         st = _lstat(root)
         if st is not None and stat.S_ISLNK(st.st_mode):
-            _skip_symlink(scan, root, printable_path(relative_path(Path(ws), Path(root)) if _is_under(root, ws)
-                                                     else root))
+            _skip_symlink(scan, root, _shown(root, ws))
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
@@ -255,10 +261,8 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
             scan.files.append(FoundFile(Path(root), os.path.dirname(root)))
         elif stat.S_ISREG(st.st_mode) and is_utf8_name(root):  # configured by name: say why it is left out
-            shown = printable_path(relative_path(Path(ws), Path(root)) if _is_under(root, ws) else root)
-            reason = "extra path is not a Markdown (.md) file; only .md files (or folders of them) are indexed"
-            scan.skipped.append(SkippedName(shown, reason))
-            _warn_once(root, shown, reason)
+            _skip(scan, root, _shown(root, ws),
+                  "extra path is not a Markdown (.md) file; only .md files (or folders of them) are indexed")
 
     # Nothing below a root is a symlink (none is followed), so a file's real path is its root's real
     # path plus its path below the root: one realpath per root, none per file.
