@@ -1601,8 +1601,8 @@ class PostgresStore:
         nw, nargs = self._build_where()
         read = conn.execute(  # one statement, one snapshot: the build's version and the rows of that version
             f"SELECT h.id, h.version, c.* FROM (SELECT n.id, n.version FROM {self._s}.namespaces n WHERE {nw}) h "
-            f"LEFT JOIN LATERAL (SELECT {_VECTOR_ROW_COLS} FROM {self._s}.chunks WHERE ns_id = h.id AND id = ANY(%s)) c "
-            "ON TRUE", [*nargs, ids], binary=True).fetchall()
+            f"LEFT JOIN LATERAL (SELECT {_VECTOR_ROW_COLS} FROM {self._s}.chunks WHERE ns_id = h.id "
+            "AND id = ANY(%s)) c ON TRUE", [*nargs, ids], binary=True).fetchall()
         if read:
             self._vectors_at(int(read[0][0]), int(read[0][1]))
         if (f"{read[0][0]}:{read[0][1]}" if read else "none:0") != copy.generation:

@@ -380,9 +380,10 @@ class MatrixCache:
     ``read(dims, stop, previous)`` reads one consistent copy of the stored vectors of ``dims`` dimensions,
     tagged with the generation it was read at (None when ``stop`` was set meanwhile). A stale copy answers no
     search once a load starts; with ``refresh`` it is handed to ``read`` as ``previous`` (to read only what changed
-    since) and held until the load ends, else ``previous`` is None and the copy is freed before the load. ``interrupt()`` ends a read under
-    way (on :meth:`close`). ``label`` names the index in logs, ``fallback`` what searches use while no copy is
-    loaded. Thread-safe: the matrix is replaced as a whole, and at most one load runs at a time.
+    since) and held until the load ends, else ``previous`` is None and the copy is freed before the load.
+    ``interrupt()`` ends a read under way (on :meth:`close`). ``label`` names the index in logs, ``fallback`` what
+    searches use while no copy is loaded. Thread-safe: the matrix is replaced as a whole, and at most one load runs
+    at a time.
     """
 
     def __init__(self, read: Callable[[int, threading.Event, VectorMatrix | None], VectorMatrix | None], *,
