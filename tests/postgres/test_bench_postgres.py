@@ -46,7 +46,9 @@ def test_bench_postgres_removes_its_temp_dir_at_the_end_and_when_stopped(tmp_pat
     for line in proc.stderr:  # SQLite is written first: stop the run while it writes PostgreSQL
         if "SQLite" in line and "chunks/s" in line or time.monotonic() > deadline:
             break
-    assert _left(stopped)  # the run's temp dir exists while it runs
+    ended = proc.poll() is not None  # a run that ended early says why
+    why = f"exit {proc.returncode}: {proc.stderr.read()[-2000:]}" if ended else "no temp dir"
+    assert _left(stopped), why  # the run's temp dir exists while it runs
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
     assert _left(stopped) == []
