@@ -129,8 +129,8 @@ def _retry_once(method: _F) -> _F:
 def default_ef_search(limit: int) -> int:
     """``hnsw.ef_search`` for a search of ``limit`` rows when ``store.pgEfSearch`` is unset: eight times the
     rows fetched (``limit`` plus the spare rows rescored exactly), at least 500 (so a default search and
-    hybrid search's 24 candidates get 500), at most pgvector's limit 1000; docs/storage.md gives the
-    recall measured at each."""
+    hybrid search's 24 candidates get 500), at most pgvector's limit 1000; docs/design/postgres-decisions.md
+    gives the recall measured at each."""
     return min(_EF_SEARCH_MAX, max(_EF_SEARCH_MIN, 8 * (int(limit) + _SPARE)))
 
 
