@@ -75,6 +75,8 @@ __all__ = ["OpenClawMemoryStore"]
 log = logging.getLogger(__name__)
 
 _KEY_HINT = "store keys are memory file paths such as 'MEMORY.md' or 'memory/2026-01-16.md'"
+#: What a store search looks in: the memory files (items are records in them), never session transcripts.
+_MEMORY_FILES = ("memory",)
 
 
 def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
@@ -353,7 +355,7 @@ class OpenClawMemoryStore(BaseStore):
             return None
 
         result = memory.search(op.query or "", max_results=op.offset + op.limit, min_score=self.min_score,
-                               where=lambda hit: record_of(hit) is not None,
+                               sources=_MEMORY_FILES, where=lambda hit: record_of(hit) is not None,
                                collapse=lambda hit: _item_key(record_of(hit)))
         items = []
         for hit in result.hits:
@@ -437,7 +439,7 @@ class OpenClawMemoryStore(BaseStore):
 
         # one item per key (the file's best chunk), the filter applied before the limit
         result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score,
-                               where=wanted, collapse=lambda hit: hit.path)
+                               sources=_MEMORY_FILES, where=wanted, collapse=lambda hit: hit.path)
         out = []
         for hit in result.hits:
             stamp = _mtime(memory.workspace / hit.path)
