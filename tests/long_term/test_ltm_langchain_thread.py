@@ -1,9 +1,9 @@
 """``LongTermMemoryMiddleware``'s auto-capture keeps one cursor per conversation thread, whatever the LangGraph
 release: the thread id comes from ``runtime.execution_info`` when the runtime has one, else from the run's config.
 
-The adapter allows ``langgraph>=1.0``; LangGraph 1.0's ``Runtime`` has no ``execution_info`` (the thread id is only
-in the config), and the middleware read ``runtime.execution_info`` directly: the run failed with AttributeError
-after the model answered.
+The adapter allows LangGraph 1.0 releases (langchain 1.2.9 to 1.2.x run on ``langgraph>=1.0.7,<1.1``); their
+``Runtime`` has no ``execution_info`` (the thread id is only in the config), and the middleware read
+``runtime.execution_info`` directly: the run failed with AttributeError after the model answered.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ SAID = "I prefer answers in Czech"
 
 
 def _as_in_langgraph_1_0(runtime: Runtime[Any]) -> Runtime[Any]:
-    """A copy of ``runtime`` without ``execution_info``, as LangGraph 1.0's ``Runtime`` is."""
+    """A copy of ``runtime`` without ``execution_info``, as LangGraph 1.0's ``Runtime`` is (``runtime`` itself when
+    the installed LangGraph is such a release)."""
+    if not hasattr(runtime, "execution_info"):
+        return runtime
     older = dataclasses.replace(runtime)
     object.__delattr__(older, "execution_info")  # the slot left empty: reading it raises AttributeError
     return older
