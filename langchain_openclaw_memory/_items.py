@@ -44,7 +44,6 @@ from openclaw_memory.files.records import (
     replace_record,
 )
 
-
 __all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "delete_item", "index_text",
            "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
 

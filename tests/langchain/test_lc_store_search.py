@@ -162,7 +162,8 @@ def test_a_nested_filter_matches_as_in_langgraphs_stores(store: OpenClawMemorySt
         assert sorted(item.key for item in ranked) == expected, conditions
 
 
-def test_a_query_finds_memory_files_not_session_transcripts(corpus: Path, make_index: Callable[..., MemoryIndex]) -> None:
+def test_a_query_finds_memory_files_not_session_transcripts(corpus: Path,
+                                                            make_index: Callable[..., MemoryIndex]) -> None:
     """With the ``sessions`` source on, a memory-file namespace's search returned the transcript
     (``sessions/<id>.jsonl``) as an item whose ``get`` raised MemoryPathError and which no listing holds. The
     namespace holds memory files: a query returns only them, each one ``get`` reads."""

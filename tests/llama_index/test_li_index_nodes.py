@@ -4,9 +4,9 @@ follows it.
 LlamaIndex's retriever takes the nodes a text-storing vector store returns as they are, except those that are not
 text nodes: it replaces them with the docstore's copy (``VectorIndexRetriever._determine_nodes_to_fetch``), which
 keeps the ``IndexNode``'s ``index_id`` / ``obj``; ``RecursiveRetriever`` (and a retriever's ``object_map``) then
-follows an ``IndexNode`` to the retriever or object it names. The store returned every node as a ``TextNode``: the ``IndexNode`` reached the
-caller as its summary text and recursive retrieval ("node references", ``VectorStoreIndex(objects=...)``) stopped
-there. The section now keeps the node's ``index_id``.
+follows an ``IndexNode`` to the retriever or object it names. The store returned every node as a ``TextNode``: the
+``IndexNode`` reached the caller as its summary text and recursive retrieval ("node references",
+``VectorStoreIndex(objects=...)``) stopped there. The section now keeps the node's ``index_id``.
 """
 
 from __future__ import annotations
