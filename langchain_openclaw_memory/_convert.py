@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.config import get_config
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
 from pydantic import ValidationError
@@ -22,6 +23,7 @@ __all__ = [
     "is_summary_message",
     "last_summary_id",
     "flushed_this_cycle",
+    "thread_id",
     "message_text",
     "validation_error_text",
     "with_flush_mark",
@@ -110,3 +112,16 @@ def validation_error_text(exc: ValidationError | Exception) -> str:
         return f"Invalid tool arguments: {exc}"
     parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg')}" for e in errors]
     return "Invalid tool arguments: " + "; ".join(parts) + ". Fix them and call the tool again."
+
+
+def thread_id(runtime: object) -> str | None:
+    """The conversation thread of a middleware hook's run: ``runtime.execution_info.thread_id`` when the runtime
+    has one, else ``config["configurable"]["thread_id"]`` of the run (LangGraph 1.0's ``Runtime`` has no
+    ``execution_info``); None without a thread (no thread in the config, or a hook called outside a run)."""
+    found = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+    if not found:
+        try:
+            found = (get_config().get("configurable") or {}).get("thread_id")
+        except RuntimeError:  # outside a runnable context (or an async one on Python 3.10)
+            found = None
+    return str(found) if found else None

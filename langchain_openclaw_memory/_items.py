@@ -23,6 +23,7 @@ existing key replaces its record in place, ``delete`` removes it; lines outside 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -45,6 +46,8 @@ from openclaw_memory.files.records import (
 
 __all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "delete_item", "index_text",
            "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
+
+log = logging.getLogger(__name__)
 
 STORE_DIR = "memory/store"
 KIND = "item"
@@ -128,24 +131,27 @@ def _key_ok(attrs: dict[str, Any]) -> bool:
     return isinstance(attrs.get("key"), str)
 
 
-def _item(record: Record) -> StoreItem | None:
-    """The item a record holds, or None when its body is not a JSON object (left alone as text)."""
+def _item(record: Record, rel: str) -> StoreItem | None:
+    """The item a record holds, or None when its body is not a JSON object (left alone as text, with a warning
+    naming it: the item is missing from the store until its JSON is fixed)."""
     body = record.body.strip().removeprefix("```json").removesuffix("```").strip()
     try:
         value = json.loads(body)
     except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
+        value = None
     a = record.attrs
+    if not isinstance(value, dict):
+        log.warning("%s: the store skips item %r (lines %d-%d): its record holds no JSON object; fix the JSON "
+                    "between the markers or remove the record", rel, a["key"], record.open_line, record.close_line)
+        return None
     return StoreItem(a["key"], value, _stamp(a.get("created_at")), _stamp(a.get("updated_at")),
                      record.open_line, record.close_line)
 
 
-def _items(parsed: RecordText | None) -> list[tuple[Record, StoreItem]]:
+def _items(parsed: RecordText | None, rel: str) -> list[tuple[Record, StoreItem]]:
     if parsed is None:
         return []
-    return [(r, item) for r in parsed.records if (item := _item(r)) is not None]
+    return [(r, item) for r in parsed.records if (item := _item(r, rel)) is not None]
 
 
 def _files(workspace: Path) -> RecordFiles:
@@ -154,7 +160,7 @@ def _files(workspace: Path) -> RecordFiles:
 
 def read_items(workspace: Path, rel: str) -> list[StoreItem]:
     """The items of the file ``rel`` (none when it is missing)."""
-    return [item for _, item in _items(_files(workspace).read(rel))]
+    return [item for _, item in _items(_files(workspace).read(rel), rel)]
 
 
 def index_text(value: dict[str, Any], paths: list[str] | None) -> str | None:
@@ -186,7 +192,7 @@ def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any], *, i
     namespace = namespace_of(rel) or ()
 
     def put(current: RecordText) -> str:
-        old = next((r for r, item in _items(current) if item.key == key), None)
+        old = next((r for r, item in _items(current, rel) if item.key == key), None)
         now = datetime.now(timezone.utc)
         created = _stamp(old.attrs.get("created_at")) if old is not None else now
         attrs: dict[str, Any] = {"key": key, "created_at": created.isoformat(), "updated_at": now.isoformat()}
@@ -208,7 +214,7 @@ def delete_item(workspace: Path, rel: str, key: str) -> bool:
 
     def drop(current: RecordText) -> str | None:
         nonlocal found
-        doomed = [r for r, item in _items(current) if item.key == key]
+        doomed = [r for r, item in _items(current, rel) if item.key == key]
         found = bool(doomed)
         return remove_records(current.text, doomed) if doomed else None
 

@@ -87,12 +87,25 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
         return (await self._provider().aembed_query(text)).tolist()  # type: ignore[no-any-return]
 
 
+def _declared_dims(embeddings: Embeddings) -> int | None:
+    """The dimension ``embeddings`` declares (``dimensions``, as ``OpenAIEmbeddings``; ``output_dimension``, as
+    ``VoyageAIEmbeddings``; ``size``, as LangChain's fake embeddings), or None when it only shows on the first call."""
+    for name in ("dimensions", "output_dimension", "size"):
+        value = getattr(embeddings, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 class LangChainEmbeddingProvider(BaseEmbeddingProvider):
     """An openclaw-memory embedding provider backed by a LangChain ``Embeddings`` object.
 
     ``model`` names the vector space in the index fingerprint (default: the object's ``model``
     or ``model_name`` attribute, else its class name); changing it forces a re-index, so give a
-    stable, specific name when the object has none.
+    stable, specific name when the object has none. The fingerprint also holds the dimension when it is
+    known before the first call (``dims=``, else the object's ``dimensions``, ``output_dimension`` or ``size``), so
+    the same model with another dimension (``OpenAIEmbeddings(dimensions=256)``) re-indexes too; give ``dims=``
+    when the object does not declare it.
 
     Example:
         ```python
@@ -115,13 +128,21 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
             raise TypeError(f"embeddings must be a langchain_core Embeddings, got {type(embeddings).__name__}")
         self.embeddings = embeddings
         name = model or getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+        #: the dimension known before the first call (``dims``, else the one the object declares), or None
+        self.declared_dims = dims if dims is not None else _declared_dims(embeddings)
         super().__init__(
-            model=str(name) if name else type(embeddings).__name__, dims=dims, max_input_tokens=max_input_tokens
+            model=str(name) if name else type(embeddings).__name__, dims=self.declared_dims,
+            max_input_tokens=max_input_tokens,
         )
 
     def fingerprint(self) -> dict[str, Any]:
+        """The LangChain class and model, and the dimension when known before the first call: another dimension
+        is another vector space, so the index is embedded again."""
         cls = type(self.embeddings)
-        return {"provider": self.id, "model": self.model, "class": f"{cls.__module__}.{cls.__qualname__}"}
+        fingerprint = {"provider": self.id, "model": self.model, "class": f"{cls.__module__}.{cls.__qualname__}"}
+        if self.declared_dims is not None:
+            fingerprint["dims"] = self.declared_dims
+        return fingerprint
 
     def _failure(self, exc: Exception) -> ProviderError:
         """The library's error for a failed call of the LangChain embeddings (see :func:`request_error`)."""

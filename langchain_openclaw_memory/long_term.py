@@ -42,7 +42,7 @@ from openclaw_memory.long_term.tools import (
 )
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import is_summary_message, message_text, validation_error_text
+from langchain_openclaw_memory._convert import is_summary_message, message_text, thread_id, validation_error_text
 
 __all__ = ["LongTermMemoryMiddleware", "LongTermMemoryState", "create_long_term_tools"]
 
@@ -141,8 +141,8 @@ class LongTermMemoryMiddleware(AgentMiddleware[LongTermMemoryState[ResponseT], C
 
     @staticmethod
     def _session(runtime: Runtime[ContextT]) -> str:
-        thread_id = runtime.execution_info.thread_id if runtime.execution_info is not None else None
-        return f"langchain:thread:{thread_id}" if thread_id else "langchain:default"
+        thread = thread_id(runtime)
+        return f"langchain:thread:{thread}" if thread else "langchain:default"
 
     # ---- auto-recall -----------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import flushed_this_cycle, last_summary_id, with_flush_mark
+from langchain_openclaw_memory._convert import flushed_this_cycle, last_summary_id, thread_id, with_flush_mark
 from langchain_openclaw_memory._flush import (
     FlushOutcome,
     SilentFlushRunner,
@@ -226,12 +226,6 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
 
     # ---- the flush -------------------------------------------------------------------------
 
-    @staticmethod
-    def _thread_id(runtime: Runtime[ContextT]) -> str | None:
-        info = getattr(runtime, "execution_info", None)
-        thread_id = getattr(info, "thread_id", None)
-        return str(thread_id) if thread_id else None
-
     def _key(self, state: MemoryFlushState[ResponseT], runtime: Runtime[ContextT]) -> str:
         """The flush bookkeeping key: ``session_key`` when given, else the key kept in the thread's
         checkpointed state (a fresh one per conversation, so a new checkpointer starts a new
@@ -250,7 +244,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         if summary_id is not None and summary_id != state.get("memory_summary_id"):
             compactions += 1
             updates = {"memory_compactions": compactions, "memory_summary_id": summary_id}
-            sync_after_compaction(self.memory, self._thread_id(runtime))
+            sync_after_compaction(self.memory, thread_id(runtime))
         key = self._key(state, runtime)
         if flushed_this_cycle(messages):  # known from the messages alone, also without a checkpointer
             decision = FlushDecision(False, "already_flushed_this_cycle", self.policy.threshold, session_key=key,

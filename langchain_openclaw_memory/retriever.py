@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import date, datetime
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -95,10 +96,12 @@ class OpenClawMemoryRetriever(BaseRetriever):
     """Restrict to these sources (None: every configured source)."""
     session_key: str | None = None
     """Passed to the search for session-scoped filtering of transcript hits."""
-    after: str | None = None
-    """Only notes dated on or after this day (ISO date or words such as ``"last week"``; undated notes pass)."""
-    before: str | None = None
-    """Only notes dated before this day (ISO date or words such as ``"yesterday"``; undated notes pass)."""
+    after: str | datetime | date | None = None
+    """Only notes dated on or after this day (a date, an ISO date or words such as ``"last week"``; undated notes
+    pass)."""
+    before: str | datetime | date | None = None
+    """Only notes dated before this day (a date, an ISO date or words such as ``"yesterday"``; undated notes
+    pass)."""
     content: DocumentContent = "snippet"
     """``"snippet"`` (what the agent tools show) or ``"text"`` (the full chunk)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)

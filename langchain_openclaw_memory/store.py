@@ -14,15 +14,17 @@ Two kinds of namespace:
   ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
   embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
   of the store's ``index={"fields": [...]}`` or of ``put(..., index=[...])``, and nothing for
-  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never by a query: LangGraph's
-  ``InMemoryStore`` returns it after the ranked items with ``score=None``). Several paths' texts are joined into
+  ``put(..., index=False)`` (such an item is found by ``get`` and by listing, never ranked by a query: as in
+  LangGraph's ``InMemoryStore`` it follows the ranked items with ``score=None``). Several paths' texts are joined into
   one embedded text (LangGraph embeds each and keeps an item's best score). ``ttl`` is not
   supported (``supports_ttl = False``: LangGraph raises for a ``ttl``); Markdown memory does not
   expire.
 
 ``search(query=...)`` is the hybrid memory search; without a query it lists files / items. As in LangGraph's
 ``InMemoryStore``, a query ranks with no score floor (``min_score`` sets one), ``filter`` is applied before
-``limit`` / ``offset``, and each ``(namespace, key)`` is returned once (a file's best chunk).
+``limit`` / ``offset``, each ``(namespace, key)`` is returned once (a file's best chunk), and the files and items
+the query does not rank (no word matched on a keyword-only memory, ``index=False``) follow the ranked ones in
+listing order with ``score=None`` (not with a score floor).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ __all__ = ["OpenClawMemoryStore"]
 log = logging.getLogger(__name__)
 
 _KEY_HINT = "store keys are memory file paths such as 'MEMORY.md' or 'memory/2026-01-16.md'"
+#: What a store search looks in: the memory files (items are records in them), never session transcripts.
+_MEMORY_FILES = ("memory",)
 
 
 def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
@@ -194,7 +198,8 @@ class OpenClawMemoryStore(BaseStore):
         root: First namespace label.
         min_score: Score floor of ``search``, 0..1 (anything else raises MemoryArgumentError). Default 0: like
             LangGraph's ``InMemoryStore``, a search ranks every match and returns it with its ``score``, no
-            threshold unless asked; None: ``query.min_score`` of each memory config.
+            threshold unless asked, then what it does not rank with ``score=None``; None: ``query.min_score`` of
+            each memory config (a floor: only ranked results).
         index: LangGraph's index configuration, of which only ``fields`` applies: the fields / JSON paths of an
             item's value that are embedded and keyword-indexed when ``put`` gives no ``index`` (default: the
             whole value). The memory's own embedding provider embeds them: ``dims`` (as LangGraph's configs carry
@@ -350,7 +355,7 @@ class OpenClawMemoryStore(BaseStore):
             return None
 
         result = memory.search(op.query or "", max_results=op.offset + op.limit, min_score=self.min_score,
-                               where=lambda hit: record_of(hit) is not None,
+                               sources=_MEMORY_FILES, where=lambda hit: record_of(hit) is not None,
                                collapse=lambda hit: _item_key(record_of(hit)))
         items = []
         for hit in result.hits:
@@ -396,13 +401,27 @@ class OpenClawMemoryStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         if op.limit < 1:  # as InMemoryStore: nothing asked for, nothing searched
             return []
+        items = self._found(op)
+        if op.query:
+            items.sort(key=lambda i: i.score or 0.0, reverse=True)
+            if self.min_score == 0 and len(items) < op.offset + op.limit:
+                items.extend(self._unmatched(op, items))
+        return items[op.offset : op.offset + op.limit]
+
+    def _found(self, op: SearchOp) -> list[SearchItem]:
+        """The memory files and items under ``op``'s prefix: ranked by ``op.query``, else listed."""
         items: list[SearchItem] = []
         for ns, memory in self._under(op.namespace_prefix):
             items.extend(self._search_one(ns, memory, op))
         items.extend(self._item_search(op))
-        if op.query:
-            items.sort(key=lambda i: i.score or 0.0, reverse=True)
-        return items[op.offset : op.offset + op.limit]
+        return items
+
+    def _unmatched(self, op: SearchOp, ranked: list[SearchItem]) -> list[SearchItem]:
+        """The listed files and items (``op.filter`` applied) that the query did not rank, in listing order: as
+        LangGraph's ``InMemoryStore`` returns the items it cannot score after the ranked ones, ``score=None``."""
+        seen = {(item.namespace, item.key) for item in ranked}
+        listing = SearchOp(op.namespace_prefix, op.filter, op.limit, op.offset)
+        return [item for item in self._found(listing) if (item.namespace, item.key) not in seen]
 
     def _search_one(self, ns: tuple[str, ...], memory: MemoryIndex, op: SearchOp) -> list[SearchItem]:
         if not op.query:
@@ -420,7 +439,7 @@ class OpenClawMemoryStore(BaseStore):
 
         # one item per key (the file's best chunk), the filter applied before the limit
         result = memory.search(op.query, max_results=op.offset + op.limit, min_score=self.min_score,
-                               where=wanted, collapse=lambda hit: hit.path)
+                               sources=_MEMORY_FILES, where=wanted, collapse=lambda hit: hit.path)
         out = []
         for hit in result.hits:
             stamp = _mtime(memory.workspace / hit.path)

@@ -11,10 +11,10 @@ The opening marker also carries the SHA-256 of the text it was written with (``s
 section is the store's to remove only while its text still has that hash (:attr:`Section.intact`).
 
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
-text, and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata
-templates when it has its own); reading, writing and removing them is the core's. A node whose metadata takes part in its
-embedding carries that text as the record's ``index_text``
-(:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
+text, an ``IndexNode``'s ``index_id``, and the node's ``excluded_embed_metadata_keys`` /
+``excluded_llm_metadata_keys`` and metadata templates when it has its own); reading, writing and removing them
+is the core's. A node whose metadata takes part in its embedding carries that text as the record's
+``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
 keyword-indexes in place of the marker line.
 """
 
@@ -28,8 +28,9 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section",
-           "section_lines", "section_of"]
+__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "INDEX_ID", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS",
+           "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
+           "section_of"]
 
 KIND = "node"
 OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}{KIND} "
@@ -40,6 +41,8 @@ EXCLUDED_LLM = "excluded_llm_metadata_keys"
 TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
 #: The attribute holding the SHA-256 (hex) of the text the store wrote.
 CONTENT_HASH = "sha256"
+#: The attribute holding an ``IndexNode``'s ``index_id`` (LlamaIndex's field name).
+INDEX_ID = "index_id"
 
 
 def _content_hash(text: str) -> str:
@@ -84,6 +87,12 @@ class Section(Record):
         return _keys(self.attrs.get(EXCLUDED_LLM))
 
     @property
+    def index_id(self) -> str | None:
+        """The ``index_id`` of an ``IndexNode`` (the retriever or object it refers to); None for a text node."""
+        value = self.attrs.get(INDEX_ID)
+        return value if isinstance(value, str) else None
+
+    @property
     def templates(self) -> dict[str, str]:
         """The node's own :data:`TEMPLATE_FIELDS` (only those written, i.e. not the default)."""
         return {k: v for k in TEMPLATE_FIELDS if isinstance(v := self.attrs.get(k), str)}
@@ -124,12 +133,14 @@ def render_section(
     excluded_embed_metadata_keys: Sequence[str] = (),
     excluded_llm_metadata_keys: Sequence[str] = (),
     templates: Mapping[str, str] | None = None,
+    index_id: str | None = None,
 ) -> str:
     """The Markdown of one node (see :func:`openclaw_memory.files.records.render_record`; ValueError for an
     empty text, a text containing a marker line, or metadata that is not JSON-serializable).
 
     ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
-    the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given.
+    the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given, and
+    ``index_id`` for an ``IndexNode``.
     """
     attrs: dict[str, Any] = {"id": node_id}
     if ref_doc_id is not None:
@@ -143,6 +154,8 @@ def render_section(
     if excluded_llm_metadata_keys:
         attrs[EXCLUDED_LLM] = list(excluded_llm_metadata_keys)
     attrs.update({k: v for k, v in (templates or {}).items() if k in TEMPLATE_FIELDS})
+    if index_id is not None:
+        attrs[INDEX_ID] = index_id
     attrs[CONTENT_HASH] = _content_hash(text.rstrip("\n"))  # what the file's section will hold
     return render_record(KIND, attrs, text, what=f"node {node_id!r}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date, datetime
 from typing import Any
 
 from llama_index.core.callbacks import CallbackManager
@@ -43,8 +44,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
         min_score: float | None = None,
         session_key: str | None = None,
         sources: Sequence[str] | None = None,
-        after: str | None = None,
-        before: str | None = None,
+        after: str | date | datetime | None = None,
+        before: str | date | datetime | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         max_results: int | None = None,

@@ -3,8 +3,9 @@
 
 Both have a sync and an async implementation, so they work in ``FunctionAgent``,
 ``AgentWorkflow``, ``ReActAgent`` and plain ``tool.call``/``tool.acall``. The model sees
-compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as JSON);
-``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.agent.tools`. Provider or
+compact text (search hits with ``path#Lstart-Lend`` citations; the requested lines as text, or what is there
+instead: a missing file, lines past its end), as the LangChain tools and the MCP server say it;
+``ToolOutput.raw_output`` keeps the full payload of :mod:`openclaw_memory.agent.tools` (path, lines, text). Provider or
 path problems and bad arguments are returned to the model as an explanation, never raised, in a
 ``ToolOutput`` with ``is_error=True`` (as LlamaIndex's agents mark a failed tool call). The
 argument schemas carry the core's bounds (``max_results`` 1..50, ``min_score`` 0..1, lines >= 1).
@@ -14,7 +15,6 @@ argument schemas carry the core's bounds (``max_results`` 1..50, ``min_score`` 0
 
 # No `from __future__ import annotations`: FunctionTool builds the argument schema from these
 # annotations at runtime, so they must be real objects, not strings.
-import json
 from typing import Any
 
 from llama_index.core.bridge.pydantic import BaseModel, create_model
@@ -32,6 +32,7 @@ from openclaw_memory.agent.tools import (
     amemory_search,
     field_annotation,
     format_forget_text,
+    format_get_text,
     format_search_text,
     memory_forget_entry,
     memory_get,
@@ -58,7 +59,9 @@ _What = field_annotation(MemoryForgetEntryArgs, "what")
 
 
 def _get_text(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
+    """What the model reads for a ``memory_get`` payload: the refusal's explanation, else the core's text of the
+    lines (as the LangChain tool and the MCP server say it)."""
+    return str(payload["error"]) if payload.get("error") else format_get_text(payload)
 
 
 def argument_schema(name: str, model: type[BaseModel]) -> type[BaseModel]:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.schema import BaseNode, MetadataMode, TextNode
+from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     MetadataFilters,
@@ -371,6 +371,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             excluded_embed_metadata_keys=own_excluded_keys(node.excluded_embed_metadata_keys, own),
             excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys, own),
             templates=own_templates(node),
+            index_id=node.index_id if isinstance(node, IndexNode) else None,
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:

@@ -156,3 +156,31 @@ def test_a_failing_langchain_embeddings_is_a_provider_error_without_its_secret(
         with pytest.raises(IndexingError, match="429"):  # not the SDK's own error, which carries the key
             memory.sync()
     assert "sk-proj" not in caplog.text and "sk-proj" not in (found.keyword_only_reason or "")
+
+
+@pytest.mark.parametrize("declared", ["size", "dimensions", "dims"])
+def test_embeddings_with_another_dimension_rebuild_the_index(declared: str, corpus: Path, tmp_path: Path) -> None:
+    """The same LangChain class and model name with another dimension (``OpenAIEmbeddings(dimensions=...)``,
+    ``DeterministicFakeEmbedding(size=...)``, or ``dims=`` given) is another vector space: the index is embedded
+    again. Before, the fingerprint had no dimension: the stored vectors (and the embedding cache's) kept the old
+    one, and a vector search found nothing or failed."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    class Dimensioned(DeterministicFakeEmbedding):
+        model: str = "text-embedding-3-small"
+        dimensions: int | None = None
+
+    for dims in (8, 16):
+        if declared == "size":
+            provider = LangChainEmbeddingProvider(DeterministicFakeEmbedding(size=dims), model="fake")
+        elif declared == "dimensions":
+            provider = LangChainEmbeddingProvider(Dimensioned(size=dims, dimensions=dims))
+        else:
+            provider = LangChainEmbeddingProvider(DeterministicFakeEmbedding(size=dims), model="fake", dims=dims)
+        assert provider.fingerprint()["dims"] == dims  # known before the first call
+        with MemoryIndex(workspace=corpus, provider=provider, store={"path": str(tmp_path / "i.sqlite")},
+                         watch=False) as memory:
+            memory.sync()
+            result = memory.search("who owns billing", mode="vector", min_score=0)
+            assert result.hits, (dims, result.empty_reason)
+            assert memory.status().vector["dims"] == dims

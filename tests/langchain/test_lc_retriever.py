@@ -194,3 +194,18 @@ async def test_concurrent_queries_all_run_the_hybrid_search(corpus: Path, make_i
     found = await retriever.abatch(queries, config) if asynchronous else retriever.batch(queries, config)
     vector_scores = [documents[0].metadata["vector_score"] for documents in found]
     assert all(score is not None and score > 0 for score in vector_scores), vector_scores
+
+
+def test_the_period_may_be_a_date_as_in_memory_search(memory: MemoryIndex) -> None:
+    """``after`` / ``before`` as fields took only strings (a ``datetime.date`` raised ValidationError), while the same
+    options per call, and ``MemoryIndex.search``, take a date or a datetime too."""
+    from datetime import date, datetime
+
+    expected = [d.metadata["path"] for d in OpenClawMemoryRetriever(memory, after="2026-01-16", min_score=0.0)
+                .invoke("SQLite cache")]
+    assert "memory/2026-01-15.md" not in expected and expected
+    for after in (date(2026, 1, 16), datetime(2026, 1, 16, 0, 0)):
+        retriever = OpenClawMemoryRetriever(memory, after=after, min_score=0.0)
+        assert [d.metadata["path"] for d in retriever.invoke("SQLite cache")] == expected
+    before = OpenClawMemoryRetriever(memory, before=date(2026, 1, 16), min_score=0.0).invoke("SQLite cache")
+    assert "memory/2026-01-16.md" not in [d.metadata["path"] for d in before]

@@ -3,7 +3,8 @@
 ``put(ns, key, value, index=None | False | [paths])`` and the store's ``index={"fields": [...]}`` choose the
 text as LangGraph's own stores do (``InMemoryStore``, ``PostgresStore``): the whole value by default, the
 texts at the fields / JSON paths when named, nothing for ``index=False`` (such an item is kept and listed but
-never found by a query). Before, ``index=[...]`` was ignored and every field was searchable.
+never ranked by a query: it follows the ranked items with ``score=None``). Before, ``index=[...]`` was ignored and
+every field was searchable.
 """
 
 from __future__ import annotations
@@ -64,13 +65,15 @@ def test_index_false_keeps_the_item_out_of_queries_only(memory: MemoryIndex) -> 
     store = OpenClawMemoryStore(memory)
     store.put(NS, "k1", VALUE, index=False)
     store.put(NS, "k2", {"data": "The user's dog is called Rex."})
-    assert "k1" not in keys(store.search(NS, query="pepperoni pizza"))
-    assert "k1" not in keys(store.search(NS, query="quokka habitats"))
+    for query in ("pepperoni pizza", "quokka habitats"):  # never ranked: after the ranked items, as InMemoryStore
+        found = store.search(NS, query=query)
+        assert [(h.key, h.score) for h in found if h.key == "k1"] == [("k1", None)] and found[-1].key == "k1"
+    assert "k1" not in keys(OpenClawMemoryStore(memory, **FLOORED).search(NS, query="pepperoni pizza"))
     item = store.get(NS, "k1")
     assert item is not None and item.value == VALUE
     assert sorted(keys(store.search(NS))) == ["k1", "k2"]  # listed without a query
     assert keys(store.search(NS, filter={"note": "Asked about quokka habitats."})) == ["k1"]
-    assert keys(store.search(NS, query="dog Rex")) == ["k2"]  # the items beside it still are found
+    assert keys(store.search(NS, query="dog Rex")) == ["k2", "k1"]  # the items beside it still are ranked
 
     store.put(NS, "k1", VALUE)  # put again with the default: searchable
     assert "k1" in keys(store.search(NS, query="pepperoni pizza"))

@@ -77,3 +77,20 @@ def test_a_namespace_label_with_line_breaks_cannot_add_items(store: OpenClawMemo
     (item_file,) = (memory.workspace / "memory/store/users").iterdir()
     heading, *rest = item_file.read_text().split("\n")
     assert heading.startswith("# Store items users / u2") and not any(line.strip() for line in rest)
+
+
+def test_an_item_whose_json_was_broken_by_hand_is_named_in_a_warning(
+        store: OpenClawMemoryStore, memory: MemoryIndex, caplog: pytest.LogCaptureFixture) -> None:
+    """A hand edit that leaves an item's record without valid JSON made the item vanish from ``get`` and search
+    with nothing said (and a later ``put`` of its key added a second record). The record is still left as it is,
+    and a warning names the file, the key and the lines to fix."""
+    store.put(NS, "diet", {"data": "Vegetarian"})
+    store.put(NS, "pet", {"data": "A dog called Rex"})
+    path = memory.workspace / "memory/store/users/u1/memories.md"
+    path.write_text(path.read_text(encoding="utf-8").replace('"Vegetarian"', '"Vegetarian",'), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="langchain_openclaw_memory"):
+        assert store.get(NS, "diet") is None
+        assert [item.key for item in store.search(NS)] == ["pet"]
+    warned = [r.getMessage() for r in caplog.records if "diet" in r.getMessage()]
+    assert warned and "memory/store/users/u1/memories.md" in warned[0] and "JSON" in warned[0]
+    assert '"Vegetarian",' in path.read_text(encoding="utf-8")  # left for the user to fix

@@ -6,6 +6,8 @@ anything is written."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from langgraph.store.memory import InMemoryStore
@@ -158,3 +160,24 @@ def test_a_nested_filter_matches_as_in_langgraphs_stores(store: OpenClawMemorySt
         assert sorted(item.key for item in store.search(NS, filter=conditions)) == expected, conditions
         ranked = store.search(NS, query="pizza pâtes metadata", filter=conditions)
         assert sorted(item.key for item in ranked) == expected, conditions
+
+
+def test_a_query_finds_memory_files_not_session_transcripts(corpus: Path,
+                                                            make_index: Callable[..., MemoryIndex]) -> None:
+    """With the ``sessions`` source on, a memory-file namespace's search returned the transcript
+    (``sessions/<id>.jsonl``) as an item whose ``get`` raised MemoryPathError and which no listing holds. The
+    namespace holds memory files: a query returns only them, each one ``get`` reads."""
+    from openclaw_memory.files.sessions import TranscriptWriter
+
+    memory = make_index(None, sources=["memory", "sessions"])
+    TranscriptWriter(memory.transcript_path("s1")).append_messages([("user", "the quokka ledger is due Friday")])
+    (memory.workspace / "memory/2026-01-21.md").write_text("# 2026-01-21\n\n- Paid the quokka ledger.\n")
+    memory.sync()
+    assert any(h.source == "sessions" for h in memory.search("quokka ledger", min_score=0).hits)
+    store = OpenClawMemoryStore(memory)
+    namespace = ("memory", memory.config.agent_id)
+    found = store.search(namespace, query="quokka ledger")
+    assert found[0].key == "memory/2026-01-21.md" and found[0].score is not None
+    listed = {item.key for item in store.search(namespace)}
+    assert {item.key for item in found} <= listed
+    assert all(store.get(namespace, item.key) is not None for item in found)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +20,7 @@ from llama_index_openclaw_memory import (
     memory_recall_prompt,
 )
 from openclaw_memory import MemoryIndex
-from openclaw_memory.agent.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION
+from openclaw_memory.agent.tools import MEMORY_GET_DESCRIPTION, MEMORY_SEARCH_DESCRIPTION, memory_get
 
 
 def test_tool_metadata_and_argument_schemas(memory: MemoryIndex) -> None:
@@ -97,13 +96,34 @@ def test_search_returns_cited_text_and_the_full_payload(memory: MemoryIndex) -> 
 def test_get_reads_lines_and_refusals_reach_the_model(memory: MemoryIndex) -> None:
     get = create_memory_get_tool(memory)
     out = get.call(path="memory/2026-01-16.md", from_line=3, lines=1)
-    assert json.loads(out.content) == {
+    assert out.content == "- We chose SQLite with FTS5 and sqlite-vec for the memory index."  # the lines, as text
+    assert out.raw_output == {  # the structured result stays with the output
         "path": "memory/2026-01-16.md", "text": "- We chose SQLite with FTS5 and sqlite-vec for the memory index.",
         "start_line": 3, "end_line": 3,
     }
     refused = get.call(path="../secrets.txt")
     assert refused.raw_output["disabled"] is True and "secrets.txt" in refused.raw_output["error"]
+    assert refused.content == refused.raw_output["error"]  # the explanation itself, as the LangChain tool says it
     assert refused.is_error  # an explanation for the model, marked as a failed call, not a crash
+
+
+@pytest.mark.parametrize("arguments", [
+    {"path": "memory/2026-01-16.md", "from_line": 3, "lines": 1},
+    {"path": "memory/2031-01-01.md"},  # not written yet
+    {"path": "MEMORY.md", "from_line": 400},  # past the end
+    {"path": "MEMORY.md", "from_line": 2, "lines": 1},  # a blank line
+    {"path": "../secrets.txt"},  # refused
+])
+async def test_get_says_what_the_langchain_tool_and_the_mcp_server_say(memory: MemoryIndex,
+                                                                      arguments: dict[str, Any]) -> None:
+    """One text per result on every surface: the core's ``format_get_text`` (the error's text for a refusal), never
+    the payload's JSON (an empty ``"text"`` for a missing file or a blank line told the model nothing)."""
+    langchain_tools = pytest.importorskip("langchain_openclaw_memory")
+    said = langchain_tools.create_memory_get_tool(memory).invoke(arguments)
+    get = create_memory_get_tool(memory)
+    for out in (get.call(**arguments), await get.acall(**arguments)):
+        assert out.content == said
+        assert out.raw_output == memory_get(memory, **arguments)
 
 
 async def test_async_tools(memory: MemoryIndex) -> None:
@@ -111,7 +131,7 @@ async def test_async_tools(memory: MemoryIndex) -> None:
     found = await search.acall(query="Stripe webhooks")
     assert found.content.startswith("[memory/2026-01-20.md#L")
     got = await get.acall(path="MEMORY.md", from_line=1, lines=1)
-    assert json.loads(got.content)["text"] == "# Long-term memory"
+    assert got.content == "# Long-term memory" and got.raw_output["start_line"] == 1
 
 
 def test_non_memory_argument_is_refused() -> None:
@@ -134,7 +154,7 @@ def _scripted_llm() -> MockFunctionCallingLLM:
             call = ToolCallBlock(tool_call_id="call-2", tool_name="memory_get",
                                  tool_kwargs={"path": path.group(1), "from_line": 4, "lines": 1})
             return ChatMessage(role=MessageRole.ASSISTANT, blocks=[call])
-        return ChatMessage(role=MessageRole.ASSISTANT, content="From memory: " + json.loads(tool_results[-1].content)["text"])
+        return ChatMessage(role=MessageRole.ASSISTANT, content="From memory: " + (tool_results[-1].content or ""))
 
     return MockFunctionCallingLLM(response_generator=respond)
 
