@@ -38,7 +38,15 @@ from openclaw_memory.text.chunker import (
 from openclaw_memory.text.turns import user_turn_chunks
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError, ProviderUnresponsiveError, StoreError, SyncCancelled
+from openclaw_memory.errors import (
+    IndexingError,
+    ProviderError,
+    ProviderUnresponsiveError,
+    StoreError,
+    StoreUnavailableError,
+    SyncCancelled,
+    SyncStoreUnavailableError,
+)
 from openclaw_memory.indexing.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, pool_vectors, provider_key
 from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -667,7 +675,9 @@ def run_sync(
         except SyncCancelled:
             raise
         except (OSError, UnicodeError, StoreError) as exc:
-            raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
+            # an outage stays one to a caller catching StoreUnavailableError, as the docs say to
+            error = SyncStoreUnavailableError if isinstance(exc, StoreUnavailableError) else IndexingError
+            raise error(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 
