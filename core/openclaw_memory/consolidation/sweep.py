@@ -8,19 +8,22 @@ and no conversation, only the prompt of :func:`~openclaw_memory.consolidation.de
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import inspect
 import json
 import logging
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory.files.append import append_memory, today as local_today
+from filelock import FileLock, Timeout
+
+from openclaw_memory.files.append import LOCK_TIMEOUT_S, append_memory, today as local_today
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -176,6 +179,25 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def _preimages_locked(config: MemoryConfig) -> Iterator[None]:
+    """Hold the preimages' lock: a sweep or forget holds it from writing its preimage to writing MEMORY.md, undo
+    from choosing a preimage to marking it undone. So undo never takes the preimage of a sweep still writing for
+    the one of a sweep killed before its write (and deletes it), nor two undos the same preimage."""
+    folder = _preimages(config)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / ".lock"), timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OpenClawMemoryError(f"could not lock {folder} within {LOCK_TIMEOUT_S:.0f}s: another consolidation, "
+                                  "undo or forget keeps it; retry later") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
     path = _preimages(config) / f"{stamp}.json"
@@ -204,12 +226,13 @@ def _diary(sweep: _Sweep, plan: Plan) -> str:
 
 def _apply(sweep: _Sweep, plan: Plan) -> Path:
     """Preimage, then MEMORY.md (atomic, only if unchanged since the sweep read it), then DREAMS.md."""
-    preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
-    try:
-        rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
-    except BaseException:
-        preimage.unlink(missing_ok=True)
-        raise
+    with _preimages_locked(sweep.config):
+        preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
+        try:
+            rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
+        except BaseException:
+            preimage.unlink(missing_ok=True)
+            raise
     append_memory(sweep.workspace, _DREAMS, "\n" + _diary(sweep, plan), allowed={_DREAMS})
     return preimage
 
@@ -348,6 +371,16 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     that sweep wrote it, unless ``force`` (the changes since are then lost)."""
     config = _config(memory)
     workspace = config.resolved_workspace()
+    with _preimages_locked(config):
+        path, record = _restore_last(config, workspace, force)
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
+                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
+    return path
+
+
+def _restore_last(config: MemoryConfig, workspace: Path, force: bool) -> tuple[Path, dict[str, Any]]:
+    """MEMORY.md restored from the last written preimage, which is marked undone; that preimage and its record."""
     current = _read_memory(workspace)
     path, record = _last_written(_preimages(config), current)
     if digest(current) != record["after_sha256"] and not force:
@@ -359,10 +392,7 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     except MemoryChanged:
         raise OpenClawMemoryError("MEMORY.md changed while undoing; nothing was restored, try again") from None
     path.rename(path.with_suffix(".undone"))
-    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
-    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
-                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
-    return path
+    return path, record
 
 
 def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
@@ -389,7 +419,8 @@ def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
         return after
 
     try:
-        edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
+        with _preimages_locked(config):
+            edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
     except BaseException:
         for preimage in preimages:
             preimage.unlink(missing_ok=True)
