@@ -25,6 +25,7 @@ from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, Unreada
 from openclaw_memory.types import MemoryFile, Source
 
 __all__ = [
+    "IGNORED_DIRS",
     "MAX_DIR_DEPTH",
     "FoundFile",
     "MemoryScan",
@@ -32,6 +33,7 @@ __all__ = [
     "UnreadableFileError",
     "build_file_entry",
     "get_lines",
+    "is_ignored_dir",
     "is_memory_path",
     "is_utf8_name",
     "line_number",
@@ -88,6 +90,15 @@ def _extra_roots(workspace: str, extra_paths: Sequence[str | os.PathLike[str]]) 
 
 #: Directories nested deeper than this below a root (``memory/`` or an extra path) are not walked.
 MAX_DIR_DEPTH = 64
+
+#: Tool and package folders (compared case-insensitively) never walked below a root (``memory/`` or an extra path):
+#: their Markdown files (package READMEs, git internals) are not memory, and the file watcher ignores them too.
+IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__"})
+
+
+def is_ignored_dir(name: str) -> bool:
+    """True for a directory name discovery does not walk into and the watcher ignores (:data:`IGNORED_DIRS`)."""
+    return name.lower() in IGNORED_DIRS
 
 
 @dataclass(frozen=True)
@@ -157,7 +168,7 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
     """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
 
     Iterative; each directory is listed through a descriptor opened beneath ``root`` without
-    following symlinks (see :mod:`safe_fs`). Symlinks are skipped; names that are not UTF-8 and
+    following symlinks (see :mod:`safe_fs`). Symlinks and :data:`IGNORED_DIRS` are skipped; names that are not UTF-8 and
     directories deeper than :data:`MAX_DIR_DEPTH` are reported in ``scan.skipped``.
     """
 
@@ -185,7 +196,8 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             if kind == "symlink":
                 _skip_symlink(scan, os.path.join(root, *child), shown(child))
                 continue
-            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")):
+            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")) or (
+                    kind == "dir" and is_ignored_dir(name)):
                 continue
             if not is_utf8_name(name):
                 reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
@@ -236,8 +248,8 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
     """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
     MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
-    directories, relative ones resolved against the workspace). Missing paths and names not ending in ".md" are
-    left out silently; symlinks are never followed, and those named ``*.md`` or leading to a directory, names that
+    directories, relative ones resolved against the workspace). Missing paths, names not ending in ".md" and tool
+    folders below a root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; symlinks are never followed, and those named ``*.md`` or leading to a directory, names that
     are not valid UTF-8 and directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
