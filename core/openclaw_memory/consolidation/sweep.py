@@ -185,8 +185,8 @@ def _preimages_locked(config: MemoryConfig) -> Iterator[None]:
     from choosing a preimage to marking it undone. So undo never takes the preimage of a sweep still writing for
     the one of a sweep killed before its write (and deletes it), nor two undos the same preimage."""
     folder = _preimages(config)
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / ".lock"), timeout=LOCK_TIMEOUT_S)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder.parent / ".preimages.lock"), timeout=LOCK_TIMEOUT_S)
     try:
         lock.acquire()
     except Timeout:
