@@ -30,6 +30,7 @@ __all__ = [
     "FoundFile",
     "MemoryScan",
     "SkippedName",
+    "UnavailablePath",
     "UnreadableFileError",
     "build_file_entry",
     "get_lines",
@@ -46,6 +47,7 @@ __all__ = [
     "resolve_memory_path",
     "scan_memory_files",
     "sniff_text",
+    "warn_once",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,12 @@ def _lstat(path: str) -> os.stat_result | None:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def _is_real_dir(path: str) -> bool:
+    """A directory, not a symlink to one."""
+    st = _lstat(path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
 
 
 def _is_under(path: str, root: str) -> bool:
@@ -117,12 +125,25 @@ class FoundFile:
     root: str  # reads open ``path`` beneath this directory, following no symlink below it
 
 
+@dataclass(frozen=True)
+class UnavailablePath:
+    """A place whose files could not be looked at now: a configured extra path that is missing (a drive not
+    mounted, a folder moved, a typo) or a directory that could not be listed. What was indexed from below it
+    is not known to be gone."""
+
+    path: Path  # absolute
+    reason: str
+    remedy: str  #: what to do to drop its files from the index
+
+
 @dataclass
 class MemoryScan:
-    """What :func:`scan_memory_files` found: the files to index and the names it skipped."""
+    """What :func:`scan_memory_files` found: the files to index, the names it skipped and the places it could
+    not look at."""
 
     files: list[FoundFile] = field(default_factory=list)
     skipped: list[SkippedName] = field(default_factory=list)
+    unavailable: list[UnavailablePath] = field(default_factory=list)
 
 
 def is_utf8_name(name: str) -> bool:
@@ -143,14 +164,19 @@ _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_once(key: str, shown: str, reason: str) -> None:
-    """Log a skipped name (``key``: its absolute path) as a warning the first time this process
-    meets it, then at debug level: scans repeat often."""
+def warn_once(key: str, message: str) -> None:
+    """Log ``message`` about ``key`` (an absolute path) as a warning the first time this process meets that path,
+    then at debug level: scans repeat often."""
     with _warned_lock:
         first = key not in _warned
         if first and len(_warned) < 10_000:
             _warned.add(key)
-    (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
+    (log.warning if first else log.debug)("%s", message)
+
+
+def _warn_once(key: str, shown: str, reason: str) -> None:
+    """Log a skipped name (``key``: its absolute path) with :func:`warn_once`."""
+    warn_once(key, f"not indexing {shown}: {reason}")
 
 
 def _skip(scan: MemoryScan, path: str, shown: str, reason: str) -> None:
@@ -183,6 +209,8 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             if exc.errno == errno.ELOOP:
                 return []
             log.warning("skipping unreadable directory %s: %s", printable_path(shown), exc)
+            scan.unavailable.append(UnavailablePath(Path(shown), f"cannot be listed ({exc.strerror or exc})",
+                                                    "let this process read it, or delete it"))
             return []
 
     def shown(parts: list[str]) -> str:
@@ -248,9 +276,11 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
     """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
     MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
-    directories, relative ones resolved against the workspace). Missing paths, names not ending in ".md" and tool
-    folders below a root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; symlinks are never followed, and those named ``*.md`` or leading to a directory, names that
-    are not valid UTF-8 and directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
+    directories, relative ones resolved against the workspace). Names not ending in ".md" and tool folders below a
+    root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; missing extra paths and
+    directories that cannot be listed are listed in ``unavailable``. Symlinks are never followed, and those named
+    ``*.md`` or leading to a directory, names that are not valid UTF-8 and directories nested deeper than
+    :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
     scan = MemoryScan()
@@ -262,10 +292,15 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
             _walk(ws, ["memory"], scan, ws)
         elif st is not None and name != "memory" and stat.S_ISREG(st.st_mode):
             scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
-    for root in _extra_roots(ws, extra_paths):
+    roots = _extra_roots(ws, extra_paths)
+    walked = [root for root in (os.path.join(ws, "memory"), *roots) if _is_real_dir(root)]
+    for root in roots:
         st = _lstat(root)
         if st is not None and stat.S_ISLNK(st.st_mode):
             _skip_symlink(scan, root, _shown(root, ws))
+        if st is None and not any(_is_under(root, other) for other in walked):  # else that walk sees it gone
+            scan.unavailable.append(UnavailablePath(Path(root), "extra path is missing",
+                                                    "remove it from extra_paths (extraPaths)"))
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
