@@ -53,8 +53,9 @@ def format_citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}" if start_line == end_line else f"{path}#L{start_line}-L{end_line}"
 
 
-#: a path ending in .md (spaces allowed, as in file names) or one without whitespace, then #L<start>[-L<end>]
-_CITATION = re.compile(r"^(?P<path>[^#]+\.md|[^#\s]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+#: a path ending in .md (spaces and "#" allowed, as in file names: "memory/c#-notes.md") or one without whitespace
+#: or "#", then #L<start>[-L<end>]
+_CITATION = re.compile(r"^(?P<path>.+\.md|[^#\s]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
 
 
 def parse_citation(text: str) -> tuple[str, int, int] | None:
