@@ -70,7 +70,31 @@ def _dateparser() -> Any:
     return dateparser
 
 
+_ORDINAL_DAY = re.compile(r"^(?:on\s+)?(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)$", re.I)
+
+
+def _ordinal_day(text: str, today: date) -> date | None:
+    """The latest day not after ``today`` that is the day of the month ``text`` names alone ("the 5th", "21st");
+    None for other words (dateparser read "the 5th" as May)."""
+    match = _ORDINAL_DAY.match(text)
+    if match is None or not 1 <= int(match.group(1)) <= 31:
+        return None
+    year, month = today.year, today.month
+    for _ in range(12):  # the 31st: the latest month that has one
+        try:
+            day = date(year, month, int(match.group(1)))
+        except ValueError:
+            day = None
+        if day is not None and day <= today:
+            return day
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return None
+
+
 def _parse(text: str, today: date) -> date | None:
+    ordinal = _ordinal_day(text, today)
+    if ordinal is not None:
+        return ordinal
     settings = {"RELATIVE_BASE": datetime(today.year, today.month, today.day, 12), "PREFER_DATES_FROM": "past",
                 "RETURN_AS_TIMEZONE_AWARE": False, "STRICT_PARSING": False}
     parsed = _dateparser().parse(text, settings=settings, languages=None)
@@ -134,10 +158,30 @@ def _first_day(value: Any, now: datetime | date | None, name: str) -> date:
         month_or_week = _month_or_week(value, _today(now), name)
         if month_or_week is not None:
             return month_or_week
-        period = _calendar_unit(value) or _periods(value, _today(now))
+        period = _calendar_unit(value) or (_periods(value, _today(now)) if _only_periods(value) else [])
         if period and period[0].first is not None:
             return period[0].first
+        try:
+            return resolve_day(value, now=now, name=name)
+        except MemoryArgumentError:  # words around a period ("notes from last week"): the period they name
+            period = _periods(value, _today(now))
+            if period and period[0].first is not None:
+                return period[0].first
+            raise
     return resolve_day(value, now=now, name=name)
+
+
+#: words that may stand around a period in an ``after`` / ``before`` value ("during the last week")
+_FILLER = frozenset({"the", "in", "during", "since", "from", "of", "on", "at", "over", "within", "around", "about"})
+
+
+def _only_periods(text: str) -> bool:
+    """True when ``text`` is periods :func:`_periods` reads and filler words alone: "the day before yesterday"
+    is a day of its own, not "yesterday"."""
+    rest = text
+    for pattern in (_PART, _ONE_DAY, _PAST_N, _LAST, _AGO, _IN_MONTH, _IN_YEAR):
+        rest = pattern.sub(" ", rest)
+    return not set(re.findall(r"[\w']+", rest.lower())) - _FILLER
 
 
 _MONTH_WORD = r"((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\.?"
