@@ -17,7 +17,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -199,14 +199,25 @@ def _preimages_locked(config: MemoryConfig) -> Iterator[None]:
 
 
 def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
-    stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-    path = _preimages(config) / f"{stamp}.json"
+    now = datetime.now(timezone.utc)  # names in UTC: the local clock jumps with time zones and summer time
+    path = _preimages(config) / f"{now.strftime('%Y%m%dT%H%M%S%f')}.json"
     _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
-                       "at": datetime.now().astimezone().isoformat(timespec="seconds")})
-    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=lambda p: p.stem)
+                       "at": now.astimezone().isoformat(timespec="seconds")})
+    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=_written_at)
     for old in kept[:-_KEPT_PREIMAGES]:
         old.unlink(missing_ok=True)
     return path
+
+
+def _written_at(path: Path) -> tuple[float, str]:
+    """When a preimage was written, for ordering: its record's time (with its UTC offset, so a change of time zone
+    between two changes does not reorder them), then its name."""
+    try:
+        at = datetime.fromisoformat(json.loads(path.read_text(encoding="utf-8"))["at"])
+        written = at.timestamp() if at.tzinfo is not None else 0.0
+    except (OSError, ValueError, KeyError, TypeError):
+        written = 0.0
+    return written, path.stem
 
 
 def _diary(sweep: _Sweep, plan: Plan) -> str:
@@ -354,7 +365,7 @@ async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncComple
 def _last_written(folder: Path, current: str) -> tuple[Path, dict[str, Any]]:
     """The newest preimage of a change that was written. The preimage of a sweep killed before its
     write (MEMORY.md still reads as its ``before``, not as its ``after``) is removed."""
-    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+    for path in sorted(folder.glob("*.json"), key=_written_at, reverse=True) if folder.is_dir() else []:
         record = json.loads(path.read_text(encoding="utf-8"))
         if digest(current) != record["after_sha256"] and digest(current) == digest(record["before"]):
             path.unlink(missing_ok=True)
