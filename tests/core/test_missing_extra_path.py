@@ -29,13 +29,15 @@ def team(tmp_path: Path) -> Path:
     return folder
 
 
-def _index(ws: Path, extra: list[str]) -> MemoryIndex:
+def _index(ws: Path, extra: list[str], **settings: object) -> MemoryIndex:
     return MemoryIndex(workspace=ws, state_dir=str(ws.parent / "state"), provider=None, watch=False,
-                       extra_paths=extra)
+                       extra_paths=extra, **settings)
 
 
-def test_files_of_a_missing_extra_path_are_kept_and_the_sync_says_so(ws: Path, team: Path, caplog) -> None:
-    with _index(ws, [str(team)]) as memory:
+@pytest.mark.parametrize("sources", [["memory"], ["memory", "sessions"]])
+def test_files_of_a_missing_extra_path_are_kept_and_the_sync_says_so(ws: Path, team: Path, caplog,
+                                                                     sources: list[str]) -> None:
+    with _index(ws, [str(team)], sources=sources) as memory:
         memory.sync()
         team.rename(team.with_name("unmounted"))
         with caplog.at_level(logging.WARNING, logger="openclaw_memory"):

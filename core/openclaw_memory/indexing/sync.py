@@ -601,7 +601,7 @@ def _sync_into(
     store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
 ) -> None:
     known = {} if full else store.file_records()
-    docs, deferred, kept = _memory_docs(plan.config, report, known)
+    docs, deferred, unseen = _memory_docs(plan.config, report, known)  # unseen: kept, their place unavailable
     if plan.config.sessions_enabled():
         session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
         docs += session_docs
@@ -610,7 +610,7 @@ def _sync_into(
     report.files_unchanged += len(deferred)
     seen = {d.file.path for d in docs} | deferred
     _index_docs(store, plan, report, docs, known, progress)
-    for path in set(known) - seen - set(report.files_skipped) - kept:
+    for path in set(known) - seen - set(report.files_skipped) - unseen:
         store.delete_file(path)
         report.files_deleted += 1
         if plan.session_stats is not None:
