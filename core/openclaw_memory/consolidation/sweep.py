@@ -117,6 +117,16 @@ def _read_memory(workspace: Path) -> str:
     return read_memory(workspace, _MEMORY)
 
 
+def _day(today: object) -> date | None:
+    """The ``today`` argument as a date: a datetime's own date; MemoryArgumentError for anything else."""
+    if today is None or type(today) is date:
+        return today  # type: ignore[return-value]
+    if isinstance(today, datetime):
+        return today.date()
+    raise MemoryArgumentError(f"today must be a date (or a datetime), such as date(2026, 11, 27), not "
+                              f"{type(today).__name__} ({today!r:.40})")
+
+
 def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
     workspace = config.resolved_workspace()
     day = today or local_today(config.timezone)
@@ -335,8 +345,9 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | Async
     a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
     (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
     failing model falls back to append-only promotion. MemoryArgumentError, before anything is
-    written, when ``complete`` returns something else than text (a chat model's message)."""
-    config = _config(memory)
+    written, when ``complete`` returns something else than text (a chat model's message). ``today`` (default:
+    today in the configured timezone) is a date; a datetime stands for its date."""
+    config, today = _config(memory), _day(today)
     for _ in range(_ATTEMPTS):
         sweep = _prepare(config, today)
         if not sweep.candidates:
@@ -350,7 +361,7 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | Async
 async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion | Completion, *,
                        apply: bool = True, today: date | None = None) -> ConsolidationReport:
     """:func:`consolidate` in an event loop (``complete`` async, or plain)."""
-    config = _config(memory)
+    config, today = _config(memory), _day(today)
     for _ in range(_ATTEMPTS):
         sweep = await asyncio.to_thread(_prepare, config, today)
         if not sweep.candidates:
