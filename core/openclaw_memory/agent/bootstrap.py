@@ -16,7 +16,7 @@ from typing import Any
 
 from openclaw_memory.files.append import daily_note_path, local_now
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import UnreadableFileError
+from openclaw_memory.errors import MemoryArgumentError, UnreadableFileError
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.agent.tools import memory_recall_prompt as _recall_prompt
@@ -113,7 +113,7 @@ def build_session_context(
     """
     session_kind = normalize_session_kind(session_kind)
     if max_chars < _MIN_MAX_CHARS:
-        raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
+        raise MemoryArgumentError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
     ws = config.resolved_workspace()
     day = local_now(config.timezone, now).date()
     candidates: list[tuple[str, str]] = []
