@@ -18,7 +18,7 @@ The tree::
     │       └── BatchUnavailableError   the endpoint has no batch API
     ├── IndexingError               a sync could not complete; the previous index is intact
     │   ├── SyncCancelled             the sync was stopped (close(), Ctrl-C)
-    │   └── SyncStoreUnavailableError the database server went away during the sync (also a StoreUnavailableError)
+    │   └── SyncStoreUnavailableError the database server went away mid-sync (also a StoreUnavailableError)
     ├── UnreadableFileError         a memory file cannot be read as text
     ├── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
     ├── ProtectedMemoryError        a delete would have removed hand-written memory (also PermissionError)
