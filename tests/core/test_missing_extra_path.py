@@ -79,3 +79,17 @@ def test_an_extra_path_inside_memory_that_is_deleted_is_deleted(ws: Path) -> Non
         (ws / "memory" / "projects").rmdir()
         report = memory.sync()
         assert report.files_deleted == 1 and report.warnings == []
+
+
+def test_memory_get_of_a_kept_file_says_it_is_missing_not_forbidden(ws: Path, team: Path) -> None:
+    from openclaw_memory.agent.tools import memory_get
+
+    with _index(ws, [str(team)]) as memory:
+        memory.sync()
+        team.rename(team.with_name("unmounted"))
+        memory.sync()
+        hit = memory.search("VPN password", min_score=0).hits[0]
+        got = memory_get(memory, hit.citation)
+        assert got.get("error") is None and got["exists"] is False and got["text"] == "", got
+        team.with_name("unmounted").rename(team)
+        assert "rotates monthly" in memory_get(memory, hit.citation)["text"]

@@ -462,6 +462,8 @@ def _find_root(ws: str, extras: list[str], cand: str, requested: str) -> str:
         return ws
     for root in extras:
         st = _lstat(root)
+        if st is None and (cand == root or _is_under(cand, root)):  # configured but missing (a drive not mounted):
+            return os.path.dirname(root) if cand == root else root  # its files read as missing, not as forbidden
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode) and _is_under(cand, root):
