@@ -60,7 +60,8 @@ def _role_and_text(message: Any) -> tuple[str, str]:
 def format_conversation(messages: Iterable[Any], max_messages: int = 15) -> list[str]:
     """The last ``max_messages`` user/assistant messages as ``"<role>: <text>"`` lines.
 
-    Empty messages and slash commands (text starting with ``/``) are dropped before slicing.
+    Messages may be dicts (``role`` or ``type``), LangChain messages or LlamaIndex ``ChatMessage``s. Empty
+    messages and slash commands (text starting with ``/``) are dropped before slicing.
     """
     kept = []
     for m in messages:
