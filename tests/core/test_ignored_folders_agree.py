@@ -29,7 +29,9 @@ FILES = [
     "docs/guide.md",
     "docs/node_modules/lib/README.md",
     "docs/.git/info.md",
+    "memory/node_modules/kit/docs/guide.md",  # below an extra path configured inside a tool folder: walked
 ]
+EXTRA = ["docs", "memory/node_modules/kit/docs"]
 
 
 @pytest.fixture
@@ -43,8 +45,9 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("rel", FILES)
 def test_the_watcher_watches_exactly_the_files_discovery_indexes(ws: Path, rel: str) -> None:
-    found = {p.relative_to(ws).as_posix() for p in list_memory_files(ws, [ws / "docs"])}
-    assert (rel in found) == is_relevant(str(ws / rel), ws, [ws / "docs"]), (rel, sorted(found))
+    extra = [ws / path for path in EXTRA]
+    found = {p.relative_to(ws).as_posix() for p in list_memory_files(ws, extra)}
+    assert (rel in found) == is_relevant(str(ws / rel), ws, extra), (rel, sorted(found))
 
 
 def test_tool_folders_are_not_indexed(ws: Path) -> None:

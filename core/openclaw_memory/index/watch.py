@@ -77,8 +77,8 @@ def is_relevant(
     if parts is not None:
         if len(parts) == 1 and parts[0] in (*_ROOT_FILES, "memory"):
             return True
-        if len(parts) > 1 and parts[0] == "memory":
-            return suffix_ok and not _ignored(parts[1:])
+        if len(parts) > 1 and parts[0] == "memory" and suffix_ok and not _ignored(parts[1:]):
+            return True  # else it may still lie in an extra path (one configured inside a tool folder is walked)
     for extra in extra_paths:
         if p == extra:
             return True
