@@ -93,3 +93,12 @@ def test_memory_get_of_a_kept_file_says_it_is_missing_not_forbidden(ws: Path, te
         assert got.get("error") is None and got["exists"] is False and got["text"] == "", got
         team.with_name("unmounted").rename(team)
         assert "rotates monthly" in memory_get(memory, hit.citation)["text"]
+
+
+def test_status_says_the_files_are_kept(ws: Path, team: Path) -> None:
+    with _index(ws, [str(team)]) as memory:
+        memory.sync()
+        team.rename(team.with_name("unmounted"))
+        memory.sync()
+        assert [issue for issue in memory.status().issues
+                if issue.startswith(f"additional memory path missing ({team})") and "kept" in issue]

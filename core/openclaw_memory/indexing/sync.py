@@ -732,7 +732,7 @@ def workspace_issues(config: MemoryConfig) -> list[str]:
         issues.append(f"not indexed: {name.path} ({name.reason})")
     for p in config.resolved_extra_paths():
         if not Path(p).exists():
-            issues.append(f"additional memory path missing ({p})")
+            issues.append(f"additional memory path missing ({p}); what was indexed from it is kept until it is back")
     if config.sessions_enabled() and not config.resolved_sessions_dir().is_dir():
         issues.append(f"sessions directory missing ({config.resolved_sessions_dir()})")
     return issues
