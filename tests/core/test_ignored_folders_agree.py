@@ -31,7 +31,7 @@ FILES = [
     "docs/.git/info.md",
     "memory/node_modules/kit/docs/guide.md",  # below an extra path configured inside a tool folder: walked
 ]
-EXTRA = ["docs", "memory/node_modules/kit/docs"]
+EXTRA = ["docs", "memory/node_modules/kit/docs", "docs/node_modules/lib"]  # the last two: inside tool folders
 
 
 @pytest.fixture

@@ -83,8 +83,8 @@ def is_relevant(
         if p == extra:
             return True
         rel = _rel_parts(p, extra)
-        if rel:
-            return suffix_ok and not _ignored(rel)
+        if rel and suffix_ok and not _ignored(rel):  # else another (nested) extra path may still hold it
+            return True
     return False
 
 
