@@ -17,7 +17,8 @@ The tree::
     │       ├── BatchTimeoutError       it did not finish in time
     │       └── BatchUnavailableError   the endpoint has no batch API
     ├── IndexingError               a sync could not complete; the previous index is intact
-    │   └── SyncCancelled             the sync was stopped (close(), Ctrl-C)
+    │   ├── SyncCancelled             the sync was stopped (close(), Ctrl-C)
+    │   └── SyncStoreUnavailableError the database server went away mid-sync (also a StoreUnavailableError)
     ├── UnreadableFileError         a memory file cannot be read as text
     ├── MemoryPathError             ``memory_get`` / append refused a path (outside memory files)
     ├── ProtectedMemoryError        a delete would have removed hand-written memory (also PermissionError)
@@ -56,6 +57,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "SyncCancelled",
+    "SyncStoreUnavailableError",
     "UnreadableFileError",
 ]
 
@@ -165,6 +167,12 @@ class IndexingError(OpenClawMemoryError):
 
 class SyncCancelled(IndexingError):
     """The sync was stopped (``close()``, Ctrl-C); a rebuild in progress was discarded."""
+
+
+class SyncStoreUnavailableError(IndexingError, StoreUnavailableError):
+    """The index's database server went away during a sync (down, restarting, out of connections). Both an
+    IndexingError (the sync did not complete) and a StoreUnavailableError (an outage: the Markdown files are
+    unaffected and the next sync once the server answers catches the index up), so either ``except`` catches it."""
 
 
 class UnreadableFileError(OpenClawMemoryError):

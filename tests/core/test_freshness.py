@@ -432,13 +432,13 @@ def stat_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     import openclaw_memory.index.scheduler as scheduler_mod
 
     calls: list[int] = []
-    real = scheduler_mod.stat_scan
+    real = scheduler_mod.stat_scan_and_kept
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(scheduler_mod, "stat_scan", counting)
+    monkeypatch.setattr(scheduler_mod, "stat_scan_and_kept", counting)
     return calls
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from openclaw_memory.files.append import daily_note_path, local_now
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import MemoryArgumentError, UnreadableFileError
+from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.agent.tools import memory_recall_prompt as _recall_prompt
 
@@ -38,17 +40,14 @@ class _File:
 
 
 def _read_note(ws: Path, rel: str) -> list[str] | None:
-    path = ws / rel
-    if path.is_symlink() or not path.is_file():
-        if path.is_symlink():
-            log.debug("bootstrap: skipping symlinked memory file %s", rel)
-        return None
+    """The lines of ``rel``, read as ``memory_get`` reads it: opened beneath the workspace following no symlink
+    (a symlinked ``memory/`` too) and refused with another hard link, so nothing outside the workspace is shown."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        log.warning("bootstrap: cannot read %s: %s", path, exc)
+        text = read_memory_text(ws / rel, ws)
+    except (UnreadableFileError, OSError) as exc:
+        log.warning("bootstrap: not loading %s: %s", rel, exc)
         return None
-    if not text.strip():
+    if text is None or not text.strip():
         return None
     return text.rstrip("\n").split("\n")
 
@@ -114,7 +113,7 @@ def build_session_context(
     """
     session_kind = normalize_session_kind(session_kind)
     if max_chars < _MIN_MAX_CHARS:
-        raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
+        raise MemoryArgumentError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
     ws = config.resolved_workspace()
     day = local_now(config.timezone, now).date()
     candidates: list[tuple[str, str]] = []

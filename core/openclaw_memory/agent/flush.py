@@ -24,7 +24,7 @@ from typing import Any, Literal
 from openclaw_memory.files.append import append_memory, daily_note_path, local_now, normalize_rel_path
 from openclaw_memory.text.chunker import text_weight
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ConfigError, MemoryPathError
+from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.files.session_state import SessionFlushState, SessionStateStore
 
 __all__ = [
@@ -246,6 +246,9 @@ def apply_flush_writes(
         except MemoryPathError as exc:
             log.warning("memory flush: refused write to %r: %s", raw_path, exc)
             results.append(FlushWriteResult(path=raw_path, ok=False, error=str(exc)))
+        except OpenClawMemoryError as exc:  # e.g. the note's lock held by another writer too long
+            log.error("memory flush: could not append to %r: %s", raw_path, exc)
+            results.append(FlushWriteResult(path=raw_path, ok=False, error=f"write failed: {exc}"))
         except OSError as exc:
             log.error("memory flush: could not append to %r: %s", raw_path, exc)
             results.append(FlushWriteResult(path=raw_path, ok=False, error=f"write failed: {exc}"))

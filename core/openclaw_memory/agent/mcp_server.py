@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - the `mcp` extra is missing
         "the MCP server needs the official MCP SDK: pip install 'openclaw-memory[mcp]'") from exc
 
 from openclaw_memory.files.append import append_memory, daily_note_path, today
-from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError, UnreadableFileError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.agent.tools import (
     MEMORY_FORGET_ENTRY_DESCRIPTION,
@@ -337,7 +337,7 @@ class MemoryMCPServer(MCPServer):
         rel = unquote(parts.path.lstrip("/"))
         try:
             got = await asyncio.to_thread(served.memory.get, rel)
-        except (MemoryPathError, MemoryArgumentError) as exc:
+        except (MemoryPathError, MemoryArgumentError, UnreadableFileError) as exc:  # refused, or binary: say which
             raise ResourceError(str(exc)) from None
         except OSError as exc:
             raise ResourceError(f"cannot read {rel}: {exc.strerror or exc}") from None

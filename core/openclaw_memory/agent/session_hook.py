@@ -41,18 +41,27 @@ def sanitize_slug(raw: str) -> str:
     return slug[:_MAX_SLUG].rstrip("-")
 
 
+#: LangChain's message types (``HumanMessage.type == "human"``) as the roles they stand for
+_ROLE_OF_TYPE = {"human": "user", "ai": "assistant"}
+
+
 def _role_and_text(message: Any) -> tuple[str, str]:
+    """A message's role (``user``, ``assistant``, ...) and text: a dict (``role`` or LangChain's ``type``), a
+    LangChain message (``type`` "human"/"ai") or a LlamaIndex ``ChatMessage`` (``role`` an enum)."""
     if isinstance(message, Mapping):
-        role, content = message.get("role"), message.get("content")
+        role, content = message.get("role") or message.get("type"), message.get("content")
     else:
-        role, content = getattr(message, "role", None), getattr(message, "content", None)
-    return str(role or ""), message_text(content).strip()
+        role = getattr(message, "role", None) or getattr(message, "type", None)
+        content = getattr(message, "content", None)
+    role = str(getattr(role, "value", role) or "").lower()
+    return _ROLE_OF_TYPE.get(role, role), message_text(content).strip()
 
 
 def format_conversation(messages: Iterable[Any], max_messages: int = 15) -> list[str]:
     """The last ``max_messages`` user/assistant messages as ``"<role>: <text>"`` lines.
 
-    Empty messages and slash commands (text starting with ``/``) are dropped before slicing.
+    Messages may be dicts (``role`` or ``type``), LangChain messages or LlamaIndex ``ChatMessage``s. Empty
+    messages and slash commands (text starting with ``/``) are dropped before slicing.
     """
     kept = []
     for m in messages:

@@ -8,19 +8,22 @@ and no conversation, only the prompt of :func:`~openclaw_memory.consolidation.de
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import inspect
 import json
 import logging
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory.files.append import append_memory, today as local_today
+from filelock import FileLock, Timeout
+
+from openclaw_memory.files.append import LOCK_TIMEOUT_S, append_memory, today as local_today
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -114,6 +117,16 @@ def _read_memory(workspace: Path) -> str:
     return read_memory(workspace, _MEMORY)
 
 
+def _day(today: object) -> date | None:
+    """The ``today`` argument as a date: a datetime's own date; MemoryArgumentError for anything else."""
+    if today is None or type(today) is date:
+        return today  # type: ignore[return-value]
+    if isinstance(today, datetime):
+        return today.date()
+    raise MemoryArgumentError(f"today must be a date (or a datetime), such as date(2026, 11, 27), not "
+                              f"{type(today).__name__} ({today!r:.40})")
+
+
 def _prepare(config: MemoryConfig, today: date | None) -> _Sweep:
     workspace = config.resolved_workspace()
     day = today or local_today(config.timezone)
@@ -176,15 +189,45 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def _preimages_locked(config: MemoryConfig) -> Iterator[None]:
+    """Hold the preimages' lock: a sweep or forget holds it from writing its preimage to writing MEMORY.md, undo
+    from choosing a preimage to marking it undone. So undo never takes the preimage of a sweep still writing for
+    the one of a sweep killed before its write (and deletes it), nor two undos the same preimage."""
+    folder = _preimages(config)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder.parent / ".preimages.lock"), timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OpenClawMemoryError(f"could not lock {folder} within {LOCK_TIMEOUT_S:.0f}s: another consolidation, "
+                                  "undo or forget keeps it; retry later") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
-    stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-    path = _preimages(config) / f"{stamp}.json"
+    now = datetime.now(timezone.utc)  # names in UTC: the local clock jumps with time zones and summer time
+    path = _preimages(config) / f"{now.strftime('%Y%m%dT%H%M%S%f')}.json"
     _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
-                       "at": datetime.now().astimezone().isoformat(timespec="seconds")})
-    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=lambda p: p.stem)
+                       "at": now.astimezone().isoformat(timespec="seconds")})
+    kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=_written_at)
     for old in kept[:-_KEPT_PREIMAGES]:
         old.unlink(missing_ok=True)
     return path
+
+
+def _written_at(path: Path) -> tuple[float, str]:
+    """When a preimage was written, for ordering: its record's time (with its UTC offset, so a change of time zone
+    between two changes does not reorder them), then its name."""
+    try:
+        at = datetime.fromisoformat(json.loads(path.read_text(encoding="utf-8"))["at"])
+        written = at.timestamp() if at.tzinfo is not None else 0.0
+    except (OSError, ValueError, KeyError, TypeError):
+        written = 0.0
+    return written, path.stem
 
 
 def _diary(sweep: _Sweep, plan: Plan) -> str:
@@ -204,12 +247,13 @@ def _diary(sweep: _Sweep, plan: Plan) -> str:
 
 def _apply(sweep: _Sweep, plan: Plan) -> Path:
     """Preimage, then MEMORY.md (atomic, only if unchanged since the sweep read it), then DREAMS.md."""
-    preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
-    try:
-        rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
-    except BaseException:
-        preimage.unlink(missing_ok=True)
-        raise
+    with _preimages_locked(sweep.config):
+        preimage = _save_preimage(sweep.config, sweep.memory_text, plan.text)
+        try:
+            rewrite_memory(sweep.workspace, sweep.memory_text, plan.text)
+        except BaseException:
+            preimage.unlink(missing_ok=True)
+            raise
     append_memory(sweep.workspace, _DREAMS, "\n" + _diary(sweep, plan), allowed={_DREAMS})
     return preimage
 
@@ -301,8 +345,9 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | Async
     a second edit leaves MEMORY.md alone (``skipped_reason``). A write that fails raises
     (OpenClawMemoryError, or OSError such as a full disk) and leaves MEMORY.md as it was; a
     failing model falls back to append-only promotion. MemoryArgumentError, before anything is
-    written, when ``complete`` returns something else than text (a chat model's message)."""
-    config = _config(memory)
+    written, when ``complete`` returns something else than text (a chat model's message). ``today`` (default:
+    today in the configured timezone) is a date; a datetime stands for its date."""
+    config, today = _config(memory), _day(today)
     for _ in range(_ATTEMPTS):
         sweep = _prepare(config, today)
         if not sweep.candidates:
@@ -316,7 +361,7 @@ def consolidate(memory: MemoryIndex | MemoryConfig, complete: Completion | Async
 async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncCompletion | Completion, *,
                        apply: bool = True, today: date | None = None) -> ConsolidationReport:
     """:func:`consolidate` in an event loop (``complete`` async, or plain)."""
-    config = _config(memory)
+    config, today = _config(memory), _day(today)
     for _ in range(_ATTEMPTS):
         sweep = await asyncio.to_thread(_prepare, config, today)
         if not sweep.candidates:
@@ -331,7 +376,7 @@ async def aconsolidate(memory: MemoryIndex | MemoryConfig, complete: AsyncComple
 def _last_written(folder: Path, current: str) -> tuple[Path, dict[str, Any]]:
     """The newest preimage of a change that was written. The preimage of a sweep killed before its
     write (MEMORY.md still reads as its ``before``, not as its ``after``) is removed."""
-    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+    for path in sorted(folder.glob("*.json"), key=_written_at, reverse=True) if folder.is_dir() else []:
         record = json.loads(path.read_text(encoding="utf-8"))
         if digest(current) != record["after_sha256"] and digest(current) == digest(record["before"]):
             path.unlink(missing_ok=True)
@@ -348,6 +393,16 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     that sweep wrote it, unless ``force`` (the changes since are then lost)."""
     config = _config(memory)
     workspace = config.resolved_workspace()
+    with _preimages_locked(config):
+        path, record = _restore_last(config, workspace, force)
+    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
+                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
+    return path
+
+
+def _restore_last(config: MemoryConfig, workspace: Path, force: bool) -> tuple[Path, dict[str, Any]]:
+    """MEMORY.md restored from the last written preimage, which is marked undone; that preimage and its record."""
     current = _read_memory(workspace)
     path, record = _last_written(_preimages(config), current)
     if digest(current) != record["after_sha256"] and not force:
@@ -359,10 +414,7 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     except MemoryChanged:
         raise OpenClawMemoryError("MEMORY.md changed while undoing; nothing was restored, try again") from None
     path.rename(path.with_suffix(".undone"))
-    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
-    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
-                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
-    return path
+    return path, record
 
 
 def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
@@ -389,7 +441,8 @@ def forget(memory: MemoryIndex | MemoryConfig, what: str) -> int:
         return after
 
     try:
-        edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
+        with _preimages_locked(config):
+            edit_memory(config.resolved_workspace(), change, rel=_MEMORY)
     except BaseException:
         for preimage in preimages:
             preimage.unlink(missing_ok=True)

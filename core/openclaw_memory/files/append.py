@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from filelock import FileLock, Timeout
 
 from openclaw_memory.text.chunker import escape_record_markers
-from openclaw_memory.errors import ConfigError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryPathError, OpenClawMemoryError
 from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file
 from openclaw_memory.text.provenance import mark_origin
 
@@ -66,12 +66,18 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo | None:
         ) from None
 
 
-def local_now(tz: str | tzinfo | None = None, now: datetime | None = None) -> datetime:
+def local_now(tz: str | tzinfo | None = None, now: datetime | date | None = None) -> datetime:
     """``now`` (default: the current time) as an aware datetime in ``tz`` (system zone if None).
 
-    A naive ``now`` is taken to be wall-clock time in ``tz`` already.
+    A naive ``now`` is taken to be wall-clock time in ``tz`` already; a date stands for its midnight there.
+    MemoryArgumentError for anything else.
     """
     zone = resolve_tz(tz)
+    if now is not None and not isinstance(now, datetime):
+        if not isinstance(now, date):
+            raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
+                                      f"{type(now).__name__} ({now!r:.60})")
+        now = datetime(now.year, now.month, now.day)
     if now is None:
         return datetime.now(zone) if zone else datetime.now().astimezone()
     if now.tzinfo is None:

@@ -25,13 +25,16 @@ from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, Unreada
 from openclaw_memory.types import MemoryFile, Source
 
 __all__ = [
+    "IGNORED_DIRS",
     "MAX_DIR_DEPTH",
     "FoundFile",
     "MemoryScan",
     "SkippedName",
+    "UnavailablePath",
     "UnreadableFileError",
     "build_file_entry",
     "get_lines",
+    "is_ignored_dir",
     "is_memory_path",
     "is_utf8_name",
     "line_number",
@@ -44,6 +47,7 @@ __all__ = [
     "resolve_memory_path",
     "scan_memory_files",
     "sniff_text",
+    "warn_once",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,6 +75,12 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
+def _is_real_dir(path: str) -> bool:
+    """A directory, not a symlink to one."""
+    st = _lstat(path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
 def _is_under(path: str, root: str) -> bool:
     """True when ``path`` is strictly below ``root`` (both absolute and normalised)."""
     return path.startswith(root.rstrip(os.sep) + os.sep)
@@ -89,6 +99,15 @@ def _extra_roots(workspace: str, extra_paths: Sequence[str | os.PathLike[str]]) 
 #: Directories nested deeper than this below a root (``memory/`` or an extra path) are not walked.
 MAX_DIR_DEPTH = 64
 
+#: Tool and package folders (compared case-insensitively) never walked below a root (``memory/`` or an extra path):
+#: their Markdown files (package READMEs, git internals) are not memory, and the file watcher ignores them too.
+IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__"})
+
+
+def is_ignored_dir(name: str) -> bool:
+    """True for a directory name discovery does not walk into and the watcher ignores (:data:`IGNORED_DIRS`)."""
+    return name.lower() in IGNORED_DIRS
+
 
 @dataclass(frozen=True)
 class SkippedName:
@@ -106,12 +125,25 @@ class FoundFile:
     root: str  # reads open ``path`` beneath this directory, following no symlink below it
 
 
+@dataclass(frozen=True)
+class UnavailablePath:
+    """A place whose files could not be looked at now: a configured extra path that is missing (a drive not
+    mounted, a folder moved, a typo) or a directory that could not be listed. What was indexed from below it
+    is not known to be gone."""
+
+    path: Path  # absolute
+    reason: str
+    remedy: str  #: what to do to drop its files from the index
+
+
 @dataclass
 class MemoryScan:
-    """What :func:`scan_memory_files` found: the files to index and the names it skipped."""
+    """What :func:`scan_memory_files` found: the files to index, the names it skipped and the places it could
+    not look at."""
 
     files: list[FoundFile] = field(default_factory=list)
     skipped: list[SkippedName] = field(default_factory=list)
+    unavailable: list[UnavailablePath] = field(default_factory=list)
 
 
 def is_utf8_name(name: str) -> bool:
@@ -132,14 +164,19 @@ _warned: set[str] = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_once(key: str, shown: str, reason: str) -> None:
-    """Log a skipped name (``key``: its absolute path) as a warning the first time this process
-    meets it, then at debug level: scans repeat often."""
+def warn_once(key: str, message: str) -> None:
+    """Log ``message`` about ``key`` (an absolute path) as a warning the first time this process meets that path,
+    then at debug level: scans repeat often."""
     with _warned_lock:
         first = key not in _warned
         if first and len(_warned) < 10_000:
             _warned.add(key)
-    (log.warning if first else log.debug)("not indexing %s: %s", shown, reason)
+    (log.warning if first else log.debug)("%s", message)
+
+
+def _warn_once(key: str, shown: str, reason: str) -> None:
+    """Log a skipped name (``key``: its absolute path) with :func:`warn_once`."""
+    warn_once(key, f"not indexing {shown}: {reason}")
 
 
 def _skip(scan: MemoryScan, path: str, shown: str, reason: str) -> None:
@@ -157,7 +194,7 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
     """Append the ``.md`` files below root/start to ``scan``, depth-first in name order.
 
     Iterative; each directory is listed through a descriptor opened beneath ``root`` without
-    following symlinks (see :mod:`safe_fs`). Symlinks are skipped; names that are not UTF-8 and
+    following symlinks (see :mod:`safe_fs`). Symlinks and :data:`IGNORED_DIRS` are skipped; names that are not UTF-8 and
     directories deeper than :data:`MAX_DIR_DEPTH` are reported in ``scan.skipped``.
     """
 
@@ -172,6 +209,8 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             if exc.errno == errno.ELOOP:
                 return []
             log.warning("skipping unreadable directory %s: %s", printable_path(shown), exc)
+            scan.unavailable.append(UnavailablePath(Path(shown), f"cannot be listed ({exc.strerror or exc})",
+                                                    "let this process read it, or delete it"))
             return []
 
     def shown(parts: list[str]) -> str:
@@ -185,7 +224,8 @@ def _walk(root: str, start: list[str], scan: MemoryScan, ws: str) -> None:
             if kind == "symlink":
                 _skip_symlink(scan, os.path.join(root, *child), shown(child))
                 continue
-            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")):
+            if kind not in ("dir", "file") or (kind == "file" and not name.endswith(".md")) or (
+                    kind == "dir" and is_ignored_dir(name)):
                 continue
             if not is_utf8_name(name):
                 reason = ("directory name is not valid UTF-8; rename it to index the files below it" if kind == "dir"
@@ -236,9 +276,11 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
     """The Markdown files to index (in discovery order, without duplicates) and the names skipped.
 
     MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
-    directories, relative ones resolved against the workspace). Missing paths and names not ending in ".md" are
-    left out silently; symlinks are never followed, and those named ``*.md`` or leading to a directory, names that
-    are not valid UTF-8 and directories nested deeper than :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
+    directories, relative ones resolved against the workspace). Names not ending in ".md" and tool folders below a
+    root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; missing extra paths and
+    directories that cannot be listed are listed in ``unavailable``. Symlinks are never followed, and those named
+    ``*.md`` or leading to a directory, names that are not valid UTF-8 and directories nested deeper than
+    :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
     ws = _abs(workspace)
     scan = MemoryScan()
@@ -250,10 +292,15 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
             _walk(ws, ["memory"], scan, ws)
         elif st is not None and name != "memory" and stat.S_ISREG(st.st_mode):
             scan.files.append(FoundFile(Path(os.path.join(ws, name)), ws))
-    for root in _extra_roots(ws, extra_paths):
+    roots = _extra_roots(ws, extra_paths)
+    walked = [root for root in (os.path.join(ws, "memory"), *roots) if _is_real_dir(root)]
+    for root in roots:
         st = _lstat(root)
         if st is not None and stat.S_ISLNK(st.st_mode):
             _skip_symlink(scan, root, _shown(root, ws))
+        if st is None and not any(_is_under(root, other) for other in walked):  # else that walk sees it gone
+            scan.unavailable.append(UnavailablePath(Path(root), "extra path is missing",
+                                                    "remove it from extra_paths (extraPaths)"))
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
@@ -415,6 +462,8 @@ def _find_root(ws: str, extras: list[str], cand: str, requested: str) -> str:
         return ws
     for root in extras:
         st = _lstat(root)
+        if st is None and (cand == root or _is_under(cand, root)):  # configured but missing (a drive not mounted):
+            return os.path.dirname(root) if cand == root else root  # its files read as missing, not as forbidden
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode) and _is_under(cand, root):

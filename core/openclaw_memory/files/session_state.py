@@ -23,7 +23,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.files.append import LOCK_TIMEOUT_S
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
 
 __all__ = ["SessionFlushState", "SessionStateStore"]
 
@@ -165,7 +165,7 @@ class SessionStateStore:
     def set_compaction_count(self, session_key: str, count: int) -> SessionFlushState:
         """Store the caller's authoritative compaction count."""
         if count < 0:
-            raise ValueError(f"compaction_count must be >= 0, got {count}")
+            raise MemoryArgumentError(f"compaction_count must be >= 0, got {count}")
         return self.update(session_key, lambda s: replace(s, compaction_count=count))
 
     def record_compaction(self, session_key: str) -> int:
@@ -191,7 +191,7 @@ class SessionStateStore:
         so two threads or processes calling at the same moment cannot both win.
         """
         if compaction_count is not None and compaction_count < 0:
-            raise ValueError(f"compaction_count must be >= 0, got {compaction_count}")
+            raise MemoryArgumentError(f"compaction_count must be >= 0, got {compaction_count}")
         with self._locked() as data:
             state = _state_from_json(data.get(session_key))
             cycle = state.compaction_count if compaction_count is None else compaction_count

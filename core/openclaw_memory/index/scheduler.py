@@ -34,7 +34,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import IndexClosedError, IndexLockedError, OpenClawMemoryError
 from openclaw_memory.redaction import redact
 from openclaw_memory.storage import MemoryStore
-from openclaw_memory.indexing.sync import Progress, stat_scan, would_index
+from openclaw_memory.indexing.sync import Progress, stat_scan_and_kept, would_index
 from openclaw_memory.types import SyncReport
 
 __all__ = ["SyncRequest", "SyncRunner", "SyncScheduler"]
@@ -220,8 +220,8 @@ class SyncScheduler:
         by a stat of each file (no reads). Files a sync skips (binary, unreadable, a name that
         is not UTF-8) are left out; transcripts are not compared."""
         known = self._store.file_records("memory")
-        scan = stat_scan(self._config, known)
-        changed = known.keys() - {f.rel for f in scan}  # removed
+        scan, kept = stat_scan_and_kept(self._config, known)
+        changed = known.keys() - {f.rel for f in scan} - kept  # removed (not those a sync keeps: a drive unmounted)
         # added or changed, unless a sync would skip it (binary, unreadable): that is no pending change
         changed |= {f.rel for f in scan if not f.unchanged and would_index(f)}
         return sorted(changed)

@@ -5,7 +5,8 @@ Only what discovery indexes is watched: ``MEMORY.md`` / ``memory.md`` / ``USER.m
 ``memory/`` tree, the extra paths (symlinked ones are not watched) and the sessions directory.
 The rest of the workspace (which may hold repositories, ``node_modules`` or virtualenvs) is never
 walked. Inside the watched trees, paths under ``.git``, ``node_modules``, ``.pnpm-store``,
-``.venv``, ``venv``, ``.tox`` and ``__pycache__`` and files with an extension other than ``.md``
+``.venv``, ``venv``, ``.tox`` and ``__pycache__`` (which discovery does not walk either:
+:func:`~openclaw_memory.files.discovery.is_ignored_dir`) and files with an extension other than ``.md``
 (transcripts: ``.jsonl`` and their archives) are ignored.
 """
 
@@ -21,13 +22,13 @@ from pathlib import Path
 
 from watchfiles import Change, watch
 
+from openclaw_memory.files.discovery import IGNORED_DIRS, is_ignored_dir
 from openclaw_memory.files.sessions import is_transcript_name
 
 __all__ = ["IGNORED_DIRS", "MemoryWatcher", "is_relevant"]
 
 log = logging.getLogger(__name__)
 
-IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__"})
 _ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
 
 Changes = set[tuple[Change, str]]
@@ -49,7 +50,8 @@ def _rel_parts(path: Path, root: Path) -> tuple[str, ...] | None:
 
 
 def _ignored(parts: Sequence[str]) -> bool:
-    return any(part.lower() in IGNORED_DIRS for part in parts)
+    """A path below a root that discovery does not walk to (a folder of :data:`IGNORED_DIRS` on the way)."""
+    return any(is_ignored_dir(part) for part in parts)
 
 
 def is_relevant(
@@ -75,14 +77,14 @@ def is_relevant(
     if parts is not None:
         if len(parts) == 1 and parts[0] in (*_ROOT_FILES, "memory"):
             return True
-        if len(parts) > 1 and parts[0] == "memory":
-            return suffix_ok and not _ignored(parts[1:])
+        if len(parts) > 1 and parts[0] == "memory" and suffix_ok and not _ignored(parts[1:]):
+            return True  # else it may still lie in an extra path (one configured inside a tool folder is walked)
     for extra in extra_paths:
         if p == extra:
             return True
         rel = _rel_parts(p, extra)
-        if rel:
-            return suffix_ok and not _ignored(rel)
+        if rel and suffix_ok and not _ignored(rel):  # else another (nested) extra path may still hold it
+            return True
     return False
 
 

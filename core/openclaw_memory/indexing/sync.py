@@ -38,7 +38,15 @@ from openclaw_memory.text.chunker import (
 from openclaw_memory.text.turns import user_turn_chunks
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
-from openclaw_memory.errors import IndexingError, ProviderError, ProviderUnresponsiveError, StoreError, SyncCancelled
+from openclaw_memory.errors import (
+    IndexingError,
+    ProviderError,
+    ProviderUnresponsiveError,
+    StoreError,
+    StoreUnavailableError,
+    SyncCancelled,
+    SyncStoreUnavailableError,
+)
 from openclaw_memory.indexing.fingerprint import expected_meta, rebuild_reason
 from openclaw_memory.providers.base import EmbeddingProvider, pool_vectors, provider_key
 from openclaw_memory.storage import CacheKeys, FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -46,7 +54,7 @@ from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 from openclaw_memory.indexing.line_units import line_units, unit_hash, units_to_embed
 
 __all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "live_units", "run_sync",
-           "stat_scan", "would_index"]
+           "stat_scan", "stat_scan_and_kept", "would_index"]
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +159,14 @@ class ScannedFile(NamedTuple):
     root: str  #: the allowed root it was found under (reads open it beneath this directory)
 
 
-def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> tuple[list[ScannedFile], list[SkippedName]]:
+class _Scan(NamedTuple):
+    files: list[ScannedFile]
+    skipped: list[SkippedName]
+    #: the indexed paths below each place that could not be looked at (kept in the index, not pruned)
+    kept: dict[discovery.UnavailablePath, set[str]]
+
+
+def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> _Scan:
     ws = config.resolved_workspace()
     scan = discovery.scan_memory_files(ws, config.resolved_extra_paths())
     out: list[ScannedFile] = []
@@ -163,14 +178,28 @@ def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> tuple[list[S
         except OSError:
             same = False
         out.append(ScannedFile(rel, found.path, same, found.root))
-    return out, scan.skipped
+    return _Scan(out, scan.skipped, {place: _below(ws, place.path, known) for place in scan.unavailable})
+
+
+def _below(workspace: Path, place: Path, known: Mapping[str, FileRecord]) -> set[str]:
+    """The indexed memory files at or below ``place``."""
+    rel = discovery.relative_path(workspace, place)
+    return {path for path, rec in known.items()
+            if rec.source == "memory" and (path == rel or path.startswith(rel + "/"))}
 
 
 def stat_scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> list[ScannedFile]:
     """Each memory file of the workspace, with ``unchanged`` set when its size and mtime match its
     ``known`` record (the stat shortcut of a sync; a file that cannot be stat-ed counts as changed).
     Files whose names are not valid UTF-8 are left out (a sync reports them)."""
-    return _scan(config, known)[0]
+    return _scan(config, known).files
+
+
+def stat_scan_and_kept(config: MemoryConfig, known: Mapping[str, FileRecord]) -> tuple[list[ScannedFile], set[str]]:
+    """:func:`stat_scan`, and the ``known`` paths a sync keeps though it does not see them: those below a
+    configured extra path that is missing (a drive not mounted) or a directory that cannot be listed."""
+    scan = _scan(config, known)
+    return scan.files, set().union(*scan.kept.values())
 
 
 def would_index(file: ScannedFile) -> bool:
@@ -187,16 +216,21 @@ def would_index(file: ScannedFile) -> bool:
 
 def _memory_docs(
     config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord]
-) -> tuple[list[_Doc], set[str]]:
-    """Files to (re)consider, and the paths skipped unread because size and mtime match the index.
+) -> tuple[list[_Doc], set[str], set[str]]:
+    """Files to (re)consider, the paths skipped unread because size and mtime match the index, and the indexed
+    paths kept unseen (below an extra path that is missing, or a directory that cannot be listed).
 
     Files that cannot be read as text, and names that are not valid UTF-8, are reported in
-    ``report.files_skipped`` and ``report.warnings`` and left as they are in the index.
+    ``report.files_skipped`` and ``report.warnings`` and left as they are in the index; so are the places that
+    could not be looked at.
     """
     ws = config.resolved_workspace()
     docs: list[_Doc] = []
     unchanged: set[str] = set()
-    scanned, skipped_names = _scan(config, known)
+    scanned, skipped_names, kept = _scan(config, known)
+    for place, paths in kept.items():
+        report.warnings.append(_unavailable_warning(place, len(paths)))
+        discovery.warn_once(str(place.path), report.warnings[-1])
     for name in skipped_names:
         if not name.reason.startswith("directory"):
             report.files_skipped.append(name.path)
@@ -216,7 +250,15 @@ def _memory_docs(
             continue
         if entry is not None:  # None: vanished between listing and reading
             docs.append(_Doc(entry[0], entry[1]))
-    return docs, unchanged
+    return docs, unchanged, set().union(*kept.values())
+
+
+def _unavailable_warning(place: discovery.UnavailablePath, kept: int) -> str:
+    shown = discovery.printable_path(str(place.path))
+    if not kept:
+        return f"{shown}: {place.reason}; nothing is indexed from it (a typo, a drive not mounted?)"
+    return (f"{shown}: {place.reason} (a drive not mounted, a folder moved?); the {kept} file(s) indexed from it "
+            f"stay searchable until it is back. To drop them, {place.remedy}")
 
 
 def _session_doc(plan: SyncPlan, report: SyncReport, path: Path) -> _Doc | None:
@@ -559,7 +601,7 @@ def _sync_into(
     store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
 ) -> None:
     known = {} if full else store.file_records()
-    docs, deferred = _memory_docs(plan.config, report, known)
+    docs, deferred, unseen = _memory_docs(plan.config, report, known)  # unseen: kept, their place unavailable
     if plan.config.sessions_enabled():
         session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
         docs += session_docs
@@ -568,7 +610,7 @@ def _sync_into(
     report.files_unchanged += len(deferred)
     seen = {d.file.path for d in docs} | deferred
     _index_docs(store, plan, report, docs, known, progress)
-    for path in set(known) - seen - set(report.files_skipped):
+    for path in set(known) - seen - set(report.files_skipped) - unseen:
         store.delete_file(path)
         report.files_deleted += 1
         if plan.session_stats is not None:
@@ -667,7 +709,9 @@ def run_sync(
         except SyncCancelled:
             raise
         except (OSError, UnicodeError, StoreError) as exc:
-            raise IndexingError(f"sync failed: {exc}; the previous index is unchanged") from exc
+            # an outage stays one to a caller catching StoreUnavailableError, as the docs say to
+            error = SyncStoreUnavailableError if isinstance(exc, StoreUnavailableError) else IndexingError
+            raise error(f"sync failed: {exc}; the previous index is unchanged") from exc
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -688,7 +732,7 @@ def workspace_issues(config: MemoryConfig) -> list[str]:
         issues.append(f"not indexed: {name.path} ({name.reason})")
     for p in config.resolved_extra_paths():
         if not Path(p).exists():
-            issues.append(f"additional memory path missing ({p})")
+            issues.append(f"additional memory path missing ({p}); what was indexed from it is kept until it is back")
     if config.sessions_enabled() and not config.resolved_sessions_dir().is_dir():
         issues.append(f"sessions directory missing ({config.resolved_sessions_dir()})")
     return issues

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import replace
 from typing import Literal
 
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.types import SearchHit
 
 __all__ = [
@@ -38,13 +39,13 @@ ChatType = Literal["direct", "group", "channel"]
 def normalize_session_kind(kind: str) -> ChatType:
     """``kind`` as a :data:`ChatType`; ``"private"`` (the old word for ``"direct"``) warns and maps to it.
 
-    Raises ValueError for any other value.
+    Raises MemoryArgumentError (a ValueError) for any other value.
     """
     if kind == "private":
         warnings.warn('session_kind="private" is now called "direct"', DeprecationWarning, stacklevel=3)
         return "direct"
     if kind not in ("direct", "group", "channel"):
-        raise ValueError(f"session_kind must be 'direct', 'group' or 'channel', got {kind!r}")
+        raise MemoryArgumentError(f"session_kind must be 'direct', 'group' or 'channel', got {kind!r}")
     return kind  # type: ignore[return-value]
 
 
@@ -53,8 +54,9 @@ def format_citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}" if start_line == end_line else f"{path}#L{start_line}-L{end_line}"
 
 
-#: a path ending in .md (spaces allowed, as in file names) or one without whitespace, then #L<start>[-L<end>]
-_CITATION = re.compile(r"^(?P<path>[^#]+\.md|[^#\s]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+#: a path ending in .md (spaces and "#" allowed, as in file names: "memory/c#-notes.md") or one without whitespace
+#: or "#", then #L<start>[-L<end>]
+_CITATION = re.compile(r"^(?P<path>.+\.md|[^#\s]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
 
 
 def parse_citation(text: str) -> tuple[str, int, int] | None:

@@ -3,7 +3,8 @@
 ``resolve_day`` turns an argument (a date, a datetime, ``"2024-05-01"``, ``"yesterday"``, ``"3 weeks ago"``,
 ``"1 May 2024"``) into a day, relative to a reference time (now by default), with ``dateparser``.
 ``periods_said`` finds the periods a question names relative to that time ("yesterday", "last week", "this
-month", "in March", "in 2024", "3 days ago", "since 2024-05-01", "before 1 May") as inclusive day ranges.
+month", "in March", "in 2024", "3 days ago", "since 2024-05-01", "before 1 May", "late March", "the end of
+October") as inclusive day ranges.
 A note's day comes from its path (``memory/YYYY-MM-DD.md``, :mod:`openclaw_memory.text.note_dates`); undated files
 (``MEMORY.md``, topic notes) belong to every period.
 """
@@ -69,7 +70,31 @@ def _dateparser() -> Any:
     return dateparser
 
 
+_ORDINAL_DAY = re.compile(r"^(?:on\s+)?(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)$", re.I)
+
+
+def _ordinal_day(text: str, today: date) -> date | None:
+    """The latest day not after ``today`` that is the day of the month ``text`` names alone ("the 5th", "21st");
+    None for other words (dateparser read "the 5th" as May)."""
+    match = _ORDINAL_DAY.match(text)
+    if match is None or not 1 <= int(match.group(1)) <= 31:
+        return None
+    year, month = today.year, today.month
+    for _ in range(12):  # the 31st: the latest month that has one
+        try:
+            day = date(year, month, int(match.group(1)))
+        except ValueError:
+            day = None
+        if day is not None and day <= today:
+            return day
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return None
+
+
 def _parse(text: str, today: date) -> date | None:
+    ordinal = _ordinal_day(text, today)
+    if ordinal is not None:
+        return ordinal
     settings = {"RELATIVE_BASE": datetime(today.year, today.month, today.day, 12), "PREFER_DATES_FROM": "past",
                 "RETURN_AS_TIMEZONE_AWARE": False, "STRICT_PARSING": False}
     parsed = _dateparser().parse(text, settings=settings, languages=None)
@@ -91,7 +116,10 @@ def resolve_day(value: str | date | datetime, *, now: datetime | date | None = N
                                   f"not {value!r}")
     text = value.strip()
     try:
-        return date.fromisoformat(text[:10]) if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ].*)?", text) else \
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ].*)?", text):
+            return date.fromisoformat(text[:10])
+        part = _part_bound(text, _today(now))
+        return part.first if part is not None and part.first is not None else \
             _required(_parse(text, _today(now)), text, name)
     except MemoryArgumentError:
         raise
@@ -109,7 +137,8 @@ def _required(day: date | None, text: str, name: str) -> date:
 def day_range(after: Any = None, before: Any = None, *, now: datetime | date | None = None) -> DayRange | None:
     """The days on or after ``after`` and before ``before`` (either may be None: that end is open), or None when
     neither is given. A value naming a period ("last week", "March 2024", "2024") stands for its first day, so
-    ``after="last week"`` starts on last week's Monday and ``before="last month"`` ends before last month began.
+    ``after="last week"`` starts on last week's Monday and ``before="last month"`` ends before last month began;
+    "late October" stands for October 21st, "the end of October" for October 31st.
     Raises MemoryArgumentError for a value that names no day, or for an empty range."""
     if after is None and before is None:
         return None
@@ -123,13 +152,36 @@ def day_range(after: Any = None, before: Any = None, *, now: datetime | date | N
 def _first_day(value: Any, now: datetime | date | None, name: str) -> date:
     """The day ``value`` names, or the first day of the period it names."""
     if isinstance(value, str):
+        part = _part_bound(value, _today(now))
+        if part is not None and part.first is not None:
+            return part.first
         month_or_week = _month_or_week(value, _today(now), name)
         if month_or_week is not None:
             return month_or_week
-        period = _calendar_unit(value) or _periods(value, _today(now))
+        period = _calendar_unit(value) or (_periods(value, _today(now)) if _only_periods(value) else [])
         if period and period[0].first is not None:
             return period[0].first
+        try:
+            return resolve_day(value, now=now, name=name)
+        except MemoryArgumentError:  # words around a period ("notes from last week"): the period they name
+            period = _periods(value, _today(now))
+            if period and period[0].first is not None:
+                return period[0].first
+            raise
     return resolve_day(value, now=now, name=name)
+
+
+#: words that may stand around a period in an ``after`` / ``before`` value ("during the last week")
+_FILLER = frozenset({"the", "in", "during", "since", "from", "of", "on", "at", "over", "within", "around", "about"})
+
+
+def _only_periods(text: str) -> bool:
+    """True when ``text`` is periods :func:`_periods` reads and filler words alone: "the day before yesterday"
+    is a day of its own, not "yesterday"."""
+    rest = text
+    for pattern in (_PART, _ONE_DAY, _PAST_N, _LAST, _AGO, _IN_MONTH, _IN_YEAR):
+        rest = pattern.sub(" ", rest)
+    return not set(re.findall(r"[\w']+", rest.lower())) - _FILLER
 
 
 _MONTH_WORD = r"((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\.?"
@@ -217,20 +269,64 @@ def _bound_day(words: str, today: date) -> date | None:
     return None
 
 
+_PART = re.compile(
+    r"\b(?:(?:the\s+)?(beginning|start|middle|end)\s+of|(early|mid|late))[\s-]+(?:the\s+)?"
+    rf"(?:{_MONTH_NAME}(?:,?\s+(?:of\s+)?((?:19|20)\d\d))?|((?:19|20)\d\d)|(?:(this|last|previous)\s+)?(month|year))\b",
+    re.I)
+#: which third of a month (days) or of a year (months) each word names
+_THIRDS = {"beginning": 0, "start": 0, "early": 0, "middle": 1, "mid": 1, "late": 2, "end": 2}
+
+
+def _part_range(match: re.Match[str], today: date) -> DayRange:
+    """The part of a month or year a match of ``_PART`` names: "early/mid/late March" (and "the beginning/middle/end
+    of March") its days 1-10, 11-20 or 21 to the last; of a year, January-April, May-August or September-December."""
+    third = _THIRDS[(match.group(1) or match.group(2)).lower()]
+    month_name, year, alone_year, which, unit = match.group(3, 4, 5, 6, 7)
+    back = bool(which) and which.lower() != "this"  # "last month", "previous year"
+    if month_name:
+        number = _MONTHS.index(month_name.lower()) + 1
+        return _month_part(_month_range(int(year) if year else today.year - (number > today.month), number), third)
+    if unit and unit.lower() == "month":
+        return _month_part(_period("month", _back(today, "month", 1) if back else today), third)
+    return _year_part(int(alone_year) if alone_year else today.year - back, third)
+
+
+def _month_part(month: DayRange, third: int) -> DayRange:
+    first = date(month.first.year, month.first.month, 1 + 10 * third)  # type: ignore[union-attr]
+    return DayRange(first, month.last if third == 2 else first + timedelta(days=9))
+
+
+def _year_part(year: int, third: int) -> DayRange:
+    last = date(year, 12, 31) if third == 2 else date(year, 5 + 4 * third, 1) - timedelta(days=1)
+    return DayRange(date(year, 1 + 4 * third, 1), last)
+
+
+def _part_bound(words: str, today: date) -> DayRange | None:
+    """The period that ``words`` (a bound: after ``since``, ``after``, ``before``) start with when they name part of a
+    month or year: "the end of October" is its last day, "late October" its last ten days; None for other words."""
+    match = _PART.match(words.strip())
+    if match is None:
+        return None
+    part = _part_range(match, today)
+    return DayRange(part.last, part.last) if (match.group(1) or "").lower() == "end" else part
+
+
 def periods_said(text: str, *, now: datetime | date | None = None) -> list[DayRange]:
     """The periods ``text`` names relative to ``now`` (default: today), as inclusive day ranges.
 
     Understood: "today", "yesterday"; "last/this/past week|month|year" (a calendar period; "past" the last 7, 30
     or 365 days); "past N days/weeks/…"; "N days/weeks/months/years ago" (the calendar period holding that
-    day); "in March" (the latest March not after today), "in March 2024", "in 2024"; "since X", "after X",
-    "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week"). Words that name
-    no date ("before the launch") name no period.
+    day); "in March" (the latest March not after today), "in March 2024", "in 2024"; "early/mid/late March" or
+    "the beginning/middle/end of March" (also of a year, "the month", "last year"): that third of it; "since X",
+    "after X", "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week"; "the end of
+    October" is its last day there). Words that name no date ("before the launch") name no period.
     """
     today = _today(now)
     found: list[DayRange] = []
     taken: list[tuple[int, int]] = []  # the spans of "since/after/before X": X is not a period of its own
     for match in _BOUND.finditer(text):
-        period = _calendar_unit(match.group(2)) or _periods(match.group(2), today)
+        part = _part_bound(match.group(2), today)
+        period = [part] if part is not None else _calendar_unit(match.group(2)) or _periods(match.group(2), today)
         day = None if period else _bound_day(match.group(2), today)
         if not period and day is None:
             continue
@@ -265,10 +361,14 @@ def _calendar_unit(words: str) -> list[DayRange]:
 def _periods(text: str, today: date, skip: list[tuple[int, int]] = ()) -> list[DayRange]:  # type: ignore[assignment]
     """The closed periods ``text`` names (not "since/after/before"), outside the ``skip`` spans."""
     found: list[DayRange] = []
+    skip = list(skip)
 
     def free(match: re.Match[str]) -> bool:
         return not any(start <= match.start() < end for start, end in skip)
 
+    for match in list(filter(free, _PART.finditer(text))):  # "end of October": not all of October
+        found.append(_part_range(match, today))
+        skip.append(match.span())
     for match in filter(free, _ONE_DAY.finditer(text)):
         day = today - timedelta(days=match.group(1).lower() == "yesterday")
         found.append(DayRange(day, day))
