@@ -34,6 +34,7 @@ from urllib.parse import quote, unquote
 from langgraph.store.base import get_text_at_path
 from openclaw_memory.text.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
 from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.files.discovery import is_ignored_dir
 from openclaw_memory.files.records import (
     Record,
     RecordFiles,
@@ -78,9 +79,16 @@ def namespace_file(namespace: tuple[str, ...]) -> str:
         raise ValueError(f"namespace {namespace!r} must be a non-empty tuple of non-empty strings")
     parts = [quote(part, safe=_SAFE).replace(" ", "%20") for part in namespace]
     parts = [p if p not in (".", "..") else quote(p, safe="").replace(".", "%2E") for p in parts]
-    rel = "/".join([STORE_DIR, *parts[:-1], f"{parts[-1]}.md"])
+    folders = [_walked(p) for p in parts[:-1]]
+    rel = "/".join([STORE_DIR, *folders, f"{parts[-1]}.md"])
     _check_length(namespace, parts, rel)
     return rel
+
+
+def _walked(folder: str) -> str:
+    """``folder`` (an encoded label) as a folder name discovery walks into: a tool folder's name (``venv``,
+    ``.git``, ``node_modules``, ...) with its first character percent-encoded, which decoding restores."""
+    return f"%{ord(folder[0]):02X}{folder[1:]}" if is_ignored_dir(folder) else folder
 
 
 def _check_length(namespace: tuple[str, ...], parts: list[str], rel: str) -> None:

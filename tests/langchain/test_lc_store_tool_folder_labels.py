@@ -1,0 +1,36 @@
+"""A store namespace may use any label, also one named like a tool folder (``venv``, ``node_modules``; LangGraph refuses
+labels with a period, so not ``.git``).
+
+Each namespace label but the last becomes a folder of ``memory/store/``. Discovery and the watcher skip tool
+folders (``.git``, ``node_modules``, ``venv``, ...), so an item under ``("users", "venv", "memories")`` was written
+and read back by ``get`` but never ranked by a query (a search listed it after the ranked items, unscored). Such a label's folder now has its first character
+percent-encoded (decoding gives the label back), so the item is indexed like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from openclaw_memory import MemoryIndex
+
+from langchain_openclaw_memory import OpenClawMemoryStore
+
+
+@pytest.mark.parametrize("label", ["venv", "node_modules", "VENV", "__pycache__"])
+def test_an_item_under_a_tool_folder_label_is_found_by_a_query(
+    label: str, corpus: Path, make_index: Callable[..., MemoryIndex]
+) -> None:
+    memory = make_index(None)
+    store = OpenClawMemoryStore(memory)
+    namespace = ("users", label, "memories")
+    store.put(namespace, "boat", {"data": "The user's sailboat is named Albatross."})
+    memory.sync()  # a sync indexes what discovery lists
+
+    found = store.search(("users",), query="sailboat Albatross")
+
+    assert [(item.namespace, item.key) for item in found] == [(namespace, "boat")]
+    assert found[0].score is not None  # ranked by the query, not listed after the ranked items
+    assert store.get(namespace, "boat") is not None
+    assert namespace in store.list_namespaces(prefix=("users",))
