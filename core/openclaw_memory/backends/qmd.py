@@ -101,6 +101,17 @@ def _closed_quotes(query: str) -> str:
     return query + '"' if query.count('"') % 2 else query
 
 
+#: a word starting with "-" where QMD 2.x reads a negation (``-v``, ``-"dry run"``), which it refuses in a vec query
+_NEGATION_WORD = re.compile(r'(?<![^\s\ufeff])(-[A-Za-z0-9_"]\S*)')
+
+
+def _vec_text(query: str) -> str:
+    """``query`` as a ``qmd mcp`` vec sub-query takes it: each word starting with "-" (``-v flag``) in backticks,
+    as code is written (the session refuses a vec query with such a word as a negation, and that error would
+    switch the index to the builtin one; ``qmd vsearch`` embeds the query as it is)."""
+    return _NEGATION_WORD.sub(r"`\1`", query)
+
+
 def _is_export(path: Path) -> bool:
     """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
     one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
@@ -647,7 +658,7 @@ class QmdBackend:
                 args.update(query=query, rerank=True)
             else:
                 lex = mode == "search"
-                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else query}
+                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else _vec_text(query)}
                 args.update(searches=[search], rerank=False)
             try:
                 content = session.call_tool("query", args, timeout)

@@ -1,0 +1,29 @@
+"""A query word starting with '-' (``-v flag``) reaches real QMD 2.8.3 in the vector mode as a query: QMD's
+``qmd mcp`` session refuses a vec sub-query with a word starting with '-' ("Negation (-term) is not supported in
+vec/hyde queries"), which switched the search to the builtin index (and kept QMD off for minutes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from openclaw_memory import MemoryIndex
+from openclaw_memory.backends.qmd import QmdBackend
+
+pytestmark = pytest.mark.slow  # real QMD (node)
+
+
+@pytest.mark.parametrize("query", ["-v flag", "what does -v do", 'the -"dry run" switch', "pass --force then -n"])
+def test_a_dash_word_is_searched_by_the_daemon_in_vsearch_mode(
+    qmd_index: Callable[..., MemoryIndex], qmd_model: Path, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    # the model and vectors a real vsearch needs are not here (QMD's hub is unreachable): no `qmd embed`, and
+    # QMD's index has no vector table, so its vec search answers nothing; what is checked is that QMD takes the
+    # query at all
+    monkeypatch.setattr(QmdBackend, "_embed_if_due", lambda self, update_output: None)
+    monkeypatch.setattr(QmdBackend, "_require_vectors", lambda self: None)
+    mem = qmd_index(searchMode="vsearch")
+    result = mem.search(query)
+    assert result.fallback is None, result.fallback.reason if result.fallback else None
+    assert mem.status().backend_info["daemon"]["running"]  # still QMD's warm session, not the builtin index
