@@ -29,3 +29,38 @@ def test_stale_exports_go_and_the_users_own_notes_stay(
         mem.close()
     assert sorted(p.name for p in export.iterdir()) == ["reading-list.md", "s-42.md"]
     assert own.read_text(encoding="utf-8").startswith("# Reading list")  # never an export: kept as written
+
+
+def _export_one(memory_ws: Path, tmp_path: Path, command: str, export: Path, session: str) -> None:
+    """Sync an index whose one transcript is ``session``, exporting transcripts into ``export``."""
+    mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", provider=None, watch=False, backend="qmd",
+                      qmd={"command": command, "sessions": {"enabled": True, "exportDir": str(export)}})
+    try:
+        TranscriptWriter(mem.transcript_path(session)).append_messages(
+            [("user", "Remember the launch codeword is marmalade."), ("assistant", "Noted: marmalade.")])
+        mem.sync()
+    finally:
+        mem.close()
+
+
+def test_a_users_file_named_like_an_export_is_never_overwritten(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    own = export / "standup.md"  # the user's note, and a transcript that happens to be named "standup"
+    own.write_text("# Standup\n\n- ship the exporter on Friday\n", encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "standup")
+    assert own.read_text(encoding="utf-8") == "# Standup\n\n- ship the exporter on Friday\n"
+
+
+def test_an_export_never_writes_through_a_link_in_the_export_folder(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    elsewhere = tmp_path / "diary.md"
+    elsewhere.write_text("# Session s-7\n\nDear diary: not a transcript.\n", encoding="utf-8")
+    (export / "s-7.md").symlink_to(elsewhere)
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-7")
+    assert elsewhere.read_text(encoding="utf-8") == "# Session s-7\n\nDear diary: not a transcript.\n"

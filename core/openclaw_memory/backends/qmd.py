@@ -116,6 +116,8 @@ def _is_export(path: Path) -> bool:
     """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
     one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
     header = f"# Session {path.stem}\n".encode()
+    if path.is_symlink():
+        return False  # a link is the user's (an export is a file), and so is what it points to
     try:
         with path.open("rb") as fh:
             return fh.read(len(header)) == header
@@ -229,6 +231,7 @@ class QmdBackend:
         self._added_output = ""  # what `qmd collection add` indexed, for the next update's report
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
+        self._export_clashes: set[Path] = set()  # exports not written: a file of the user's has the name (warned)
         self._processes = QmdProcesses()  # killed on close() and at exit
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
         self._recalled = False  # the remembered failure was looked at (at the first search or sync)
@@ -361,13 +364,23 @@ class QmdBackend:
                 continue
             name = f"{path.stem}.md"
             wanted.add(name)
-            text = f"# Session {path.stem}\n\n{doc.content}\n"
-            target = coll.root / name
-            if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
-                target.write_text(text, encoding="utf-8")
+            self._write_export(coll.root / name, f"# Session {path.stem}\n\n{doc.content}\n")
         for old in coll.root.glob("*.md"):
             if old.name not in wanted and _is_export(old):
                 old.unlink(missing_ok=True)
+
+    def _write_export(self, target: Path, text: str) -> None:
+        """Write one transcript's export, unless ``target`` is a file of the user's (not an export) or a link: the
+        export folder may be one of the user's (``sessions.exportDir``), and its files are never overwritten."""
+        if target.is_symlink() or (target.exists() and not _is_export(target)):
+            if target not in self._export_clashes:
+                self._export_clashes.add(target)
+                log.warning("qmd: transcript %s not exported: %s is not an export (a file of yours, or a link) and is "
+                            "never overwritten; rename it, or set memory.qmd.sessions.exportDir to another folder",
+                            target.stem, target)
+            return
+        if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
+            target.write_text(text, encoding="utf-8")
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
         """(mtime, size) of every file QMD indexes: each collection's glob under its root, the
