@@ -16,6 +16,7 @@ from openclaw_memory.providers._util import (
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -108,10 +109,13 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimensionality)
         self._genai, self._types = _import_genai()
         self._api_key = api_key
-        self.sdk_base_url, self.api_version = split_gemini_base_url(base_url)
-        self.base_url = self.sdk_base_url.rstrip("/") + "/" + self.api_version
+        bare_url, url_auth = split_url_credentials((base_url or DEFAULT_GEMINI_BASE_URL).strip())
+        self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
+        with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
+        self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
         register_secret(api_key, *self.headers.values())
+        sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(
@@ -120,7 +124,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             http_options=self._types.HttpOptions(
                 base_url=self.sdk_base_url,
                 api_version=self.api_version,
-                headers=self.headers or None,
+                headers=sdk_headers or None,
                 timeout=int(self.request_timeout * 1000),
             ),
         )

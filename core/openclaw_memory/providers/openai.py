@@ -15,6 +15,7 @@ from openclaw_memory.providers._util import (
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
 )
@@ -79,15 +80,18 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=dimensions)
         self._openai = _import_openai()
         self._api_key = api_key
-        self.base_url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        self.base_url = fingerprint_url(url)  # as messages show it: no password
+        self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
         register_secret(api_key, *self.headers.values())
+        self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.dimensions = dimensions
         self.request_timeout = float(timeout)
         self.client = self._openai.OpenAI(
             api_key=api_key,
-            base_url=self.base_url,
-            default_headers=self.headers or None,
+            base_url=self._sdk_base_url,
+            default_headers=self._sdk_headers or None,
             max_retries=0,
             timeout=self.request_timeout,
         )
@@ -110,8 +114,8 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         if self._async_client is None:
             self._async_client = self._openai.AsyncOpenAI(
                 api_key=self._api_key,
-                base_url=self.base_url,
-                default_headers=self.headers or None,
+                base_url=self._sdk_base_url,
+                default_headers=self._sdk_headers or None,
                 max_retries=0,
                 timeout=self.request_timeout,
             )

@@ -14,6 +14,7 @@ from openclaw_memory.providers._util import (
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -77,6 +78,11 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._voyage = _import_voyageai()
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
+        if split_url_credentials(self.base_url)[1]:
+            raise ProviderUnavailableError(
+                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
+                "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
+                "on async requests; give the gateway's address without it")
         self.headers = dict(headers or {})
         register_secret(api_key, *self.headers.values())
         if self.headers:
