@@ -30,16 +30,19 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import redact, url_without_password
+from openclaw_memory.redaction import REDACTED, redact, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -91,6 +94,27 @@ class _Model(BaseModel):
         for name, value in super().__repr_args__():
             yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
                          else value)
+
+    @model_serializer(mode="wrap")
+    def _no_url_secrets(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """A dumped config (``model_dump``, ``model_dump_json``) as its ``repr``: an endpoint URL with its password
+        or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps with the context
+        ``{"secrets": True}`` to copy it whole)."""
+        data = handler(self)
+        if isinstance(data, dict) and not (isinstance(info.context, dict) and info.context.get("secrets")):
+            for key, value in data.items():
+                if isinstance(value, str) and key.lower().endswith("url"):
+                    data[key] = redact(value)
+        return data
+
+    @field_validator("*")
+    @classmethod
+    def _not_a_redacted_url(cls, value: Any, info: ValidationInfo) -> Any:
+        """A dumped config's redacted URL (``http://user:[REDACTED]@host``) is not the endpoint: sending that
+        password would fail at the server, later and less clearly."""
+        if isinstance(value, str) and REDACTED in value and (info.field_name or "").endswith("url"):
+            raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
+        return value
 
     @field_validator("*", mode="before")
     @classmethod
@@ -940,7 +964,7 @@ class MemoryConfig(_Model):
         written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
         database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
-        data = self.model_dump(mode="json", exclude=secrets)
+        data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URLs: passwords left out below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url
@@ -970,7 +994,8 @@ class MemoryConfig(_Model):
         if isinstance(config, MemoryConfig):
             if not overrides:
                 return config
-            base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
+            base = config.model_dump(by_alias=False, context={"secrets": True})  # every value, so derived ones
+            # (weights) stay put, and the URLs with their passwords
         elif config is None or isinstance(config, dict):
             base = dict(config or {})
         elif isinstance(config, (str, os.PathLike)):
@@ -1230,6 +1255,6 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        shown = "" if key.startswith("store") else f" (got {err.get('input')!r})"  # may hold a DSN's password
+        shown = "" if key.startswith("store") else redact(f" (got {err.get('input')!r})")  # may hold a DSN's password
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))
