@@ -19,6 +19,7 @@ from openclaw_memory.providers._util import (
     status_is_retryable,
     strip_model_prefix,
 )
+from openclaw_memory.providers._loops import LoopClients
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 from openclaw_memory.redaction import register_secret
 
@@ -95,7 +96,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             max_retries=0,
             timeout=self.request_timeout,
         )
-        self._async_client: Any = None
+        self._async_clients = LoopClients(self._new_async_client, lambda client: client.close(), "an AsyncOpenAI client")
 
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {
@@ -110,16 +111,17 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
 
     @property
     def async_client(self) -> Any:
-        """The AsyncOpenAI client (created on first use)."""
-        if self._async_client is None:
-            self._async_client = self._openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self._sdk_base_url,
-                default_headers=self._sdk_headers or None,
-                max_retries=0,
-                timeout=self.request_timeout,
-            )
-        return self._async_client
+        """The running event loop's AsyncOpenAI client (created on first use in that loop)."""
+        return self._async_clients.get()
+
+    def _new_async_client(self) -> Any:
+        return self._openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._sdk_base_url,
+            default_headers=self._sdk_headers or None,
+            max_retries=0,
+            timeout=self.request_timeout,
+        )
 
     def request_body(self, texts: list[str]) -> dict[str, Any]:
         """The JSON body of one embeddings request (also used for batch-API lines)."""
@@ -192,3 +194,8 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
 
     def close(self) -> None:
         self.client.close()
+        self._async_clients.close()
+
+    async def aclose(self) -> None:
+        self.client.close()
+        await self._async_clients.aclose()
