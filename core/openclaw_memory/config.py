@@ -1151,6 +1151,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     if dreaming:  # the original's place; memorySearch.dreaming wins
         known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
         data["dreaming"] = _merge_settings(DreamingConfig, known, dict(data.get("dreaming") or {}))
+    _resolve_secret_inputs(data, raw, base_dir)
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):
@@ -1159,6 +1160,84 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
             store = {**store, "path": str(base_dir / p)}
             data["store"] = store
     return data
+
+
+#: ``"${OPENAI_API_KEY}"`` / ``"$OPENAI_API_KEY"``: OpenClaw's shorthand for an env SecretRef on a SecretInput field
+_ENV_SHORTHAND = re.compile(r"^\$(?:\{([A-Z][A-Z0-9_]{0,127})\}|([A-Z][A-Z0-9_]{0,127}))$")
+_KEY_VARIABLES = "OPENAI_API_KEY, GEMINI_API_KEY or VOYAGE_API_KEY"
+
+
+def _resolve_secret_inputs(data: dict[str, Any], raw: dict[str, Any], base_dir: Path) -> None:
+    """Replace each SecretRef of the SecretInput fields this library reads (``remote.apiKey``, ``remote.headers.*``,
+    ``dreaming.apiKey``) by the secret it points to, as OpenClaw resolves them at startup."""
+    for section_key in ("remote", "dreaming"):
+        section = data.get(section_key)
+        if not isinstance(section, dict):
+            continue
+        section = data[section_key] = dict(section)  # the file's own objects stay as read
+        for key in ("apiKey", "api_key"):
+            if key in section:
+                section[key] = _secret_input(section[key], raw, base_dir, f"{section_key}.{key}")
+        if section_key == "remote" and isinstance(section.get("headers"), dict):
+            section["headers"] = {name: _secret_input(value, raw, base_dir, f"remote.headers.{name}")
+                                  for name, value in section["headers"].items()}
+
+
+def _secret_input(value: Any, raw: dict[str, Any], base_dir: Path, where: str) -> Any:
+    """A SecretInput's secret: ``value`` itself, unless it is a SecretRef (``{source, provider, id}``) or the
+    ``"${VAR}"`` shorthand, which are resolved; ConfigError naming ``where`` when one does not resolve."""
+    if isinstance(value, str):
+        match = _ENV_SHORTHAND.match(value.strip())
+        return _env_secret(match.group(1) or match.group(2), where) if match else value
+    if not isinstance(value, dict) or "source" not in value:
+        return value  # not a reference: validated as any value is
+    source, ref_id, provider = value.get("source"), value.get("id"), value.get("provider") or "default"
+    if not isinstance(ref_id, str) or not ref_id:
+        raise ConfigError(f"{where}: a SecretRef needs an id (the variable, JSON pointer or key it reads)")
+    if source == "env":
+        return _env_secret(ref_id, where)
+    if source == "file":
+        return _file_secret(raw, base_dir, str(provider), ref_id, where)
+    raise ConfigError(f"{where}: SecretRefs with source {source!r} are not resolved by this library (only \"env\" "
+                      f"and \"file\" are); give the key in {_KEY_VARIABLES}, or as an env or file SecretRef")
+
+
+def _env_secret(name: str, where: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"{where}: the environment variable {name} its SecretRef names is not set (or empty); "
+                          "set it, or give the key another way")
+    return value
+
+
+def _file_secret(raw: dict[str, Any], base_dir: Path, provider: str, pointer: str, where: str) -> str:
+    """The secret at JSON pointer ``pointer`` of the file of ``secrets.providers.<provider>`` (its whole content
+    when the provider's mode is ``singleValue``)."""
+    settings = _section(_section(_section(raw, "secrets", ""), "providers", "secrets."), provider, "secrets.providers.")
+    if settings.get("source") != "file" or not isinstance(settings.get("path"), str):
+        raise ConfigError(f"{where}: its SecretRef names the file provider {provider!r}, but secrets.providers."
+                          f"{provider} is not a file provider with a path")
+    file = Path(settings["path"]).expanduser()
+    file = file if file.is_absolute() else base_dir / file
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read the secrets file {file} ({type(exc).__name__})") from None
+    if settings.get("mode") == "singleValue":
+        value: Any = text.strip()
+    else:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ConfigError(f"{where}: the secrets file {file} is not JSON (mode \"json\")") from None
+        for part in pointer.split("/")[1:] if pointer.startswith("/") else [None]:
+            key = None if part is None else part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(value, dict) or key not in value:
+                raise ConfigError(f"{where}: the secrets file {file} has nothing at {pointer!r} (a JSON pointer)")
+            value = value[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: the secret at {pointer!r} in {file} is not a non-empty string")
+    return value.strip()
 
 
 def _is_zone(name: Any) -> bool:
