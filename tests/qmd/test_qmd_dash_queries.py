@@ -27,3 +27,25 @@ def test_a_dash_word_is_searched_by_the_daemon_in_vsearch_mode(
     result = mem.search(query)
     assert result.fallback is None, result.fallback.reason if result.fallback else None
     assert mem.status().backend_info["daemon"]["running"]  # still QMD's warm session, not the builtin index
+
+
+@pytest.mark.parametrize("daemon", [True, False], ids=["mcp", "cli"])
+@pytest.mark.parametrize("query, path", [
+    ("the --force option", "memory/cli.md"),
+    ("what does -v do", "memory/cli.md"),
+    ("-multi-agent setup", "memory/agents.md"),
+])
+def test_a_dash_word_is_searched_for_not_excluded_in_search_mode(
+    qmd_index: Callable[..., MemoryIndex], memory_ws: Path, daemon: bool, query: str, path: str
+) -> None:
+    # QMD's lex syntax reads "-word" as "without word": the note about --force was left out of the results
+    (memory_ws / "memory" / "cli.md").write_text(
+        "# CLI notes\n\nUse the --force option to overwrite the index.\nPass -v to see what each step does.\n",
+        encoding="utf-8")
+    (memory_ws / "memory" / "agents.md").write_text(
+        "# Agents\n\nThe multi-agent setup shares one gateway.\n", encoding="utf-8")
+    mem = qmd_index(daemon=daemon)
+    mem.sync()
+    result = mem.search(query, min_score=0.0)
+    assert result.fallback is None
+    assert path in [hit.path for hit in result.hits], [hit.path for hit in result.hits]

@@ -112,6 +112,20 @@ def _vec_text(query: str) -> str:
     return _NEGATION_WORD.sub(r"`\1`", query)
 
 
+def _lex_text(query: str) -> str:
+    """``query`` (one line) as a QMD lex query searches for it: a word starting with "-" (``--force``, ``-v``) outside
+    a quoted phrase is that word, not QMD's negation of it (which left the note about ``--force`` out of the
+    results); a plain word is quoted (``"v"``: that word, not every word starting with v)."""
+    words, quoted = [], False
+    for word in query.split(" "):
+        if not quoted and word.startswith("-"):
+            word = word.lstrip("-")
+            word = f'"{word}"' if re.fullmatch(r"\w+", word) else word
+        words.append(word)
+        quoted ^= word.count('"') % 2 == 1
+    return " ".join(words)
+
+
 def _is_export(path: Path) -> bool:
     """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
     one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
@@ -671,7 +685,8 @@ class QmdBackend:
                 args.update(query=query, rerank=True)
             else:
                 lex = mode == "search"
-                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else _vec_text(query)}
+                search = {"type": "lex" if lex else "vec",
+                          "query": _closed_quotes(_lex_text(query)) if lex else _vec_text(query)}
                 args.update(searches=[search], rerank=False)
             try:
                 content = session.call_tool("query", args, timeout)
@@ -687,7 +702,7 @@ class QmdBackend:
         cmd = [mode, "--json", "-n", str(limit)]
         for name in names:
             cmd += ["-c", name]
-        cmd += ["--", query]  # a query starting with "-" is not an option
+        cmd += ["--", _lex_text(query) if mode == "search" else query]  # a query starting with "-" is not an option
         return parse_items(self.run(*cmd, timeout_ms=timeout, timeout_key="memory.qmd.limits.timeoutMs")), False
 
     def search(
