@@ -78,6 +78,9 @@ ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "fake", "n
 FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
 
 
+_HTTP_URL = re.compile(r"(?i)^https?://")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -109,11 +112,16 @@ class _Model(BaseModel):
 
     @field_validator("*")
     @classmethod
-    def _not_a_redacted_url(cls, value: Any, info: ValidationInfo) -> Any:
-        """A dumped config's redacted URL (``http://user:[REDACTED]@host``) is not the endpoint: sending that
-        password would fail at the server, later and less clearly."""
-        if isinstance(value, str) and REDACTED in value and (info.field_name or "").endswith("url"):
+    def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
+        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` failed each request as "could not
+        connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
+        fail at the server, later and less clearly)."""
+        if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
+            return value
+        if REDACTED in value:
             raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
+        if info.field_name == "base_url" and value.strip() and not _HTTP_URL.match(value.strip()):
+            raise ValueError("an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
         return value
 
     @field_validator("*", mode="before")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from openclaw_memory.errors import ProviderError, RemoteRequestError
+from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
 from openclaw_memory.redaction import redact, register_secret, url_without_password
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "server_message",
     "call_with_timeout",
     "fingerprint_headers",
+    "check_http_url",
     "fingerprint_url",
     "split_url_credentials",
     "check_configured_dims",
@@ -76,6 +77,14 @@ def fingerprint_url(url: str) -> str:
     """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
     credential is no part of the vector space, and a fingerprint is never a secret)."""
     return url_without_password(url) or url
+
+
+def check_http_url(url: str, who: str) -> None:
+    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each
+    request as "could not connect", as if the server were down)."""
+    if not url.strip().lower().startswith(("http://", "https://")):
+        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
+                                       "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
 
 
 def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:

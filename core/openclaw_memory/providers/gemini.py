@@ -12,6 +12,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_http_url,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -111,6 +112,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimensionality)
         self._genai, self._types = _import_genai()
         self._api_key = api_key
+        check_http_url(base_url or DEFAULT_GEMINI_BASE_URL, "gemini")
         bare_url, url_auth = split_url_credentials((base_url or DEFAULT_GEMINI_BASE_URL).strip())
         self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
         with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password

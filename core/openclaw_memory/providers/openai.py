@@ -10,6 +10,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_http_url,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -82,6 +83,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._openai = _import_openai()
         self._api_key = api_key
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        check_http_url(url, "openai")
         self.base_url = fingerprint_url(url)  # as messages show it: no password
         self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})

@@ -10,6 +10,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_http_url,
     fingerprint_url,
     parse_retry_after,
     redact,
@@ -78,6 +79,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._voyage = _import_voyageai()
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
+        check_http_url(self.base_url, "voyage")
         if split_url_credentials(self.base_url)[1]:
             raise ProviderUnavailableError(
                 f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
