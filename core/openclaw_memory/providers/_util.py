@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -67,10 +68,22 @@ def parse_retry_after(headers: Mapping[str, Any] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: the words of a header name that make it a credential (``api-key``, ``X-Auth-Token``, ``Proxy-Authorization``)
+_CREDENTIAL_WORDS = frozenset({"key", "apikey", "token", "secret", "auth", "authorization", "cookie", "password"})
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether header ``name`` carries a credential: one of its words (split at ``-`` and ``_``) is key, token,
+    secret, auth, authorization, cookie or password (``x-portkey-provider`` is not one)."""
+    return any(word in _CREDENTIAL_WORDS for word in re.split(r"[-_]", name.lower()))
+
+
 def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, ...] = ("authorization",)) -> list[list[str]]:
-    """Headers as sorted ``[key, value]`` pairs without credentials (case-insensitive ``drop``)."""
+    """Headers as sorted ``[key, value]`` pairs without credentials (``drop``, case-insensitive, and every header
+    :func:`is_credential_header` names one: rotating a key keeps the index, and a fingerprint holds no secret)."""
     dropped = {d.lower() for d in drop}
-    return [[k, str(v)] for k, v in sorted((headers or {}).items()) if k.lower() not in dropped]
+    return [[k, str(v)] for k, v in sorted((headers or {}).items())
+            if k.lower() not in dropped and not is_credential_header(k)]
 
 
 def fingerprint_url(url: str) -> str:
