@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import os
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +24,7 @@ __all__ = [
     "call_with_timeout",
     "fingerprint_headers",
     "check_http_url",
+    "connection_failure",
     "fingerprint_url",
     "split_url_credentials",
     "check_configured_dims",
@@ -194,6 +197,24 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
+
+
+def connection_failure(exc: BaseException) -> str:
+    """Why a connection failed, from the innermost cause under an SDK's generic error ("Connection error."):
+    ``Connection refused: [Errno 111] Connect call failed ...``, a DNS or certificate failure; redacted."""
+    inner, depth = exc, 0
+    while depth < 12:  # a library's "raise ... from None" hides the cause from tracebacks, not from here
+        grouped = getattr(inner, "exceptions", None)  # anyio: every address of the host refused
+        cause = inner.__cause__ or inner.__context__ or (grouped[0] if isinstance(grouped, tuple) and grouped else None)
+        if not isinstance(cause, BaseException):
+            break
+        inner, depth = cause, depth + 1
+    text = str(inner) or type(inner).__name__
+    errno = getattr(inner, "errno", None)
+    if isinstance(inner, OSError) and not isinstance(inner, ssl.SSLError) and isinstance(errno, int) and errno > 0:
+        reason = os.strerror(errno)  # asyncio says "Connect call failed" for a refused connection
+        text = text if reason.lower() in text.lower() else f"{reason}: {text}"
+    return redact(text)
 
 
 _TIMEOUT_NAMES = ("Timeout",)

@@ -13,6 +13,7 @@ from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
     check_http_url,
+    connection_failure,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -199,7 +200,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         if kind == "timeout":
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if kind == "connection":
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, (ValueError, TypeError, KeyError)):
             return ProviderError(f"gemini:{self.model} returned a malformed response: {redact(str(exc), self._api_key)}")
         return RemoteRequestError(f"{where} failed: {redact(str(exc), self._api_key)}")

@@ -11,6 +11,7 @@ from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
     check_http_url,
+    connection_failure,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -171,7 +172,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         if isinstance(exc, oa.APITimeoutError):
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if isinstance(exc, oa.APIConnectionError):
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, oa.APIStatusError):
             status = exc.status_code
             msg = redact(server_message(_status_message(exc)), self._api_key)

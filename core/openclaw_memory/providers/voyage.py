@@ -11,6 +11,7 @@ from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
     check_http_url,
+    connection_failure,
     fingerprint_url,
     parse_retry_after,
     redact,
@@ -156,7 +157,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if isinstance(exc, err.Timeout):
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if isinstance(exc, err.APIConnectionError):
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, err.VoyageError):
             status = getattr(exc, "http_status", None)
             msg = redact(_error_message(exc), self._api_key)
@@ -175,7 +176,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
             )
         kind = transport_error_kind(exc)
         if kind is not None:
-            return RemoteRequestError(f"{where} failed: {kind} error ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: {kind} error ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
             return ProviderError(f"voyage:{self.model} returned a malformed response: {redact(str(exc), self._api_key)}")
         return RemoteRequestError(f"{where} failed: {redact(str(exc), self._api_key)}")
