@@ -64,3 +64,26 @@ def test_an_export_never_writes_through_a_link_in_the_export_folder(
     (export / "s-7.md").symlink_to(elsewhere)
     _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-7")
     assert elsewhere.read_text(encoding="utf-8") == "# Session s-7\n\nDear diary: not a transcript.\n"
+
+
+def test_a_users_note_that_looks_like_an_export_is_never_removed(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    own = export / "12.md"  # a campaign's notes: it starts as an export does, but no export wrote it
+    own.write_text("# Session 12\n\nThe party reached the lighthouse.\n", encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-1")
+    assert own.read_text(encoding="utf-8") == "# Session 12\n\nThe party reached the lighthouse.\n"
+
+
+def test_an_export_edited_by_the_user_is_kept(memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-5")
+    exported = export / "s-5.md"
+    exported.write_text(exported.read_text(encoding="utf-8") + "\nMy own follow-up: order more marmalade.\n",
+                        encoding="utf-8")
+    edited = exported.read_text(encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-5")  # the transcript grows: a new export is due
+    assert exported.read_text(encoding="utf-8") == edited

@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.files import discovery
 from openclaw_memory.backends.base import BackendStatus
+from openclaw_memory.backends.qmd_exports import SessionExports, export_header
 from openclaw_memory.backends.qmd_failure import FailureMemory
 from openclaw_memory.backends.qmd_models import missing_models
 from openclaw_memory.backends.qmd_process import McpSession, QmdProcesses, run_qmd
@@ -124,19 +125,6 @@ def _lex_text(query: str) -> str:
         words.append(word)
         quoted ^= word.count('"') % 2 == 1
     return " ".join(words)
-
-
-def _is_export(path: Path) -> bool:
-    """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
-    one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
-    header = f"# Session {path.stem}\n".encode()
-    if path.is_symlink():
-        return False  # a link is the user's (an export is a file), and so is what it points to
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(header)) == header
-    except OSError:
-        return False
 
 
 def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
@@ -245,7 +233,7 @@ class QmdBackend:
         self._added_output = ""  # what `qmd collection add` indexed, for the next update's report
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
-        self._export_clashes: set[Path] = set()  # exports not written: a file of the user's has the name (warned)
+        self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
         self._processes = QmdProcesses()  # killed on close() and at exit
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
         self._recalled = False  # the remembered failure was looked at (at the first search or sync)
@@ -366,9 +354,11 @@ class QmdBackend:
             return
         from openclaw_memory.files.sessions import extract_session, list_session_files
 
-        coll.root.mkdir(parents=True, exist_ok=True)
+        if self._exports is None:
+            self._exports = SessionExports(coll.root, self._home / "session-exports.json",
+                                           private=not self.cfg.sessions.export_dir)
         keep_days = self.cfg.sessions.retention_days
-        wanted: set[str] = set()
+        exports: dict[str, str] = {}
         for path in list_session_files(self.config.resolved_sessions_dir()):
             try:
                 if keep_days and time.time() - path.stat().st_mtime > keep_days * 86400:
@@ -376,25 +366,8 @@ class QmdBackend:
                 doc = extract_session(path)
             except OSError:
                 continue
-            name = f"{path.stem}.md"
-            wanted.add(name)
-            self._write_export(coll.root / name, f"# Session {path.stem}\n\n{doc.content}\n")
-        for old in coll.root.glob("*.md"):
-            if old.name not in wanted and _is_export(old):
-                old.unlink(missing_ok=True)
-
-    def _write_export(self, target: Path, text: str) -> None:
-        """Write one transcript's export, unless ``target`` is a file of the user's (not an export) or a link: the
-        export folder may be one of the user's (``sessions.exportDir``), and its files are never overwritten."""
-        if target.is_symlink() or (target.exists() and not _is_export(target)):
-            if target not in self._export_clashes:
-                self._export_clashes.add(target)
-                log.warning("qmd: transcript %s not exported: %s is not an export (a file of yours, or a link) and is "
-                            "never overwritten; rename it, or set memory.qmd.sessions.exportDir to another folder",
-                            target.stem, target)
-            return
-        if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
-            target.write_text(text, encoding="utf-8")
+            exports[f"{path.stem}.md"] = f"{export_header(path.stem)}\n{doc.content}\n"
+        self._exports.write(exports)
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
         """(mtime, size) of every file QMD indexes: each collection's glob under its root, the
