@@ -505,6 +505,21 @@ class BatchConfig(_Model):
     timeout_minutes: float = Field(60, gt=0)
 
 
+#: an HTTP header name (an RFC 9110 token)
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why the HTTP client cannot send header ``name: value`` (never quoting the value, perhaps a secret), or None."""
+    if not _HEADER_NAME.match(name):
+        return f"header name {name!r} is not a valid HTTP header name (letters, digits and -, no spaces)"
+    if any(ch in value for ch in "\r\n\0"):
+        return f"the value of header {name!r} holds a line break (a value pasted from a file?)"
+    if not value.isascii():
+        return f"the value of header {name!r} holds a non-ASCII character, which HTTP headers cannot carry"
+    return None
+
+
 #: what pydantic shows for a SecretStr
 _SECRET_MASK = "**********"
 
@@ -534,6 +549,17 @@ class RemoteConfig(_Model):
         if any(s is not None and s.get_secret_value() == _SECRET_MASK for s in secrets):
             raise ValueError("this is the mask a printed config shows, not the secret: give the real value, or leave "
                              "remote.api_key out to read the key from the environment")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        """Every header is one the HTTP client can send (each request would fail otherwise, as if the server were
+        down); the message never quotes a value."""
+        for name, secret in value.items():
+            problem = header_problem(name, secret.get_secret_value())
+            if problem:
+                raise ValueError(problem)
         return value
 
 
@@ -1350,6 +1376,7 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        shown = "" if key.startswith("store") else redact(f" (got {err.get('input')!r})")  # may hold a DSN's password
+        secret = key.startswith("store") or key.split(".")[-1] in ("api_key", "apiKey", "headers")  # a DSN, a key
+        shown = "" if secret else redact(f" (got {err.get('input')!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

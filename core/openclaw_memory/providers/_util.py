@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from openclaw_memory.config import header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
 from openclaw_memory.redaction import redact, register_secret, url_without_password
 
@@ -23,6 +24,7 @@ __all__ = [
     "server_message",
     "call_with_timeout",
     "fingerprint_headers",
+    "check_headers",
     "check_http_url",
     "connection_failure",
     "fingerprint_url",
@@ -101,6 +103,14 @@ def check_http_url(url: str, who: str) -> None:
     if not url.strip().lower().startswith(("http://", "https://")):
         raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
                                        "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+
+
+def check_headers(headers: Mapping[str, str], who: str) -> None:
+    """ProviderUnavailableError naming the first header the HTTP client cannot send (every request would fail)."""
+    for name, value in headers.items():
+        problem = header_problem(str(name), str(value))
+        if problem:
+            raise ProviderUnavailableError(f"{who}: {problem}; fix remote.headers")
 
 
 def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:

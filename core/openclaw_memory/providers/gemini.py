@@ -12,6 +12,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_headers,
     check_http_url,
     connection_failure,
     fingerprint_headers,
@@ -119,6 +120,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
         self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
+        check_headers(self.headers, "gemini")
         register_secret(api_key, *self.headers.values())
         sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality

@@ -10,6 +10,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_headers,
     check_http_url,
     connection_failure,
     fingerprint_headers,
@@ -88,6 +89,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self.base_url = fingerprint_url(url)  # as messages show it: no password
         self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
+        check_headers(self.headers, "openai")
         register_secret(api_key, *self.headers.values())
         self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.dimensions = dimensions

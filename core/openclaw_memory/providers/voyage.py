@@ -10,6 +10,7 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_headers,
     check_http_url,
     connection_failure,
     fingerprint_url,
@@ -87,6 +88,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
                 "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
                 "on async requests; give the gateway's address without it")
         self.headers = dict(headers or {})
+        check_headers(self.headers, "voyage")
         register_secret(api_key, *self.headers.values())
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
