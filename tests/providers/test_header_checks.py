@@ -31,3 +31,11 @@ def test_a_provider_given_such_a_header_says_which(cls, key: str, headers: dict[
     with pytest.raises(ProviderUnavailableError, match="header") as info:
         cls(api_key=key, base_url="http://127.0.0.1:9/v1", headers=headers)
     assert name in str(info.value) and SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize("cls", [OpenAIEmbeddingProvider, GeminiEmbeddingProvider])
+def test_a_key_pasted_with_typographic_quotes_says_so(cls) -> None:  # type: ignore[no-untyped-def]
+    # it was sent, and the request failed as "returned a malformed response: 'ascii' codec can't encode ..."
+    with pytest.raises(ProviderUnavailableError, match="API key") as info:
+        cls(api_key=f"\u201c{SECRET}\u201d", base_url="http://127.0.0.1:9/v1")
+    assert SECRET not in str(info.value)

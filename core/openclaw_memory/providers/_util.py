@@ -24,6 +24,7 @@ __all__ = [
     "server_message",
     "call_with_timeout",
     "fingerprint_headers",
+    "check_api_key",
     "check_headers",
     "check_http_url",
     "connection_failure",
@@ -103,6 +104,14 @@ def check_http_url(url: str, who: str) -> None:
     if not url.strip().lower().startswith(("http://", "https://")):
         raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
                                        "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+
+
+def check_api_key(api_key: str, who: str, where: str) -> None:
+    """ProviderUnavailableError when ``api_key`` cannot be sent in a header (a key pasted with typographic quotes
+    or a line break): every request would fail, as "a malformed response". Never quotes the key."""
+    if not api_key.isascii() or any(ch.isspace() for ch in api_key):
+        raise ProviderUnavailableError(f"{who}: the API key holds a space, a line break or a non-ASCII character (a "
+                                       f"quote pasted with it?); check {where}")
 
 
 def check_headers(headers: Mapping[str, str], who: str) -> None:

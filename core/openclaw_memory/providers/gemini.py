@@ -11,6 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_api_key,
     check_configured_dims,
     check_headers,
     check_http_url,
@@ -121,6 +122,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
         check_headers(self.headers, "gemini")
+        check_api_key(api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
         register_secret(api_key, *self.headers.values())
         sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality

@@ -9,6 +9,7 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_api_key,
     check_configured_dims,
     check_headers,
     check_http_url,
@@ -90,6 +91,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
         check_headers(self.headers, "openai")
+        check_api_key(api_key, "openai", "remote.api_key / OPENAI_API_KEY")
         register_secret(api_key, *self.headers.values())
         self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.dimensions = dimensions

@@ -9,6 +9,7 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
+    check_api_key,
     check_configured_dims,
     check_headers,
     check_http_url,
@@ -89,6 +90,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
                 "on async requests; give the gateway's address without it")
         self.headers = dict(headers or {})
         check_headers(self.headers, "voyage")
+        check_api_key(api_key, "voyage", "remote.api_key / VOYAGE_API_KEY")
         register_secret(api_key, *self.headers.values())
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
