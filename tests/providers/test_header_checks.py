@@ -39,3 +39,9 @@ def test_a_key_pasted_with_typographic_quotes_says_so(cls) -> None:  # type: ign
     with pytest.raises(ProviderUnavailableError, match="API key") as info:
         cls(api_key=f"\u201c{SECRET}\u201d", base_url="http://127.0.0.1:9/v1")
     assert SECRET not in str(info.value)
+
+
+def test_a_gemini_oauth_token_json_says_an_api_key_is_needed() -> None:
+    with pytest.raises(ProviderUnavailableError, match="x-goog-api-key") as info:
+        GeminiEmbeddingProvider(api_key='{"token": "ya29.' + SECRET + '"}', base_url="http://127.0.0.1:9/v1beta")
+    assert SECRET not in str(info.value)

@@ -122,6 +122,10 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
         check_headers(self.headers, "gemini")
+        if api_key.lstrip().startswith("{"):
+            raise ProviderUnavailableError("gemini: the API key is a JSON object (an OAuth token as OpenClaw's auth "
+                                           "profiles hold one?); this provider sends Google an API key "
+                                           "(x-goog-api-key): give one in remote.api_key or GEMINI_API_KEY")
         check_api_key(api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
         register_secret(api_key, *self.headers.values())
         sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
