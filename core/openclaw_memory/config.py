@@ -59,6 +59,7 @@ __all__ = [
     "MMRConfig",
     "MemoryConfig",
     "MemoryFlushConfig",
+    "PROVIDER_ENV_KEYS",
     "QmdConfig",
     "QueryConfig",
     "RemoteConfig",
@@ -69,6 +70,7 @@ __all__ = [
     "VectorConfig",
     "check_agent_id",
     "default_state_dir",
+    "header_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -1193,6 +1195,7 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     if dreaming:  # the original's place; memorySearch.dreaming wins
         known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
         data["dreaming"] = _merge_settings(DreamingConfig, known, dict(data.get("dreaming") or {}))
+    _apply_model_provider(data, raw)
     _resolve_secret_inputs(data, raw, base_dir)
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
@@ -1207,6 +1210,39 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
 #: ``"${OPENAI_API_KEY}"`` / ``"$OPENAI_API_KEY"``: OpenClaw's shorthand for an env SecretRef on a SecretInput field
 _ENV_SHORTHAND = re.compile(r"^\$(?:\{([A-Z][A-Z0-9_]{0,127})\}|([A-Z][A-Z0-9_]{0,127}))$")
 _KEY_VARIABLES = "OPENAI_API_KEY, GEMINI_API_KEY or VOYAGE_API_KEY"
+
+
+#: the environment variables holding each remote provider's API key, in the order they are read
+PROVIDER_ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "voyage": ("VOYAGE_API_KEY",),
+}
+#: the ``models.providers`` entry of each remote provider in ``openclaw.json``
+_MODEL_PROVIDER_ENTRIES = {"openai": "openai", "gemini": "google", "voyage": "voyage"}
+
+
+def _apply_model_provider(data: dict[str, Any], raw: dict[str, Any]) -> None:
+    """In place: for an explicitly chosen remote provider, what ``models.providers.<p>`` (``google`` for Gemini)
+    holds, as OpenClaw reads it: its ``baseUrl`` when ``remote.baseUrl`` is unset, its ``apiKey`` when neither
+    ``remote.apiKey`` nor the provider's environment variable is set, its ``headers`` under ``remote.headers``."""
+    name = data.get("provider")
+    entry_name = _MODEL_PROVIDER_ENTRIES.get(name) if isinstance(name, str) else None
+    if entry_name is None:
+        return
+    entry = _section(_section(_section(raw, "models", ""), "providers", "models."), entry_name, "models.providers.")
+    if not entry:
+        return
+    remote = dict(_section(data, "remote", "memorySearch."))
+    if entry.get("baseUrl") and not (remote.get("baseUrl") or remote.get("base_url")):
+        remote["baseUrl"] = entry["baseUrl"]
+    has_key = remote.get("apiKey") or remote.get("api_key") or any(
+        os.environ.get(env, "").strip() for env in PROVIDER_ENV_KEYS[name])
+    if entry.get("apiKey") and not has_key:
+        remote["apiKey"] = entry["apiKey"]
+    if isinstance(entry.get("headers"), dict):
+        remote["headers"] = {**entry["headers"], **_section(remote, "headers", "memorySearch.remote.")}
+    data["remote"] = remote
 
 
 def _resolve_secret_inputs(data: dict[str, Any], raw: dict[str, Any], base_dir: Path) -> None:
