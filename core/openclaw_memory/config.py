@@ -1008,7 +1008,7 @@ class MemoryConfig(_Model):
         written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
         database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
-        data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URLs: passwords left out below
+        data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url

@@ -63,7 +63,9 @@ class SessionExports:
         except (OSError, ValueError):
             return {}, False
         files = data.get(str(self.root)) if isinstance(data, dict) else None
-        return ({k: v for k, v in files.items() if isinstance(v, str)}, True) if isinstance(files, dict) else ({}, False)
+        if not isinstance(files, dict):
+            return {}, False
+        return {k: v for k, v in files.items() if isinstance(v, str)}, True
 
     def _save(self, files: dict[str, str]) -> None:
         try:

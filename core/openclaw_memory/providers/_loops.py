@@ -45,7 +45,8 @@ def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEven
             _pending.add(task)
             task.add_done_callback(_pending.discard)
         elif loop.is_running():
-            asyncio.run_coroutine_threadsafe(closing(), loop).result(timeout=CLOSE_WAIT_SECONDS)  # type: ignore[arg-type]
+            future = asyncio.run_coroutine_threadsafe(closing(), loop)  # type: ignore[arg-type]
+            future.result(timeout=CLOSE_WAIT_SECONDS)
         elif here is None:
             loop.run_until_complete(closing())
     except Exception as exc:  # noqa: BLE001 - closing is best effort

@@ -27,6 +27,7 @@ __all__ = [
     "check_api_key",
     "check_headers",
     "check_http_url",
+    "check_remote_settings",
     "connection_failure",
     "fingerprint_url",
     "split_url_credentials",
@@ -104,6 +105,15 @@ def check_http_url(url: str, who: str) -> None:
     if not url.strip().lower().startswith(("http://", "https://")):
         raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
                                        "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+
+
+def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str, key_where: str) -> None:
+    """ProviderUnavailableError when a remote provider's base URL, headers or key could never be sent (each request
+    would fail, retried as if the server were down): see :func:`check_http_url`, :func:`check_headers` and
+    :func:`check_api_key`."""
+    check_http_url(url, who)
+    check_headers(headers, who)
+    check_api_key(api_key, who, key_where)
 
 
 def check_api_key(api_key: str, who: str, where: str) -> None:

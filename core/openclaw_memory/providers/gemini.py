@@ -11,10 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
-    check_api_key,
     check_configured_dims,
-    check_headers,
-    check_http_url,
+    check_remote_settings,
     connection_failure,
     fingerprint_headers,
     fingerprint_url,
@@ -79,6 +77,15 @@ def _first_known(*values: float | None) -> float | None:
     return next((value for value in values if value is not None), None)
 
 
+def _check_not_a_token(api_key: str) -> None:
+    """ProviderUnavailableError for an OAuth token JSON (``{"token": ...}``, as OpenClaw's auth profiles hold one)
+    given as the key: this provider sends Google an API key, which such a value never is."""
+    if api_key.lstrip().startswith("{"):
+        raise ProviderUnavailableError("gemini: the API key is a JSON object (an OAuth token?); this provider sends "
+                                       "Google an API key (x-goog-api-key): give one in remote.api_key or "
+                                       "GEMINI_API_KEY")
+
+
 def _import_genai() -> tuple[Any, Any]:
     try:
         from google import genai
@@ -115,18 +122,14 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimensionality)
         self._genai, self._types = _import_genai()
         self._api_key = api_key
-        check_http_url(base_url or DEFAULT_GEMINI_BASE_URL, "gemini")
         bare_url, url_auth = split_url_credentials((base_url or DEFAULT_GEMINI_BASE_URL).strip())
         self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
         with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
         self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
-        check_headers(self.headers, "gemini")
-        if api_key.lstrip().startswith("{"):
-            raise ProviderUnavailableError("gemini: the API key is a JSON object (an OAuth token as OpenClaw's auth "
-                                           "profiles hold one?); this provider sends Google an API key "
-                                           "(x-goog-api-key): give one in remote.api_key or GEMINI_API_KEY")
-        check_api_key(api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
+        _check_not_a_token(api_key)
+        check_remote_settings(base_url or DEFAULT_GEMINI_BASE_URL, self.headers, api_key, "gemini",
+                              "remote.api_key / GEMINI_API_KEY")
         register_secret(api_key, *self.headers.values())
         sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality

@@ -9,10 +9,8 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
-    check_api_key,
     check_configured_dims,
-    check_headers,
-    check_http_url,
+    check_remote_settings,
     connection_failure,
     fingerprint_headers,
     fingerprint_url,
@@ -86,12 +84,10 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._openai = _import_openai()
         self._api_key = api_key
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-        check_http_url(url, "openai")
         self.base_url = fingerprint_url(url)  # as messages show it: no password
         self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
-        check_headers(self.headers, "openai")
-        check_api_key(api_key, "openai", "remote.api_key / OPENAI_API_KEY")
+        check_remote_settings(url, self.headers, api_key, "openai", "remote.api_key / OPENAI_API_KEY")
         register_secret(api_key, *self.headers.values())
         self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.dimensions = dimensions
@@ -103,7 +99,8 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
             max_retries=0,
             timeout=self.request_timeout,
         )
-        self._async_clients = LoopClients(self._new_async_client, lambda client: client.close(), "an AsyncOpenAI client")
+        self._async_clients = LoopClients(self._new_async_client, lambda client: client.close(),
+                                          "an AsyncOpenAI client")
 
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {

@@ -9,10 +9,8 @@ from typing import Any
 from openclaw_memory.errors import MissingDependencyError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers._util import (
     RemoteRequestError,
-    check_api_key,
     check_configured_dims,
-    check_headers,
-    check_http_url,
+    check_remote_settings,
     connection_failure,
     fingerprint_url,
     parse_retry_after,
@@ -82,15 +80,13 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._voyage = _import_voyageai()
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
-        check_http_url(self.base_url, "voyage")
         if split_url_credentials(self.base_url)[1]:
             raise ProviderUnavailableError(
                 f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
                 "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
                 "on async requests; give the gateway's address without it")
         self.headers = dict(headers or {})
-        check_headers(self.headers, "voyage")
-        check_api_key(api_key, "voyage", "remote.api_key / VOYAGE_API_KEY")
+        check_remote_settings(self.base_url, self.headers, api_key, "voyage", "remote.api_key / VOYAGE_API_KEY")
         register_secret(api_key, *self.headers.values())
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
