@@ -49,3 +49,11 @@ def test_a_dash_word_is_searched_for_not_excluded_in_search_mode(
     result = mem.search(query, min_score=0.0)
     assert result.fallback is None
     assert path in [hit.path for hit in result.hits], [hit.path for hit in result.hits]
+
+
+@pytest.mark.parametrize("daemon", [True, False], ids=["mcp", "cli"])
+def test_a_query_with_a_nul_character_is_searched(qmd_index: Callable[..., MemoryIndex], daemon: bool) -> None:
+    # pasted binary text: `qmd search` got it as an argument, and the search raised "ValueError: embedded null byte"
+    mem = qmd_index(daemon=daemon)
+    result = mem.search("pgbouncer\x00 pooling", min_score=0.0)
+    assert result.fallback is None and "memory/2026-01-02.md" in [hit.path for hit in result.hits]

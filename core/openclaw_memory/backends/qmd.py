@@ -92,8 +92,8 @@ MAX_QUERY_CHARS = 30_000
 
 def _one_line(query: str) -> str:
     """``query`` on one line (QMD reads several lines as a structured query document), at most
-    :data:`MAX_QUERY_CHARS` long."""
-    return " ".join(query.split())[:MAX_QUERY_CHARS].rstrip()
+    :data:`MAX_QUERY_CHARS` long, without NUL characters (a command-line argument cannot hold one)."""
+    return " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS].rstrip()
 
 
 def _closed_quotes(query: str) -> str:
