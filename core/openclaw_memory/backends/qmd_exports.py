@@ -14,9 +14,14 @@ import json
 import logging
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 __all__ = ["SessionExports", "export_header", "looks_like_export"]
 
 log = logging.getLogger(__name__)
+
+#: how long an export waits for another process's (the manifest's lock)
+LOCK_WAIT_SECONDS = 30.0
 
 
 def export_header(name: str) -> str:
@@ -81,7 +86,18 @@ class SessionExports:
 
     def write(self, exports: dict[str, str]) -> None:
         """Make the folder hold ``exports`` (``{file name: text}``): new ones written, changed ones replaced and
-        stale ones removed, each only when the file there is an export this folder's manifest records unchanged."""
+        stale ones removed, each only when the file there is an export this folder's manifest records unchanged.
+        One process at a time (the manifest's lock); one that waits past :data:`LOCK_WAIT_SECONDS` exports next
+        time."""
+        self.manifest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with FileLock(str(self.manifest) + ".lock", timeout=LOCK_WAIT_SECONDS):
+                self._write_locked(exports)
+        except Timeout:
+            log.warning("qmd: transcripts not exported this time: another process held %s.lock for %.0f s",
+                        self.manifest, LOCK_WAIT_SECONDS)
+
+    def _write_locked(self, exports: dict[str, str]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         files, recorded = self._load()
         for name, text in exports.items():
