@@ -30,8 +30,10 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    SerializationInfo,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -39,7 +41,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import redact, url_without_password
+from openclaw_memory.redaction import REDACTED, redact, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "MMRConfig",
     "MemoryConfig",
     "MemoryFlushConfig",
+    "PROVIDER_ENV_KEYS",
     "QmdConfig",
     "QueryConfig",
     "RemoteConfig",
@@ -67,12 +70,25 @@ __all__ = [
     "VectorConfig",
     "check_agent_id",
     "default_state_dir",
+    "header_problem",
 ]
 
 log = logging.getLogger(__name__)
 
 ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "fake", "none"]
 FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
+
+
+_HTTP_URL = re.compile(r"(?i)^https?://")
+
+
+def _shown_url(value: str | None, info: SerializationInfo) -> str | None:
+    """An endpoint URL as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its ``repr`` does: with
+    its password or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps with the
+    context ``{"secrets": True}`` to copy it whole)."""
+    if value is None or (isinstance(info.context, dict) and info.context.get("secrets")):
+        return value
+    return redact(value)
 
 
 class _Model(BaseModel):
@@ -91,6 +107,20 @@ class _Model(BaseModel):
         for name, value in super().__repr_args__():
             yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
                          else value)
+
+    @field_validator("*")
+    @classmethod
+    def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
+        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` failed each request as "could not
+        connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
+        fail at the server, later and less clearly)."""
+        if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
+            return value
+        if REDACTED in value:
+            raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
+        if info.field_name == "base_url" and value.strip() and not _HTTP_URL.match(value.strip()):
+            raise ValueError("an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+        return value
 
     @field_validator("*", mode="before")
     @classmethod
@@ -235,6 +265,10 @@ class RerankConfig(_Model):
     model: str | None = None
     api_key_env: str = Field("RERANK_API_KEY", min_length=1)
     timeout_seconds: float = Field(10.0, gt=0)
+
+    @field_serializer("base_url")
+    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        return _shown_url(value, info)
 
     @model_validator(mode="after")
     def _http_needs_url(self) -> RerankConfig:
@@ -473,6 +507,21 @@ class BatchConfig(_Model):
     timeout_minutes: float = Field(60, gt=0)
 
 
+#: an HTTP header name (an RFC 9110 token)
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why the HTTP client cannot send header ``name: value`` (never quoting the value, perhaps a secret), or None."""
+    if not _HEADER_NAME.match(name):
+        return f"header name {name!r} is not a valid HTTP header name (letters, digits and -, no spaces)"
+    if any(ch in value for ch in "\r\n\0"):
+        return f"the value of header {name!r} holds a line break (a value pasted from a file?)"
+    if not value.isascii():
+        return f"the value of header {name!r} holds a non-ASCII character, which HTTP headers cannot carry"
+    return None
+
+
 #: what pydantic shows for a SecretStr
 _SECRET_MASK = "**********"
 
@@ -486,6 +535,10 @@ class RemoteConfig(_Model):
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     batch: BatchConfig = Field(default_factory=BatchConfig)
 
+    @field_serializer("base_url")
+    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        return _shown_url(value, info)
+
     def header_values(self) -> dict[str, str]:
         """The headers with their real values (for the provider's requests only)."""
         return {name: value.get_secret_value() for name, value in self.headers.items()}
@@ -498,6 +551,17 @@ class RemoteConfig(_Model):
         if any(s is not None and s.get_secret_value() == _SECRET_MASK for s in secrets):
             raise ValueError("this is the mask a printed config shows, not the secret: give the real value, or leave "
                              "remote.api_key out to read the key from the environment")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        """Every header is one the HTTP client can send (each request would fail otherwise, as if the server were
+        down); the message never quotes a value."""
+        for name, secret in value.items():
+            problem = header_problem(name, secret.get_secret_value())
+            if problem:
+                raise ValueError(problem)
         return value
 
 
@@ -761,6 +825,10 @@ class DreamingConfig(_Model):
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(120.0, gt=0)
 
+    @field_serializer("base_url")
+    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        return _shown_url(value, info)
+
     @field_validator("api_key")
     @classmethod
     def _not_the_mask(cls, value: SecretStr | None) -> SecretStr | None:
@@ -940,7 +1008,7 @@ class MemoryConfig(_Model):
         written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
         database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
-        data = self.model_dump(mode="json", exclude=secrets)
+        data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
         if url is not None:
             data["store"]["url"] = url
@@ -970,7 +1038,8 @@ class MemoryConfig(_Model):
         if isinstance(config, MemoryConfig):
             if not overrides:
                 return config
-            base = config.model_dump(by_alias=False)  # every value, so derived ones (weights) stay put
+            base = config.model_dump(by_alias=False, context={"secrets": True})  # every value, so derived ones
+            # (weights) stay put, and the URLs with their passwords
         elif config is None or isinstance(config, dict):
             base = dict(config or {})
         elif isinstance(config, (str, os.PathLike)):
@@ -1126,6 +1195,8 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
     if dreaming:  # the original's place; memorySearch.dreaming wins
         known = _prune_unknown(DreamingConfig, dreaming, "plugins.entries.memory-core.config.dreaming.")
         data["dreaming"] = _merge_settings(DreamingConfig, known, dict(data.get("dreaming") or {}))
+    _apply_model_provider(data, raw)
+    _resolve_secret_inputs(data, raw, base_dir)
     _clamp_like_openclaw(data)
     store = data.get("store") or {}
     if isinstance(store, dict) and store.get("path"):
@@ -1134,6 +1205,117 @@ def _from_openclaw(raw: dict[str, Any], agent_id: str | None, base_dir: Path) ->
             store = {**store, "path": str(base_dir / p)}
             data["store"] = store
     return data
+
+
+#: ``"${OPENAI_API_KEY}"`` / ``"$OPENAI_API_KEY"``: OpenClaw's shorthand for an env SecretRef on a SecretInput field
+_ENV_SHORTHAND = re.compile(r"^\$(?:\{([A-Z][A-Z0-9_]{0,127})\}|([A-Z][A-Z0-9_]{0,127}))$")
+_KEY_VARIABLES = "OPENAI_API_KEY, GEMINI_API_KEY or VOYAGE_API_KEY"
+
+
+#: the environment variables holding each remote provider's API key, in the order they are read
+PROVIDER_ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "voyage": ("VOYAGE_API_KEY",),
+}
+#: the ``models.providers`` entry of each remote provider in ``openclaw.json``
+_MODEL_PROVIDER_ENTRIES = {"openai": "openai", "gemini": "google", "voyage": "voyage"}
+
+
+def _apply_model_provider(data: dict[str, Any], raw: dict[str, Any]) -> None:
+    """In place: for an explicitly chosen remote provider, what ``models.providers.<p>`` (``google`` for Gemini)
+    holds, as OpenClaw reads it: its ``baseUrl`` when ``remote.baseUrl`` is unset, its ``apiKey`` when neither
+    ``remote.apiKey`` nor the provider's environment variable is set, its ``headers`` under ``remote.headers``."""
+    name = data.get("provider")
+    entry_name = _MODEL_PROVIDER_ENTRIES.get(name) if isinstance(name, str) else None
+    if entry_name is None:
+        return
+    entry = _section(_section(_section(raw, "models", ""), "providers", "models."), entry_name, "models.providers.")
+    if not entry:
+        return
+    remote = dict(_section(data, "remote", "memorySearch."))
+    if entry.get("baseUrl") and not (remote.get("baseUrl") or remote.get("base_url")):
+        remote["baseUrl"] = entry["baseUrl"]
+    has_key = remote.get("apiKey") or remote.get("api_key") or any(
+        os.environ.get(env, "").strip() for env in PROVIDER_ENV_KEYS[name])
+    if entry.get("apiKey") and not has_key:
+        remote["apiKey"] = entry["apiKey"]
+    if isinstance(entry.get("headers"), dict):
+        remote["headers"] = {**entry["headers"], **_section(remote, "headers", "memorySearch.remote.")}
+    data["remote"] = remote
+
+
+def _resolve_secret_inputs(data: dict[str, Any], raw: dict[str, Any], base_dir: Path) -> None:
+    """Replace each SecretRef of the SecretInput fields this library reads (``remote.apiKey``, ``remote.headers.*``,
+    ``dreaming.apiKey``) by the secret it points to, as OpenClaw resolves them at startup."""
+    for section_key in ("remote", "dreaming"):
+        section = data.get(section_key)
+        if not isinstance(section, dict):
+            continue
+        section = data[section_key] = dict(section)  # the file's own objects stay as read
+        for key in ("apiKey", "api_key"):
+            if key in section:
+                section[key] = _secret_input(section[key], raw, base_dir, f"{section_key}.{key}")
+        if section_key == "remote" and isinstance(section.get("headers"), dict):
+            section["headers"] = {name: _secret_input(value, raw, base_dir, f"remote.headers.{name}")
+                                  for name, value in section["headers"].items()}
+
+
+def _secret_input(value: Any, raw: dict[str, Any], base_dir: Path, where: str) -> Any:
+    """A SecretInput's secret: ``value`` itself, unless it is a SecretRef (``{source, provider, id}``) or the
+    ``"${VAR}"`` shorthand, which are resolved; ConfigError naming ``where`` when one does not resolve."""
+    if isinstance(value, str):
+        match = _ENV_SHORTHAND.match(value.strip())
+        return _env_secret(match.group(1) or match.group(2), where) if match else value
+    if not isinstance(value, dict) or "source" not in value:
+        return value  # not a reference: validated as any value is
+    source, ref_id, provider = value.get("source"), value.get("id"), value.get("provider") or "default"
+    if not isinstance(ref_id, str) or not ref_id:
+        raise ConfigError(f"{where}: a SecretRef needs an id (the variable, JSON pointer or key it reads)")
+    if source == "env":
+        return _env_secret(ref_id, where)
+    if source == "file":
+        return _file_secret(raw, base_dir, str(provider), ref_id, where)
+    raise ConfigError(f"{where}: SecretRefs with source {source!r} are not resolved by this library (only \"env\" "
+                      f"and \"file\" are); give the key in {_KEY_VARIABLES}, or as an env or file SecretRef")
+
+
+def _env_secret(name: str, where: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"{where}: the environment variable {name} its SecretRef names is not set (or empty); "
+                          "set it, or give the key another way")
+    return value
+
+
+def _file_secret(raw: dict[str, Any], base_dir: Path, provider: str, pointer: str, where: str) -> str:
+    """The secret at JSON pointer ``pointer`` of the file of ``secrets.providers.<provider>`` (its whole content
+    when the provider's mode is ``singleValue``)."""
+    settings = _section(_section(_section(raw, "secrets", ""), "providers", "secrets."), provider, "secrets.providers.")
+    if settings.get("source") != "file" or not isinstance(settings.get("path"), str):
+        raise ConfigError(f"{where}: its SecretRef names the file provider {provider!r}, but secrets.providers."
+                          f"{provider} is not a file provider with a path")
+    file = Path(settings["path"]).expanduser()
+    file = file if file.is_absolute() else base_dir / file
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read the secrets file {file} ({type(exc).__name__})") from None
+    if settings.get("mode") == "singleValue":
+        value: Any = text.strip()
+    else:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ConfigError(f"{where}: the secrets file {file} is not JSON (mode \"json\")") from None
+        for part in pointer.split("/")[1:] if pointer.startswith("/") else [None]:
+            key = None if part is None else part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(value, dict) or key not in value:
+                raise ConfigError(f"{where}: the secrets file {file} has nothing at {pointer!r} (a JSON pointer)")
+            value = value[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: the secret at {pointer!r} in {file} is not a non-empty string")
+    return value.strip()
 
 
 def _is_zone(name: Any) -> bool:
@@ -1230,6 +1412,7 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        shown = "" if key.startswith("store") else f" (got {err.get('input')!r})"  # may hold a DSN's password
+        secret = key.startswith("store") or key.split(".")[-1] in ("api_key", "apiKey", "headers")  # a DSN, a key
+        shown = "" if secret else redact(f" (got {err.get('input')!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

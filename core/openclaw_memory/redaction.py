@@ -32,8 +32,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), REDACTED),
-    # the password of a URL: scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/@]{1,256}@"), rf"\1{REDACTED}@"),
+    # the password of a URL: scheme://user:password@host, up to the host's '@' (a password may hold an unencoded '@')
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/]{1,256}@"), rf"\1{REDACTED}@"),
     # key=/token=/secret=/password: followed by a long value with at least one digit
     (
         re.compile(

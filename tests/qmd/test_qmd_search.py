@@ -38,7 +38,7 @@ def test_search_mode_maps_hits_to_workspace_paths_lines_and_citations(
     root = mem.search("green tea").hits
     assert [h.path for h in root][:1] == ["MEMORY.md"]
     assert mem.search("pgbouncer", session_key="agent:main:telegram:group:7").empty_reason == "scope_denied"
-    dashed = mem.search("--help pgbouncer")  # not taken for a QMD option
+    dashed = mem.search("--pgbouncer pooling")  # not taken for a QMD option, nor for QMD's "without pgbouncer"
     assert dashed.fallback is None and [h.path for h in dashed.hits] == ["memory/2026-01-02.md"]
 
 

@@ -29,3 +29,61 @@ def test_stale_exports_go_and_the_users_own_notes_stay(
         mem.close()
     assert sorted(p.name for p in export.iterdir()) == ["reading-list.md", "s-42.md"]
     assert own.read_text(encoding="utf-8").startswith("# Reading list")  # never an export: kept as written
+
+
+def _export_one(memory_ws: Path, tmp_path: Path, command: str, export: Path, session: str) -> None:
+    """Sync an index whose one transcript is ``session``, exporting transcripts into ``export``."""
+    mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", provider=None, watch=False, backend="qmd",
+                      qmd={"command": command, "sessions": {"enabled": True, "exportDir": str(export)}})
+    try:
+        TranscriptWriter(mem.transcript_path(session)).append_messages(
+            [("user", "Remember the launch codeword is marmalade."), ("assistant", "Noted: marmalade.")])
+        mem.sync()
+    finally:
+        mem.close()
+
+
+def test_a_users_file_named_like_an_export_is_never_overwritten(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    own = export / "standup.md"  # the user's note, and a transcript that happens to be named "standup"
+    own.write_text("# Standup\n\n- ship the exporter on Friday\n", encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "standup")
+    assert own.read_text(encoding="utf-8") == "# Standup\n\n- ship the exporter on Friday\n"
+
+
+def test_an_export_never_writes_through_a_link_in_the_export_folder(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    elsewhere = tmp_path / "diary.md"
+    elsewhere.write_text("# Session s-7\n\nDear diary: not a transcript.\n", encoding="utf-8")
+    (export / "s-7.md").symlink_to(elsewhere)
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-7")
+    assert elsewhere.read_text(encoding="utf-8") == "# Session s-7\n\nDear diary: not a transcript.\n"
+
+
+def test_a_users_note_that_looks_like_an_export_is_never_removed(
+    memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]
+) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    own = export / "12.md"  # a campaign's notes: it starts as an export does, but no export wrote it
+    own.write_text("# Session 12\n\nThe party reached the lighthouse.\n", encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-1")
+    assert own.read_text(encoding="utf-8") == "# Session 12\n\nThe party reached the lighthouse.\n"
+
+
+def test_an_export_edited_by_the_user_is_kept(memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]) -> None:
+    export = tmp_path / "notes"
+    export.mkdir()
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-5")
+    exported = export / "s-5.md"
+    exported.write_text(exported.read_text(encoding="utf-8") + "\nMy own follow-up: order more marmalade.\n",
+                        encoding="utf-8")
+    edited = exported.read_text(encoding="utf-8")
+    _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-5")  # the transcript grows: a new export is due
+    assert exported.read_text(encoding="utf-8") == edited

@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 
 from openclaw_memory.files import discovery
 from openclaw_memory.backends.base import BackendStatus
+from openclaw_memory.backends.qmd_exports import SessionExports, export_header
 from openclaw_memory.backends.qmd_failure import FailureMemory
 from openclaw_memory.backends.qmd_models import missing_models
 from openclaw_memory.backends.qmd_process import McpSession, QmdProcesses, run_qmd
@@ -91,8 +92,8 @@ MAX_QUERY_CHARS = 30_000
 
 def _one_line(query: str) -> str:
     """``query`` on one line (QMD reads several lines as a structured query document), at most
-    :data:`MAX_QUERY_CHARS` long."""
-    return " ".join(query.split())[:MAX_QUERY_CHARS].rstrip()
+    :data:`MAX_QUERY_CHARS` long, without NUL characters (a command-line argument cannot hold one)."""
+    return " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS].rstrip()
 
 
 def _closed_quotes(query: str) -> str:
@@ -101,15 +102,29 @@ def _closed_quotes(query: str) -> str:
     return query + '"' if query.count('"') % 2 else query
 
 
-def _is_export(path: Path) -> bool:
-    """Whether ``path`` is a transcript export (it starts with the header each export is written with): a stale
-    one is removed, while any other file of the export folder (``sessions.exportDir``) is the user's and stays."""
-    header = f"# Session {path.stem}\n".encode()
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(header)) == header
-    except OSError:
-        return False
+#: a word starting with "-" where QMD 2.x reads a negation (``-v``, ``-"dry run"``), which it refuses in a vec query
+_NEGATION_WORD = re.compile(r'(?<![^\s\ufeff])(-[A-Za-z0-9_"]\S*)')
+
+
+def _vec_text(query: str) -> str:
+    """``query`` as a ``qmd mcp`` vec sub-query takes it: each word starting with "-" (``-v flag``) in backticks,
+    as code is written (the session refuses a vec query with such a word as a negation, and that error would
+    switch the index to the builtin one; ``qmd vsearch`` embeds the query as it is)."""
+    return _NEGATION_WORD.sub(r"`\1`", query)
+
+
+def _lex_text(query: str) -> str:
+    """``query`` (one line) as a QMD lex query searches for it: a word starting with "-" (``--force``, ``-v``) outside
+    a quoted phrase is that word, not QMD's negation of it (which left the note about ``--force`` out of the
+    results); a plain word is quoted (``"v"``: that word, not every word starting with v)."""
+    words, quoted = [], False
+    for word in query.split(" "):
+        if not quoted and word.startswith("-"):
+            word = word.lstrip("-")
+            word = f'"{word}"' if re.fullmatch(r"\w+", word) else word
+        words.append(word)
+        quoted ^= word.count('"') % 2 == 1
+    return " ".join(words)
 
 
 def plan_collections(config: MemoryConfig) -> list[QmdCollection]:
@@ -218,6 +233,7 @@ class QmdBackend:
         self._added_output = ""  # what `qmd collection add` indexed, for the next update's report
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
+        self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
         self._processes = QmdProcesses()  # killed on close() and at exit
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
         self._recalled = False  # the remembered failure was looked at (at the first search or sync)
@@ -338,9 +354,11 @@ class QmdBackend:
             return
         from openclaw_memory.files.sessions import extract_session, list_session_files
 
-        coll.root.mkdir(parents=True, exist_ok=True)
+        if self._exports is None:
+            self._exports = SessionExports(coll.root, self._home / "session-exports.json",
+                                           private=not self.cfg.sessions.export_dir)
         keep_days = self.cfg.sessions.retention_days
-        wanted: set[str] = set()
+        exports: dict[str, str] = {}
         for path in list_session_files(self.config.resolved_sessions_dir()):
             try:
                 if keep_days and time.time() - path.stat().st_mtime > keep_days * 86400:
@@ -348,15 +366,8 @@ class QmdBackend:
                 doc = extract_session(path)
             except OSError:
                 continue
-            name = f"{path.stem}.md"
-            wanted.add(name)
-            text = f"# Session {path.stem}\n\n{doc.content}\n"
-            target = coll.root / name
-            if not target.is_file() or target.read_text(encoding="utf-8", errors="replace") != text:
-                target.write_text(text, encoding="utf-8")
-        for old in coll.root.glob("*.md"):
-            if old.name not in wanted and _is_export(old):
-                old.unlink(missing_ok=True)
+            exports[f"{path.stem}.md"] = f"{export_header(path.stem)}\n{doc.content}\n"
+        self._exports.write(exports)
 
     def _stat_snapshot(self) -> dict[str, tuple[int, int]]:
         """(mtime, size) of every file QMD indexes: each collection's glob under its root, the
@@ -647,7 +658,8 @@ class QmdBackend:
                 args.update(query=query, rerank=True)
             else:
                 lex = mode == "search"
-                search = {"type": "lex" if lex else "vec", "query": _closed_quotes(query) if lex else query}
+                search = {"type": "lex" if lex else "vec",
+                          "query": _closed_quotes(_lex_text(query)) if lex else _vec_text(query)}
                 args.update(searches=[search], rerank=False)
             try:
                 content = session.call_tool("query", args, timeout)
@@ -663,7 +675,7 @@ class QmdBackend:
         cmd = [mode, "--json", "-n", str(limit)]
         for name in names:
             cmd += ["-c", name]
-        cmd += ["--", query]  # a query starting with "-" is not an option
+        cmd += ["--", _lex_text(query) if mode == "search" else query]  # a query starting with "-" is not an option
         return parse_items(self.run(*cmd, timeout_ms=timeout, timeout_key="memory.qmd.limits.timeoutMs")), False
 
     def search(

@@ -9,6 +9,7 @@ import os
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.sweep import Completion
 from openclaw_memory.errors import ConfigError, MissingDependencyError, OpenClawMemoryError
+from openclaw_memory.providers._util import split_url_credentials
 from openclaw_memory.redaction import redact, register_secret
 
 __all__ = ["openai_completion"]
@@ -30,8 +31,9 @@ def openai_completion(settings: DreamingConfig) -> Completion:
     except ImportError:
         raise MissingDependencyError("openai", "openai", "the consolidation model") from None
     register_secret(key)
-    client = openai.OpenAI(api_key=key, base_url=settings.base_url or None, timeout=settings.timeout_seconds,
-                           max_retries=1)
+    base_url, url_auth = split_url_credentials(settings.base_url) if settings.base_url else (None, {})
+    client = openai.OpenAI(api_key=key, base_url=base_url, default_headers=url_auth or None,  # no password in logs
+                           timeout=settings.timeout_seconds, max_retries=1)
     model = settings.model
 
     def complete(prompt: str) -> str:

@@ -3,14 +3,20 @@ sanitising, model-name normalisation and a timeout guard for in-process models."
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import os
+import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from openclaw_memory.errors import ProviderError, RemoteRequestError
-from openclaw_memory.redaction import redact, url_without_password
+from openclaw_memory.config import header_problem
+from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
+from openclaw_memory.redaction import redact, register_secret, url_without_password
 
 __all__ = [
     "RemoteRequestError",
@@ -18,7 +24,13 @@ __all__ = [
     "server_message",
     "call_with_timeout",
     "fingerprint_headers",
+    "check_api_key",
+    "check_headers",
+    "check_http_url",
+    "check_remote_settings",
+    "connection_failure",
     "fingerprint_url",
+    "split_url_credentials",
     "check_configured_dims",
     "parse_retry_after",
     "strip_model_prefix",
@@ -63,16 +75,79 @@ def parse_retry_after(headers: Mapping[str, Any] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: the words of a header name that make it a credential (``api-key``, ``X-Auth-Token``, ``Proxy-Authorization``)
+_CREDENTIAL_WORDS = frozenset({"key", "apikey", "token", "secret", "auth", "authorization", "cookie", "password"})
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether header ``name`` carries a credential: one of its words (split at ``-`` and ``_``) is key, token,
+    secret, auth, authorization, cookie or password (``x-portkey-provider`` is not one)."""
+    return any(word in _CREDENTIAL_WORDS for word in re.split(r"[-_]", name.lower()))
+
+
 def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, ...] = ("authorization",)) -> list[list[str]]:
-    """Headers as sorted ``[key, value]`` pairs without credentials (case-insensitive ``drop``)."""
+    """Headers as sorted ``[key, value]`` pairs without credentials (``drop``, case-insensitive, and every header
+    :func:`is_credential_header` names one: rotating a key keeps the index, and a fingerprint holds no secret)."""
     dropped = {d.lower() for d in drop}
-    return [[k, str(v)] for k, v in sorted((headers or {}).items()) if k.lower() not in dropped]
+    return [[k, str(v)] for k, v in sorted((headers or {}).items())
+            if k.lower() not in dropped and not is_credential_header(k)]
 
 
 def fingerprint_url(url: str) -> str:
     """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
     credential is no part of the vector space, and a fingerprint is never a secret)."""
     return url_without_password(url) or url
+
+
+def check_http_url(url: str, who: str) -> None:
+    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each
+    request as "could not connect", as if the server were down)."""
+    if not url.strip().lower().startswith(("http://", "https://")):
+        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
+                                       "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+
+
+def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str, key_where: str) -> None:
+    """ProviderUnavailableError when a remote provider's base URL, headers or key could never be sent (each request
+    would fail, retried as if the server were down): see :func:`check_http_url`, :func:`check_headers` and
+    :func:`check_api_key`."""
+    check_http_url(url, who)
+    check_headers(headers, who)
+    check_api_key(api_key, who, key_where)
+
+
+def check_api_key(api_key: str, who: str, where: str) -> None:
+    """ProviderUnavailableError when ``api_key`` cannot be sent in a header (a key pasted with typographic quotes
+    or a line break): every request would fail, as "a malformed response". Never quotes the key."""
+    if not api_key.isascii() or any(ch.isspace() for ch in api_key):
+        raise ProviderUnavailableError(f"{who}: the API key holds a space, a line break or a non-ASCII character (a "
+                                       f"quote pasted with it?); check {where}")
+
+
+def check_headers(headers: Mapping[str, str], who: str) -> None:
+    """ProviderUnavailableError naming the first header the HTTP client cannot send (every request would fail)."""
+    for name, value in headers.items():
+        problem = header_problem(str(name), str(value))
+        if problem:
+            raise ProviderUnavailableError(f"{who}: {problem}; fix remote.headers")
+
+
+def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its ``user:password@`` part, and the ``Authorization: Basic`` header that part stands for
+    (what httpx and requests send for it): an SDK given the bare URL logs no password with each request's URL.
+    The header's value is registered as a secret (redacted wherever it would show)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, {}
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    credential = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    register_secret(unquote(password), credential)
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), {
+        "Authorization": f"Basic {credential}"}
 
 
 def check_configured_dims(vectors: list[Any], configured: int | None, who: str) -> None:
@@ -151,6 +226,24 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, *, what: str,
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
+
+
+def connection_failure(exc: BaseException) -> str:
+    """Why a connection failed, from the innermost cause under an SDK's generic error ("Connection error."):
+    ``Connection refused: [Errno 111] Connect call failed ...``, a DNS or certificate failure; redacted."""
+    inner, depth = exc, 0
+    while depth < 12:  # a library's "raise ... from None" hides the cause from tracebacks, not from here
+        grouped = getattr(inner, "exceptions", None)  # anyio: every address of the host refused
+        cause = inner.__cause__ or inner.__context__ or (grouped[0] if isinstance(grouped, tuple) and grouped else None)
+        if not isinstance(cause, BaseException):
+            break
+        inner, depth = cause, depth + 1
+    text = str(inner) or type(inner).__name__
+    errno = getattr(inner, "errno", None)
+    if isinstance(inner, OSError) and not isinstance(inner, ssl.SSLError) and isinstance(errno, int) and errno > 0:
+        reason = os.strerror(errno)  # asyncio says "Connect call failed" for a refused connection
+        text = text if reason.lower() in text.lower() else f"{reason}: {text}"
+    return redact(text)
 
 
 _TIMEOUT_NAMES = ("Timeout",)

@@ -224,5 +224,9 @@ class BaseEmbeddingProvider(ABC):
     def close(self) -> None:
         """Release clients or models (no-op by default)."""
 
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`, for a provider closed in an event loop (its async clients are awaited)."""
+        await asyncio.to_thread(self.close)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, dims={self._dims})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -11,15 +12,19 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_remote_settings,
+    connection_failure,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
 )
+from openclaw_memory.providers._loops import close_soon, running_loop
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 from openclaw_memory.redaction import register_secret
 
@@ -72,6 +77,15 @@ def _first_known(*values: float | None) -> float | None:
     return next((value for value in values if value is not None), None)
 
 
+def _check_not_a_token(api_key: str) -> None:
+    """ProviderUnavailableError for an OAuth token JSON (``{"token": ...}``, as OpenClaw's auth profiles hold one)
+    given as the key: this provider sends Google an API key, which such a value never is."""
+    if api_key.lstrip().startswith("{"):
+        raise ProviderUnavailableError("gemini: the API key is a JSON object (an OAuth token?); this provider sends "
+                                       "Google an API key (x-goog-api-key): give one in remote.api_key or "
+                                       "GEMINI_API_KEY")
+
+
 def _import_genai() -> tuple[Any, Any]:
     try:
         from google import genai
@@ -108,10 +122,16 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimensionality)
         self._genai, self._types = _import_genai()
         self._api_key = api_key
-        self.sdk_base_url, self.api_version = split_gemini_base_url(base_url)
-        self.base_url = self.sdk_base_url.rstrip("/") + "/" + self.api_version
+        bare_url, url_auth = split_url_credentials((base_url or DEFAULT_GEMINI_BASE_URL).strip())
+        self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
+        with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
+        self.base_url = with_user.rstrip("/") + "/" + self.api_version
         self.headers = dict(headers or {})
+        _check_not_a_token(api_key)
+        check_remote_settings(base_url or DEFAULT_GEMINI_BASE_URL, self.headers, api_key, "gemini",
+                              "remote.api_key / GEMINI_API_KEY")
         register_secret(api_key, *self.headers.values())
+        sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(
@@ -120,7 +140,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             http_options=self._types.HttpOptions(
                 base_url=self.sdk_base_url,
                 api_version=self.api_version,
-                headers=self.headers or None,
+                headers=sdk_headers or None,
                 timeout=int(self.request_timeout * 1000),
             ),
         )
@@ -191,7 +211,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         if kind == "timeout":
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if kind == "connection":
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, (ValueError, TypeError, KeyError)):
             return ProviderError(f"gemini:{self.model} returned a malformed response: {redact(str(exc), self._api_key)}")
         return RemoteRequestError(f"{where} failed: {redact(str(exc), self._api_key)}")
@@ -201,3 +221,18 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             self.client.close()
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
+        here = running_loop()
+        if here is not None:
+            close_soon(self.client.aio.aclose, here, "the google-genai async client")
+            return
+        try:
+            asyncio.run(self.client.aio.aclose())  # each loop's connections, closed on their loop
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+    async def aclose(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        await self.client.aio.aclose()

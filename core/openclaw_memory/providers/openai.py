@@ -10,14 +10,18 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_remote_settings,
+    connection_failure,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
 )
+from openclaw_memory.providers._loops import LoopClients
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 from openclaw_memory.redaction import register_secret
 
@@ -79,19 +83,24 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=dimensions)
         self._openai = _import_openai()
         self._api_key = api_key
-        self.base_url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        self.base_url = fingerprint_url(url)  # as messages show it: no password
+        self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
+        check_remote_settings(url, self.headers, api_key, "openai", "remote.api_key / OPENAI_API_KEY")
         register_secret(api_key, *self.headers.values())
+        self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.dimensions = dimensions
         self.request_timeout = float(timeout)
         self.client = self._openai.OpenAI(
             api_key=api_key,
-            base_url=self.base_url,
-            default_headers=self.headers or None,
+            base_url=self._sdk_base_url,
+            default_headers=self._sdk_headers or None,
             max_retries=0,
             timeout=self.request_timeout,
         )
-        self._async_client: Any = None
+        self._async_clients = LoopClients(self._new_async_client, lambda client: client.close(),
+                                          "an AsyncOpenAI client")
 
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {
@@ -106,16 +115,17 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
 
     @property
     def async_client(self) -> Any:
-        """The AsyncOpenAI client (created on first use)."""
-        if self._async_client is None:
-            self._async_client = self._openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                default_headers=self.headers or None,
-                max_retries=0,
-                timeout=self.request_timeout,
-            )
-        return self._async_client
+        """The running event loop's AsyncOpenAI client (created on first use in that loop)."""
+        return self._async_clients.get()
+
+    def _new_async_client(self) -> Any:
+        return self._openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self._sdk_base_url,
+            default_headers=self._sdk_headers or None,
+            max_retries=0,
+            timeout=self.request_timeout,
+        )
 
     def request_body(self, texts: list[str]) -> dict[str, Any]:
         """The JSON body of one embeddings request (also used for batch-API lines)."""
@@ -163,7 +173,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         if isinstance(exc, oa.APITimeoutError):
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if isinstance(exc, oa.APIConnectionError):
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, oa.APIStatusError):
             status = exc.status_code
             msg = redact(server_message(_status_message(exc)), self._api_key)
@@ -188,3 +198,8 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
 
     def close(self) -> None:
         self.client.close()
+        self._async_clients.close()
+
+    async def aclose(self) -> None:
+        self.client.close()
+        await self._async_clients.aclose()

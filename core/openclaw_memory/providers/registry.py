@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from openclaw_memory.config import MemoryConfig
+from openclaw_memory.config import PROVIDER_ENV_KEYS, MemoryConfig
 from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
 from openclaw_memory.providers.base import EmbeddingProvider, provider_key
 from openclaw_memory.redaction import redact
@@ -45,11 +45,7 @@ __all__ = [
 
 AUTO_ORDER = ("local", "openai", "gemini", "voyage")
 REMOTE = ("openai", "gemini", "voyage")
-ENV_KEYS: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "voyage": ("VOYAGE_API_KEY",),
-}
+ENV_KEYS: dict[str, tuple[str, ...]] = PROVIDER_ENV_KEYS
 NO_PROVIDER_FINGERPRINT: dict[str, Any] = {"provider": "none", "model": "fts-only"}
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _KEY_VARIABLE_ENDINGS = ("_KEY", "_TOKEN", "_SECRET")

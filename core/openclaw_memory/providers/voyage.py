@@ -10,10 +10,13 @@ from openclaw_memory.errors import MissingDependencyError, ProviderError, Provid
 from openclaw_memory.providers._util import (
     RemoteRequestError,
     check_configured_dims,
+    check_remote_settings,
+    connection_failure,
     fingerprint_url,
     parse_retry_after,
     redact,
     server_message,
+    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
@@ -77,7 +80,13 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._voyage = _import_voyageai()
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
+        if split_url_credentials(self.base_url)[1]:
+            raise ProviderUnavailableError(
+                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
+                "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
+                "on async requests; give the gateway's address without it")
         self.headers = dict(headers or {})
+        check_remote_settings(self.base_url, self.headers, api_key, "voyage", "remote.api_key / VOYAGE_API_KEY")
         register_secret(api_key, *self.headers.values())
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
@@ -148,7 +157,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         if isinstance(exc, err.Timeout):
             return RemoteRequestError(f"{where} timed out after {self.request_timeout:g}s", retryable=True)
         if isinstance(exc, err.APIConnectionError):
-            return RemoteRequestError(f"{where} failed: could not connect ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: could not connect ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, err.VoyageError):
             status = getattr(exc, "http_status", None)
             msg = redact(_error_message(exc), self._api_key)
@@ -167,7 +176,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
             )
         kind = transport_error_kind(exc)
         if kind is not None:
-            return RemoteRequestError(f"{where} failed: {kind} error ({exc})", retryable=True)
+            return RemoteRequestError(f"{where} failed: {kind} error ({connection_failure(exc)})", retryable=True)
         if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
             return ProviderError(f"voyage:{self.model} returned a malformed response: {redact(str(exc), self._api_key)}")
         return RemoteRequestError(f"{where} failed: {redact(str(exc), self._api_key)}")

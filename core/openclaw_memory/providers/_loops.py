@@ -1,0 +1,96 @@
+"""Async SDK clients kept one per event loop, and closed from any thread.
+
+An async HTTP client's pooled connections belong to the event loop that opened them: used from another loop
+(a second ``asyncio.run``) they fail with "Event loop is closed", and only a coroutine run on their own loop
+closes them. :class:`LoopClients` makes a client for each running loop and closes them all in :meth:`close`
+(from any thread) or :meth:`aclose`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["LoopClients", "close_soon", "running_loop"]
+
+log = logging.getLogger(__name__)
+
+#: how long :meth:`LoopClients.close` waits for a loop running in another thread to close its client
+CLOSE_WAIT_SECONDS = 5.0
+
+_pending: set[asyncio.Task[Any]] = set()  # closes scheduled on a running loop (kept until done)
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """This thread's running event loop, if any."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEventLoop, what: str) -> None:
+    """Run the coroutine ``closing()`` on ``loop``: awaited to its end when ``loop`` runs in another thread (at most
+    :data:`CLOSE_WAIT_SECONDS`) or is idle, scheduled when it is this thread's running loop; nothing when it is
+    closed (its connections went with it)."""
+    if loop.is_closed():
+        return
+    here = running_loop()
+    try:
+        if loop is here:
+            task = loop.create_task(closing())  # type: ignore[arg-type]
+            _pending.add(task)
+            task.add_done_callback(_pending.discard)
+        elif loop.is_running():
+            future = asyncio.run_coroutine_threadsafe(closing(), loop)  # type: ignore[arg-type]
+            future.result(timeout=CLOSE_WAIT_SECONDS)
+        elif here is None:
+            loop.run_until_complete(closing())
+    except Exception as exc:  # noqa: BLE001 - closing is best effort
+        log.debug("closing %s failed: %s", what, exc)
+
+
+class LoopClients:
+    """One client per running event loop, made by ``factory`` on first use in that loop; ``closer(client)`` is
+    the coroutine that closes one."""
+
+    def __init__(self, factory: Callable[[], Any], closer: Callable[[Any], Awaitable[Any]], what: str) -> None:
+        self._factory = factory
+        self._closer = closer
+        self._what = what
+        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        """The running loop's client (RuntimeError outside a running loop)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for old in [known for known in self._clients if known.is_closed()]:
+                del self._clients[old]  # its connections closed with their loop
+            client = self._clients.get(loop)
+            if client is None:
+                client = self._clients[loop] = self._factory()
+        return client
+
+    def _take_all(self) -> dict[asyncio.AbstractEventLoop, Any]:
+        with self._lock:
+            clients, self._clients = self._clients, {}
+        return clients
+
+    def close(self) -> None:
+        """Close every loop's client, from any thread (see :func:`close_soon`)."""
+        for loop, client in self._take_all().items():
+            close_soon(lambda client=client: self._closer(client), loop, self._what)
+
+    async def aclose(self) -> None:
+        """Close every loop's client; the running loop's is awaited."""
+        here = asyncio.get_running_loop()
+        clients = self._take_all()
+        for loop, client in clients.items():
+            if loop is here:
+                await self._closer(client)
+            elif not loop.is_closed():
+                await asyncio.to_thread(close_soon, lambda client=client: self._closer(client), loop, self._what)
