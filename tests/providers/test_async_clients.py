@@ -101,3 +101,20 @@ def test_aclose_closes_the_async_connections(vendor: VendorServer, make: Callabl
 
     others, before, after = asyncio.run(main())
     assert before > others and after <= others, (others, before, after)
+
+
+@pytest.mark.parametrize("make", PROVIDERS)
+def test_close_leaves_the_threads_event_loop_set(
+    vendor: VendorServer, make: Callable[..., BaseEmbeddingProvider]
+) -> None:
+    # an application driving its own loop (set_event_loop + run_until_complete) keeps it after closing a provider
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        provider = make(vendor)
+        loop.run_until_complete(provider.aembed_query("question"))
+        provider.close()
+        assert asyncio.get_event_loop() is loop
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["LoopClients", "close_soon", "running_loop"]
+__all__ = ["LoopClients", "close_here", "close_soon", "running_loop"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,20 @@ def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEven
             loop.run_until_complete(closing())
     except Exception as exc:  # noqa: BLE001 - closing is best effort
         log.debug("closing %s failed: %s", what, exc)
+
+
+def close_here(closing: Callable[[], Awaitable[Any]], what: str) -> None:
+    """Run the coroutine ``closing()`` from this thread: scheduled on its running loop, else to its end on a loop of
+    its own (the thread's current event loop, which ``asyncio.run`` would unset, stays as it is)."""
+    here = running_loop()
+    if here is not None:
+        close_soon(closing, here, what)
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        close_soon(closing, loop, what)
+    finally:
+        loop.close()
 
 
 class LoopClients:
