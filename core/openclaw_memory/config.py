@@ -1412,7 +1412,8 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        secret = key.startswith("store") or key.split(".")[-1] in ("api_key", "apiKey", "headers")  # a DSN, a key
+        # never shown: a DSN, a key, a header's value (whose key ends in the header's name)
+        secret = key.startswith("store") or bool({"api_key", "apiKey", "headers"} & set(key.split(".")))
         shown = "" if secret else redact(f" (got {err.get('input')!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))
