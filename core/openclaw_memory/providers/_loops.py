@@ -35,7 +35,7 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEventLoop, what: str) -> None:
     """Run the coroutine ``closing()`` on ``loop``: awaited to its end when ``loop`` runs in another thread (at most
     :data:`CLOSE_WAIT_SECONDS`) or is idle, scheduled when it is this thread's running loop; nothing when it is
-    closed (its connections went with it)."""
+    closed (no coroutine can run there any more: its sockets are freed by the garbage collector)."""
     if loop.is_closed():
         return
     here = running_loop()
@@ -83,7 +83,7 @@ class LoopClients:
         loop = asyncio.get_running_loop()
         with self._lock:
             for old in [known for known in self._clients if known.is_closed()]:
-                del self._clients[old]  # its connections closed with their loop
+                del self._clients[old]  # it cannot be closed now; the garbage collector frees its sockets
             client = self._clients.get(loop)
             if client is None:
                 client = self._clients[loop] = self._factory()
