@@ -118,3 +118,21 @@ def test_close_leaves_the_threads_event_loop_set(
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+@needs_proc
+def test_each_asyncio_run_closes_the_connections_it_opened(vendor: VendorServer) -> None:
+    # a loop that ended left its client's connection open until the garbage collector found it: one more socket
+    # per asyncio.run (an application calling asyncio.run per request kept them piling up)
+    provider = openai_provider(vendor)
+    others = _others(vendor)
+    gc.disable()
+    try:
+        left = []
+        for i in range(3):
+            asyncio.run(provider.aembed_query(f"question {i}"))
+            left.append(open_connections(_port(vendor)) - others)
+    finally:
+        gc.enable()
+        provider.close()
+    assert left == [0, 0, 0]

@@ -2,8 +2,8 @@
 
 An async HTTP client's pooled connections belong to the event loop that opened them: used from another loop
 (a second ``asyncio.run``) they fail with "Event loop is closed", and only a coroutine run on their own loop
-closes them. :class:`LoopClients` makes a client for each running loop and closes them all in :meth:`close`
-(from any thread) or :meth:`aclose`.
+closes them. :class:`LoopClients` makes a client for each running loop, closes it when ``asyncio.run`` ends
+that loop, and closes them all in :meth:`close` (from any thread) or :meth:`aclose`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 __all__ = ["LoopClients", "close_here", "close_soon", "running_loop"]
@@ -76,6 +76,7 @@ class LoopClients:
         self._closer = closer
         self._what = what
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._guards: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._lock = threading.Lock()
 
     def get(self) -> Any:
@@ -83,15 +84,39 @@ class LoopClients:
         loop = asyncio.get_running_loop()
         with self._lock:
             for old in [known for known in self._clients if known.is_closed()]:
-                del self._clients[old]  # it cannot be closed now; the garbage collector frees its sockets
+                # its client was closed at its loop's end (asyncio.run); else the garbage collector frees its sockets
+                del self._clients[old]
+                self._guards.pop(old, None)
             client = self._clients.get(loop)
             if client is None:
                 client = self._clients[loop] = self._factory()
+                self._guards[loop] = self._closed_at_shutdown(client)
         return client
+
+    def _closed_at_shutdown(self, client: Any) -> AsyncGenerator[None, None]:
+        """An async generator of the running loop whose end closes ``client``: ``asyncio.run`` closes its loop's
+        async generators before closing the loop (``shutdown_asyncgens``), while the client's connections can still
+        be closed there. Kept referenced until the client is dropped."""
+
+        async def until_shutdown() -> AsyncGenerator[None, None]:
+            try:
+                yield
+            finally:
+                try:
+                    await self._closer(client)
+                except Exception as exc:  # noqa: BLE001 - closing is best effort
+                    log.debug("closing %s failed: %s", self._what, exc)
+
+        guard = until_shutdown()
+        started = asyncio.ensure_future(guard.__anext__())  # registered with the loop; run to its yield
+        _pending.add(started)
+        started.add_done_callback(_pending.discard)
+        return guard
 
     def _take_all(self) -> dict[asyncio.AbstractEventLoop, Any]:
         with self._lock:
             clients, self._clients = self._clients, {}
+            self._guards = {}  # a dropped guard of a running loop closes its client again there: harmless
         return clients
 
     def close(self) -> None:
