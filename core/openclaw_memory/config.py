@@ -111,7 +111,7 @@ class _Model(BaseModel):
     @field_validator("*")
     @classmethod
     def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
-        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` failed each request as "could not
+        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each request as "could not
         connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
         fail at the server, later and less clearly)."""
         if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
