@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 #: how long :meth:`LoopClients.close` waits for a loop running in another thread to close its client
 CLOSE_WAIT_SECONDS = 5.0
 
-_pending: set[asyncio.Task[Any]] = set()  # closes scheduled on a running loop (kept until done)
+_pending: set[asyncio.Task[Any]] = set()  # tasks started here (closes, guards' first steps), kept until done
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
