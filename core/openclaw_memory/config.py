@@ -111,7 +111,7 @@ class _Model(BaseModel):
     @field_validator("*")
     @classmethod
     def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
-        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` failed each request as "could not
+        """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each request as "could not
         connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
         fail at the server, later and less clearly)."""
         if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
@@ -1412,7 +1412,8 @@ def config_error(exc: ValidationError) -> ConfigError:
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
-        secret = key.startswith("store") or key.split(".")[-1] in ("api_key", "apiKey", "headers")  # a DSN, a key
+        # never shown: a DSN, a key, a header's value (whose key ends in the header's name)
+        secret = key.startswith("store") or bool({"api_key", "apiKey", "headers"} & set(key.split(".")))
         shown = "" if secret else redact(f" (got {err.get('input')!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -11,11 +11,12 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact", "register_secret", "url_without_password"]
+__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_without_password"]
 
 REDACTED = "[REDACTED]"
 
@@ -93,3 +94,21 @@ def url_without_password(url: str, mask: str | None = None) -> str | None:
     url = _PASSWORD_PAIR.sub("", url)
     return re.sub(r"\?&+", "?", re.sub(r"&{2,}", "&", url)).rstrip("?&").strip() if "://" in url else \
         " ".join(url.split())
+
+
+def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its ``user:password@`` part, and the ``Authorization: Basic`` header that part stands for
+    (what httpx and requests send for it): an SDK given the bare URL logs no password with each request's URL.
+    The header's value is registered as a secret (redacted wherever it would show)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, {}
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    credential = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    register_secret(unquote(password), credential)
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), {
+        "Authorization": f"Basic {credential}"}

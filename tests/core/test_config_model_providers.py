@@ -1,7 +1,8 @@
 """``memorySearch.provider: "openai"`` with the endpoint and key under ``models.providers.openai`` (where OpenClaw keeps
 a provider's ``baseUrl`` and ``apiKey``) is read as OpenClaw reads it: base URL ``remote.baseUrl`` >
-``models.providers.<p>.baseUrl`` > the default, key ``remote.apiKey`` > the environment > ``models.providers.<p>.apiKey``
-(Gemini's provider there is ``google``); the file gave "No API key found" and the vendor's default URL."""
+``models.providers.<p>.baseUrl`` > the default, key ``remote.apiKey`` > the environment >
+``models.providers.<p>.apiKey`` (Gemini's provider there is ``google``); the file gave "No API key found" and the
+vendor's default URL."""
 
 from __future__ import annotations
 

@@ -65,3 +65,11 @@ def test_the_env_shorthand_reads_the_variable(tmp_path: Path, monkeypatch: pytes
     config = MemoryConfig.from_openclaw_file(_write(tmp_path, shorthand))
     assert config.remote.api_key is not None
     assert config.remote.api_key.get_secret_value() == "sk-team-0123456789abcdef"
+
+
+@pytest.mark.parametrize("value", [918273645501928374, ["sk-live-0123456789abcdef"], {"token": "sk-live-0123456789"}])
+def test_a_header_value_of_the_wrong_type_is_not_shown(value: object) -> None:
+    # the error names the header, never its value (perhaps the key itself, typed as a number or in a list)
+    with pytest.raises(ConfigError, match="remote.headers.X-Api-Key") as info:
+        MemoryConfig.load({"remote": {"headers": {"X-Api-Key": value}}})
+    assert "918273645501928374" not in str(info.value) and "0123456789" not in str(info.value)

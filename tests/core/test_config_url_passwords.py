@@ -4,11 +4,14 @@ given back is refused (it would send ``[REDACTED]`` as the password)."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import ConfigError
 from openclaw_memory.providers.registry import resolve_provider
+from tests.helpers.vendor_server import VendorServer
 
 SECRETS = ("remote-pass-1", "rerank-pass-2", "dream-pass-3")
 
@@ -38,8 +41,19 @@ def test_the_library_still_uses_the_real_url() -> None:
     config = _config()
     assert config.remote.base_url == "http://team:remote-pass-1@gateway.internal:8080/v1"
     assert MemoryConfig.load(config, agent_id="other").remote.base_url == config.remote.base_url  # overrides keep it
-    provider = resolve_provider(config).provider
-    assert provider is not None and provider._sdk_base_url == "http://gateway.internal:8080/v1"  # type: ignore[attr-defined]
+    server = VendorServer()
+    server.start()
+    try:  # the provider sends the real password (as the Basic credential its URL stands for), not "[REDACTED]"
+        url = server.url.replace("http://", "http://team:remote-pass-1@") + "/openai/v1"
+        served = MemoryConfig.from_dict({"provider": "openai", "remote": {"base_url": url, "api_key": "sk-test-1234"}})
+        provider = resolve_provider(MemoryConfig.load(served, agent_id="other")).provider
+        assert provider is not None
+        provider.embed_query("where is the gateway?")
+        provider.close()
+        sent = [headers.get("authorization") for headers in server.headers("openai.embeddings")]
+    finally:
+        server.stop()
+    assert sent == ["Basic " + base64.b64encode(b"team:remote-pass-1").decode()]
 
 
 def test_a_redacted_url_given_back_is_refused() -> None:

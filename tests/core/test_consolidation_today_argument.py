@@ -12,16 +12,12 @@ import pytest
 
 from openclaw_memory.consolidation import aconsolidate, consolidate
 from openclaw_memory.errors import MemoryArgumentError
-from tests.helpers.consolidation import MEMORY, NOTE, config_for, scripted
+from tests.helpers.consolidation import MEMORY, config_for, make_workspace, scripted
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    (workspace / "memory").mkdir(parents=True)
-    (workspace / "MEMORY.md").write_text(MEMORY)
-    (workspace / "memory" / "2026-11-26.md").write_text(NOTE)
-    return workspace
+    return make_workspace(tmp_path)
 
 
 def test_a_datetime_stands_for_its_date(ws: Path) -> None:

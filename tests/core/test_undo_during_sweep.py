@@ -16,7 +16,7 @@ import pytest
 
 from openclaw_memory.consolidation import consolidate, undo
 from openclaw_memory.errors import OpenClawMemoryError
-from tests.helpers.consolidation import MEMORY, NOTE, TODAY, config_for, scripted
+from tests.helpers.consolidation import MEMORY, TODAY, config_for, make_workspace, scripted
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +48,7 @@ _HELD_SWEEP = textwrap.dedent("""
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    (workspace / "memory").mkdir(parents=True)
-    (workspace / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
-    (workspace / "memory" / "2026-11-26.md").write_text(NOTE, encoding="utf-8")
-    return workspace
+    return make_workspace(tmp_path)
 
 
 def _held_sweep(ws: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:

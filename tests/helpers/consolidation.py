@@ -43,6 +43,15 @@ def scripted(*answers: str | dict) -> Callable[[str], str]:
     return complete
 
 
+def make_workspace(tmp_path: Path) -> Path:
+    """A workspace below ``tmp_path`` holding :data:`MEMORY` and yesterday's note (:data:`NOTE`)."""
+    workspace = tmp_path / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
+    (workspace / "memory" / "2026-11-26.md").write_text(NOTE, encoding="utf-8")
+    return workspace
+
+
 def config_for(ws: Path, **dreaming: object) -> MemoryConfig:
     settings = {"min_recall_count": 0, "min_unique_queries": 0, **dreaming}
     return MemoryConfig(workspace=ws, state_dir=ws.parent / "state", provider="none", dreaming=settings)

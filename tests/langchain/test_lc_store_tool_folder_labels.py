@@ -3,8 +3,9 @@ labels with a period, so not ``.git``).
 
 Each namespace label but the last becomes a folder of ``memory/store/``. Discovery and the watcher skip tool
 folders (``.git``, ``node_modules``, ``venv``, ...), so an item under ``("users", "venv", "memories")`` was written
-and read back by ``get`` but never ranked by a query (a search listed it after the ranked items, unscored). Such a label's folder now has its first character
-percent-encoded (decoding gives the label back), so the item is indexed like any other.
+and read back by ``get`` but never ranked by a query (a search listed it after the ranked items, unscored). Such a
+label's folder now has its first character percent-encoded (decoding gives the label back), so the item is indexed
+like any other.
 """
 
 from __future__ import annotations

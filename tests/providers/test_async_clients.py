@@ -101,3 +101,38 @@ def test_aclose_closes_the_async_connections(vendor: VendorServer, make: Callabl
 
     others, before, after = asyncio.run(main())
     assert before > others and after <= others, (others, before, after)
+
+
+@pytest.mark.parametrize("make", PROVIDERS)
+def test_close_leaves_the_threads_event_loop_set(
+    vendor: VendorServer, make: Callable[..., BaseEmbeddingProvider]
+) -> None:
+    # an application driving its own loop (set_event_loop + run_until_complete) keeps it after closing a provider
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        provider = make(vendor)
+        loop.run_until_complete(provider.aembed_query("question"))
+        provider.close()
+        assert asyncio.get_event_loop() is loop
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+@needs_proc
+def test_each_asyncio_run_closes_the_connections_it_opened(vendor: VendorServer) -> None:
+    # a loop that ended left its client's connection open until the garbage collector found it: one more socket
+    # per asyncio.run (an application calling asyncio.run per request kept them piling up)
+    provider = openai_provider(vendor)
+    others = _others(vendor)
+    gc.disable()
+    try:
+        left = []
+        for i in range(3):
+            asyncio.run(provider.aembed_query(f"question {i}"))
+            left.append(open_connections(_port(vendor)) - others)
+    finally:
+        gc.enable()
+        provider.close()
+    assert left == [0, 0, 0]

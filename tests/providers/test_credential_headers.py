@@ -13,7 +13,9 @@ from tests.providers.test_remote_providers import gemini_provider, openai_provid
 @pytest.mark.parametrize("make", [openai_provider, gemini_provider])
 @pytest.mark.parametrize("header", ["api-key", "X-Api-Key", "x-portkey-api-key", "Helicone-Auth", "Proxy-Authorization",
                                     "Ocp-Apim-Subscription-Key", "X-Auth-Token"])
-def test_rotating_a_credential_header_keeps_the_index(vendor: VendorServer, make, header: str) -> None:  # type: ignore[no-untyped-def]
+def test_rotating_a_credential_header_keeps_the_index(  # type: ignore[no-untyped-def]
+    vendor: VendorServer, make, header: str
+) -> None:
     old = make(vendor, headers={header: "0123456789abcdef0123456789abcdef", "X-Team": "memory"}).fingerprint()
     new = make(vendor, headers={header: "fedcba9876543210fedcba9876543210", "X-Team": "memory"}).fingerprint()
     assert provider_key(old) == provider_key(new)

@@ -27,7 +27,9 @@ def test_a_header_that_cannot_be_sent_is_a_config_error(headers: dict[str, str],
 
 @pytest.mark.parametrize("cls, key", [(OpenAIEmbeddingProvider, OPENAI_KEY), (GeminiEmbeddingProvider, GEMINI_KEY)])
 @pytest.mark.parametrize("headers, name", BAD)
-def test_a_provider_given_such_a_header_says_which(cls, key: str, headers: dict[str, str], name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_provider_given_such_a_header_says_which(  # type: ignore[no-untyped-def]
+    cls, key: str, headers: dict[str, str], name: str
+) -> None:
     with pytest.raises(ProviderUnavailableError, match="header") as info:
         cls(api_key=key, base_url="http://127.0.0.1:9/v1", headers=headers)
     assert name in str(info.value) and SECRET not in str(info.value)

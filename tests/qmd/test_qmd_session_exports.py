@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from openclaw_memory import MemoryIndex
+from openclaw_memory.backends.qmd_exports import SessionExports, export_header
 from openclaw_memory.files.sessions import TranscriptWriter
 
 
@@ -87,3 +89,27 @@ def test_an_export_edited_by_the_user_is_kept(memory_ws: Path, tmp_path: Path, f
     edited = exported.read_text(encoding="utf-8")
     _export_one(memory_ws, tmp_path, fake_qmd("hits"), export, "s-5")  # the transcript grows: a new export is due
     assert exported.read_text(encoding="utf-8") == edited
+
+
+def _export(name: str, turns: int) -> str:
+    return export_header(name) + "\n" + "User: what is the codeword?\nAssistant: marmalade.\n" * turns
+
+
+class _StoppedAfterTheFirst(dict[str, str]):
+    """The exports of a sync stopped (Ctrl-C) once the first of them was written."""
+
+    def items(self):  # type: ignore[no-untyped-def, override]
+        yield next(iter(super().items()))
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("private", [True, False], ids=["qmd-folder", "export-dir"])
+def test_an_export_written_before_an_interruption_is_updated_afterwards(tmp_path: Path, private: bool) -> None:
+    # its manifest record was left at the old text, so the file no longer matched it: frozen, "not an export"
+    root = tmp_path / "exports"
+    exports = SessionExports(root, tmp_path / "state" / "session-exports.json", private=private)
+    exports.write({"s-1.md": _export("s-1", 1)})
+    with pytest.raises(KeyboardInterrupt):
+        exports.write(_StoppedAfterTheFirst({"s-1.md": _export("s-1", 2), "s-2.md": _export("s-2", 1)}))
+    exports.write({"s-1.md": _export("s-1", 3), "s-2.md": _export("s-2", 1)})
+    assert (root / "s-1.md").read_text(encoding="utf-8") == _export("s-1", 3)

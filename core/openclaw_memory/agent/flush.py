@@ -246,10 +246,7 @@ def apply_flush_writes(
         except MemoryPathError as exc:
             log.warning("memory flush: refused write to %r: %s", raw_path, exc)
             results.append(FlushWriteResult(path=raw_path, ok=False, error=str(exc)))
-        except OpenClawMemoryError as exc:  # e.g. the note's lock held by another writer too long
-            log.error("memory flush: could not append to %r: %s", raw_path, exc)
-            results.append(FlushWriteResult(path=raw_path, ok=False, error=f"write failed: {exc}"))
-        except OSError as exc:
+        except (OpenClawMemoryError, OSError) as exc:  # a full disk; the note's lock held too long by another writer
             log.error("memory flush: could not append to %r: %s", raw_path, exc)
             results.append(FlushWriteResult(path=raw_path, ok=False, error=f"write failed: {exc}"))
         else:

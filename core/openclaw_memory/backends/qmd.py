@@ -115,8 +115,8 @@ def _vec_text(query: str) -> str:
 
 def _lex_text(query: str) -> str:
     """``query`` (one line) as a QMD lex query searches for it: a word starting with "-" (``--force``, ``-v``) outside
-    a quoted phrase is that word, not QMD's negation of it (which left the note about ``--force`` out of the
-    results); a plain word is quoted (``"v"``: that word, not every word starting with v)."""
+    a quoted phrase is that word, not QMD's negation of it (which would leave the note about ``--force`` out of
+    the results); a plain word is quoted (``"v"``: that word, not every word starting with v)."""
     words, quoted = [], False
     for word in query.split(" "):
         if not quoted and word.startswith("-"):

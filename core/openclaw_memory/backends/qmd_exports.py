@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import uuid
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -49,6 +51,18 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError:
         return None
+
+
+def _replace(path: Path, text: str) -> None:
+    """``text`` as file ``path``, in one step (a temporary file renamed over it): a process killed midway leaves
+    the old export, not part of the new one, which would match no record and so never be replaced again."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class SessionExports:
@@ -100,26 +114,28 @@ class SessionExports:
     def _write_locked(self, exports: dict[str, str]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         files, recorded = self._load()
-        for name, text in exports.items():
-            if self._write_one(name, text, files, adopt=not recorded):
-                files[name] = _digest(text)
-        for name in [n for n in files if n not in exports]:
-            path = self.root / name
-            if _read(path) is not None and _digest(_read(path) or "") == files[name]:
-                path.unlink(missing_ok=True)
-            del files[name]  # gone, or the user's now (edited): forgotten either way
-        if self.private or not recorded:  # stale exports written before the manifest
-            for path in self.root.glob("*.md"):
-                text = _read(path)
-                if path.name not in exports and text is not None and looks_like_export(text, path.stem):
-                    path.unlink(missing_ok=True)
-        self._save(files)
+        try:
+            for name, text in exports.items():
+                if self._write_one(name, text, files, adopt=not recorded):
+                    files[name] = _digest(text)
+            for name in [n for n in files if n not in exports]:
+                current = _read(self.root / name)
+                if current is not None and _digest(current) == files[name]:
+                    (self.root / name).unlink(missing_ok=True)
+                del files[name]  # gone, or the user's now (edited): forgotten either way
+            if self.private or not recorded:  # stale exports written before the manifest
+                for path in self.root.glob("*.md"):
+                    text = _read(path)
+                    if path.name not in exports and text is not None and looks_like_export(text, path.stem):
+                        path.unlink(missing_ok=True)
+        finally:  # also when stopped midway: the record of what was written (else those exports stay frozen)
+            self._save(files)
 
     def _write_one(self, name: str, text: str, files: dict[str, str], *, adopt: bool) -> bool:
         """Write export ``name`` unless the file there is not ours; whether the folder now holds ``text``."""
         path = self.root / name
         if not path.exists() and not path.is_symlink():
-            path.write_text(text, encoding="utf-8")
+            _replace(path, text)
             return True
         current = _read(path)
         if current == text:
@@ -128,7 +144,7 @@ class SessionExports:
             files.get(name) == _digest(current)
             or ((adopt or self.private) and name not in files and looks_like_export(current, path.stem)))
         if ours:
-            path.write_text(text, encoding="utf-8")
+            _replace(path, text)
             return True
         if name not in self._warned:
             self._warned.add(name)

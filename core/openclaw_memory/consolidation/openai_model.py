@@ -9,8 +9,7 @@ import os
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.sweep import Completion
 from openclaw_memory.errors import ConfigError, MissingDependencyError, OpenClawMemoryError
-from openclaw_memory.providers._util import split_url_credentials
-from openclaw_memory.redaction import redact, register_secret
+from openclaw_memory.redaction import redact, register_secret, split_url_credentials
 
 __all__ = ["openai_completion"]
 

@@ -2,8 +2,8 @@
 
 An async HTTP client's pooled connections belong to the event loop that opened them: used from another loop
 (a second ``asyncio.run``) they fail with "Event loop is closed", and only a coroutine run on their own loop
-closes them. :class:`LoopClients` makes a client for each running loop and closes them all in :meth:`close`
-(from any thread) or :meth:`aclose`.
+closes them. :class:`LoopClients` makes a client for each running loop, closes it when ``asyncio.run`` ends
+that loop, and closes them all in :meth:`close` (from any thread) or :meth:`aclose`.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
-__all__ = ["LoopClients", "close_soon", "running_loop"]
+__all__ = ["LoopClients", "close_here", "close_soon", "running_loop"]
 
 log = logging.getLogger(__name__)
 
 #: how long :meth:`LoopClients.close` waits for a loop running in another thread to close its client
 CLOSE_WAIT_SECONDS = 5.0
 
-_pending: set[asyncio.Task[Any]] = set()  # closes scheduled on a running loop (kept until done)
+_pending: set[asyncio.Task[Any]] = set()  # tasks started here (closes, guards' first steps), kept until done
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -35,7 +35,7 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEventLoop, what: str) -> None:
     """Run the coroutine ``closing()`` on ``loop``: awaited to its end when ``loop`` runs in another thread (at most
     :data:`CLOSE_WAIT_SECONDS`) or is idle, scheduled when it is this thread's running loop; nothing when it is
-    closed (its connections went with it)."""
+    closed (no coroutine can run there any more: its sockets are freed by the garbage collector)."""
     if loop.is_closed():
         return
     here = running_loop()
@@ -53,6 +53,20 @@ def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEven
         log.debug("closing %s failed: %s", what, exc)
 
 
+def close_here(closing: Callable[[], Awaitable[Any]], what: str) -> None:
+    """Run the coroutine ``closing()`` from this thread: scheduled on its running loop, else to its end on a loop of
+    its own (the thread's current event loop, which ``asyncio.run`` would unset, stays as it is)."""
+    here = running_loop()
+    if here is not None:
+        close_soon(closing, here, what)
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        close_soon(closing, loop, what)
+    finally:
+        loop.close()
+
+
 class LoopClients:
     """One client per running event loop, made by ``factory`` on first use in that loop; ``closer(client)`` is
     the coroutine that closes one."""
@@ -62,6 +76,7 @@ class LoopClients:
         self._closer = closer
         self._what = what
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+        self._guards: dict[asyncio.AbstractEventLoop, AsyncGenerator[None, None]] = {}
         self._lock = threading.Lock()
 
     def get(self) -> Any:
@@ -69,15 +84,39 @@ class LoopClients:
         loop = asyncio.get_running_loop()
         with self._lock:
             for old in [known for known in self._clients if known.is_closed()]:
-                del self._clients[old]  # its connections closed with their loop
+                # its client was closed at its loop's end (asyncio.run); else the garbage collector frees its sockets
+                del self._clients[old]
+                self._guards.pop(old, None)
             client = self._clients.get(loop)
             if client is None:
                 client = self._clients[loop] = self._factory()
+                self._guards[loop] = self._closed_at_shutdown(client)
         return client
+
+    def _closed_at_shutdown(self, client: Any) -> AsyncGenerator[None, None]:
+        """An async generator of the running loop whose end closes ``client``: ``asyncio.run`` closes its loop's
+        async generators before closing the loop (``shutdown_asyncgens``), while the client's connections can still
+        be closed there. Kept referenced until the client is dropped."""
+
+        async def until_shutdown() -> AsyncGenerator[None, None]:
+            try:
+                yield
+            finally:
+                try:
+                    await self._closer(client)
+                except Exception as exc:  # noqa: BLE001 - closing is best effort
+                    log.debug("closing %s failed: %s", self._what, exc)
+
+        guard = until_shutdown()
+        started = asyncio.ensure_future(guard.__anext__())  # registered with the loop; run to its yield
+        _pending.add(started)
+        started.add_done_callback(_pending.discard)
+        return guard
 
     def _take_all(self) -> dict[asyncio.AbstractEventLoop, Any]:
         with self._lock:
             clients, self._clients = self._clients, {}
+            self._guards = {}  # a dropped guard of a running loop closes its client again there: harmless
         return clients
 
     def close(self) -> None:

@@ -3,7 +3,6 @@ sanitising, model-name normalisation and a timeout guard for in-process models."
 
 from __future__ import annotations
 
-import base64
 import email.utils
 import os
 import re
@@ -12,11 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from openclaw_memory.config import header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
-from openclaw_memory.redaction import redact, register_secret, url_without_password
+from openclaw_memory.redaction import redact, url_without_password
 
 __all__ = [
     "RemoteRequestError",
@@ -30,7 +28,6 @@ __all__ = [
     "check_remote_settings",
     "connection_failure",
     "fingerprint_url",
-    "split_url_credentials",
     "check_configured_dims",
     "parse_retry_after",
     "strip_model_prefix",
@@ -130,24 +127,6 @@ def check_headers(headers: Mapping[str, str], who: str) -> None:
         problem = header_problem(str(name), str(value))
         if problem:
             raise ProviderUnavailableError(f"{who}: {problem}; fix remote.headers")
-
-
-def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:
-    """``url`` without its ``user:password@`` part, and the ``Authorization: Basic`` header that part stands for
-    (what httpx and requests send for it): an SDK given the bare URL logs no password with each request's URL.
-    The header's value is registered as a secret (redacted wherever it would show)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url, {}
-    if "@" not in parts.netloc:
-        return url, {}
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    user, _, password = userinfo.partition(":")
-    credential = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
-    register_secret(unquote(password), credential)
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), {
-        "Authorization": f"Basic {credential}"}
 
 
 def check_configured_dims(vectors: list[Any], configured: int | None, who: str) -> None:

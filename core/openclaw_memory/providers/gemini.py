@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,14 +18,13 @@ from openclaw_memory.providers._util import (
     parse_retry_after,
     redact,
     server_message,
-    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
 )
-from openclaw_memory.providers._loops import close_soon, running_loop
+from openclaw_memory.providers._loops import close_here
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
-from openclaw_memory.redaction import register_secret
+from openclaw_memory.redaction import register_secret, split_url_credentials
 
 __all__ = ["DEFAULT_GEMINI_BASE_URL", "DEFAULT_GEMINI_MODEL", "GeminiEmbeddingProvider", "split_gemini_base_url"]
 
@@ -221,14 +219,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             self.client.close()
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
-        here = running_loop()
-        if here is not None:
-            close_soon(self.client.aio.aclose, here, "the google-genai async client")
-            return
-        try:
-            asyncio.run(self.client.aio.aclose())  # each loop's connections, closed on their loop
-        except Exception:  # noqa: BLE001 - closing is best effort
-            pass
+        close_here(self.client.aio.aclose, "the google-genai async client")  # it closes each loop's on that loop
 
     async def aclose(self) -> None:
         try:

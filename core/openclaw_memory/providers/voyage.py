@@ -16,13 +16,12 @@ from openclaw_memory.providers._util import (
     parse_retry_after,
     redact,
     server_message,
-    split_url_credentials,
     status_is_retryable,
     strip_model_prefix,
     transport_error_kind,
 )
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
-from openclaw_memory.redaction import register_secret
+from openclaw_memory.redaction import register_secret, split_url_credentials
 
 __all__ = ["DEFAULT_VOYAGE_BASE_URL", "DEFAULT_VOYAGE_MODEL", "VoyageEmbeddingProvider"]
 

@@ -75,7 +75,7 @@ _ORDINAL_DAY = re.compile(r"^(?:on\s+)?(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)$", re
 
 def _ordinal_day(text: str, today: date) -> date | None:
     """The latest day not after ``today`` that is the day of the month ``text`` names alone ("the 5th", "21st");
-    None for other words (dateparser read "the 5th" as May)."""
+    None for other words (dateparser reads "the 5th" as May)."""
     match = _ORDINAL_DAY.match(text)
     if match is None or not 1 <= int(match.group(1)) <= 31:
         return None
