@@ -46,7 +46,7 @@ from openclaw_memory.files.records import (
 )
 
 __all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "delete_item", "index_text",
-           "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
+           "move_tool_folder_labels", "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,28 @@ def _walked(folder: str) -> str:
     """``folder`` (an encoded label) as a folder name discovery walks into: a tool folder's name (``venv``,
     ``.git``, ``node_modules``, ...) with its first character percent-encoded, which decoding restores."""
     return f"%{ord(folder[0]):02X}{folder[1:]}" if is_ignored_dir(folder) else folder
+
+
+def move_tool_folder_labels(workspace: Path) -> None:
+    """Move item folders written under a tool folder's name (``memory/store/users/venv/``, by a release before the
+    name was encoded: :func:`_walked`) to the name :func:`namespace_file` gives them now, so their items are read
+    and indexed again. A folder whose new name is taken already stays, with a warning naming both."""
+    for folder, subfolders, _ in os.walk(workspace / STORE_DIR):
+        for position, name in enumerate(subfolders):
+            if not is_ignored_dir(name):
+                continue
+            moved = _walked(name)
+            source, target = Path(folder) / name, Path(folder) / moved
+            if target.exists():
+                log.warning("store items in %s were not moved to %s, which exists: move them there by hand to find "
+                            "them", source, target)
+                continue
+            try:
+                os.rename(source, target)
+            except OSError as exc:  # another process moved it meanwhile, or the folder is read-only
+                log.warning("store items in %s could not be moved to %s: %s", source, target, exc)
+                continue
+            subfolders[position] = moved  # walked under its new name
 
 
 def _check_length(namespace: tuple[str, ...], parts: list[str], rel: str) -> None:

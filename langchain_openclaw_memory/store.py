@@ -63,6 +63,7 @@ from langchain_openclaw_memory._items import (
     StoreItem,
     delete_item,
     index_text,
+    move_tool_folder_labels,
     namespace_file,
     namespace_files,
     namespace_of,
@@ -256,6 +257,8 @@ class OpenClawMemoryStore(BaseStore):
         self.root = root
         self.min_score = min_score
         self.memories: dict[tuple[str, ...], MemoryIndex] = {(root, name): m for name, m in named.items()}
+        for memory in {id(m): m for m in named.values()}.values():
+            move_tool_folder_labels(memory.workspace)
 
     # ---- helpers -----------------------------------------------------------------------------
 

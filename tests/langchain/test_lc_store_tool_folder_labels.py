@@ -35,3 +35,24 @@ def test_an_item_under_a_tool_folder_label_is_found_by_a_query(
     assert found[0].score is not None  # ranked by the query, not listed after the ranked items
     assert store.get(namespace, "boat") is not None
     assert namespace in store.list_namespaces(prefix=("users",))
+
+
+def test_items_written_under_the_plain_folder_name_are_moved_and_found(
+    corpus: Path, make_index: Callable[..., MemoryIndex]
+) -> None:
+    """A release before this one wrote ``("users", "venv", "memories")`` to ``memory/store/users/venv/``: opening
+    the store moves that folder to the encoded name, so ``get`` reads the items and a query ranks them."""
+    memory = make_index(None)
+    namespace = ("users", "venv", "memories")
+    OpenClawMemoryStore(memory).put(namespace, "boat", {"data": "The user's sailboat is named Albatross."})
+    users = corpus / "memory" / "store" / "users"
+    (encoded,) = [p for p in users.iterdir() if p.is_dir()]
+    encoded.rename(users / "venv")  # the folder as the earlier release named it
+
+    store = OpenClawMemoryStore(memory)
+    memory.sync()
+
+    assert store.get(namespace, "boat") is not None
+    found = store.search(("users",), query="sailboat Albatross")
+    assert [(item.namespace, item.key, item.score is not None) for item in found] == [(namespace, "boat", True)]
+    assert not (users / "venv").exists()
