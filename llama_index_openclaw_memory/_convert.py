@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from llama_index.core.schema import BaseNode, IndexNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
@@ -195,4 +196,4 @@ def matches_filters(metadata: Mapping[str, Any], filters: MetadataFilters | None
         return any(results)
     if condition == FilterCondition.NOT:
         return not any(results)
-    raise ValueError(f"unsupported filter condition {condition!r}; use AND, OR or NOT")
+    raise MemoryArgumentError(f"unsupported filter condition {condition!r}; use AND, OR or NOT")

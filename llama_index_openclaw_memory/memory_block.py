@@ -32,6 +32,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
 from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemoryBlock
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import append_memory, daily_note_path, local_now
 from openclaw_memory.agent.bootstrap import build_session_context
@@ -99,7 +100,7 @@ def llm_note_extractor(llm: LLM, *, prompt: str = DEFAULT_EXTRACTION_PROMPT) -> 
     ``prompt`` must contain ``{transcript}``; the reply is written as is (``NO_REPLY`` = nothing).
     """
     if "{transcript}" not in prompt:
-        raise ValueError("prompt must contain '{transcript}', where the evicted messages are inserted")
+        raise MemoryArgumentError("prompt must contain '{transcript}', where the evicted messages are inserted")
 
     async def extract(messages: list[ChatMessage]) -> str | None:
         transcript = "\n".join(transcript_lines(messages))
