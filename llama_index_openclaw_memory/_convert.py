@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from llama_index.core.schema import BaseNode, IndexNode, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import BaseNode, ImageNode, IndexNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 from openclaw_memory.errors import MemoryArgumentError
@@ -109,11 +109,14 @@ def own_templates(node: BaseNode) -> dict[str, str]:
 
 def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *, derived: Sequence[str],
           excluded_embed: Sequence[str] = (), excluded_llm: Sequence[str] = (),
-          templates: Mapping[str, str] | None = None, index_id: str | None = None) -> TextNode:
+          templates: Mapping[str, str] | None = None, index_id: str | None = None,
+          image: Mapping[str, str] | None = None) -> TextNode:
     """``derived``: the metadata keys the adapter computed (hidden from the embedding, some from the LLM);
-    ``index_id``: the node is an ``IndexNode`` referring to that retriever or object."""
-    extra: dict[str, Any] = {"index_id": index_id} if index_id is not None else {}
-    return (IndexNode if index_id is not None else TextNode)(
+    ``index_id``: the node is an ``IndexNode`` referring to that retriever or object; ``image``: the node is an
+    ``ImageNode`` with these ``image_path`` / ``image_url`` / ``image_mimetype``."""
+    extra: dict[str, Any] = {"index_id": index_id} if index_id is not None else dict(image or {})
+    kind = IndexNode if index_id is not None else ImageNode if image is not None else TextNode
+    return kind(
         **(templates or {}),
         **extra,
         id_=node_id,
@@ -155,13 +158,14 @@ def hit_node(hit: SearchHit) -> TextNode:
 
 def section_node(section: Section, path: str) -> TextNode:
     """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path): its own
-    metadata, then the location keys it has no value of its own for; an ``IndexNode`` when it was one."""
+    metadata, then the location keys it has no value of its own for; an ``IndexNode`` or ``ImageNode`` when it was
+    one."""
     own = section.metadata
     location = {k: v for k, v in location_metadata(path, "memory", section.start_line, section.end_line).items()
                 if k not in own}
     return _node(section.id, section.text, {**own, **location}, section.ref_doc_id or path, derived=list(location),
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
-                 templates=section.templates, index_id=section.index_id)
+                 templates=section.templates, index_id=section.index_id, image=section.image)
 
 
 def _single(f: MetadataFilter) -> Callable[[Mapping[str, Any]], bool]:

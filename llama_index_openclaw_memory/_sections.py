@@ -11,7 +11,7 @@ The opening marker also carries the SHA-256 of the text it was written with (``s
 section is the store's to remove only while its text still has that hash (:attr:`Section.intact`).
 
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
-text, an ``IndexNode``'s ``index_id``, and the node's ``excluded_embed_metadata_keys`` /
+text, an ``IndexNode``'s ``index_id``, an ``ImageNode``'s image path / url / MIME type, and the node's ``excluded_embed_metadata_keys`` /
 ``excluded_llm_metadata_keys`` and metadata templates when it has its own); reading, writing and removing them
 is the core's. A node whose metadata takes part in its embedding carries that text as the record's
 ``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
@@ -28,7 +28,7 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "INDEX_ID", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS",
+__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS",
            "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
            "section_of"]
 
@@ -43,6 +43,10 @@ TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
 CONTENT_HASH = "sha256"
 #: The attribute holding an ``IndexNode``'s ``index_id`` (LlamaIndex's field name).
 INDEX_ID = "index_id"
+#: The attribute holding an ``ImageNode``'s :data:`IMAGE_FIELDS` (present, even empty, for every image node).
+IMAGE = "image"
+#: The ``ImageNode`` fields a section keeps (LlamaIndex's field names); the base64 ``image`` itself is not kept.
+IMAGE_FIELDS = ("image_path", "image_url", "image_mimetype")
 
 
 def _content_hash(text: str) -> str:
@@ -93,6 +97,14 @@ class Section(Record):
         return value if isinstance(value, str) else None
 
     @property
+    def image(self) -> dict[str, str] | None:
+        """An ``ImageNode``'s :data:`IMAGE_FIELDS` that were set; None for a node that was not an image node."""
+        value = self.attrs.get(IMAGE)
+        if not isinstance(value, dict):
+            return None
+        return {k: v for k in IMAGE_FIELDS if isinstance(v := value.get(k), str)}
+
+    @property
     def templates(self) -> dict[str, str]:
         """The node's own :data:`TEMPLATE_FIELDS` (only those written, i.e. not the default)."""
         return {k: v for k in TEMPLATE_FIELDS if isinstance(v := self.attrs.get(k), str)}
@@ -134,13 +146,14 @@ def render_section(
     excluded_llm_metadata_keys: Sequence[str] = (),
     templates: Mapping[str, str] | None = None,
     index_id: str | None = None,
+    image: Mapping[str, str | None] | None = None,
 ) -> str:
     """The Markdown of one node (see :func:`openclaw_memory.files.records.render_record`; ValueError for an
     empty text, a text containing a marker line, or metadata that is not JSON-serializable).
 
     ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
     the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given, and
-    ``index_id`` for an ``IndexNode``.
+    ``index_id`` for an ``IndexNode``, ``image`` (its :data:`IMAGE_FIELDS`) for an ``ImageNode``.
     """
     attrs: dict[str, Any] = {"id": node_id}
     if ref_doc_id is not None:
@@ -156,6 +169,8 @@ def render_section(
     attrs.update({k: v for k, v in (templates or {}).items() if k in TEMPLATE_FIELDS})
     if index_id is not None:
         attrs[INDEX_ID] = index_id
+    if image is not None:
+        attrs[IMAGE] = {k: v for k in IMAGE_FIELDS if isinstance(v := image.get(k), str)}
     attrs[CONTENT_HASH] = _content_hash(text.rstrip("\n"))  # what the file's section will hold
     return render_record(KIND, attrs, text, what=f"node {node_id!r}")
 

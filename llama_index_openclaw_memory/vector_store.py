@@ -34,13 +34,14 @@ import asyncio
 import dataclasses
 import logging
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
+from llama_index.core.schema import BaseNode, ImageNode, IndexNode, MetadataMode, TextNode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     MetadataFilters,
@@ -71,7 +72,7 @@ from llama_index_openclaw_memory._convert import (
     section_node,
 )
 from llama_index_openclaw_memory._files import SectionFiles
-from llama_index_openclaw_memory._sections import Section, render_section
+from llama_index_openclaw_memory._sections import IMAGE_FIELDS, Section, render_section
 from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider
 
 __all__ = ["DEFAULT_APPEND_PATH", "OpenClawVectorStore", "ProtectedMemoryError"]
@@ -96,6 +97,18 @@ def _provider_option(embed_model: BaseEmbedding | None, provider: Any) -> dict[s
     if embed_model is not None:
         return {"provider": LlamaIndexEmbeddingProvider(embed_model)}
     return {} if provider is _UNSET else {"provider": provider}
+
+
+def _image_fields(node: ImageNode) -> dict[str, str | None]:
+    """The image path / url / MIME type an ``ImageNode``'s section keeps; warns that base64 image data is not
+    kept (Markdown memory holds text: give the node an ``image_path`` or ``image_url``)."""
+    if node.image:
+        warnings.warn(
+            f"ImageNode {node.node_id!r}: its base64 image data is not written to Markdown memory (only its text, "
+            "image_path, image_url and image_mimetype are); save the image to a file and set image_path or "
+            "image_url to get it back", UserWarning, stacklevel=4,
+        )
+    return {field: getattr(node, field) for field in IMAGE_FIELDS}
 
 
 class OpenClawVectorStore(BasePydanticVectorStore):
@@ -377,6 +390,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys, own),
             templates=own_templates(node),
             index_id=node.index_id if isinstance(node, IndexNode) else None,
+            image=_image_fields(node) if isinstance(node, ImageNode) else None,
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:
