@@ -28,8 +28,8 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS",
-           "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
+__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX",
+           "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
            "section_of"]
 
 KIND = "node"
@@ -43,6 +43,8 @@ TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
 CONTENT_HASH = "sha256"
 #: The attribute holding an ``IndexNode``'s ``index_id`` (LlamaIndex's field name).
 INDEX_ID = "index_id"
+#: The attribute holding the line breaks the node's text ended with (a section's body cannot end in one).
+TEXT_END = "text_end"
 #: The attribute holding an ``ImageNode``'s :data:`IMAGE_FIELDS` (present, even empty, for every image node).
 IMAGE = "image"
 #: The ``ImageNode`` fields a section keeps (LlamaIndex's field names); the base64 ``image`` itself is not kept.
@@ -111,8 +113,9 @@ class Section(Record):
 
     @property
     def text(self) -> str:
-        """The node's text."""
-        return self.body
+        """The node's text, exactly as added (with the line breaks it ended with)."""
+        end = self.attrs.get(TEXT_END)
+        return self.body + end if isinstance(end, str) and not end.strip("\r\n") else self.body
 
     @property
     def intact(self) -> bool:
@@ -171,8 +174,11 @@ def render_section(
         attrs[INDEX_ID] = index_id
     if image is not None:
         attrs[IMAGE] = {k: v for k in IMAGE_FIELDS if isinstance(v := image.get(k), str)}
-    attrs[CONTENT_HASH] = _content_hash(text.rstrip("\n"))  # what the file's section will hold
-    return render_record(KIND, attrs, text, what=f"node {node_id!r}")
+    body = text.rstrip("\r\n")  # what the file's section will hold
+    if body != text and body.strip():
+        attrs[TEXT_END] = text[len(body):]
+    attrs[CONTENT_HASH] = _content_hash(body)
+    return render_record(KIND, attrs, body, what=f"node {node_id!r}")
 
 
 def parse_sections(text: str, *, where: str = "") -> list[Section]:
