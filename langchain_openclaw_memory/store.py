@@ -127,15 +127,38 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _number(value: Any) -> float | None:
+    """``value`` as a number, as LangGraph's ``InMemoryStore`` compares it (``float(value)``); None if it is none."""
+    if value is None or isinstance(value, (dict, list, tuple)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _ordered(compare: Callable[[Any, Any], bool], value: Any, expected: Any) -> bool:
+    """``$gt $gte $lt $lte``: numbers (a number written as a string too) as numbers, like ``InMemoryStore``;
+    otherwise values of one type (strings, dates as ISO text) as Python orders them; anything else matches not."""
+    left, right = _number(value), _number(expected)
+    if left is not None and right is not None:
+        return compare(left, right)
+    if value is None or type(value) is not type(expected):
+        return False
+    try:
+        return bool(compare(value, expected))
+    except TypeError:
+        return False
+
+
 def _operators_match(value: Any, condition: Mapping[str, Any]) -> bool:
     """Whether ``value`` passes every ``$eq $ne $gt $gte $lt $lte`` of ``condition``."""
     for op, expected in condition.items():
         compare = _OPERATORS.get(op)
         if compare is None:
             raise MemoryArgumentError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
-        if op not in ("$eq", "$ne") and value is None:
-            return False
-        if not compare(value, expected):
+        passed = compare(value, expected) if op in ("$eq", "$ne") else _ordered(compare, value, expected)
+        if not passed:
             return False
     return True
 
