@@ -53,6 +53,9 @@ BAD_VALUES: dict[str, Callable[[MemoryIndex], Any]] = {
     "append path": lambda m: OpenClawVectorStore(m, append_path="notes/elsewhere.txt").add([TextNode(text="x")]),
     "from_dict config": lambda m: OpenClawVectorStore.from_dict({}),
     "retriever alias twice": lambda m: OpenClawMemoryRetriever(m, similarity_top_k=2, max_results=3),
+    "empty node text": lambda m: OpenClawVectorStore(m).add([TextNode(text="  ")]),
+    "marker line in text": lambda m: OpenClawVectorStore(m).add([TextNode(text="<!-- /openclaw-memory:node -->")]),
+    "metadata not JSON": lambda m: OpenClawVectorStore(m).add([TextNode(text="x", metadata={"when": object()})]),
     "extractor prompt": lambda m: llm_note_extractor(MockLLM(), prompt="no placeholder"),
 }
 
