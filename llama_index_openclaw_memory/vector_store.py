@@ -69,6 +69,7 @@ from llama_index_openclaw_memory._convert import (
     own_excluded_keys,
     own_metadata,
     own_templates,
+    relationship_attrs,
     section_node,
 )
 from llama_index_openclaw_memory._files import SectionFiles
@@ -391,6 +392,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             templates=own_templates(node),
             index_id=node.index_id if isinstance(node, IndexNode) else None,
             image=_image_fields(node) if isinstance(node, ImageNode) else None,
+            relationships=relationship_attrs(node),
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:
