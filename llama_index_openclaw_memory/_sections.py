@@ -11,9 +11,9 @@ The opening marker also carries the SHA-256 of the text it was written with (``s
 section is the store's to remove only while its text still has that hash (:attr:`Section.intact`).
 
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
-text, an ``IndexNode``'s ``index_id``, an ``ImageNode``'s image path / url / MIME type, and the node's ``excluded_embed_metadata_keys`` /
-``excluded_llm_metadata_keys`` and metadata templates when it has its own); reading, writing and removing them
-is the core's. A node whose metadata takes part in its embedding carries that text as the record's
+text, its links to other nodes, an ``IndexNode``'s ``index_id``, an ``ImageNode``'s image path / url / MIME type,
+and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata templates when it has
+its own); reading, writing and removing them is the core's. A node whose metadata takes part in its embedding carries that text as the record's
 ``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
 keyword-indexes in place of the marker line.
 """
@@ -29,8 +29,8 @@ from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
 __all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX",
-           "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
-           "section_of"]
+           "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
+           "remove_sections", "render_section", "section_lines", "section_of"]
 
 KIND = "node"
 OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}{KIND} "
