@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langgraph.constants import TAG_NOSTREAM
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ConfigError
+from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryArgumentTypeError
 from openclaw_memory.agent.flush import FlushPolicy, FlushTurn, FlushWriteResult, is_no_reply
 from openclaw_memory.index import MemoryIndex
 from pydantic import BaseModel, Field
@@ -163,7 +163,7 @@ def _require_tool_calling(model: Any) -> None:
     try:
         model.bind_tools([probe])
     except (NotImplementedError, AttributeError) as exc:
-        raise TypeError(
+        raise MemoryArgumentTypeError(
             f"the flush model {type(model).__name__} does not support tool calling (bind_tools: "
             f"{type(exc).__name__}); the memory flush writes through a tool, so pass a chat model that "
             "supports tools (for example the agent's own model) as the flush model"
@@ -206,7 +206,7 @@ class SilentFlushRunner:
     ) -> None:
         _require_tool_calling(model)
         if max_model_calls < 1:
-            raise ValueError(f"max_model_calls must be >= 1, got {max_model_calls}")
+            raise MemoryArgumentError(f"max_model_calls must be >= 1, got {max_model_calls}")
         self.model = model
         self.policy = policy
         self.memory = memory

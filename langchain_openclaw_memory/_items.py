@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from langgraph.store.base import get_text_at_path
+from langgraph.store.base import InvalidNamespaceError, get_text_at_path
 from openclaw_memory.text.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
-from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 from openclaw_memory.files.discovery import is_ignored_dir
 from openclaw_memory.files.records import (
     Record,
@@ -76,7 +76,7 @@ class StoreItem:
 def namespace_file(namespace: tuple[str, ...]) -> str:
     """The workspace-relative file holding ``namespace``'s items."""
     if not namespace or any(not part for part in namespace):
-        raise ValueError(f"namespace {namespace!r} must be a non-empty tuple of non-empty strings")
+        raise InvalidNamespaceError(f"namespace {namespace!r} must be a non-empty tuple of non-empty strings")
     parts = [quote(part, safe=_SAFE).replace(" ", "%20") for part in namespace]
     parts = [p if p not in (".", "..") else quote(p, safe="").replace(".", "%2E") for p in parts]
     folders = [_walked(p) for p in parts[:-1]]
@@ -218,7 +218,7 @@ def upsert_item(workspace: Path, rel: str, key: str, value: dict[str, Any], *, i
     try:
         body = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"store values must be JSON-serialisable dicts: {exc}") from None
+        raise MemoryArgumentError(f"store values must be JSON-serialisable dicts: {exc}") from None
     namespace = namespace_of(rel) or ()
 
     def put(current: RecordText) -> str:

@@ -27,6 +27,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
@@ -131,15 +132,16 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         self.memory = index
         if trigger_tokens is not None:
             if context_window is not None:
-                raise ValueError("pass either context_window or trigger_tokens, not both")
+                raise MemoryArgumentError("pass either context_window or trigger_tokens, not both")
             context_window = trigger_tokens + config.compaction.reserve_tokens_floor
         if policy is not None and (context_window is not None or soft_threshold_tokens is not None):
-            raise ValueError("pass either policy or context_window / trigger_tokens / soft_threshold_tokens, not both")
+            raise MemoryArgumentError("pass either policy or context_window / trigger_tokens / soft_threshold_tokens, "
+                                      "not both")
         self.policy = policy if policy is not None else FlushPolicy(config, context_window=context_window)
         check_flush_threshold(self.policy, trigger_tokens)
         if flush_runner is None:
             if model is None:
-                raise ValueError(
+                raise MemoryArgumentError(
                     "MemoryFlushCallbackHandler needs model=<chat model> for the default flush turn, "
                     "or flush_runner=<callable taking a FlushRequest>"
                 )

@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import Runtime
+from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory import consolidation as core
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import AsyncCompletion, Completion, ConsolidationReport
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 
 def _check(model: object) -> BaseChatModel:
     if not isinstance(model, BaseChatModel):
-        raise TypeError(f"model must be a langchain_core BaseChatModel, not {type(model).__name__}")
+        raise MemoryArgumentTypeError(f"model must be a langchain_core BaseChatModel, not {type(model).__name__}")
     return model
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from openclaw_memory.errors import ProviderError, ProviderUnavailableError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderError, ProviderUnavailableError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
 from openclaw_memory.providers.batching import request_error
@@ -46,17 +46,19 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
         if source is not None:
             name = "memory" if isinstance(source, MemoryIndex) else "provider"
             if "memory" in data or "provider" in data:
-                raise TypeError(f"{name} given both positionally and by keyword")
+                raise MemoryArgumentTypeError(f"{name} given both positionally and by keyword")
             data[name] = source
         super().__init__(**data)
 
     @model_validator(mode="after")
     def _check_source(self) -> OpenClawMemoryEmbeddings:
         if self.provider is None and self.memory is None:
-            raise ValueError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or memory=<MemoryIndex>")
+            raise MemoryArgumentError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or "
+                                      "memory=<MemoryIndex>")
         if self.provider is not None and not isinstance(self.provider, EmbeddingProvider):
             got = type(self.provider).__name__
-            raise ValueError(f"provider must implement openclaw_memory's EmbeddingProvider protocol, got {got}")
+            raise MemoryArgumentError(f"provider must implement openclaw_memory's EmbeddingProvider protocol, got "
+                                      f"{got}")
         return self
 
     def _provider(self) -> EmbeddingProvider:
@@ -125,7 +127,8 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
         max_input_tokens: int | None = None,
     ) -> None:
         if not isinstance(embeddings, Embeddings):
-            raise TypeError(f"embeddings must be a langchain_core Embeddings, got {type(embeddings).__name__}")
+            raise MemoryArgumentTypeError(f"embeddings must be a langchain_core Embeddings, got "
+                                          f"{type(embeddings).__name__}")
         self.embeddings = embeddings
         name = model or getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
         #: the dimension known before the first call (``dims``, else the one the object declares), or None

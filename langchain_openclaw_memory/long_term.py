@@ -24,6 +24,7 @@ from langchain.agents.middleware.types import ContextT, ModelCallResult, Private
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.runtime import Runtime
+from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory.long_term import AutoCapture, AutoRecall, CaptureCandidate, LongTermMemory
 from openclaw_memory.long_term.tools import (
     MEMORY_FORGET_DESCRIPTION,
@@ -58,7 +59,8 @@ def create_long_term_tools(memory: LongTermMemory) -> list[StructuredTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; a bad argument or a failing
     provider comes back to the model as a tool error it can act on."""
     if not isinstance(memory, LongTermMemory):
-        raise TypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not {type(memory).__name__}")
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                      f"{type(memory).__name__}")
 
     def store(text: str, importance: float = 0.7, category: str = "other") -> ToolOutput:
         return _output(memory_store(memory, text, importance, category))
@@ -133,7 +135,8 @@ class LongTermMemoryMiddleware(AgentMiddleware[LongTermMemoryState[ResponseT], C
     ) -> None:
         super().__init__()
         if not isinstance(memory, LongTermMemory):
-            raise TypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not {type(memory).__name__}")
+            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                          f"{type(memory).__name__}")
         self.memory = memory
         self.recall = (recall or AutoRecall(memory)) if auto_recall else None
         self.capture = (capture or AutoCapture(memory, triggers=capture_triggers)) if auto_capture else None

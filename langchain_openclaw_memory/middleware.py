@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.agent.bootstrap import DEFAULT_BOOTSTRAP_MAX_CHARS, build_session_context
 from openclaw_memory.text.citations import ChatType, normalize_session_kind
 from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
@@ -86,7 +87,7 @@ def _trigger_tokens(summarization: SummarizationMiddleware) -> int:
             if window is not None:
                 limits.append(max(1, int(window * float(clause["fraction"]))))
     if not limits:
-        raise ValueError(
+        raise MemoryArgumentError(
             f"cannot derive a token threshold from SummarizationMiddleware(trigger={trigger!r}): the flush needs a "
             "'tokens' or 'fraction' trigger; pass trigger_tokens=<int> to PreCompactionFlushMiddleware"
         )
@@ -162,7 +163,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         super().__init__()
         if model is None:
             if summarization is None:
-                raise ValueError("PreCompactionFlushMiddleware needs model=<chat model> for the flush turn")
+                raise MemoryArgumentError("PreCompactionFlushMiddleware needs model=<chat model> for the flush turn")
             model = summarization.model
         if isinstance(model, str):
             model = init_chat_model(model)

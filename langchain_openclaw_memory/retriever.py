@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from openclaw_memory.errors import MemoryArgumentError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
@@ -44,14 +44,14 @@ def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     unknown = sorted(set(options) - set(SEARCH_OPTIONS))
     if unknown:
         hint = _FILTER_HINT if "filter" in unknown else ""
-        raise ValueError(
+        raise MemoryArgumentError(
             f"unknown search option(s) {', '.join(map(repr, unknown))} in {where}; "
             f"OpenClawMemoryRetriever accepts {', '.join(SEARCH_OPTIONS)}{hint}"
         )
     out = dict(options)
     if "score_threshold" in out:
         if "min_score" in out:
-            raise ValueError(f"pass min_score or score_threshold in {where}, not both")
+            raise MemoryArgumentError(f"pass min_score or score_threshold in {where}, not both")
         out["min_score"] = out.pop("score_threshold")
     check_search_arguments(max_results=out.get("k"), min_score=out.get("min_score"), sources=out.get("sources"),
                            max_results_name="k")
@@ -114,7 +114,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
     def __init__(self, memory: MemoryIndex | None = None, /, **data: Any) -> None:
         if memory is not None:
             if "memory" in data:
-                raise TypeError("memory given both positionally and as memory=")
+                raise MemoryArgumentTypeError("memory given both positionally and as memory=")
             data["memory"] = memory
         _check_fields(data, type(self).model_fields)
         super().__init__(**data)

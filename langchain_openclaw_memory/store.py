@@ -54,7 +54,7 @@ from langgraph.store.base import (
 from openclaw_memory.files import discovery
 from openclaw_memory.files.append import append_memory
 from openclaw_memory.text.citations import strip_citation_footer
-from openclaw_memory.errors import MemoryPathError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, MemoryPathError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchHit
@@ -84,12 +84,12 @@ def _check_dims(dims: object, memories: Mapping[str, MemoryIndex]) -> None:
     """Accept LangGraph's ``index["dims"]`` when it is each memory's embedding dimension (or that is not known yet:
     the provider learns it from its first vector); ValueError when it is another number."""
     if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
-        raise ValueError(f"OpenClawMemoryStore(index=...): 'dims' must be a positive integer, got {dims!r}")
+        raise MemoryArgumentError(f"OpenClawMemoryStore(index=...): 'dims' must be a positive integer, got {dims!r}")
     for name, memory in memories.items():
         provider = memory.provider
         known = provider.dims if provider is not None else None
         if known is not None and known != dims:
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"OpenClawMemoryStore(index=...): 'dims' is {dims}, but memory {name!r} embeds with "
                 f"{provider.id}:{provider.model}, which gives {known}-dimensional vectors; drop 'dims' (the "
                 "memory's provider sets the dimension) or configure the MemoryIndex with the model you mean"
@@ -101,7 +101,7 @@ def _check_agent_label(agent_id: str) -> None:
     the mapping that labels it instead."""
     if "." in agent_id:
         label = agent_id.replace(".", "_")
-        raise ValueError(
+        raise MemoryArgumentError(
             f"the memory's agent id {agent_id!r} cannot be a LangGraph namespace label (labels must not contain "
             f"'.'); name its namespace yourself: OpenClawMemoryStore({{{label!r}: memory}})"
         )
@@ -128,15 +128,38 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _number(value: Any) -> float | None:
+    """``value`` as a number, as LangGraph's ``InMemoryStore`` compares it (``float(value)``); None if it is none."""
+    if value is None or isinstance(value, (dict, list, tuple)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _ordered(compare: Callable[[Any, Any], bool], value: Any, expected: Any) -> bool:
+    """``$gt $gte $lt $lte``: numbers (a number written as a string too) as numbers, like ``InMemoryStore``;
+    otherwise values of one type (strings, dates as ISO text) as Python orders them; anything else matches not."""
+    left, right = _number(value), _number(expected)
+    if left is not None and right is not None:
+        return compare(left, right)
+    if value is None or type(value) is not type(expected):
+        return False
+    try:
+        return bool(compare(value, expected))
+    except TypeError:
+        return False
+
+
 def _operators_match(value: Any, condition: Mapping[str, Any]) -> bool:
     """Whether ``value`` passes every ``$eq $ne $gt $gte $lt $lte`` of ``condition``."""
     for op, expected in condition.items():
         compare = _OPERATORS.get(op)
         if compare is None:
-            raise ValueError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
-        if op not in ("$eq", "$ne") and value is None:
-            return False
-        if not compare(value, expected):
+            raise MemoryArgumentError(f"unsupported filter operator {op!r}; use one of {', '.join(_OPERATORS)}")
+        passed = compare(value, expected) if op in ("$eq", "$ne") else _ordered(compare, value, expected)
+        if not passed:
             return False
     return True
 
@@ -228,7 +251,7 @@ class OpenClawMemoryStore(BaseStore):
         check_search_arguments(min_score=min_score)  # MemoryArgumentError now, not at the first search
         extra = sorted(set(index or {}) - {"fields", "dims", "embed"})
         if extra:
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"OpenClawMemoryStore(index=...) takes only 'fields' ('dims' and 'embed' as LangGraph's configs carry "
                 f"them), got {extra}: items are embedded by the memory's embedding provider; choose it (and its "
                 "dimensions) in the MemoryIndex configuration"
@@ -240,7 +263,7 @@ class OpenClawMemoryStore(BaseStore):
             _check_agent_label(memories.config.agent_id)
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
         if not named:
-            raise ValueError("OpenClawMemoryStore needs at least one MemoryIndex")
+            raise MemoryArgumentError("OpenClawMemoryStore needs at least one MemoryIndex")
         if index and "embed" in index:
             warnings.warn(
                 "OpenClawMemoryStore(index=...) ignores 'embed': items are embedded by the memory's own embedding "
@@ -251,9 +274,10 @@ class OpenClawMemoryStore(BaseStore):
             _check_dims(index["dims"], named)
         for label in (root, *named):
             if not label or "." in label:
-                raise ValueError(f"namespace label {label!r} must be non-empty and must not contain '.'")
+                raise MemoryArgumentError(f"namespace label {label!r} must be non-empty and must not contain '.'")
         if root == "langgraph":
-            raise ValueError("the root namespace label 'langgraph' is reserved by LangGraph; pick another root")
+            raise MemoryArgumentError("the root namespace label 'langgraph' is reserved by LangGraph; pick another "
+                                      "root")
         self.root = root
         self.min_score = min_score
         self.memories: dict[tuple[str, ...], MemoryIndex] = {(root, name): m for name, m in named.items()}
@@ -312,7 +336,7 @@ class OpenClawMemoryStore(BaseStore):
 
     def _item_put(self, op: PutOp) -> MemoryIndex | None:
         if not isinstance(op.key, str) or not op.key:
-            raise ValueError(f"store keys must be non-empty strings, got {op.key!r}")
+            raise MemoryArgumentError(f"store keys must be non-empty strings, got {op.key!r}")
         memory = self._item_memory(op.namespace)
         rel = namespace_file(tuple(op.namespace))
         if op.value is None:
@@ -395,7 +419,7 @@ class OpenClawMemoryStore(BaseStore):
             )
         text = op.value.get("text", op.value.get("content"))
         if not isinstance(text, str):
-            raise ValueError(f"put value must be {{'text': <markdown str>}}, got keys {sorted(op.value)}")
+            raise MemoryArgumentError(f"put value must be {{'text': <markdown str>}}, got keys {sorted(op.value)}")
         _, rel = self._resolve(memory, op.key)
         append_memory(memory.workspace, rel, text, allowed=_writable, origin="agent")
         memory.mark_dirty()
@@ -477,7 +501,7 @@ class OpenClawMemoryStore(BaseStore):
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list_namespaces(op))
             else:
-                raise TypeError(f"unsupported store operation {type(op).__name__}")
+                raise MemoryArgumentTypeError(f"unsupported store operation {type(op).__name__}")
         self._sync(to_sync)
         return results
 

@@ -12,9 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from llama_index.core.schema import BaseNode, IndexNode, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    ImageNode,
+    IndexNode,
+    NodeRelationship,
+    RelatedNodeInfo,
+    RelatedNodeType,
+    ObjectType,
+    TextNode,
+)
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
@@ -30,10 +40,12 @@ __all__ = [
     "hit_node",
     "location_metadata",
     "matches_filters",
+    "node_links",
     "node_matches",
     "own_excluded_keys",
     "own_metadata",
     "own_templates",
+    "relationship_attrs",
     "section_node",
 ]
 
@@ -108,17 +120,22 @@ def own_templates(node: BaseNode) -> dict[str, str]:
 
 def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *, derived: Sequence[str],
           excluded_embed: Sequence[str] = (), excluded_llm: Sequence[str] = (),
-          templates: Mapping[str, str] | None = None, index_id: str | None = None) -> TextNode:
+          templates: Mapping[str, str] | None = None, index_id: str | None = None,
+          image: Mapping[str, str] | None = None,
+          links: Mapping[NodeRelationship, RelatedNodeType] | None = None) -> TextNode:
     """``derived``: the metadata keys the adapter computed (hidden from the embedding, some from the LLM);
-    ``index_id``: the node is an ``IndexNode`` referring to that retriever or object."""
-    extra: dict[str, Any] = {"index_id": index_id} if index_id is not None else {}
-    return (IndexNode if index_id is not None else TextNode)(
+    ``index_id``: the node is an ``IndexNode`` referring to that retriever or object; ``image``: the node is an
+    ``ImageNode`` with these ``image_path`` / ``image_url`` / ``image_mimetype``; ``links``: its relationships to
+    other nodes but its source document."""
+    extra: dict[str, Any] = {"index_id": index_id} if index_id is not None else dict(image or {})
+    kind = IndexNode if index_id is not None else ImageNode if image is not None else TextNode
+    return kind(
         **(templates or {}),
         **extra,
         id_=node_id,
         text=text,
         metadata=metadata,
-        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref_doc_id)},
+        relationships={**(links or {}), NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref_doc_id)},
         excluded_embed_metadata_keys=[*excluded_embed, *derived],
         excluded_llm_metadata_keys=[*excluded_llm, *(k for k in derived if k in _HIDDEN_FROM_LLM)],
     )
@@ -154,13 +171,32 @@ def hit_node(hit: SearchHit) -> TextNode:
 
 def section_node(section: Section, path: str) -> TextNode:
     """A node the store wrote, rebuilt from its Markdown section (``ref_doc_id`` defaults to the path): its own
-    metadata, then the location keys it has no value of its own for; an ``IndexNode`` when it was one."""
+    metadata, then the location keys it has no value of its own for; an ``IndexNode`` or ``ImageNode`` when it was
+    one."""
     own = section.metadata
     location = {k: v for k, v in location_metadata(path, "memory", section.start_line, section.end_line).items()
                 if k not in own}
     return _node(section.id, section.text, {**own, **location}, section.ref_doc_id or path, derived=list(location),
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
-                 templates=section.templates, index_id=section.index_id)
+                 templates=section.templates, index_id=section.index_id, image=section.image,
+                 links=node_links(section.relationships))
+
+
+def relationship_attrs(node: BaseNode) -> dict[str, Any]:
+    """A node's relationships but its source document, as a section keeps them (:data:`RELATIONSHIPS`)."""
+    def link(info: RelatedNodeInfo) -> dict[str, str]:
+        kind = info.node_type.value if isinstance(info.node_type, ObjectType) else info.node_type
+        return {k: v for k, v in (("node_id", info.node_id), ("node_type", kind), ("hash", info.hash)) if v is not None}
+
+    return {relation.value: [link(i) for i in related] if isinstance(related, list) else link(related)
+            for relation, related in node.relationships.items() if relation != NodeRelationship.SOURCE}
+
+
+def node_links(attrs: Mapping[str, Any]) -> dict[NodeRelationship, RelatedNodeType]:
+    """The relationships a section kept (see :func:`relationship_attrs`), as LlamaIndex's ``RelatedNodeInfo``."""
+    relations = {relation.value: relation for relation in NodeRelationship}
+    return {relations[kind]: [RelatedNodeInfo(**i) for i in link] if isinstance(link, list) else RelatedNodeInfo(**link)
+            for kind, link in attrs.items() if kind in relations and kind != NodeRelationship.SOURCE.value}
 
 
 def _single(f: MetadataFilter) -> Callable[[Mapping[str, Any]], bool]:
@@ -195,4 +231,4 @@ def matches_filters(metadata: Mapping[str, Any], filters: MetadataFilters | None
         return any(results)
     if condition == FilterCondition.NOT:
         return not any(results)
-    raise ValueError(f"unsupported filter condition {condition!r}; use AND, OR or NOT")
+    raise MemoryArgumentError(f"unsupported filter condition {condition!r}; use AND, OR or NOT")

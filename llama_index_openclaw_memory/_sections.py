@@ -11,9 +11,9 @@ The opening marker also carries the SHA-256 of the text it was written with (``s
 section is the store's to remove only while its text still has that hash (:attr:`Section.intact`).
 
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
-text, an ``IndexNode``'s ``index_id``, and the node's ``excluded_embed_metadata_keys`` /
-``excluded_llm_metadata_keys`` and metadata templates when it has its own); reading, writing and removing them
-is the core's. A node whose metadata takes part in its embedding carries that text as the record's
+text, its links to other nodes, an ``IndexNode``'s ``index_id``, an ``ImageNode``'s image path / url / MIME type,
+and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata templates when it has
+its own); reading, writing and removing them is the core's. A node whose metadata takes part in its embedding carries that text as the record's
 ``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
 keyword-indexes in place of the marker line.
 """
@@ -28,9 +28,9 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "INDEX_ID", "KIND", "OPEN_PREFIX", "TEMPLATE_FIELDS",
-           "Section", "node_attrs_ok", "parse_sections", "remove_sections", "render_section", "section_lines",
-           "section_of"]
+__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX",
+           "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
+           "remove_sections", "render_section", "section_lines", "section_of"]
 
 KIND = "node"
 OPEN_PREFIX = f"{RECORD_OPEN_PREFIX}{KIND} "
@@ -43,6 +43,15 @@ TEMPLATE_FIELDS = ("metadata_template", "metadata_separator", "text_template")
 CONTENT_HASH = "sha256"
 #: The attribute holding an ``IndexNode``'s ``index_id`` (LlamaIndex's field name).
 INDEX_ID = "index_id"
+#: The attribute holding a node's links to other nodes but its source document (``ref_doc_id``): LlamaIndex's
+#: ``NodeRelationship`` value -> ``{"node_id", "node_type", "hash"}`` (a list of them for children).
+RELATIONSHIPS = "relationships"
+#: The attribute holding the line breaks the node's text ended with (a section's body cannot end in one).
+TEXT_END = "text_end"
+#: The attribute holding an ``ImageNode``'s :data:`IMAGE_FIELDS` (present, even empty, for every image node).
+IMAGE = "image"
+#: The ``ImageNode`` fields a section keeps (LlamaIndex's field names); the base64 ``image`` itself is not kept.
+IMAGE_FIELDS = ("image_path", "image_url", "image_mimetype")
 
 
 def _content_hash(text: str) -> str:
@@ -93,14 +102,37 @@ class Section(Record):
         return value if isinstance(value, str) else None
 
     @property
+    def image(self) -> dict[str, str] | None:
+        """An ``ImageNode``'s :data:`IMAGE_FIELDS` that were set; None for a node that was not an image node."""
+        value = self.attrs.get(IMAGE)
+        if not isinstance(value, dict):
+            return None
+        return {k: v for k in IMAGE_FIELDS if isinstance(v := value.get(k), str)}
+
+    @property
+    def relationships(self) -> dict[str, dict[str, str] | list[dict[str, str]]]:
+        """The node's links to other nodes (see :data:`RELATIONSHIPS`; those that do not name a node are skipped)."""
+        value = self.attrs.get(RELATIONSHIPS)
+        if not isinstance(value, dict):
+            return {}
+        out: dict[str, dict[str, str] | list[dict[str, str]]] = {}
+        for kind, link in value.items():
+            if isinstance(link, list) and all(_link_ok(item) for item in link):
+                out[kind] = [_link(item) for item in link]
+            elif _link_ok(link):
+                out[kind] = _link(link)
+        return out
+
+    @property
     def templates(self) -> dict[str, str]:
         """The node's own :data:`TEMPLATE_FIELDS` (only those written, i.e. not the default)."""
         return {k: v for k in TEMPLATE_FIELDS if isinstance(v := self.attrs.get(k), str)}
 
     @property
     def text(self) -> str:
-        """The node's text."""
-        return self.body
+        """The node's text, exactly as added (with the line breaks it ended with)."""
+        end = self.attrs.get(TEXT_END)
+        return self.body + end if isinstance(end, str) and not end.strip("\r\n") else self.body
 
     @property
     def intact(self) -> bool:
@@ -108,6 +140,14 @@ class Section(Record):
         section edited by hand, written by an older version (no hash), or not written by the store at all."""
         recorded = self.attrs.get(CONTENT_HASH)
         return isinstance(recorded, str) and recorded == _content_hash(self.body)
+
+
+def _link_ok(link: Any) -> bool:
+    return isinstance(link, dict) and isinstance(link.get("node_id"), str)
+
+
+def _link(link: dict[str, Any]) -> dict[str, str]:
+    return {k: v for k in ("node_id", "node_type", "hash") if isinstance(v := link.get(k), str)}
 
 
 def node_attrs_ok(attrs: dict[str, Any]) -> bool:
@@ -134,13 +174,16 @@ def render_section(
     excluded_llm_metadata_keys: Sequence[str] = (),
     templates: Mapping[str, str] | None = None,
     index_id: str | None = None,
+    image: Mapping[str, str | None] | None = None,
+    relationships: Mapping[str, Any] | None = None,
 ) -> str:
     """The Markdown of one node (see :func:`openclaw_memory.files.records.render_record`; ValueError for an
     empty text, a text containing a marker line, or metadata that is not JSON-serializable).
 
     ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
     the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given, and
-    ``index_id`` for an ``IndexNode``.
+    ``index_id`` for an ``IndexNode``, ``image`` (its :data:`IMAGE_FIELDS`) for an ``ImageNode``, and the node's
+    ``relationships`` (:data:`RELATIONSHIPS`) when it has any.
     """
     attrs: dict[str, Any] = {"id": node_id}
     if ref_doc_id is not None:
@@ -156,8 +199,15 @@ def render_section(
     attrs.update({k: v for k, v in (templates or {}).items() if k in TEMPLATE_FIELDS})
     if index_id is not None:
         attrs[INDEX_ID] = index_id
-    attrs[CONTENT_HASH] = _content_hash(text.rstrip("\n"))  # what the file's section will hold
-    return render_record(KIND, attrs, text, what=f"node {node_id!r}")
+    if relationships:
+        attrs[RELATIONSHIPS] = dict(relationships)
+    if image is not None:
+        attrs[IMAGE] = {k: v for k in IMAGE_FIELDS if isinstance(v := image.get(k), str)}
+    body = text.rstrip("\r\n")  # what the file's section will hold
+    if body != text and body.strip():
+        attrs[TEXT_END] = text[len(body):]
+    attrs[CONTENT_HASH] = _content_hash(body)
+    return render_record(KIND, attrs, body, what=f"node {node_id!r}")
 
 
 def parse_sections(text: str, *, where: str = "") -> list[Section]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 from llama_index.core.llms import LLM
+from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory import consolidation as core
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import AsyncCompletion, Completion, ConsolidationReport
@@ -18,7 +19,7 @@ __all__ = ["aconsolidate", "completion", "consolidate"]
 def completion(llm: LLM) -> tuple[Completion, AsyncCompletion]:
     """The core's completion functions (sync, async) over ``llm``: one fresh, tool-free completion."""
     if not isinstance(llm, LLM):
-        raise TypeError(f"llm must be a llama_index.core LLM, not {type(llm).__name__}")
+        raise MemoryArgumentTypeError(f"llm must be a llama_index.core LLM, not {type(llm).__name__}")
 
     def complete(prompt: str) -> str:
         return llm.complete(prompt).text

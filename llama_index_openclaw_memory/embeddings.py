@@ -17,7 +17,7 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
-from openclaw_memory.errors import ProviderError
+from openclaw_memory.errors import MemoryArgumentTypeError, ProviderError
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
 from openclaw_memory.providers.batching import request_error
 
@@ -52,7 +52,7 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
 
     def __init__(self, embed_model: BaseEmbedding, *, max_input_tokens: int | None = None) -> None:
         if not isinstance(embed_model, BaseEmbedding):
-            raise TypeError(
+            raise MemoryArgumentTypeError(
                 f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
             )
         self.declared_dims = _declared_dims(embed_model)
@@ -106,7 +106,7 @@ class OpenClawMemoryEmbedding(BaseEmbedding):
 
     def __init__(self, provider: EmbeddingProvider, **kwargs: Any) -> None:
         if provider is None or not isinstance(provider, EmbeddingProvider):
-            raise TypeError(
+            raise MemoryArgumentTypeError(
                 "provider must be an openclaw-memory EmbeddingProvider (for example memory.provider); "
                 f"got {type(provider).__name__}. A keyword-only memory index has no provider to share."
             )

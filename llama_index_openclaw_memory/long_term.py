@@ -23,6 +23,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.tools import FunctionTool
+from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory.long_term import AutoCapture, AutoRecall, CaptureCandidate, LongTermMemory
 from openclaw_memory.long_term.tools import (
     MEMORY_FORGET_DESCRIPTION,
@@ -74,7 +75,8 @@ def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
     failures come back to the model as an explanation, never as an exception, in a ``ToolOutput`` with
     ``is_error=True``. The argument schemas carry the core's bounds."""
     if not isinstance(memory, LongTermMemory):
-        raise TypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not {type(memory).__name__}")
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                      f"{type(memory).__name__}")
 
     def store(text: _Text, importance: _Importance = 0.7, category: _Category = "other") -> dict[str, Any]:
         return _payload(memory_store(memory, text, importance, category))

@@ -25,6 +25,7 @@ import hashlib
 import inspect
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
 from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemoryBlock
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import append_memory, daily_note_path, local_now
 from openclaw_memory.agent.bootstrap import build_session_context
@@ -57,6 +59,12 @@ _MinScore = field_annotation(MemorySearchArgs, "min_score")
 
 NoteExtractor = Callable[[list[ChatMessage]], str | None | Awaitable[str | None]]
 """Turns evicted messages into Markdown notes; ``""``, None or ``NO_REPLY`` means nothing to keep."""
+
+#: How many flushes a block remembers to skip the same evicted messages of the same session (the oldest is forgotten).
+REMEMBERED_FLUSHES = 1024
+#: How many sessions' bootstrap contexts a block keeps for the steps of their current turn (the oldest is dropped
+#: and read again from the files when asked for).
+REMEMBERED_SESSIONS = 256
 
 DEFAULT_EXTRACTION_PROMPT = (
     "The messages below are leaving an assistant's short-term context. Write down what is worth "
@@ -99,7 +107,7 @@ def llm_note_extractor(llm: LLM, *, prompt: str = DEFAULT_EXTRACTION_PROMPT) -> 
     ``prompt`` must contain ``{transcript}``; the reply is written as is (``NO_REPLY`` = nothing).
     """
     if "{transcript}" not in prompt:
-        raise ValueError("prompt must contain '{transcript}', where the evicted messages are inserted")
+        raise MemoryArgumentError("prompt must contain '{transcript}', where the evicted messages are inserted")
 
     async def extract(messages: list[ChatMessage]) -> str | None:
         transcript = "\n".join(transcript_lines(messages))
@@ -109,6 +117,14 @@ def llm_note_extractor(llm: LLM, *, prompt: str = DEFAULT_EXTRACTION_PROMPT) -> 
         return response.text
 
     return extract
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any, limit: int) -> None:
+    """Keep ``key`` as the newest entry of ``cache``, forgetting the oldest beyond ``limit``."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > limit:
+        cache.popitem(last=False)
 
 
 class OpenClawMemoryBlock(BaseMemoryBlock[str]):
@@ -156,8 +172,8 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     recall_instructions: bool = False
     max_message_chars: int = Field(default=500, ge=20)
 
-    _bootstrap_cache: dict[str, str] = PrivateAttr(default_factory=dict)
-    _flushed: set[str] = PrivateAttr(default_factory=set)
+    _bootstrap_cache: OrderedDict[str, str] = PrivateAttr(default_factory=OrderedDict)
+    _flushed: OrderedDict[str, None] = PrivateAttr(default_factory=OrderedDict)
 
     # ---- read -----------------------------------------------------------------------------------
 
@@ -184,6 +200,7 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         agent's tool calls see the same context)."""
         cached = self._bootstrap_cache.get(session_id)
         if cached is not None:
+            self._bootstrap_cache.move_to_end(session_id)
             return cached
         try:
             text = await asyncio.to_thread(
@@ -196,7 +213,7 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
         except Exception as exc:
             log.warning("memory block: could not build the session bootstrap context: %s", exc, exc_info=True)
             return ""
-        self._bootstrap_cache[session_id] = text.strip()
+        _remember(self._bootstrap_cache, session_id, text.strip(), REMEMBERED_SESSIONS)
         return text.strip()
 
     async def _recall(self, history: list[ChatMessage]) -> str:
@@ -244,20 +261,21 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
     async def _flush(self, messages: list[ChatMessage]) -> None:
         if not messages:
             return
-        digest = hashlib.sha256(json.dumps(_as_dicts(messages), ensure_ascii=False).encode()).hexdigest()
+        session = _session_id(messages)
+        digest = hashlib.sha256(json.dumps([session, _as_dicts(messages)], ensure_ascii=False).encode()).hexdigest()
         if digest in self._flushed:
+            self._flushed.move_to_end(digest)
             log.debug("memory block: these messages were already saved; skipping")
             return
         notes = await self._notes(messages)
         if not notes:
-            self._flushed.add(digest)
+            _remember(self._flushed, digest, None, REMEMBERED_FLUSHES)
             return
         local = local_now(self.memory.config.timezone)
-        session = _session_id(messages)
         header = f"## Conversation notes ({local:%H:%M}" + (f", session {session}" if session else "") + ")"
         rel = daily_note_path(local.date())
         await asyncio.to_thread(self._append, rel, f"{header}\n{notes}\n")
-        self._flushed.add(digest)
+        _remember(self._flushed, digest, None, REMEMBERED_FLUSHES)
         await self._index_notes(rel)
 
     async def _index_notes(self, rel: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
 from openclaw_memory import MemoryIndex, SearchResult
 from openclaw_memory.index.search_options import check_search_arguments
 
@@ -51,11 +52,11 @@ class OpenClawMemoryRetriever(BaseRetriever):
         max_results: int | None = None,
     ) -> None:
         if not isinstance(memory, MemoryIndex):
-            raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
         if max_results is not None:
             warn_renamed("OpenClawMemoryRetriever(max_results=...)", "similarity_top_k=...")
             if similarity_top_k is not None:
-                raise ValueError("pass similarity_top_k only (max_results is its deprecated alias)")
+                raise MemoryArgumentError("pass similarity_top_k only (max_results is its deprecated alias)")
             similarity_top_k = max_results
         check_search_arguments(max_results=similarity_top_k, min_score=min_score, sources=sources,
                                max_results_name="similarity_top_k")

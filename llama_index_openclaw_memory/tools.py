@@ -19,6 +19,7 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import BaseModel, create_model
 from llama_index.core.tools import FunctionTool, ToolOutput
+from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory import MemoryIndex
 from openclaw_memory.agent.tools import (
     MEMORY_FORGET_ENTRY_DESCRIPTION,
@@ -93,7 +94,7 @@ class MemoryTool(FunctionTool):
 
 def _check(memory: MemoryIndex) -> None:
     if not isinstance(memory, MemoryIndex):
-        raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
 
 
 def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, name: str = "memory_search") -> FunctionTool:

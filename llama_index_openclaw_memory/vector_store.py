@@ -34,13 +34,14 @@ import asyncio
 import dataclasses
 import logging
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
+from llama_index.core.schema import BaseNode, ImageNode, IndexNode, MetadataMode, TextNode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     MetadataFilters,
@@ -52,7 +53,12 @@ from openclaw_memory import MemoryIndex
 from openclaw_memory.files.append import normalize_rel_path, today
 from openclaw_memory.text.citations import format_citation
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import OpenClawMemoryError, ProtectedMemoryError
+from openclaw_memory.errors import (
+    MemoryArgumentError,
+    MemoryArgumentTypeError,
+    OpenClawMemoryError,
+    ProtectedMemoryError,
+)
 from openclaw_memory.providers.base import normalize_vectors
 from openclaw_memory.types import SearchHit
 
@@ -63,10 +69,11 @@ from llama_index_openclaw_memory._convert import (
     own_excluded_keys,
     own_metadata,
     own_templates,
+    relationship_attrs,
     section_node,
 )
 from llama_index_openclaw_memory._files import SectionFiles
-from llama_index_openclaw_memory._sections import Section, render_section
+from llama_index_openclaw_memory._sections import IMAGE_FIELDS, Section, render_section
 from llama_index_openclaw_memory.embeddings import LlamaIndexEmbeddingProvider
 
 __all__ = ["DEFAULT_APPEND_PATH", "OpenClawVectorStore", "ProtectedMemoryError"]
@@ -87,10 +94,22 @@ def _provider_option(embed_model: BaseEmbedding | None, provider: Any) -> dict[s
     """The ``provider=`` a :class:`MemoryIndex` is opened with for ``embed_model`` or ``provider`` (none: the
     configured one)."""
     if embed_model is not None and provider is not _UNSET:
-        raise ValueError("pass either embed_model or provider, not both")
+        raise MemoryArgumentError("pass either embed_model or provider, not both")
     if embed_model is not None:
         return {"provider": LlamaIndexEmbeddingProvider(embed_model)}
     return {} if provider is _UNSET else {"provider": provider}
+
+
+def _image_fields(node: ImageNode) -> dict[str, str | None]:
+    """The image path / url / MIME type an ``ImageNode``'s section keeps; warns that base64 image data is not
+    kept (Markdown memory holds text: give the node an ``image_path`` or ``image_url``)."""
+    if node.image:
+        warnings.warn(
+            f"ImageNode {node.node_id!r}: its base64 image data is not written to Markdown memory (only its text, "
+            "image_path, image_url and image_mimetype are); save the image to a file and set image_path or "
+            "image_url to get it back", UserWarning, stacklevel=4,
+        )
+    return {field: getattr(node, field) for field in IMAGE_FIELDS}
 
 
 class OpenClawVectorStore(BasePydanticVectorStore):
@@ -145,7 +164,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
     ) -> None:
         """Wrap ``memory``; ``close_memory`` makes :meth:`close` close it too."""
         if not isinstance(memory, MemoryIndex):
-            raise TypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
         super().__init__(append_path=append_path, min_score=min_score)
         self._memory = memory
         self._close_memory = close_memory
@@ -208,14 +227,14 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         """
         unknown = sorted(set(kwargs) - {"append_path", "min_score", "embed_model", "provider", "remote"})
         if unknown:
-            raise TypeError(f"from_dict() got unexpected keyword argument(s) {', '.join(unknown)}; it takes "
-                            "append_path, min_score, embed_model, provider and remote")
+            raise MemoryArgumentTypeError(f"from_dict() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                                          "it takes append_path, min_score, embed_model, provider and remote")
         remote = kwargs.pop("remote", None)
         model = _provider_option(kwargs.pop("embed_model", None), kwargs.pop("provider", _UNSET))
         data = {**data, **kwargs}
         config = data.get("memory_config")
         if config is None:
-            raise ValueError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
+            raise MemoryArgumentError("from_dict needs the 'memory_config' that OpenClawVectorStore.to_dict() writes")
         known = {k: data[k] for k in ("append_path", "min_score") if k in data}
         memory = MemoryIndex(MemoryConfig.load(config, **({"remote": remote} if remote else {})), **model)
         try:
@@ -233,7 +252,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
 
         provider = self._memory.provider
         if provider is None:
-            raise ValueError(
+            raise MemoryArgumentError(
                 "this memory index has no embedding provider (keyword-only); query it with "
                 "vector_store_query_mode='text_search', or open it with a provider / embed_model"
             )
@@ -262,7 +281,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         raw = self.append_path.replace("{date}", today(self._memory.config.timezone).isoformat())
         rel = normalize_rel_path(ws, raw)
         if "{" in rel or "}" in rel or not (rel == "MEMORY.md" or (rel.startswith("memory/") and rel.endswith(".md"))):
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"append_path must be MEMORY.md or a Markdown file under memory/ (for example "
                 f"{DEFAULT_APPEND_PATH!r} or 'memory/{{date}}.md') so what the store writes gets indexed; "
                 f"got {self.append_path!r}"
@@ -346,7 +365,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         self._check_node_embeddings(nodes)
         ids = [n.node_id for n in nodes]
         if len(set(ids)) != len(ids):
-            raise ValueError("add() got the same node id twice; node ids must be unique")
+            raise MemoryArgumentError("add() got the same node id twice; node ids must be unique")
         rendered = [self._render(n) for n in nodes]
         rel = self._target_rel()
         wanted = set(ids)
@@ -372,6 +391,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             excluded_llm_metadata_keys=own_excluded_keys(node.excluded_llm_metadata_keys, own),
             templates=own_templates(node),
             index_id=node.index_id if isinstance(node, IndexNode) else None,
+            image=_image_fields(node) if isinstance(node, ImageNode) else None,
+            relationships=relationship_attrs(node),
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:
@@ -383,7 +404,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             return
         for node in nodes:
             if node.embedding is not None and len(node.embedding) != dims:
-                raise ValueError(
+                raise MemoryArgumentError(
                     f"node {node.node_id!r} was embedded with {len(node.embedding)} dimensions but the memory index "
                     f"embeds with {provider.id}:{provider.model} ({dims} dimensions). Give the index this store's "
                     "model: VectorStoreIndex.from_vector_store(store, embed_model=store.embed_model)"
@@ -421,7 +442,8 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         with filters or without.
         """
         if node_ids is None and filters is None:
-            raise ValueError("delete_nodes needs node_ids or filters; clear() removes every node this store wrote")
+            raise MemoryArgumentError("delete_nodes needs node_ids or filters; clear() removes every node this store "
+                                      "wrote")
         if node_ids is not None and not node_ids:
             return
         targets = self._select(self._view(), node_ids, filters)
@@ -467,13 +489,13 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             query = dataclasses.replace(query, mmr_threshold=kwargs["mmr_threshold"])
         mode = VectorStoreQueryMode(query.mode)
         if mode.value not in _SUPPORTED_MODES:
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"query mode {mode.value!r} is not supported by OpenClawVectorStore; "
                 f"use one of {', '.join(_SUPPORTED_MODES)}"
             )
         text = (query.query_str or "").strip()
         if not text and (mode != VectorStoreQueryMode.DEFAULT or query.query_embedding is None):
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"a {mode.value} query needs query_str"
                 + (" or query_embedding" if mode == VectorStoreQueryMode.DEFAULT else "")
                 + " (the keyword side of the memory index searches the text)"
@@ -484,20 +506,20 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         elif mode == VectorStoreQueryMode.SPARSE and query.sparse_top_k:
             top_k = query.sparse_top_k
         if top_k < 1:
-            raise ValueError(f"similarity_top_k must be at least 1, got {top_k}")
+            raise MemoryArgumentError(f"similarity_top_k must be at least 1, got {top_k}")
         self._refresh()
         return self._search(query, mode, text, top_k)
 
     def _query_vector(self, embedding: list[float], text: str = "") -> np.ndarray:
         provider = self._memory.provider
         if provider is None:
-            raise ValueError(
+            raise MemoryArgumentError(
                 "this memory index has no embedding provider (keyword-only), so it holds no vectors; "
                 "use TEXT_SEARCH mode, or build the store with embed_model=... / a provider"
             )
         dims = provider.dims
         if dims is not None and len(embedding) != dims:
-            raise ValueError(
+            raise MemoryArgumentError(
                 f"the query embedding has {len(embedding)} dimensions but the memory index stores {dims}-dimensional "
                 f"vectors from {provider.id}:{provider.model}. Use the same embedding model for the index and the "
                 "store: OpenClawVectorStore.from_workspace(..., embed_model=<your model>) or "
@@ -530,12 +552,12 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             return {"mode": "vector", "mmr": False}
         alpha = query.alpha
         if alpha is not None and not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be between 0 (keywords only) and 1 (vectors only), got {alpha}")
+            raise MemoryArgumentError(f"alpha must be between 0 (keywords only) and 1 (vectors only), got {alpha}")
         mmr: bool | float = False
         if mode == VectorStoreQueryMode.MMR:
             mmr = True if query.mmr_threshold is None else float(query.mmr_threshold)
             if not isinstance(mmr, bool) and not 0.0 <= mmr <= 1.0:
-                raise ValueError(f"mmr_threshold (MMR lambda) must be between 0 and 1, got {mmr}")
+                raise MemoryArgumentError(f"mmr_threshold (MMR lambda) must be between 0 and 1, got {mmr}")
         return {"mode": "hybrid", "vector_weight": alpha, "mmr": mmr}
 
     def _nodes_for(self, hits: Sequence[SearchHit]) -> list[tuple[TextNode, float]]:

@@ -25,6 +25,7 @@ The tree::
     ├── BackendError                the configured search backend failed (MemoryIndex falls back)
     │   └── QmdError                  the QMD sidecar: missing binary, timeout, bad output, no models
     ├── MemoryArgumentError         a tool argument has the wrong type or value (names the argument)
+    │   └── MemoryArgumentTypeError   ... of the wrong type (also a TypeError)
     └── IndexClosedError            the MemoryIndex was closed (also RuntimeError)
 
 Every class is defined here; modules that raise one may re-export it under its old import path
@@ -43,6 +44,7 @@ __all__ = [
     "IndexLockedError",
     "IndexingError",
     "MemoryArgumentError",
+    "MemoryArgumentTypeError",
     "MemoryPathError",
     "MissingDependencyError",
     "OpenClawMemoryError",
@@ -189,6 +191,11 @@ class ProtectedMemoryError(OpenClawMemoryError, PermissionError):
 
 class MemoryArgumentError(OpenClawMemoryError, ValueError):
     """A tool argument has the wrong type or value (a line number that is not a number, ...)."""
+
+
+class MemoryArgumentTypeError(MemoryArgumentError, TypeError):
+    """An argument is of the wrong type (a ``MemoryIndex`` expected, another object given); also a TypeError, so
+    ``except TypeError`` keeps working, and a MemoryArgumentError."""
 
 
 class IndexClosedError(OpenClawMemoryError, RuntimeError):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.files.append import AllowedPaths, append_memory, normalize_rel_path
 from openclaw_memory.text.chunker import (
     RECORD_CLOSE_PREFIX,
@@ -94,7 +95,7 @@ def _json_attrs(attrs: Mapping[str, Any], what: str) -> str:
         # attribute names in a stable (sorted) order; nested objects (a node's metadata) keep the writer's order
         text = json.dumps({k: attrs[k] for k in sorted(attrs)}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(
+        raise MemoryArgumentError(
             f"the attributes of {what} (its metadata) must be JSON-serializable to be written to Markdown ({exc}); "
             "keep str/int/float/bool/None values, lists and dicts of them"
         ) from None
@@ -106,17 +107,17 @@ def render_record(kind: str, attrs: Mapping[str, Any], body: str, *, what: str =
     """The Markdown of one record: opening marker, body (trailing newlines dropped), closing marker,
     ending with a newline.
 
-    Raises ValueError for an empty body, a body containing a record marker line (of any kind: it
+    Raises MemoryArgumentError (a ValueError) for an empty body, a body containing a record marker line (of any kind: it
     would open or close a record inside this one), or attributes that are not JSON-serializable.
     ``what`` names the record in those messages.
     """
     text = body.rstrip("\n")
     if not text.strip():
-        raise ValueError(f"{what} has no text; only records with text can be written to memory")
+        raise MemoryArgumentError(f"{what} has no text; only records with text can be written to memory")
     _kind(kind)
     for line in text.split("\n"):
         if parse_record_marker(line) is not None:
-            raise ValueError(f"{what} contains an openclaw-memory marker line; remove it from the text")
+            raise MemoryArgumentError(f"{what} contains an openclaw-memory marker line; remove it from the text")
     return f"{_open_prefix(kind)}{_json_attrs(attrs, what)} -->\n{text}\n{_close_line(kind)}\n"
 
 
