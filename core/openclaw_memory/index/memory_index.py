@@ -75,15 +75,16 @@ class MemoryIndex:
     ``config`` is a :class:`MemoryConfig`, a dict (snake_case or camelCase) or None; keyword
     arguments override it (``MemoryIndex(workspace="~/notes", provider="openai")``).
     ``provider`` is a provider name (``"openai"``, ``"local"``, …, as in the config), an
-    :class:`EmbeddingProvider` instance, or None for keyword-only; an instance or None
-    which takes precedence over the configured one; ``storage`` replaces the SQLite store with
+    :class:`EmbeddingProvider` instance, or None for keyword-only (an instance or None
+    takes precedence over the configured one); ``storage`` replaces the SQLite store with
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
     watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never (the
     ``sync.interval_minutes`` timer, when set, then starts right away on its own).
     The workspace must be an existing folder (ConfigError otherwise: a mistyped path is not an empty
     memory); ``create=True`` creates it, e.g. for a new agent. The index is one file per agent and
     workspace by default; an index that holds another workspace's memory is refused (ConfigError).
-    Thread-safe; close it (or use ``with``).
+    Thread-safe; close it (or use ``with``). Closing closes the provider the index created from its
+    configuration; a provider instance passed in is the caller's (several indexes may share one) and stays open.
     """
 
     def __init__(
@@ -590,7 +591,8 @@ class MemoryIndex:
 
     def close(self) -> None:
         """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
-        is discarded; the index stays as it was), and close the store."""
+        is discarded; the index stays as it was), and close the store and the provider the index created
+        (one passed in is left open for its owner). A second call does nothing."""
         if self._scheduler.closed:
             return
         self._scheduler.cancel()  # closed: a running sync stops at its next file
@@ -692,5 +694,8 @@ def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
 
 
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:
-    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``)."""
-    return MemoryIndex(config, provider=provider, watch=watch)
+    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``); a given provider was unpickled with it, so
+    this index holds the only reference to that copy and closes it."""
+    index = MemoryIndex(config, provider=provider, watch=watch)
+    index._access.owns_explicit = True
+    return index

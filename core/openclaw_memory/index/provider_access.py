@@ -46,6 +46,10 @@ class ProviderAccess:
     ``explicit`` is the provider given to the index (an instance, None for keyword-only, or
     :data:`AUTO`: resolved from ``config`` on first use). ``cancel`` stops the bundled model's
     background upgrade. Thread-safe.
+
+    Ownership: the providers this object creates (from the configuration, or a fallback) are its own and
+    :meth:`close` closes them; a given instance is the caller's (other indexes may share it) and stays open,
+    unless ``owns_explicit`` says the index holds the only reference (an unpickled copy).
     """
 
     def __init__(self, config: MemoryConfig, store: MemoryStore, explicit: EmbeddingProvider | None | Any, *,
@@ -53,6 +57,8 @@ class ProviderAccess:
         self.config = config
         self.store = store
         self.explicit = explicit
+        #: whether :meth:`close` closes the given provider too (it does not by default: it is the caller's)
+        self.owns_explicit = False
         self._cancel = cancel
         self._provider: EmbeddingProvider | None = None
         self._provider_ready = False
@@ -198,13 +204,25 @@ class ProviderAccess:
             log.warning("fallback provider %s failed to start: %s", self.config.fallback, fb_exc)
             return False
         with self.lock:
-            self._provider = fb
+            failed, self._provider = self._provider, fb
             self.fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
         self.breaker.reset()  # the primary's failures say nothing about the fallback
         log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
+        _close_quietly(failed)  # created from the configuration, so this index's: its clients are released now
         return True
 
     def close(self) -> None:
-        """Close the provider in use (if one was resolved)."""
-        if self._provider is not None:
+        """Close the provider in use when this index created it (see the class docstring); a given one is the
+        caller's to close."""
+        if self._provider is not None and (self.explicit is AUTO or self.owns_explicit):
             self._provider.close()
+
+
+def _close_quietly(provider: EmbeddingProvider | None) -> None:
+    """Close a provider no longer used; a failure to close is logged (the switch away from it has happened)."""
+    if provider is None:
+        return
+    try:
+        provider.close()
+    except Exception as exc:  # noqa: BLE001 - closing a failed provider must not fail the sync that left it
+        log.warning("closing the failed embedding provider %s raised %s: %s", provider.id, type(exc).__name__, exc)
