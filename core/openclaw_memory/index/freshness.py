@@ -82,6 +82,8 @@ class Freshness:
             try:
                 self._sync("search")
             except Exception as exc:  # the search still answers, and says why it is empty
+                if scheduler.closed:  # closed meanwhile: the search cannot answer either
+                    raise
                 log.warning("first-search sync failed: %s", exc)
         scheduled = False
         if config.sync.on_search and not built:  # a sync just ran (or failed): not another one

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.recall_signals import record_recalls
-from openclaw_memory.errors import ConfigError, MemoryArgumentError
+from openclaw_memory.errors import ConfigError, IndexClosedError, MemoryArgumentError
 from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.index.freshness import Freshness
 from openclaw_memory.index.status import IndexStatus, StatusReader
@@ -66,6 +66,7 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _AUTO: Any = AUTO  # the default of ``provider``; the name pickles of earlier versions refer to
 
 
@@ -332,7 +333,7 @@ class MemoryIndex:
     def has_index(self) -> bool:
         """True when the index holds something to search (another process may be updating it)."""
         self._check_open()
-        return not self._runner.guarded(self.store.is_empty)
+        return not self._while_open(lambda: self._runner.guarded(self.store.is_empty))
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
@@ -442,7 +443,7 @@ class MemoryIndex:
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
-        scheduled = self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key))
+        scheduled = self._while_open(lambda: self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key)))
         provider = self.query_provider  # after a sync that may have swapped the tiers
         scheduler, sync_error = self._scheduler, self._scheduler.last_error
 
@@ -455,9 +456,9 @@ class MemoryIndex:
 
         state = SearchState(fallback=self._access.fallback, sync_scheduled=scheduled, sync_error=sync_error,
                             why_empty=why_empty)
-        return self._runner.guarded(lambda: self._run_search_pipeline(
+        return self._while_open(lambda: self._runner.guarded(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
-            session_key=session_key, tuning=tuning, state=state, now=now))
+            session_key=session_key, tuning=tuning, state=state, now=now)))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
@@ -501,7 +502,7 @@ class MemoryIndex:
         Reads the index as it is (no sync)."""
         self._check_open()
         _check_source(source)
-        return sorted(self._runner.guarded(lambda: self.store.file_records(source)))
+        return sorted(self._while_open(lambda: self._runner.guarded(lambda: self.store.file_records(source))))
 
     # ---- end of what adapters build on ------------------------------------------------------------
 
@@ -582,12 +583,24 @@ class MemoryIndex:
 
     def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()
-        return self._status.status(deep)
+        return self._while_open(lambda: self._status.status(deep))
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
         self._scheduler.check_open()
+
+    def _while_open(self, call: Callable[[], _T]) -> _T:
+        """``call()``; when :meth:`close` ran meanwhile (from another thread), what failed because of it (the store,
+        the search threads gone) is IndexClosedError, as a call made after closing gets."""
+        try:
+            return call()
+        except IndexClosedError:
+            raise
+        except Exception as exc:
+            if not self._scheduler.closed:
+                raise
+            raise IndexClosedError("this MemoryIndex was closed while the call ran; create a new one") from exc
 
     def close(self) -> None:
         """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
