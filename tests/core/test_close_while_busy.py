@@ -132,3 +132,24 @@ def test_the_scheduler_of_a_closed_index_refuses_a_sync_with_index_closed(tmp_pa
         scheduler.submit(reason="late")
     with pytest.raises(IndexClosedError):
         scheduler.sync_in_background("late")
+
+
+def test_cancelling_an_async_sync_leaves_the_sync_it_joined_to_its_other_callers(tmp_path: Path) -> None:
+    provider = GatedProvider("document")
+    memory = _index(tmp_path, provider)
+    try:
+        memory.sync_in_background()
+        assert provider.entered.wait(WAIT)
+        shared = memory.scheduler.submit(reason="watch")  # queued behind the running sync: calls until it starts join it
+
+        async def main() -> None:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(memory.async_sync(), 0.2)  # this caller gives up; it joined the queued sync
+
+        asyncio.run(main())
+        provider.gate.set()
+        assert not shared.cancelled()  # it was: the watcher's sync (and any other caller's) was dropped
+        assert shared.result(WAIT).reason == "watch"
+    finally:
+        provider.gate.set()
+        memory.close()

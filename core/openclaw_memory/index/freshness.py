@@ -282,7 +282,7 @@ class Freshness:
         self._scheduler.check_open()
         fut = await asyncio.to_thread(self._schedule_post_compaction, session_id, transcript)
         if fut is not None and self._config.compaction.post_index_sync == "await":
-            await asyncio.wrap_future(fut)
+            await asyncio.shield(asyncio.wrap_future(fut))  # a cancelled caller leaves the merged sync to the others
         return fut
 
     def _post_compaction_enabled(self) -> bool:

@@ -223,12 +223,15 @@ class MemoryIndex:
     async def async_sync(
         self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None
     ) -> SyncReport:
-        """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
+        """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked). Cancelling
+        the caller stops its wait, not the sync (other callers and triggers may wait for the same one)."""
         self._check_open()
         _check_flag("force", force, error=MemoryArgumentError)
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
-        return await asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason, progress=progress))
+        # shielded: a cancelled caller stops waiting, and the sync it may share with others still runs
+        return await asyncio.shield(asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason,
+                                                                                 progress=progress)))
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
         """Schedule a sync without waiting (joins one that is queued and not started yet; after
