@@ -153,3 +153,26 @@ def test_cancelling_an_async_sync_leaves_the_sync_it_joined_to_its_other_callers
     finally:
         provider.gate.set()
         memory.close()
+
+
+def test_aclose_closes_without_blocking_the_event_loop_while_a_sync_stops(tmp_path: Path) -> None:
+    provider = GatedProvider("document")
+    memory = _index(tmp_path, provider)
+    memory.sync_in_background()
+    assert provider.entered.wait(WAIT)
+
+    async def main() -> int:
+        ticks = 0
+        closing = asyncio.create_task(memory.aclose())  # waits for the running sync, held until the gate opens
+        while not memory.scheduler.closed:
+            await asyncio.sleep(0.01)
+        provider.gate.set()
+        while not closing.done():
+            ticks += 1  # the loop keeps running meanwhile
+            await asyncio.sleep(0)
+        await closing
+        return ticks
+
+    assert asyncio.run(main()) >= 1
+    with pytest.raises(IndexClosedError):
+        memory.search("heron")

@@ -631,6 +631,11 @@ class MemoryIndex:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (in a worker thread: waiting for a running sync to stop does not block the
+        event loop)."""
         await asyncio.to_thread(self.close)
 
     def __repr__(self) -> str:
