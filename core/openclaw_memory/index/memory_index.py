@@ -214,6 +214,7 @@ class MemoryIndex:
         """
         self._check_open()
         _check_flag("force", force, error=MemoryArgumentError)
+        _check_sync_arguments(progress, lock_timeout)
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
         self._access.breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
@@ -227,6 +228,7 @@ class MemoryIndex:
         the caller stops its wait, not the sync (other callers and triggers may wait for the same one)."""
         self._check_open()
         _check_flag("force", force, error=MemoryArgumentError)
+        _check_sync_arguments(progress)
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
         # shielded: a cancelled caller stops waiting, and the sync it may share with others still runs
@@ -674,6 +676,17 @@ def _check_flag(name: str, value: object, *, optional: bool = False,
         return
     allowed = "True, False or None" if optional else "True or False"
     raise error(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
+
+
+def _check_sync_arguments(progress: object, lock_timeout: object = 0.0) -> None:
+    """MemoryArgumentError for a ``progress`` that is not callable (or None) or a ``lock_timeout`` that is not a number
+    of seconds >= 0: found in the sync worker, either failed the sync and showed as every search's ``sync_error``."""
+    if progress is not None and not callable(progress):
+        raise MemoryArgumentError(f"progress must be a function progress(done, total, label) or None, not "
+                                  f"{type(progress).__name__} ({progress!r:.60})")
+    if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not lock_timeout >= 0:
+        raise MemoryArgumentError(f"lock_timeout must be a number of seconds >= 0 (how long to wait for another "
+                                  f"process's sync), not {lock_timeout!r:.60}")
 
 
 def _check_source(source: object) -> None:
