@@ -115,3 +115,14 @@ def test_closing_twice_is_harmless_and_use_after_close_says_closed(tmp_path: Pat
             asyncio.run(memory.asearch("closed"))
         else:
             memory.search("closed")
+
+
+def test_a_closed_index_creates_no_provider_of_its_own(tmp_path: Path, vendor: VendorServer) -> None:
+    from openclaw_memory.errors import IndexClosedError
+
+    memory = MemoryIndex(workspace=_workspace(tmp_path, "a", "Never searched."), provider="openai", watch=False,
+                         remote={"api_key": OPENAI_KEY, "base_url": f"{vendor.url}/openai/v1"},
+                         store={"path": str(tmp_path / "a.sqlite")})
+    memory.close()  # before the provider was ever needed
+    with pytest.raises(IndexClosedError):
+        memory.provider  # noqa: B018 - it created a provider (with its HTTP clients) that nothing would close

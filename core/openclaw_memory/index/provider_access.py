@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ProviderError, ProviderUnresponsiveError
+from openclaw_memory.errors import IndexClosedError, ProviderError, ProviderUnresponsiveError
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.storage import MemoryStore
@@ -84,12 +84,15 @@ class ProviderAccess:
         self._query_slots = threading.BoundedSemaphore(2)
 
     def ensure(self) -> EmbeddingProvider | None:
-        """The provider in use, resolved on the first call; None in keyword-only mode."""
+        """The provider in use, resolved on the first call; None in keyword-only mode. IndexClosedError when the
+        index closed before one was resolved (a provider created then would never be closed)."""
         if self._provider_ready:
             return self._provider
         with self.lock:
             if self._provider_ready:
                 return self._provider
+            if self._cancel.is_set():
+                raise IndexClosedError("this MemoryIndex is closed; create a new one")
             if self.explicit is not AUTO:
                 self._provider = self.explicit
                 if self._provider is None:
@@ -214,8 +217,10 @@ class ProviderAccess:
     def close(self) -> None:
         """Close the provider in use when this index created it (see the class docstring); a given one is the
         caller's to close."""
-        if self._provider is not None and (self.explicit is AUTO or self.owns_explicit):
-            self._provider.close()
+        with self.lock:  # one being resolved now is closed once it is there
+            provider = self._provider if self.explicit is AUTO or self.owns_explicit else None
+        if provider is not None:
+            provider.close()
 
 
 def _close_quietly(provider: EmbeddingProvider | None) -> None:
