@@ -16,6 +16,7 @@ from openclaw_memory import IndexClosedError, MemoryIndex
 from openclaw_memory.errors import SyncCancelled
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
+from tests.helpers.waiting import wait_for
 
 WAIT = 10.0
 
@@ -174,5 +175,19 @@ def test_aclose_closes_without_blocking_the_event_loop_while_a_sync_stops(tmp_pa
         return ticks
 
     assert asyncio.run(main()) >= 1
+    with pytest.raises(IndexClosedError):
+        memory.search("heron")
+
+
+def test_close_from_a_syncs_progress_callback_stops_that_sync_and_closes(tmp_path: Path) -> None:
+    memory = _index(tmp_path, GatedProvider(None))
+
+    def progress(done: int, total: int, label: str) -> None:
+        if done == 1:
+            memory.close()  # e.g. a "stop" button wired to the progress callback
+
+    with pytest.raises(SyncCancelled):  # was RuntimeError: cannot join current thread (and the store stayed open)
+        memory.sync(progress=progress)
+    wait_for(lambda: memory.store._conn is None, timeout=WAIT)  # type: ignore[attr-defined]
     with pytest.raises(IndexClosedError):
         memory.search("heron")

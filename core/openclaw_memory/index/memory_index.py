@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -610,10 +611,19 @@ class MemoryIndex:
     def close(self) -> None:
         """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
         is discarded; the index stays as it was), and close the store and the provider the index created
-        (one passed in is left open for its owner). A second call does nothing."""
+        (one passed in is left open for its owner). A second call does nothing. Called from a sync's ``progress``
+        callback, it returns at once and finishes once that sync has stopped (it raises SyncCancelled)."""
         if self._scheduler.closed:
             return
         self._scheduler.cancel()  # closed: a running sync stops at its next file
+        if self._scheduler.in_worker():  # from that sync's own progress callback: the rest waits for it to stop
+            threading.Thread(target=self._release, name="openclaw-memory-close", daemon=True).start()
+            return
+        self._release()
+
+    def _release(self) -> None:
+        """The rest of :meth:`close`: stop the triggers, wait for the running sync and the upgrade, close the store
+        and the provider the index created."""
         if self._backend is not None:
             self._backend.close()
         self._freshness.stop()

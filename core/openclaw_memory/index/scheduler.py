@@ -96,6 +96,7 @@ class SyncScheduler:
         self._last_error: str | None = None
         self._last_failed_at: float | None = None
         self._last_stale_check = 0.0
+        self._worker: int | None = None  # the sync worker thread's ident, once it ran a sync
 
     # ---- state --------------------------------------------------------------------------------------
 
@@ -306,7 +307,12 @@ class SyncScheduler:
 
     # ---- the worker ---------------------------------------------------------------------------------
 
+    def in_worker(self) -> bool:
+        """True when called from the sync worker thread (a sync's ``progress`` callback): it cannot wait for itself."""
+        return self._worker == threading.get_ident()
+
     def _execute(self, request: SyncRequest) -> SyncReport:
+        self._worker = threading.get_ident()
         self._check_not_closed_before_start()
         targeted = request.targeted
         if not targeted:  # a targeted run does not look at the memory files
