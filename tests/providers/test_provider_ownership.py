@@ -60,8 +60,8 @@ def test_one_provider_serves_two_indexes_after_the_first_closes(tmp_path: Path, 
 def test_a_given_provider_is_left_open_and_a_configured_one_is_closed(tmp_path: Path, vendor: VendorServer) -> None:
     given = ClosableFake(dims=32)
     with MemoryIndex(workspace=_workspace(tmp_path, "a", "Given."), provider=given, watch=False,
-                     store={"path": str(tmp_path / "a.sqlite")}):
-        pass
+                     store={"path": str(tmp_path / "a.sqlite")}) as memory:
+        memory.sync()  # the index uses it
     assert not given.closed
     configured = MemoryIndex(workspace=_workspace(tmp_path, "b", "Configured."), provider="openai", watch=False,
                              remote={"api_key": OPENAI_KEY, "base_url": f"{vendor.url}/openai/v1"},
