@@ -141,7 +141,7 @@ def test_cancelling_an_async_sync_leaves_the_sync_it_joined_to_its_other_callers
     try:
         memory.sync_in_background()
         assert provider.entered.wait(WAIT)
-        shared = memory.scheduler.submit(reason="watch")  # queued behind the running sync: calls until it starts join it
+        shared = memory.scheduler.submit(reason="watch")  # queued behind the running one: later calls join it
 
         async def main() -> None:
             with pytest.raises(asyncio.TimeoutError):
