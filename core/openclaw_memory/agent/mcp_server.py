@@ -106,11 +106,17 @@ class _Agents:
             raise MemoryArgumentError(f"unknown agent {agent_id!r}: this server serves {known}") from None
 
 
+def _both_spellings(name: str, camel: str) -> Any:
+    """``MemorySearchArgs``' field ``name``, named ``camel`` in the tool's schema and taken under either name (as
+    :class:`MemorySearchArgs` takes both; an argument the schema does not name would be dropped without a word)."""
+    return Annotated[field_annotation(MemorySearchArgs, name), Field(validation_alias=AliasChoices(camel, name))]
+
+
 def _search_tool(agents: _Agents) -> Any:
     async def memory_search_tool(
         query: field_annotation(MemorySearchArgs, "query"),  # type: ignore[valid-type]
-        maxResults: field_annotation(MemorySearchArgs, "max_results") = None,  # type: ignore[valid-type]  # noqa: N803
-        minScore: field_annotation(MemorySearchArgs, "min_score") = None,  # type: ignore[valid-type]  # noqa: N803
+        max_results: _both_spellings("max_results", "maxResults") = None,  # type: ignore[valid-type]
+        min_score: _both_spellings("min_score", "minScore") = None,  # type: ignore[valid-type]
         after: field_annotation(MemorySearchArgs, "after") = None,  # type: ignore[valid-type]
         before: field_annotation(MemorySearchArgs, "before") = None,  # type: ignore[valid-type]
         corpus: field_annotation(MemorySearchArgs, "corpus") = None,  # type: ignore[valid-type]
@@ -120,7 +126,7 @@ def _search_tool(agents: _Agents) -> Any:
             served = agents.pick(agent)
         except MemoryArgumentError as exc:
             return _result(str(exc), {"results": [], "error": str(exc)}, error=True)
-        payload = await asyncio.to_thread(lambda: memory_search(served.memory, query, maxResults, minScore,
+        payload = await asyncio.to_thread(lambda: memory_search(served.memory, query, max_results, min_score,
                                                                 after=after, before=before, corpus=corpus))
         failed = bool(payload.get("error") or payload.get("disabled"))
         return _result(format_search_text(payload), payload, error=failed)

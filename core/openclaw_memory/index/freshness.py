@@ -82,6 +82,8 @@ class Freshness:
             try:
                 self._sync("search")
             except Exception as exc:  # the search still answers, and says why it is empty
+                if scheduler.closed:  # closed meanwhile: the search cannot answer either
+                    raise
                 log.warning("first-search sync failed: %s", exc)
         scheduled = False
         if config.sync.on_search and not built:  # a sync just ran (or failed): not another one
@@ -280,7 +282,7 @@ class Freshness:
         self._scheduler.check_open()
         fut = await asyncio.to_thread(self._schedule_post_compaction, session_id, transcript)
         if fut is not None and self._config.compaction.post_index_sync == "await":
-            await asyncio.wrap_future(fut)
+            await asyncio.shield(asyncio.wrap_future(fut))  # a cancelled caller leaves the merged sync to the others
         return fut
 
     def _post_compaction_enabled(self) -> bool:

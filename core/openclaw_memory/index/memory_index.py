@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.recall_signals import record_recalls
-from openclaw_memory.errors import ConfigError, MemoryArgumentError
+from openclaw_memory.errors import ConfigError, IndexClosedError, MemoryArgumentError
 from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.index.freshness import Freshness
 from openclaw_memory.index.status import IndexStatus, StatusReader
@@ -66,6 +67,7 @@ __all__ = ["IndexStatus", "MemoryIndex"]
 
 log = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _AUTO: Any = AUTO  # the default of ``provider``; the name pickles of earlier versions refer to
 
 
@@ -75,15 +77,16 @@ class MemoryIndex:
     ``config`` is a :class:`MemoryConfig`, a dict (snake_case or camelCase) or None; keyword
     arguments override it (``MemoryIndex(workspace="~/notes", provider="openai")``).
     ``provider`` is a provider name (``"openai"``, ``"local"``, …, as in the config), an
-    :class:`EmbeddingProvider` instance, or None for keyword-only; an instance or None
-    which takes precedence over the configured one; ``storage`` replaces the SQLite store with
+    :class:`EmbeddingProvider` instance, or None for keyword-only (an instance or None
+    takes precedence over the configured one); ``storage`` replaces the SQLite store with
     another :class:`~openclaw_memory.storage.MemoryStore` backend. With ``sync.watch`` (default on) a file
     watcher starts on the first search; ``watch=True`` starts it now, ``watch=False`` never (the
     ``sync.interval_minutes`` timer, when set, then starts right away on its own).
     The workspace must be an existing folder (ConfigError otherwise: a mistyped path is not an empty
     memory); ``create=True`` creates it, e.g. for a new agent. The index is one file per agent and
     workspace by default; an index that holds another workspace's memory is refused (ConfigError).
-    Thread-safe; close it (or use ``with``).
+    Thread-safe; close it (or use ``with``). Closing closes the provider the index created from its
+    configuration; a provider instance passed in is the caller's (several indexes may share one) and stays open.
     """
 
     def __init__(
@@ -212,6 +215,7 @@ class MemoryIndex:
         """
         self._check_open()
         _check_flag("force", force, error=MemoryArgumentError)
+        _check_sync_arguments(progress, lock_timeout)
         if self._backend is not None:
             return self._backend.sync(force=force, reason=reason)
         self._access.breaker.trial()  # asked for explicitly: try the provider even during the breaker's cool-down
@@ -221,12 +225,16 @@ class MemoryIndex:
     async def async_sync(
         self, *, force: bool = False, reason: str = "manual", progress: Progress | None = None
     ) -> SyncReport:
-        """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked)."""
+        """Async twin of :meth:`sync` (runs in the sync worker thread; the event loop is not blocked). Cancelling
+        the caller stops its wait, not the sync (other callers and triggers may wait for the same one)."""
         self._check_open()
         _check_flag("force", force, error=MemoryArgumentError)
+        _check_sync_arguments(progress)
         if self._backend is not None:
             return await asyncio.to_thread(self.sync, force=force, reason=reason, progress=progress)
-        return await asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason, progress=progress))
+        # shielded: a cancelled caller stops waiting, and the sync it may share with others still runs
+        return await asyncio.shield(asyncio.wrap_future(self._scheduler.submit(force=force, reason=reason,
+                                                                                 progress=progress)))
 
     def sync_in_background(self, reason: str = "background") -> Future[SyncReport]:
         """Schedule a sync without waiting (joins one that is queued and not started yet; after
@@ -331,7 +339,7 @@ class MemoryIndex:
     def has_index(self) -> bool:
         """True when the index holds something to search (another process may be updating it)."""
         self._check_open()
-        return not self._runner.guarded(self.store.is_empty)
+        return not self._while_open(lambda: self._runner.guarded(self.store.is_empty))
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
@@ -441,7 +449,7 @@ class MemoryIndex:
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
-        scheduled = self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key))
+        scheduled = self._while_open(lambda: self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key)))
         provider = self.query_provider  # after a sync that may have swapped the tiers
         scheduler, sync_error = self._scheduler, self._scheduler.last_error
 
@@ -454,9 +462,9 @@ class MemoryIndex:
 
         state = SearchState(fallback=self._access.fallback, sync_scheduled=scheduled, sync_error=sync_error,
                             why_empty=why_empty)
-        return self._runner.guarded(lambda: self._run_search_pipeline(
+        return self._while_open(lambda: self._runner.guarded(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
-            session_key=session_key, tuning=tuning, state=state, now=now))
+            session_key=session_key, tuning=tuning, state=state, now=now)))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
@@ -500,7 +508,7 @@ class MemoryIndex:
         Reads the index as it is (no sync)."""
         self._check_open()
         _check_source(source)
-        return sorted(self._runner.guarded(lambda: self.store.file_records(source)))
+        return sorted(self._while_open(lambda: self._runner.guarded(lambda: self.store.file_records(source))))
 
     # ---- end of what adapters build on ------------------------------------------------------------
 
@@ -581,19 +589,41 @@ class MemoryIndex:
 
     def _status_builtin(self, deep: bool) -> IndexStatus:
         self._check_open()
-        return self._status.status(deep)
+        return self._while_open(lambda: self._status.status(deep))
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
         self._scheduler.check_open()
 
+    def _while_open(self, call: Callable[[], _T]) -> _T:
+        """``call()``; when :meth:`close` ran meanwhile (from another thread), what failed because of it (the store,
+        the search threads gone) is IndexClosedError, as a call made after closing gets."""
+        try:
+            return call()
+        except IndexClosedError:
+            raise
+        except Exception as exc:
+            if not self._scheduler.closed:
+                raise
+            raise IndexClosedError("this MemoryIndex was closed while the call ran; create a new one") from exc
+
     def close(self) -> None:
         """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
-        is discarded; the index stays as it was), and close the store."""
+        is discarded; the index stays as it was), and close the store and the provider the index created
+        (one passed in is left open for its owner). A second call does nothing. Called from a sync's ``progress``
+        callback, it returns at once and finishes once that sync has stopped (it raises SyncCancelled)."""
         if self._scheduler.closed:
             return
         self._scheduler.cancel()  # closed: a running sync stops at its next file
+        if self._scheduler.in_worker():  # from that sync's own progress callback: the rest waits for it to stop
+            threading.Thread(target=self._release, name="openclaw-memory-close", daemon=True).start()
+            return
+        self._release()
+
+    def _release(self) -> None:
+        """The rest of :meth:`close`: stop the triggers, wait for the running sync and the upgrade, close the store
+        and the provider the index created."""
         if self._backend is not None:
             self._backend.close()
         self._freshness.stop()
@@ -613,6 +643,11 @@ class MemoryIndex:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (in a worker thread: waiting for a running sync to stop does not block the
+        event loop)."""
         await asyncio.to_thread(self.close)
 
     def __repr__(self) -> str:
@@ -651,6 +686,17 @@ def _check_flag(name: str, value: object, *, optional: bool = False,
         return
     allowed = "True, False or None" if optional else "True or False"
     raise error(f"{name} must be {allowed}, not {type(value).__name__} ({value!r:.60})")
+
+
+def _check_sync_arguments(progress: object, lock_timeout: object = 0.0) -> None:
+    """MemoryArgumentError for a ``progress`` that is not callable (or None) or a ``lock_timeout`` that is not a number
+    of seconds >= 0: found in the sync worker, either failed the sync and showed as every search's ``sync_error``."""
+    if progress is not None and not callable(progress):
+        raise MemoryArgumentError(f"progress must be a function progress(done, total, label) or None, not "
+                                  f"{type(progress).__name__} ({progress!r:.60})")
+    if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, (int, float)) or not lock_timeout >= 0:
+        raise MemoryArgumentError(f"lock_timeout must be a number of seconds >= 0 (how long to wait for another "
+                                  f"process's sync), not {lock_timeout!r:.60}")
 
 
 def _check_source(source: object) -> None:
@@ -692,5 +738,8 @@ def _sqlite_path(config: MemoryConfig, workspace: Path) -> Path:
 
 
 def _reopen(config: MemoryConfig, provider: Any, watch: bool | None) -> MemoryIndex:
-    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``)."""
-    return MemoryIndex(config, provider=provider, watch=watch)
+    """Unpickle a :class:`MemoryIndex` (see ``MemoryIndex.__reduce__``); a given provider was unpickled with it, so
+    this index holds the only reference to that copy and closes it."""
+    index = MemoryIndex(config, provider=provider, watch=watch)
+    index._access.owns_explicit = True
+    return index

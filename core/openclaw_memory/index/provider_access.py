@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ProviderError, ProviderUnresponsiveError
+from openclaw_memory.errors import IndexClosedError, ProviderError, ProviderUnresponsiveError
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.providers.breaker import CircuitBreaker
 from openclaw_memory.storage import MemoryStore
@@ -46,6 +46,10 @@ class ProviderAccess:
     ``explicit`` is the provider given to the index (an instance, None for keyword-only, or
     :data:`AUTO`: resolved from ``config`` on first use). ``cancel`` stops the bundled model's
     background upgrade. Thread-safe.
+
+    Ownership: the providers this object creates (from the configuration, or a fallback) are its own and
+    :meth:`close` closes them; a given instance is the caller's (other indexes may share it) and stays open,
+    unless ``owns_explicit`` says the index holds the only reference (an unpickled copy).
     """
 
     def __init__(self, config: MemoryConfig, store: MemoryStore, explicit: EmbeddingProvider | None | Any, *,
@@ -53,6 +57,8 @@ class ProviderAccess:
         self.config = config
         self.store = store
         self.explicit = explicit
+        #: whether :meth:`close` closes the given provider too (it does not by default: it is the caller's)
+        self.owns_explicit = False
         self._cancel = cancel
         self._provider: EmbeddingProvider | None = None
         self._provider_ready = False
@@ -78,12 +84,15 @@ class ProviderAccess:
         self._query_slots = threading.BoundedSemaphore(2)
 
     def ensure(self) -> EmbeddingProvider | None:
-        """The provider in use, resolved on the first call; None in keyword-only mode."""
+        """The provider in use, resolved on the first call; None in keyword-only mode. IndexClosedError when the
+        index closed before one was resolved (a provider created then would never be closed)."""
         if self._provider_ready:
             return self._provider
         with self.lock:
             if self._provider_ready:
                 return self._provider
+            if self._cancel.is_set():
+                raise IndexClosedError("this MemoryIndex is closed; create a new one")
             if self.explicit is not AUTO:
                 self._provider = self.explicit
                 if self._provider is None:
@@ -198,13 +207,27 @@ class ProviderAccess:
             log.warning("fallback provider %s failed to start: %s", self.config.fallback, fb_exc)
             return False
         with self.lock:
-            self._provider = fb
+            failed, self._provider = self._provider, fb
             self.fallback = FallbackInfo(from_provider=primary, reason=str(exc.__cause__))
         self.breaker.reset()  # the primary's failures say nothing about the fallback
         log.warning("embedding provider %s failed (%s); switched to fallback %s", primary, exc.__cause__, fb.id)
+        _close_quietly(failed)  # created from the configuration, so this index's: its clients are released now
         return True
 
     def close(self) -> None:
-        """Close the provider in use (if one was resolved)."""
-        if self._provider is not None:
-            self._provider.close()
+        """Close the provider in use when this index created it (see the class docstring); a given one is the
+        caller's to close."""
+        with self.lock:  # one being resolved now is closed once it is there
+            provider = self._provider if self.explicit is AUTO or self.owns_explicit else None
+        if provider is not None:
+            provider.close()
+
+
+def _close_quietly(provider: EmbeddingProvider | None) -> None:
+    """Close a provider no longer used; a failure to close is logged (the switch away from it has happened)."""
+    if provider is None:
+        return
+    try:
+        provider.close()
+    except Exception as exc:  # noqa: BLE001 - closing a failed provider must not fail the sync that left it
+        log.warning("closing the failed embedding provider %s raised %s: %s", provider.id, type(exc).__name__, exc)

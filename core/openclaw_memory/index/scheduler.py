@@ -96,6 +96,7 @@ class SyncScheduler:
         self._last_error: str | None = None
         self._last_failed_at: float | None = None
         self._last_stale_check = 0.0
+        self._worker: int | None = None  # the sync worker thread's ident, once it ran a sync
 
     # ---- state --------------------------------------------------------------------------------------
 
@@ -108,6 +109,11 @@ class SyncScheduler:
         """Raise IndexClosedError (a RuntimeError) when closed."""
         if self._closed:
             raise IndexClosedError("this MemoryIndex is closed; create a new one")
+
+    def _check_accepting(self) -> None:
+        """:meth:`check_open` for a new request (called holding the lock, so none slips in after :meth:`shutdown`)."""
+        if self._closed:
+            raise IndexClosedError("this MemoryIndex is closed; create a new one (no sync was queued)")
 
     @property
     def cancel_event(self) -> threading.Event:
@@ -159,9 +165,10 @@ class SyncScheduler:
         """The sync that answers this request: a queued one that has not started yet (it will see
         every change made before it starts), else a new one, also when one is running (it may
         have read the files before they changed). ``force`` always queues its own forced sync.
-        RuntimeError once shut down."""
+        IndexClosedError (a RuntimeError) once closed; a sync still queued when the index closes ends with it too."""
         request = SyncRequest(reason=reason, force=force, progress=progress, lock_timeout=lock_timeout)
         with self._lock:
+            self._check_accepting()
             fut = self._sync_future
             if fut is not None and not fut.done() and not force and not fut.running():
                 return fut
@@ -189,6 +196,7 @@ class SyncScheduler:
         started yet; one running gets another after it. ``log_failures``: nobody waits for the
         future, so a failure is logged as a warning. RuntimeError once shut down."""
         with self._lock:
+            self._check_accepting()
             self._pending_transcripts.update(dict.fromkeys(paths))
             fut = self._targeted_future
             if fut is not None and not fut.running() and not fut.done():
@@ -197,8 +205,9 @@ class SyncScheduler:
             self._targeted_future = fut
         if log_failures:
             def _log(f: Future[SyncReport]) -> None:
-                if not f.cancelled() and f.exception() is not None:
-                    log.warning("%s sync failed: %s", reason, f.exception())
+                exc = None if f.cancelled() else f.exception()
+                if exc is not None:  # one stopped or dropped by close() is no failure worth a warning
+                    log.log(logging.DEBUG if self._closed else logging.WARNING, "%s sync failed: %s", reason, exc)
 
             fut.add_done_callback(_log)
         return fut
@@ -284,13 +293,27 @@ class SyncScheduler:
         self._cancel.set()
 
     def shutdown(self) -> None:
-        """:meth:`cancel`, drop queued syncs and wait for the running one to stop. Idempotent."""
-        self.cancel()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        """:meth:`cancel`, end queued syncs with IndexClosedError (their callers learn why; a cancelled future would
+        raise a bare CancelledError, which an awaiting task takes for its own cancellation) and wait for the running
+        one to stop. Idempotent."""
+        with self._lock:
+            self.cancel()
+        self._executor.shutdown(wait=True)
+
+    def _check_not_closed_before_start(self) -> None:
+        """IndexClosedError for a sync that was still queued when the index closed (it does not run)."""
+        if self._closed:
+            raise IndexClosedError("this MemoryIndex was closed before the sync ran; nothing was indexed by it")
 
     # ---- the worker ---------------------------------------------------------------------------------
 
+    def in_worker(self) -> bool:
+        """True when called from the sync worker thread (a sync's ``progress`` callback): it cannot wait for itself."""
+        return self._worker == threading.get_ident()
+
     def _execute(self, request: SyncRequest) -> SyncReport:
+        self._worker = threading.get_ident()
+        self._check_not_closed_before_start()
         targeted = request.targeted
         if not targeted:  # a targeted run does not look at the memory files
             self._dirty = False
@@ -308,6 +331,7 @@ class SyncScheduler:
         return report
 
     def _execute_targeted(self, reason: str) -> SyncReport:
+        self._check_not_closed_before_start()
         with self._lock:
             paths, self._pending_transcripts = tuple(self._pending_transcripts), {}
         if not paths:  # an earlier run took them already

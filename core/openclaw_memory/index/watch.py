@@ -30,6 +30,8 @@ __all__ = ["IGNORED_DIRS", "MemoryWatcher", "is_relevant"]
 log = logging.getLogger(__name__)
 
 _ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
+#: how often the watched trees are scanned once the OS refused more notifications (the inotify watch limit)
+POLL_DELAY_MS = 500
 
 Changes = set[tuple[Change, str]]
 
@@ -88,6 +90,11 @@ def is_relevant(
     return False
 
 
+def _watch_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` says the OS refuses more notifications (watchfiles: "OS file watch limit reached")."""
+    return "watch limit" in str(exc).lower()
+
+
 class MemoryWatcher:
     """Watch a workspace's memory files (and extra paths, and optionally a sessions directory)
     in a daemon thread, calling ``on_change`` once per burst of changes.
@@ -97,7 +104,9 @@ class MemoryWatcher:
     delivered every ``max_wait_ms`` (default ``max(20 × debounce_ms, 10 s)``). A failing
     callback is logged and watching goes on. Trees created later (``memory/`` appearing, the
     sessions directory being created) are picked up. ``clock`` (seconds, monotonic) is what the
-    debounce measures quiet with; a test can pass one it advances itself.
+    debounce measures quiet with; a test can pass one it advances itself. When the OS refuses more
+    notifications (Linux's ``fs.inotify.max_user_watches`` reached, often by editors' own watchers),
+    the trees are scanned every :data:`POLL_DELAY_MS` instead, with a warning (:attr:`polling`).
     """
 
     def __init__(
@@ -128,6 +137,8 @@ class MemoryWatcher:
         self._last_change: float | None = None
         self.bursts = 0
         """How many times ``on_change`` was called."""
+        self.polling = False
+        """True once the OS refused notifications and the trees are scanned instead."""
 
     # ---- what to watch ------------------------------------------------------------------------
 
@@ -188,6 +199,8 @@ class MemoryWatcher:
             yield_on_timeout=True,
             raise_interrupt=threading.current_thread() is threading.main_thread(),
             ignore_permission_denied=True,
+            force_polling=self.polling or None,  # None: watchfiles' own choice (its environment variable)
+            poll_delay_ms=POLL_DELAY_MS,
         )
 
     def run(self) -> None:
@@ -222,6 +235,12 @@ class MemoryWatcher:
                         if restart or self._stop.is_set():
                             break
                 except (OSError, RuntimeError) as exc:  # e.g. a root vanished while being set up
+                    if _watch_limit(exc) and not self.polling:
+                        self.polling = True
+                        log.warning("file watcher: the OS refuses more file notifications (%s); scanning %s every "
+                                    "%.1f s instead. Raise fs.inotify.max_user_watches to watch with notifications",
+                                    exc, ", ".join(roots), POLL_DELAY_MS / 1000)
+                        continue  # scanning starts now; ready once its first look at the trees is back
                     log.debug("file watcher restarting after: %s", exc)
                     self._ready.set()
                     self._stop.wait(self._tick_ms / 1000)

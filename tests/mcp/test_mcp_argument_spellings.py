@@ -1,0 +1,49 @@
+"""The MCP memory_search takes ``max_results`` / ``min_score`` as well as the schema's ``maxResults`` / ``minScore``,
+as memory_search itself (MemorySearchArgs) and the MCP memory_get (``from`` / ``from_line``) take both spellings. The
+snake_case ones were dropped without a word, so ``max_results=2`` returned six hits."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from openclaw_memory import MemoryIndex  # noqa: E402
+from openclaw_memory.agent.mcp_server import create_mcp_server  # noqa: E402
+
+
+def _results(server: Any, arguments: dict[str, Any]) -> Any:
+    result = asyncio.run(server.call_tool("memory_search", arguments))
+    return result.structured_content
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    (tmp_path / "memory").mkdir()
+    for day in range(1, 10):
+        (tmp_path / "memory" / f"2026-01-0{day}.md").write_text(f"# Day {day}\n\nThe heron count was {day}.\n")
+    memory = MemoryIndex(workspace=tmp_path, provider=None, watch=False, store={"path": str(tmp_path / "i.sqlite")})
+    memory.sync()
+    yield create_mcp_server(memory)
+    memory.close()
+
+
+@pytest.mark.parametrize("name", ["maxResults", "max_results"])
+def test_both_spellings_of_max_results_limit_the_hits(server: Any, name: str) -> None:
+    assert len(_results(server, {"query": "heron count", name: 2})["results"]) == 2
+
+
+@pytest.mark.parametrize("name", ["minScore", "min_score"])
+def test_both_spellings_of_min_score_are_checked(server: Any, name: str) -> None:
+    payload = _results(server, {"query": "heron count", name: 7})
+    assert payload["results"] == [] and "less than or equal to 1" in payload["error"]
+
+
+def test_the_schema_still_names_the_camel_case_arguments(server: Any) -> None:
+    tools = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+    properties = tools["memory_search"].input_schema["properties"]
+    assert {"maxResults", "minScore"} <= set(properties) and "max_results" not in properties
