@@ -225,12 +225,13 @@ class SQLiteStore:
         try:
             self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
             self._conn.executescript(_SCHEMA)
+            # its first writes (the workspace record) too: a read-only file in a writable directory opens and
+            # reads its schema, and only a write says it is read-only
+            self._finish_open()
         except self._driver.module.OperationalError as exc:
             if not self._can_read_only(exc):
                 raise
             self._open_read_only(exc)
-            return
-        self._finish_open()
 
     def _can_read_only(self, exc: BaseException) -> bool:
         """Whether a failed open is a permission problem with an existing index (read it as it is)."""
