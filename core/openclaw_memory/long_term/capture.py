@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -109,16 +110,26 @@ def compile_triggers(custom: Iterable[str | re.Pattern[str]] = (), *, defaults: 
 _DEFAULT_COMPILED = compile_triggers()
 
 
+def _as_read(text: str) -> str:
+    """``text`` as a model reads it: compatibility forms folded (fullwidth ``ｉｇｎｏｒｅ`` is ``ignore``), invisible
+    format characters (zero-width spaces, soft hyphens, word joiners) dropped, whitespace runs made one space."""
+    folded = unicodedata.normalize("NFKC", text)
+    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    return re.sub(r"\s+", " ", visible).strip()
+
+
 def looks_like_prompt_injection(text: str) -> bool:
-    """True for text that reads like an instruction to the model (ignore previous instructions, ...)."""
-    normalized = re.sub(r"\s+", " ", text).strip()
+    """True for text that reads like an instruction to the model (ignore previous instructions, ...), also when
+    spelled with fullwidth letters or invisible characters inside its words."""
+    normalized = _as_read(text)
     return bool(normalized) and any(p.search(normalized) for p in _PROMPT_INJECTION)
 
 
 def is_contaminated(text: str) -> str | None:
     """Why ``text`` must not be stored or re-injected (None when it is clean): an injected memory
     block, system text, Markdown-heavy or emoji-heavy agent output, or a prompt injection."""
-    if RECALL_TAG in text or UNTRUSTED_NOTE[:40] in text:
+    read = _as_read(text)
+    if RECALL_TAG in read or UNTRUSTED_NOTE[:40] in read:
         return "injected memory block"
     stripped = text.lstrip()
     if stripped.startswith("<") and "</" in stripped:
