@@ -29,7 +29,14 @@ from openclaw_memory.long_term.novelty import relation
     ("We decided to use PostgreSQL", "We decided to use PostgreSQL for billing", "different"),
     ("The Wi-Fi password is sunflower42", "The Wi-Fi password changed", "different"),
     ("我喜欢绿茶", "我喜欢红茶", "different"),
+    # every word and value is in the old memory, but a value is said of something else there: new information
+    ("The door code is 1234 and the alarm code is 5678", "The alarm code is 1234", "different"),
+    ("My flight leaves on 14 March and returns on 20 March", "My flight leaves on 20 March", "different"),
+    ("Prod DB is on host db1, staging DB is on host db2", "Prod DB is on host db2", "update"),  # its subject's value
     # nothing new: a repeat
+    ("The door code is 1234 and the alarm code is 5678", "The alarm code is 5678", "repeat"),
+    ("The door code is 1234, the alarm code is 5678", "Remember that the door code is 1234", "repeat"),
+    ("The budget is 5,000 EUR", "The budget is 5,000 EUR", "repeat"),
     ("I prefer dark mode in every editor", "I prefer dark mode", "repeat"),
     ("User prefers dark mode", "I prefer dark mode", "repeat"),
     ("My phone number is +15551234567", "Remember that my phone number is +15551234567", "repeat"),
