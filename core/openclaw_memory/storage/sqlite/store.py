@@ -209,15 +209,19 @@ class SQLiteStore:
                     raise
                 self._quarantine(str(exc))
         except (StoreError, ConfigError):
-            if self._conn is not None:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
+            self._close_failed_open()
             raise
         except Exception as exc:
+            self._close_failed_open()  # the file stays open otherwise (an unmount of it is then busy)
             raise StoreError(f"cannot open the memory index at {self.path}: {exc}. "
                              "Check that the directory is writable, or delete the file to rebuild it.") from exc
 
     # ---- connection -------------------------------------------------------------------------
+
+    def _close_failed_open(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
 
     def _open(self) -> None:
         self._refuse_foreign_index()
