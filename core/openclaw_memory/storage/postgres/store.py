@@ -317,6 +317,9 @@ class PostgresStore:
                               "digits and _, not starting with a digit, at most 63 characters (e.g. openclaw_memory)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        if "\x00" in namespace:
+            raise ConfigError(f"store.namespace {namespace!r} holds a NUL character, which PostgreSQL text cannot "
+                              "hold; remove it from store.namespace")
         url = _normalised_url(url)
         _check_credentials(url)
         self.url = url
