@@ -89,6 +89,10 @@ _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
 #: (the pool's other connections still work): the call fails with the advice to size the pools, and no breaker.
 _OUT_OF_CONNECTIONS = "53300"
 _F = TypeVar("_F", bound=Callable[..., Any])
+#: turns off, for the transaction holding an advisory lock, the server's limits on idle or long transactions (those
+#: this server has: ``transaction_timeout`` is PostgreSQL 17's)
+_KEEP_LOCK_OPEN = ("SELECT set_config(name, '0', true) FROM pg_settings WHERE name IN "
+                   "('idle_in_transaction_session_timeout', 'transaction_timeout')")
 
 
 def _out_of_connections(exc: BaseException) -> bool:
@@ -1835,6 +1839,9 @@ class PostgresStore:
                 raise StoreUnavailableError(self._outage(exc)) from None
             raise StoreError(f"cannot reach PostgreSQL at {self.safe_url}: {self._clean(exc)}") from None
         try:
+            # held as long as the sync runs (embedding may take minutes): a server or role ending transactions left
+            # idle (or long) would end the lock with it, and another host's sync would start alongside this one
+            conn.execute(_KEEP_LOCK_OPEN)
             deadline = time.monotonic() + max(0.0, timeout)
             delay = 0.02
             while True:
