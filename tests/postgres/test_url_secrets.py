@@ -72,3 +72,25 @@ def test_a_url_the_configuration_accepts_opens(pg: Any, spell: Any, workspace: P
         assert idx.status().backend == "postgresql"
     finally:
         idx.close()
+
+
+def test_a_password_with_a_backslash_escaped_space_is_not_shown(tmp_path: Path) -> None:
+    """libpq reads ``password=a\\ b`` (no quotes) as "a b": all of it is the password."""
+    dsn = f"host={tmp_path} dbname=x user=app password={HEAD}\\ {TAIL} connect_timeout=2"
+    assert not _shown(redact_url(dsn)) and "user=app" in redact_url(dsn) and "connect_timeout=2" in redact_url(dsn)
+    with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL") as failed:
+        PostgresStore(dsn, namespace="n")
+    assert not _shown(str(failed.value)) and "password=***" in str(failed.value)
+
+
+@pytest.mark.skipif(EXTERNAL_URL is not None, reason="needs the local test server (trust auth)")
+def test_a_backslash_escaped_password_still_connects_and_never_shows(pg: Any, tmp_path: Path) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(pg.url)
+    dsn = " ".join(f"{k}={v}" for k, v in params.items() if k != "password") + f" password={HEAD}\\ {TAIL}"
+    store = PostgresStore(dsn, namespace=pg.namespace(), schema=pg.schema, memory_cache=False)
+    try:
+        assert not _shown(repr(store)) and not _shown(store.safe_url)
+    finally:
+        store.close()

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
@@ -176,15 +176,20 @@ def _check_credentials(url: str) -> None:
 
 
 def _secrets(url: str) -> list[str]:
+    """The password of ``url`` as written and as libpq reads it (percent-decoded, backslash escapes undone), to
+    scrub from the driver's messages."""
     found = []
     try:
         if urlsplit(url).password:
             found.append(str(urlsplit(url).password))
+            found.append(unquote(str(urlsplit(url).password)))
     except ValueError:
         pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|([^&\s]+))", url, flags=re.I):
-        found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
-    return [s for s in found if s]
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|((?:[^&\s\\]|\\.)+\\?))", url,
+                                    flags=re.I):
+        found.append(quoted or plain)
+        found.append(re.sub(r"\\(.)", r"\1", quoted or plain))
+    return sorted({s for s in found if s}, key=len, reverse=True)  # the longest first: none leaves part of another
 
 
 def _now_ms() -> int:
