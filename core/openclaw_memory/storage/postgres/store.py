@@ -1768,6 +1768,9 @@ class PostgresStore:
             with self._conn("building the HNSW index") as conn:
                 # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
+                # a build takes minutes at 100k vectors: a statement_timeout of the server or role (a guard against
+                # runaway queries) would cancel it, failing every first index and rebuild
+                conn.execute("SET LOCAL statement_timeout = 0")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
