@@ -1729,6 +1729,7 @@ class PostgresStore:
         rebuild) also refreshes the planner's statistics and looks for sizes left unindexed; otherwise (the end of
         any sync) an index is built only while the build has none (a sync writes vectors of one size)."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
+            conn.execute("SET LOCAL statement_timeout = 0")  # upkeep of a large table, as the build below
             if full:
                 conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
