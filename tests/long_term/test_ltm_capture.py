@@ -112,3 +112,12 @@ def test_a_prompt_injection_spelled_with_invisible_or_fullwidth_characters_is_re
     """The model reads these as the plain words: so must the filter."""
     assert looks_like_prompt_injection(text)
     assert capture_rejection(text) == "prompt injection"
+
+
+@pytest.mark.parametrize("text", [
+    "Remember my OpenAI key is sk-proj-Abc123def456ghi789jkl0",
+    "Remember the db url postgresql://app:Hunter2secret@db.internal/agents",
+    "Important: AWS key AKIAABCDEFGHIJKLMNOP for the backups",
+])
+def test_a_message_holding_a_credential_is_not_captured(text: str) -> None:
+    assert capture_rejection(text) == "holds a credential"

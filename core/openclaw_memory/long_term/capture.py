@@ -5,7 +5,9 @@ Chinese, Japanese, Korean, or custom patterns) in a statement (a question such a
 like?" is not something the user told us) and is not contaminated: not an injected
 ``<relevant-memories>`` block, not system text, not Markdown- or emoji-heavy agent output, and not
 text that looks like a prompt injection (a memory is re-injected into later prompts, so an
-instruction stored today would be obeyed tomorrow).
+instruction stored today would be obeyed tomorrow). A message holding a credential (an API key,
+a token, a URL with its password: what :func:`~openclaw_memory.redaction.redact` removes) is not
+captured either: it would be written into the daily note and injected into every later prompt.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openclaw_memory.long_term.state import update_json
+from openclaw_memory.redaction import redact
 
 __all__ = [
     "CATEGORIES",
@@ -171,6 +174,8 @@ def capture_rejection(
     reason = is_contaminated(text)
     if reason:
         return reason
+    if redact(text) != text:  # an API key, token or password pasted into the chat: never kept nor re-injected
+        return "holds a credential"
     told = statements(text)
     if not told:
         return "a question"
