@@ -19,6 +19,11 @@ from openclaw_memory.long_term.novelty import relation
     ("I like coffee", "I don't like coffee", "update"),
     ("I don't like coffee", "I like coffee", "update"),
     ("I prefer tea", "Actually I now prefer coffee", "update"),
+    # a number written as a word is a value as its digits are
+    ("I have two cats", "I have three cats", "update"),
+    ("Our team has five engineers", "Our team has seven engineers", "update"),
+    ("The standup is at nine", "The standup is at 10", "update"),
+    ("I have two cats", "I have 2 cats", "repeat"),
     # another subject (an identifier before the verb) or a new detail: a different memory, kept
     ("Ticket ABC-123A is assigned to Bob", "Ticket ABC-123B is assigned to Bob", "different"),
     ("Server A is in rack 7", "Server B is in rack 7", "different"),

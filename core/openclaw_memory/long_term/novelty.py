@@ -42,6 +42,15 @@ _STOP = frozenset({"a", "an", "the", "i", "my", "me", "we", "our", "us", "you", 
                    "s", "'s", "’s"})
 
 
+#: Numbers written as words, read as their digits ("two cats" and "2 cats" say the same; "three cats" corrects
+#: them). "one" is left out: it is as often a pronoun ("this one").
+_NUMBER_WORDS = {word: str(value) for value, word in enumerate(
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split()) if word != "_"}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+                      "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000"})
+
+
 @dataclass(frozen=True)
 class _Parsed:
     subject: frozenset[str]
@@ -80,6 +89,7 @@ def _parse(text: str) -> _Parsed:
     negated = has_verb = False
     for raw in _TOKEN.findall(text):
         raw = raw.rstrip(".")
+        raw = _NUMBER_WORDS.get(raw.lower(), raw)
         if _is_value(raw):
             values.add(raw.lower())
             if not has_verb:
