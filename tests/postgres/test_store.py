@@ -301,6 +301,21 @@ def test_the_sync_lock_outlasts_the_servers_idle_transaction_timeouts(pg: Any, s
         pass  # free once the first sync ended
 
 
+def test_a_rebuild_outlasts_the_servers_statement_timeout_dropping_the_old_build(pg: Any) -> None:
+    """Dropping the build a rebuild replaced (its rows, 100k chunks on a large namespace) may take longer than a
+    server's ``statement_timeout``; here it waits for another session's lock on one of its rows. The rebuild is
+    done either way: it must not fail after the new build was made active."""
+    url = pg.url + ("&" if "?" in pg.url else "?") + "options=-c%20statement_timeout%3D1000"
+    with PostgresStore(url, namespace=pg.namespace(), schema=pg.schema, memory_cache=False) as store:
+        store.replace_file(_file("old.md"), [_chunk("o1", "old.md", "old text", [1, 0])])
+        with psycopg.connect(pg.url) as other:
+            other.execute(f'SELECT 1 FROM "{pg.schema}".chunks WHERE id = %s FOR UPDATE', ("o1",))
+            threading.Timer(2.0, other.commit).start()
+            with store.rebuild() as fresh:
+                fresh.replace_file(_file("new.md"), [_chunk("n1", "new.md", "new text", [0, 1])])
+        assert [c.id for c in store.iter_chunks()] == ["n1"]
+
+
 def test_rebuild_is_atomic_for_readers(make_pg_store: MakeStore, pg: Any) -> None:
     ns = pg.namespace()
     s = make_pg_store(ns)

@@ -1926,6 +1926,7 @@ class PostgresStore:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
         for ns in ids:
             with self._conn("dropping an old index build") as conn:
+                conn.execute("SET LOCAL statement_timeout = 0")  # a large build's rows take long to delete
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
