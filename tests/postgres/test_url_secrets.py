@@ -94,3 +94,15 @@ def test_a_backslash_escaped_password_still_connects_and_never_shows(pg: Any, tm
         assert not _shown(repr(store)) and not _shown(store.safe_url)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("password", [f"{HEAD}%{TAIL}", f"{HEAD}%", f"{HEAD}%z9{TAIL}"])
+def test_an_unencoded_percent_sign_in_the_password_is_refused_saying_how_to_write_it(tmp_path: Path,
+                                                                                      password: str) -> None:
+    """libpq refuses it as an 'invalid percent-encoded token', which (masked) told the user nothing to do."""
+    url = f"postgresql://memory:{password}@127.0.0.1:1/agents"
+    with pytest.raises(ConfigError, match="%25") as failed:
+        PostgresStore(url, namespace="n", connect_timeout=1)
+    assert not _shown(str(failed.value)) and "store.url" in str(failed.value)
+    with pytest.raises(ConfigError, match="%25"):
+        MemoryIndex(workspace=tmp_path, store=url, watch=False)

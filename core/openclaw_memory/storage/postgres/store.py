@@ -161,13 +161,16 @@ _UNENCODED = ("store.url: the user name or password holds a '{char}' that is not
 def _check_credentials(url: str) -> None:
     """Refuse a URL whose user name or password holds an ``@``, ``/``, ``?`` or ``#`` that is not percent-encoded:
     libpq ends the credentials at the first ``@`` and the host part at the first ``/?#``, so it would take the rest
-    of the password for the host or the database (and show it in its error)."""
+    of the password for the host or the database (and show it in its error); or a ``%`` that starts no
+    percent-encoded character (libpq refuses the URL, naming only the masked password)."""
     if "://" not in url:
         return
     rest = url.split("://", 1)[1]
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     if authority.count("@") > 1:
         raise ConfigError(_UNENCODED.format(char="@", code="%40"))
+    if re.search(r"%(?![0-9A-Fa-f]{2})", authority.rpartition("@")[0]):  # libpq: "invalid percent-encoded token"
+        raise ConfigError(_UNENCODED.format(char="%", code="%25"))
     # "user:pa/ss@host": the authority ends inside the password, which the rest of the URL would show
     port = authority.rsplit(":", 1)[-1] if ":" in authority and not authority.endswith("]") else ""
     if "@" not in authority and "@" in rest and port and not port.isdigit():
