@@ -1,0 +1,49 @@
+"""Session transcripts holding characters a store cannot take as they are: a NUL (``\\u0000`` in the JSON, which
+PostgreSQL text cannot hold) and half an emoji (a lone surrogate ``\\ud83c``, as a client cutting a message mid-emoji
+writes it, which UTF-8 cannot encode). The rest of the transcript, and every other file, is indexed all the same."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openclaw_memory import MemoryIndex
+from openclaw_memory.providers.fake import FakeEmbeddingProvider
+
+pytestmark = pytest.mark.both_stores  # on SQLite and on PostgreSQL (tests/conftest.py)
+
+
+def _transcript(memory: MemoryIndex, *texts: str) -> None:
+    path = memory.transcript_path("chat-1")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [{"type": "session", "id": "chat-1"}] + [
+        {"type": "message", "message": {"role": "user", "content": text, "timestamp": 1_760_000_000_000 + i}}
+        for i, text in enumerate(texts)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+@pytest.fixture
+def memory(make_index: Callable[..., MemoryIndex], write: Callable[[dict[str, str]], Path]) -> MemoryIndex:
+    write({"MEMORY.md": "# Memory\nThe zebra ledger is in the blue cabinet.\n"})
+    return make_index(FakeEmbeddingProvider(), sources=["memory", "sessions"])
+
+
+def test_a_nul_character_in_a_message_neither_fails_the_sync_nor_hides_the_message(memory: MemoryIndex) -> None:
+    _transcript(memory, "the narwhal budget \u0000 is approved", "the walrus plan is due")
+    memory.sync()
+    texts = " ".join(h.text for h in memory.search("narwhal budget approved", sources=["sessions"]).hits)
+    assert "narwhal budget" in texts and "\x00" not in texts
+    assert memory.search("zebra ledger").hits  # the memory files too
+
+
+def test_half_an_emoji_in_a_message_leaves_the_transcript_indexed(memory: MemoryIndex, store_backend: Any) -> None:
+    _transcript(memory, "the narwhal budget \ud83c is approved", "the walrus plan is due")
+    memory.sync()
+    hits = memory.search("walrus plan due", sources=["sessions"]).hits
+    assert hits and "walrus plan" in hits[0].text
+    assert any("narwhal budget \ufffd is approved" in h.text
+               for h in memory.search("narwhal budget", sources=["sessions"]).hits)
