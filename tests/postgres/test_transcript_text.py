@@ -1,6 +1,6 @@
-"""Session transcripts holding characters a store cannot take as they are: a NUL (``\\u0000`` in the JSON, which
-PostgreSQL text cannot hold) and half an emoji (a lone surrogate ``\\ud83c``, as a client cutting a message mid-emoji
-writes it, which UTF-8 cannot encode). The rest of the transcript, and every other file, is indexed all the same."""
+"""Text a store cannot take as it is: a NUL (``\\u0000`` in a transcript's JSON, or deep in a memory file; PostgreSQL
+text cannot hold one) and half an emoji (a lone surrogate ``\\ud83c``, as a client cutting a message mid-emoji writes
+it, which UTF-8 cannot encode). The rest of the file, and every other file, is indexed all the same."""
 
 from __future__ import annotations
 
@@ -47,3 +47,15 @@ def test_half_an_emoji_in_a_message_leaves_the_transcript_indexed(memory: Memory
     assert hits and "walrus plan" in hits[0].text
     assert any("narwhal budget \ufffd is approved" in h.text
                for h in memory.search("narwhal budget", sources=["sessions"]).hits)
+
+
+def test_a_nul_character_deep_in_a_memory_file_does_not_fail_every_sync(make_index: Callable[..., MemoryIndex],
+                                                                        write: Callable[[dict[str, str]], Path]) -> None:
+    """Only the first 8 KiB of a file are looked at for NUL bytes (a binary file): one further on reached the store,
+    and PostgreSQL refused the whole sync, on every host, until the file was changed."""
+    write({"MEMORY.md": "# Memory\n" + "Filler words of a long note. " * 400 + "\nThe narwhal \x00 budget is approved.\n",
+           "memory/2026-03-01.md": "# Day\nThe walrus plan is due.\n"})
+    memory = make_index(FakeEmbeddingProvider())
+    memory.sync()
+    assert memory.search("walrus plan due").hits
+    assert any("narwhal" in h.text for h in memory.search("narwhal budget approved").hits)

@@ -771,7 +771,10 @@ class PostgresStore:
                     vec, zero = e, not bool(np.any(e))
                 else:
                     raw = e.astype("<f4").tobytes()
-            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
+            # PostgreSQL text holds no NUL (a file is sniffed for one only at its start): refused, one NUL failed
+            # the whole sync, on every host
+            text = c.text.replace("\x00", "\ufffd")
+            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, text, " ".join(toks),
                            fts.tsvector_literal(toks), vec, raw, dims, zero, now)
         rows = list(by_id.values())
         n_tokens = sum(len(t) for t in added.values())
