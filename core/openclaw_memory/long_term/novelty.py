@@ -24,8 +24,10 @@ Relation = Literal["repeat", "update", "different"]
 #: Where a clause ends: a comma, semicolon or sentence end before a space, or a conjunction ("and", "but", ...).
 _CLAUSE_END = re.compile(r"[,;.!?](?=\s)|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
 _TOKEN = re.compile(r"[+]?[\w@.'’:-]*\w|[=:]", re.UNICODE)
-_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without",
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot",
                         "n't", "nicht", "kein", "ne", "nie", "nikdy"})
+#: the word a contraction with "n't" negates, where it is not the contraction without "n't" ("won't" is "will")
+_CONTRACTED = {"wo": "will", "ca": "can", "sha": "shall"}
 #: Words that announce a change and are not part of the fact itself ...
 _CUES = frozenset({"now", "new", "newly", "actually", "changed", "change", "updated", "update", "correction",
                    "corrected", "instead", "anymore", "longer", "current", "currently", "moved"})
@@ -98,6 +100,7 @@ def _parse(text: str) -> _Parsed:
         word = _norm(raw)
         if word == "n't":
             negated, word = True, raw.lower()[:-3]  # "don't" -> "do", "isn't" -> "is"
+            word = _CONTRACTED.get(word, word)  # "won't" -> "will"
         elif word in _NEGATIONS:
             negated = True
             continue
