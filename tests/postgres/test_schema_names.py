@@ -25,7 +25,8 @@ def test_an_unusable_schema_name_is_refused_naming_store_pg_schema(tmp_path: Pat
 
 
 def test_a_namespace_holding_a_nul_character_is_refused_naming_store_namespace(tmp_path: Path) -> None:
-    """PostgreSQL text cannot hold NUL: the name is wrong, not the server (it was 'Check that the server is running')."""
+    """PostgreSQL text cannot hold NUL: the name is wrong, not the server (it said 'Check that the server is
+    running')."""
     with pytest.raises(ConfigError, match="store.namespace") as refused:
         MemoryIndex(workspace=tmp_path, watch=False, provider=None,
                     store={"url": "postgresql://app@127.0.0.1:1/agents", "namespace": "team\x00a"})

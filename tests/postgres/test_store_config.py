@@ -4,6 +4,8 @@ the config, the namespace's own size in ``status``, and a rebuild that drops onl
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -201,9 +203,6 @@ def test_building_the_hnsw_index_outlasts_the_servers_statement_timeout(pg: Any,
     (minutes at 100k vectors; here it waits for another writer's transaction) made every first index and
     ``index --force`` fail; the build is not one of the statements that guard is for."""
     url = pg.url + ("&" if "?" in pg.url else "?") + "options=-c%20statement_timeout%3D1000"
-    import threading
-    import time
-
     with PostgresStore(url, namespace=pg.namespace(), schema=pg.schema, memory_cache=False, hnsw_min_rows=50) as store:
         rng = np.random.default_rng(5)
         store.replace_file(_file("a.md"), [

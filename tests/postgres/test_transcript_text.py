@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -40,7 +39,7 @@ def test_a_nul_character_in_a_message_neither_fails_the_sync_nor_hides_the_messa
     assert memory.search("zebra ledger").hits  # the memory files too
 
 
-def test_half_an_emoji_in_a_message_leaves_the_transcript_indexed(memory: MemoryIndex, store_backend: Any) -> None:
+def test_half_an_emoji_in_a_message_leaves_the_transcript_indexed(memory: MemoryIndex) -> None:
     _transcript(memory, "the narwhal budget \ud83c is approved", "the walrus plan is due")
     memory.sync()
     hits = memory.search("walrus plan due", sources=["sessions"]).hits
@@ -49,11 +48,12 @@ def test_half_an_emoji_in_a_message_leaves_the_transcript_indexed(memory: Memory
                for h in memory.search("narwhal budget", sources=["sessions"]).hits)
 
 
-def test_a_nul_character_deep_in_a_memory_file_does_not_fail_every_sync(make_index: Callable[..., MemoryIndex],
-                                                                        write: Callable[[dict[str, str]], Path]) -> None:
+def test_a_nul_character_deep_in_a_memory_file_does_not_fail_every_sync(
+        make_index: Callable[..., MemoryIndex], write: Callable[[dict[str, str]], Path]) -> None:
     """Only the first 8 KiB of a file are looked at for NUL bytes (a binary file): one further on reached the store,
     and PostgreSQL refused the whole sync, on every host, until the file was changed."""
-    write({"MEMORY.md": "# Memory\n" + "Filler words of a long note. " * 400 + "\nThe narwhal \x00 budget is approved.\n",
+    long_note = "Filler words of a long note. " * 400
+    write({"MEMORY.md": f"# Memory\n{long_note}\nThe narwhal \x00 budget is approved.\n",
            "memory/2026-03-01.md": "# Day\nThe walrus plan is due.\n"})
     memory = make_index(FakeEmbeddingProvider())
     memory.sync()
