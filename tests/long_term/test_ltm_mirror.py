@@ -101,3 +101,25 @@ def test_forget_also_removes_the_copy_promoted_into_memory_md(make_ltm: MakeMemo
     assert mirror_marker(kept.record.id) in (workspace / kept.mirror_path).read_text()  # type: ignore[operator]
     undo(config)  # the removal is a consolidation change like any other: undoable
     assert "atlas" in (workspace / "MEMORY.md").read_text()
+
+
+def test_forget_finds_the_line_in_a_note_archived_below_memory(make_ltm: MakeMemory, workspace: Path,
+                                                              fake_provider: FakeEmbeddingProvider) -> None:
+    """memory/**/*.md are memory files (memory_search finds their lines): a user who files old daily notes
+    into memory/archive/ still forgets the memory, and memory_search no longer finds it."""
+    ltm = make_ltm(mirror_workspace=workspace, tz="UTC")
+    stored = ltm.store("The storage locker code is 4471")
+    kept = ltm.store("Lunch with Dana on Friday")
+    archive = workspace / "memory" / "archive" / "2026"
+    archive.mkdir(parents=True)
+    moved = archive / "old-days.md"
+    (workspace / str(stored.mirror_path)).rename(moved)
+    assert ltm.forget(memory_id=stored.record.id).mirror_paths == ["memory/archive/2026/old-days.md"]
+    left = moved.read_text(encoding="utf-8")
+    assert mirror_marker(stored.record.id) not in left and mirror_marker(kept.record.id) in left
+    with MemoryIndex(workspace=workspace, provider=None, watch=False,
+                     store={"path": str(workspace.parent / "index.sqlite")}) as index:
+        index.sync()
+        assert not index.search("storage locker code").hits
+    assert ltm.forget(memory_id=kept.record.id).mirror_paths == ["memory/archive/2026/old-days.md"]
+    assert not moved.exists()  # it held only the memories' lines

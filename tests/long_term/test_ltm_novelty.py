@@ -19,6 +19,17 @@ from openclaw_memory.long_term.novelty import relation
     ("I like coffee", "I don't like coffee", "update"),
     ("I don't like coffee", "I like coffee", "update"),
     ("I prefer tea", "Actually I now prefer coffee", "update"),
+    # "cannot", "won't", "can't" negate as "not" does
+    ("I cannot eat peanuts", "I can eat peanuts", "update"),
+    ("I can eat peanuts", "I cannot eat peanuts", "update"),
+    ("I will attend the offsite", "I won't attend the offsite", "update"),
+    ("I cannot eat peanuts", "I can't eat peanuts", "repeat"),
+    ("I cannot eat peanuts", "I can not eat peanuts", "repeat"),
+    # a number written as a word is a value as its digits are
+    ("I have two cats", "I have three cats", "update"),
+    ("Our team has five engineers", "Our team has seven engineers", "update"),
+    ("The standup is at nine", "The standup is at 10", "update"),
+    ("I have two cats", "I have 2 cats", "repeat"),
     # another subject (an identifier before the verb) or a new detail: a different memory, kept
     ("Ticket ABC-123A is assigned to Bob", "Ticket ABC-123B is assigned to Bob", "different"),
     ("Server A is in rack 7", "Server B is in rack 7", "different"),
@@ -29,7 +40,14 @@ from openclaw_memory.long_term.novelty import relation
     ("We decided to use PostgreSQL", "We decided to use PostgreSQL for billing", "different"),
     ("The Wi-Fi password is sunflower42", "The Wi-Fi password changed", "different"),
     ("我喜欢绿茶", "我喜欢红茶", "different"),
+    # every word and value is in the old memory, but a value is said of something else there: new information
+    ("The door code is 1234 and the alarm code is 5678", "The alarm code is 1234", "different"),
+    ("My flight leaves on 14 March and returns on 20 March", "My flight leaves on 20 March", "different"),
+    ("Prod DB is on host db1, staging DB is on host db2", "Prod DB is on host db2", "update"),  # its subject's value
     # nothing new: a repeat
+    ("The door code is 1234 and the alarm code is 5678", "The alarm code is 5678", "repeat"),
+    ("The door code is 1234, the alarm code is 5678", "Remember that the door code is 1234", "repeat"),
+    ("The budget is 5,000 EUR", "The budget is 5,000 EUR", "repeat"),
     ("I prefer dark mode in every editor", "I prefer dark mode", "repeat"),
     ("User prefers dark mode", "I prefer dark mode", "repeat"),
     ("My phone number is +15551234567", "Remember that my phone number is +15551234567", "repeat"),

@@ -13,6 +13,7 @@ from openclaw_memory.errors import ConfigError, ProviderError, StoreError
 from openclaw_memory.long_term import AutoCapture, CaptureCandidate, LongTermMemory
 from openclaw_memory.long_term.capture import CaptureCursor
 from openclaw_memory.long_term.store import MemoryThresholds
+from openclaw_memory.long_term.tools import memory_store
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.helpers.long_term_memory import MakeMemory
 
@@ -119,3 +120,19 @@ def test_the_empty_folder_of_a_table_whose_creation_was_killed_is_made_again(mak
     assert ltm.recall("dark mode") == [] and ltm.list() == []
     stored = ltm.store("I prefer dark mode in every editor", category="preference")
     assert [r.id for r in ltm.list()] == [stored.record.id]
+
+
+def test_a_state_dir_that_cannot_be_written_is_a_store_error_the_tools_report(make_ltm: MakeMemory,
+                                                                             tmp_path: Path) -> None:
+    """A read-only home (a container) holds the write lock's folder: the agent's tool call gets an answer, not an
+    OSError out of the tool."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "memory").write_text("a file where the state folder should be")  # writes below it fail, even as root
+    ltm = make_ltm(state_dir=state)
+    with pytest.raises(StoreError, match="state_dir") as failed:
+        ltm.store("I prefer tea with lemon")
+    assert str(state) in str(failed.value)
+    text, payload = memory_store(ltm, "I prefer tea with lemon")
+    assert "error" in payload and "state_dir" in text
+    assert ltm.list() == []

@@ -12,6 +12,7 @@ import pytest
 
 from openclaw_memory.errors import ConfigError, MemoryArgumentError, ProviderError, StoreError
 from openclaw_memory.long_term import LongTermMemory, distance_to_score
+from openclaw_memory.long_term.tools import memory_forget
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from tests.helpers.long_term_memory import MakeMemory
@@ -147,11 +148,33 @@ def test_quotes_in_text_and_agent_ids_with_punctuation_are_stored_verbatim(make_
     assert memory.recall(text)[0].record.text == text
 
 
-@pytest.mark.parametrize("text", ["", "   \n\t", "\x00\x00"])
+@pytest.mark.parametrize("text", ["", "   \n\t", "\x00\x00", "\x01\x02\x1b\x7f", "\x07 \x9b\x08"])
 def test_empty_text_is_refused(ltm: LongTermMemory, text: str) -> None:
     with pytest.raises(MemoryArgumentError, match="empty"):
         ltm.store(text)
     assert ltm.list() == []
+
+
+def test_control_characters_are_not_kept_in_the_memory_nor_its_daily_note_line(make_ltm: MakeMemory,
+                                                                              tmp_path: Path) -> None:
+    """A pasted terminal line (colour codes, a bell) is stored as its text: printed by ``ltm list`` or written into
+    the daily note, the codes would restyle or clear the reader's terminal."""
+    ltm = make_ltm(mirror_workspace=tmp_path / "ws")
+    stored = ltm.store("The build \x1b[31mfails\x1b[0m on ARM\x07 runners\tonly", category="fact")
+    assert stored.record.text == "The build [31mfails[0m on ARM runners\tonly"
+    assert [r.text for r in ltm.list()] == [stored.record.text]
+    note = (tmp_path / "ws" / str(stored.mirror_path)).read_text(encoding="utf-8")
+    assert "\x1b" not in note and "\x07" not in note and "[31mfails[0m on ARM runners only" in note
+    assert ltm.recall("build fails \x1b[31m on ARM", min_score=0.0)[0].record.id == stored.record.id
+
+
+def test_a_blank_memory_id_next_to_a_query_forgets_by_the_query(ltm: LongTermMemory) -> None:
+    """A model filling every field of memory_forget sends memoryId " " with its query."""
+    stored = ltm.store("The storage locker code is 4471")
+    text, payload = memory_forget(ltm, query="The storage locker code is 4471", memory_id="  ")
+    assert payload.get("action") == "deleted" and payload["id"] == stored.record.id, text
+    with pytest.raises(MemoryArgumentError, match="needs a query or a memory_id"):
+        ltm.forget(memory_id=" ")
 
 
 def test_huge_text_is_refused_with_a_clear_error(ltm: LongTermMemory, fake_provider: FakeEmbeddingProvider) -> None:

@@ -282,6 +282,40 @@ def test_sync_lock_is_one_writer_per_namespace(make_pg_store: MakeStore, pg: Any
         pass
 
 
+@pytest.mark.parametrize("setting", ["idle_in_transaction_session_timeout", "transaction_timeout"])
+def test_the_sync_lock_outlasts_the_servers_idle_transaction_timeouts(pg: Any, setting: str) -> None:
+    """A server (or role) that ends transactions idle for a second (a managed database's default, a DBA's rule)
+    must not end the lock of a sync that spends longer embedding: a second writer would index alongside it."""
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        if conn.execute("SELECT count(*) FROM pg_settings WHERE name = %s", (setting,)).fetchone()[0] == 0:
+            pytest.skip(f"this server has no {setting}")
+    url = pg.url + ("&" if "?" in pg.url else "?") + f"options=-c%20{setting}%3D1000"
+    ns = pg.namespace()
+    one, two = (PostgresStore(url, namespace=ns, schema=pg.schema, memory_cache=False) for _ in range(2))
+    with one, two, one.sync_lock(timeout=1):
+        time.sleep(2)  # a long embedding run
+        with pytest.raises(IndexLockedError):
+            with two.sync_lock(timeout=0.3):
+                pass
+    with PostgresStore(url, namespace=ns, schema=pg.schema, memory_cache=False) as three, three.sync_lock(timeout=1):
+        pass  # free once the first sync ended
+
+
+def test_a_rebuild_outlasts_the_servers_statement_timeout_dropping_the_old_build(pg: Any) -> None:
+    """Dropping the build a rebuild replaced (its rows, 100k chunks on a large namespace) may take longer than a
+    server's ``statement_timeout``; here it waits for another session's lock on one of its rows. The rebuild is
+    done either way: it must not fail after the new build was made active."""
+    url = pg.url + ("&" if "?" in pg.url else "?") + "options=-c%20statement_timeout%3D1000"
+    with PostgresStore(url, namespace=pg.namespace(), schema=pg.schema, memory_cache=False) as store:
+        store.replace_file(_file("old.md"), [_chunk("o1", "old.md", "old text", [1, 0])])
+        with psycopg.connect(pg.url) as other:
+            other.execute(f'SELECT 1 FROM "{pg.schema}".chunks WHERE id = %s FOR UPDATE', ("o1",))
+            threading.Timer(2.0, other.commit).start()
+            with store.rebuild() as fresh:
+                fresh.replace_file(_file("new.md"), [_chunk("n1", "new.md", "new text", [0, 1])])
+        assert [c.id for c in store.iter_chunks()] == ["n1"]
+
+
 def test_rebuild_is_atomic_for_readers(make_pg_store: MakeStore, pg: Any) -> None:
     ns = pg.namespace()
     s = make_pg_store(ns)

@@ -4,6 +4,8 @@ the config, the namespace's own size in ``status``, and a rebuild that drops onl
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +195,23 @@ def test_hnsw_ef_search_comes_from_the_store_config_and_widens_the_search(
 
     wide, few = recall(default), recall(narrow)
     assert wide >= 0.9 and few <= wide - 0.1
+
+
+@pytest.mark.parametrize("other", ["ROW EXCLUSIVE", "SHARE UPDATE EXCLUSIVE"], ids=["a-writer", "a-vacuum"])
+def test_building_the_hnsw_index_outlasts_the_servers_statement_timeout(pg: Any, other: str) -> None:
+    """A server (or role) with a ``statement_timeout`` (a managed database's guard) shorter than an HNSW build
+    (minutes at 100k vectors; here it waits for another writer's transaction) made every first index and
+    ``index --force`` fail; the build is not one of the statements that guard is for."""
+    url = pg.url + ("&" if "?" in pg.url else "?") + "options=-c%20statement_timeout%3D1000"
+    with PostgresStore(url, namespace=pg.namespace(), schema=pg.schema, memory_cache=False, hnsw_min_rows=50) as store:
+        rng = np.random.default_rng(5)
+        store.replace_file(_file("a.md"), [
+            StoredChunk(id=f"c{i}", path="a.md", source="memory", start_line=i, end_line=i, hash=f"h{i}", model="m",
+                        text=f"chunk {i}", embedding=rng.normal(size=8).astype(np.float32)) for i in range(60)])
+        with psycopg.connect(pg.url) as writer:  # another host's sync or a VACUUM, mid-transaction: the build waits
+            writer.execute(f'LOCK TABLE "{pg.schema}".chunks IN {other} MODE')
+            threading.Timer(2.0, writer.commit).start()
+            started = time.monotonic()
+            store.write_meta(IndexMeta("m", "p", "k", ("memory",), "s", 400, 80, "t", 8))
+            assert time.monotonic() - started >= 1.5
+        assert store.info().vector_path == "pgvector hnsw"

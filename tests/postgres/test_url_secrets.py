@@ -72,3 +72,37 @@ def test_a_url_the_configuration_accepts_opens(pg: Any, spell: Any, workspace: P
         assert idx.status().backend == "postgresql"
     finally:
         idx.close()
+
+
+def test_a_password_with_a_backslash_escaped_space_is_not_shown(tmp_path: Path) -> None:
+    """libpq reads ``password=a\\ b`` (no quotes) as "a b": all of it is the password."""
+    dsn = f"host={tmp_path} dbname=x user=app password={HEAD}\\ {TAIL} connect_timeout=2"
+    assert not _shown(redact_url(dsn)) and "user=app" in redact_url(dsn) and "connect_timeout=2" in redact_url(dsn)
+    with pytest.raises(StoreError, match="cannot open the memory index in PostgreSQL") as failed:
+        PostgresStore(dsn, namespace="n")
+    assert not _shown(str(failed.value)) and "password=***" in str(failed.value)
+
+
+@pytest.mark.skipif(EXTERNAL_URL is not None, reason="needs the local test server (trust auth)")
+def test_a_backslash_escaped_password_still_connects_and_never_shows(pg: Any, tmp_path: Path) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(pg.url)
+    dsn = " ".join(f"{k}={v}" for k, v in params.items() if k != "password") + f" password={HEAD}\\ {TAIL}"
+    store = PostgresStore(dsn, namespace=pg.namespace(), schema=pg.schema, memory_cache=False)
+    try:
+        assert not _shown(repr(store)) and not _shown(store.safe_url)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("password", [f"{HEAD}%{TAIL}", f"{HEAD}%", f"{HEAD}%z9{TAIL}"])
+def test_an_unencoded_percent_sign_in_the_password_is_refused_saying_how_to_write_it(tmp_path: Path,
+                                                                                      password: str) -> None:
+    """libpq refuses it as an 'invalid percent-encoded token', which (masked) told the user nothing to do."""
+    url = f"postgresql://memory:{password}@127.0.0.1:1/agents"
+    with pytest.raises(ConfigError, match="%25") as failed:
+        PostgresStore(url, namespace="n", connect_timeout=1)
+    assert not _shown(str(failed.value)) and "store.url" in str(failed.value)
+    with pytest.raises(ConfigError, match="%25"):
+        MemoryIndex(workspace=tmp_path, store=url, watch=False)

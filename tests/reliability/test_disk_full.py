@@ -127,3 +127,39 @@ def test_read_only_index_directory_still_serves_searches(tmp_path: Path) -> None
             with pytest.raises(OpenClawMemoryError, match="cannot be written"):
                 m.sync()
             assert m.search("walrus 2 ledger").hits
+
+
+@contextlib.contextmanager
+def _read_only_file(path: Path) -> Iterator[None]:
+    """``path`` read-only while its directory stays writable (a file mounted read-only into a container)."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    if not (_mount("--bind", str(path), str(path)) and _mount("-o", "remount,bind,ro", str(path))):
+        subprocess.run(["umount", str(path)], capture_output=True)
+        pytest.skip("cannot make a read-only mount here")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)  # lazily: an index left open is busy
+
+
+def test_read_only_index_file_in_a_writable_directory_still_serves_searches(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    _notes(ws, 3)
+    state.mkdir()
+    index_file = state / "index.sqlite"
+    with MemoryIndex(workspace=str(ws), store={"path": str(index_file)}, provider=None, watch=False) as m:
+        m.sync()
+    (ws / "memory" / "note-0009.md").write_text("# New\n\nThe heron migration starts in May.\n")
+    with _read_only_file(index_file):
+        with MemoryIndex(workspace=str(ws), store={"path": str(index_file)}, provider=None, watch=False) as m:
+            res = m.search("zephyr billing")
+            assert res.hits and res.hits[0].path == "MEMORY.md"
+            assert any("cannot be written" in n for n in m.status().notes)
+            with pytest.raises(OpenClawMemoryError, match="cannot be written"):
+                m.sync()

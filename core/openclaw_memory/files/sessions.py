@@ -163,8 +163,8 @@ def parse_timestamp(value: Any) -> float | None:
 def extract_session(path: str | os.PathLike[str], *, redact: bool = True) -> SessionDoc:
     """Flatten a JSONL transcript: one ``User: …`` / ``Assistant: …`` line per text message.
 
-    Whitespace is collapsed and secrets redacted; tool calls, system and custom records are
-    ignored; a line that is not a JSON object is skipped and counted in ``malformed_lines``.
+    Whitespace (and NUL) is collapsed, half an emoji is U+FFFD and secrets are redacted; tool calls, system and
+    custom records are ignored; a line that is not a JSON object is skipped and counted in ``malformed_lines``.
     """
     p = Path(path)
     raw = p.read_bytes().decode("utf-8", errors="replace")
@@ -189,7 +189,10 @@ def extract_session(path: str | os.PathLike[str], *, redact: bool = True) -> Ses
         role = message.get("role")
         if role not in ("user", "assistant"):
             continue
-        text = _WS_RE.sub(" ", message_text(message.get("content"))).strip()
+        # a NUL (PostgreSQL text cannot hold one) is a space; half an emoji (a lone surrogate, which UTF-8 cannot
+        # encode: the whole transcript was skipped) is U+FFFD
+        text = _WS_RE.sub(" ", replace_lone_surrogates(message_text(message.get("content")).replace("\x00", " ")))
+        text = text.strip()
         if not text:
             continue
         if redact:

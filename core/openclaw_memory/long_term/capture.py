@@ -5,13 +5,16 @@ Chinese, Japanese, Korean, or custom patterns) in a statement (a question such a
 like?" is not something the user told us) and is not contaminated: not an injected
 ``<relevant-memories>`` block, not system text, not Markdown- or emoji-heavy agent output, and not
 text that looks like a prompt injection (a memory is re-injected into later prompts, so an
-instruction stored today would be obeyed tomorrow).
+instruction stored today would be obeyed tomorrow). A message holding a credential (an API key,
+a token, a URL with its password: what :func:`~openclaw_memory.redaction.redact` removes) is not
+captured either: it would be written into the daily note and injected into every later prompt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openclaw_memory.long_term.state import update_json
+from openclaw_memory.redaction import redact
 
 __all__ = [
     "CATEGORIES",
@@ -109,16 +113,26 @@ def compile_triggers(custom: Iterable[str | re.Pattern[str]] = (), *, defaults: 
 _DEFAULT_COMPILED = compile_triggers()
 
 
+def _as_read(text: str) -> str:
+    """``text`` as a model reads it: compatibility forms folded (fullwidth ``ｉｇｎｏｒｅ`` is ``ignore``), invisible
+    format characters (zero-width spaces, soft hyphens, word joiners) dropped, whitespace runs made one space."""
+    folded = unicodedata.normalize("NFKC", text)
+    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    return re.sub(r"\s+", " ", visible).strip()
+
+
 def looks_like_prompt_injection(text: str) -> bool:
-    """True for text that reads like an instruction to the model (ignore previous instructions, ...)."""
-    normalized = re.sub(r"\s+", " ", text).strip()
+    """True for text that reads like an instruction to the model (ignore previous instructions, ...), also when
+    spelled with fullwidth letters or invisible characters inside its words."""
+    normalized = _as_read(text)
     return bool(normalized) and any(p.search(normalized) for p in _PROMPT_INJECTION)
 
 
 def is_contaminated(text: str) -> str | None:
     """Why ``text`` must not be stored or re-injected (None when it is clean): an injected memory
     block, system text, Markdown-heavy or emoji-heavy agent output, or a prompt injection."""
-    if RECALL_TAG in text or UNTRUSTED_NOTE[:40] in text:
+    read = _as_read(text)
+    if RECALL_TAG in read or UNTRUSTED_NOTE[:40] in read:
         return "injected memory block"
     stripped = text.lstrip()
     if stripped.startswith("<") and "</" in stripped:
@@ -160,6 +174,8 @@ def capture_rejection(
     reason = is_contaminated(text)
     if reason:
         return reason
+    if redact(text) != text:  # an API key, token or password pasted into the chat: never kept nor re-injected
+        return "holds a credential"
     told = statements(text)
     if not told:
         return "a question"

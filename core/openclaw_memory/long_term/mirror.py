@@ -20,6 +20,7 @@ from pathlib import Path
 
 from openclaw_memory.files import safe_fs
 from openclaw_memory.files.append import append_memory, daily_note_path, local_now
+from openclaw_memory.files.discovery import MAX_DIR_DEPTH, is_ignored_dir
 from openclaw_memory.files.memory_writes import refusing_unsafe_paths, rewrite_file
 
 __all__ = ["MarkdownMirror", "mirror_line", "mirror_marker"]
@@ -58,7 +59,7 @@ class MarkdownMirror:
     def remove(self, memory_id: str, created_at_ms: int | None = None) -> list[str]:
         """Remove the lines marked with ``memory_id`` from the daily notes; returns the notes changed.
 
-        Looks in the memory's own daily note first, then in every other note of ``memory/``. A
+        Looks in the memory's own daily note first, then in every other note below ``memory/``. A
         note left with nothing but whitespace is deleted; one holding anything else is kept.
         Every note is opened by descriptor from the workspace down and rewritten under its lock
         (:func:`~openclaw_memory.files.memory_writes.rewrite_file`): a symlink below the workspace is
@@ -93,13 +94,31 @@ class MarkdownMirror:
         return candidates + [rel for rel in self._notes() if rel not in candidates]
 
     def _notes(self) -> list[str]:
-        """The workspace-relative ``memory/*.md`` files (listed by descriptor, symlinks left out)."""
+        """The workspace-relative ``memory/**/*.md`` files, the notes memory_search reads (listed by descriptor,
+        symlinks and tool folders left out, as discovery leaves them): a user may file old notes in subfolders."""
         try:
             with refusing_unsafe_paths("list memory/"), safe_fs.open_dir(self.workspace, "memory") as directory:
                 entries = safe_fs.list_dir(directory)
         except FileNotFoundError:
             return []
-        return [f"memory/{name}" for name, kind in entries if kind == "file" and name.endswith(".md")]
+        notes: list[str] = []
+        pending = [(["memory"], entries)]
+        while pending:
+            parts, listed = pending.pop(0)
+            for name, kind in listed:
+                if kind == "file" and name.endswith(".md"):
+                    notes.append("/".join([*parts, name]))
+                elif kind == "dir" and not is_ignored_dir(name) and len(parts) <= MAX_DIR_DEPTH:
+                    pending.append(([*parts, name], self._listing([*parts, name])))
+        return notes
+
+    def _listing(self, parts: list[str]) -> list[tuple[str, str]]:
+        """The entries of the folder ``parts`` below the workspace ([] when it cannot be listed now)."""
+        try:
+            with safe_fs.open_dir(self.workspace, parts) as directory:
+                return safe_fs.list_dir(directory)
+        except OSError:
+            return []
 
     def _holds(self, rel: str, marker: str) -> bool:
         """Whether ``rel`` mentions ``marker`` (read without a lock: only to skip the others)."""

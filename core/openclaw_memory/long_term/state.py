@@ -94,13 +94,22 @@ class MemoryState:
     def _intents_dir(self) -> Path:
         return self.root / "intents"
 
+    def _unwritable(self, exc: OSError) -> StoreError:
+        return StoreError(
+            f"the long-term memory state folder {self.root} cannot be written ({exc.strerror or exc}): it holds the "
+            "write lock and the record of unfinished writes. Pass state_dir= (or set OPENCLAW_STATE_DIR) to a "
+            "writable folder; nothing was stored or deleted"
+        )
+
     @contextmanager
     def write_lock(self, *, blocking: bool = True) -> Iterator[bool]:
         """Hold the agent's cross-process write lock; yields False (without it) when ``blocking`` is
-        False and another process holds it."""
-        self._intents_dir().mkdir(parents=True, exist_ok=True)
+        False and another process holds it. StoreError when the state folder cannot be written."""
         try:
+            self._intents_dir().mkdir(parents=True, exist_ok=True)
             self._lock.acquire(blocking=blocking)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
         except Timeout:
             if not blocking:
                 yield False
@@ -117,7 +126,10 @@ class MemoryState:
     def begin(self, intent: dict[str, Any]) -> Path:
         """Record a write about to start (durably); returns the record to pass to :meth:`done`."""
         path = self._intents_dir() / f"{intent['op']}-{uuid.uuid4().hex}.json"
-        _write_json(path, intent)
+        try:
+            _write_json(path, intent)
+        except OSError as exc:  # a full disk: nothing is written without its record
+            raise self._unwritable(exc) from exc
         return path
 
     @staticmethod

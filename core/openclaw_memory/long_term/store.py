@@ -231,10 +231,14 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+#: control characters that are not whitespace (NUL, ESC of terminal colour codes, BEL, DEL, C1): not text
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+
+
 def _check_text(text: Any, what: str) -> str:
     if not isinstance(text, str):
         raise MemoryArgumentError(f"{what} must be a string, not {type(text).__name__}")
-    cleaned = replace_lone_surrogates(text.replace("\x00", "")).strip()
+    cleaned = replace_lone_surrogates(_CONTROL.sub("", text)).strip()
     if not cleaned:
         raise MemoryArgumentError(f"{what} is empty: pass the text to {'remember' if what == 'text' else 'look for'}")
     if len(cleaned) > MAX_TEXT_CHARS:
@@ -785,7 +789,9 @@ class LongTermMemory:
         by ``query`` when exactly one memory matches it closely (the model's ``forget_delete``
         level); otherwise nothing is deleted and the candidates (``forget_candidate`` and up) are
         returned."""
-        if memory_id is not None and memory_id != "":
+        if isinstance(memory_id, str) and not memory_id.strip():
+            memory_id = None  # a blank id is no id (a tool call filling every field): the query decides
+        if memory_id is not None:
             matches = self._by_id(memory_id)
             if not matches:
                 return ForgetResult("not_found")

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
@@ -89,6 +89,10 @@ _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
 #: (the pool's other connections still work): the call fails with the advice to size the pools, and no breaker.
 _OUT_OF_CONNECTIONS = "53300"
 _F = TypeVar("_F", bound=Callable[..., Any])
+#: turns off, for the transaction holding an advisory lock, the server's limits on idle or long transactions (those
+#: this server has: ``transaction_timeout`` is PostgreSQL 17's)
+_KEEP_LOCK_OPEN = ("SELECT set_config(name, '0', true) FROM pg_settings WHERE name IN "
+                   "('idle_in_transaction_session_timeout', 'transaction_timeout')")
 
 
 def _out_of_connections(exc: BaseException) -> bool:
@@ -157,13 +161,16 @@ _UNENCODED = ("store.url: the user name or password holds a '{char}' that is not
 def _check_credentials(url: str) -> None:
     """Refuse a URL whose user name or password holds an ``@``, ``/``, ``?`` or ``#`` that is not percent-encoded:
     libpq ends the credentials at the first ``@`` and the host part at the first ``/?#``, so it would take the rest
-    of the password for the host or the database (and show it in its error)."""
+    of the password for the host or the database (and show it in its error); or a ``%`` that starts no
+    percent-encoded character (libpq refuses the URL, naming only the masked password)."""
     if "://" not in url:
         return
     rest = url.split("://", 1)[1]
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     if authority.count("@") > 1:
         raise ConfigError(_UNENCODED.format(char="@", code="%40"))
+    if re.search(r"%(?![0-9A-Fa-f]{2})", authority.rpartition("@")[0]):  # libpq: "invalid percent-encoded token"
+        raise ConfigError(_UNENCODED.format(char="%", code="%25"))
     # "user:pa/ss@host": the authority ends inside the password, which the rest of the URL would show
     port = authority.rsplit(":", 1)[-1] if ":" in authority and not authority.endswith("]") else ""
     if "@" not in authority and "@" in rest and port and not port.isdigit():
@@ -172,15 +179,20 @@ def _check_credentials(url: str) -> None:
 
 
 def _secrets(url: str) -> list[str]:
+    """The password of ``url`` as written and as libpq reads it (percent-decoded, backslash escapes undone), to
+    scrub from the driver's messages."""
     found = []
     try:
         if urlsplit(url).password:
             found.append(str(urlsplit(url).password))
+            found.append(unquote(str(urlsplit(url).password)))
     except ValueError:
         pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|([^&\s]+))", url, flags=re.I):
-        found.append(quoted.replace("\\'", "'").replace("\\\\", "\\") if quoted else plain)
-    return [s for s in found if s]
+    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|((?:[^&\s\\]|\\.)+\\?))", url,
+                                    flags=re.I):
+        found.append(quoted or plain)
+        found.append(re.sub(r"\\(.)", r"\1", quoted or plain))
+    return sorted({s for s in found if s}, key=len, reverse=True)  # the longest first: none leaves part of another
 
 
 def _now_ms() -> int:
@@ -317,6 +329,9 @@ class PostgresStore:
                               "digits and _, not starting with a digit, at most 63 characters (e.g. openclaw_memory)")
         if not namespace or len(namespace) > 200:
             raise ConfigError("store.namespace must be a non-empty name of at most 200 characters")
+        if "\x00" in namespace:
+            raise ConfigError(f"store.namespace {namespace!r} holds a NUL character, which PostgreSQL text cannot "
+                              "hold; remove it from store.namespace")
         url = _normalised_url(url)
         _check_credentials(url)
         self.url = url
@@ -756,7 +771,10 @@ class PostgresStore:
                     vec, zero = e, not bool(np.any(e))
                 else:
                     raw = e.astype("<f4").tobytes()
-            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, " ".join(toks),
+            # PostgreSQL text holds no NUL (a file is sniffed for one only at its start): refused, one NUL failed
+            # the whole sync, on every host
+            text = c.text.replace("\x00", "\ufffd")
+            by_id[c.id] = (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, text, " ".join(toks),
                            fts.tsvector_literal(toks), vec, raw, dims, zero, now)
         rows = list(by_id.values())
         n_tokens = sum(len(t) for t in added.values())
@@ -1717,6 +1735,7 @@ class PostgresStore:
         rebuild) also refreshes the planner's statistics and looks for sizes left unindexed; otherwise (the end of
         any sync) an index is built only while the build has none (a sync writes vectors of one size)."""
         with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
+            conn.execute("SET LOCAL statement_timeout = 0")  # upkeep of a large table, as the build below
             if full:
                 conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
@@ -1756,6 +1775,9 @@ class PostgresStore:
             with self._conn("building the HNSW index") as conn:
                 # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
+                # a build takes minutes at 100k vectors: a statement_timeout of the server or role (a guard against
+                # runaway queries) would cancel it, failing every first index and rebuild
+                conn.execute("SET LOCAL statement_timeout = 0")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
@@ -1832,6 +1854,9 @@ class PostgresStore:
                 raise StoreUnavailableError(self._outage(exc)) from None
             raise StoreError(f"cannot reach PostgreSQL at {self.safe_url}: {self._clean(exc)}") from None
         try:
+            # held as long as the sync runs (embedding may take minutes): a server or role ending transactions left
+            # idle (or long) would end the lock with it, and another host's sync would start alongside this one
+            conn.execute(_KEEP_LOCK_OPEN)
             deadline = time.monotonic() + max(0.0, timeout)
             delay = 0.02
             while True:
@@ -1907,6 +1932,7 @@ class PostgresStore:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
         for ns in ids:
             with self._conn("dropping an old index build") as conn:
+                conn.execute("SET LOCAL statement_timeout = 0")  # a large build's rows take long to delete
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')

@@ -209,15 +209,19 @@ class SQLiteStore:
                     raise
                 self._quarantine(str(exc))
         except (StoreError, ConfigError):
-            if self._conn is not None:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
+            self._close_failed_open()
             raise
         except Exception as exc:
+            self._close_failed_open()  # the file stays open otherwise (an unmount of it is then busy)
             raise StoreError(f"cannot open the memory index at {self.path}: {exc}. "
                              "Check that the directory is writable, or delete the file to rebuild it.") from exc
 
     # ---- connection -------------------------------------------------------------------------
+
+    def _close_failed_open(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
 
     def _open(self) -> None:
         self._refuse_foreign_index()
@@ -225,12 +229,13 @@ class SQLiteStore:
         try:
             self._conn = connect(self._driver, self.path, extension_path=self.extension_path)
             self._conn.executescript(_SCHEMA)
+            # its first writes (the workspace record) too: a read-only file in a writable directory opens and
+            # reads its schema, and only a write says it is read-only
+            self._finish_open()
         except self._driver.module.OperationalError as exc:
             if not self._can_read_only(exc):
                 raise
             self._open_read_only(exc)
-            return
-        self._finish_open()
 
     def _can_read_only(self, exc: BaseException) -> bool:
         """Whether a failed open is a permission problem with an existing index (read it as it is)."""
