@@ -55,9 +55,9 @@ def test_indexed_text_leaves_out_the_marker_lines_only() -> None:
 
 
 def test_marker_words_are_not_keyword_matches(write, make_index) -> None:
-    """Neither the key nor the attribute names match a keyword search; the body does, and the hit still shows
-    the marker (the file is the source of truth). Look a record up by its id with the adapter's own get
-    (LangGraph ``store.get``, LlamaIndex ``get_nodes``), not with a search."""
+    """Neither the key nor the attribute names match a keyword search; the body does, and the hit's text still
+    holds the marker (the file is the source of truth) while its snippet shows the body. Look a record up by its
+    id with the adapter's own get (LangGraph ``store.get``, LlamaIndex ``get_nodes``), not with a search."""
     _workspace(write)
     idx = make_index(None)
     idx.sync()
@@ -65,7 +65,8 @@ def test_marker_words_are_not_keyword_matches(write, make_index) -> None:
         assert idx.search(query, min_score=0).hits == [], query
     hits = idx.search("pepperoni pizza", min_score=0).hits
     assert sorted(h.path for h in hits) == ["memory/store/a.md", "memory/store/b.md"]
-    assert all(KEY_A in h.snippet or KEY_B in h.snippet for h in hits)
+    assert all(KEY_A in h.text or KEY_B in h.text for h in hits)
+    assert all("pepperoni pizza" in h.snippet and "openclaw-memory:" not in h.snippet for h in hits)
     assert hits[0].score == pytest.approx(hits[1].score, abs=1e-9)
     got = idx.get("memory/store/a.md")
     assert KEY_A in got.text

@@ -53,3 +53,19 @@ def test_auto_merging_retrieval_merges_leaves_into_their_parent(store: OpenClawV
     found = retriever.retrieve("lighthouse keeper storm northern cliffs")
     parents = {n.node_id for n in nodes} - {n.node_id for n in leaves}
     assert {n.node.node_id for n in found} <= parents, "the leaves were not merged into their parent"
+
+
+def test_a_search_snippet_shows_the_node_text_not_its_links(store: OpenClawVectorStore,
+                                                            embed_model: OpenClawMemoryEmbedding) -> None:
+    """A node's links live in its record's marker line (hundreds of characters for a hierarchy); a search hit's
+    snippet, what ``memory_search`` shows a model, is the node's text, while the hit's text keeps the marker."""
+    parser = HierarchicalNodeParser.from_defaults(chunk_sizes=[512, 64])
+    nodes = parser.get_nodes_from_documents([Document(text=SENTENCES, id_="log")])
+    VectorStoreIndex(get_leaf_nodes(nodes), storage_context=StorageContext.from_defaults(vector_store=store),
+                     embed_model=embed_model)
+    found = store.memory.search("lighthouse keeper storm northern cliffs", min_score=0).hits
+    hits = [hit for hit in found if hit.path == "memory/llamaindex.md"]
+    assert hits
+    for hit in hits:
+        assert hit.snippet.startswith("The lighthouse keeper"), hit.snippet[:80]
+        assert "openclaw-memory:" in hit.text

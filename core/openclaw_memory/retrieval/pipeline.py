@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from openclaw_memory.text.chunker import shown_text
 from openclaw_memory.text.citations import citations_enabled, decorate_citation
 from openclaw_memory.config import HybridConfig, MemoryConfig
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
@@ -618,7 +619,7 @@ def _select_hits(ordered: Sequence[Candidate], merge: _Merge, config: MemoryConf
     for c in chosen:
         hit = SearchHit(
             path=c.path, start_line=c.start_line, end_line=c.end_line, score=float(c.score),
-            snippet=truncate_snippet(c.text, options.snippet_max_chars), source=c.source,
+            snippet=truncate_snippet(shown_text(c.text), options.snippet_max_chars), source=c.source,
             vector_score=float(c.vector_score), text_score=float(c.text_score), chunk_id=c.id, text=c.text,
             id=c.id if found.get(c.id) == (c.start_line, c.end_line) else range_id(c.id, c.start_line, c.end_line),
         )

@@ -30,8 +30,8 @@ from openclaw_memory.text.provenance import without_origin_markers
 __all__ = [
     "CHUNKER_VERSION", "RECORD_CLOSE_PREFIX", "RECORD_INDEX_BODY", "RECORD_INDEX_TEXT", "RECORD_KIND",
     "RECORD_OPEN_PREFIX", "RecordMarker", "chunk_id", "chunk_markdown", "escape_record_markers", "indexed_hash",
-    "indexed_text", "is_record_marker", "parse_record_marker", "remap_chunk_lines", "split_for_input_limit",
-    "split_text_for_input_limit", "text_weight",
+    "indexed_text", "is_record_marker", "parse_record_marker", "remap_chunk_lines", "shown_text",
+    "split_for_input_limit", "split_text_for_input_limit", "text_weight",
 ]
 
 #: The chunking rules' version, part of the index fingerprint: an index whose chunks were cut by other
@@ -180,6 +180,16 @@ def indexed_text(text: str) -> str:
     if out.strip():
         return out
     return "" if hidden else text
+
+
+def shown_text(text: str) -> str:
+    """What of a chunk's ``text`` a search hit's snippet shows: the text without its record marker lines (a record's
+    id, key, timestamps and links, which can fill a whole snippet), bodies included. Text without markers, and a
+    chunk that holds nothing but markers, is returned as it is."""
+    if "openclaw-memory:" not in text:
+        return text
+    kept = "\n".join(line for line in text.split("\n") if not is_record_marker(line))
+    return kept if kept.strip() else text
 
 
 def indexed_hash(text: str, text_hash: str) -> str:
