@@ -156,7 +156,7 @@ def indexed_text(text: str) -> str:
     an opening marker with a :data:`RECORD_INDEX_TEXT` attribute giving way to that text and a blank line.
 
     A record's markers (its id, key and timestamps, written by the LangGraph store and the LlamaIndex
-    vector store) stay in the file and in what a search returns, but would only add noise to the
+    vector store) stay in the file and in a search hit's text, but would only add noise to the
     record's vector and keyword matches. Text without markers, and a chunk that holds nothing but markers
     (a piece of a record longer than a chunk), is returned as it is. The body of a record whose marker sets
     :data:`RECORD_INDEX_BODY` to false is left out; such a record without index text gives ``""``.
