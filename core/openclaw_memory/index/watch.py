@@ -139,6 +139,9 @@ class MemoryWatcher:
         """How many times ``on_change`` was called."""
         self.polling = False
         """True once the OS refused notifications and the trees are scanned instead."""
+        # folders that cannot be read are skipped once a watch failed on one (watchfiles then also keeps quiet
+        # about the watch limit, so the first watch is made without skipping: it is how the limit is seen)
+        self._skip_unreadable = False
 
     # ---- what to watch ------------------------------------------------------------------------
 
@@ -198,7 +201,7 @@ class MemoryWatcher:
             rust_timeout=self._tick_ms,
             yield_on_timeout=True,
             raise_interrupt=threading.current_thread() is threading.main_thread(),
-            ignore_permission_denied=True,
+            ignore_permission_denied=self._skip_unreadable or self.polling,
             force_polling=self.polling or None,  # None: watchfiles' own choice (its environment variable)
             poll_delay_ms=POLL_DELAY_MS,
         )
@@ -241,6 +244,10 @@ class MemoryWatcher:
                                     "%.1f s instead. Raise fs.inotify.max_user_watches to watch with notifications",
                                     exc, ", ".join(roots), POLL_DELAY_MS / 1000)
                         continue  # scanning starts now; ready once its first look at the trees is back
+                    if not self._skip_unreadable and not self.polling:
+                        self._skip_unreadable = True  # e.g. a folder it may not read: watch the others
+                        log.debug("file watcher skipping folders it cannot watch after: %s", exc)
+                        continue
                     log.debug("file watcher restarting after: %s", exc)
                     self._ready.set()
                     self._stop.wait(self._tick_ms / 1000)
