@@ -76,7 +76,8 @@ with MemoryIndex(workspace=ws, provider=FakeEmbeddingProvider(), watch=True, syn
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="inotify limits are Linux's")
-@pytest.mark.parametrize(("limit", "value", "named"), [("max_inotify_watches", 5, "fs.inotify.max_user_watches")])
+@pytest.mark.parametrize(("limit", "value", "named"), [("max_inotify_watches", 5, "fs.inotify.max_user_watches"),
+                                                       ("max_inotify_instances", 0, "fs.inotify.max_user_instances")])
 def test_the_real_os_limit_switches_the_watcher_to_scanning(tmp_path: Path, limit: str, value: int,
                                                             named: str) -> None:
     """The OS's own limit, set low in a user namespace of its own (the machine's limits are left alone): watchfiles

@@ -91,8 +91,10 @@ def is_relevant(
 
 
 def _watch_limit(exc: BaseException) -> bool:
-    """Whether ``exc`` says the OS refuses more notifications (watchfiles: "OS file watch limit reached")."""
-    return "watch limit" in str(exc).lower()
+    """Whether ``exc`` says the OS refuses more notifications: no watch left (watchfiles: "OS file watch limit
+    reached") or no notifier (the inotify instances used up, or the process's open files: "Too many open files")."""
+    text = str(exc).lower()
+    return "watch limit" in text or "too many open files" in text
 
 
 class MemoryWatcher:
@@ -105,8 +107,8 @@ class MemoryWatcher:
     callback is logged and watching goes on. Trees created later (``memory/`` appearing, the
     sessions directory being created) are picked up. ``clock`` (seconds, monotonic) is what the
     debounce measures quiet with; a test can pass one it advances itself. When the OS refuses more
-    notifications (Linux's ``fs.inotify.max_user_watches`` reached, often by editors' own watchers),
-    the trees are scanned every :data:`POLL_DELAY_MS` instead, with a warning (:attr:`polling`).
+    notifications (Linux's ``fs.inotify.max_user_watches`` or ``max_user_instances`` reached, often by editors'
+    own watchers), the trees are scanned every :data:`POLL_DELAY_MS` instead, with a warning (:attr:`polling`).
     """
 
     def __init__(
@@ -241,7 +243,8 @@ class MemoryWatcher:
                     if _watch_limit(exc) and not self.polling:
                         self.polling = True
                         log.warning("file watcher: the OS refuses more file notifications (%s); scanning %s every "
-                                    "%.1f s instead. Raise fs.inotify.max_user_watches to watch with notifications",
+                                    "%.1f s instead. Raise fs.inotify.max_user_watches (or, for 'Too many open files', "
+                                    "fs.inotify.max_user_instances) to watch with notifications",
                                     exc, ", ".join(roots), POLL_DELAY_MS / 1000)
                         continue  # scanning starts now; ready once its first look at the trees is back
                     if not self._skip_unreadable and not self.polling:
