@@ -13,9 +13,9 @@ section is the store's to remove only while its text still has that hash (:attr:
 This module translates between those records and the node fields (id, ``ref_doc_id``, metadata,
 text, its links to other nodes, an ``IndexNode``'s ``index_id``, an ``ImageNode``'s image path / url / MIME type,
 and the node's ``excluded_embed_metadata_keys`` / ``excluded_llm_metadata_keys`` and metadata templates when it has
-its own); reading, writing and removing them is the core's. A node whose metadata takes part in its embedding carries that text as the record's
-``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which the memory index embeds and
-keyword-indexes in place of the marker line.
+its own); reading, writing and removing them is the core's. A node whose metadata takes part in its embedding
+carries that text as the record's ``index_text`` (:data:`openclaw_memory.text.chunker.RECORD_INDEX_TEXT`), which
+the memory index embeds and keyword-indexes in place of the marker line.
 """
 
 from __future__ import annotations

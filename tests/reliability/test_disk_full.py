@@ -94,12 +94,15 @@ def test_disk_full_fails_cleanly_and_the_next_sync_completes(tmp_path: Path, kin
 
 @contextlib.contextmanager
 def _read_only(path: Path) -> Iterator[None]:
+    """``path`` (a folder or a file) read-only: a read-only bind mount as root (who may write anyway), else its
+    mode. A file's folder stays writable (a file mounted read-only into a container)."""
     if os.geteuid() != 0:
-        path.chmod(0o555)
+        mode = path.stat().st_mode
+        path.chmod(0o555 if path.is_dir() else 0o444)
         try:
             yield
         finally:
-            path.chmod(0o755)
+            path.chmod(mode)
         return
     if not (_mount("--bind", str(path), str(path)) and _mount("-o", "remount,bind,ro", str(path))):
         subprocess.run(["umount", str(path)], capture_output=True)
@@ -107,7 +110,7 @@ def _read_only(path: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        subprocess.run(["umount", str(path)], capture_output=True)
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)  # lazily: an index left open is busy
 
 
 def test_read_only_index_directory_still_serves_searches(tmp_path: Path) -> None:
@@ -129,25 +132,6 @@ def test_read_only_index_directory_still_serves_searches(tmp_path: Path) -> None
             assert m.search("walrus 2 ledger").hits
 
 
-@contextlib.contextmanager
-def _read_only_file(path: Path) -> Iterator[None]:
-    """``path`` read-only while its directory stays writable (a file mounted read-only into a container)."""
-    if os.geteuid() != 0:
-        path.chmod(0o444)
-        try:
-            yield
-        finally:
-            path.chmod(0o644)
-        return
-    if not (_mount("--bind", str(path), str(path)) and _mount("-o", "remount,bind,ro", str(path))):
-        subprocess.run(["umount", str(path)], capture_output=True)
-        pytest.skip("cannot make a read-only mount here")
-    try:
-        yield
-    finally:
-        subprocess.run(["umount", "-l", str(path)], capture_output=True)  # lazily: an index left open is busy
-
-
 def test_read_only_index_file_in_a_writable_directory_still_serves_searches(tmp_path: Path) -> None:
     ws, state = tmp_path / "ws", tmp_path / "state"
     _notes(ws, 3)
@@ -156,7 +140,7 @@ def test_read_only_index_file_in_a_writable_directory_still_serves_searches(tmp_
     with MemoryIndex(workspace=str(ws), store={"path": str(index_file)}, provider=None, watch=False) as m:
         m.sync()
     (ws / "memory" / "note-0009.md").write_text("# New\n\nThe heron migration starts in May.\n")
-    with _read_only_file(index_file):
+    with _read_only(index_file):
         with MemoryIndex(workspace=str(ws), store={"path": str(index_file)}, provider=None, watch=False) as m:
             res = m.search("zephyr billing")
             assert res.hits and res.hits[0].path == "MEMORY.md"

@@ -91,8 +91,10 @@ def is_relevant(
 
 
 def _watch_limit(exc: BaseException) -> bool:
-    """Whether ``exc`` says the OS refuses more notifications (watchfiles: "OS file watch limit reached")."""
-    return "watch limit" in str(exc).lower()
+    """Whether ``exc`` says the OS refuses more notifications: no watch left (watchfiles: "OS file watch limit
+    reached") or no notifier (the inotify instances used up, or the process's open files: "Too many open files")."""
+    text = str(exc).lower()
+    return "watch limit" in text or "too many open files" in text
 
 
 class MemoryWatcher:
@@ -105,8 +107,8 @@ class MemoryWatcher:
     callback is logged and watching goes on. Trees created later (``memory/`` appearing, the
     sessions directory being created) are picked up. ``clock`` (seconds, monotonic) is what the
     debounce measures quiet with; a test can pass one it advances itself. When the OS refuses more
-    notifications (Linux's ``fs.inotify.max_user_watches`` reached, often by editors' own watchers),
-    the trees are scanned every :data:`POLL_DELAY_MS` instead, with a warning (:attr:`polling`).
+    notifications (Linux's ``fs.inotify.max_user_watches`` or ``max_user_instances`` reached, often by editors'
+    own watchers), the trees are scanned every :data:`POLL_DELAY_MS` instead, with a warning (:attr:`polling`).
     """
 
     def __init__(
@@ -139,6 +141,9 @@ class MemoryWatcher:
         """How many times ``on_change`` was called."""
         self.polling = False
         """True once the OS refused notifications and the trees are scanned instead."""
+        # folders that cannot be read are skipped once a watch failed on one (watchfiles then also keeps quiet
+        # about the watch limit, so the first watch is made without skipping: it is how the limit is seen)
+        self._skip_unreadable = False
 
     # ---- what to watch ------------------------------------------------------------------------
 
@@ -198,7 +203,7 @@ class MemoryWatcher:
             rust_timeout=self._tick_ms,
             yield_on_timeout=True,
             raise_interrupt=threading.current_thread() is threading.main_thread(),
-            ignore_permission_denied=True,
+            ignore_permission_denied=self._skip_unreadable or self.polling,
             force_polling=self.polling or None,  # None: watchfiles' own choice (its environment variable)
             poll_delay_ms=POLL_DELAY_MS,
         )
@@ -238,9 +243,14 @@ class MemoryWatcher:
                     if _watch_limit(exc) and not self.polling:
                         self.polling = True
                         log.warning("file watcher: the OS refuses more file notifications (%s); scanning %s every "
-                                    "%.1f s instead. Raise fs.inotify.max_user_watches to watch with notifications",
+                                    "%.1f s instead. Raise fs.inotify.max_user_watches (or, for 'Too many open files', "
+                                    "fs.inotify.max_user_instances) to watch with notifications",
                                     exc, ", ".join(roots), POLL_DELAY_MS / 1000)
                         continue  # scanning starts now; ready once its first look at the trees is back
+                    if not self._skip_unreadable and not self.polling:
+                        self._skip_unreadable = True  # e.g. a folder it may not read: watch the others
+                        log.debug("file watcher skipping folders it cannot watch after: %s", exc)
+                        continue
                     log.debug("file watcher restarting after: %s", exc)
                     self._ready.set()
                     self._stop.wait(self._tick_ms / 1000)
