@@ -94,23 +94,30 @@ def _walked(folder: str) -> str:
 def move_tool_folder_labels(workspace: Path) -> None:
     """Move item folders written under a tool folder's name (``memory/store/users/venv/``, by a release before the
     name was encoded: :func:`_walked`) to the name :func:`namespace_file` gives them now, so their items are read
-    and indexed again. A folder whose new name is taken already stays, with a warning naming both."""
+    and indexed again. Only a folder holding item files and named as a label can be (LangGraph refuses a period, so
+    a ``.git`` folder is never moved). A folder whose new name is taken already stays, with a warning naming both."""
     for folder, subfolders, _ in os.walk(workspace / STORE_DIR):
         for position, name in enumerate(subfolders):
-            if not is_ignored_dir(name):
+            source = Path(folder) / name
+            if not is_ignored_dir(name) or "." in name or not _holds_item_files(source):
                 continue
-            moved = _walked(name)
-            source, target = Path(folder) / name, Path(folder) / moved
+            target = Path(folder) / _walked(name)
             if target.exists():
                 log.warning("store items in %s were not moved to %s, which exists: move them there by hand to find "
                             "them", source, target)
                 continue
             try:
                 os.rename(source, target)
-            except OSError as exc:  # another process moved it meanwhile, or the folder is read-only
+            except FileNotFoundError:  # another process opening the store moved it meanwhile
+                pass
+            except OSError as exc:  # a read-only folder
                 log.warning("store items in %s could not be moved to %s: %s", source, target, exc)
                 continue
-            subfolders[position] = moved  # walked under its new name
+            subfolders[position] = target.name  # walked under its new name
+
+
+def _holds_item_files(folder: Path) -> bool:
+    return any(name.endswith(".md") for _, _, names in os.walk(folder) for name in names)
 
 
 def _check_length(namespace: tuple[str, ...], parts: list[str], rel: str) -> None:

@@ -56,3 +56,20 @@ def test_items_written_under_the_plain_folder_name_are_moved_and_found(
     found = store.search(("users",), query="sailboat Albatross")
     assert [(item.namespace, item.key, item.score is not None) for item in found] == [(namespace, "boat", True)]
     assert not (users / "venv").exists()
+
+
+def test_a_folder_that_holds_no_items_or_cannot_be_a_label_is_left_where_it_is(
+    corpus: Path, make_index: Callable[..., MemoryIndex]
+) -> None:
+    """Only item folders move: a ``.git`` folder (a label cannot hold a period) or a ``node_modules`` folder
+    without Markdown below ``memory/store`` stays as it is."""
+    store_dir = corpus / "memory" / "store"
+    (store_dir / ".git").mkdir(parents=True)
+    (store_dir / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (store_dir / "node_modules" / "pkg").mkdir(parents=True)
+    (store_dir / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1\n")
+
+    OpenClawMemoryStore(make_index(None))
+
+    assert (store_dir / ".git" / "HEAD").exists()
+    assert (store_dir / "node_modules" / "pkg" / "index.js").exists()
