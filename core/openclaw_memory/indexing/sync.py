@@ -663,7 +663,7 @@ def run_sync(
     """
     started = time.perf_counter()
     report = SyncReport(reason=reason)
-    with store.sync_lock(timeout=lock_timeout):
+    with store.sync_lock(timeout=lock_timeout, cancel=plan.cancel):
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
         if current is not None and plan.provider is not None and current.vector_dims and (

@@ -24,7 +24,7 @@ import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError, SyncCancelled
 from openclaw_memory.redaction import url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.storage.postgres import fts
@@ -1839,10 +1839,12 @@ class PostgresStore:
     # ---- locks ----------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _advisory(self, kind: str, key: str, timeout: float, busy: str) -> Iterator[None]:
+    def _advisory(self, kind: str, key: str, timeout: float, busy: str,
+                  cancel: threading.Event | None = None) -> Iterator[None]:
         """An advisory lock on (``kind``, ``key``) held by an open transaction on a connection of its own
         (released when it ends, or by the server if this process dies; a transaction-mode pooler keeps one
-        server session for it); IndexLockedError after ``timeout`` seconds."""
+        server session for it); IndexLockedError after ``timeout`` seconds, SyncCancelled as soon as ``cancel``
+        is set while waiting."""
         self._through_breaker()
         try:
             conn = psycopg.connect(self.url, **self._connect_args(autocommit=False), prepare_threshold=None)
@@ -1858,7 +1860,7 @@ class PostgresStore:
             # idle (or long) would end the lock with it, and another host's sync would start alongside this one
             conn.execute(_KEEP_LOCK_OPEN)
             deadline = time.monotonic() + max(0.0, timeout)
-            delay = 0.02
+            delay, stop = 0.02, cancel or threading.Event()
             while True:
                 got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
                                    (f"{self.schema}:{kind}", key)).fetchone()[0]
@@ -1866,7 +1868,9 @@ class PostgresStore:
                     break
                 if time.monotonic() >= deadline:
                     raise IndexLockedError(busy)
-                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                if stop.wait(min(delay, max(0.0, deadline - time.monotonic()))):
+                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of namespace "
+                                        f"{self.namespace!r}; the index is as it was")
                 delay = min(delay * 2, 0.25)
             yield
         except psycopg.Error as exc:
@@ -1876,14 +1880,14 @@ class PostgresStore:
                 conn.close()  # ends the transaction: the lock is released
 
     @contextlib.contextmanager
-    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+    def sync_lock(self, timeout: float = 600.0, *, cancel: threading.Event | None = None) -> Iterator[None]:
         """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
         Builds left by rebuilds that were killed are dropped once it is held. StoreError on a read-only
-        connection."""
+        connection; SyncCancelled as soon as ``cancel`` is set while waiting for another host's sync."""
         self._writable("indexing")
         with self._advisory("sync", self.namespace, timeout,
                             f"another process has been indexing namespace {self.namespace!r} for more than "
-                            f"{timeout:.0f}s; wait for it to finish or stop it"):
+                            f"{timeout:.0f}s; wait for it to finish or stop it", cancel):
             self._drop_abandoned_builds()
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
