@@ -242,10 +242,11 @@ class MemoryStore(Protocol):
         """Entries in the embedding cache (every provider and model)."""
 
     # --- lifecycle --------------------------------------------------------------------------------
-    def rebuild(self) -> AbstractContextManager[MemoryStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> AbstractContextManager[MemoryStore]:
         """A fresh store (seeded with this one's embedding cache) that replaces this one atomically on
         success; on failure or a crash the current index stays as it was. Readers of this store see
-        the old index until the swap and the new one after it, never a mix."""
+        the old index until the swap and the new one after it, never a mix. A failure after the swap, the new
+        index live (tidying the old one), is not raised: it is logged and added to ``swap_warnings``."""
     def sync_lock(self, timeout: float = ..., *,
                   cancel: threading.Event | None = None) -> AbstractContextManager[None]:
         """A cross-process lock held for the duration of a sync (IndexLockedError after ``timeout``;

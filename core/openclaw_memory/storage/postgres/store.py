@@ -1904,9 +1904,11 @@ class PostgresStore:
     # ---- lifecycle --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def rebuild(self) -> Iterator[PostgresStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> Iterator[PostgresStore]:
         """A new build of the namespace, made active in one transaction on success (readers see the old
-        index or the new one); on failure it is dropped and the current index stays as it was."""
+        index or the new one); on failure it is dropped and the current index stays as it was. When dropping
+        the old build fails (an outage), the new one stays live: the failure goes to ``swap_warnings`` and the
+        next sync drops the old build."""
         with self._conn("starting a rebuild") as conn:
             new_id = int(conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'building') "
                                       "RETURNING id", (self.namespace,)).fetchone()[0])
@@ -1930,7 +1932,19 @@ class PostgresStore:
                 self._drop_builds([new_id])
             raise
         self._hit_vectors, self._vectors_head = {}, None  # of the build replaced
-        self._drop_builds([int(r[0]) for r in old])
+        self._drop_replaced_builds([int(r[0]) for r in old], swap_warnings)
+
+    def _drop_replaced_builds(self, ids: Sequence[int], swap_warnings: list[str] | None) -> None:
+        """Drop the builds a rebuild replaced; a failure leaves them to the next sync (``sync_lock`` drops
+        abandoned builds) and is logged and added to ``swap_warnings``."""
+        try:
+            self._drop_builds(ids)
+        except StoreError as exc:
+            warning = (f"the rebuilt index of namespace {self.namespace!r} is live, but its old build could not be "
+                       f"dropped yet ({exc}); the next sync drops it")
+            log.warning("%s", warning)
+            if swap_warnings is not None:
+                swap_warnings.append(warning)
 
     def _drop_builds(self, ids: Sequence[int]) -> None:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""

@@ -1011,7 +1011,9 @@ class SQLiteStore:
                     ) from None
 
     @contextlib.contextmanager
-    def rebuild(self) -> Iterator[SQLiteStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> Iterator[SQLiteStore]:
+        """See :meth:`MemoryStore.rebuild`; the old index's files are tidied after the swap best effort (nothing to
+        add to ``swap_warnings``)."""
         tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
                           fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache,
