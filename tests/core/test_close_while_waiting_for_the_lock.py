@@ -109,3 +109,11 @@ def test_a_sync_lock_wait_ends_at_once_when_already_cancelled(
         with memory.store.sync_lock(timeout=600, cancel=cancel):
             pass
     assert time.monotonic() - started < 5
+
+
+def test_a_sub_second_lock_timeout_is_named_as_it_was_given(
+        make_index: Callable[..., MemoryIndex], lock_holder: Callable[[MemoryIndex], Any]) -> None:
+    memory = make_index()
+    lock_holder(memory)
+    with pytest.raises(IndexLockedError, match=r"for more than 0\.4s;"):  # was "more than 0s"
+        memory.sync(lock_timeout=0.4)

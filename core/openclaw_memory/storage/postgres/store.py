@@ -1887,7 +1887,7 @@ class PostgresStore:
         self._writable("indexing")
         with self._advisory("sync", self.namespace, timeout,
                             f"another process has been indexing namespace {self.namespace!r} for more than "
-                            f"{timeout:.0f}s; wait for it to finish or stop it", cancel):
+                            f"{timeout:g}s; wait for it to finish or stop it", cancel):
             self._drop_abandoned_builds()
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,

@@ -1006,7 +1006,7 @@ class SQLiteStore:
             except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
                 if remaining <= _LOCK_POLL_S:
                     raise IndexLockedError(
-                        f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
+                        f"another process has been indexing {self.path} for more than {timeout:g}s; "
                         "wait for it to finish or stop it"
                     ) from None
 
