@@ -996,14 +996,14 @@ class SQLiteStore:
         ``cancel`` is set (SyncCancelled)."""
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
-            if cancel is not None and cancel.is_set():
-                raise SyncCancelled(f"sync cancelled while waiting for another process's sync of {self.path}; "
-                                    "the index is as it was")
             remaining = deadline - time.monotonic()
             try:  # in short waits, so a cancel is seen within a quarter of a second
                 self._file_lock.acquire(timeout=max(0.0, min(remaining, _LOCK_POLL_S)))
                 return
             except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
+                if cancel is not None and cancel.is_set():
+                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of {self.path}; "
+                                        "the index is as it was") from None
                 if remaining <= _LOCK_POLL_S:
                     raise IndexLockedError(
                         f"another process has been indexing {self.path} for more than {timeout:g}s; "
