@@ -69,3 +69,22 @@ def test_a_rebuild_whose_old_build_cannot_be_dropped_succeeds_with_a_warning(
     refusing(namespace, False)
     memory.sync()  # the next sync drops the build left behind
     assert _states(pg, namespace) == ["active"]
+
+
+def test_syncs_go_on_while_an_old_build_cannot_be_dropped(
+        make_pg_index: Callable[..., MemoryIndex], write: Any, pg: Any,
+        refusing: Callable[[str, bool], None]) -> None:
+    write({"MEMORY.md": "# Memory\n\nThe heron count was three.\n"})
+    memory = make_pg_index()
+    memory.sync()
+    namespace = memory.status().server["namespace"]
+    refusing(namespace, True)
+    memory.sync(force=True)
+    write({"memory/2026-03-02.md": "# Day\n\nThe lighthouse keeper retired in March.\n"})
+    report = memory.sync()  # tidying the old build fails again: the sync indexes the new note all the same
+    assert report.files_indexed == 1
+    assert memory.search("lighthouse keeper").hits[0].path == "memory/2026-03-02.md"
+    assert _states(pg, namespace) == ["retired", "active"]
+    refusing(namespace, False)
+    memory.sync()
+    assert _states(pg, namespace) == ["active"]

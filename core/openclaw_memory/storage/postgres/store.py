@@ -1888,7 +1888,7 @@ class PostgresStore:
         with self._advisory("sync", self.namespace, timeout,
                             f"another process has been indexing namespace {self.namespace!r} for more than "
                             f"{timeout:g}s; wait for it to finish or stop it", cancel):
-            self._drop_abandoned_builds()
+            self._tidy_abandoned_builds()
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
             # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here, once after this store's
@@ -1955,6 +1955,17 @@ class PostgresStore:
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
+
+    def _tidy_abandoned_builds(self) -> None:
+        """:meth:`_drop_abandoned_builds` for a sync that goes on when they cannot be dropped (the next one tries
+        again); an outage is raised."""
+        try:
+            self._drop_abandoned_builds()
+        except StoreUnavailableError:
+            raise
+        except StoreError as exc:
+            log.warning("builds of namespace %r left by earlier rebuilds could not be dropped (the sync goes on; the "
+                        "next one tries again): %s", self.namespace, exc)
 
     @_retry_once  # the first pooled call of a sync: after a server restart it meets a cut connection
     def _drop_abandoned_builds(self) -> list[str]:
