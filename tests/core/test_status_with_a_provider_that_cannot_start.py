@@ -4,6 +4,7 @@ of raising, in Python and in the CLI: status is what a user runs to find that ou
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -58,3 +59,12 @@ def test_cli_status_reports_it(write: Any, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     st = json.loads(res.output)
     assert st["requested_provider"] == "openai" and "OPENAI_API_KEY" in st["provider_error"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="llama-cpp-python is installed")
+def test_status_reports_a_provider_whose_package_is_missing(make_index: Callable[..., MemoryIndex], write: Any,
+                                                           tmp_path: Path) -> None:
+    write(NOTES)
+    st = make_index(provider="local", local={"model_path": str(tmp_path / "model.gguf")}).status()
+    assert st.provider == "local" and st.search_mode == "unavailable"
+    assert st.provider_error is not None and "openclaw-memory[llama-cpp]" in st.provider_error

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import ProviderUnavailableError
+from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
 from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.index.provider_access import ProviderAccess
 from openclaw_memory.index.scheduler import SyncScheduler
@@ -64,7 +64,8 @@ class IndexStatus:
     #: (EmbeddingUpgrade.snapshot); None without tiers
     embedding_upgrade: dict[str, Any] | None = None
     #: why the embedding provider asked for (``requested_provider``) cannot start, e.g. no API key; searches and
-    #: syncs raise ProviderUnavailableError until it can. None when it started (or none was asked for).
+    #: syncs raise ProviderUnavailableError (MissingDependencyError for a package) until it can. None when it
+    #: started (or none was asked for).
     provider_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,7 +161,7 @@ class StatusReader:
         """The provider in use (None in keyword-only mode), or None and why the one asked for cannot start."""
         try:
             return self.access.ensure(), None
-        except ProviderUnavailableError as exc:
+        except (ProviderUnavailableError, MissingDependencyError) as exc:  # what an explicit provider raises
             return None, str(exc)
 
     def sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
