@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from openclaw_memory import MemoryIndex
-from openclaw_memory.errors import StoreError
+from openclaw_memory.errors import IndexLockedError, StoreError, SyncCancelled
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 from openclaw_memory.text.query_analysis import analyze_query, match_rows
 from openclaw_memory.storage import FileRecord, IndexMeta, MemoryStore, StoredChunk
@@ -553,3 +553,28 @@ def test_match_sets_many_counts_as_count_matches_and_lists_what_it_selects(store
     if sets['"kestrel"'] is not None:
         for expr in ('"kestrel" AND "heron"', '"kestrel" OR "pelican"', '("kestrel" AND "paint"*) OR "pelican"'):
             assert len(match_rows(expr, sets.get) or ()) == store.count_matches(expr, cap=100), expr
+
+
+# ---- the sync lock ----------------------------------------------------------------------------------------
+
+
+def test_the_sync_lock_is_one_writer_per_index(store_factory: StoreFactory) -> None:
+    first, second = store_factory.open("locked"), store_factory.open("locked")
+    with first.sync_lock(timeout=5):
+        with pytest.raises(IndexLockedError), second.sync_lock(timeout=0.3):
+            pass
+    with second.sync_lock(timeout=5):  # released
+        pass
+
+
+def test_a_wait_for_the_sync_lock_stops_when_cancelled(store_factory: StoreFactory) -> None:
+    first, second = store_factory.open("locked"), store_factory.open("locked")
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    with first.sync_lock(timeout=5):
+        started = time.monotonic()
+        with pytest.raises(SyncCancelled), second.sync_lock(timeout=600, cancel=cancel):
+            pass
+        assert time.monotonic() - started < 3
+    with second.sync_lock(timeout=5, cancel=cancel):  # a free lock is taken whatever the event says
+        pass

@@ -609,10 +609,11 @@ class MemoryIndex:
             raise IndexClosedError("this MemoryIndex was closed while the call ran; create a new one") from exc
 
     def close(self) -> None:
-        """Stop the watcher and timers, stop a running sync at its next file (a rebuild in progress
-        is discarded; the index stays as it was), and close the store and the provider the index created
-        (one passed in is left open for its owner). A second call does nothing. Called from a sync's ``progress``
-        callback, it returns at once and finishes once that sync has stopped (it raises SyncCancelled)."""
+        """Stop the watcher and timers, stop a running sync at its next file or in its wait for another process's
+        sync (a rebuild in progress is discarded; the index stays as it was), and close the store and the provider
+        the index created (one passed in is left open for its owner). A second call does nothing. Called from a
+        sync's ``progress`` callback, it returns at once and finishes once that sync has stopped (it raises
+        SyncCancelled)."""
         if self._scheduler.closed:
             return
         self._scheduler.cancel()  # closed: a running sync stops at its next file

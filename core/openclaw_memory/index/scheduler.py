@@ -117,7 +117,8 @@ class SyncScheduler:
 
     @property
     def cancel_event(self) -> threading.Event:
-        """Set when closing: a running sync stops at its next file (the index stays as it was)."""
+        """Set when closing: a running sync stops at its next file, or in its wait for another process's sync
+        (the index stays as it was)."""
         return self._cancel
 
     @property

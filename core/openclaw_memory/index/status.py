@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import MissingDependencyError, ProviderUnavailableError
+from openclaw_memory.providers.base import EmbeddingProvider
 from openclaw_memory.index.provider_access import ProviderAccess
 from openclaw_memory.index.scheduler import SyncScheduler
 from openclaw_memory.storage import MemoryStore
@@ -34,7 +36,7 @@ class IndexStatus:
     provider: str
     model: str
     requested_provider: str
-    search_mode: str  # "hybrid" | "keyword"
+    search_mode: str  # "hybrid" | "keyword" | "unavailable" (the provider asked for cannot start: see provider_error)
     keyword_only_reason: str | None
     fallback: dict[str, str] | None
     key_source: str | None
@@ -61,6 +63,10 @@ class IndexStatus:
     #: the bundled model's two tiers (local.first_index = "fast"): live tier, upgrade state and progress
     #: (EmbeddingUpgrade.snapshot); None without tiers
     embedding_upgrade: dict[str, Any] | None = None
+    #: why the embedding provider asked for (``requested_provider``) cannot start, e.g. no API key; searches and
+    #: syncs raise ProviderUnavailableError (MissingDependencyError for a package) until it can. None when it
+    #: started (or none was asked for).
+    provider_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,12 +88,14 @@ class StatusReader:
     def status(self, deep: bool) -> IndexStatus:
         """The status (``deep`` also checks the store's integrity and probes the provider)."""
         access, guarded = self.access, self.runner.guarded
-        provider = access.ensure()
+        provider, provider_error = self.provider_or_error()
         integrity = guarded(self.store.integrity) if deep else None  # first: it may set a damaged file aside
         counts = guarded(self.store.counts)
         info = self.store.info()
         probe = None
-        if deep:
+        if provider_error is not None:  # known without a model call
+            probe = {"ok": False, "error": provider_error}
+        elif deep:
             from openclaw_memory.providers.registry import ProviderResolution, probe_provider
 
             probe = probe_provider(ProviderResolution(provider=provider, requested=access.requested,
@@ -100,6 +108,9 @@ class StatusReader:
         breaker_open = provider is not None and breaker.is_open
         if breaker_open:
             notes.append(breaker.reason())
+        if provider_error is not None:
+            notes.append(f"embedding provider {access.requested} cannot start: {provider_error}; searches and syncs "
+                         "fail until it can (fix that, or choose another provider)")
         last_error = self.scheduler.last_error
         if last_error:
             notes.append(f"last sync failed: {last_error}")
@@ -115,10 +126,10 @@ class StatusReader:
             dirty=self.is_dirty_now(),
             sources=list(self.config.sources),
             extra_paths=[str(p) for p in self.config.resolved_extra_paths()],
-            provider=provider.id if provider else "none",
-            model=provider.model if provider else "fts-only",
+            provider=provider.id if provider else access.requested if provider_error else "none",
+            model=provider.model if provider else (self.config.model or "unknown") if provider_error else "fts-only",
             requested_provider=access.requested,
-            search_mode="hybrid" if provider and not breaker_open else "keyword",
+            search_mode="unavailable" if provider_error else "hybrid" if provider and not breaker_open else "keyword",
             keyword_only_reason=(breaker.reason() if breaker_open else None) if provider
             else access.keyword_only_reason,
             fallback=access.fallback.to_dict() if access.fallback else None,
@@ -143,7 +154,15 @@ class StatusReader:
             server=None if info.server_version is None else {
                 "server_version": info.server_version, "pgvector_version": info.pgvector_version,
                 "namespace": info.namespace, "size_bytes": info.size_bytes},
+            provider_error=provider_error,
         )
+
+    def provider_or_error(self) -> tuple[EmbeddingProvider | None, str | None]:
+        """The provider in use (None in keyword-only mode), or None and why the one asked for cannot start."""
+        try:
+            return self.access.ensure(), None
+        except (ProviderUnavailableError, MissingDependencyError) as exc:  # what an explicit provider raises
+            return None, str(exc)
 
     def sessions_status(self, deep: bool, notes: list[str]) -> dict[str, Any] | None:
         """Transcript details for :meth:`status` (None when sessions are off); ``deep`` re-reads

@@ -663,7 +663,7 @@ def run_sync(
     """
     started = time.perf_counter()
     report = SyncReport(reason=reason)
-    with store.sync_lock(timeout=lock_timeout):
+    with store.sync_lock(timeout=lock_timeout, cancel=plan.cancel):
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
         if current is not None and plan.provider is not None and current.vector_dims and (
@@ -674,7 +674,7 @@ def run_sync(
                 report.full_rebuild, report.rebuild_reason = True, why
                 log.info("full rebuild of %s: %s", store.info().path, why)
                 plan.text_first = current is None or store.is_empty()  # nothing to keep: text first
-                with store.rebuild() as fresh:
+                with store.rebuild(swap_warnings=report.warnings) as fresh:
                     _sync_into(fresh, plan, report, full=True, progress=progress)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:

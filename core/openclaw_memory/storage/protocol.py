@@ -9,6 +9,7 @@ without touching them; ``tests/backends/`` is the conformance suite it must pass
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -241,14 +242,17 @@ class MemoryStore(Protocol):
         """Entries in the embedding cache (every provider and model)."""
 
     # --- lifecycle --------------------------------------------------------------------------------
-    def rebuild(self) -> AbstractContextManager[MemoryStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> AbstractContextManager[MemoryStore]:
         """A fresh store (seeded with this one's embedding cache) that replaces this one atomically on
         success; on failure or a crash the current index stays as it was. Readers of this store see
-        the old index until the swap and the new one after it, never a mix."""
-    def sync_lock(self, timeout: float = ...) -> AbstractContextManager[None]:
+        the old index until the swap and the new one after it, never a mix. A failure after the swap, the new
+        index live (tidying the old one), is not raised: it is logged and added to ``swap_warnings``."""
+    def sync_lock(self, timeout: float = ..., *,
+                  cancel: threading.Event | None = None) -> AbstractContextManager[None]:
         """A cross-process lock held for the duration of a sync (IndexLockedError after ``timeout``;
-        StoreError when the index cannot be written here). The store may tidy leftovers of interrupted
-        rebuilds once it holds it."""
+        SyncCancelled as soon as ``cancel`` is set while waiting for it, e.g. the index closing; StoreError
+        when the index cannot be written here). The store may tidy leftovers of interrupted rebuilds once
+        it holds it."""
     def recover_from_damage(self, exc: BaseException) -> str | None:
         """When ``exc`` (or an error in its ``__cause__`` chain) shows the stored index is damaged: set it
         aside, start an empty index (the next sync rebuilds it from the Markdown) and return a sentence

@@ -24,7 +24,7 @@ import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError, SyncCancelled
 from openclaw_memory.redaction import url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.storage.postgres import fts
@@ -1839,10 +1839,12 @@ class PostgresStore:
     # ---- locks ----------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _advisory(self, kind: str, key: str, timeout: float, busy: str) -> Iterator[None]:
+    def _advisory(self, kind: str, key: str, timeout: float, busy: str,
+                  cancel: threading.Event | None = None) -> Iterator[None]:
         """An advisory lock on (``kind``, ``key``) held by an open transaction on a connection of its own
         (released when it ends, or by the server if this process dies; a transaction-mode pooler keeps one
-        server session for it); IndexLockedError after ``timeout`` seconds."""
+        server session for it); IndexLockedError after ``timeout`` seconds, SyncCancelled as soon as ``cancel``
+        is set while waiting."""
         self._through_breaker()
         try:
             conn = psycopg.connect(self.url, **self._connect_args(autocommit=False), prepare_threshold=None)
@@ -1858,7 +1860,7 @@ class PostgresStore:
             # idle (or long) would end the lock with it, and another host's sync would start alongside this one
             conn.execute(_KEEP_LOCK_OPEN)
             deadline = time.monotonic() + max(0.0, timeout)
-            delay = 0.02
+            delay, stop = 0.02, cancel or threading.Event()
             while True:
                 got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
                                    (f"{self.schema}:{kind}", key)).fetchone()[0]
@@ -1866,7 +1868,9 @@ class PostgresStore:
                     break
                 if time.monotonic() >= deadline:
                     raise IndexLockedError(busy)
-                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                if stop.wait(min(delay, max(0.0, deadline - time.monotonic()))):
+                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of namespace "
+                                        f"{self.namespace!r}; the index is as it was")
                 delay = min(delay * 2, 0.25)
             yield
         except psycopg.Error as exc:
@@ -1876,15 +1880,15 @@ class PostgresStore:
                 conn.close()  # ends the transaction: the lock is released
 
     @contextlib.contextmanager
-    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+    def sync_lock(self, timeout: float = 600.0, *, cancel: threading.Event | None = None) -> Iterator[None]:
         """One writer per namespace across every host (a PostgreSQL advisory lock); searches go on.
         Builds left by rebuilds that were killed are dropped once it is held. StoreError on a read-only
-        connection."""
+        connection; SyncCancelled as soon as ``cancel`` is set while waiting for another host's sync."""
         self._writable("indexing")
         with self._advisory("sync", self.namespace, timeout,
                             f"another process has been indexing namespace {self.namespace!r} for more than "
-                            f"{timeout:.0f}s; wait for it to finish or stop it"):
-            self._drop_abandoned_builds()
+                            f"{timeout:g}s; wait for it to finish or stop it", cancel):
+            self._tidy_abandoned_builds()
             yield
             # an incremental sync writes no meta: what write_meta keeps up (the keyword index's pending list,
             # the HNSW index of a namespace that grew past hnsw_min_rows) is kept up here, once after this store's
@@ -1900,9 +1904,11 @@ class PostgresStore:
     # ---- lifecycle --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def rebuild(self) -> Iterator[PostgresStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> Iterator[PostgresStore]:
         """A new build of the namespace, made active in one transaction on success (readers see the old
-        index or the new one); on failure it is dropped and the current index stays as it was."""
+        index or the new one); on failure it is dropped and the current index stays as it was. When dropping
+        the old build fails (an outage), the new one stays live: the failure goes to ``swap_warnings`` and the
+        next sync drops the old build."""
         with self._conn("starting a rebuild") as conn:
             new_id = int(conn.execute(f"INSERT INTO {self._s}.namespaces(name, state) VALUES (%s, 'building') "
                                       "RETURNING id", (self.namespace,)).fetchone()[0])
@@ -1926,7 +1932,19 @@ class PostgresStore:
                 self._drop_builds([new_id])
             raise
         self._hit_vectors, self._vectors_head = {}, None  # of the build replaced
-        self._drop_builds([int(r[0]) for r in old])
+        self._drop_replaced_builds([int(r[0]) for r in old], swap_warnings)
+
+    def _drop_replaced_builds(self, ids: Sequence[int], swap_warnings: list[str] | None) -> None:
+        """Drop the builds a rebuild replaced; a failure leaves them to the next sync (``sync_lock`` drops
+        abandoned builds) and is logged and added to ``swap_warnings``."""
+        try:
+            self._drop_builds(ids)
+        except StoreError as exc:
+            warning = (f"the rebuilt index of namespace {self.namespace!r} is live, but its old build could not be "
+                       f"dropped yet ({exc}); the next sync drops it")
+            log.warning("%s", warning)
+            if swap_warnings is not None:
+                swap_warnings.append(warning)
 
     def _drop_builds(self, ids: Sequence[int]) -> None:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
@@ -1937,6 +1955,17 @@ class PostgresStore:
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
                 conn.execute(f"DELETE FROM {self._s}.namespaces WHERE id = %s AND state <> 'active'", (ns,))
+
+    def _tidy_abandoned_builds(self) -> None:
+        """:meth:`_drop_abandoned_builds` for a sync that goes on when they cannot be dropped (the next one tries
+        again); an outage is raised."""
+        try:
+            self._drop_abandoned_builds()
+        except StoreUnavailableError:
+            raise
+        except StoreError as exc:
+            log.warning("builds of namespace %r left by earlier rebuilds could not be dropped (the sync goes on; the "
+                        "next one tries again): %s", self.namespace, exc)
 
     @_retry_once  # the first pooled call of a sync: after a server restart it meets a cut connection
     def _drop_abandoned_builds(self) -> list[str]:

@@ -28,7 +28,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from openclaw_memory.text.chunker import indexed_text
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError
+from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, SyncCancelled
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.storage.sqlite.driver import (
     DriverChoice,
@@ -52,6 +52,8 @@ _GENERATION_KEY = "generation"
 #: Words of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, a damaged FTS5/vec0 table).
 _DAMAGE_MARKERS = ("malformed", "not a database", "file is encrypted", "corrupt")
 _SIDE_FILES = ("-wal", "-shm")
+#: how often a wait for another process's sync lock looks whether the sync was cancelled (seconds)
+_LOCK_POLL_S = 0.25
 #: index files up to this size get a full ``PRAGMA quick_check`` when opened (about 0.3 s at 32 MB here)
 _FULL_CHECK_BYTES = 32 * 1024 * 1024
 #: The full check is skipped when the file (and its WAL) is exactly as it was at the last check that
@@ -975,25 +977,43 @@ class SQLiteStore:
     # ---- lifecycle -------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def sync_lock(self, timeout: float = 600.0) -> Iterator[None]:
+    def sync_lock(self, timeout: float = 600.0, *, cancel: threading.Event | None = None) -> Iterator[None]:
         if self.read_only:
             raise StoreError(f"{self._read_only_reason}; it cannot be updated until it is writable again")
         try:
-            lock = self._file_lock.acquire(timeout=timeout)
-        except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
-            raise IndexLockedError(
-                f"another process has been indexing {self.path} for more than {timeout:.0f}s; "
-                "wait for it to finish or stop it"
-            ) from None
+            self._acquire_file_lock(timeout, cancel)
         except OSError as exc:
             raise StoreError(f"the index at {self.path} cannot be written here ({exc}); searches use it as it is") \
                 from exc
-        with lock:
+        try:
             self.cleanup_stale_temp_files()  # a rebuild that was killed left its temporary index
             yield
+        finally:
+            self._file_lock.release()
+
+    def _acquire_file_lock(self, timeout: float, cancel: threading.Event | None) -> None:
+        """Take the sync lock file, waiting at most ``timeout`` seconds (IndexLockedError) and stopping as soon as
+        ``cancel`` is set (SyncCancelled)."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            remaining = deadline - time.monotonic()
+            try:  # in short waits, so a cancel is seen within a quarter of a second
+                self._file_lock.acquire(timeout=max(0.0, min(remaining, _LOCK_POLL_S)))
+                return
+            except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
+                if cancel is not None and cancel.is_set():
+                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of {self.path}; "
+                                        "the index is as it was") from None
+                if remaining <= _LOCK_POLL_S:
+                    raise IndexLockedError(
+                        f"another process has been indexing {self.path} for more than {timeout:g}s; "
+                        "wait for it to finish or stop it"
+                    ) from None
 
     @contextlib.contextmanager
-    def rebuild(self) -> Iterator[SQLiteStore]:
+    def rebuild(self, *, swap_warnings: list[str] | None = None) -> Iterator[SQLiteStore]:
+        """See :meth:`MemoryStore.rebuild`; the old index's files are tidied after the swap best effort (nothing to
+        add to ``swap_warnings``)."""
         tmp = self.path.with_name(f"{self.path.name}.tmp-{uuid.uuid4().hex[:12]}")
         new = SQLiteStore(tmp, vector_enabled=self.vector_enabled, extension_path=self.extension_path,
                           fts_tokenizer=self.fts_tokenizer, driver=self._driver, memory_cache=self.memory_cache,
