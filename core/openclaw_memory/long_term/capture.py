@@ -121,11 +121,31 @@ def _as_read(text: str) -> str:
     return re.sub(r"\s+", " ", visible).strip()
 
 
+#: Cyrillic, Greek and other letters that look like Latin ones (from Unicode's confusables list, TR39), read as
+#: those for the injection check only: "іgnore" with a Cyrillic "і" is "ignore" to a model.
+_LOOK_ALIKES = str.maketrans(dict(pair for pair in (
+    "аa еe оo рp сc уy хx іi јj ѕs ԁd ԛq ԝw һh ӏl гr ɡg ɑa ıi ɩi "  # Cyrillic and Latin small letters
+    "АA ВB ЕE КK МM НH ОO РP СC ТT ХX ІI ЈJ ЅS ҮY ԌG ԜW "  # Cyrillic capitals
+    "αa οo νv ιi κk ρp τt υu χx ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX"  # Greek
+).split()))
+
+
+def _skeleton(text: str) -> str:
+    """``text`` as read (:func:`_as_read`) with accents dropped and look-alike letters read as the Latin ones."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    return unicodedata.normalize("NFC", bare).translate(_LOOK_ALIKES)
+
+
 def looks_like_prompt_injection(text: str) -> bool:
     """True for text that reads like an instruction to the model (ignore previous instructions, ...), also when
-    spelled with fullwidth letters or invisible characters inside its words."""
+    spelled with fullwidth letters, invisible characters inside its words, accents or look-alike letters of other
+    scripts (a Cyrillic "і" in "іgnore")."""
     normalized = _as_read(text)
-    return bool(normalized) and any(p.search(normalized) for p in _PROMPT_INJECTION)
+    if not normalized:
+        return False
+    skeleton = _skeleton(normalized)
+    return any(p.search(normalized) or p.search(skeleton) for p in _PROMPT_INJECTION)
 
 
 def is_contaminated(text: str) -> str | None:
