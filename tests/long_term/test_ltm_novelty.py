@@ -73,6 +73,7 @@ def test_relation(old: str, new: str, expected: str) -> None:
     ("Porada je ve středu", "Porada je ve středa", "repeat"),
     # "may", "march" and "sun" in lower case (or "Sun" the star) are words, not dates
     ("You may use the car", "You may use the car", "repeat"),
+    ("The launch is in may", "The launch is in june", "update"),
     ("The sun is bright", "The Sun is bright", "repeat"),
 ])
 def test_days_and_months_are_values(old: str, new: str, expected: str) -> None:
@@ -84,6 +85,10 @@ def test_days_and_months_are_values(old: str, new: str, expected: str) -> None:
     ("Dana is the manager of Eva", "Eva is the manager of Dana"),
     ("My flight goes from Lisbon to Prague", "My flight goes from Prague to Lisbon"),
     ("Move the meeting from 3.07 to 4.12", "Move the meeting from 4.12 to 3.07"),
+    # in lower case, a preposition leading to another word tells them apart
+    ("I prefer tea over coffee", "I prefer coffee over tea"),
+    ("I like tea more than coffee", "I like coffee more than tea"),
+    ("bob reports to alice", "alice reports to bob"),
 ])
 def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: str) -> None:
     """The same words, the names swapped: another fact (its correction), in either direction."""
@@ -98,6 +103,13 @@ def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: s
     ("Note: bob reports to Alice", "Remember that Bob reports to Alice"),
     ("I prefer dark mode in VS Code", "In VS Code I prefer dark mode"),
     ("Alice said hello. Bob left", "Bob left. Alice said hello"),  # two sentences, each name said alike
+    ("We use PostgreSQL for billing", "For billing we use PostgreSQL"),
+    ("I prefer dark mode in every editor", "In every editor I prefer dark mode"),
+    ("Remember that I prefer tea over coffee", "I prefer tea over coffee"),
+    # "march" and "may" next to a number or after "in" are months in lower case too
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "my return flight from lisbon to prague is on 14 march in the evening"),
+    ("The launch is in May", "the launch is in may"),
 ])
 def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> None:
     assert relation(new, old) == "repeat"

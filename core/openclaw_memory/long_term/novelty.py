@@ -68,6 +68,15 @@ _DATE_WORDS.update({"středu": "wednesday", "sobotu": "saturday", "neděli": "su
 _CAPITALISED_DATE_WORDS = {name[:3]: name for name in (*_DAYS, *_MONTHS) if name not in ("sunday", "january")}
 _CAPITALISED_DATE_WORDS.update({"tues": "tuesday", "thur": "thursday", "thurs": "thursday", "sept": "september"})
 _CAPITALISED_DATE_WORDS.update({name: _DATE_WORDS.pop(name) for name in ("march", "may")})
+#: Prepositions: the word each one leads to is part of the fact ("tea over coffee" is not "coffee over tea").
+_PREPOSITIONS = frozenset({"about", "above", "after", "against", "at", "before", "behind", "below", "between", "by",
+                           "except", "for", "from", "in", "into", "of", "off", "on", "onto", "over", "than",
+                           "through", "to", "toward", "under", "until", "versus", "vs", "via", "with", "within"})
+#: "march" and "may" next to a number or after a word that leads to a time ("14 march", "may 3", "in may") are
+#: months, written in lower case or not.
+_MONTH_IN_CONTEXT = re.compile(
+    r"(?:(?<=\d )|\b(?:in|of|since|until|till|by|from|during|before|after|early|mid|late|next|last|this) )"
+    r"(?P<month>march|may)\b|\b(?P<before_number>march|may)(?= \d)", re.IGNORECASE)
 #: What ends a sentence: a capitalised word after it is not (necessarily) a name.
 _SENTENCE_END = re.compile(r"[.!?:;\n]")
 
@@ -99,6 +108,15 @@ def _is_value(raw: str) -> bool:
     return (raw.isupper() and len(raw) <= 6) or any(c.isupper() for c in raw[1:])
 
 
+def _dates_marked(text: str) -> str:
+    """``text`` with "march" and "may" capitalised where they are months, so that they read as such."""
+    def capitalised(match: re.Match[str]) -> str:  # the month ends the match: "in may" -> "in May"
+        month_at = match.start(match.lastgroup or "month") - match.start()
+        return match.group()[:month_at] + match.group()[month_at:].capitalize()
+
+    return _MONTH_IN_CONTEXT.sub(capitalised, text)
+
+
 def _value(raw: str) -> str:
     """How a value is compared: lower case, a day or month by its canonical name."""
     return _date_word(raw) or raw.lower()
@@ -121,7 +139,7 @@ def _parse(text: str) -> _Parsed:
     values: set[str] = set()
     cues: set[str] = set()
     negated = has_verb = False
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_dates_marked(text)):
         raw = raw.rstrip(".")
         raw = _NUMBER_WORDS.get(raw.lower(), raw)
         if _is_value(raw):
@@ -169,6 +187,7 @@ def _names(text: str) -> list[tuple[str, bool]]:
     does), each with whether it names something: a value, or a word capitalised inside a sentence."""
     out = []
     previous_end: int | None = None  # where the last word ended (None: no word yet)
+    text = _dates_marked(text)
     for match in _TOKEN.finditer(text):
         raw = match.group().rstrip(".")
         if raw in ("=", ":"):
@@ -184,10 +203,21 @@ def _names(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def _objects(tokens: list[tuple[str, bool]]) -> dict[str, set[str]]:
+    """Each preposition of ``tokens`` and the words it leads to (the first word after it that is not a stop word)."""
+    out: dict[str, set[str]] = {}
+    for index, (token, _) in enumerate(tokens):
+        if token in _PREPOSITIONS:
+            following = (t for t, _ in tokens[index + 1:] if t not in _STOP and t not in _PREPOSITIONS)
+            out.setdefault(token, set()).add(next(following, ""))
+    return out
+
+
 def _same_order(new: str, old: str) -> bool:
-    """Whether the names and values both texts hold come in the same order in each (a name is a value or a word
-    capitalised inside a sentence of either text: "Bob reports to Alice" and "bob reports to alice" agree,
-    "Alice reports to Bob" does not)."""
+    """Whether ``new`` arranges what it shares with ``old`` as ``old`` does: the names and values both hold come in
+    the same order (a name is a value or a word capitalised inside a sentence of either text: "Bob reports to
+    Alice" and "bob reports to alice" agree, "Alice reports to Bob" does not), and a preposition both use leads to
+    the same words ("tea over coffee" is not "coffee over tea")."""
     new_tokens, old_tokens = _names(new), _names(old)
     named = {token for token, is_name in [*new_tokens, *old_tokens] if is_name}
     shared = named & {token for token, _ in new_tokens} & {token for token, _ in old_tokens}
@@ -195,7 +225,9 @@ def _same_order(new: str, old: str) -> bool:
     def order(tokens: list[tuple[str, bool]]) -> list[str]:
         return list(dict.fromkeys(token for token, _ in tokens if token in shared))
 
-    return order(new_tokens) == order(old_tokens)
+    new_objects, old_objects = _objects(new_tokens), _objects(old_tokens)
+    same_objects = all(words <= old_objects[p] for p, words in new_objects.items() if p in old_objects)
+    return same_objects and order(new_tokens) == order(old_tokens)
 
 
 def relation(new: str, old: str) -> Relation:
