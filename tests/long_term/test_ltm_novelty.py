@@ -113,3 +113,16 @@ def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: s
 ])
 def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> None:
     assert relation(new, old) == "repeat"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # the same words, the negation moved to the other clause: a correction, not a repeat
+    ("I don't drink coffee but I drink tea", "I drink coffee but I don't drink tea", "update"),
+    ("I eat fish, but I never eat meat", "I eat meat, but I never eat fish", "update"),
+    ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts", "update"),
+    # the negation where it was: a repeat
+    ("I eat fish, but I never eat meat", "I eat fish but never eat meat", "repeat"),
+    ("I eat fish, but I never eat meat", "I never eat meat", "repeat"),
+])
+def test_negation_is_compared_clause_by_clause(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected

@@ -6,7 +6,8 @@ a fact and its correction are nearly identical. These rules look at the words in
 * a **repeat** adds nothing: every content word of the new text is in the old one, with the same
   values (numbers, identifiers, addresses, weekdays, months) said of the same things (each value's clause in
   the new text has its words in a clause of the old text holding that value), the names and values they share
-  in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation;
+  in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation,
+  clause by clause;
 * an **update** states the same subject with a new value: the words before the verb agree and the
   new text changes a value or a negation, or says so (``now``, ``new``, ``actually``, ...);
 * anything else is a **different** memory, kept next to the old one.
@@ -182,6 +183,23 @@ def _values_said_alike(new: str, old: str) -> bool:
     return True
 
 
+def _by_negation(text: str) -> tuple[set[str], set[str]]:
+    """The words and values of ``text``'s clauses without a negation, and those of its negated clauses."""
+    plain: set[str] = set()
+    negated: set[str] = set()
+    for clause in map(_parse, _CLAUSE_END.split(text)):
+        (negated if clause.negated else plain).update(clause.words | clause.values)
+    return plain, negated
+
+
+def _negations_alike(new: str, old: str) -> bool:
+    """Whether ``new`` negates what ``old`` negates, clause by clause: no word of a plain clause of one text is
+    only in negated clauses of the other ("I eat meat, but never fish" is not "I eat fish, but never meat")."""
+    new_plain, new_negated = _by_negation(new)
+    old_plain, old_negated = _by_negation(old)
+    return not ((new_plain & old_negated) - old_plain or (new_negated & old_plain) - old_negated)
+
+
 def _names(text: str) -> list[tuple[str, bool]]:
     """The tokens of ``text`` in order, as compared (values as :func:`_value` reads them, words as :func:`_norm`
     does), each with whether it names something: a value, or a word capitalised inside a sentence."""
@@ -234,7 +252,7 @@ def relation(new: str, old: str) -> Relation:
     """How ``new`` relates to the similar stored memory ``old``: repeat, update or different."""
     n, o = _parse(new), _parse(old)
     if n.negated == o.negated and n.values <= o.values and n.words <= o.words and n.cues <= o.cues \
-            and _values_said_alike(new, old) and _same_order(new, old):
+            and _values_said_alike(new, old) and _same_order(new, old) and _negations_alike(new, old):
         return "repeat"
     if n.words == o.words and n.values == o.values:
         return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
