@@ -126,3 +126,17 @@ def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> No
 ])
 def test_negation_is_compared_clause_by_clause(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # another preposition to the same word, or an exception dropped: new information
+    ("Bob works for Alice", "Bob works with Alice", "update"),
+    ("I prefer dark mode in every editor except in VS Code", "I prefer dark mode in VS Code", "update"),
+    ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor", "update"),
+    ("I like all fruit except apples", "I like all fruit except pears", "different"),
+    # the same prepositions to the same words, wherever they stand: a repeat
+    ("I want to use Rust for the parser", "For the parser I want to use Rust", "repeat"),
+    ("I eat everything except fish", "I eat everything except fish.", "repeat"),
+])
+def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected

@@ -27,7 +27,7 @@ Relation = Literal["repeat", "update", "different"]
 _CLAUSE_END = re.compile(r"[,;.!?](?=\s)|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
 _TOKEN = re.compile(r"[+]?[\w@.'’:-]*\w|[=:]", re.UNICODE)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot",
-                        "n't", "nicht", "kein", "ne", "nie", "nikdy"})
+                        "except", "excluding", "n't", "nicht", "kein", "ne", "nie", "nikdy"})
 #: the word a contraction with "n't" negates, where it is not the contraction without "n't" ("won't" is "will")
 _CONTRACTED = {"wo": "will", "ca": "can", "sha": "shall"}
 #: Words that announce a change and are not part of the fact itself ...
@@ -72,7 +72,7 @@ _CAPITALISED_DATE_WORDS.update({name: _DATE_WORDS.pop(name) for name in ("march"
 #: Prepositions: the word each one leads to is part of the fact ("tea over coffee" is not "coffee over tea").
 _PREPOSITIONS = frozenset({"about", "above", "after", "against", "at", "before", "behind", "below", "between", "by",
                            "except", "for", "from", "in", "into", "of", "off", "on", "onto", "over", "than",
-                           "through", "to", "toward", "under", "until", "versus", "vs", "via", "with", "within"})
+                           "through", "to", "toward", "under", "until", "versus", "via", "with", "within"})
 #: "march" and "may" next to a number or after a word that leads to a time ("14 march", "may 3", "in may") are
 #: months, written in lower case or not.
 _MONTH_IN_CONTEXT = re.compile(
@@ -221,21 +221,30 @@ def _names(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _objects(tokens: list[tuple[str, bool]]) -> dict[str, set[str]]:
-    """Each preposition of ``tokens`` and the words it leads to (the first word after it that is not a stop word)."""
-    out: dict[str, set[str]] = {}
+def _objects(tokens: list[tuple[str, bool]]) -> set[tuple[str, str]]:
+    """Each preposition of ``tokens`` with the word it leads to (the first word after it that is not a stop word)."""
+    out: set[tuple[str, str]] = set()
     for index, (token, _) in enumerate(tokens):
         if token in _PREPOSITIONS:
             following = (t for t, _ in tokens[index + 1:] if t not in _STOP and t not in _PREPOSITIONS)
-            out.setdefault(token, set()).add(next(following, ""))
+            out.add((token, next(following, "")))
     return out
+
+
+def _same_objects(new: set[tuple[str, str]], old: set[tuple[str, str]]) -> bool:
+    """Whether each preposition of ``new`` that ``old`` uses too, or that leads to a word a preposition of ``old``
+    leads to, leads there as in ``old`` ("tea over coffee" is not "coffee over tea", "works for Alice" is not
+    "works with Alice")."""
+    old_prepositions = {preposition for preposition, _ in old}
+    old_objects = {word for _, word in old}
+    return all(pair in old for pair in new if pair[0] in old_prepositions or pair[1] in old_objects)
 
 
 def _same_order(new: str, old: str) -> bool:
     """Whether ``new`` arranges what it shares with ``old`` as ``old`` does: the names and values both hold come in
     the same order (a name is a value or a word capitalised inside a sentence of either text: "Bob reports to
-    Alice" and "bob reports to alice" agree, "Alice reports to Bob" does not), and a preposition both use leads to
-    the same words ("tea over coffee" is not "coffee over tea")."""
+    Alice" and "bob reports to alice" agree, "Alice reports to Bob" does not), and their prepositions lead to the
+    same words (:func:`_same_objects`)."""
     new_tokens, old_tokens = _names(new), _names(old)
     named = {token for token, is_name in [*new_tokens, *old_tokens] if is_name}
     shared = named & {token for token, _ in new_tokens} & {token for token, _ in old_tokens}
@@ -243,9 +252,7 @@ def _same_order(new: str, old: str) -> bool:
     def order(tokens: list[tuple[str, bool]]) -> list[str]:
         return list(dict.fromkeys(token for token, _ in tokens if token in shared))
 
-    new_objects, old_objects = _objects(new_tokens), _objects(old_tokens)
-    same_objects = all(words <= old_objects[p] for p, words in new_objects.items() if p in old_objects)
-    return same_objects and order(new_tokens) == order(old_tokens)
+    return _same_objects(_objects(new_tokens), _objects(old_tokens)) and order(new_tokens) == order(old_tokens)
 
 
 def relation(new: str, old: str) -> Relation:
