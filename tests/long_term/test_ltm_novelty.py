@@ -140,3 +140,16 @@ def test_negation_is_compared_clause_by_clause(old: str, new: str, expected: str
 ])
 def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a value in another slot adds a detail: a different memory, the first one stays
+    ("The team meeting is in room 3", "The team meeting is on Tuesday", "different"),
+    ("The team meeting is in room 3", "The team meeting is at 10", "different"),
+    ("My flight is on 14 March", "My flight is from gate B12", "different"),
+    # another value in the same slot corrects it
+    ("The meeting is at 10", "The meeting is at 11 in room 5", "update"),
+    ("The door code is 1234", "The door code: 5678", "update"),
+])
+def test_a_value_corrects_only_the_value_in_its_slot(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected

@@ -9,7 +9,8 @@ a fact and its correction are nearly identical. These rules look at the words in
   in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation,
   clause by clause;
 * an **update** states the same subject with a new value: the words before the verb agree and the
-  new text changes a value or a negation, or says so (``now``, ``new``, ``actually``, ...);
+  new text changes a value (puts another one where the old text had one: after the same word) or a negation,
+  or says so (``now``, ``new``, ``actually``, ...);
 * anything else is a **different** memory, kept next to the old one.
 """
 
@@ -183,6 +184,44 @@ def _values_said_alike(new: str, old: str) -> bool:
     return True
 
 
+#: Words skipped when finding the slot a value fills (the word before it): articles, cue words and fillers.
+_SLOT_SKIP = _CUES | _FILLERS | {"a", "an", "the", "my", "our", "your", "his", "her", "their", "its"}
+
+
+def _value_slots(clause: str) -> set[tuple[str, str]]:
+    """Each value of ``clause`` with the slot it fills: the word before it (any verb, ``=`` or ``:`` read as
+    ``=``), so "room 4.12" and "room 3.07" fill one slot, "room 3" and "on Tuesday" two."""
+    slots: set[tuple[str, str]] = set()
+    previous = ""
+    for raw in _TOKEN.findall(_dates_marked(clause)):
+        raw = raw.rstrip(".")
+        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+        if _is_value(raw):
+            slots.add((previous, _value(raw)))
+            previous = _value(raw)
+            continue
+        word = _norm(raw)
+        if word in _VERBS or raw.lower() in _VERBS:
+            previous = "="
+        elif word not in _SLOT_SKIP:
+            previous = word
+    return slots
+
+
+def _value_changed(new: str, old: str) -> bool:
+    """Whether a clause of ``new`` puts another value in a slot a clause of ``old`` fills ("the meeting is on
+    Tuesday" changes "… on Monday", not "… in room 3")."""
+    old_clauses = [_value_slots(clause) for clause in _CLAUSE_END.split(old)]
+    for new_slots in map(_value_slots, _CLAUSE_END.split(new)):
+        new_values = {value for _, value in new_slots}
+        for old_slots in old_clauses:
+            old_values = {value for _, value in old_slots}
+            replaced = {slot for slot, value in old_slots if value not in new_values}
+            if any(slot in replaced for slot, value in new_slots if value not in old_values):
+                return True
+    return False
+
+
 def _by_negation(text: str) -> tuple[set[str], set[str]]:
     """The words and values of ``text``'s clauses without a negation, and those of its negated clauses."""
     plain: set[str] = set()
@@ -265,6 +304,6 @@ def relation(new: str, old: str) -> Relation:
         return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
-    if n.values != o.values or n.negated != o.negated or n.cues - o.cues:
+    if n.negated != o.negated or n.cues - o.cues or _value_changed(new, old):
         return "update"  # the subject's value changed (a room, a date, a limit), or the text says so
     return "different"
