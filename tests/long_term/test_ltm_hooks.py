@@ -143,6 +143,14 @@ def test_auto_capture_skips_questions_and_keeps_statements(ltm: LongTermMemory) 
     assert [r.text for r in ltm.list()] == ["I like green tea with honey. Can you note that?"]
 
 
+def test_auto_capture_stores_a_request_to_remember_asked_as_a_question(ltm: LongTermMemory) -> None:
+    stored = AutoCapture(ltm).capture([CaptureCandidate("user", "Can you remember that I'm vegetarian?", "r1"),
+                                       CaptureCandidate("user", "Can you remember my birthday?", "r2")],
+                                      session="requests")
+    assert [s.record.text for s in stored] == ["Can you remember that I'm vegetarian?"]
+    assert [r.text for r in ltm.list()] == ["Can you remember that I'm vegetarian?"]
+
+
 def test_auto_capture_at_most_three_per_run_and_skips_contamination(ltm: LongTermMemory) -> None:
     capture = AutoCapture(ltm)
     msgs = [CaptureCandidate("user", "<relevant-memories>I prefer x</relevant-memories>"),

@@ -98,6 +98,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _QUESTION_START = re.compile(
     r"^(?:what|which|who|whom|whose|when|where|why|how)\b"
     r"|^(?:do|does|did|can|could|would|should|will|is|are|am|have|has)\s+(?:i|you|we|my|your|our|the)\b", re.I)
+#: A request to remember, asked as a question ("Can you remember that I'm vegetarian?"): a statement of a fact; without
+#: "that" when it states one ("Could you remember my birthday is 3 May") and does not end in a question mark.
+_REQUEST_THAT = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)"
+                           r"(?:remember|note|memori[sz]e|keep\s+in\s+mind)\s+that\b", re.I)
+_REQUEST = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|note|memori[sz]e|keep\s+in\s+mind)"
+                      r"\s+(?!what|which|who|whom|whose|when|where|why|how|if|whether)\w.*\b(?:is|are|am)\b", re.I)
 _EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 _MARKDOWN_MARKERS = re.compile(r"\*\*|__|^#{1,6}\s|^\s*[-*+]\s|^\s*\d+\.\s|^\s*>|```|\|.*\|", re.M)
 
@@ -166,12 +172,21 @@ def is_contaminated(text: str) -> str | None:
     return None
 
 
+def _is_question(sentence: str) -> bool:
+    """Whether ``sentence`` asks rather than tells (a request to remember something tells it)."""
+    asked = sentence.endswith(("?", "？"))
+    if _REQUEST_THAT.match(sentence) or (not asked and _REQUEST.match(sentence)):
+        return False
+    return asked or bool(_QUESTION_START.match(sentence))
+
+
 def statements(text: str) -> str:
-    """``text`` without its questions (sentences ending in a question mark or opening like one)."""
+    """``text`` without its questions (sentences ending in a question mark or opening like one; a request to
+    remember, such as "Can you remember that I'm vegetarian?", is a statement)."""
     kept = []
     for sentence in _SENTENCE_END.split(text):
         stripped = sentence.strip()
-        if stripped and not stripped.endswith(("?", "？")) and not _QUESTION_START.match(stripped):
+        if stripped and not _is_question(stripped):
             kept.append(stripped)
     return " ".join(kept)
 
