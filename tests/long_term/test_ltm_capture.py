@@ -115,6 +115,25 @@ def test_a_prompt_injection_spelled_with_invisible_or_fullwidth_characters_is_re
 
 
 @pytest.mark.parametrize("text", [
+    "Remember about me:\n- I prefer tea\n- I hate coffee\n- I am vegetarian\n- I am allergic to nuts",
+    "Remember:\n1. I prefer tea\n2. I hate coffee\n3. I am vegetarian\n4. no nuts",
+])
+def test_a_plain_list_of_facts_is_captured(text: str) -> None:
+    """A list is how people tell several facts; only other markup with it reads as agent output."""
+    assert is_contaminated(text) is None
+    assert capture_rejection(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "## Summary\nI prefer:\n- tea\n- cake\n- pie",
+    "I prefer:\n> quoted\n- a\n- b\n- c",
+    "# Notes\n## More\nI prefer tea\n### x\n#### y",
+])
+def test_a_list_with_other_markup_is_still_markdown_heavy(text: str) -> None:
+    assert capture_rejection(text) == "markdown-heavy"
+
+
+@pytest.mark.parametrize("text", [
     "Can you remember that I'm vegetarian?",
     "Could you please note that we decided to use Rust for the parser?",
     "Please remember that my flight leaves at 9?",

@@ -106,6 +106,8 @@ _REQUEST = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remem
                       r"\s+(?!what|which|who|whom|whose|when|where|why|how|if|whether)\w.*\b(?:is|are|am)\b", re.I)
 _EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 _MARKDOWN_MARKERS = re.compile(r"\*\*|__|^#{1,6}\s|^\s*[-*+]\s|^\s*\d+\.\s|^\s*>|```|\|.*\|", re.M)
+#: List items: how people write several facts too ("Remember:\n- I'm vegetarian\n- ..."), so markup only with others.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
 
 
 def compile_triggers(custom: Iterable[str | re.Pattern[str]] = (), *, defaults: bool = True) -> tuple[re.Pattern[str], ...]:
@@ -154,6 +156,15 @@ def looks_like_prompt_injection(text: str) -> bool:
     return any(p.search(normalized) or p.search(skeleton) for p in _PROMPT_INJECTION)
 
 
+def _markdown_heavy(text: str) -> bool:
+    """Whether ``text`` is formatted as agent output is: bold with a list, or four Markdown marks of which at
+    least one is not a list item (a plain list is how a user writes several facts)."""
+    if "**" in text and "\n-" in text:
+        return True
+    marks = _MARKDOWN_MARKERS.findall(text)
+    return len(marks) >= 4 and any(not _LIST_ITEM.match(mark) for mark in marks)
+
+
 def is_contaminated(text: str) -> str | None:
     """Why ``text`` must not be stored or re-injected (None when it is clean): an injected memory
     block, system text, Markdown-heavy or emoji-heavy agent output, or a prompt injection."""
@@ -163,7 +174,7 @@ def is_contaminated(text: str) -> str | None:
     stripped = text.lstrip()
     if stripped.startswith("<") and "</" in stripped:
         return "system text"
-    if ("**" in text and "\n-" in text) or len(_MARKDOWN_MARKERS.findall(text)) >= 4:
+    if _markdown_heavy(text):
         return "markdown-heavy"
     if len(_EMOJI.findall(text)) > 3:
         return "emoji-heavy"
