@@ -230,3 +230,26 @@ def test_another_detail_of_the_same_subject_does_not_supersede_the_first(
     assert result.action == "created" and result.superseded == ()
     assert all(r.superseded_by is None for r in memory.list())
     assert {h.record.text for h in memory.recall(first, limit=5, min_score=0.0)} == {first, second}
+
+
+def _backdate(memory: LongTermMemory, memory_id: str, days: int) -> int:
+    """Move a stored memory ``days`` back in time (as if stored then); returns its new created_at."""
+    created_at = memory.get(memory_id).created_at - days * 86_400_000
+    memory._open_table().update(where=f"id = '{memory_id}'", values={"created_at": created_at})
+    return created_at
+
+
+def test_the_same_words_about_tomorrow_said_on_another_day_are_stored_again(memory: LongTermMemory) -> None:
+    text = "I have a dentist appointment tomorrow at 9"
+    first = memory.store(text, category="fact")
+    assert memory.store(text, category="fact").action == "duplicate"  # the same day: a repeat
+    two_days_ago = _backdate(memory, first.record.id, 2)
+    again = memory.store(text, category="fact")
+    assert again.action == "created"  # another appointment: "tomorrow" is another day now
+    assert sorted(r.created_at for r in memory.list()) == [two_days_ago, again.record.created_at]
+
+
+def test_a_repeat_without_a_relative_day_is_a_repeat_on_any_day(memory: LongTermMemory) -> None:
+    first = memory.store("The meeting room is 3.07", category="fact")
+    _backdate(memory, first.record.id, 2)
+    assert memory.store("The meeting room is 3.07", category="fact").action == "duplicate"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openclaw_memory.long_term.novelty import relation
+from openclaw_memory.long_term.novelty import names_a_relative_day, relation
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), [
@@ -157,3 +157,9 @@ def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
 ])
 def test_a_value_corrects_only_the_value_in_its_slot(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
+
+
+def test_relative_days_are_named() -> None:
+    assert names_a_relative_day("I have a dentist appointment tomorrow")
+    assert names_a_relative_day("The deploy is TONIGHT.")
+    assert not names_a_relative_day("The meeting is on Monday")

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Relation", "relation"]
+__all__ = ["Relation", "relation", "names_a_relative_day"]
 
 Relation = Literal["repeat", "update", "different"]
 
@@ -61,7 +61,8 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
-_DATE_WORDS = {word: word for word in (*_DAYS, *_MONTHS, "today", "tomorrow", "yesterday", "tonight")}
+_RELATIVE_DAYS = ("today", "tomorrow", "yesterday", "tonight")
+_DATE_WORDS = {word: word for word in (*_DAYS, *_MONTHS, *_RELATIVE_DAYS)}
 _DATE_WORDS.update({day + "s": day for day in _DAYS})
 _DATE_WORDS.update(zip("pondělí úterý středa čtvrtek pátek sobota neděle".split(), _DAYS))
 _DATE_WORDS.update({"středu": "wednesday", "sobotu": "saturday", "neděli": "sunday"})
@@ -292,6 +293,12 @@ def _same_order(new: str, old: str) -> bool:
         return list(dict.fromkeys(token for token, _ in tokens if token in shared))
 
     return _same_objects(_objects(new_tokens), _objects(old_tokens)) and order(new_tokens) == order(old_tokens)
+
+
+def names_a_relative_day(text: str) -> bool:
+    """Whether ``text`` names a day relative to when it is said ("today", "tomorrow", "yesterday", "tonight"):
+    said again on another day, it says something new."""
+    return any(_date_word(raw) in _RELATIVE_DAYS for raw in _TOKEN.findall(text))
 
 
 def relation(new: str, old: str) -> Relation:
