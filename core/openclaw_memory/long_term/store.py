@@ -704,8 +704,8 @@ class LongTermMemory:
               origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Remember ``text``. Nothing new is ever dropped: only a memory saying the same (no other
         number, identifier or negation, no word it lacks; stored the same day when ``text`` says
-        "today" or "tomorrow") counts as a duplicate and is not stored again; a correction of a stored memory ("the room is now 3.07") is stored and the old one
-        is marked ``superseded_by`` it.
+        "today" or "tomorrow") counts as a duplicate and is not stored again; a correction of a
+        stored memory ("the room is now 3.07") is stored and the old one is marked ``superseded_by`` it.
 
         ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
         ``origin`` marks the mirrored daily-note line: ``agent`` (the agent chose to store it) or
