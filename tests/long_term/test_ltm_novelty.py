@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openclaw_memory.long_term.novelty import relation
+from openclaw_memory.long_term.novelty import names_a_relative_day, relation
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), [
@@ -57,3 +57,109 @@ from openclaw_memory.long_term.novelty import relation
 ])
 def test_relation(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a weekday, a month or a relative day is a value: changed, it corrects the fact, as a date's digits do
+    ("The meeting is on Monday", "The meeting is on Tuesday", "update"),
+    ("The product launch is planned for March", "The product launch is planned for May", "update"),
+    ("The launch is in May", "The launch is in June", "update"),
+    ("The deadline is tomorrow", "The deadline is today", "update"),
+    ("Porada je v pondělí", "Porada je v úterý", "update"),
+    ("Monday's meeting is in room 3", "Tuesday's meeting is in room 3", "different"),  # another meeting
+    # ... written alike, it repeats
+    ("The standup is on Mondays", "the standup is on Monday", "repeat"),
+    ("The standup is on Mon", "The standup is on Monday.", "repeat"),
+    ("Porada je ve středu", "Porada je ve středa", "repeat"),
+    # "may", "march" and "sun" in lower case (or "Sun" the star) are words, not dates
+    ("You may use the car", "You may use the car", "repeat"),
+    ("The launch is in may", "The launch is in june", "update"),
+    ("The sun is bright", "The Sun is bright", "repeat"),
+])
+def test_days_and_months_are_values(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Bob reports to Alice", "Alice reports to Bob"),
+    ("Dana is the manager of Eva", "Eva is the manager of Dana"),
+    ("My flight goes from Lisbon to Prague", "My flight goes from Prague to Lisbon"),
+    ("Move the meeting from 3.07 to 4.12", "Move the meeting from 4.12 to 3.07"),
+    # in lower case, a preposition leading to another word tells them apart
+    ("I prefer tea over coffee", "I prefer coffee over tea"),
+    ("I like tea more than coffee", "I like coffee more than tea"),
+    ("bob reports to alice", "alice reports to bob"),
+])
+def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: str) -> None:
+    """The same words, the names swapped: another fact (its correction), in either direction."""
+    assert relation(second, first) == "update"
+    assert relation(first, second) == "update"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Bob reports to Alice.", "bob reports to alice"),
+    ("bob reports to alice", "Bob reports to Alice."),
+    ("Remember: Bob reports to Alice", "Bob reports to Alice"),
+    ("Note: bob reports to Alice", "Remember that Bob reports to Alice"),
+    ("I prefer dark mode in VS Code", "In VS Code I prefer dark mode"),
+    ("Alice said hello. Bob left", "Bob left. Alice said hello"),  # two sentences, each name said alike
+    ("We use PostgreSQL for billing", "For billing we use PostgreSQL"),
+    ("I prefer dark mode in every editor", "In every editor I prefer dark mode"),
+    ("Remember that I prefer tea over coffee", "I prefer tea over coffee"),
+    # "march" and "may" next to a number or after "in" are months in lower case too
+    ("My return flight from Lisbon to Prague is on 14 March in the evening",
+     "my return flight from lisbon to prague is on 14 march in the evening"),
+    ("The launch is in May", "the launch is in may"),
+])
+def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> None:
+    assert relation(new, old) == "repeat"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # the same words, the negation moved to the other clause: a correction, not a repeat
+    ("I don't drink coffee but I drink tea", "I drink coffee but I don't drink tea", "update"),
+    ("I eat fish, but I never eat meat", "I eat meat, but I never eat fish", "update"),
+    ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts", "update"),
+    # the negation where it was: a repeat
+    ("I eat fish, but I never eat meat", "I eat fish but never eat meat", "repeat"),
+    ("I eat fish, but I never eat meat", "I never eat meat", "repeat"),
+])
+def test_negation_is_compared_clause_by_clause(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # another preposition to the same word, or an exception dropped: new information
+    ("Bob works for Alice", "Bob works with Alice", "update"),
+    ("I prefer dark mode in every editor except in VS Code", "I prefer dark mode in VS Code", "update"),
+    ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor", "update"),
+    ("I like all fruit except apples", "I like all fruit except pears", "different"),
+    # the same prepositions to the same words, wherever they stand: a repeat
+    ("I want to use Rust for the parser", "For the parser I want to use Rust", "repeat"),
+    ("I eat everything except fish", "I eat everything except fish.", "repeat"),
+])
+def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # a value in another slot adds a detail: a different memory, the first one stays
+    ("The team meeting is in room 3", "The team meeting is on Tuesday", "different"),
+    ("The team meeting is in room 3", "The team meeting is at 10", "different"),
+    ("My flight is on 14 March", "My flight is from gate B12", "different"),
+    # another value in the same slot corrects it
+    ("The meeting is at 10", "The meeting is at 11 in room 5", "update"),
+    ("The door code is 1234", "The door code: 5678", "update"),
+    ("The door code is 1234", "The door code: 1234", "repeat"),
+    # another value said of other things (the same subject: only "I") is another fact
+    ("I have yoga on Monday", "I have piano on Tuesday", "different"),
+    ("I have yoga at 9", "I have piano at 10", "different"),
+])
+def test_a_value_corrects_only_the_value_in_its_slot(old: str, new: str, expected: str) -> None:
+    assert relation(new, old) == expected
+
+
+def test_relative_days_are_named() -> None:
+    assert names_a_relative_day("I have a dentist appointment tomorrow")
+    assert names_a_relative_day("The deploy is TONIGHT.")
+    assert not names_a_relative_day("The meeting is on Monday")

@@ -98,8 +98,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _QUESTION_START = re.compile(
     r"^(?:what|which|who|whom|whose|when|where|why|how)\b"
     r"|^(?:do|does|did|can|could|would|should|will|is|are|am|have|has)\s+(?:i|you|we|my|your|our|the)\b", re.I)
+#: A request to remember, asked as a question ("Can you remember that I'm vegetarian?"): a statement of a fact; without
+#: "that" when it states one ("Could you remember my birthday is 3 May") and does not end in a question mark.
+_REQUEST_THAT = re.compile(r"^(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)"
+                           r"(?:remember|note|memori[sz]e|keep\s+in\s+mind)\s+that\b", re.I)
+_REQUEST = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|note|memori[sz]e|keep\s+in\s+mind)"
+                      r"\s+(?!what|which|who|whom|whose|when|where|why|how|if|whether)\w.*\b(?:is|are|am)\b", re.I)
 _EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 _MARKDOWN_MARKERS = re.compile(r"\*\*|__|^#{1,6}\s|^\s*[-*+]\s|^\s*\d+\.\s|^\s*>|```|\|.*\|", re.M)
+#: List items: how people write several facts too ("Remember:\n- I'm vegetarian\n- ..."), so markup only with others.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
 
 
 def compile_triggers(custom: Iterable[str | re.Pattern[str]] = (), *, defaults: bool = True) -> tuple[re.Pattern[str], ...]:
@@ -121,11 +129,40 @@ def _as_read(text: str) -> str:
     return re.sub(r"\s+", " ", visible).strip()
 
 
+#: Cyrillic, Greek and other letters that look like Latin ones (from Unicode's confusables list, TR39), read as
+#: those for the injection check only: "іgnore" with a Cyrillic "і" is "ignore" to a model.
+_LOOK_ALIKES = str.maketrans(dict(pair for pair in (
+    "аa еe оo рp сc уy хx іi јj ѕs ԁd ԛq ԝw һh ӏl гr ɡg ɑa ıi ɩi "  # Cyrillic and Latin small letters
+    "АA ВB ЕE КK МM НH ОO РP СC ТT ХX ІI ЈJ ЅS ҮY ԌG ԜW "  # Cyrillic capitals
+    "αa οo νv ιi κk ρp τt υu χx ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX"  # Greek
+).split()))
+
+
+def _skeleton(text: str) -> str:
+    """``text`` as read (:func:`_as_read`) with accents dropped and look-alike letters read as the Latin ones."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    return unicodedata.normalize("NFC", bare).translate(_LOOK_ALIKES)
+
+
 def looks_like_prompt_injection(text: str) -> bool:
     """True for text that reads like an instruction to the model (ignore previous instructions, ...), also when
-    spelled with fullwidth letters or invisible characters inside its words."""
+    spelled with fullwidth letters, invisible characters inside its words, accents or look-alike letters of other
+    scripts (a Cyrillic "і" in "іgnore")."""
     normalized = _as_read(text)
-    return bool(normalized) and any(p.search(normalized) for p in _PROMPT_INJECTION)
+    if not normalized:
+        return False
+    skeleton = _skeleton(normalized)
+    return any(p.search(normalized) or p.search(skeleton) for p in _PROMPT_INJECTION)
+
+
+def _markdown_heavy(text: str) -> bool:
+    """Whether ``text`` is formatted as agent output is: bold with a list, or four Markdown marks of which at
+    least one is not a list item (a plain list is how a user writes several facts)."""
+    if "**" in text and "\n-" in text:
+        return True
+    marks = _MARKDOWN_MARKERS.findall(text)
+    return len(marks) >= 4 and any(not _LIST_ITEM.match(mark) for mark in marks)
 
 
 def is_contaminated(text: str) -> str | None:
@@ -137,7 +174,7 @@ def is_contaminated(text: str) -> str | None:
     stripped = text.lstrip()
     if stripped.startswith("<") and "</" in stripped:
         return "system text"
-    if ("**" in text and "\n-" in text) or len(_MARKDOWN_MARKERS.findall(text)) >= 4:
+    if _markdown_heavy(text):
         return "markdown-heavy"
     if len(_EMOJI.findall(text)) > 3:
         return "emoji-heavy"
@@ -146,12 +183,21 @@ def is_contaminated(text: str) -> str | None:
     return None
 
 
+def _is_question(sentence: str) -> bool:
+    """Whether ``sentence`` asks rather than tells (a request to remember something tells it)."""
+    asked = sentence.endswith(("?", "？"))
+    if _REQUEST_THAT.match(sentence) or (not asked and _REQUEST.match(sentence)):
+        return False
+    return asked or bool(_QUESTION_START.match(sentence))
+
+
 def statements(text: str) -> str:
-    """``text`` without its questions (sentences ending in a question mark or opening like one)."""
+    """``text`` without its questions (sentences ending in a question mark or opening like one; a request to
+    remember, such as "Can you remember that I'm vegetarian?", is a statement)."""
     kept = []
     for sentence in _SENTENCE_END.split(text):
         stripped = sentence.strip()
-        if stripped and not stripped.endswith(("?", "？")) and not _QUESTION_START.match(stripped):
+        if stripped and not _is_question(stripped):
             kept.append(stripped)
     return " ".join(kept)
 

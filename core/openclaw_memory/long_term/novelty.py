@@ -4,10 +4,13 @@ Embedding similarity alone cannot tell "the room is 4.12" from "the room is 3.07
 a fact and its correction are nearly identical. These rules look at the words instead:
 
 * a **repeat** adds nothing: every content word of the new text is in the old one, with the same
-  values (numbers, identifiers, addresses) said of the same things (each value's clause in the new text
-  has its words in a clause of the old text holding that value) and the same negation;
+  values (numbers, identifiers, addresses, weekdays, months) said of the same things (each value's clause in
+  the new text has its words in a clause of the old text holding that value), the names and values they share
+  in the same order ("Bob reports to Alice" is not repeated by "Alice reports to Bob") and the same negation,
+  clause by clause;
 * an **update** states the same subject with a new value: the words before the verb agree and the
-  new text changes a value or a negation, or says so (``now``, ``new``, ``actually``, ...);
+  new text changes a value (puts another one where the old text had one: after the same word; in the same
+  words, give or take some) or a negation, or says so (``now``, ``new``, ``actually``, ...);
 * anything else is a **different** memory, kept next to the old one.
 """
 
@@ -17,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Relation", "relation"]
+__all__ = ["Relation", "relation", "names_a_relative_day"]
 
 Relation = Literal["repeat", "update", "different"]
 
@@ -25,7 +28,7 @@ Relation = Literal["repeat", "update", "different"]
 _CLAUSE_END = re.compile(r"[,;.!?](?=\s)|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
 _TOKEN = re.compile(r"[+]?[\w@.'’:-]*\w|[=:]", re.UNICODE)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot",
-                        "n't", "nicht", "kein", "ne", "nie", "nikdy"})
+                        "except", "excluding", "n't", "nicht", "kein", "ne", "nie", "nikdy"})
 #: the word a contraction with "n't" negates, where it is not the contraction without "n't" ("won't" is "will")
 _CONTRACTED = {"wo": "will", "ca": "can", "sha": "shall"}
 #: Words that announce a change and are not part of the fact itself ...
@@ -53,6 +56,34 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
                       "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000"})
 
 
+#: Weekdays, months and relative days: values, as a date's digits are ("on Monday" is corrected by "on Tuesday"),
+#: each read as one canonical form ("Mondays", "Mon", "pondělí" are "monday").
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_RELATIVE_DAYS = ("today", "tomorrow", "yesterday", "tonight")
+_DATE_WORDS = {word: word for word in (*_DAYS, *_MONTHS, *_RELATIVE_DAYS)}
+_DATE_WORDS.update({day + "s": day for day in _DAYS})
+_DATE_WORDS.update(zip("pondělí úterý středa čtvrtek pátek sobota neděle".split(), _DAYS))
+_DATE_WORDS.update({"středu": "wednesday", "sobotu": "saturday", "neděli": "sunday"})
+#: ... and their abbreviations, which count only when capitalised ("sat", "mar" are words too), as do "March"
+#: and "May" ("march on", "you may"). "Sun" and "Jan" are left out: as often a star, a company or a name.
+_CAPITALISED_DATE_WORDS = {name[:3]: name for name in (*_DAYS, *_MONTHS) if name not in ("sunday", "january")}
+_CAPITALISED_DATE_WORDS.update({"tues": "tuesday", "thur": "thursday", "thurs": "thursday", "sept": "september"})
+_CAPITALISED_DATE_WORDS.update({name: _DATE_WORDS.pop(name) for name in ("march", "may")})
+#: Prepositions: the word each one leads to is part of the fact ("tea over coffee" is not "coffee over tea").
+_PREPOSITIONS = frozenset({"about", "above", "after", "against", "at", "before", "behind", "below", "between", "by",
+                           "except", "for", "from", "in", "into", "of", "off", "on", "onto", "over", "than",
+                           "through", "to", "toward", "under", "until", "versus", "via", "with", "within"})
+#: "march" and "may" next to a number or after a word that leads to a time ("14 march", "may 3", "in may") are
+#: months, written in lower case or not.
+_MONTH_IN_CONTEXT = re.compile(
+    r"(?:(?<=\d )|\b(?:in|of|since|until|till|by|from|during|before|after|early|mid|late|next|last|this) )"
+    r"(?P<month>march|may)\b|\b(?P<before_number>march|may)(?= \d)", re.IGNORECASE)
+#: What ends a sentence: a capitalised word after it is not (necessarily) a name.
+_SENTENCE_END = re.compile(r"[.!?:;\n]")
+
+
 @dataclass(frozen=True)
 class _Parsed:
     subject: frozenset[str]
@@ -63,13 +94,35 @@ class _Parsed:
     has_verb: bool
 
 
+def _date_word(raw: str) -> str | None:
+    """The day or month ``raw`` names ("Mondays", "Mon" and "pondělí" are "monday"), or None."""
+    word = raw.lower().removesuffix("'s").removesuffix("’s")
+    if word in _DATE_WORDS:
+        return _DATE_WORDS[word]
+    return _CAPITALISED_DATE_WORDS.get(word) if raw[:1].isupper() else None
+
+
 def _is_value(raw: str) -> bool:
     """Numbers, dates, identifiers, e-mail addresses, codes: a token whose exact form matters."""
-    if any(c.isdigit() for c in raw) or "@" in raw:
+    if any(c.isdigit() for c in raw) or "@" in raw or _date_word(raw):
         return True
     if raw == "I" or not raw.isascii():
         return False
     return (raw.isupper() and len(raw) <= 6) or any(c.isupper() for c in raw[1:])
+
+
+def _dates_marked(text: str) -> str:
+    """``text`` with "march" and "may" capitalised where they are months, so that they read as such."""
+    def capitalised(match: re.Match[str]) -> str:  # the month ends the match: "in may" -> "in May"
+        month_at = match.start(match.lastgroup or "month") - match.start()
+        return match.group()[:month_at] + match.group()[month_at:].capitalize()
+
+    return _MONTH_IN_CONTEXT.sub(capitalised, text)
+
+
+def _value(raw: str) -> str:
+    """How a value is compared: lower case, a day or month by its canonical name."""
+    return _date_word(raw) or raw.lower()
 
 
 def _norm(raw: str) -> str:
@@ -89,13 +142,13 @@ def _parse(text: str) -> _Parsed:
     values: set[str] = set()
     cues: set[str] = set()
     negated = has_verb = False
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_dates_marked(text)):
         raw = raw.rstrip(".")
         raw = _NUMBER_WORDS.get(raw.lower(), raw)
         if _is_value(raw):
-            values.add(raw.lower())
+            values.add(_value(raw))
             if not has_verb:
-                subject.add(raw.lower())
+                subject.add(_value(raw))
             continue
         word = _norm(raw)
         if word == "n't":
@@ -111,7 +164,7 @@ def _parse(text: str) -> _Parsed:
             continue
         if not has_verb and (word in _VERBS or raw.lower() in _VERBS):
             has_verb = True
-            words.add(word)
+            words.add("is" if raw in ("=", ":") else word)  # "the code: 1234" says "the code is 1234"
             continue
         if word and word not in _STOP:
             words.add(word)
@@ -132,16 +185,134 @@ def _values_said_alike(new: str, old: str) -> bool:
     return True
 
 
+#: Words skipped when finding the slot a value fills (the word before it): articles, cue words and fillers.
+_SLOT_SKIP = _CUES | _FILLERS | {"a", "an", "the", "my", "our", "your", "his", "her", "their", "its"}
+
+
+def _value_slots(clause: str) -> set[tuple[str, str]]:
+    """Each value of ``clause`` with the slot it fills: the word before it (any verb, ``=`` or ``:`` read as
+    ``=``), so "room 4.12" and "room 3.07" fill one slot, "room 3" and "on Tuesday" two."""
+    slots: set[tuple[str, str]] = set()
+    previous = ""
+    for raw in _TOKEN.findall(_dates_marked(clause)):
+        raw = raw.rstrip(".")
+        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+        if _is_value(raw):
+            slots.add((previous, _value(raw)))
+            previous = _value(raw)
+            continue
+        word = _norm(raw)
+        if word in _VERBS or raw.lower() in _VERBS:
+            previous = "="
+        elif word not in _SLOT_SKIP:
+            previous = word
+    return slots
+
+
+def _value_changed(new: str, old: str) -> bool:
+    """Whether a clause of ``new`` puts another value in a slot a clause of ``old`` fills ("the meeting is on
+    Tuesday" changes "… on Monday", not "… in room 3")."""
+    old_clauses = [_value_slots(clause) for clause in _CLAUSE_END.split(old)]
+    for new_slots in map(_value_slots, _CLAUSE_END.split(new)):
+        new_values = {value for _, value in new_slots}
+        for old_slots in old_clauses:
+            old_values = {value for _, value in old_slots}
+            replaced = {slot for slot, value in old_slots if value not in new_values}
+            if any(slot in replaced for slot, value in new_slots if value not in old_values):
+                return True
+    return False
+
+
+def _by_negation(text: str) -> tuple[set[str], set[str]]:
+    """The words and values of ``text``'s clauses without a negation, and those of its negated clauses."""
+    plain: set[str] = set()
+    negated: set[str] = set()
+    for clause in map(_parse, _CLAUSE_END.split(text)):
+        (negated if clause.negated else plain).update(clause.words | clause.values)
+    return plain, negated
+
+
+def _negations_alike(new: str, old: str) -> bool:
+    """Whether ``new`` negates what ``old`` negates, clause by clause: no word of a plain clause of one text is
+    only in negated clauses of the other ("I eat meat, but never fish" is not "I eat fish, but never meat")."""
+    new_plain, new_negated = _by_negation(new)
+    old_plain, old_negated = _by_negation(old)
+    return not ((new_plain & old_negated) - old_plain or (new_negated & old_plain) - old_negated)
+
+
+def _names(text: str) -> list[tuple[str, bool]]:
+    """The tokens of ``text`` in order, as compared (values as :func:`_value` reads them, words as :func:`_norm`
+    does), each with whether it names something: a value, or a word capitalised inside a sentence."""
+    out = []
+    previous_end: int | None = None  # where the last word ended (None: no word yet)
+    text = _dates_marked(text)
+    for match in _TOKEN.finditer(text):
+        raw = match.group().rstrip(".")
+        if raw in ("=", ":"):
+            continue
+        inside = previous_end is not None and not _SENTENCE_END.search(text, previous_end, match.start())
+        previous_end = match.end()
+        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+        if _is_value(raw):
+            out.append((_value(raw), True))
+            continue
+        word = _norm(raw.removesuffix("'s").removesuffix("’s"))
+        out.append((word, inside and raw[:1].isupper() and raw != "I" and not raw.startswith(("I'", "I’"))))
+    return out
+
+
+def _objects(tokens: list[tuple[str, bool]]) -> set[tuple[str, str]]:
+    """Each preposition of ``tokens`` with the word it leads to (the first word after it that is not a stop word)."""
+    out: set[tuple[str, str]] = set()
+    for index, (token, _) in enumerate(tokens):
+        if token in _PREPOSITIONS:
+            following = (t for t, _ in tokens[index + 1:] if t not in _STOP and t not in _PREPOSITIONS)
+            out.add((token, next(following, "")))
+    return out
+
+
+def _same_objects(new: set[tuple[str, str]], old: set[tuple[str, str]]) -> bool:
+    """Whether each preposition of ``new`` that ``old`` uses too, or that leads to a word a preposition of ``old``
+    leads to, leads there as in ``old`` ("tea over coffee" is not "coffee over tea", "works for Alice" is not
+    "works with Alice")."""
+    old_prepositions = {preposition for preposition, _ in old}
+    old_objects = {word for _, word in old}
+    return all(pair in old for pair in new if pair[0] in old_prepositions or pair[1] in old_objects)
+
+
+def _same_order(new: str, old: str) -> bool:
+    """Whether ``new`` arranges what it shares with ``old`` as ``old`` does: the names and values both hold come in
+    the same order (a name is a value or a word capitalised inside a sentence of either text: "Bob reports to
+    Alice" and "bob reports to alice" agree, "Alice reports to Bob" does not), and their prepositions lead to the
+    same words (:func:`_same_objects`)."""
+    new_tokens, old_tokens = _names(new), _names(old)
+    named = {token for token, is_name in [*new_tokens, *old_tokens] if is_name}
+    shared = named & {token for token, _ in new_tokens} & {token for token, _ in old_tokens}
+
+    def order(tokens: list[tuple[str, bool]]) -> list[str]:
+        return list(dict.fromkeys(token for token, _ in tokens if token in shared))
+
+    return _same_objects(_objects(new_tokens), _objects(old_tokens)) and order(new_tokens) == order(old_tokens)
+
+
+def names_a_relative_day(text: str) -> bool:
+    """Whether ``text`` names a day relative to when it is said ("today", "tomorrow", "yesterday", "tonight"):
+    said again on another day, it says something new."""
+    return any(_date_word(raw) in _RELATIVE_DAYS for raw in _TOKEN.findall(text))
+
+
 def relation(new: str, old: str) -> Relation:
     """How ``new`` relates to the similar stored memory ``old``: repeat, update or different."""
     n, o = _parse(new), _parse(old)
     if n.negated == o.negated and n.values <= o.values and n.words <= o.words and n.cues <= o.cues \
-            and _values_said_alike(new, old):
+            and _values_said_alike(new, old) and _same_order(new, old) and _negations_alike(new, old):
         return "repeat"
     if n.words == o.words and n.values == o.values:
-        return "update"  # the same statement, negated or no longer negated
+        return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
-    if n.values != o.values or n.negated != o.negated or n.cues - o.cues:
-        return "update"  # the subject's value changed (a room, a date, a limit), or the text says so
+    if n.negated != o.negated or n.cues - o.cues:
+        return "update"  # the text negates what the old one said (or no longer does), or says it changed
+    if (n.words <= o.words or o.words <= n.words) and _value_changed(new, old):
+        return "update"  # the subject's value changed (a room, a date, a limit), said in the same words
     return "different"

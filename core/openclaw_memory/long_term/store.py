@@ -45,10 +45,10 @@ from openclaw_memory.errors import (
     ProviderUnavailableError,
     StoreError,
 )
-from openclaw_memory.files.append import replace_lone_surrogates
+from openclaw_memory.files.append import local_now, replace_lone_surrogates
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
-from openclaw_memory.long_term.novelty import relation
+from openclaw_memory.long_term.novelty import names_a_relative_day, relation
 from openclaw_memory.long_term.state import MemoryState
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
@@ -703,9 +703,9 @@ class LongTermMemory:
     def store(self, text: str, importance: float = 0.7, category: MemoryCategory | str = "other", *,
               origin: Literal["owner", "agent"] = "agent") -> StoreResult:
         """Remember ``text``. Nothing new is ever dropped: only a memory saying the same (no other
-        number, identifier or negation, no word it lacks) counts as a duplicate and is not stored
-        again; a correction of a stored memory ("the room is now 3.07") is stored and the old one
-        is marked ``superseded_by`` it.
+        number, identifier or negation, no word it lacks; stored the same day when ``text`` says
+        "today" or "tomorrow") counts as a duplicate and is not stored again; a correction of a
+        stored memory ("the room is now 3.07") is stored and the old one is marked ``superseded_by`` it.
 
         ``importance`` is 0..1; ``category`` one of preference, fact, decision, entity, other.
         ``origin`` marks the mirrored daily-note line: ``agent`` (the agent chose to store it) or
@@ -721,7 +721,7 @@ class LongTermMemory:
             superseded: builtins.list[LongTermRecord] = []
             for hit in self._search(vector, _COMPARED, self.thresholds.similar):
                 found = relation(cleaned, hit.record.text)
-                if found == "repeat":
+                if found == "repeat" and not self._said_another_day(cleaned, hit.record):
                     return StoreResult("duplicate", hit.record, hit.score)
                 if found == "update":
                     superseded.append(hit.record)
@@ -731,6 +731,15 @@ class LongTermMemory:
                                     category=kind, created_at=created_at)
             mirror_path, mirror_error = self._insert(record, vector, superseded, origin)
         return StoreResult("created", record, None, mirror_path, mirror_error, tuple(superseded))
+
+    def _said_another_day(self, text: str, old: LongTermRecord) -> bool:
+        """Whether ``text`` names a relative day ("tomorrow") and ``old`` was stored on another day (in the
+        mirror's time zone, else the system's): then the same words say something new."""
+        if not names_a_relative_day(text):
+            return False
+        zone = self.mirror.tz if self.mirror is not None else None
+        stored = datetime.fromtimestamp(old.created_at / 1000, tz=timezone.utc)
+        return local_now(zone, stored).date() != local_now(zone).date()
 
     def _insert(self, record: LongTermRecord, vector: np.ndarray,
                 superseded: builtins.list[LongTermRecord], origin: str) -> tuple[str | None, str | None]:
