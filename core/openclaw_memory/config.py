@@ -1237,7 +1237,7 @@ def _apply_model_provider(data: dict[str, Any], raw: dict[str, Any]) -> None:
     if entry.get("baseUrl") and not (remote.get("baseUrl") or remote.get("base_url")):
         remote["baseUrl"] = entry["baseUrl"]
     has_key = remote.get("apiKey") or remote.get("api_key") or any(
-        os.environ.get(env, "").strip() for env in PROVIDER_ENV_KEYS[name])
+        os.environ.get(env, "").strip() for env in PROVIDER_ENV_KEYS[str(name)])
     if entry.get("apiKey") and not has_key:
         remote["apiKey"] = entry["apiKey"]
     if isinstance(entry.get("headers"), dict):

@@ -125,8 +125,8 @@ class SessionExports:
                 del files[name]  # gone, or the user's now (edited): forgotten either way
             if self.private or not recorded:  # stale exports written before the manifest
                 for path in self.root.glob("*.md"):
-                    text = _read(path)
-                    if path.name not in exports and text is not None and looks_like_export(text, path.stem):
+                    found = _read(path)
+                    if path.name not in exports and found is not None and looks_like_export(found, path.stem):
                         path.unlink(missing_ok=True)
         finally:  # also when stopped midway: the record of what was written (else those exports stay frozen)
             self._save(files)

@@ -131,11 +131,11 @@ def _as_read(text: str) -> str:
 
 #: Cyrillic, Greek and other letters that look like Latin ones (from Unicode's confusables list, TR39), read as
 #: those for the injection check only: "іgnore" with a Cyrillic "і" is "ignore" to a model.
-_LOOK_ALIKES = str.maketrans(dict(pair for pair in (
+_LOOK_ALIKES: dict[int, int] = str.maketrans({pair[0]: ord(pair[1]) for pair in (
     "аa еe оo рp сc уy хx іi јj ѕs ԁd ԛq ԝw һh ӏl гr ɡg ɑa ıi ɩi "  # Cyrillic and Latin small letters
     "АA ВB ЕE КK МM НH ОO РP СC ТT ХX ІI ЈJ ЅS ҮY ԌG ԜW "  # Cyrillic capitals
     "αa οo νv ιi κk ρp τt υu χx ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX"  # Greek
-).split()))
+).split()})
 
 
 def _skeleton(text: str) -> str:

@@ -9,6 +9,8 @@ that loop, and closes them all in :meth:`close` (from any thread) or :meth:`aclo
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -41,11 +43,12 @@ def close_soon(closing: Callable[[], Awaitable[Any]], loop: asyncio.AbstractEven
     here = running_loop()
     try:
         if loop is here:
-            task = loop.create_task(closing())  # type: ignore[arg-type]
+            task: asyncio.Task[Any] = loop.create_task(closing())  # type: ignore[arg-type]
             _pending.add(task)
             task.add_done_callback(_pending.discard)
         elif loop.is_running():
-            future = asyncio.run_coroutine_threadsafe(closing(), loop)  # type: ignore[arg-type]
+            coroutine: Any = closing()
+            future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, loop)
             future.result(timeout=CLOSE_WAIT_SECONDS)
         elif here is None:
             loop.run_until_complete(closing())
@@ -122,7 +125,7 @@ class LoopClients:
     def close(self) -> None:
         """Close every loop's client, from any thread (see :func:`close_soon`)."""
         for loop, client in self._take_all().items():
-            close_soon(lambda client=client: self._closer(client), loop, self._what)
+            close_soon(functools.partial(self._closer, client), loop, self._what)
 
     async def aclose(self) -> None:
         """Close every loop's client; the running loop's is awaited."""
@@ -132,4 +135,4 @@ class LoopClients:
             if loop is here:
                 await self._closer(client)
             elif not loop.is_closed():
-                await asyncio.to_thread(close_soon, lambda client=client: self._closer(client), loop, self._what)
+                await asyncio.to_thread(close_soon, functools.partial(self._closer, client), loop, self._what)
