@@ -18,11 +18,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from filelock import FileLock, Timeout
-
 from openclaw_memory.text.chunker import escape_record_markers
-from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryPathError, OpenClawMemoryError
-from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file
+from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryPathError
+from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file, file_lock
 from openclaw_memory.text.provenance import mark_origin
 
 __all__ = [
@@ -192,14 +190,7 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
     symlink or non-regular file.
     """
     encoded = data.encode("utf-8")
-    lock = FileLock(str(lock_path(target)), timeout=LOCK_TIMEOUT_S)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise OpenClawMemoryError(
-            f"could not lock {target} within {LOCK_TIMEOUT_S:.0f}s: another process keeps appending to it; retry later"
-        ) from None
-    try:
+    with file_lock(lock_path(target), target, "another process keeps appending to it"):
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
         try:
             fd = os.open(target, flags, 0o644)
@@ -211,8 +202,6 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
             _write_append(fd, encoded, ensure_leading_newline=ensure_leading_newline, fsync=fsync, what=target)
         finally:
             os.close(fd)
-    finally:
-        lock.release()
 
 
 #: half of a UTF-16 surrogate pair, which UTF-8 cannot encode
