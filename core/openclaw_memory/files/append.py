@@ -34,6 +34,7 @@ __all__ = [
     "lock_path",
     "locked_append",
     "normalize_rel_path",
+    "now_datetime",
     "replace_lone_surrogates",
     "resolve_tz",
     "today",
@@ -64,6 +65,18 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo | None:
         ) from None
 
 
+def now_datetime(now: object) -> datetime | None:
+    """A ``now`` argument as the datetime relative dates are read against: a datetime as given, a date as its
+    midnight (the time a daily note of that day is dated), None for the current time; MemoryArgumentError for
+    anything else."""
+    if now is None or isinstance(now, datetime):
+        return now
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day)
+    raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
+                              f"{type(now).__name__} ({now!r:.60})")
+
+
 def local_now(tz: str | tzinfo | None = None, now: datetime | date | None = None) -> datetime:
     """``now`` (default: the current time) as an aware datetime in ``tz`` (system zone if None).
 
@@ -71,11 +84,7 @@ def local_now(tz: str | tzinfo | None = None, now: datetime | date | None = None
     MemoryArgumentError for anything else.
     """
     zone = resolve_tz(tz)
-    if now is not None and not isinstance(now, datetime):
-        if not isinstance(now, date):
-            raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
-                                      f"{type(now).__name__} ({now!r:.60})")
-        now = datetime(now.year, now.month, now.day)
+    now = now_datetime(now)
     if now is None:
         return datetime.now(zone) if zone else datetime.now().astimezone()
     if now.tzinfo is None:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from openclaw_memory.files import discovery
-from openclaw_memory.files.append import local_now
+from openclaw_memory.files.append import local_now, now_datetime
 from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
@@ -50,7 +50,6 @@ from openclaw_memory.index.search_options import (
     evaluate_modes,
     filtered,
     indexed_sources,
-    search_now,
     search_tuning,
 )
 from openclaw_memory.types import (
@@ -412,7 +411,7 @@ class MemoryIndex:
         if session_key is not None and not isinstance(session_key, str):
             raise MemoryArgumentError(f"session_key must be a string (the conversation's key) or None, got "
                                       f"{type(session_key).__name__} ({session_key!r:.60})")
-        now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
+        now = now_datetime(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:
             where = _within(period, where)
