@@ -4,15 +4,13 @@ taken for the period)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 import pytest
 
-from openclaw_memory import MemoryIndex
 from openclaw_memory.text.time_ranges import DayRange, day_range, resolve_day
-
-NOW = datetime(2026, 11, 28, 12)
+from tests.helpers.dated_notes import NOW, paths_found_after
 
 
 @pytest.mark.parametrize(("value", "day"), [
@@ -44,10 +42,5 @@ def test_periods_still_stand_for_their_first_day(value: str, first: date) -> Non
 
 
 def test_a_search_after_the_5th_keeps_this_months_notes(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    for day in ("2026-11-03", "2026-11-06", "2026-06-01"):
-        (tmp_path / "memory" / f"{day}.md").write_text("The billing database moved.\n")
-    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / ".state"), provider=None, watch=False) as memory:
-        memory.sync()
-        hits = {hit.path for hit in memory.search("billing database", min_score=0, after="the 5th", now=NOW).hits}
-        assert hits == {"memory/2026-11-06.md"}
+    notes = {f"memory/{day}.md": "The billing database moved.\n" for day in ("2026-11-03", "2026-11-06", "2026-06-01")}
+    assert paths_found_after(tmp_path, notes, "the 5th") == [{"memory/2026-11-06.md"}]

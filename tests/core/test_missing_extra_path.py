@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from openclaw_memory import MemoryIndex
+from tests.helpers.workspaces import plain_index, write_files
 
 
 @pytest.fixture
@@ -22,16 +23,12 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
-    folder = tmp_path / "team-docs"
-    (folder / "it").mkdir(parents=True)
-    (folder / "it" / "vpn.md").write_text("The VPN password rotates monthly.\n")
-    (folder / "onboarding.md").write_text("New hires get a laptop on day one.\n")
-    return folder
+    return write_files(tmp_path / "team-docs", {"it/vpn.md": "The VPN password rotates monthly.\n",
+                                                 "onboarding.md": "New hires get a laptop on day one.\n"})
 
 
 def _index(ws: Path, extra: list[str], **settings: object) -> MemoryIndex:
-    return MemoryIndex(workspace=ws, state_dir=str(ws.parent / "state"), provider=None, watch=False,
-                       extra_paths=extra, **settings)
+    return plain_index(ws, ws.parent / "state", extra_paths=extra, **settings)
 
 
 @pytest.mark.parametrize("sources", [["memory"], ["memory", "sessions"]])

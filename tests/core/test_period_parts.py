@@ -4,15 +4,13 @@ as the month), which let the whole month through; "the end of the month" named n
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 import pytest
 
-from openclaw_memory import MemoryIndex
 from openclaw_memory.text.time_ranges import DayRange, day_range, periods_said, resolve_day
-
-NOW = datetime(2026, 11, 28, 12)
+from tests.helpers.dated_notes import NOW, paths_found_after
 
 
 @pytest.mark.parametrize(("value", "day"), [
@@ -63,13 +61,11 @@ def test_the_whole_month_is_still_the_whole_month() -> None:
 
 
 def test_after_the_end_of_a_month_leaves_its_earlier_notes_out(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "MEMORY.md").write_text("The billing database is PostgreSQL 16.\n")
-    (tmp_path / "memory" / "2026-10-03.md").write_text("The billing database backup policy.\n")
-    (tmp_path / "memory" / "2026-10-31.md").write_text("We moved the billing database to a new host.\n")
-    (tmp_path / "memory" / "2026-11-02.md").write_text("The billing database failover test passed.\n")
-    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / ".state"), provider=None, watch=False) as memory:
-        memory.sync()
-        hits = {hit.path for hit in memory.search("billing database", min_score=0, after="end of October",
-                                                  now=NOW).hits}
-        assert hits == {"MEMORY.md", "memory/2026-10-31.md", "memory/2026-11-02.md"}
+    notes = {
+        "MEMORY.md": "The billing database is PostgreSQL 16.\n",
+        "memory/2026-10-03.md": "The billing database backup policy.\n",
+        "memory/2026-10-31.md": "We moved the billing database to a new host.\n",
+        "memory/2026-11-02.md": "The billing database failover test passed.\n",
+    }
+    [hits] = paths_found_after(tmp_path, notes, "end of October")
+    assert hits == {"MEMORY.md", "memory/2026-10-31.md", "memory/2026-11-02.md"}

@@ -4,15 +4,14 @@ January 1st), which dropped the month's first notes."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 import pytest
 
-from openclaw_memory import MemoryArgumentError, MemoryIndex
+from openclaw_memory import MemoryArgumentError
 from openclaw_memory.text.time_ranges import DayRange, day_range
-
-NOW = datetime(2026, 11, 28, 12)
+from tests.helpers.dated_notes import NOW, paths_found_after
 
 
 @pytest.mark.parametrize(("value", "first"), [
@@ -49,12 +48,11 @@ def test_a_value_naming_no_date_says_so_once() -> None:
 
 
 def test_after_a_month_keeps_that_months_first_notes(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "MEMORY.md").write_text("The billing database is PostgreSQL 16.\n")
-    (tmp_path / "memory" / "2026-11-03.md").write_text("We moved the billing database to a new host.\n")
-    (tmp_path / "memory" / "2026-10-20.md").write_text("The billing database backup policy.\n")
-    with MemoryIndex(workspace=tmp_path, state_dir=str(tmp_path / ".state"), provider=None, watch=False) as memory:
-        memory.sync()
-        for value in ("2026-11", "Nov 2026", "November"):
-            hits = {hit.path for hit in memory.search("billing database", min_score=0, after=value, now=NOW).hits}
-            assert hits == {"MEMORY.md", "memory/2026-11-03.md"}, value
+    notes = {
+        "MEMORY.md": "The billing database is PostgreSQL 16.\n",
+        "memory/2026-11-03.md": "We moved the billing database to a new host.\n",
+        "memory/2026-10-20.md": "The billing database backup policy.\n",
+    }
+    values = ("2026-11", "Nov 2026", "November")
+    for value, hits in zip(values, paths_found_after(tmp_path, notes, *values), strict=True):
+        assert hits == {"MEMORY.md", "memory/2026-11-03.md"}, value

@@ -6,20 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from openclaw_memory import MemoryIndex
-
-
-def _open(workspace: Path, outside: Path, **overrides: object) -> MemoryIndex:
-    return MemoryIndex(workspace=workspace, state_dir=str(outside / "state"), provider=None, watch=False,
-                       **overrides)
+from tests.helpers.workspaces import plain_index, write_files
 
 
 def _outside(tmp_path: Path) -> Path:
-    outside = tmp_path / "vault"
-    (outside / "notes").mkdir(parents=True)
-    (outside / "notes" / "2026-11-01.md").write_text("The zebra migration is planned.\n")
-    (outside / "MEMORY.md").write_text("The okapi project is ours.\n")
-    return outside
+    return write_files(tmp_path / "vault", {"notes/2026-11-01.md": "The zebra migration is planned.\n",
+                                            "MEMORY.md": "The okapi project is ours.\n"})
 
 
 def test_a_symlinked_memory_folder_and_memory_md_are_reported(tmp_path: Path) -> None:
@@ -28,7 +20,7 @@ def test_a_symlinked_memory_folder_and_memory_md_are_reported(tmp_path: Path) ->
     workspace.mkdir()
     os.symlink(outside / "notes", workspace / "memory")
     os.symlink(outside / "MEMORY.md", workspace / "MEMORY.md")
-    with _open(workspace, tmp_path) as memory:
+    with plain_index(workspace, tmp_path / "state") as memory:
         report = memory.sync()
         assert memory.indexed_files() == []  # still not followed
         assert report.files_skipped == ["MEMORY.md"]
@@ -47,7 +39,7 @@ def test_symlinks_inside_memory_and_a_symlinked_extra_path_are_reported(tmp_path
     os.symlink(outside / "notes", workspace / "memory" / "projects")
     os.symlink(outside / "notes", tmp_path / "docs-link")
     os.symlink(outside / "MEMORY.md", workspace / "memory" / "notes.txt")  # not a memory file: not reported
-    with _open(workspace, tmp_path, extra_paths=[str(tmp_path / "docs-link")]) as memory:
+    with plain_index(workspace, tmp_path / "state", extra_paths=[str(tmp_path / "docs-link")]) as memory:
         report = memory.sync()
         assert memory.indexed_files() == ["memory/real.md"]
         issues = memory.status().issues
@@ -62,7 +54,7 @@ def test_reported_symlinks_are_not_changes(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "memory").mkdir(parents=True)
     os.symlink(outside / "notes" / "2026-11-01.md", workspace / "memory" / "linked.md")
-    with _open(workspace, tmp_path) as memory:
+    with plain_index(workspace, tmp_path / "state") as memory:
         memory.sync()
         assert memory.changed_files() == []
         assert not memory.status().dirty
@@ -72,7 +64,7 @@ def test_an_extra_path_that_is_not_markdown_is_reported(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (tmp_path / "notes.txt").write_text("The zebra migration is planned.\n")
-    with _open(workspace, tmp_path, extra_paths=[str(tmp_path / "notes.txt")]) as memory:
+    with plain_index(workspace, tmp_path / "state", extra_paths=[str(tmp_path / "notes.txt")]) as memory:
         report = memory.sync()
         issues = memory.status().issues
     assert any("notes.txt" in w and "not a Markdown (.md) file" in w for w in report.warnings)

@@ -13,14 +13,13 @@ import os
 import uuid
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from openclaw_memory.files.append import LOCK_TIMEOUT_S, normalize_rel_path
+from openclaw_memory.files.append import normalize_rel_path
+from openclaw_memory.files.memory_writes import file_lock
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.citations import parse_citation
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.files.discovery import read_memory_text
-from openclaw_memory.errors import MemoryArgumentError, MemoryPathError, OpenClawMemoryError
+from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
 
@@ -48,17 +47,13 @@ class ForgottenSet:
         """Record a source reference and/or a text, and save (beside other processes and threads
         adding at the same time: none of their records is lost)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_TIMEOUT_S):
-                self.sources, self.digests = self._load()
-                if source:
-                    self.sources.add(source)
-                if text and normalized(text):
-                    self.digests.add(_digest(text))
-                self._save()
-        except Timeout:
-            raise OpenClawMemoryError(f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f}s: another process "
-                                      "keeps writing it; retry later") from None
+        with file_lock(self.path.with_name(f".{self.path.name}.lock"), self.path, "another process keeps writing it"):
+            self.sources, self.digests = self._load()
+            if source:
+                self.sources.add(source)
+            if text and normalized(text):
+                self.digests.add(_digest(text))
+            self._save()
 
     def _save(self) -> None:
         tmp = self.path.with_name(f".{self.path.name}.tmp-{uuid.uuid4().hex[:8]}")

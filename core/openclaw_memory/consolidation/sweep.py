@@ -21,9 +21,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
-
-from openclaw_memory.files.append import LOCK_TIMEOUT_S, append_memory, today as local_today
+from openclaw_memory.files.append import append_memory, today as local_today
+from openclaw_memory.files.memory_writes import file_lock
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -196,16 +195,8 @@ def _preimages_locked(config: MemoryConfig) -> Iterator[None]:
     the one of a sweep killed before its write (and deletes it), nor two undos the same preimage."""
     folder = _preimages(config)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder.parent / ".preimages.lock"), timeout=LOCK_TIMEOUT_S)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise OpenClawMemoryError(f"could not lock {folder} within {LOCK_TIMEOUT_S:.0f}s: another consolidation, "
-                                  "undo or forget keeps it; retry later") from None
-    try:
+    with file_lock(folder.parent / ".preimages.lock", folder, "another consolidation, undo or forget keeps it"):
         yield
-    finally:
-        lock.release()
 
 
 def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:

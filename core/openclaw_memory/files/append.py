@@ -18,11 +18,9 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from filelock import FileLock, Timeout
-
 from openclaw_memory.text.chunker import escape_record_markers
-from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryPathError, OpenClawMemoryError
-from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file
+from openclaw_memory.errors import ConfigError, MemoryArgumentError, MemoryPathError
+from openclaw_memory.files.memory_writes import LOCK_TIMEOUT_S, append_file, file_lock
 from openclaw_memory.text.provenance import mark_origin
 
 __all__ = [
@@ -36,6 +34,7 @@ __all__ = [
     "lock_path",
     "locked_append",
     "normalize_rel_path",
+    "now_datetime",
     "replace_lone_surrogates",
     "resolve_tz",
     "today",
@@ -66,6 +65,18 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo | None:
         ) from None
 
 
+def now_datetime(now: object) -> datetime | None:
+    """A ``now`` argument as the datetime relative dates are read against: a datetime as given, a date as its
+    midnight (the time a daily note of that day is dated), None for the current time; MemoryArgumentError for
+    anything else."""
+    if now is None or isinstance(now, datetime):
+        return now
+    if isinstance(now, date):
+        return datetime(now.year, now.month, now.day)
+    raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
+                              f"{type(now).__name__} ({now!r:.60})")
+
+
 def local_now(tz: str | tzinfo | None = None, now: datetime | date | None = None) -> datetime:
     """``now`` (default: the current time) as an aware datetime in ``tz`` (system zone if None).
 
@@ -73,11 +84,7 @@ def local_now(tz: str | tzinfo | None = None, now: datetime | date | None = None
     MemoryArgumentError for anything else.
     """
     zone = resolve_tz(tz)
-    if now is not None and not isinstance(now, datetime):
-        if not isinstance(now, date):
-            raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
-                                      f"{type(now).__name__} ({now!r:.60})")
-        now = datetime(now.year, now.month, now.day)
+    now = now_datetime(now)
     if now is None:
         return datetime.now(zone) if zone else datetime.now().astimezone()
     if now.tzinfo is None:
@@ -192,14 +199,7 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
     symlink or non-regular file.
     """
     encoded = data.encode("utf-8")
-    lock = FileLock(str(lock_path(target)), timeout=LOCK_TIMEOUT_S)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise OpenClawMemoryError(
-            f"could not lock {target} within {LOCK_TIMEOUT_S:.0f}s: another process keeps appending to it; retry later"
-        ) from None
-    try:
+    with file_lock(lock_path(target), target, "another process keeps appending to it"):
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_BINARY
         try:
             fd = os.open(target, flags, 0o644)
@@ -211,8 +211,6 @@ def locked_append(target: Path, data: str, *, ensure_leading_newline: bool = Tru
             _write_append(fd, encoded, ensure_leading_newline=ensure_leading_newline, fsync=fsync, what=target)
         finally:
             os.close(fd)
-    finally:
-        lock.release()
 
 
 #: half of a UTF-16 surrogate pair, which UTF-8 cannot encode

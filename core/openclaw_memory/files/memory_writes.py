@@ -41,7 +41,10 @@ from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["LOCK_TIMEOUT_S", "append_file", "create_file", "fallback_lock_path", "refusing_unsafe_paths", "rewrite_file"]
+__all__ = [
+    "LOCK_TIMEOUT_S", "append_file", "create_file", "fallback_lock_path", "file_lock", "refusing_unsafe_paths",
+    "rewrite_file",
+]
 
 #: Seconds a write waits for another writer of the same file before giving up.
 LOCK_TIMEOUT_S = 30.0
@@ -268,10 +271,23 @@ def _flock(fd: int, rel: str, deadline: float) -> None:
             delay = min(delay * 2, 0.05)
 
 
-def _busy(rel: str) -> OpenClawMemoryError:
-    return OpenClawMemoryError(
-        f"could not lock {rel} within {LOCK_TIMEOUT_S:.0f}s: another process keeps writing to it; retry later"
-    )
+def _busy(rel: str, holder: str = "another process keeps writing to it") -> OpenClawMemoryError:
+    return OpenClawMemoryError(f"could not lock {rel} within {LOCK_TIMEOUT_S:.0f}s: {holder}; retry later")
+
+
+@contextlib.contextmanager
+def file_lock(lock_file: str | os.PathLike[str], shown: object, holder: str) -> Iterator[None]:
+    """Hold the sidecar lock file ``lock_file`` (waiting up to :data:`LOCK_TIMEOUT_S`); OpenClawMemoryError naming
+    ``shown`` and who may hold it (``holder``: "another process keeps writing it") when it is not free in time."""
+    lock = FileLock(os.fspath(lock_file), timeout=LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise _busy(str(shown), holder) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _drop_legacy_lock(directory: int, name: str) -> None:
@@ -290,12 +306,7 @@ def _with_path_lock(root: str | os.PathLike[str], rel: str, directory: str, name
     """The fallback without ``dir_fd``: a lock file in the state directory, path-based opens."""
     lock_file = fallback_lock_path(root, rel)
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        lock = FileLock(str(lock_file), timeout=LOCK_TIMEOUT_S)
-        lock.acquire()
-    except Timeout:
-        raise _busy(rel) from None
-    try:
+    with file_lock(lock_file, rel, "another process keeps writing to it"):
         created = False
         try:
             fd = safe_fs.open_in(directory, name, _OPEN_FLAGS)
@@ -309,8 +320,6 @@ def _with_path_lock(root: str | os.PathLike[str], rel: str, directory: str, name
             return action(_Held(directory, name, fd, created))
         finally:
             os.close(fd)
-    finally:
-        lock.release()
 
 
 # ---- file operations beneath a directory handle (an fd, or a checked path where there is no dir_fd) ----

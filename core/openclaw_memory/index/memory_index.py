@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from openclaw_memory.files import discovery
-from openclaw_memory.files.append import local_now
+from openclaw_memory.files.append import local_now, now_datetime
 from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
@@ -50,7 +50,6 @@ from openclaw_memory.index.search_options import (
     evaluate_modes,
     filtered,
     indexed_sources,
-    search_now,
     search_tuning,
 )
 from openclaw_memory.types import (
@@ -339,7 +338,7 @@ class MemoryIndex:
     def has_index(self) -> bool:
         """True when the index holds something to search (another process may be updating it)."""
         self._check_open()
-        return not self._while_open(lambda: self._runner.guarded(self.store.is_empty))
+        return not self._read(self.store.is_empty)
 
     def ensure_fresh(self, *, session_key: str | None = None) -> bool:
         """What every search does first: start the watcher (``sync.watch``) on first use, build an
@@ -412,7 +411,7 @@ class MemoryIndex:
         if session_key is not None and not isinstance(session_key, str):
             raise MemoryArgumentError(f"session_key must be a string (the conversation's key) or None, got "
                                       f"{type(session_key).__name__} ({session_key!r:.60})")
-        now = search_now(now) or (local_now(self.config.timezone) if self.config.timezone else None)
+        now = now_datetime(now) or (local_now(self.config.timezone) if self.config.timezone else None)
         period = day_range(after, before, now=now)
         if period is not None:
             where = _within(period, where)
@@ -449,7 +448,7 @@ class MemoryIndex:
         if (not query or not query.strip()) and (tuning is None or tuning.query_vector is None):
             return SearchResult(query=query, hits=[], mode="keyword", provider="none", model="fts-only",
                                 empty_reason="no_match")
-        scheduled = self._while_open(lambda: self._runner.guarded(lambda: self.ensure_fresh(session_key=session_key)))
+        scheduled = self._read(lambda: self.ensure_fresh(session_key=session_key))
         provider = self.query_provider  # after a sync that may have swapped the tiers
         scheduler, sync_error = self._scheduler, self._scheduler.last_error
 
@@ -462,9 +461,9 @@ class MemoryIndex:
 
         state = SearchState(fallback=self._access.fallback, sync_scheduled=scheduled, sync_error=sync_error,
                             why_empty=why_empty)
-        return self._while_open(lambda: self._runner.guarded(lambda: self._run_search_pipeline(
+        return self._read(lambda: self._run_search_pipeline(
             query, provider, max_results=max_results, min_score=min_score, sources=sources,
-            session_key=session_key, tuning=tuning, state=state, now=now)))
+            session_key=session_key, tuning=tuning, state=state, now=now))
 
     # ---- what adapters build on: tuned searches, the indexed chunks and files ----------------------
 
@@ -508,7 +507,7 @@ class MemoryIndex:
         Reads the index as it is (no sync)."""
         self._check_open()
         _check_source(source)
-        return sorted(self._while_open(lambda: self._runner.guarded(lambda: self.store.file_records(source))))
+        return sorted(self._read(lambda: self.store.file_records(source)))
 
     # ---- end of what adapters build on ------------------------------------------------------------
 
@@ -595,6 +594,10 @@ class MemoryIndex:
 
     def _check_open(self) -> None:
         self._scheduler.check_open()
+
+    def _read(self, call: Callable[[], _T]) -> _T:
+        """``call()``, a read of the store, through the runner's damage recovery and :meth:`_while_open`."""
+        return self._while_open(lambda: self._runner.guarded(call))
 
     def _while_open(self, call: Callable[[], _T]) -> _T:
         """``call()``; when :meth:`close` ran meanwhile (from another thread), what failed because of it (the store,

@@ -8,7 +8,6 @@ import math
 import numbers
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,6 @@ __all__ = [
     "evaluate_modes",
     "filtered",
     "indexed_sources",
-    "search_now",
     "search_tuning",
 ]
 
@@ -92,18 +90,6 @@ def indexed_sources(config: MemoryConfig) -> frozenset[str]:
     backend indexes exported transcripts (``memory.qmd.sessions.enabled``)."""
     exported = config.backend == "qmd" and config.qmd.sessions.enabled
     return frozenset([*config.sources, *(["sessions"] if exported else [])])
-
-
-def search_now(now: Any) -> datetime | None:
-    """A search's ``now`` as the datetime relative dates are read against: a datetime as given, a date as its
-    midnight (the time a daily note of that day is dated), None for the current time; MemoryArgumentError for
-    anything else."""
-    if now is None or isinstance(now, datetime):
-        return now
-    if isinstance(now, date):
-        return datetime(now.year, now.month, now.day)
-    raise MemoryArgumentError(f"now must be a datetime or a date (None for the current time), got "
-                              f"{type(now).__name__} ({now!r:.60})")
 
 
 def search_tuning(

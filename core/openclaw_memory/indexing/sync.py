@@ -54,7 +54,7 @@ from openclaw_memory.types import Chunk, MemoryFile, SyncReport
 from openclaw_memory.indexing.line_units import line_units, unit_hash, units_to_embed
 
 __all__ = ["Progress", "ScannedFile", "SessionIndexStats", "SyncCancelled", "SyncPlan", "live_units", "run_sync",
-           "stat_scan", "stat_scan_and_kept", "would_index"]
+           "stat_scan_and_kept", "would_index"]
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class _Doc:
 
 
 class ScannedFile(NamedTuple):
-    """One memory file seen by :func:`stat_scan`."""
+    """One memory file seen by :func:`stat_scan_and_kept`."""
 
     rel: str  #: workspace-relative path, as stored in the index
     abs_path: Path
@@ -188,16 +188,12 @@ def _below(workspace: Path, place: Path, known: Mapping[str, FileRecord]) -> set
             if rec.source == "memory" and (path == rel or path.startswith(rel + "/"))}
 
 
-def stat_scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> list[ScannedFile]:
-    """Each memory file of the workspace, with ``unchanged`` set when its size and mtime match its
-    ``known`` record (the stat shortcut of a sync; a file that cannot be stat-ed counts as changed).
-    Files whose names are not valid UTF-8 are left out (a sync reports them)."""
-    return _scan(config, known).files
-
-
 def stat_scan_and_kept(config: MemoryConfig, known: Mapping[str, FileRecord]) -> tuple[list[ScannedFile], set[str]]:
-    """:func:`stat_scan`, and the ``known`` paths a sync keeps though it does not see them: those below a
-    configured extra path that is missing (a drive not mounted) or a directory that cannot be listed."""
+    """Each memory file of the workspace, with ``unchanged`` set when its size and mtime match its
+    ``known`` record (the stat shortcut of a sync; a file that cannot be stat-ed counts as changed; files whose
+    names are not valid UTF-8 are left out: a sync reports them), and the ``known`` paths a sync keeps though it
+    does not see them: those below a configured extra path that is missing (a drive not mounted) or a directory
+    that cannot be listed."""
     scan = _scan(config, known)
     return scan.files, set().union(*scan.kept.values())
 
