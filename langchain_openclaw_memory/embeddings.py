@@ -142,8 +142,7 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
         """The LangChain class and model, and the dimension when known before the first call: another dimension
         is another vector space, so the index is embedded again."""
         cls = type(self.embeddings)
-        fingerprint: dict[str, Any] = {"provider": self.id, "model": self.model,
-                                       "class": f"{cls.__module__}.{cls.__qualname__}"}
+        fingerprint = {**super().fingerprint(), "class": f"{cls.__module__}.{cls.__qualname__}"}
         if self.declared_dims is not None:
             fingerprint["dims"] = self.declared_dims
         return fingerprint

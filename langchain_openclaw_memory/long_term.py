@@ -55,12 +55,17 @@ def _output(result: ToolOutput) -> ToolOutput:
     return text, payload
 
 
-def create_long_term_tools(memory: LongTermMemory) -> list[StructuredTool]:
-    """``[memory_store, memory_recall, memory_forget]`` over ``memory``; a bad argument or a failing
-    provider comes back to the model as a tool error it can act on."""
+def _check_memory(memory: object) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.long_term.LongTermMemory`."""
     if not isinstance(memory, LongTermMemory):
         raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
                                       f"{type(memory).__name__}")
+
+
+def create_long_term_tools(memory: LongTermMemory) -> list[StructuredTool]:
+    """``[memory_store, memory_recall, memory_forget]`` over ``memory``; a bad argument or a failing
+    provider comes back to the model as a tool error it can act on."""
+    _check_memory(memory)
 
     def store(text: str, importance: float = 0.7, category: str = "other") -> ToolOutput:
         return _output(memory_store(memory, text, importance, category))
@@ -134,9 +139,7 @@ class LongTermMemoryMiddleware(AgentMiddleware[LongTermMemoryState[ResponseT], C
         capture_triggers: Iterable[str] = (),
     ) -> None:
         super().__init__()
-        if not isinstance(memory, LongTermMemory):
-            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
-                                          f"{type(memory).__name__}")
+        _check_memory(memory)
         self.memory = memory
         self.recall = (recall or AutoRecall(memory)) if auto_recall else None
         self.capture = (capture or AutoCapture(memory, triggers=capture_triggers)) if auto_capture else None

@@ -30,10 +30,11 @@ listing order with ``score=None`` (not with a score floor).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import operator
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -349,21 +350,28 @@ class OpenClawMemoryStore(BaseStore):
         memory.mark_dirty()
         return memory  # also for index=False: the file's other items moved
 
+    def _item_spaces(self, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], MemoryIndex]]:
+        """The item namespaces under ``prefix``, each with the memory holding it."""
+        return [(ns, m) for ns, m in self._item_namespaces() if ns[: len(prefix)] == prefix]
+
     def _item_search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
-        spaces = [(ns, m) for ns, m in self._item_namespaces() if ns[: len(prefix)] == prefix]
+        spaces = self._item_spaces(tuple(op.namespace_prefix))
         items: list[SearchItem] = []
         if not op.query:
-            for ns, memory in spaces:
-                for rec in read_items(memory.workspace, namespace_file(ns)):
-                    items.append(SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at))
-            return _filtered(items, op.filter)
+            return _filtered(list(self._listed_items(spaces)), op.filter)
         by_memory: dict[int, tuple[MemoryIndex, set[tuple[str, ...]]]] = {}
         for ns, memory in spaces:
             by_memory.setdefault(id(memory), (memory, set()))[1].add(ns)
         for memory, wanted in by_memory.values():
             items.extend(self._ranked_items(memory, wanted, op))
         return items
+
+    @staticmethod
+    def _listed_items(spaces: list[tuple[tuple[str, ...], MemoryIndex]]) -> Iterator[SearchItem]:
+        """The items of ``spaces`` in listing order, each namespace's file read when the listing reaches it."""
+        for ns, memory in spaces:
+            for rec in read_items(memory.workspace, namespace_file(ns)):
+                yield SearchItem(ns, rec.key, rec.value, rec.created_at, rec.updated_at)
 
     def _ranked_items(self, memory: MemoryIndex, wanted: set[tuple[str, ...]], op: SearchOp) -> list[SearchItem]:
         """The best ``offset + limit`` items of ``wanted`` namespaces passing ``op.filter``, one per key: the
@@ -445,21 +453,19 @@ class OpenClawMemoryStore(BaseStore):
 
     def _unmatched(self, op: SearchOp, ranked: list[SearchItem]) -> list[SearchItem]:
         """The listed files and items (``op.filter`` applied) that the query did not rank, in listing order: as
-        LangGraph's ``InMemoryStore`` returns the items it cannot score after the ranked ones, ``score=None``."""
+        LangGraph's ``InMemoryStore`` returns the items it cannot score after the ranked ones, ``score=None``.
+        The listing stops once the page is full, so a large store is not read whole for a few results."""
         seen = {(item.namespace, item.key) for item in ranked}
-        listing = SearchOp(op.namespace_prefix, op.filter, op.limit, op.offset)
-        return [item for item in self._found(listing) if (item.namespace, item.key) not in seen]
+        prefix = tuple(op.namespace_prefix)
+        files = (self._listed_files(ns, memory) for ns, memory in self._under(prefix))
+        listing = itertools.chain(itertools.chain.from_iterable(files), self._listed_items(self._item_spaces(prefix)))
+        unmatched = (item for item in listing
+                     if (item.namespace, item.key) not in seen and _passes(item.value, op.filter))
+        return list(itertools.islice(unmatched, op.offset + op.limit - len(ranked)))
 
     def _search_one(self, ns: tuple[str, ...], memory: MemoryIndex, op: SearchOp) -> list[SearchItem]:
         if not op.query:
-            out = []
-            for path in discovery.list_memory_files(memory.workspace, memory.config.resolved_extra_paths()):
-                rel = discovery.relative_path(memory.workspace, path)
-                if namespace_of(rel) is not None:  # item files are listed as their items
-                    continue
-                stamp = _mtime(path)
-                out.append(SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp))
-            return _filtered(out, op.filter)
+            return _filtered(list(self._listed_files(ns, memory)), op.filter)
 
         def wanted(hit: SearchHit) -> bool:  # items are returned under their own namespaces
             return namespace_of(hit.path) is None and _passes(_file_value(hit), op.filter)
@@ -472,6 +478,16 @@ class OpenClawMemoryStore(BaseStore):
             stamp = _mtime(memory.workspace / hit.path)
             out.append(SearchItem(ns, hit.path, _file_value(hit), stamp, stamp, score=hit.score))
         return out
+
+    @staticmethod
+    def _listed_files(ns: tuple[str, ...], memory: MemoryIndex) -> Iterator[SearchItem]:
+        """``memory``'s files (not its item files: those are listed as their items) in listing order, each read
+        when the listing reaches it."""
+        for path in discovery.list_memory_files(memory.workspace, memory.config.resolved_extra_paths()):
+            rel = discovery.relative_path(memory.workspace, path)
+            if namespace_of(rel) is None:
+                stamp = _mtime(path)
+                yield SearchItem(ns, rel, {"text": memory.get(rel).text, "path": rel}, stamp, stamp)
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found: set[tuple[str, ...]] = set()

@@ -24,7 +24,8 @@ from llama_index.core.schema import (
 )
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
-from openclaw_memory.errors import MemoryArgumentError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
+from openclaw_memory.index import MemoryIndex
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
@@ -35,6 +36,7 @@ __all__ = [
     "LOCATION_KEYS",
     "ChunkLike",
     "adapter_keys",
+    "check_memory_index",
     "chunk_node",
     "hit_chunk_node",
     "hit_node",
@@ -180,6 +182,12 @@ def section_node(section: Section, path: str) -> TextNode:
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
                  templates=section.templates, index_id=section.index_id, image=section.image,
                  links=node_links(section.relationships))
+
+
+def check_memory_index(memory: object) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex`."""
+    if not isinstance(memory, MemoryIndex):
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
 
 
 def relationship_attrs(node: BaseNode) -> dict[str, Any]:

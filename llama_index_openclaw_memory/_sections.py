@@ -107,7 +107,7 @@ class Section(Record):
         value = self.attrs.get(IMAGE)
         if not isinstance(value, dict):
             return None
-        return {k: v for k in IMAGE_FIELDS if isinstance(v := value.get(k), str)}
+        return _strings(value, IMAGE_FIELDS)
 
     @property
     def relationships(self) -> dict[str, dict[str, str] | list[dict[str, str]]]:
@@ -147,7 +147,12 @@ def _link_ok(link: Any) -> bool:
 
 
 def _link(link: dict[str, Any]) -> dict[str, str]:
-    return {k: v for k in ("node_id", "node_type", "hash") if isinstance(v := link.get(k), str)}
+    return _strings(link, ("node_id", "node_type", "hash"))
+
+
+def _strings(value: Mapping[str, Any], keys: Sequence[str]) -> dict[str, str]:
+    """The ``keys`` of ``value`` that hold strings (how a marker keeps an image's and a link's fields)."""
+    return {k: v for k in keys if isinstance(v := value.get(k), str)}
 
 
 def node_attrs_ok(attrs: dict[str, Any]) -> bool:
@@ -202,7 +207,7 @@ def render_section(
     if relationships:
         attrs[RELATIONSHIPS] = dict(relationships)
     if image is not None:
-        attrs[IMAGE] = {k: v for k in IMAGE_FIELDS if isinstance(v := image.get(k), str)}
+        attrs[IMAGE] = _strings(image, IMAGE_FIELDS)
     body = text.rstrip("\r\n")  # what the file's section will hold
     if body != text and body.strip():
         attrs[TEXT_END] = text[len(body):]

@@ -9,11 +9,11 @@ from typing import Any
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory import MemoryIndex, SearchResult
 from openclaw_memory.index.search_options import check_search_arguments
 
-from llama_index_openclaw_memory._convert import hit_node
+from llama_index_openclaw_memory._convert import check_memory_index, hit_node
 from llama_index_openclaw_memory._deprecated import warn_renamed
 
 __all__ = ["OpenClawMemoryRetriever"]
@@ -51,8 +51,7 @@ class OpenClawMemoryRetriever(BaseRetriever):
         verbose: bool = False,
         max_results: int | None = None,
     ) -> None:
-        if not isinstance(memory, MemoryIndex):
-            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+        check_memory_index(memory)
         if max_results is not None:
             warn_renamed("OpenClawMemoryRetriever(max_results=...)", "similarity_top_k=...")
             if similarity_top_k is not None:

@@ -19,7 +19,6 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import BaseModel, create_model
 from llama_index.core.tools import FunctionTool, ToolOutput
-from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory import MemoryIndex
 from openclaw_memory.agent.tools import (
     MEMORY_FORGET_ENTRY_DESCRIPTION,
@@ -41,6 +40,7 @@ from openclaw_memory.agent.tools import (
     memory_search,
 )
 
+from llama_index_openclaw_memory._convert import check_memory_index
 from llama_index_openclaw_memory._deprecated import RENAMED, warn_renamed
 
 __all__ = ["MemoryTool", "argument_schema", "create_memory_forget_entry_tool", "create_memory_get_tool",
@@ -92,14 +92,9 @@ class MemoryTool(FunctionTool):
         return self._marked(await super().acall(*args, **kwargs))
 
 
-def _check(memory: MemoryIndex) -> None:
-    if not isinstance(memory, MemoryIndex):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
-
-
 def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = None, name: str = "memory_search") -> FunctionTool:
     """The ``memory_search`` tool over ``memory`` (``session_key`` decides citations in ``auto`` mode)."""
-    _check(memory)
+    check_memory_index(memory)
 
     def search(query: _Query, max_results: _MaxResults = None, min_score: _MinScore = None, after: _After = None,
                before: _Before = None, corpus: _Corpus = None) -> dict[str, Any]:
@@ -123,7 +118,7 @@ def create_memory_search_tool(memory: MemoryIndex, *, session_key: str | None = 
 
 def create_memory_get_tool(memory: MemoryIndex, *, name: str = "memory_get") -> FunctionTool:
     """The ``memory_get`` tool over ``memory``: read lines of one memory file."""
-    _check(memory)
+    check_memory_index(memory)
 
     def get(path: _Path, from_line: _FromLine = None, lines: _Lines = None) -> dict[str, Any]:
         return memory_get(memory, path, from_line, lines)
@@ -146,7 +141,7 @@ def create_memory_forget_entry_tool(memory: MemoryIndex, *, name: str = "memory_
     """The ``memory_forget_entry`` tool over ``memory`` (not in :func:`create_memory_tools`: add it when
     the agent may forget on the user's request): removes the memory from MEMORY.md and records it so
     consolidation never promotes it again."""
-    _check(memory)
+    check_memory_index(memory)
 
     def forget(what: _What) -> dict[str, Any]:
         return memory_forget_entry(memory, what)

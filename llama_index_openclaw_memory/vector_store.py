@@ -63,6 +63,7 @@ from openclaw_memory.providers.base import normalize_vectors
 from openclaw_memory.types import SearchHit
 
 from llama_index_openclaw_memory._convert import (
+    check_memory_index,
     chunk_node,
     hit_chunk_node,
     node_matches,
@@ -163,8 +164,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
         close_memory: bool = False,
     ) -> None:
         """Wrap ``memory``; ``close_memory`` makes :meth:`close` close it too."""
-        if not isinstance(memory, MemoryIndex):
-            raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+        check_memory_index(memory)
         super().__init__(append_path=append_path, min_score=min_score)
         self._memory = memory
         self._close_memory = close_memory

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.embeddings import FakeEmbeddings
 from langgraph.store.base import InvalidNamespaceError, PutOp
 from openclaw_memory import MemoryIndex
-from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, OpenClawMemoryError
+from tests.helpers.argument_errors import assert_bad_type, assert_bad_value
 
 from langchain_openclaw_memory import (
     ConsolidationMiddleware,
@@ -54,16 +54,12 @@ BAD_TYPES: dict[str, Callable[[MemoryIndex], Any]] = {
 
 @pytest.mark.parametrize("call", BAD_VALUES.values(), ids=BAD_VALUES.keys())
 def test_a_bad_value_is_a_memory_argument_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    with pytest.raises(MemoryArgumentError) as caught:
-        call(memory)
-    assert isinstance(caught.value, ValueError)
+    assert_bad_value(memory, call)
 
 
 @pytest.mark.parametrize("call", BAD_TYPES.values(), ids=BAD_TYPES.keys())
 def test_a_bad_type_is_a_memory_argument_type_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    with pytest.raises(MemoryArgumentTypeError) as caught:
-        call(memory)
-    assert isinstance(caught.value, TypeError) and isinstance(caught.value, OpenClawMemoryError)
+    assert_bad_type(memory, call)
 
 
 def test_a_bad_field_in_a_validator_is_pydantics_validation_error_naming_the_fix(memory: MemoryIndex) -> None:

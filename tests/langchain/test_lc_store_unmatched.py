@@ -92,3 +92,18 @@ def test_memory_files_matching_nothing_are_listed_too(keyword_only: MemoryIndex)
     assert listed, "the corpus has memory files"
     found = store.search(namespace, query="zebra quasar")
     assert [item.key for item in found] == listed and all(item.score is None for item in found)
+
+
+def test_the_unmatched_listing_stops_once_the_page_is_full(keyword_only: MemoryIndex,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_openclaw_memory.store as store_module
+
+    store = OpenClawMemoryStore(keyword_only)
+    for label in ("a", "b", "c"):
+        store.put(("users", label), "k", {"data": f"note {label}"})
+    read: list[str] = []
+    real = store_module.read_items
+    monkeypatch.setattr(store_module, "read_items", lambda ws, rel: read.append(rel) or real(ws, rel))
+    found = store.search(("users",), query="zebra quasar", limit=1)
+    assert [(item.namespace, item.score) for item in found] == [(("users", "a"), None)]
+    assert len(read) == 1, f"one item file is enough for one result, read {read}"
