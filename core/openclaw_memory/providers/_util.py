@@ -82,12 +82,10 @@ def is_credential_header(name: str) -> bool:
     return any(word in _CREDENTIAL_WORDS for word in re.split(r"[-_]", name.lower()))
 
 
-def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, ...] = ("authorization",)) -> list[list[str]]:
-    """Headers as sorted ``[key, value]`` pairs without credentials (``drop``, case-insensitive, and every header
-    :func:`is_credential_header` names one: rotating a key keeps the index, and a fingerprint holds no secret)."""
-    dropped = {d.lower() for d in drop}
-    return [[k, str(v)] for k, v in sorted((headers or {}).items())
-            if k.lower() not in dropped and not is_credential_header(k)]
+def fingerprint_headers(headers: Mapping[str, str] | None) -> list[list[str]]:
+    """Headers as sorted ``[key, value]`` pairs without the credentials :func:`is_credential_header` names
+    (``Authorization``, ``x-goog-api-key``, ...): rotating a key keeps the index, and a fingerprint holds no secret."""
+    return [[k, str(v)] for k, v in sorted((headers or {}).items()) if not is_credential_header(k)]
 
 
 def fingerprint_url(url: str) -> str:

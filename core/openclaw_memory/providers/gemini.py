@@ -145,7 +145,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "outputDimensionality": self.output_dimensionality,
-            "headers": fingerprint_headers(self.headers, drop=("authorization", "x-goog-api-key")),
+            "headers": fingerprint_headers(self.headers),
         }
 
     def embed_config(self, kind: EmbedKind) -> Any:
