@@ -82,15 +82,6 @@ FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
 _HTTP_URL = re.compile(r"(?i)^https?://")
 
 
-def _shown_url(value: str | None, info: SerializationInfo) -> str | None:
-    """An endpoint URL as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its ``repr`` does: with
-    its password or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps with the
-    context ``{"secrets": True}`` to copy it whole)."""
-    if value is None or (isinstance(info.context, dict) and info.context.get("secrets")):
-        return value
-    return redact(value)
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -107,6 +98,15 @@ class _Model(BaseModel):
         for name, value in super().__repr_args__():
             yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
                          else value)
+
+    @field_serializer("base_url", check_fields=False)  # every section with an endpoint: remote, rerank, dreaming
+    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        """An endpoint URL as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its ``repr`` does:
+        with its password or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps
+        with the context ``{"secrets": True}`` to copy it whole)."""
+        if value is None or (isinstance(info.context, dict) and info.context.get("secrets")):
+            return value
+        return redact(value)
 
     @field_validator("*")
     @classmethod
@@ -265,10 +265,6 @@ class RerankConfig(_Model):
     model: str | None = None
     api_key_env: str = Field("RERANK_API_KEY", min_length=1)
     timeout_seconds: float = Field(10.0, gt=0)
-
-    @field_serializer("base_url")
-    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
-        return _shown_url(value, info)
 
     @model_validator(mode="after")
     def _http_needs_url(self) -> RerankConfig:
@@ -534,10 +530,6 @@ class RemoteConfig(_Model):
     api_key: SecretStr | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     batch: BatchConfig = Field(default_factory=BatchConfig)
-
-    @field_serializer("base_url")
-    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
-        return _shown_url(value, info)
 
     def header_values(self) -> dict[str, str]:
         """The headers with their real values (for the provider's requests only)."""
@@ -824,10 +816,6 @@ class DreamingConfig(_Model):
     base_url: str | None = None
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(120.0, gt=0)
-
-    @field_serializer("base_url")
-    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
-        return _shown_url(value, info)
 
     @field_validator("api_key")
     @classmethod

@@ -75,28 +75,22 @@ class SessionExports:
         self.private = private
         self._warned: set[str] = set()
 
-    def _load(self) -> tuple[dict[str, str], bool]:
-        """The recorded ``{file name: sha256}`` of ``root``, and whether a record existed."""
-        try:
-            data = json.loads(self.manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}, False
-        files = data.get(str(self.root)) if isinstance(data, dict) else None
-        if not isinstance(files, dict):
-            return {}, False
-        return {k: v for k, v in files.items() if isinstance(v, str)}, True
-
-    def _save(self, files: dict[str, str]) -> None:
+    def _load(self) -> tuple[dict[str, object], dict[str, str], bool]:
+        """The manifest (every folder's record), the recorded ``{file name: sha256}`` of ``root``, and whether
+        ``root`` had a record."""
         try:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
         data = data if isinstance(data, dict) else {}
+        files = data.get(str(self.root))
+        if not isinstance(files, dict):
+            return data, {}, False
+        return data, {k: v for k, v in files.items() if isinstance(v, str)}, True
+
+    def _save(self, data: dict[str, object], files: dict[str, str]) -> None:
         data[str(self.root)] = files
-        self.manifest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.manifest.with_name(self.manifest.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.manifest)
+        _replace(self.manifest, json.dumps(data, indent=1, sort_keys=True))
 
     def write(self, exports: dict[str, str]) -> None:
         """Make the folder hold ``exports`` (``{file name: text}``): new ones written, changed ones replaced and
@@ -113,7 +107,7 @@ class SessionExports:
 
     def _write_locked(self, exports: dict[str, str]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        files, recorded = self._load()
+        data, files, recorded = self._load()  # read once: the lock keeps other processes out until saved
         try:
             for name, text in exports.items():
                 if self._write_one(name, text, files, adopt=not recorded):
@@ -129,7 +123,7 @@ class SessionExports:
                     if path.name not in exports and found is not None and looks_like_export(found, path.stem):
                         path.unlink(missing_ok=True)
         finally:  # also when stopped midway: the record of what was written (else those exports stay frozen)
-            self._save(files)
+            self._save(data, files)
 
     def _write_one(self, name: str, text: str, files: dict[str, str], *, adopt: bool) -> bool:
         """Write export ``name`` unless the file there is not ours; whether the folder now holds ``text``."""

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from openclaw_memory.config import header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
-from openclaw_memory.redaction import redact, url_without_password
+from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_password
 
 __all__ = [
     "RemoteRequestError",
@@ -82,12 +82,10 @@ def is_credential_header(name: str) -> bool:
     return any(word in _CREDENTIAL_WORDS for word in re.split(r"[-_]", name.lower()))
 
 
-def fingerprint_headers(headers: Mapping[str, str] | None, *, drop: tuple[str, ...] = ("authorization",)) -> list[list[str]]:
-    """Headers as sorted ``[key, value]`` pairs without credentials (``drop``, case-insensitive, and every header
-    :func:`is_credential_header` names one: rotating a key keeps the index, and a fingerprint holds no secret)."""
-    dropped = {d.lower() for d in drop}
-    return [[k, str(v)] for k, v in sorted((headers or {}).items())
-            if k.lower() not in dropped and not is_credential_header(k)]
+def fingerprint_headers(headers: Mapping[str, str] | None) -> list[list[str]]:
+    """Headers as sorted ``[key, value]`` pairs without the credentials :func:`is_credential_header` names
+    (``Authorization``, ``x-goog-api-key``, ...): rotating a key keeps the index, and a fingerprint holds no secret."""
+    return [[k, str(v)] for k, v in sorted((headers or {}).items()) if not is_credential_header(k)]
 
 
 def fingerprint_url(url: str) -> str:
@@ -104,13 +102,19 @@ def check_http_url(url: str, who: str) -> None:
                                        "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
 
 
-def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str, key_where: str) -> None:
-    """ProviderUnavailableError when a remote provider's base URL, headers or key could never be sent (each request
-    would fail, retried as if the server were down): see :func:`check_http_url`, :func:`check_headers` and
-    :func:`check_api_key`."""
+def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str,
+                          key_where: str) -> tuple[str, dict[str, str]]:
+    """A remote provider's endpoint as its SDK takes it: ``url`` without its ``user:password@`` part, and
+    ``headers`` with the ``Authorization`` header that part stands for (the URL's user info wins, as it did in
+    the URL). The key and header values are registered as secrets. ProviderUnavailableError when the base URL,
+    headers or key could never be sent (each request would fail, retried as if the server were down): see
+    :func:`check_http_url`, :func:`check_headers` and :func:`check_api_key`."""
     check_http_url(url, who)
     check_headers(headers, who)
     check_api_key(api_key, who, key_where)
+    register_secret(api_key, *headers.values())
+    bare_url, url_auth = split_url_credentials(url)
+    return bare_url, {**headers, **url_auth}
 
 
 def check_api_key(api_key: str, who: str, where: str) -> None:

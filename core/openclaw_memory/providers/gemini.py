@@ -24,7 +24,6 @@ from openclaw_memory.providers._util import (
 )
 from openclaw_memory.providers._loops import close_here
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
-from openclaw_memory.redaction import register_secret, split_url_credentials
 
 __all__ = ["DEFAULT_GEMINI_BASE_URL", "DEFAULT_GEMINI_MODEL", "GeminiEmbeddingProvider", "split_gemini_base_url"]
 
@@ -120,16 +119,13 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimensionality)
         self._genai, self._types = _import_genai()
         self._api_key = api_key
-        bare_url, url_auth = split_url_credentials((base_url or DEFAULT_GEMINI_BASE_URL).strip())
+        self.headers = dict(headers or {})
+        _check_not_a_token(api_key)
+        bare_url, sdk_headers = check_remote_settings((base_url or DEFAULT_GEMINI_BASE_URL).strip(), self.headers,
+                                                      api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
         self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
         with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
         self.base_url = with_user.rstrip("/") + "/" + self.api_version
-        self.headers = dict(headers or {})
-        _check_not_a_token(api_key)
-        check_remote_settings(base_url or DEFAULT_GEMINI_BASE_URL, self.headers, api_key, "gemini",
-                              "remote.api_key / GEMINI_API_KEY")
-        register_secret(api_key, *self.headers.values())
-        sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(
@@ -149,7 +145,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
             "baseUrl": fingerprint_url(self.base_url),
             "model": self.model,
             "outputDimensionality": self.output_dimensionality,
-            "headers": fingerprint_headers(self.headers, drop=("authorization", "x-goog-api-key")),
+            "headers": fingerprint_headers(self.headers),
         }
 
     def embed_config(self, kind: EmbedKind) -> Any:

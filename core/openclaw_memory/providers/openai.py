@@ -22,7 +22,6 @@ from openclaw_memory.providers._util import (
 )
 from openclaw_memory.providers._loops import LoopClients
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
-from openclaw_memory.redaction import register_secret, split_url_credentials
 
 __all__ = ["DEFAULT_OPENAI_BASE_URL", "DEFAULT_OPENAI_MODEL", "OpenAIEmbeddingProvider"]
 
@@ -84,11 +83,9 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._api_key = api_key
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
         self.base_url = fingerprint_url(url)  # as messages show it: no password
-        self._sdk_base_url, url_auth = split_url_credentials(url)
         self.headers = dict(headers or {})
-        check_remote_settings(url, self.headers, api_key, "openai", "remote.api_key / OPENAI_API_KEY")
-        register_secret(api_key, *self.headers.values())
-        self._sdk_headers = {**self.headers, **url_auth}  # the URL's user info wins, as it did in the URL
+        self._sdk_base_url, self._sdk_headers = check_remote_settings(url, self.headers, api_key, "openai",
+                                                                      "remote.api_key / OPENAI_API_KEY")
         self.dimensions = dimensions
         self.request_timeout = float(timeout)
         self.client = self._openai.OpenAI(

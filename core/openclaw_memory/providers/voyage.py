@@ -21,7 +21,6 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbedKind
-from openclaw_memory.redaction import register_secret, split_url_credentials
 
 __all__ = ["DEFAULT_VOYAGE_BASE_URL", "DEFAULT_VOYAGE_MODEL", "VoyageEmbeddingProvider"]
 
@@ -79,14 +78,14 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         self._voyage = _import_voyageai()
         self._api_key = api_key
         self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
-        if split_url_credentials(self.base_url)[1]:
+        self.headers = dict(headers or {})
+        bare_url, _ = check_remote_settings(self.base_url, self.headers, api_key, "voyage",
+                                            "remote.api_key / VOYAGE_API_KEY")
+        if bare_url != self.base_url:
             raise ProviderUnavailableError(
                 f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
                 "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
                 "on async requests; give the gateway's address without it")
-        self.headers = dict(headers or {})
-        check_remote_settings(self.base_url, self.headers, api_key, "voyage", "remote.api_key / VOYAGE_API_KEY")
-        register_secret(api_key, *self.headers.values())
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
                         "send them), only with batch-API requests", ", ".join(sorted(self.headers)))
