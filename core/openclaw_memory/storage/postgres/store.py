@@ -568,9 +568,9 @@ class PostgresStore:
                              "from a host whose store.url allows writes")
 
     @contextlib.contextmanager
-    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
-        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
-        errors become StoreError."""
+    def _conn(self, what: str, *, read: bool = False, untimed: bool = False) -> Iterator[Any]:
+        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``; no statement_timeout for
+        ``untimed``); driver errors become StoreError."""
         if not read:
             self._writable(what)
         with self._driver_errors(what), self._connection() as conn:
@@ -578,6 +578,9 @@ class PostgresStore:
                 conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
             try:
                 with conn.transaction():
+                    if untimed:  # upkeep of a large table (an index build takes minutes at 100k vectors): a
+                        # statement_timeout of the server or role, a guard against runaway queries, would cancel it
+                        conn.execute("SET LOCAL statement_timeout = 0")
                     yield conn
             finally:
                 if read:
@@ -1734,8 +1737,7 @@ class PostgresStore:
         size that has reached ``hnsw_min_rows`` in this namespace. ``full`` (a new index meta: a first index or a
         rebuild) also refreshes the planner's statistics and looks for sizes left unindexed; otherwise (the end of
         any sync) an index is built only while the build has none (a sync writes vectors of one size)."""
-        with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
-            conn.execute("SET LOCAL statement_timeout = 0")  # upkeep of a large table, as the build below
+        with self._conn("refreshing planner statistics", untimed=True) as conn:  # a sync's writes change them most
             if full:
                 conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
@@ -1772,12 +1774,9 @@ class PostgresStore:
                 continue
             cast, ops = self._cast(int(dims))
             name = self._index_name(ns, int(dims))
-            with self._conn("building the HNSW index") as conn:
+            with self._conn("building the HNSW index", untimed=True) as conn:
                 # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
-                # a build takes minutes at 100k vectors: a statement_timeout of the server or role (a guard against
-                # runaway queries) would cancel it, failing every first index and rebuild
-                conn.execute("SET LOCAL statement_timeout = 0")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
@@ -1949,8 +1948,7 @@ class PostgresStore:
     def _drop_builds(self, ids: Sequence[int]) -> None:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
         for ns in ids:
-            with self._conn("dropping an old index build") as conn:
-                conn.execute("SET LOCAL statement_timeout = 0")  # a large build's rows take long to delete
+            with self._conn("dropping an old index build", untimed=True) as conn:  # a large build's rows take long
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')
