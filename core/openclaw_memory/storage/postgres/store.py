@@ -18,14 +18,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
-from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
 from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError, SyncCancelled
-from openclaw_memory.redaction import url_without_password
+from openclaw_memory.redaction import url_passwords, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
@@ -176,23 +175,6 @@ def _check_credentials(url: str) -> None:
     if "@" not in authority and "@" in rest and port and not port.isdigit():
         char = rest[len(authority)]
         raise ConfigError(_UNENCODED.format(char=char, code={"/": "%2F", "?": "%3F", "#": "%23"}[char]))
-
-
-def _secrets(url: str) -> list[str]:
-    """The password of ``url`` as written and as libpq reads it (percent-decoded, backslash escapes undone), to
-    scrub from the driver's messages."""
-    found = []
-    try:
-        if urlsplit(url).password:
-            found.append(str(urlsplit(url).password))
-            found.append(unquote(str(urlsplit(url).password)))
-    except ValueError:
-        pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|((?:[^&\s\\]|\\.)+\\?))", url,
-                                    flags=re.I):
-        found.append(quoted or plain)
-        found.append(re.sub(r"\\(.)", r"\1", quoted or plain))
-    return sorted({s for s in found if s}, key=len, reverse=True)  # the longest first: none leaves part of another
 
 
 def _now_ms() -> int:
@@ -349,7 +331,7 @@ class PostgresStore:
         #: ``store.fts.note_dates``: a dated note's date is indexed as words with each of its chunks, as in SQLite
         self.fts_note_dates = fts_note_dates
         self._s = f'"{schema}"'
-        self._secrets = _secrets(url)
+        self._secrets = url_passwords(url)
         self._build_id = _build_id
         self._connect_timeout = max(_PROBE_TIMEOUT, int(connect_timeout))
         self._closed = False
