@@ -23,9 +23,10 @@ import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError, SyncCancelled
+from openclaw_memory.errors import ConfigError, StoreError, StoreUnavailableError
 from openclaw_memory.redaction import url_passwords, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.lock_wait import wait_for_lock
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
@@ -1840,19 +1841,11 @@ class PostgresStore:
             # held as long as the sync runs (embedding may take minutes): a server or role ending transactions left
             # idle (or long) would end the lock with it, and another host's sync would start alongside this one
             conn.execute(_KEEP_LOCK_OPEN)
-            deadline = time.monotonic() + max(0.0, timeout)
-            delay, stop = 0.02, cancel or threading.Event()
-            while True:
-                got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                                   (f"{self.schema}:{kind}", key)).fetchone()[0]
-                if got:
-                    break
-                if time.monotonic() >= deadline:
-                    raise IndexLockedError(busy)
-                if stop.wait(min(delay, max(0.0, deadline - time.monotonic()))):
-                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of namespace "
-                                        f"{self.namespace!r}; the index is as it was")
-                delay = min(delay * 2, 0.25)
+            wait_for_lock(lambda: bool(conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                                                    (f"{self.schema}:{kind}", key)).fetchone()[0]),
+                          timeout, cancel, busy=busy,
+                          cancelled=f"sync cancelled while waiting for another process's sync of namespace "
+                                    f"{self.namespace!r}; the index is as it was")
             yield
         except psycopg.Error as exc:
             raise StoreError(f"lock on PostgreSQL at {self.safe_url} failed: {self._clean(exc)}") from None
