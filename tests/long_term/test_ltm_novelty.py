@@ -114,8 +114,9 @@ _VALUE_SLOTS = [
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "expected"),
-                         [*_VALUES_AND_NEGATIONS, *_DAYS_AND_MONTHS, *_NEGATION_BY_CLAUSE, *_PREPOSITIONS, *_VALUE_SLOTS])
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    *_VALUES_AND_NEGATIONS, *_DAYS_AND_MONTHS, *_NEGATION_BY_CLAUSE, *_PREPOSITIONS, *_VALUE_SLOTS,
+])
 def test_relation(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
 
