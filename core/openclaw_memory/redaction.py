@@ -16,7 +16,7 @@ import re
 import threading
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_without_password"]
+__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_passwords", "url_without_password"]
 
 REDACTED = "[REDACTED]"
 
@@ -95,6 +95,26 @@ def url_without_password(url: str, mask: str | None = None) -> str | None:
     url = _PASSWORD_PAIR.sub("", url)
     return re.sub(r"\?&+", "?", re.sub(r"&{2,}", "&", url)).rstrip("?&").strip() if "://" in url else \
         " ".join(url.split())
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords of a database URL or libpq key/value string, as written and as libpq reads them
+    (percent-decoded, backslash escapes undone), the longest first (replaced in turn, none leaves part of
+    another): what to scrub from a driver's messages."""
+    found = []
+    try:
+        if urlsplit(url).password:
+            found.append(str(urlsplit(url).password))
+            found.append(unquote(str(urlsplit(url).password)))
+    except ValueError:
+        pass
+    for match in _PASSWORD_PAIR.finditer(url):
+        value = match.group(2)
+        quoted = re.fullmatch(r"'((?:[^'\\]|\\.)*)'?", value)
+        written = quoted.group(1) if quoted else value
+        found.append(written)
+        found.append(re.sub(r"\\(.)", r"\1", written))
+    return sorted({s for s in found if s}, key=len, reverse=True)
 
 
 def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:

@@ -7,7 +7,7 @@ import pytest
 from openclaw_memory.long_term.novelty import names_a_relative_day, relation
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
+_VALUES_AND_NEGATIONS = [
     # a value, a date, a limit, a password, a number or a negation changed: the same subject, corrected
     ("The meeting room is 4.12", "The meeting room is 3.07", "update"),
     ("My flight is on 14 March", "My flight is on 15 March", "update"),
@@ -54,12 +54,10 @@ from openclaw_memory.long_term.novelty import names_a_relative_day, relation
     ("I prefer dark mode in every editor", "I prefer dark mode in every editor.", "repeat"),
     ("Remember that my new phone number is +1555", "My new phone number is +1555", "repeat"),
     ("我喜欢绿茶", "我喜欢绿茶", "repeat"),
-])
-def test_relation(old: str, new: str, expected: str) -> None:
-    assert relation(new, old) == expected
+]
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
+_DAYS_AND_MONTHS = [
     # a weekday, a month or a relative day is a value: changed, it corrects the fact, as a date's digits do
     ("The meeting is on Monday", "The meeting is on Tuesday", "update"),
     ("The product launch is planned for March", "The product launch is planned for May", "update"),
@@ -75,8 +73,51 @@ def test_relation(old: str, new: str, expected: str) -> None:
     ("You may use the car", "You may use the car", "repeat"),
     ("The launch is in may", "The launch is in june", "update"),
     ("The sun is bright", "The Sun is bright", "repeat"),
+]
+
+
+_NEGATION_BY_CLAUSE = [
+    # the same words, the negation moved to the other clause: a correction, not a repeat
+    ("I don't drink coffee but I drink tea", "I drink coffee but I don't drink tea", "update"),
+    ("I eat fish, but I never eat meat", "I eat meat, but I never eat fish", "update"),
+    ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts", "update"),
+    # the negation where it was: a repeat
+    ("I eat fish, but I never eat meat", "I eat fish but never eat meat", "repeat"),
+    ("I eat fish, but I never eat meat", "I never eat meat", "repeat"),
+]
+
+
+_PREPOSITIONS = [
+    # another preposition to the same word, or an exception dropped: new information
+    ("Bob works for Alice", "Bob works with Alice", "update"),
+    ("I prefer dark mode in every editor except in VS Code", "I prefer dark mode in VS Code", "update"),
+    ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor", "update"),
+    ("I like all fruit except apples", "I like all fruit except pears", "different"),
+    # the same prepositions to the same words, wherever they stand: a repeat
+    ("I want to use Rust for the parser", "For the parser I want to use Rust", "repeat"),
+    ("I eat everything except fish", "I eat everything except fish.", "repeat"),
+]
+
+
+_VALUE_SLOTS = [
+    # a value in another slot adds a detail: a different memory, the first one stays
+    ("The team meeting is in room 3", "The team meeting is on Tuesday", "different"),
+    ("The team meeting is in room 3", "The team meeting is at 10", "different"),
+    ("My flight is on 14 March", "My flight is from gate B12", "different"),
+    # another value in the same slot corrects it
+    ("The meeting is at 10", "The meeting is at 11 in room 5", "update"),
+    ("The door code is 1234", "The door code: 5678", "update"),
+    ("The door code is 1234", "The door code: 1234", "repeat"),
+    # another value said of other things (the same subject: only "I") is another fact
+    ("I have yoga on Monday", "I have piano on Tuesday", "different"),
+    ("I have yoga at 9", "I have piano at 10", "different"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    *_VALUES_AND_NEGATIONS, *_DAYS_AND_MONTHS, *_NEGATION_BY_CLAUSE, *_PREPOSITIONS, *_VALUE_SLOTS,
 ])
-def test_days_and_months_are_values(old: str, new: str, expected: str) -> None:
+def test_relation(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected
 
 
@@ -113,50 +154,6 @@ def test_names_or_values_in_another_order_are_not_a_repeat(first: str, second: s
 ])
 def test_the_same_names_in_the_same_order_are_a_repeat(old: str, new: str) -> None:
     assert relation(new, old) == "repeat"
-
-
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    # the same words, the negation moved to the other clause: a correction, not a repeat
-    ("I don't drink coffee but I drink tea", "I drink coffee but I don't drink tea", "update"),
-    ("I eat fish, but I never eat meat", "I eat meat, but I never eat fish", "update"),
-    ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts", "update"),
-    # the negation where it was: a repeat
-    ("I eat fish, but I never eat meat", "I eat fish but never eat meat", "repeat"),
-    ("I eat fish, but I never eat meat", "I never eat meat", "repeat"),
-])
-def test_negation_is_compared_clause_by_clause(old: str, new: str, expected: str) -> None:
-    assert relation(new, old) == expected
-
-
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    # another preposition to the same word, or an exception dropped: new information
-    ("Bob works for Alice", "Bob works with Alice", "update"),
-    ("I prefer dark mode in every editor except in VS Code", "I prefer dark mode in VS Code", "update"),
-    ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor", "update"),
-    ("I like all fruit except apples", "I like all fruit except pears", "different"),
-    # the same prepositions to the same words, wherever they stand: a repeat
-    ("I want to use Rust for the parser", "For the parser I want to use Rust", "repeat"),
-    ("I eat everything except fish", "I eat everything except fish.", "repeat"),
-])
-def test_prepositions_and_exceptions(old: str, new: str, expected: str) -> None:
-    assert relation(new, old) == expected
-
-
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    # a value in another slot adds a detail: a different memory, the first one stays
-    ("The team meeting is in room 3", "The team meeting is on Tuesday", "different"),
-    ("The team meeting is in room 3", "The team meeting is at 10", "different"),
-    ("My flight is on 14 March", "My flight is from gate B12", "different"),
-    # another value in the same slot corrects it
-    ("The meeting is at 10", "The meeting is at 11 in room 5", "update"),
-    ("The door code is 1234", "The door code: 5678", "update"),
-    ("The door code is 1234", "The door code: 1234", "repeat"),
-    # another value said of other things (the same subject: only "I") is another fact
-    ("I have yoga on Monday", "I have piano on Tuesday", "different"),
-    ("I have yoga at 9", "I have piano at 10", "different"),
-])
-def test_a_value_corrects_only_the_value_in_its_slot(old: str, new: str, expected: str) -> None:
-    assert relation(new, old) == expected
 
 
 def test_relative_days_are_named() -> None:

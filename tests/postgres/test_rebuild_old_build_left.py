@@ -51,13 +51,25 @@ def refusing(pg: Any) -> Iterator[Callable[[str, bool], None]]:
         conn.execute(ALLOW.format(schema=pg.schema))
 
 
-def test_a_rebuild_whose_old_build_cannot_be_dropped_succeeds_with_a_warning(
-        make_pg_index: Callable[..., MemoryIndex], write: Any, pg: Any,
-        refusing: Callable[[str, bool], None]) -> None:
+def _synced_index(make_pg_index: Callable[..., MemoryIndex], write: Any) -> tuple[MemoryIndex, str]:
+    """An index of one note, synced, and its namespace."""
     write({"MEMORY.md": "# Memory\n\nThe heron count was three.\n"})
     memory = make_pg_index()
     memory.sync()
-    namespace = memory.status().server["namespace"]
+    return memory, memory.status().server["namespace"]
+
+
+def _allow_and_sync(memory: MemoryIndex, pg: Any, namespace: str, refusing: Callable[[str, bool], None]) -> None:
+    """Let the server drop the retired build again: the next sync drops the build left behind."""
+    refusing(namespace, False)
+    memory.sync()
+    assert _states(pg, namespace) == ["active"]
+
+
+def test_a_rebuild_whose_old_build_cannot_be_dropped_succeeds_with_a_warning(
+        make_pg_index: Callable[..., MemoryIndex], write: Any, pg: Any,
+        refusing: Callable[[str, bool], None]) -> None:
+    memory, namespace = _synced_index(make_pg_index, write)
     write({"memory/2026-03-01.md": "# Day\n\nThe ferry to Bornholm leaves at 08:30.\n"})
     refusing(namespace, True)
     report = memory.sync(force=True)
@@ -66,18 +78,13 @@ def test_a_rebuild_whose_old_build_cannot_be_dropped_succeeds_with_a_warning(
     assert memory.search("ferry Bornholm").hits[0].path == "memory/2026-03-01.md"  # the new index is live
     assert _states(pg, namespace) == ["retired", "active"]
     assert memory.scheduler.last_error is None  # no failed sync is reported
-    refusing(namespace, False)
-    memory.sync()  # the next sync drops the build left behind
-    assert _states(pg, namespace) == ["active"]
+    _allow_and_sync(memory, pg, namespace, refusing)
 
 
 def test_syncs_go_on_while_an_old_build_cannot_be_dropped(
         make_pg_index: Callable[..., MemoryIndex], write: Any, pg: Any,
         refusing: Callable[[str, bool], None]) -> None:
-    write({"MEMORY.md": "# Memory\n\nThe heron count was three.\n"})
-    memory = make_pg_index()
-    memory.sync()
-    namespace = memory.status().server["namespace"]
+    memory, namespace = _synced_index(make_pg_index, write)
     refusing(namespace, True)
     memory.sync(force=True)
     write({"memory/2026-03-02.md": "# Day\n\nThe lighthouse keeper retired in March.\n"})
@@ -85,6 +92,4 @@ def test_syncs_go_on_while_an_old_build_cannot_be_dropped(
     assert report.files_indexed == 1
     assert memory.search("lighthouse keeper").hits[0].path == "memory/2026-03-02.md"
     assert _states(pg, namespace) == ["retired", "active"]
-    refusing(namespace, False)
-    memory.sync()
-    assert _states(pg, namespace) == ["active"]
+    _allow_and_sync(memory, pg, namespace, refusing)

@@ -50,7 +50,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _ARCHIVE_RE = re.compile(r"\.jsonl\.(?:reset|deleted)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{1,6})?Z$")
-_WS_RE = re.compile(r"\s+")
+#: a run of whitespace and NULs (PostgreSQL text cannot hold one), made one space
+_WS_RE = re.compile(r"[\s\x00]+")
 
 
 def list_session_files(sessions_dir: str | os.PathLike[str]) -> list[Path]:
@@ -189,10 +190,8 @@ def extract_session(path: str | os.PathLike[str], *, redact: bool = True) -> Ses
         role = message.get("role")
         if role not in ("user", "assistant"):
             continue
-        # a NUL (PostgreSQL text cannot hold one) is a space; half an emoji (a lone surrogate, which UTF-8 cannot
-        # encode: the whole transcript was skipped) is U+FFFD
-        text = _WS_RE.sub(" ", replace_lone_surrogates(message_text(message.get("content")).replace("\x00", " ")))
-        text = text.strip()
+        # half an emoji (a lone surrogate, which UTF-8 cannot encode: the whole transcript was skipped) is U+FFFD
+        text = _WS_RE.sub(" ", replace_lone_surrogates(message_text(message.get("content")))).strip()
         if not text:
             continue
         if redact:

@@ -17,6 +17,7 @@ a fact and its correction are nearly identical. These rules look at the words in
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -120,6 +121,14 @@ def _dates_marked(text: str) -> str:
     return _MONTH_IN_CONTEXT.sub(capitalised, text)
 
 
+def _tokens(text: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """The tokens of ``text`` as the rules read them (months marked, a final full stop dropped, a number word as its
+    digits), each with its match in the marked text."""
+    for match in _TOKEN.finditer(_dates_marked(text)):
+        raw = match.group().rstrip(".")
+        yield _NUMBER_WORDS.get(raw.lower(), raw), match
+
+
 def _value(raw: str) -> str:
     """How a value is compared: lower case, a day or month by its canonical name."""
     return _date_word(raw) or raw.lower()
@@ -142,9 +151,7 @@ def _parse(text: str) -> _Parsed:
     values: set[str] = set()
     cues: set[str] = set()
     negated = has_verb = False
-    for raw in _TOKEN.findall(_dates_marked(text)):
-        raw = raw.rstrip(".")
-        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+    for raw, _ in _tokens(text):
         if _is_value(raw):
             values.add(_value(raw))
             if not has_verb:
@@ -194,9 +201,7 @@ def _value_slots(clause: str) -> set[tuple[str, str]]:
     ``=``), so "room 4.12" and "room 3.07" fill one slot, "room 3" and "on Tuesday" two."""
     slots: set[tuple[str, str]] = set()
     previous = ""
-    for raw in _TOKEN.findall(_dates_marked(clause)):
-        raw = raw.rstrip(".")
-        raw = _NUMBER_WORDS.get(raw.lower(), raw)
+    for raw, _ in _tokens(clause):
         if _is_value(raw):
             slots.add((previous, _value(raw)))
             previous = _value(raw)
@@ -245,14 +250,11 @@ def _names(text: str) -> list[tuple[str, bool]]:
     does), each with whether it names something: a value, or a word capitalised inside a sentence."""
     out = []
     previous_end: int | None = None  # where the last word ended (None: no word yet)
-    text = _dates_marked(text)
-    for match in _TOKEN.finditer(text):
-        raw = match.group().rstrip(".")
+    for raw, match in _tokens(text):
         if raw in ("=", ":"):
             continue
-        inside = previous_end is not None and not _SENTENCE_END.search(text, previous_end, match.start())
+        inside = previous_end is not None and not _SENTENCE_END.search(match.string, previous_end, match.start())
         previous_end = match.end()
-        raw = _NUMBER_WORDS.get(raw.lower(), raw)
         if _is_value(raw):
             out.append((_value(raw), True))
             continue

@@ -18,15 +18,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
-from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
 from openclaw_memory.text.chunker import indexed_text
 from openclaw_memory.config import is_postgres_url
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, StoreUnavailableError, SyncCancelled
-from openclaw_memory.redaction import url_without_password
+from openclaw_memory.errors import ConfigError, StoreError, StoreUnavailableError
+from openclaw_memory.redaction import url_passwords, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.lock_wait import wait_for_lock
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
@@ -176,23 +176,6 @@ def _check_credentials(url: str) -> None:
     if "@" not in authority and "@" in rest and port and not port.isdigit():
         char = rest[len(authority)]
         raise ConfigError(_UNENCODED.format(char=char, code={"/": "%2F", "?": "%3F", "#": "%23"}[char]))
-
-
-def _secrets(url: str) -> list[str]:
-    """The password of ``url`` as written and as libpq reads it (percent-decoded, backslash escapes undone), to
-    scrub from the driver's messages."""
-    found = []
-    try:
-        if urlsplit(url).password:
-            found.append(str(urlsplit(url).password))
-            found.append(unquote(str(urlsplit(url).password)))
-    except ValueError:
-        pass
-    for quoted, plain in re.findall(r"password\s*=\s*(?:'((?:[^'\\]|\\.)*)(?:'|$)|((?:[^&\s\\]|\\.)+\\?))", url,
-                                    flags=re.I):
-        found.append(quoted or plain)
-        found.append(re.sub(r"\\(.)", r"\1", quoted or plain))
-    return sorted({s for s in found if s}, key=len, reverse=True)  # the longest first: none leaves part of another
 
 
 def _now_ms() -> int:
@@ -349,7 +332,7 @@ class PostgresStore:
         #: ``store.fts.note_dates``: a dated note's date is indexed as words with each of its chunks, as in SQLite
         self.fts_note_dates = fts_note_dates
         self._s = f'"{schema}"'
-        self._secrets = _secrets(url)
+        self._secrets = url_passwords(url)
         self._build_id = _build_id
         self._connect_timeout = max(_PROBE_TIMEOUT, int(connect_timeout))
         self._closed = False
@@ -568,9 +551,9 @@ class PostgresStore:
                              "from a host whose store.url allows writes")
 
     @contextlib.contextmanager
-    def _conn(self, what: str, *, read: bool = False) -> Iterator[Any]:
-        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``); driver
-        errors become StoreError."""
+    def _conn(self, what: str, *, read: bool = False, untimed: bool = False) -> Iterator[Any]:
+        """A pooled connection in a transaction (a REPEATABLE READ snapshot for ``read``; no statement_timeout for
+        ``untimed``); driver errors become StoreError."""
         if not read:
             self._writable(what)
         with self._driver_errors(what), self._connection() as conn:
@@ -578,6 +561,9 @@ class PostgresStore:
                 conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
             try:
                 with conn.transaction():
+                    if untimed:  # upkeep of a large table (an index build takes minutes at 100k vectors): a
+                        # statement_timeout of the server or role, a guard against runaway queries, would cancel it
+                        conn.execute("SET LOCAL statement_timeout = 0")
                     yield conn
             finally:
                 if read:
@@ -1734,8 +1720,7 @@ class PostgresStore:
         size that has reached ``hnsw_min_rows`` in this namespace. ``full`` (a new index meta: a first index or a
         rebuild) also refreshes the planner's statistics and looks for sizes left unindexed; otherwise (the end of
         any sync) an index is built only while the build has none (a sync writes vectors of one size)."""
-        with self._conn("refreshing planner statistics") as conn:  # a sync's writes change them most
-            conn.execute("SET LOCAL statement_timeout = 0")  # upkeep of a large table, as the build below
+        with self._conn("refreshing planner statistics", untimed=True) as conn:  # a sync's writes change them most
             if full:
                 conn.execute(f"ANALYZE {self._s}.chunks")
             # New rows wait in the GIN index's pending list until a vacuum; every keyword search reads all of it,
@@ -1772,12 +1757,9 @@ class PostgresStore:
                 continue
             cast, ops = self._cast(int(dims))
             name = self._index_name(ns, int(dims))
-            with self._conn("building the HNSW index") as conn:
+            with self._conn("building the HNSW index", untimed=True) as conn:
                 # the graph built in memory (beyond maintenance_work_mem pgvector goes on on disk, many times slower)
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(int(n), int(dims))}MB'")
-                # a build takes minutes at 100k vectors: a statement_timeout of the server or role (a guard against
-                # runaway queries) would cancel it, failing every first index and rebuild
-                conn.execute("SET LOCAL statement_timeout = 0")
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {self._s}.chunks USING hnsw "
                              f"((embedding::{cast}) {ops}) WHERE ns_id = {int(ns)} AND dims = {int(dims)} "
                              "AND embedding IS NOT NULL")
@@ -1859,19 +1841,11 @@ class PostgresStore:
             # held as long as the sync runs (embedding may take minutes): a server or role ending transactions left
             # idle (or long) would end the lock with it, and another host's sync would start alongside this one
             conn.execute(_KEEP_LOCK_OPEN)
-            deadline = time.monotonic() + max(0.0, timeout)
-            delay, stop = 0.02, cancel or threading.Event()
-            while True:
-                got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                                   (f"{self.schema}:{kind}", key)).fetchone()[0]
-                if got:
-                    break
-                if time.monotonic() >= deadline:
-                    raise IndexLockedError(busy)
-                if stop.wait(min(delay, max(0.0, deadline - time.monotonic()))):
-                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of namespace "
-                                        f"{self.namespace!r}; the index is as it was")
-                delay = min(delay * 2, 0.25)
+            wait_for_lock(lambda: bool(conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                                                    (f"{self.schema}:{kind}", key)).fetchone()[0]),
+                          timeout, cancel, busy=busy,
+                          cancelled=f"sync cancelled while waiting for another process's sync of namespace "
+                                    f"{self.namespace!r}; the index is as it was")
             yield
         except psycopg.Error as exc:
             raise StoreError(f"lock on PostgreSQL at {self.safe_url} failed: {self._clean(exc)}") from None
@@ -1949,8 +1923,7 @@ class PostgresStore:
     def _drop_builds(self, ids: Sequence[int]) -> None:
         """Delete builds that are no longer active (their HNSW indexes, rows and bookkeeping)."""
         for ns in ids:
-            with self._conn("dropping an old index build") as conn:
-                conn.execute("SET LOCAL statement_timeout = 0")  # a large build's rows take long to delete
+            with self._conn("dropping an old index build", untimed=True) as conn:  # a large build's rows take long
                 for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname "
                                             "LIKE %s", (self.schema, self._index_pattern(ns))).fetchall():
                     conn.execute(f'DROP INDEX IF EXISTS {self._s}."{name}"')

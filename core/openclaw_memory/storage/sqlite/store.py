@@ -28,8 +28,9 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from openclaw_memory.text.chunker import indexed_text
-from openclaw_memory.errors import ConfigError, IndexLockedError, StoreError, SyncCancelled
+from openclaw_memory.errors import ConfigError, StoreError
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX, note_date_words
+from openclaw_memory.storage.lock_wait import wait_for_lock
 from openclaw_memory.storage.sqlite.driver import (
     DriverChoice,
     choose_driver,
@@ -52,8 +53,6 @@ _GENERATION_KEY = "generation"
 #: Words of SQLite's messages for a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, a damaged FTS5/vec0 table).
 _DAMAGE_MARKERS = ("malformed", "not a database", "file is encrypted", "corrupt")
 _SIDE_FILES = ("-wal", "-shm")
-#: how often a wait for another process's sync lock looks whether the sync was cancelled (seconds)
-_LOCK_POLL_S = 0.25
 #: index files up to this size get a full ``PRAGMA quick_check`` when opened (about 0.3 s at 32 MB here)
 _FULL_CHECK_BYTES = 32 * 1024 * 1024
 #: The full check is skipped when the file (and its WAL) is exactly as it was at the last check that
@@ -994,21 +993,18 @@ class SQLiteStore:
     def _acquire_file_lock(self, timeout: float, cancel: threading.Event | None) -> None:
         """Take the sync lock file, waiting at most ``timeout`` seconds (IndexLockedError) and stopping as soon as
         ``cancel`` is set (SyncCancelled)."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        while True:
-            remaining = deadline - time.monotonic()
-            try:  # in short waits, so a cancel is seen within a quarter of a second
-                self._file_lock.acquire(timeout=max(0.0, min(remaining, _LOCK_POLL_S)))
-                return
+        def try_lock() -> bool:
+            try:
+                self._file_lock.acquire(timeout=0)
             except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
-                if cancel is not None and cancel.is_set():
-                    raise SyncCancelled(f"sync cancelled while waiting for another process's sync of {self.path}; "
-                                        "the index is as it was") from None
-                if remaining <= _LOCK_POLL_S:
-                    raise IndexLockedError(
-                        f"another process has been indexing {self.path} for more than {timeout:g}s; "
-                        "wait for it to finish or stop it"
-                    ) from None
+                return False
+            return True
+
+        wait_for_lock(try_lock, timeout, cancel,
+                      busy=f"another process has been indexing {self.path} for more than {timeout:g}s; "
+                           "wait for it to finish or stop it",
+                      cancelled=f"sync cancelled while waiting for another process's sync of {self.path}; "
+                                "the index is as it was")
 
     @contextlib.contextmanager
     def rebuild(self, *, swap_warnings: list[str] | None = None) -> Iterator[SQLiteStore]:
