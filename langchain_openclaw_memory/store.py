@@ -293,12 +293,18 @@ class OpenClawMemoryStore(BaseStore):
     def _under(self, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], MemoryIndex]]:
         return [(ns, m) for ns, m in self.memories.items() if ns[: len(prefix)] == tuple(prefix)]
 
-    def _require(self, namespace: tuple[str, ...]) -> MemoryIndex:
-        memory = self._memory(namespace)
-        if memory is None:
-            known = ", ".join(repr(ns) for ns in self.memories)
-            raise KeyError(f"unknown memory namespace {tuple(namespace)!r}; known namespaces: {known}")
-        return memory
+    def _check_memory_namespace(self, namespace: tuple[str, ...]) -> None:
+        """MemoryArgumentError for a write to ``(root, name)`` where ``name`` is no memory's: those namespaces are
+        the memories' own files, so the write is a typo of one of them or items put under the reserved root."""
+        if len(namespace) != 2 or namespace[0] != self.root or self._memory(namespace) is not None:
+            return
+        known = ", ".join(repr(ns) for ns in self.memories)
+        raise MemoryArgumentError(
+            f"namespace {tuple(namespace)!r} names no memory of this store (known: {known}); ({self.root!r}, <name>) "
+            f"namespaces hold the memories' Markdown files. To write a memory file, use one of the known namespaces; "
+            f"to store items, use another namespace, such as {('users', namespace[1])!r} or one below a memory's "
+            f"({(*next(iter(self.memories)), namespace[1])!r})"
+        )
 
     @staticmethod
     def _resolve(memory: MemoryIndex, key: str) -> tuple[Path, str]:
@@ -415,9 +421,8 @@ class OpenClawMemoryStore(BaseStore):
                     updated_at=stamp)
 
     def _put(self, op: PutOp) -> MemoryIndex | None:
+        self._check_memory_namespace(tuple(op.namespace))
         memory = self._memory(op.namespace)
-        if memory is None and len(op.namespace) == 2 and op.namespace[0] == self.root:
-            self._require(op.namespace)  # (root, <unknown agent>): a typo of a memory's namespace
         if memory is None:
             return self._item_put(op)
         if op.value is None:
