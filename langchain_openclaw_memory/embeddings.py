@@ -21,6 +21,14 @@ from pydantic import BaseModel, ConfigDict, model_validator
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
 
 
+def _check_provider(provider: object) -> None:
+    """MemoryArgumentTypeError when ``provider`` is not an openclaw-memory embedding provider (as LlamaIndex's
+    ``OpenClawMemoryEmbedding`` raises it)."""
+    if not isinstance(provider, EmbeddingProvider):
+        raise MemoryArgumentTypeError(f"provider must implement openclaw_memory's EmbeddingProvider protocol (for "
+                                      f"example memory.provider), got {type(provider).__name__}")
+
+
 class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
     """A LangChain ``Embeddings`` backed by an openclaw-memory embedding provider.
 
@@ -48,6 +56,8 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
             if "memory" in data or "provider" in data:
                 raise MemoryArgumentTypeError(f"{name} given both positionally and by keyword")
             data[name] = source
+        if data.get("provider") is not None:
+            _check_provider(data["provider"])  # before pydantic, which would wrap it in a ValidationError
         super().__init__(**data)
 
     @model_validator(mode="after")
@@ -55,10 +65,8 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
         if self.provider is None and self.memory is None:
             raise MemoryArgumentError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or "
                                       "memory=<MemoryIndex>")
-        if self.provider is not None and not isinstance(self.provider, EmbeddingProvider):
-            got = type(self.provider).__name__
-            raise MemoryArgumentError(f"provider must implement openclaw_memory's EmbeddingProvider protocol, got "
-                                      f"{got}")
+        if self.provider is not None:
+            _check_provider(self.provider)  # model_validate(): pydantic wraps it in a ValidationError
         return self
 
     def _provider(self) -> EmbeddingProvider:

@@ -45,6 +45,9 @@ BAD_VALUES: dict[str, Callable[[MemoryIndex], Any]] = {
 BAD_TYPES: dict[str, Callable[[MemoryIndex], Any]] = {
     "retriever memory twice": lambda m: OpenClawMemoryRetriever(m, memory=m),
     "embeddings memory twice": lambda m: OpenClawMemoryEmbeddings(m, memory=m),
+    # as LlamaIndex's OpenClawMemoryEmbedding(object()): one class for "not an embedding provider"
+    "embeddings provider": lambda m: OpenClawMemoryEmbeddings(provider=object()),
+    "embeddings positional provider": lambda m: OpenClawMemoryEmbeddings(object()),  # type: ignore[arg-type]
     "embedding provider": lambda m: LangChainEmbeddingProvider(object()),  # type: ignore[arg-type]
     "consolidation model": lambda m: ConsolidationMiddleware(m, object()),  # type: ignore[arg-type]
     "long-term tools": lambda m: create_long_term_tools(m),  # type: ignore[arg-type]
