@@ -18,6 +18,8 @@ from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvi
 from openclaw_memory.providers.batching import request_error
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider
+
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
 
 
@@ -45,10 +47,11 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    provider: Any = None
-    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider`."""
-    memory: MemoryIndex | None = None
-    """A memory index whose provider to use (when ``provider`` is not given)."""
+    provider: SerialisedProvider = None
+    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider` (serialised as its id and model)."""
+    memory: SerialisedMemory | None = None
+    """A memory index whose provider to use (when ``provider`` is not given; serialised as its workspace, agent,
+    backend and store class)."""
 
     def __init__(self, source: MemoryIndex | EmbeddingProvider | None = None, /, **data: Any) -> None:
         if source is not None:

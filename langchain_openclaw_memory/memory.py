@@ -15,10 +15,11 @@ from typing import Any
 from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage, get_buffer_string
 from openclaw_memory.errors import MissingDependencyError
-from openclaw_memory.index import MemoryIndex
 from openclaw_memory.files.sessions import TranscriptWriter
 from openclaw_memory.agent.tools import format_search_text, memory_search
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from langchain_openclaw_memory._convert import SerialisedMemory
 
 try:
     from langchain_classic.memory.chat_memory import BaseChatMemory
@@ -52,8 +53,8 @@ class OpenClawChatMemory(BaseChatMemory):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MemoryIndex
-    """The memory index to recall from."""
+    memory: SerialisedMemory
+    """The memory index to recall from (serialised as its workspace, agent, backend and store class)."""
     memory_key: str = "memory"
     """Prompt variable that receives the recalled snippets."""
     history_key: str | None = "history"

@@ -15,7 +15,7 @@ from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
 from pydantic import ConfigDict, Field, field_validator
 
-from langchain_openclaw_memory._convert import DocumentContent, hit_to_document
+from langchain_openclaw_memory._convert import DocumentContent, SerialisedMemory, hit_to_document
 
 __all__ = ["SEARCH_OPTIONS", "SEARCH_TYPES", "OpenClawMemoryRetriever"]
 
@@ -86,8 +86,9 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MemoryIndex
-    """The memory index to search (the caller owns it and closes it)."""
+    memory: SerialisedMemory
+    """The memory index to search (the caller owns it and closes it). Serialised (``model_dump``) as its
+    workspace, agent, backend and store class, never with its configuration's secrets."""
     k: int | None = Field(default=None, ge=1)
     """How many documents to return (None: ``query.max_results`` of the memory config)."""
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
