@@ -62,6 +62,8 @@ from openclaw_memory.types import SearchHit
 
 from langchain_openclaw_memory._items import (
     StoreItem,
+    case_twin,
+    check_case_twin,
     delete_item,
     index_text,
     move_tool_folder_labels,
@@ -335,8 +337,9 @@ class OpenClawMemoryStore(BaseStore):
 
     def _item_get(self, op: GetOp) -> Item | None:
         memory = self._item_memory(op.namespace)
-        rec = next((r for r in read_items(memory.workspace, namespace_file(tuple(op.namespace))) if r.key == op.key), None)
-        if rec is None:
+        rel = namespace_file(tuple(op.namespace))
+        rec = next((r for r in read_items(memory.workspace, rel) if r.key == op.key), None)
+        if rec is None or case_twin(memory.workspace, rel) is not None:  # another namespace's, differing in case
             return None
         return Item(value=rec.value, key=rec.key, namespace=tuple(op.namespace), created_at=rec.created_at,
                     updated_at=rec.updated_at)
@@ -347,9 +350,10 @@ class OpenClawMemoryStore(BaseStore):
         memory = self._item_memory(op.namespace)
         rel = namespace_file(tuple(op.namespace))
         if op.value is None:
-            if not delete_item(memory.workspace, rel, op.key):
-                return None
+            if case_twin(memory.workspace, rel) is not None or not delete_item(memory.workspace, rel, op.key):
+                return None  # (a file differing in case is another namespace's)
         else:
+            check_case_twin(memory.workspace, tuple(op.namespace), rel)
             value = dict(op.value)
             paths = self.index_fields if op.index is None else (op.index or [])
             upsert_item(memory.workspace, rel, op.key, value, indexed=index_text(value, paths))
