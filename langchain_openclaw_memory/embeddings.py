@@ -8,14 +8,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderError, ProviderUnavailableError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderUnavailableError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
-from openclaw_memory.providers.batching import request_error
+from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider
@@ -110,7 +108,7 @@ def _declared_dims(embeddings: Embeddings) -> int | None:
     return None
 
 
-class LangChainEmbeddingProvider(BaseEmbeddingProvider):
+class LangChainEmbeddingProvider(FrameworkEmbeddingProvider):
     """An openclaw-memory embedding provider backed by a LangChain ``Embeddings`` object.
 
     ``model`` names the vector space in the index fingerprint (default: the object's ``model``
@@ -142,38 +140,14 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
                                           f"{type(embeddings).__name__}")
         self.embeddings = embeddings
         name = model or getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-        #: the dimension known before the first call (``dims``, else the one the object declares), or None
-        self.declared_dims = dims if dims is not None else _declared_dims(embeddings)
-        super().__init__(
-            model=str(name) if name else type(embeddings).__name__, dims=self.declared_dims,
-            max_input_tokens=max_input_tokens,
-        )
+        calls = FrameworkEmbeddingCalls(embeddings.embed_query, embeddings.embed_documents, embeddings.aembed_query,
+                                        embeddings.aembed_documents)
+        super().__init__(calls, model=str(name) if name else type(embeddings).__name__,
+                         declared_dims=dims if dims is not None else _declared_dims(embeddings),
+                         max_input_tokens=max_input_tokens)
 
     def fingerprint(self) -> dict[str, Any]:
         """The LangChain class and model, and the dimension when known before the first call: another dimension
         is another vector space, so the index is embedded again."""
         cls = type(self.embeddings)
-        fingerprint = {**super().fingerprint(), "class": f"{cls.__module__}.{cls.__qualname__}"}
-        if self.declared_dims is not None:
-            fingerprint["dims"] = self.declared_dims
-        return fingerprint
-
-    def _failure(self, exc: Exception) -> ProviderError:
-        """The library's error for a failed call of the LangChain embeddings (see :func:`request_error`)."""
-        return request_error(exc, f"{self.id}:{self.model} embeddings")
-
-    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [self.embeddings.embed_query(t) for t in texts]
-            return list(self.embeddings.embed_documents(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
-
-    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [await self.embeddings.aembed_query(t) for t in texts]
-            return list(await self.embeddings.aembed_documents(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
+        return {**super().fingerprint(), "class": f"{cls.__module__}.{cls.__qualname__}"}
