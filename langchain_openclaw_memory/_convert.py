@@ -61,10 +61,13 @@ def provider_description(provider: Any) -> dict[str, str] | None:
     return None if provider is None else {"provider": str(provider.id), "model": str(provider.model)}
 
 
-#: A pydantic field holding a MemoryIndex, serialised (``model_dump``, ``model_dump_json``) as its description.
-SerialisedMemory = Annotated[MemoryIndex, PlainSerializer(memory_description, return_type=dict[str, str])]
-#: A pydantic field holding an embedding provider, serialised as its description.
-SerialisedProvider = Annotated[Any, PlainSerializer(provider_description, return_type=dict[str, str] | None)]
+#: A pydantic field holding a MemoryIndex, serialised to JSON (``model_dump_json``, ``model_dump(mode="json")``, as
+#: LangSmith traces it) as its description; ``model_dump()`` keeps the object, so ``Model(**m.model_dump())`` works.
+SerialisedMemory = Annotated[MemoryIndex, PlainSerializer(memory_description, return_type=dict[str, str],
+                                                          when_used="json")]
+#: A pydantic field holding an embedding provider, serialised to JSON as its description.
+SerialisedProvider = Annotated[Any, PlainSerializer(provider_description, return_type=dict[str, str] | None,
+                                                    when_used="json")]
 
 
 def hit_metadata(hit: SearchHit) -> dict[str, Any]:

@@ -46,9 +46,9 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     provider: SerialisedProvider = None
-    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider` (serialised as its id and model)."""
+    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider` (serialised to JSON as its id and model)."""
     memory: SerialisedMemory | None = None
-    """A memory index whose provider to use (when ``provider`` is not given; serialised as its workspace, agent,
+    """A memory index whose provider to use (when ``provider`` is not given; serialised to JSON as its workspace, agent,
     backend and store class)."""
 
     def __init__(self, source: MemoryIndex | EmbeddingProvider | None = None, /, **data: Any) -> None:

@@ -54,7 +54,7 @@ class OpenClawChatMemory(BaseChatMemory):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: SerialisedMemory
-    """The memory index to recall from (serialised as its workspace, agent, backend and store class)."""
+    """The memory index to recall from (serialised to JSON as its workspace, agent, backend and store class)."""
     memory_key: str = "memory"
     """Prompt variable that receives the recalled snippets."""
     history_key: str | None = "history"

@@ -87,8 +87,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: SerialisedMemory
-    """The memory index to search (the caller owns it and closes it). Serialised (``model_dump``) as its
-    workspace, agent, backend and store class, never with its configuration's secrets."""
+    """The memory index to search (the caller owns it and closes it). Serialised to JSON (``model_dump_json``) as
+    its workspace, agent, backend and store class, never with its configuration's secrets."""
     k: int | None = Field(default=None, ge=1)
     """How many documents to return (None: ``query.max_results`` of the memory config)."""
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -1,6 +1,6 @@
-"""The LangChain objects holding a ``MemoryIndex`` serialise as LangChain serialises them (pydantic's
-``model_dump`` / ``model_dump_json``, ``langchain_core.load.dumpd`` as LangSmith tracing does) to a description of
-the index, never with its secrets (API key, header values, passwords in URLs)."""
+"""The LangChain objects holding a ``MemoryIndex`` serialise to JSON (pydantic's ``model_dump_json`` /
+``model_dump(mode="json")`` as LangSmith traces them, ``langchain_core.load.dumpd``) with a description of the index,
+never with its secrets (API key, header values, passwords in URLs); ``model_dump_json`` failed on the index."""
 
 from __future__ import annotations
 
@@ -53,12 +53,16 @@ def test_model_dump_json_describes_the_index_without_secrets(remote_memory: Memo
     described = data.get("memory") or data.get("provider")
     assert described and (described.get("workspace") == str(remote_memory.workspace)
                           or described.get("provider") == "openai")
-    assert json.loads(json.dumps(holder.model_dump())) == data  # python mode: the same JSON-able description
+    assert holder.model_dump(mode="json") == data  # as LangSmith serialises it
+    python = holder.model_dump()  # keeps the objects, as for LangChain's own retrievers' vector stores
+    assert python.get("memory") is remote_memory or python.get("provider") is remote_memory.provider
 
 
 def test_the_retriever_describes_its_index_by_workspace_agent_and_backend(remote_memory: MemoryIndex) -> None:
-    data = OpenClawMemoryRetriever(remote_memory, k=3).model_dump()
+    retriever = OpenClawMemoryRetriever(remote_memory, k=3)
+    data = retriever.model_dump(mode="json")
     assert data["k"] == 3
+    assert OpenClawMemoryRetriever(**retriever.model_dump()).memory is remote_memory  # the python-mode round trip
     assert data["memory"] == {"workspace": str(remote_memory.workspace), "agent_id": "main", "backend": "builtin",
                               "store": "SQLiteStore"}
 
