@@ -28,8 +28,8 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CHAR_RANGE", "CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX",
-           "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
+__all__ = ["CHAR_RANGE", "CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND",
+           "OPEN_PREFIX", "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
            "remove_sections", "render_section", "section_lines", "section_of"]
 
 KIND = "node"
