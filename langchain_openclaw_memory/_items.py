@@ -91,6 +91,8 @@ def case_twin(workspace: Path, rel: str) -> tuple[str, ...] | None:
     system (macOS's default, Windows) would open for the item file ``rel`` though its name differs in letter case;
     None when ``rel``'s own folders and file exist or nothing like them does. Item file names are ASCII (labels are
     percent-encoded), so letter case is ASCII case."""
+    if _exists_as_named(workspace / rel):
+        return None
     folder, found = workspace / STORE_DIR, []
     for name in rel[len(STORE_DIR) + 1 :].split("/"):
         try:
@@ -103,6 +105,18 @@ def case_twin(workspace: Path, rel: str) -> tuple[str, ...] | None:
         found.append(name)
         folder = folder / name
     return None
+
+
+def _exists_as_named(path: Path) -> bool:
+    """Whether ``path`` exists under this very name, told without listing its folders where that is cheap: on a
+    case-sensitive file system, where its name with the case of its letters swapped is not the same file."""
+    swapped = path.with_name(path.name.swapcase())
+    if swapped.name == path.name or not path.exists():
+        return False
+    try:
+        return not os.path.samefile(path, swapped)
+    except OSError:  # no such file: the file system tells case apart
+        return True
 
 
 def check_case_twin(workspace: Path, namespace: tuple[str, ...], rel: str) -> None:

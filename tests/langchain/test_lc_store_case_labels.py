@@ -104,3 +104,16 @@ def test_on_a_case_insensitive_system_one_namespace_never_reads_or_deletes_the_o
         store.put(LOWER, "k", {"data": "alice likes coffee"})
     assert store.get(ALICE, "k").value == {"data": "Alice likes tea"}  # type: ignore[union-attr]
     assert [i.namespace for i in store.search(("users",))] == [ALICE]
+
+
+def test_an_existing_namespace_is_used_without_listing_its_folders(store: OpenClawMemoryStore,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check costs a folder listing only where a file system folds case, or for a new namespace: a store of
+    many namespaces is not listed on each put and get (here, a case-sensitive file system)."""
+    store.put(ALICE, "k", {"data": "Alice"})
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(str(path)) or real(path))
+    store.put(ALICE, "k2", {"data": "Alice again"})
+    assert store.get(ALICE, "k2") is not None
+    assert not [p for p in listed if "memory/store" in p]
