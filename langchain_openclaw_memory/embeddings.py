@@ -16,7 +16,7 @@ from openclaw_memory.index import MemoryIndex
 from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider
+from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider, check_memory_index
 
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
 
@@ -59,6 +59,8 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
             data[name] = source
         if data.get("provider") is not None:
             _check_provider(data["provider"])  # before pydantic, which would wrap it in a ValidationError
+        if data.get("memory") is not None:
+            check_memory_index(data["memory"])
         super().__init__(**data)
 
     @model_validator(mode="after")

@@ -60,6 +60,7 @@ from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchHit
 
+from langchain_openclaw_memory._convert import check_memory_index
 from langchain_openclaw_memory._items import (
     StoreItem,
     case_twin,
@@ -264,7 +265,11 @@ class OpenClawMemoryStore(BaseStore):
         self.index_fields: list[str] | None = list(fields) if fields else None  # [] too, as LangGraph reads it
         if isinstance(memories, MemoryIndex):
             _check_agent_label(memories.config.agent_id)
+        elif not isinstance(memories, Mapping):
+            check_memory_index(memories)  # neither a MemoryIndex nor a mapping of them
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
+        for memory in named.values():
+            check_memory_index(memory)
         if not named:
             raise MemoryArgumentError("OpenClawMemoryStore needs at least one MemoryIndex")
         if index and "embed" in index:
