@@ -25,6 +25,7 @@ from llama_index.core.schema import (
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
+from openclaw_memory.config import MemoryConfig
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
@@ -186,10 +187,13 @@ def section_node(section: Section, path: str) -> TextNode:
                  links=node_links(section.relationships), char_range=section.char_range)
 
 
-def check_memory_index(memory: object) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex`."""
-    if not isinstance(memory, MemoryIndex):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+def check_memory_index(memory: object, *, config: bool = False) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex` (nor, with ``config``,
+    a :class:`~openclaw_memory.config.MemoryConfig`)."""
+    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
+        return
+    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
+    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__}")
 
 
 def relationship_attrs(node: BaseNode) -> dict[str, Any]:
