@@ -19,7 +19,7 @@ from openclaw_memory.files.sessions import TranscriptWriter
 from openclaw_memory.agent.tools import format_search_text, memory_search
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from langchain_openclaw_memory._convert import SerialisedMemory
+from langchain_openclaw_memory._convert import SerialisedMemory, check_memory_index
 
 try:
     from langchain_classic.memory.chat_memory import BaseChatMemory
@@ -73,6 +73,11 @@ class OpenClawChatMemory(BaseChatMemory):
     chat_memory: BaseChatMessageHistory = Field(default_factory=_History)
 
     _writer: TranscriptWriter | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        if "memory" in data:
+            check_memory_index(data["memory"])  # before pydantic, which would wrap it in a ValidationError
+        super().__init__(**data)
 
     @property
     def memory_variables(self) -> list[str]:

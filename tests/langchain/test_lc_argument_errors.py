@@ -20,6 +20,7 @@ from langchain_openclaw_memory import (
     ConsolidationMiddleware,
     LangChainEmbeddingProvider,
     MemoryFlushCallbackHandler,
+    OpenClawChatMemory,
     OpenClawMemoryEmbeddings,
     OpenClawMemoryRetriever,
     OpenClawMemoryStore,
@@ -80,6 +81,7 @@ NOT_A_MEMORY: dict[str, Callable[[Any], Any]] = {
     "consolidation middleware": lambda m: ConsolidationMiddleware(m, GenericFakeChatModel(messages=iter([]))),
     "consolidation node": lambda m: consolidation_node(m, GenericFakeChatModel(messages=iter([]))),
     "consolidate": lambda m: consolidate(m, GenericFakeChatModel(messages=iter([]))),
+    "chat memory": lambda m: OpenClawChatMemory(memory=m),
 }
 
 
