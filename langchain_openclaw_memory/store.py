@@ -4,12 +4,14 @@ Two kinds of namespace:
 
 * **Memory files** — ``(root, agent_id)``, one per memory index: keys are workspace-relative
   memory file paths (``MEMORY.md``, ``memory/2026-01-16.md``); ``put`` *appends* Markdown
-  (``{"text": ...}``) and never rewrites or deletes a hand-written file.
+  (``{"text": ...}``) and never rewrites or deletes a hand-written file. A write to ``(root, name)`` where
+  ``name`` is no memory's is refused (MemoryArgumentError): items go in other namespaces.
 * **Items** — any other namespace, used as LangGraph's docs show
   (``store.put(("users", "u1", "memories"), str(uuid4()), {"data": "likes pizza"})``): each
   namespace is a Markdown file ``memory/store/users/u1/memories.md`` of the (first) memory, each
   item a record in it holding the whole JSON value (every field is kept). ``put`` of the same key
-  replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten),
+  replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten; a new namespace
+  differing only in letter case from an existing one is refused, as macOS and Windows would share its file),
   ``get`` returns the value with its created/updated times, and ``search(prefix, query=...)``
   ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
   embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
