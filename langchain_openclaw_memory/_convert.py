@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.errors import MemoryArgumentTypeError
+from openclaw_memory.index import MemoryIndex
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
-from pydantic import ValidationError
+from pydantic import PlainSerializer, ValidationError
 
 __all__ = [
     "CONSOLIDATION_TAG",
@@ -18,13 +21,18 @@ __all__ = [
     "FLUSH_TAG",
     "SUMMARY_MARKER",
     "DocumentContent",
+    "SerialisedMemory",
+    "SerialisedProvider",
+    "check_memory_index",
     "hit_metadata",
     "hit_to_document",
     "is_summary_message",
     "last_summary_id",
     "flushed_this_cycle",
     "thread_id",
+    "memory_description",
     "message_text",
+    "provider_description",
     "validation_error_text",
     "with_flush_mark",
 ]
@@ -42,6 +50,37 @@ CONSOLIDATION_TAG = "memory_consolidation"
 FLUSH_MARK = "openclaw_memory_flush_cycle"
 
 DocumentContent = Literal["snippet", "text"]
+
+
+def check_memory_index(memory: object, *, config: bool = False) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex` (nor, with ``config``,
+    a :class:`~openclaw_memory.config.MemoryConfig`), as the LlamaIndex adapter says it."""
+    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
+        return
+    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
+    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__} (open one with "
+                                  "MemoryIndex(workspace=...))")
+
+
+def memory_description(memory: MemoryIndex) -> dict[str, str]:
+    """What a serialised object holding ``memory`` shows in its place: which workspace, agent, search backend and
+    store class (never its configuration, which holds API keys and passwords)."""
+    return {"workspace": str(memory.workspace), "agent_id": memory.config.agent_id, "backend": memory.config.backend,
+            "store": type(memory.store).__name__}
+
+
+def provider_description(provider: Any) -> dict[str, str] | None:
+    """What a serialised object holding an embedding ``provider`` shows in its place: its id and model (no key)."""
+    return None if provider is None else {"provider": str(provider.id), "model": str(provider.model)}
+
+
+#: A pydantic field holding a MemoryIndex, serialised to JSON (``model_dump_json``, ``model_dump(mode="json")``, as
+#: LangSmith traces it) as its description; ``model_dump()`` keeps the object, so ``Model(**m.model_dump())`` works.
+SerialisedMemory = Annotated[MemoryIndex, PlainSerializer(memory_description, return_type=dict[str, str],
+                                                          when_used="json")]
+#: A pydantic field holding an embedding provider, serialised to JSON as its description.
+SerialisedProvider = Annotated[Any, PlainSerializer(provider_description, return_type=dict[str, str] | None,
+                                                    when_used="json")]
 
 
 def hit_metadata(hit: SearchHit) -> dict[str, Any]:

@@ -45,7 +45,8 @@ from openclaw_memory.files.records import (
     replace_record,
 )
 
-__all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "delete_item", "index_text",
+__all__ = ["MAX_LABEL_BYTES", "MAX_PATH_BYTES", "STORE_DIR", "StoreItem", "case_twin", "check_case_twin",
+           "delete_item", "index_text",
            "move_tool_folder_labels", "namespace_file", "namespace_files", "namespace_of", "read_items", "upsert_item"]
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,53 @@ def namespace_file(namespace: tuple[str, ...]) -> str:
     rel = "/".join([STORE_DIR, *folders, f"{parts[-1]}.md"])
     _check_length(namespace, parts, rel)
     return rel
+
+
+def case_twin(workspace: Path, rel: str) -> tuple[str, ...] | None:
+    """The existing namespace (or namespace prefix, for a folder) whose item file or folder a case-insensitive file
+    system (macOS's default, Windows) would open for the item file ``rel`` though its name differs in letter case;
+    None when ``rel``'s own folders and file exist or nothing like them does. Item file names are ASCII (labels are
+    percent-encoded), so letter case is ASCII case."""
+    if _exists_as_named(workspace / rel):
+        return None
+    folder, found = workspace / STORE_DIR, []
+    for name in rel[len(STORE_DIR) + 1 :].split("/"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        if name not in names:
+            twin = next((n for n in names if n.lower() == name.lower()), None)
+            return None if twin is None else tuple(unquote(p) for p in [*found, twin.removesuffix(".md")])
+        found.append(name)
+        folder = folder / name
+    return None
+
+
+def _exists_as_named(path: Path) -> bool:
+    """Whether ``path`` exists under this very name, told without listing its folders where that is cheap: on a
+    case-sensitive file system, where its name with the case of its letters swapped is not the same file."""
+    swapped = path.with_name(path.name.swapcase())
+    if swapped.name == path.name or not path.exists():
+        return False
+    try:
+        return not os.path.samefile(path, swapped)
+    except OSError:  # no such file: the file system tells case apart
+        return True
+
+
+def check_case_twin(workspace: Path, namespace: tuple[str, ...], rel: str) -> None:
+    """MemoryPathError when ``namespace``'s item file ``rel`` differs only in letter case from an existing namespace's
+    file or folder (see :func:`case_twin`): refused on every system, so a workspace behaves alike wherever it opens."""
+    twin = case_twin(workspace, rel)
+    if twin is None:
+        return
+    raise MemoryPathError(
+        f"store namespace {namespace!r} differs only in letter case from the existing {twin!r}: each label is a "
+        "file or folder name, and a case-insensitive file system (macOS, Windows) would keep both in one file, so "
+        "one namespace's items would be read, replaced and deleted as the other's. Use the existing spelling, or "
+        "labels that differ by more than case (lower-case them; hash case-sensitive ids)"
+    )
 
 
 def _walked(folder: str) -> str:

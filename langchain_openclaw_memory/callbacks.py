@@ -32,7 +32,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, FLUSH_TAG, last_summary_id
+from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, FLUSH_TAG, check_memory_index, last_summary_id
 from langchain_openclaw_memory._flush import (
     FlushOutcome,
     SilentFlushRunner,
@@ -126,6 +126,7 @@ class MemoryFlushCallbackHandler(BaseCallbackHandler):
         default_session_key: str = "langchain:default",
         session_key_fields: Sequence[str] = ("session_key", "thread_id"),
     ) -> None:
+        check_memory_index(memory, config=True)
         index = memory if isinstance(memory, MemoryIndex) else None
         config = with_soft_threshold(memory.config if isinstance(memory, MemoryIndex) else memory,
                                      soft_threshold_tokens)

@@ -23,7 +23,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import AsyncCompletion, Completion, ConsolidationReport
 from openclaw_memory.index import MemoryIndex
 
-from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, message_text
+from langchain_openclaw_memory._convert import CONSOLIDATION_TAG, check_memory_index, message_text
 from langchain_openclaw_memory._flush import hidden_run_config
 
 __all__ = ["ConsolidationMiddleware", "aconsolidate", "completion", "consolidate", "consolidation_node"]
@@ -55,12 +55,14 @@ def consolidate(memory: MemoryIndex | MemoryConfig, model: BaseChatModel, *, app
                 today: date | None = None) -> ConsolidationReport:
     """Consolidate the recent daily notes into MEMORY.md with ``model`` (see
     :func:`openclaw_memory.consolidation.consolidate`)."""
+    check_memory_index(memory, config=True)
     return core.consolidate(memory, completion(model)[0], apply=apply, today=today)
 
 
 async def aconsolidate(memory: MemoryIndex | MemoryConfig, model: BaseChatModel, *, apply: bool = True,
                        today: date | None = None) -> ConsolidationReport:
     """Async twin of :func:`consolidate`."""
+    check_memory_index(memory, config=True)
     return await core.aconsolidate(memory, completion(model)[1], apply=apply, today=today)
 
 
@@ -74,6 +76,7 @@ class ConsolidationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
     def __init__(self, memory: MemoryIndex | MemoryConfig, model: BaseChatModel, *,
                  interval_seconds: float = 24 * 3600) -> None:
         super().__init__()
+        check_memory_index(memory, config=True)
         self.memory = memory
         self.model = _check(model)
         self.interval_seconds = interval_seconds
@@ -109,6 +112,7 @@ class ConsolidationMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, R
 def consolidation_node(memory: MemoryIndex | MemoryConfig, model: BaseChatModel) -> RunnableLambda[Any, dict[str, Any]]:
     """A LangGraph node (sync and async) that runs one sweep and leaves the state unchanged; add it
     where a session ends, e.g. ``graph.add_node("dream", consolidation_node(memory, model))``."""
+    check_memory_index(memory, config=True)
     _check(model)
 
     def sweep(state: Any) -> dict[str, Any]:

@@ -8,17 +8,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderError, ProviderUnavailableError
+from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderUnavailableError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
-from openclaw_memory.providers.batching import request_error
+from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider, check_memory_index
+
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
+
+
+def _check_provider(provider: object) -> None:
+    """MemoryArgumentTypeError when ``provider`` is not an openclaw-memory embedding provider (as LlamaIndex's
+    ``OpenClawMemoryEmbedding`` raises it)."""
+    if not isinstance(provider, EmbeddingProvider):
+        raise MemoryArgumentTypeError(f"provider must implement openclaw_memory's EmbeddingProvider protocol (for "
+                                      f"example memory.provider), got {type(provider).__name__}")
 
 
 class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
@@ -37,10 +45,11 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    provider: Any = None
-    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider`."""
-    memory: MemoryIndex | None = None
-    """A memory index whose provider to use (when ``provider`` is not given)."""
+    provider: SerialisedProvider = None
+    """An :class:`~openclaw_memory.providers.base.EmbeddingProvider` (serialised to JSON as its id and model)."""
+    memory: SerialisedMemory | None = None
+    """A memory index whose provider to use (when ``provider`` is not given; serialised to JSON as its workspace, agent,
+    backend and store class)."""
 
     def __init__(self, source: MemoryIndex | EmbeddingProvider | None = None, /, **data: Any) -> None:
         if source is not None:
@@ -48,6 +57,10 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
             if "memory" in data or "provider" in data:
                 raise MemoryArgumentTypeError(f"{name} given both positionally and by keyword")
             data[name] = source
+        if data.get("provider") is not None:
+            _check_provider(data["provider"])  # before pydantic, which would wrap it in a ValidationError
+        if data.get("memory") is not None:
+            check_memory_index(data["memory"])
         super().__init__(**data)
 
     @model_validator(mode="after")
@@ -55,10 +68,8 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
         if self.provider is None and self.memory is None:
             raise MemoryArgumentError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or "
                                       "memory=<MemoryIndex>")
-        if self.provider is not None and not isinstance(self.provider, EmbeddingProvider):
-            got = type(self.provider).__name__
-            raise MemoryArgumentError(f"provider must implement openclaw_memory's EmbeddingProvider protocol, got "
-                                      f"{got}")
+        if self.provider is not None:
+            _check_provider(self.provider)  # model_validate(): pydantic wraps it in a ValidationError
         return self
 
     def _provider(self) -> EmbeddingProvider:
@@ -99,7 +110,7 @@ def _declared_dims(embeddings: Embeddings) -> int | None:
     return None
 
 
-class LangChainEmbeddingProvider(BaseEmbeddingProvider):
+class LangChainEmbeddingProvider(FrameworkEmbeddingProvider):
     """An openclaw-memory embedding provider backed by a LangChain ``Embeddings`` object.
 
     ``model`` names the vector space in the index fingerprint (default: the object's ``model``
@@ -131,38 +142,14 @@ class LangChainEmbeddingProvider(BaseEmbeddingProvider):
                                           f"{type(embeddings).__name__}")
         self.embeddings = embeddings
         name = model or getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-        #: the dimension known before the first call (``dims``, else the one the object declares), or None
-        self.declared_dims = dims if dims is not None else _declared_dims(embeddings)
-        super().__init__(
-            model=str(name) if name else type(embeddings).__name__, dims=self.declared_dims,
-            max_input_tokens=max_input_tokens,
-        )
+        calls = FrameworkEmbeddingCalls(embeddings.embed_query, embeddings.embed_documents, embeddings.aembed_query,
+                                        embeddings.aembed_documents)
+        super().__init__(calls, model=str(name) if name else type(embeddings).__name__,
+                         declared_dims=dims if dims is not None else _declared_dims(embeddings),
+                         max_input_tokens=max_input_tokens)
 
     def fingerprint(self) -> dict[str, Any]:
         """The LangChain class and model, and the dimension when known before the first call: another dimension
         is another vector space, so the index is embedded again."""
         cls = type(self.embeddings)
-        fingerprint = {**super().fingerprint(), "class": f"{cls.__module__}.{cls.__qualname__}"}
-        if self.declared_dims is not None:
-            fingerprint["dims"] = self.declared_dims
-        return fingerprint
-
-    def _failure(self, exc: Exception) -> ProviderError:
-        """The library's error for a failed call of the LangChain embeddings (see :func:`request_error`)."""
-        return request_error(exc, f"{self.id}:{self.model} embeddings")
-
-    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [self.embeddings.embed_query(t) for t in texts]
-            return list(self.embeddings.embed_documents(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
-
-    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [await self.embeddings.aembed_query(t) for t in texts]
-            return list(await self.embeddings.aembed_documents(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
+        return {**super().fingerprint(), "class": f"{cls.__module__}.{cls.__qualname__}"}

@@ -15,10 +15,11 @@ from typing import Any
 from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMessageHistory
 from langchain_core.messages import BaseMessage, get_buffer_string
 from openclaw_memory.errors import MissingDependencyError
-from openclaw_memory.index import MemoryIndex
 from openclaw_memory.files.sessions import TranscriptWriter
 from openclaw_memory.agent.tools import format_search_text, memory_search
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from langchain_openclaw_memory._convert import SerialisedMemory, check_memory_index
 
 try:
     from langchain_classic.memory.chat_memory import BaseChatMemory
@@ -52,8 +53,8 @@ class OpenClawChatMemory(BaseChatMemory):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MemoryIndex
-    """The memory index to recall from."""
+    memory: SerialisedMemory
+    """The memory index to recall from (serialised to JSON as its workspace, agent, backend and store class)."""
     memory_key: str = "memory"
     """Prompt variable that receives the recalled snippets."""
     history_key: str | None = "history"
@@ -72,6 +73,11 @@ class OpenClawChatMemory(BaseChatMemory):
     chat_memory: BaseChatMessageHistory = Field(default_factory=_History)
 
     _writer: TranscriptWriter | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        if "memory" in data:
+            check_memory_index(data["memory"])  # before pydantic, which would wrap it in a ValidationError
+        super().__init__(**data)
 
     @property
     def memory_variables(self) -> list[str]:

@@ -34,7 +34,13 @@ from openclaw_memory.agent.flush import FlushDecision, FlushPolicy
 from openclaw_memory.index import MemoryIndex
 from typing_extensions import NotRequired
 
-from langchain_openclaw_memory._convert import flushed_this_cycle, last_summary_id, thread_id, with_flush_mark
+from langchain_openclaw_memory._convert import (
+    check_memory_index,
+    flushed_this_cycle,
+    last_summary_id,
+    thread_id,
+    with_flush_mark,
+)
 from langchain_openclaw_memory._flush import (
     FlushOutcome,
     SilentFlushRunner,
@@ -161,6 +167,7 @@ class PreCompactionFlushMiddleware(AgentMiddleware[MemoryFlushState[ResponseT], 
         on_flush: Callable[[FlushOutcome], None] | None = None,
     ) -> None:
         super().__init__()
+        check_memory_index(memory)
         if model is None:
             if summarization is None:
                 raise MemoryArgumentError("PreCompactionFlushMiddleware needs model=<chat model> for the flush turn")

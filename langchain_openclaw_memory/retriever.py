@@ -15,7 +15,7 @@ from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
 from pydantic import ConfigDict, Field, field_validator
 
-from langchain_openclaw_memory._convert import DocumentContent, hit_to_document
+from langchain_openclaw_memory._convert import DocumentContent, SerialisedMemory, check_memory_index, hit_to_document
 
 __all__ = ["SEARCH_OPTIONS", "SEARCH_TYPES", "OpenClawMemoryRetriever"]
 
@@ -86,8 +86,9 @@ class OpenClawMemoryRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MemoryIndex
-    """The memory index to search (the caller owns it and closes it)."""
+    memory: SerialisedMemory
+    """The memory index to search (the caller owns it and closes it). Serialised to JSON (``model_dump_json``) as
+    its workspace, agent, backend and store class, never with its configuration's secrets."""
     k: int | None = Field(default=None, ge=1)
     """How many documents to return (None: ``query.max_results`` of the memory config)."""
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -116,6 +117,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
             if "memory" in data:
                 raise MemoryArgumentTypeError("memory given both positionally and as memory=")
             data["memory"] = memory
+        if "memory" in data:
+            check_memory_index(data["memory"])  # before pydantic, which would wrap it in a ValidationError
         _check_fields(data, type(self).model_fields)
         super().__init__(**data)
 

@@ -4,12 +4,14 @@ Two kinds of namespace:
 
 * **Memory files** — ``(root, agent_id)``, one per memory index: keys are workspace-relative
   memory file paths (``MEMORY.md``, ``memory/2026-01-16.md``); ``put`` *appends* Markdown
-  (``{"text": ...}``) and never rewrites or deletes a hand-written file.
+  (``{"text": ...}``) and never rewrites or deletes a hand-written file. A write to ``(root, name)`` where
+  ``name`` is no memory's is refused (MemoryArgumentError): items go in other namespaces.
 * **Items** — any other namespace, used as LangGraph's docs show
   (``store.put(("users", "u1", "memories"), str(uuid4()), {"data": "likes pizza"})``): each
   namespace is a Markdown file ``memory/store/users/u1/memories.md`` of the (first) memory, each
   item a record in it holding the whole JSON value (every field is kept). ``put`` of the same key
-  replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten),
+  replaces the item, ``delete`` removes it (only records the store wrote are ever rewritten; a new namespace
+  differing only in letter case from an existing one is refused, as macOS and Windows would share its file),
   ``get`` returns the value with its created/updated times, and ``search(prefix, query=...)``
   ranks items with the hybrid memory search (each item is chunked on its own). Which part of a value is
   embedded and keyword-indexed follows LangGraph's stores: the whole value by default, the fields / JSON paths
@@ -60,8 +62,11 @@ from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchHit
 
+from langchain_openclaw_memory._convert import check_memory_index
 from langchain_openclaw_memory._items import (
     StoreItem,
+    case_twin,
+    check_case_twin,
     delete_item,
     index_text,
     move_tool_folder_labels,
@@ -262,7 +267,11 @@ class OpenClawMemoryStore(BaseStore):
         self.index_fields: list[str] | None = list(fields) if fields else None  # [] too, as LangGraph reads it
         if isinstance(memories, MemoryIndex):
             _check_agent_label(memories.config.agent_id)
+        elif not isinstance(memories, Mapping):
+            check_memory_index(memories)  # neither a MemoryIndex nor a mapping of them
         named = {memories.config.agent_id: memories} if isinstance(memories, MemoryIndex) else dict(memories)
+        for memory in named.values():
+            check_memory_index(memory)
         if not named:
             raise MemoryArgumentError("OpenClawMemoryStore needs at least one MemoryIndex")
         if index and "embed" in index:
@@ -293,12 +302,18 @@ class OpenClawMemoryStore(BaseStore):
     def _under(self, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], MemoryIndex]]:
         return [(ns, m) for ns, m in self.memories.items() if ns[: len(prefix)] == tuple(prefix)]
 
-    def _require(self, namespace: tuple[str, ...]) -> MemoryIndex:
-        memory = self._memory(namespace)
-        if memory is None:
-            known = ", ".join(repr(ns) for ns in self.memories)
-            raise KeyError(f"unknown memory namespace {tuple(namespace)!r}; known namespaces: {known}")
-        return memory
+    def _check_memory_namespace(self, namespace: tuple[str, ...]) -> None:
+        """MemoryArgumentError for a write to ``(root, name)`` where ``name`` is no memory's: those namespaces are
+        the memories' own files, so the write is a typo of one of them or items put under the reserved root."""
+        if len(namespace) != 2 or namespace[0] != self.root or self._memory(namespace) is not None:
+            return
+        known = ", ".join(repr(ns) for ns in self.memories)
+        raise MemoryArgumentError(
+            f"namespace {tuple(namespace)!r} names no memory of this store (known: {known}); ({self.root!r}, <name>) "
+            f"namespaces hold the memories' Markdown files. To write a memory file, use one of the known namespaces; "
+            f"to store items, use another namespace, such as {('users', namespace[1])!r} or one below a memory's "
+            f"({(*next(iter(self.memories)), namespace[1])!r})"
+        )
 
     @staticmethod
     def _resolve(memory: MemoryIndex, key: str) -> tuple[Path, str]:
@@ -329,8 +344,9 @@ class OpenClawMemoryStore(BaseStore):
 
     def _item_get(self, op: GetOp) -> Item | None:
         memory = self._item_memory(op.namespace)
-        rec = next((r for r in read_items(memory.workspace, namespace_file(tuple(op.namespace))) if r.key == op.key), None)
-        if rec is None:
+        rel = namespace_file(tuple(op.namespace))
+        rec = next((r for r in read_items(memory.workspace, rel) if r.key == op.key), None)
+        if rec is None or case_twin(memory.workspace, rel) is not None:  # another namespace's, differing in case
             return None
         return Item(value=rec.value, key=rec.key, namespace=tuple(op.namespace), created_at=rec.created_at,
                     updated_at=rec.updated_at)
@@ -341,9 +357,10 @@ class OpenClawMemoryStore(BaseStore):
         memory = self._item_memory(op.namespace)
         rel = namespace_file(tuple(op.namespace))
         if op.value is None:
-            if not delete_item(memory.workspace, rel, op.key):
-                return None
+            if case_twin(memory.workspace, rel) is not None or not delete_item(memory.workspace, rel, op.key):
+                return None  # (a file differing in case is another namespace's)
         else:
+            check_case_twin(memory.workspace, tuple(op.namespace), rel)
             value = dict(op.value)
             paths = self.index_fields if op.index is None else (op.index or [])
             upsert_item(memory.workspace, rel, op.key, value, indexed=index_text(value, paths))
@@ -415,9 +432,8 @@ class OpenClawMemoryStore(BaseStore):
                     updated_at=stamp)
 
     def _put(self, op: PutOp) -> MemoryIndex | None:
+        self._check_memory_namespace(tuple(op.namespace))
         memory = self._memory(op.namespace)
-        if memory is None and len(op.namespace) == 2 and op.namespace[0] == self.root:
-            self._require(op.namespace)  # (root, <unknown agent>): a typo of a memory's namespace
         if memory is None:
             return self._item_put(op)
         if op.value is None:

@@ -32,7 +32,7 @@ from openclaw_memory.agent.tools import (
     memory_search,
 )
 
-from langchain_openclaw_memory._convert import validation_error_text
+from langchain_openclaw_memory._convert import check_memory_index, validation_error_text
 
 __all__ = [
     "create_memory_forget_entry_tool",
@@ -66,6 +66,7 @@ def create_memory_search_tool(
 ) -> StructuredTool:
     """The ``memory_search`` tool over ``memory``: cited snippets for the model, the full
     result payload (hits with path, lines and scores) as the ``ToolMessage.artifact``."""
+    check_memory_index(memory)
 
     def _run(query: str, max_results: int | None = None, min_score: float | None = None, after: str | None = None,
              before: str | None = None, corpus: str | None = None) -> SearchOutput:
@@ -102,6 +103,7 @@ def create_memory_get_tool(
 ) -> StructuredTool:
     """The ``memory_get`` tool over ``memory``: the requested lines for the model,
     ``{path, text, start_line, end_line}`` as the artifact."""
+    check_memory_index(memory)
 
     def _run(path: str, from_line: int | None = None, lines: int | None = None) -> SearchOutput:
         return _get_output(memory_get(memory, path, from_line, lines))
@@ -134,6 +136,7 @@ def create_memory_forget_entry_tool(
     """The ``memory_forget_entry`` tool over ``memory`` (not in :func:`create_memory_tools`: add it when
     the agent may forget on the user's request): removes the memory from MEMORY.md and records it so
     consolidation never promotes it again; the payload is the artifact."""
+    check_memory_index(memory)
 
     def _run(what: str) -> SearchOutput:
         return _forget_output(memory_forget_entry(memory, what))

@@ -25,6 +25,7 @@ from llama_index.core.schema import (
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
+from openclaw_memory.config import MemoryConfig
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
@@ -124,16 +125,18 @@ def _node(node_id: str, text: str, metadata: dict[str, Any], ref_doc_id: str, *,
           excluded_embed: Sequence[str] = (), excluded_llm: Sequence[str] = (),
           templates: Mapping[str, str] | None = None, index_id: str | None = None,
           image: Mapping[str, str] | None = None,
-          links: Mapping[NodeRelationship, RelatedNodeType] | None = None) -> TextNode:
+          links: Mapping[NodeRelationship, RelatedNodeType] | None = None,
+          char_range: Mapping[str, int] | None = None) -> TextNode:
     """``derived``: the metadata keys the adapter computed (hidden from the embedding, some from the LLM);
     ``index_id``: the node is an ``IndexNode`` referring to that retriever or object; ``image``: the node is an
     ``ImageNode`` with these ``image_path`` / ``image_url`` / ``image_mimetype``; ``links``: its relationships to
-    other nodes but its source document."""
+    other nodes but its source document; ``char_range``: its ``start_char_idx`` / ``end_char_idx``."""
     extra: dict[str, Any] = {"index_id": index_id} if index_id is not None else dict(image or {})
     kind = IndexNode if index_id is not None else ImageNode if image is not None else TextNode
     return kind(
         **(templates or {}),
         **extra,
+        **(char_range or {}),
         id_=node_id,
         text=text,
         metadata=metadata,
@@ -181,13 +184,16 @@ def section_node(section: Section, path: str) -> TextNode:
     return _node(section.id, section.text, {**own, **location}, section.ref_doc_id or path, derived=list(location),
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
                  templates=section.templates, index_id=section.index_id, image=section.image,
-                 links=node_links(section.relationships))
+                 links=node_links(section.relationships), char_range=section.char_range)
 
 
-def check_memory_index(memory: object) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex`."""
-    if not isinstance(memory, MemoryIndex):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.MemoryIndex, not {type(memory).__name__}")
+def check_memory_index(memory: object, *, config: bool = False) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex` (nor, with ``config``,
+    a :class:`~openclaw_memory.config.MemoryConfig`)."""
+    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
+        return
+    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
+    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__}")
 
 
 def relationship_attrs(node: BaseNode) -> dict[str, Any]:

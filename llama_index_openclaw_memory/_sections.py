@@ -28,8 +28,8 @@ from typing import Any
 from openclaw_memory.text.chunker import RECORD_INDEX_TEXT, RECORD_OPEN_PREFIX
 from openclaw_memory.files.records import Record, parse_records, remove_records, render_record
 
-__all__ = ["CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND", "OPEN_PREFIX",
-           "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
+__all__ = ["CHAR_RANGE", "CONTENT_HASH", "EXCLUDED_EMBED", "EXCLUDED_LLM", "IMAGE", "IMAGE_FIELDS", "INDEX_ID", "KIND",
+           "OPEN_PREFIX", "RELATIONSHIPS", "TEMPLATE_FIELDS", "TEXT_END", "Section", "node_attrs_ok", "parse_sections",
            "remove_sections", "render_section", "section_lines", "section_of"]
 
 KIND = "node"
@@ -52,6 +52,8 @@ TEXT_END = "text_end"
 IMAGE = "image"
 #: The ``ImageNode`` fields a section keeps (LlamaIndex's field names); the base64 ``image`` itself is not kept.
 IMAGE_FIELDS = ("image_path", "image_url", "image_mimetype")
+#: Where a node's text lies in its source document (LlamaIndex's field names), kept when the node has them.
+CHAR_RANGE = ("start_char_idx", "end_char_idx")
 
 
 def _content_hash(text: str) -> str:
@@ -124,6 +126,14 @@ class Section(Record):
         return out
 
     @property
+    def char_range(self) -> dict[str, int]:
+        """The node's :data:`CHAR_RANGE` offsets in its source document (those it had when written); none once its
+        text was edited by hand (they would point at the old text)."""
+        if not self.intact:
+            return {}
+        return {k: v for k in CHAR_RANGE if isinstance(v := self.attrs.get(k), int) and not isinstance(v, bool)}
+
+    @property
     def templates(self) -> dict[str, str]:
         """The node's own :data:`TEMPLATE_FIELDS` (only those written, i.e. not the default)."""
         return {k: v for k in TEMPLATE_FIELDS if isinstance(v := self.attrs.get(k), str)}
@@ -181,6 +191,7 @@ def render_section(
     index_id: str | None = None,
     image: Mapping[str, str | None] | None = None,
     relationships: Mapping[str, Any] | None = None,
+    char_range: Mapping[str, int | None] | None = None,
 ) -> str:
     """The Markdown of one node (see :func:`openclaw_memory.files.records.render_record`; ValueError for an
     empty text, a text containing a marker line, or metadata that is not JSON-serializable).
@@ -188,7 +199,8 @@ def render_section(
     ``index_text`` (the node's metadata as its embedding sees it) is indexed with the text; it and
     the excluded keys are written only when not empty, ``templates`` (:data:`TEMPLATE_FIELDS`) as given, and
     ``index_id`` for an ``IndexNode``, ``image`` (its :data:`IMAGE_FIELDS`) for an ``ImageNode``, and the node's
-    ``relationships`` (:data:`RELATIONSHIPS`) when it has any.
+    ``relationships`` (:data:`RELATIONSHIPS`) when it has any, and its ``char_range`` offsets (:data:`CHAR_RANGE`)
+    that are set.
     """
     attrs: dict[str, Any] = {"id": node_id}
     if ref_doc_id is not None:
@@ -208,6 +220,7 @@ def render_section(
         attrs[RELATIONSHIPS] = dict(relationships)
     if image is not None:
         attrs[IMAGE] = _strings(image, IMAGE_FIELDS)
+    attrs.update({k: v for k, v in (char_range or {}).items() if k in CHAR_RANGE and isinstance(v, int)})
     body = text.rstrip("\r\n")  # what the file's section will hold
     if body != text and body.strip():
         attrs[TEXT_END] = text[len(body):]

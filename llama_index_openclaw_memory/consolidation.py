@@ -13,6 +13,8 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation import AsyncCompletion, Completion, ConsolidationReport
 from openclaw_memory.index import MemoryIndex
 
+from llama_index_openclaw_memory._convert import check_memory_index
+
 __all__ = ["aconsolidate", "completion", "consolidate"]
 
 
@@ -34,10 +36,12 @@ def consolidate(memory: MemoryIndex | MemoryConfig, llm: LLM, *, apply: bool = T
                 today: date | None = None) -> ConsolidationReport:
     """Consolidate the recent daily notes into MEMORY.md with ``llm`` (see
     :func:`openclaw_memory.consolidation.consolidate`)."""
+    check_memory_index(memory, config=True)
     return core.consolidate(memory, completion(llm)[0], apply=apply, today=today)
 
 
 async def aconsolidate(memory: MemoryIndex | MemoryConfig, llm: LLM, *, apply: bool = True,
                        today: date | None = None) -> ConsolidationReport:
     """Async twin of :func:`consolidate`."""
+    check_memory_index(memory, config=True)
     return await core.aconsolidate(memory, completion(llm)[1], apply=apply, today=today)

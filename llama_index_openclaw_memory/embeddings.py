@@ -12,14 +12,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
-from openclaw_memory.errors import MemoryArgumentTypeError, ProviderError
-from openclaw_memory.providers.base import BaseEmbeddingProvider, EmbeddingProvider, EmbedKind
-from openclaw_memory.providers.batching import request_error
+from openclaw_memory.errors import MemoryArgumentTypeError
+from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
 
 __all__ = ["LlamaIndexEmbeddingProvider", "OpenClawMemoryEmbedding"]
 
@@ -34,7 +32,7 @@ def _declared_dims(embed_model: BaseEmbedding) -> int | None:
     return None
 
 
-class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
+class LlamaIndexEmbeddingProvider(FrameworkEmbeddingProvider):
     """An openclaw-memory embedding provider backed by a LlamaIndex ``BaseEmbedding``.
 
     Documents are embedded with ``get_text_embedding_batch``, queries with
@@ -55,41 +53,11 @@ class LlamaIndexEmbeddingProvider(BaseEmbeddingProvider):
             raise MemoryArgumentTypeError(
                 f"embed_model must be a llama_index BaseEmbedding, not {type(embed_model).__name__}"
             )
-        self.declared_dims = _declared_dims(embed_model)
-        super().__init__(
-            model=f"{type(embed_model).__name__}:{embed_model.model_name}",
-            dims=self.declared_dims,
-            max_input_tokens=max_input_tokens,
-        )
+        calls = FrameworkEmbeddingCalls(embed_model.get_query_embedding, embed_model.get_text_embedding_batch,
+                                        embed_model.aget_query_embedding, embed_model.aget_text_embedding_batch)
+        super().__init__(calls, model=f"{type(embed_model).__name__}:{embed_model.model_name}",
+                         declared_dims=_declared_dims(embed_model), max_input_tokens=max_input_tokens)
         self.embed_model = embed_model
-
-    def fingerprint(self) -> dict[str, Any]:
-        """The LlamaIndex class and model, and the dimension when the model declares one: another dimension is
-        another vector space, so the index is embedded again."""
-        fingerprint = super().fingerprint()
-        if self.declared_dims is not None:
-            fingerprint["dims"] = self.declared_dims
-        return fingerprint
-
-    def _failure(self, exc: Exception) -> ProviderError:
-        """The library's error for a failed call of the LlamaIndex model (see :func:`request_error`)."""
-        return request_error(exc, f"{self.id}:{self.model} embeddings")
-
-    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [self.embed_model.get_query_embedding(t) for t in texts]
-            return list(self.embed_model.get_text_embedding_batch(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
-
-    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
-        try:
-            if kind == "query":
-                return [await self.embed_model.aget_query_embedding(t) for t in texts]
-            return list(await self.embed_model.aget_text_embedding_batch(texts))
-        except Exception as exc:
-            raise self._failure(exc) from None
 
 
 class OpenClawMemoryEmbedding(BaseEmbedding):

@@ -70,13 +70,18 @@ async def _atext(payload: dict[str, Any]) -> str:
     return _text(payload)
 
 
+def _check_memory(memory: object) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.long_term.LongTermMemory`."""
+    if not isinstance(memory, LongTermMemory):
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                      f"{type(memory).__name__}")
+
+
 def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; bad arguments and provider
     failures come back to the model as an explanation, never as an exception, in a ``ToolOutput`` with
     ``is_error=True``. The argument schemas carry the core's bounds."""
-    if not isinstance(memory, LongTermMemory):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
-                                      f"{type(memory).__name__}")
+    _check_memory(memory)
 
     def store(text: _Text, importance: _Importance = 0.7, category: _Category = "other") -> dict[str, Any]:
         return _payload(memory_store(memory, text, importance, category))
@@ -140,6 +145,11 @@ class LongTermMemoryBlock(BaseMemoryBlock[str]):
 
     _recall: AutoRecall = PrivateAttr()
     _capture: AutoCapture = PrivateAttr()
+
+    def __init__(self, **data: Any) -> None:
+        if "memory" in data:
+            _check_memory(data["memory"])  # before pydantic, which would wrap it in a ValidationError
+        super().__init__(**data)
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)

@@ -42,6 +42,7 @@ from openclaw_memory.agent.flush import is_no_reply
 from openclaw_memory.agent.session_hook import format_conversation
 from openclaw_memory.agent.tools import MemorySearchArgs, amemory_search, field_annotation, format_search_text
 
+from llama_index_openclaw_memory._convert import check_memory_index
 from llama_index_openclaw_memory._deprecated import warn_renamed
 
 __all__ = [
@@ -174,6 +175,11 @@ class OpenClawMemoryBlock(BaseMemoryBlock[str]):
 
     _bootstrap_cache: OrderedDict[str, str] = PrivateAttr(default_factory=OrderedDict)
     _flushed: OrderedDict[str, None] = PrivateAttr(default_factory=OrderedDict)
+
+    def __init__(self, **data: Any) -> None:
+        if "memory" in data:
+            check_memory_index(data["memory"])  # before pydantic, which would wrap it in a ValidationError
+        super().__init__(**data)
 
     # ---- read -----------------------------------------------------------------------------------
 

@@ -393,6 +393,7 @@ class OpenClawVectorStore(BasePydanticVectorStore):
             index_id=node.index_id if isinstance(node, IndexNode) else None,
             image=_image_fields(node) if isinstance(node, ImageNode) else None,
             relationships=relationship_attrs(node),
+            char_range={"start_char_idx": node.start_char_idx, "end_char_idx": node.end_char_idx},
         )
 
     def _check_node_embeddings(self, nodes: Sequence[BaseNode]) -> None:

@@ -10,19 +10,28 @@ from typing import Any
 
 import pytest
 from langchain_core.embeddings import FakeEmbeddings
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langgraph.store.base import InvalidNamespaceError, PutOp
 from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import MemoryArgumentTypeError
 from tests.helpers.argument_errors import assert_bad_type, assert_bad_value
 
 from langchain_openclaw_memory import (
     ConsolidationMiddleware,
     LangChainEmbeddingProvider,
     MemoryFlushCallbackHandler,
+    OpenClawChatMemory,
     OpenClawMemoryEmbeddings,
     OpenClawMemoryRetriever,
     OpenClawMemoryStore,
     PreCompactionFlushMiddleware,
+    consolidate,
+    consolidation_node,
     create_long_term_tools,
+    create_memory_forget_entry_tool,
+    create_memory_get_tool,
+    create_memory_search_tool,
+    create_memory_tools,
 )
 
 BAD_VALUES: dict[str, Callable[[MemoryIndex], Any]] = {
@@ -45,11 +54,41 @@ BAD_VALUES: dict[str, Callable[[MemoryIndex], Any]] = {
 BAD_TYPES: dict[str, Callable[[MemoryIndex], Any]] = {
     "retriever memory twice": lambda m: OpenClawMemoryRetriever(m, memory=m),
     "embeddings memory twice": lambda m: OpenClawMemoryEmbeddings(m, memory=m),
+    # as LlamaIndex's OpenClawMemoryEmbedding(object()): one class for "not an embedding provider"
+    "embeddings provider": lambda m: OpenClawMemoryEmbeddings(provider=object()),
+    "embeddings positional provider": lambda m: OpenClawMemoryEmbeddings(object()),  # type: ignore[arg-type]
     "embedding provider": lambda m: LangChainEmbeddingProvider(object()),  # type: ignore[arg-type]
     "consolidation model": lambda m: ConsolidationMiddleware(m, object()),  # type: ignore[arg-type]
     "long-term tools": lambda m: create_long_term_tools(m),  # type: ignore[arg-type]
     "store operation": lambda m: OpenClawMemoryStore(m).batch([object()]),  # type: ignore[list-item]
 }
+
+#: Something else where a MemoryIndex belongs (the retriever, the workspace path, ...): as the LlamaIndex adapter
+#: says it, at once, instead of a bare TypeError/AttributeError or, for tools and middleware, a failure at the
+#: agent's first tool call or a sweep that never runs (logged after each agent run).
+NOT_A_MEMORY: dict[str, Callable[[Any], Any]] = {
+    "retriever": lambda m: OpenClawMemoryRetriever(m),
+    "retriever keyword": lambda m: OpenClawMemoryRetriever(memory=m),
+    "embeddings": lambda m: OpenClawMemoryEmbeddings(memory=m),
+    "store": lambda m: OpenClawMemoryStore(m),
+    "store mapping": lambda m: OpenClawMemoryStore({"main": m}),
+    "tools": lambda m: create_memory_tools(m),
+    "search tool": lambda m: create_memory_search_tool(m),
+    "get tool": lambda m: create_memory_get_tool(m),
+    "forget tool": lambda m: create_memory_forget_entry_tool(m),
+    "flush middleware": lambda m: PreCompactionFlushMiddleware(m, model=GenericFakeChatModel(messages=iter([]))),
+    "flush callbacks": lambda m: MemoryFlushCallbackHandler(m),
+    "consolidation middleware": lambda m: ConsolidationMiddleware(m, GenericFakeChatModel(messages=iter([]))),
+    "consolidation node": lambda m: consolidation_node(m, GenericFakeChatModel(messages=iter([]))),
+    "consolidate": lambda m: consolidate(m, GenericFakeChatModel(messages=iter([]))),
+    "chat memory": lambda m: OpenClawChatMemory(memory=m),
+}
+
+
+@pytest.mark.parametrize("call", NOT_A_MEMORY.values(), ids=NOT_A_MEMORY.keys())
+def test_something_else_for_the_memory_is_a_memory_argument_type_error(call: Callable[[Any], Any]) -> None:
+    with pytest.raises(MemoryArgumentTypeError, match="MemoryIndex.*not str"):
+        call("~/notes")  # the workspace path instead of MemoryIndex(workspace="~/notes")
 
 
 @pytest.mark.parametrize("call", BAD_VALUES.values(), ids=BAD_VALUES.keys())

@@ -184,3 +184,14 @@ def test_embeddings_with_another_dimension_rebuild_the_index(declared: str, corp
             result = memory.search("who owns billing", mode="vector", min_score=0)
             assert result.hits, (dims, result.empty_reason)
             assert memory.status().vector["dims"] == dims
+
+
+def test_the_fingerprint_is_the_one_existing_indexes_were_built_with() -> None:
+    """Pinned: a change re-embeds every index built with LangChain embeddings."""
+    from langchain_core.embeddings import FakeEmbeddings
+
+    assert LangChainEmbeddingProvider(FakeEmbeddings(size=4)).fingerprint() == {
+        "provider": "langchain", "model": "FakeEmbeddings", "class": "langchain_core.embeddings.fake.FakeEmbeddings",
+        "dims": 4}
+    assert LangChainEmbeddingProvider(RecordingEmbeddings(), model="m").fingerprint() == {
+        "provider": "langchain", "model": "m", "class": f"{__name__}.RecordingEmbeddings"}

@@ -9,6 +9,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from openclaw_memory import MemoryIndex, MemoryPathError
+from openclaw_memory.errors import MemoryArgumentError
 from typing_extensions import TypedDict
 
 from langchain_openclaw_memory import OpenClawMemoryStore
@@ -55,8 +56,21 @@ def test_put_refusals_are_specific(store: OpenClawMemoryStore) -> None:
         store.put(NS, "DREAMS.md", {"text": "x"})  # readable memory, but not writable
     with pytest.raises(ValueError, match="text"):
         store.put(NS, "MEMORY.md", {"body": "x"})
-    with pytest.raises(KeyError, match="known namespaces"):
-        store.put(("memory", "nobody"), "MEMORY.md", {"text": "x"})
+
+
+def test_put_to_an_unknown_agent_namespace_is_an_argument_error_naming_the_fix(
+        store: OpenClawMemoryStore, memory: MemoryIndex) -> None:
+    """``(root, <name>)`` namespaces are the memories' files: one that names no memory is a typo or an item
+    namespace under the reserved root, refused with the library's ValueError (not a bare KeyError) naming the
+    known namespaces and where items go; nothing is written."""
+    before = sorted(p.relative_to(memory.workspace) for p in memory.workspace.rglob("*"))
+    for value in ({"text": "x"}, None):  # put and delete
+        with pytest.raises(MemoryArgumentError, match=r"known: \('memory', 'main'\).*\('users', 'nobody'\)") as caught:
+            store.put(("memory", "nobody"), "MEMORY.md", value)  # type: ignore[arg-type]
+        assert isinstance(caught.value, ValueError) and not isinstance(caught.value, KeyError)
+    assert sorted(p.relative_to(memory.workspace) for p in memory.workspace.rglob("*")) == before
+    store.put(("memory", "main", "notes"), "k", {"text": "x"})  # an item namespace below a memory's is fine
+    assert store.get(("memory", "main", "notes"), "k") is not None
 
 
 def test_put_is_searchable_immediately(store: OpenClawMemoryStore) -> None:

@@ -4,6 +4,7 @@ ValueError) or, for an object of the wrong type, MemoryArgumentTypeError (still 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,9 @@ from tests.helpers.argument_errors import assert_bad_type, assert_bad_value
 
 from llama_index_openclaw_memory import (
     LlamaIndexEmbeddingProvider,
+    LongTermMemoryBlock,
+    OpenClawMemoryBlock,
+    aconsolidate,
     OpenClawMemoryEmbedding,
     OpenClawMemoryRetriever,
     OpenClawVectorStore,
@@ -68,6 +72,11 @@ BAD_TYPES: dict[str, Callable[[MemoryIndex], Any]] = {
     "embedding provider": lambda m: LlamaIndexEmbeddingProvider(object()),  # type: ignore[arg-type]
     "embedding model": lambda m: OpenClawMemoryEmbedding(object()),  # type: ignore[arg-type]
     "consolidation llm": lambda m: consolidate(m, object()),  # type: ignore[arg-type]
+    # the workspace path (or another memory) where the memory belongs: not a bare AttributeError/ValidationError
+    "consolidation memory": lambda m: consolidate("~/notes", MockLLM()),  # type: ignore[arg-type]
+    "async consolidation memory": lambda m: asyncio.run(aconsolidate("~/notes", MockLLM())),  # type: ignore[arg-type]
+    "memory block memory": lambda m: OpenClawMemoryBlock(memory="~/notes"),  # type: ignore[arg-type]
+    "long-term block memory": lambda m: LongTermMemoryBlock(memory=m),  # type: ignore[arg-type]
 }
 
 

@@ -143,3 +143,9 @@ async def test_a_failing_llamaindex_model_is_a_provider_error_without_its_secret
             await provider.aembed_query("x") if asynchronous else provider.embed_query("x")
     assert raised.value.retryable  # a rate limit is retried, as a vendor provider's is
     assert "sk-proj" not in str(raised.value) and raised.value.__cause__ is None
+
+
+def test_the_fingerprint_is_the_one_existing_indexes_were_built_with() -> None:
+    """Pinned: a change re-embeds every index built with a LlamaIndex model."""
+    assert LlamaIndexEmbeddingProvider(MockEmbedding(embed_dim=8)).fingerprint() == {
+        "provider": "llamaindex", "model": "MockEmbedding:unknown", "dims": 8}

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -20,8 +20,9 @@ import numpy as np
 
 from openclaw_memory.errors import ProviderError
 
-__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "TokenEmbeddingProvider",
-           "TokenVectors", "normalize_vectors", "pool_vectors", "provider_key"]
+__all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "FrameworkEmbeddingCalls",
+           "FrameworkEmbeddingProvider", "TokenEmbeddingProvider", "TokenVectors", "normalize_vectors", "pool_vectors",
+           "provider_key"]
 
 EmbedKind = Literal["query", "document"]
 
@@ -230,3 +231,57 @@ class BaseEmbeddingProvider(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, dims={self._dims})"
+
+
+@dataclass(frozen=True)
+class FrameworkEmbeddingCalls:
+    """The four calls of another framework's embedding object that :class:`FrameworkEmbeddingProvider` makes."""
+
+    query: Callable[[str], Sequence[float]]
+    documents: Callable[[list[str]], Sequence[Sequence[float]]]
+    aquery: Callable[[str], Awaitable[Sequence[float]]]
+    adocuments: Callable[[list[str]], Awaitable[Sequence[Sequence[float]]]]
+
+
+class FrameworkEmbeddingProvider(BaseEmbeddingProvider):
+    """A provider backed by another framework's embedding object (a LangChain ``Embeddings``, a LlamaIndex
+    ``BaseEmbedding``), called through the functions its adapter gives: a query is embedded with ``query`` (the
+    model's query prefix applies), documents with ``documents``; any failure is the library's
+    :class:`~openclaw_memory.errors.ProviderError` (its message redacted, retryable as a vendor's error is). The
+    fingerprint holds ``declared_dims``, the dimension the object declares before its first call (another
+    dimension is another vector space), when it declares one."""
+
+    def __init__(self, calls: FrameworkEmbeddingCalls, *, model: str, declared_dims: int | None,
+                 max_input_tokens: int | None = None) -> None:
+        super().__init__(model=model, dims=declared_dims, max_input_tokens=max_input_tokens)
+        self._calls = calls
+        #: the dimension known before the first call, or None
+        self.declared_dims = declared_dims
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Provider and model, and ``dims`` when the dimension was declared."""
+        fingerprint = super().fingerprint()
+        if self.declared_dims is not None:
+            fingerprint["dims"] = self.declared_dims
+        return fingerprint
+
+    def _failure(self, exc: Exception) -> ProviderError:
+        from openclaw_memory.providers.batching import request_error  # batching imports this module
+
+        return request_error(exc, f"{self.id}:{self.model} embeddings")
+
+    def _embed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        try:
+            if kind == "query":
+                return [self._calls.query(t) for t in texts]
+            return list(self._calls.documents(texts))
+        except Exception as exc:
+            raise self._failure(exc) from None
+
+    async def _aembed(self, texts: list[str], kind: EmbedKind) -> list[Sequence[float]]:
+        try:
+            if kind == "query":
+                return [await self._calls.aquery(t) for t in texts]
+            return list(await self._calls.adocuments(texts))
+        except Exception as exc:
+            raise self._failure(exc) from None
