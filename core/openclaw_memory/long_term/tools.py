@@ -137,7 +137,8 @@ def memory_recall(memory: LongTermMemory, query: Any, limit: Any = 5, min_score:
 
 
 def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = None) -> ToolOutput:
-    """Run ``memory_forget``: ``action`` is ``deleted``, ``candidates`` or ``not_found``."""
+    """Run ``memory_forget``: ``action`` is ``deleted`` (with ``restored``: the memories the deleted one had
+    corrected, active again), ``candidates`` or ``not_found``."""
     try:
         args = MemoryForgetArgs.model_validate({"query": query, "memory_id": memory_id})
         if not (args.query and args.query.strip()) and not (args.memory_id and args.memory_id.strip()):
@@ -150,7 +151,12 @@ def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = No
         return _error("memory_forget", f"memory_forget failed: {exc}")
     payload = result.to_dict()
     if result.action == "deleted" and result.deleted is not None:
-        return f'Forgotten (id {result.deleted.id}): "{result.deleted.text}"', payload
+        text = f'Forgotten (id {result.deleted.id}): "{result.deleted.text}"'
+        for again in result.restored:
+            text += f'; the memory it had corrected is active again (id {again.id}): "{_preview(again.text)}"'
+        if result.restored:
+            text += ". Forget that one too if it is no longer true."
+        return text, payload
     if result.action == "not_found":
         return "No matching memories found.", payload
     lines = [f"- [{c.record.id}] {c.record.text[:80]}" + (f" ({c.score * 100:.0f}%)" if c.score is not None else "")
