@@ -43,8 +43,10 @@ from openclaw_memory.long_term.store import LongTermMemory, RecallHit, StoreResu
 __all__ = [
     "AutoCapture",
     "AutoRecall",
+    "OVER_FETCH",
     "escape_memory_text",
     "format_memories_block",
+    "recall_for_model",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,20 @@ log = logging.getLogger(__name__)
 def escape_memory_text(text: str) -> str:
     """``text`` with ``& < > " '`` escaped and folded onto one line, safe inside the memory block."""
     return html.escape(re.sub(r"\s+", " ", text).strip(), quote=True)
+
+
+#: How many memories a recall for a model fetches at least, so that dropping contaminated ones still leaves enough.
+OVER_FETCH = 10
+
+
+def recall_for_model(memory: LongTermMemory, query: str, *, limit: int, min_score: float,
+                     over_fetch: int = OVER_FETCH) -> list[RecallHit]:
+    """The ``limit`` best memories for ``query`` scoring at least ``min_score`` that may be put in front of a model
+    (auto-recall's block, the ``memory_recall`` tool): contaminated ones (an injected memory block, system text,
+    prompt-injection-looking text; :func:`~openclaw_memory.long_term.capture.is_contaminated`) are dropped from
+    the ``max(limit, over_fetch)`` fetched, best first."""
+    hits = memory.recall(query, limit=max(limit, over_fetch), min_score=min_score)
+    return [h for h in hits if is_contaminated(h.record.text) is None][:limit]
 
 
 def format_memories_block(hits: Sequence[RecallHit]) -> str:
@@ -71,7 +87,7 @@ class AutoRecall:
     limit: int = 3
     #: None: the memory's calibrated level for its embedding model
     min_score: float | None = None
-    over_fetch: int = 10
+    over_fetch: int = OVER_FETCH
     min_prompt_chars: int = 5
     timeout_s: float = 15.0
     cooldown_s: float = 60.0
@@ -98,8 +114,8 @@ class AutoRecall:
 
     def _select(self, prompt: str) -> list[RecallHit]:
         floor = self.min_score if self.min_score is not None else self.memory.thresholds.recall
-        hits = self.memory.recall(prompt.strip()[: 8000], limit=self.over_fetch, min_score=floor)
-        return [h for h in hits if is_contaminated(h.record.text) is None][: self.limit]
+        return recall_for_model(self.memory, prompt.strip()[: 8000], limit=self.limit, min_score=floor,
+                                over_fetch=self.over_fetch)
 
     def recall(self, prompt: str | None) -> list[RecallHit]:
         """The memories to inject for ``prompt`` ([] for a short prompt, during the cooldown, or on failure)."""

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
+from openclaw_memory.long_term.hooks import OVER_FETCH, recall_for_model
 from openclaw_memory.long_term.store import LongTermMemory
 
 __all__ = [
@@ -119,10 +120,12 @@ def memory_store(memory: LongTermMemory, text: Any, importance: Any = 0.7, categ
 
 
 def memory_recall(memory: LongTermMemory, query: Any, limit: Any = 5, min_score: Any = 0.1) -> ToolOutput:
-    """Run ``memory_recall``: ``memories`` (id, text, category, importance, score), best first."""
+    """Run ``memory_recall``: ``memories`` (id, text, category, importance, score), best first, without the
+    contaminated ones auto-recall leaves out too (:func:`~openclaw_memory.long_term.hooks.recall_for_model`)."""
     try:
         args = MemoryRecallArgs.model_validate({"query": query, "limit": limit, "min_score": min_score})
-        hits = memory.recall(args.query, args.limit, args.min_score)
+        hits = recall_for_model(memory, args.query, limit=args.limit, min_score=args.min_score,
+                                over_fetch=args.limit + OVER_FETCH)
     except ValidationError as exc:
         return _error("memory_recall", _invalid("memory_recall", exc))
     except OpenClawMemoryError as exc:
