@@ -235,3 +235,17 @@ def test_the_recall_tool_drops_contaminated_memories_as_auto_recall_does(make_lt
         assert sorted(m["text"] for m in payload["memories"]) == sorted(clean) and payload["count"] == 2
         assert "instructions" not in text and "relevant-memories" not in text
     assert sorted(h.record.text for h in AutoRecall(ltm, limit=5).recall("tea tea tea")) == sorted(clean)
+
+
+def test_triggered_messages_beyond_the_cap_are_captured_by_the_next_run(ltm: LongTermMemory) -> None:
+    """The cap bounds the stores of one run, not what is kept: the messages beyond it stay unseen and the next run
+    (which sees the thread's history again) stores them, oldest first; each is stored once, so this ends."""
+    facts = ["I prefer aisle seats on long flights", "We decided to use Rust for the parser",
+             "My dog is called Rex and he is nine", "I always want answers in Czech",
+             "Remember that the office door code is 4471"]
+    history = [CaptureCandidate("user", text, f"m{i}") for i, text in enumerate(facts)]
+    capture = AutoCapture(ltm)
+    assert [s.record.text for s in capture.capture(history, session="t")] == facts[:3]
+    assert [s.record.text for s in capture.capture(history, session="t")] == facts[3:]
+    assert capture.capture(history, session="t") == []
+    assert sorted(r.text for r in ltm.list()) == sorted(facts)

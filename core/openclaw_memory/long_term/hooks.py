@@ -8,8 +8,8 @@
   recall then rests for 60 s, so a broken provider never stalls or breaks the agent.
 * :class:`AutoCapture` (after a run, off by default): stores up to 3 user messages per run that
   match the capture triggers (:mod:`openclaw_memory.long_term.capture`) with their heuristic
-  category; a capture cursor kept in the memory's state dir per thread makes sure no message is
-  considered twice, across restarts and processes.
+  category (the next run stores the ones beyond that); a capture cursor kept in the memory's state
+  dir per thread makes sure no message is stored twice, across restarts and processes.
 
 Adapters call these; they hold all the logic.
 """
@@ -179,8 +179,9 @@ class AutoCapture:
     def capture(self, messages: Sequence[CaptureCandidate], *, session: str = "default") -> list[StoreResult]:
         """Store the trigger-matching user messages of ``messages`` not seen before in ``session``.
 
-        Failures are logged and end the capture early; they never raise (the run already finished). The
-        messages a failure left unstored are offered again by the next run of ``session``.
+        At most ``max_per_run`` are stored; the triggered messages beyond them are offered again by the next run
+        of ``session`` (oldest first), as are those a failure left unstored. Failures are logged and end the
+        capture early; they never raise (the run already finished).
         """
         try:
             with self._lock:
@@ -189,15 +190,18 @@ class AutoCapture:
             log.warning("auto-capture skipped: its cursor could not be read or saved: %s", exc)
             return []
         results: list[StoreResult] = []
-        chosen = select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run)
+        triggered = select_captures(fresh, triggers=self.triggers, max_per_run=max(1, len(fresh)))
+        chosen, later = triggered[: self.max_per_run], triggered[self.max_per_run:]
         for done, message in enumerate(chosen):
             try:
                 results.append(self.memory.store(message.text, self.importance, detect_category(message.text),
                                                   origin="owner"))
             except (OpenClawMemoryError, OSError) as exc:
                 log.warning("auto-capture could not store a memory (offered again by the next run): %s", exc)
-                self._give_back(session, chosen[done:])
+                later = [*chosen[done:], *later]
                 break
+        if later:  # beyond this run's cap (or not stored): the next run of the thread offers them again
+            self._give_back(session, later)
         return results
 
     def _give_back(self, session: str, messages: Sequence[CaptureCandidate]) -> None:
