@@ -307,9 +307,10 @@ class LongTermMemory:
 
     ``mirror_workspace`` turns on the Markdown mirror: each stored memory is also appended to that
     workspace's daily note ``memory/YYYY-MM-DD.md`` (dated in ``tz``), and forgetting removes it.
-    Writes hold a lock shared by every process using the same ``state_dir`` (default: the
-    ``OPENCLAW_STATE_DIR``), and a write interrupted between LanceDB and the mirror is finished
-    by the next writer or the next open. ``thresholds`` overrides the model's score levels
+    Writes hold a lock shared by every process writing to the same local LanceDB folder, whatever its
+    ``state_dir`` (for an object-storage URI: by the processes sharing the ``state_dir``, default the
+    ``OPENCLAW_STATE_DIR``; see :mod:`~openclaw_memory.long_term.state`), and a write interrupted between
+    LanceDB and the mirror is finished by this ``state_dir``'s next writer or next open. ``thresholds`` overrides the model's score levels
     (:data:`MODEL_THRESHOLDS`).
     Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
     bad path, agent id or table, :class:`MissingDependencyError` without the ``lancedb`` extra,
