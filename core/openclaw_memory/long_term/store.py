@@ -310,8 +310,8 @@ class LongTermMemory:
     Writes hold a lock shared by every process writing to the same local LanceDB folder, whatever its
     ``state_dir`` (for an object-storage URI: by the processes sharing the ``state_dir``, default the
     ``OPENCLAW_STATE_DIR``; see :mod:`~openclaw_memory.long_term.state`), and a write interrupted between
-    LanceDB and the mirror is finished by this ``state_dir``'s next writer or next open. ``thresholds`` overrides the model's score levels
-    (:data:`MODEL_THRESHOLDS`).
+    LanceDB and the mirror is finished by this ``state_dir``'s next writer or next open.
+    ``thresholds`` overrides the model's score levels (:data:`MODEL_THRESHOLDS`).
     Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
     bad path, agent id or table, :class:`MissingDependencyError` without the ``lancedb`` extra,
     :class:`MemoryArgumentError` for bad arguments, :class:`ProviderError` when embedding fails and
@@ -640,7 +640,8 @@ class LongTermMemory:
         if table is None or _SUPERSEDED not in table.schema.names:
             return
         try:
-            table.update(where=self._agent_filter(f"{_SUPERSEDED} = {_quote(gone_id)}"), values={_SUPERSEDED: successor})
+            table.update(where=self._agent_filter(f"{_SUPERSEDED} = {_quote(gone_id)}"),
+                         values={_SUPERSEDED: successor})
         except Exception as exc:
             raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
 
@@ -688,7 +689,12 @@ class LongTermMemory:
     def _delete(self, record: LongTermRecord) -> ForgetResult:
         """Delete a memory, its copy promoted into MEMORY.md and its daily-note line (the files first;
         the intent log covers a crash). The memories it corrected are superseded by what superseded it,
-        or, when it was active, active again (their lines back in the daily note)."""
+        or, when it was active, active again (their lines back in the daily note). Call it holding the write
+        lock; ``record`` is read again under it ("not_found" when another process deleted it meanwhile)."""
+        current = self._rows(f"id = {_quote(record.id)}")
+        if not current:
+            return ForgetResult("not_found")
+        record = current[0]
         restored = self._corrected_by(record.id) if record.superseded_by is None else []
         intent = self._intent("forget", record, successor=record.superseded_by, restores=[r.id for r in restored])
         removed: builtins.list[str] = []
@@ -741,8 +747,9 @@ class LongTermMemory:
                 mirror.remove(memory_id, created_at)
                 restores = [i for i in intent.get("restores") or [] if isinstance(i, str)]
                 ids = ", ".join(_quote(i) for i in restores)
-                still = [r for r in self._rows(f"id IN ({ids})") if r.superseded_by in (None, memory_id)] if ids else []
-                self._mirror_again(mirror, still)
+                if ids:
+                    self._mirror_again(mirror, [r for r in self._rows(f"id IN ({ids})")
+                                                if r.superseded_by in (None, memory_id)])
             self._repoint(memory_id, successor)
             self._delete_row(memory_id)
             return
@@ -898,8 +905,6 @@ class LongTermMemory:
             return ForgetResult("not_found")
         if len(hits) == 1 and (hits[0].score or 0.0) >= levels.forget_delete:
             with self._writing():
-                if not self._rows(f"id = {_quote(hits[0].record.id)}"):
-                    return ForgetResult("not_found")  # another process forgot it meanwhile
                 return self._delete(hits[0].record)
         return ForgetResult("candidates", candidates=hits)
 
