@@ -10,7 +10,7 @@ from typing import Any
 import lancedb
 import pytest
 
-from openclaw_memory.errors import OpenClawMemoryError
+from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.files.memory_writes import file_lock
 from openclaw_memory.long_term.state import update_json
 from tests.helpers.long_term_memory import MakeMemory
@@ -62,3 +62,14 @@ def test_update_json_waits_for_its_lock_and_names_the_file_when_it_stays_taken(t
         with pytest.raises(OpenClawMemoryError, match=r"could not lock .*thread\.json within 0s"):
             update_json(cursor, lambda current: (current, None), timeout=0.2)
     assert update_json(cursor, lambda current: (current, current)) == ["a"]
+
+
+def test_a_write_lock_that_cannot_be_made_is_a_store_error_naming_it(make_ltm: MakeMemory, db_path: Path) -> None:
+    ltm = make_ltm()
+    ltm.store(FACT)
+    (db_path / ".openclaw-locks").rename(db_path / "locks-aside")
+    (db_path / ".openclaw-locks").write_text("a file where the lock folder should be")  # fails even as root
+    with pytest.raises(StoreError, match=r"write lock .*\.openclaw-locks.* cannot be made") as failed:
+        ltm.store("I prefer tea with lemon")
+    assert "LanceDB folder" in str(failed.value)
+    assert [r.text for r in ltm.list()] == [FACT]
