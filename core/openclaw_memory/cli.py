@@ -869,6 +869,8 @@ def ltm_forget(ctx: click.Context, query: str | None, memory_id: str | None, as_
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     elif result.action == "deleted" and result.deleted is not None:
         click.echo(f"Forgotten: {result.deleted.id} {result.deleted.text}")
+        for again in result.restored:
+            click.echo(f"Active again (the memory it had corrected): {again.id} {again.text}")
     elif result.action == "not_found":
         click.echo("No matching memory found.")
     else:

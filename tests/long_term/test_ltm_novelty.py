@@ -114,8 +114,29 @@ _VALUE_SLOTS = [
 ]
 
 
+_PLACES_AND_UNLISTED_VERBS = [
+    # a place name after in/at/from with a verb of where something is now: the same thing, moved
+    ("Our office is in Brno", "Our office is in Prague", "update"),
+    ("My sister lives in Berlin", "My sister lives in Paris", "update"),
+    ("I am from Brno", "I am from Prague", "update"),
+    # a time after a preposition with a verb the rules do not list: the same event, another time
+    ("The backup job runs at 02:00 every night", "The backup job runs at 03:30 every night", "update"),
+    ("The team standup happens at 9:30 every weekday", "The team standup happens at 10:15 every weekday", "update"),
+    # ... said again: still a repeat
+    ("Our office is in Brno", "our office is in Brno.", "repeat"),
+    ("The backup job runs at 02:00 every night", "the backup job runs at 02:00 every night", "repeat"),
+    # places one went to, another thing named, another verb: different memories, both kept
+    ("I visited Paris in 2019", "I visited Rome in 2019", "different"),
+    ("I was in Paris last year", "I was in Rome last year", "different"),
+    ("Alice works in Brno", "Bob works in Brno", "different"),
+    ("Parcel 2000A arrived on Monday", "Parcel 2001A arrived on Monday", "different"),
+    ("Our office is in Brno", "Our office is near Prague", "different"),
+]
+
+
 @pytest.mark.parametrize(("old", "new", "expected"), [
     *_VALUES_AND_NEGATIONS, *_DAYS_AND_MONTHS, *_NEGATION_BY_CLAUSE, *_PREPOSITIONS, *_VALUE_SLOTS,
+    *_PLACES_AND_UNLISTED_VERBS,
 ])
 def test_relation(old: str, new: str, expected: str) -> None:
     assert relation(new, old) == expected

@@ -124,8 +124,8 @@ def test_the_empty_folder_of_a_table_whose_creation_was_killed_is_made_again(mak
 
 def test_a_state_dir_that_cannot_be_written_is_a_store_error_the_tools_report(make_ltm: MakeMemory,
                                                                              tmp_path: Path) -> None:
-    """A read-only home (a container) holds the write lock's folder: the agent's tool call gets an answer, not an
-    OSError out of the tool."""
+    """A read-only home (a container) holds the record of unfinished writes: the agent's tool call gets an answer,
+    not an OSError out of the tool."""
     state = tmp_path / "state"
     state.mkdir()
     (state / "memory").write_text("a file where the state folder should be")  # writes below it fail, even as root

@@ -271,19 +271,22 @@ def _flock(fd: int, rel: str, deadline: float) -> None:
             delay = min(delay * 2, 0.05)
 
 
-def _busy(rel: str, holder: str = "another process keeps writing to it") -> OpenClawMemoryError:
-    return OpenClawMemoryError(f"could not lock {rel} within {LOCK_TIMEOUT_S:.0f}s: {holder}; retry later")
+def _busy(rel: str, holder: str = "another process keeps writing to it",
+          timeout: float = LOCK_TIMEOUT_S) -> OpenClawMemoryError:
+    return OpenClawMemoryError(f"could not lock {rel} within {timeout:.0f}s: {holder}; retry later")
 
 
 @contextlib.contextmanager
-def file_lock(lock_file: str | os.PathLike[str], shown: object, holder: str) -> Iterator[None]:
-    """Hold the sidecar lock file ``lock_file`` (waiting up to :data:`LOCK_TIMEOUT_S`); OpenClawMemoryError naming
-    ``shown`` and who may hold it (``holder``: "another process keeps writing it") when it is not free in time."""
-    lock = FileLock(os.fspath(lock_file), timeout=LOCK_TIMEOUT_S)
+def file_lock(lock_file: str | os.PathLike[str], shown: object, holder: str, *,
+              timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the sidecar lock file ``lock_file`` (waiting up to ``timeout`` seconds, :data:`LOCK_TIMEOUT_S` unless
+    given; 0: one try); OpenClawMemoryError naming ``shown`` and who may hold it (``holder``: "another process keeps
+    writing it") when it is not free in time."""
+    lock = FileLock(os.fspath(lock_file), timeout=timeout)
     try:
         lock.acquire()
     except Timeout:
-        raise _busy(str(shown), holder) from None
+        raise _busy(str(shown), holder, timeout) from None
     try:
         yield
     finally:

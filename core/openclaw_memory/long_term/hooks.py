@@ -8,8 +8,8 @@
   recall then rests for 60 s, so a broken provider never stalls or breaks the agent.
 * :class:`AutoCapture` (after a run, off by default): stores up to 3 user messages per run that
   match the capture triggers (:mod:`openclaw_memory.long_term.capture`) with their heuristic
-  category; a capture cursor kept in the memory's state dir per thread makes sure no message is
-  considered twice, across restarts and processes.
+  category (the next run stores the ones beyond that); a capture cursor kept in the memory's state
+  dir per thread makes sure no message is stored twice, across restarts and processes.
 
 Adapters call these; they hold all the logic.
 """
@@ -43,8 +43,10 @@ from openclaw_memory.long_term.store import LongTermMemory, RecallHit, StoreResu
 __all__ = [
     "AutoCapture",
     "AutoRecall",
+    "OVER_FETCH",
     "escape_memory_text",
     "format_memories_block",
+    "recall_for_model",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,20 @@ log = logging.getLogger(__name__)
 def escape_memory_text(text: str) -> str:
     """``text`` with ``& < > " '`` escaped and folded onto one line, safe inside the memory block."""
     return html.escape(re.sub(r"\s+", " ", text).strip(), quote=True)
+
+
+#: How many memories a recall for a model fetches at least, so that dropping contaminated ones still leaves enough.
+OVER_FETCH = 10
+
+
+def recall_for_model(memory: LongTermMemory, query: str, *, limit: int, min_score: float,
+                     over_fetch: int = OVER_FETCH) -> list[RecallHit]:
+    """The ``limit`` best memories for ``query`` scoring at least ``min_score`` that may be put in front of a model
+    (auto-recall's block, the ``memory_recall`` tool): contaminated ones (an injected memory block, system text,
+    prompt-injection-looking text; :func:`~openclaw_memory.long_term.capture.is_contaminated`) are dropped from
+    the ``max(limit, over_fetch)`` fetched, best first."""
+    hits = memory.recall(query, limit=max(limit, over_fetch), min_score=min_score)
+    return [h for h in hits if is_contaminated(h.record.text) is None][:limit]
 
 
 def format_memories_block(hits: Sequence[RecallHit]) -> str:
@@ -71,7 +87,7 @@ class AutoRecall:
     limit: int = 3
     #: None: the memory's calibrated level for its embedding model
     min_score: float | None = None
-    over_fetch: int = 10
+    over_fetch: int = OVER_FETCH
     min_prompt_chars: int = 5
     timeout_s: float = 15.0
     cooldown_s: float = 60.0
@@ -98,8 +114,8 @@ class AutoRecall:
 
     def _select(self, prompt: str) -> list[RecallHit]:
         floor = self.min_score if self.min_score is not None else self.memory.thresholds.recall
-        hits = self.memory.recall(prompt.strip()[: 8000], limit=self.over_fetch, min_score=floor)
-        return [h for h in hits if is_contaminated(h.record.text) is None][: self.limit]
+        return recall_for_model(self.memory, prompt.strip()[: 8000], limit=self.limit, min_score=floor,
+                                over_fetch=self.over_fetch)
 
     def recall(self, prompt: str | None) -> list[RecallHit]:
         """The memories to inject for ``prompt`` ([] for a short prompt, during the cooldown, or on failure)."""
@@ -163,8 +179,9 @@ class AutoCapture:
     def capture(self, messages: Sequence[CaptureCandidate], *, session: str = "default") -> list[StoreResult]:
         """Store the trigger-matching user messages of ``messages`` not seen before in ``session``.
 
-        Failures are logged and end the capture early; they never raise (the run already finished). The
-        messages a failure left unstored are offered again by the next run of ``session``.
+        At most ``max_per_run`` are stored; the triggered messages beyond them are offered again by the next run
+        of ``session`` (oldest first), as are those a failure left unstored. Failures are logged and end the
+        capture early; they never raise (the run already finished).
         """
         try:
             with self._lock:
@@ -173,15 +190,18 @@ class AutoCapture:
             log.warning("auto-capture skipped: its cursor could not be read or saved: %s", exc)
             return []
         results: list[StoreResult] = []
-        chosen = select_captures(fresh, triggers=self.triggers, max_per_run=self.max_per_run)
+        triggered = select_captures(fresh, triggers=self.triggers, max_per_run=max(1, len(fresh)))
+        chosen, later = triggered[: self.max_per_run], triggered[self.max_per_run:]
         for done, message in enumerate(chosen):
             try:
                 results.append(self.memory.store(message.text, self.importance, detect_category(message.text),
                                                   origin="owner"))
             except (OpenClawMemoryError, OSError) as exc:
                 log.warning("auto-capture could not store a memory (offered again by the next run): %s", exc)
-                self._give_back(session, chosen[done:])
+                later = [*chosen[done:], *later]
                 break
+        if later:  # beyond this run's cap (or not stored): the next run of the thread offers them again
+            self._give_back(session, later)
         return results
 
     def _give_back(self, session: str, messages: Sequence[CaptureCandidate]) -> None:

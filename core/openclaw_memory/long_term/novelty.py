@@ -10,7 +10,10 @@ a fact and its correction are nearly identical. These rules look at the words in
   clause by clause;
 * an **update** states the same subject with a new value: the words before the verb agree and the
   new text changes a value (puts another one where the old text had one: after the same word; in the same
-  words, give or take some) or a negation, or says so (``now``, ``new``, ``actually``, ...);
+  words, give or take some) or a negation, or says so (``now``, ``new``, ``actually``, ...); or it is the old
+  text word for word with another place named after "in", "at" or "from" and a verb of where something is now
+  ("the office is in Brno" -> "in Prague"), or with another time after a preposition and a verb the rules do
+  not know ("the backup runs at 02:00" -> "at 03:30");
 * anything else is a **different** memory, kept next to the old one.
 """
 
@@ -245,9 +248,10 @@ def _negations_alike(new: str, old: str) -> bool:
     return not ((new_plain & old_negated) - old_plain or (new_negated & old_plain) - old_negated)
 
 
-def _names(text: str) -> list[tuple[str, bool]]:
+def _names(text: str) -> list[tuple[str, str]]:
     """The tokens of ``text`` in order, as compared (values as :func:`_value` reads them, words as :func:`_norm`
-    does), each with whether it names something: a value, or a word capitalised inside a sentence."""
+    does), each with what it names: ``"value"``, ``"name"`` (a word capitalised inside a sentence) or ``""``
+    (nothing: a plain word)."""
     out = []
     previous_end: int | None = None  # where the last word ended (None: no word yet)
     for raw, match in _tokens(text):
@@ -256,14 +260,15 @@ def _names(text: str) -> list[tuple[str, bool]]:
         inside = previous_end is not None and not _SENTENCE_END.search(match.string, previous_end, match.start())
         previous_end = match.end()
         if _is_value(raw):
-            out.append((_value(raw), True))
+            out.append((_value(raw), "value"))
             continue
         word = _norm(raw.removesuffix("'s").removesuffix("’s"))
-        out.append((word, inside and raw[:1].isupper() and raw != "I" and not raw.startswith(("I'", "I’"))))
+        named = inside and raw[:1].isupper() and raw != "I" and not raw.startswith(("I'", "I’"))
+        out.append((word, "name" if named else ""))
     return out
 
 
-def _objects(tokens: list[tuple[str, bool]]) -> set[tuple[str, str]]:
+def _objects(tokens: list[tuple[str, str]]) -> set[tuple[str, str]]:
     """Each preposition of ``tokens`` with the word it leads to (the first word after it that is not a stop word)."""
     out: set[tuple[str, str]] = set()
     for index, (token, _) in enumerate(tokens):
@@ -291,10 +296,46 @@ def _same_order(new: str, old: str) -> bool:
     named = {token for token, is_name in [*new_tokens, *old_tokens] if is_name}
     shared = named & {token for token, _ in new_tokens} & {token for token, _ in old_tokens}
 
-    def order(tokens: list[tuple[str, bool]]) -> list[str]:
+    def order(tokens: list[tuple[str, str]]) -> list[str]:
         return list(dict.fromkeys(token for token, _ in tokens if token in shared))
 
     return _same_objects(_objects(new_tokens), _objects(old_tokens)) and order(new_tokens) == order(old_tokens)
+
+
+#: Verbs saying where something is now ("the office is in Brno", "my sister lives in Berlin"): another place
+#: after them corrects the old one. A past or unlisted verb may tell of several places ("I was in Rome").
+_STATE_VERBS = frozenset({"is", "are", "am", "live", "lives", "work", "works"})
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "from"})
+
+
+def _only_swap(new: str, old: str) -> tuple[str, str] | None:
+    """When ``new`` is ``old`` word for word but for one value or name put where ``old`` has another of the same
+    kind (not as the first word): that kind and the word before it; otherwise None."""
+    new_tokens, old_tokens = _names(new), _names(old)
+    if len(new_tokens) != len(old_tokens):
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(new_tokens, old_tokens)) if a[0] != b[0]]
+    if len(changed) != 1 or changed[0] == 0:
+        return None
+    kind = new_tokens[changed[0]][1]
+    return (kind, new_tokens[changed[0] - 1][0]) if kind and old_tokens[changed[0]][1] == kind else None
+
+
+def _first_verb(text: str) -> str | None:
+    return next((_norm(raw) for raw, _ in _tokens(text) if _norm(raw) in _VERBS or raw.lower() in _VERBS), None)
+
+
+def _place_or_time_changed(new: str, old: str, *, has_verb: bool) -> bool:
+    """Whether ``new`` says ``old`` word for word with another place or time, which the value rules miss: a name
+    after "in", "at" or "from" with a verb of where something is now ("our office is in Brno" -> "… in Prague"),
+    or, with a verb they do not list, a value after a preposition ("the backup runs at 02:00" -> "… at 03:30")."""
+    swap = _only_swap(new, old)
+    if swap is None:
+        return False
+    kind, before = swap
+    if has_verb:
+        return kind == "name" and before in _PLACE_PREPOSITIONS and _first_verb(new) in _STATE_VERBS
+    return kind == "value" and before in _PREPOSITIONS
 
 
 def names_a_relative_day(text: str) -> bool:
@@ -311,10 +352,14 @@ def relation(new: str, old: str) -> Relation:
         return "repeat"
     if n.words == o.words and n.values == o.values:
         return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
+    if not (n.has_verb or o.has_verb) and _place_or_time_changed(new, old, has_verb=False):
+        return "update"  # a time or date said again with a verb the rules do not list, the same words around it
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
     if n.negated != o.negated or n.cues - o.cues:
         return "update"  # the text negates what the old one said (or no longer does), or says it changed
     if (n.words <= o.words or o.words <= n.words) and _value_changed(new, old):
         return "update"  # the subject's value changed (a room, a date, a limit), said in the same words
+    if _place_or_time_changed(new, old, has_verb=True):
+        return "update"  # the same thing is somewhere else now
     return "different"

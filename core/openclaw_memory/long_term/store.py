@@ -3,7 +3,7 @@
 Rows are ``{id, agent_id, text, vector, importance, category, created_at, superseded_by}``; every
 read, write and delete is filtered by the memory's ``agent_id``, so one table can serve many agents
 and none sees another's rows. A correction does not overwrite: the old memory stays, marked
-``superseded_by`` the new one, and leaves recall. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
+``superseded_by`` the new one, and leaves recall until the correction is forgotten. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
 (squared) L2 distance between unit vectors, as in the original plugin: 1.0 for the same text; how
 high unrelated texts score depends on the model (:class:`MemoryThresholds`).
 
@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -206,13 +206,15 @@ class ForgetResult:
 
     ``action``: ``"deleted"`` (``deleted`` is the removed memory), ``"candidates"`` (nothing
     deleted: several or only loose matches, listed in ``candidates``; call again with one id) or
-    ``"not_found"``.
+    ``"not_found"``. ``restored``: the memories the deleted one had corrected, active again (recalled,
+    and back in the daily note) now that their correction is gone.
     """
 
     action: Literal["deleted", "candidates", "not_found"]
     deleted: LongTermRecord | None = None
     candidates: list[RecallHit] = field(default_factory=list)
     mirror_paths: list[str] = field(default_factory=list)
+    restored: list[LongTermRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action}
@@ -223,6 +225,8 @@ class ForgetResult:
             out["candidates"] = [c.to_dict() for c in self.candidates]
         if self.mirror_paths:
             out["mirror_paths"] = self.mirror_paths
+        if self.restored:
+            out["restored"] = [{"id": r.id, "text": r.text} for r in self.restored]
         return out
 
 
@@ -303,10 +307,11 @@ class LongTermMemory:
 
     ``mirror_workspace`` turns on the Markdown mirror: each stored memory is also appended to that
     workspace's daily note ``memory/YYYY-MM-DD.md`` (dated in ``tz``), and forgetting removes it.
-    Writes hold a lock shared by every process using the same ``state_dir`` (default: the
-    ``OPENCLAW_STATE_DIR``), and a write interrupted between LanceDB and the mirror is finished
-    by the next writer or the next open. ``thresholds`` overrides the model's score levels
-    (:data:`MODEL_THRESHOLDS`).
+    Writes hold a lock shared by every process writing to the same local LanceDB folder, whatever its
+    ``state_dir`` (for an object-storage URI: by the processes sharing the ``state_dir``, default the
+    ``OPENCLAW_STATE_DIR``; see :mod:`~openclaw_memory.long_term.state`), and a write interrupted between
+    LanceDB and the mirror is finished by this ``state_dir``'s next writer or next open.
+    ``thresholds`` overrides the model's score levels (:data:`MODEL_THRESHOLDS`).
     Every method has an async twin (``astore``, ``arecall``, ...). Raises :class:`ConfigError` for a
     bad path, agent id or table, :class:`MissingDependencyError` without the ``lancedb`` extra,
     :class:`MemoryArgumentError` for bad arguments, :class:`ProviderError` when embedding fails and
@@ -349,6 +354,7 @@ class LongTermMemory:
         self._table: Any = None
         self._closed = False
         self._last_created = 0
+        self._active_cache: tuple[int, str] | None = None
         if isinstance(optimize_every, bool) or not isinstance(optimize_every, int) or optimize_every < 0:
             raise ConfigError(f"optimize_every: {optimize_every!r} must be a whole number >= 0 (0 = never)")
         self.optimize_every = optimize_every
@@ -538,29 +544,75 @@ class LongTermMemory:
 
     def _search(self, vector: np.ndarray, limit: int, min_score: float, *,
                 active_only: bool = True) -> builtins.list[RecallHit]:
-        """The nearest memories scoring at least ``min_score`` (``active_only``: not superseded)."""
+        """The nearest memories scoring at least ``min_score`` (``active_only``: not superseded by a memory
+        that exists)."""
         table = self._open_table()
         if table is None:
             return []
         columns = self._columns(table)
-        where = self._agent_filter(f"{_SUPERSEDED} IS NULL" if active_only and _SUPERSEDED in columns else None)
+        where = self._agent_filter(self._active_filter() if active_only and _SUPERSEDED in columns else None)
         try:
             rows = (table.search(vector, vector_column_name="vector").distance_type("l2")
                     .where(where, prefilter=True).select([*columns, "_distance"]).limit(limit).to_list())
         except Exception as exc:
             raise StoreError(f"LanceDB search failed in {self.db_uri}: {exc}") from exc
-        hits = [RecallHit(self._record(r), distance_to_score(r["_distance"])) for r in rows]
+        records = self._with_live_superseders([self._record(r) for r in rows])
+        hits = [RecallHit(record, distance_to_score(row["_distance"])) for record, row in zip(records, rows)]
         return [h for h in hits if (h.score or 0.0) >= min_score]
 
-    def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
+    def _select(self, extra: str | None, columns: builtins.list[str] | None = None) -> builtins.list[dict[str, Any]]:
+        """This agent's rows matching ``extra`` (their ``columns``; all but the vector by default)."""
         table = self._open_table()
         if table is None:
             return []
         try:
-            rows = table.search().where(self._agent_filter(extra)).select(self._columns(table)).limit(None).to_list()
+            return table.search().where(self._agent_filter(extra)).select(columns or self._columns(table)) \
+                .limit(None).to_list()
         except Exception as exc:
             raise StoreError(f"LanceDB read failed in {self.db_uri}: {exc}") from exc
-        return [self._record(r) for r in rows]
+
+    def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
+        return self._with_live_superseders([self._record(r) for r in self._select(extra)])
+
+    def _live_ids(self, ids: set[str]) -> set[str]:
+        """Those of ``ids`` that are memories of this agent."""
+        if not ids:
+            return set()
+        rows = self._select(f"id IN ({', '.join(_quote(i) for i in sorted(ids))})", ["id"])
+        return {str(r["id"]) for r in rows}
+
+    def _with_live_superseders(self, records: builtins.list[LongTermRecord]) -> builtins.list[LongTermRecord]:
+        """``records``, those whose superseding memory no longer exists marked active again."""
+        live = self._live_ids({r.superseded_by for r in records if r.superseded_by})
+        return [r if not r.superseded_by or r.superseded_by in live else replace(r, superseded_by=None)
+                for r in records]
+
+    def _active_filter(self) -> str:
+        """The filter of active memories: not superseded, or superseded by a memory that is gone (deleted by a
+        version that did not restore what it had corrected, or straight from the table). Worked out once per
+        version of the table."""
+        try:
+            version = int(self._open_table().version)
+        except Exception:  # no version to key on: work it out every time
+            version = None
+        if version is not None and self._active_cache is not None and self._active_cache[0] == version:
+            return self._active_cache[1]
+        marked = self._select(f"{_SUPERSEDED} IS NOT NULL", ["id", _SUPERSEDED])
+        live = self._live_ids({str(r[_SUPERSEDED]) for r in marked})
+        orphans = [str(r["id"]) for r in marked if str(r[_SUPERSEDED]) not in live]
+        where = f"{_SUPERSEDED} IS NULL"
+        if orphans:
+            where = f"({where} OR id IN ({', '.join(_quote(i) for i in orphans)}))"
+        if version is not None:
+            self._active_cache = (version, where)
+        return where
+
+    def _corrected_by(self, memory_id: str) -> builtins.list[LongTermRecord]:
+        """The memories marked superseded by ``memory_id``."""
+        table = self._open_table()
+        if table is None or _SUPERSEDED not in table.schema.names:
+            return []
+        return self._rows(f"{_SUPERSEDED} = {_quote(memory_id)}")
 
     # -- writes: LanceDB and the mirror, recorded in the intent log ------------------------------
 
@@ -581,6 +633,25 @@ class LongTermMemory:
     def _intent(self, op: str, record: LongTermRecord, **extra: Any) -> Path:
         return self.state.begin({"op": op, "id": record.id, "created_at": record.created_at,
                                  "workspace": str(self.mirror.workspace) if self.mirror else None, **extra})
+
+    def _repoint(self, gone_id: str, successor: str | None) -> None:
+        """Mark the memories ``gone_id`` superseded as superseded by ``successor`` (None: active again)."""
+        table = self._open_table()
+        if table is None or _SUPERSEDED not in table.schema.names:
+            return
+        try:
+            table.update(where=self._agent_filter(f"{_SUPERSEDED} = {_quote(gone_id)}"),
+                         values={_SUPERSEDED: successor})
+        except Exception as exc:
+            raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+
+    @staticmethod
+    def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord]) -> None:
+        """Put the daily-note lines of ``records`` (active again) back, exactly one each. The origin of the
+        removed line is not kept, so the line says ``agent``, the stricter of the two a memory can have."""
+        for record in records:
+            mirror.remove(record.id, record.created_at)
+            mirror.append(record.id, record.text, record.category, record.created_at, origin="agent")
 
     def _mark_superseded(self, old_ids: builtins.list[str], new_id: str) -> None:
         if not old_ids:
@@ -615,24 +686,34 @@ class LongTermMemory:
                                   provider="none")
             forget_promoted(config, source)
 
-    def _delete(self, record: LongTermRecord) -> builtins.list[str]:
+    def _delete(self, record: LongTermRecord) -> ForgetResult:
         """Delete a memory, its copy promoted into MEMORY.md and its daily-note line (the files first;
-        the intent log covers a crash)."""
-        intent = self._intent("forget", record)
+        the intent log covers a crash). The memories it corrected are superseded by what superseded it,
+        or, when it was active, active again (their lines back in the daily note). Call it holding the write
+        lock; ``record`` is read again under it ("not_found" when another process deleted it meanwhile)."""
+        current = self._rows(f"id = {_quote(record.id)}")
+        if not current:
+            return ForgetResult("not_found")
+        record = current[0]
+        restored = self._corrected_by(record.id) if record.superseded_by is None else []
+        intent = self._intent("forget", record, successor=record.superseded_by, restores=[r.id for r in restored])
         removed: builtins.list[str] = []
         mirror_done = True
         if self.mirror is not None:
             try:
                 self._forget_promoted(self.mirror, record.id, record.created_at)
                 removed = self.mirror.remove(record.id, record.created_at)
+                self._mirror_again(self.mirror, restored)
             except (OSError, OpenClawMemoryError) as exc:
                 mirror_done = False  # the intent stays: the next writer removes the line
                 log.warning("memory %s: its daily-note line could not be removed yet (retried on the next "
                             "write): %s", record.id, exc)
+        self._repoint(record.id, record.superseded_by)
         self._delete_row(record.id)
         if mirror_done:
             self.state.done(intent)
-        return removed
+        return ForgetResult("deleted", record, mirror_paths=removed,
+                            restored=[replace(r, superseded_by=None) for r in restored])
 
     def _repair_on_open(self) -> None:
         """Finish writes a crashed process left (skipped while another process is writing: it will)."""
@@ -660,9 +741,16 @@ class LongTermMemory:
         mirror = self._mirror_for(intent.get("workspace"))
         created_at = intent.get("created_at") if isinstance(intent.get("created_at"), int) else None
         if intent.get("op") == "forget":
+            successor = intent.get("successor") if isinstance(intent.get("successor"), str) else None
             if mirror is not None:
                 self._forget_promoted(mirror, memory_id, created_at)
                 mirror.remove(memory_id, created_at)
+                restores = [i for i in intent.get("restores") or [] if isinstance(i, str)]
+                ids = ", ".join(_quote(i) for i in restores)
+                if ids:
+                    self._mirror_again(mirror, [r for r in self._rows(f"id IN ({ids})")
+                                                if r.superseded_by in (None, memory_id)])
+            self._repoint(memory_id, successor)
             self._delete_row(memory_id)
             return
         rows = self._rows(f"id = {_quote(memory_id)}")
@@ -807,7 +895,7 @@ class LongTermMemory:
             if len(matches) > 1:
                 return ForgetResult("candidates", candidates=[RecallHit(m, None) for m in matches])
             with self._writing():
-                return ForgetResult("deleted", matches[0], mirror_paths=self._delete(matches[0]))
+                return self._delete(matches[0])
         if query is None or (isinstance(query, str) and not query.strip()):
             raise MemoryArgumentError("forget needs a query or a memory_id")
         cleaned = _check_text(query, "query")
@@ -817,9 +905,7 @@ class LongTermMemory:
             return ForgetResult("not_found")
         if len(hits) == 1 and (hits[0].score or 0.0) >= levels.forget_delete:
             with self._writing():
-                if not self._rows(f"id = {_quote(hits[0].record.id)}"):
-                    return ForgetResult("not_found")  # another process forgot it meanwhile
-                return ForgetResult("deleted", hits[0].record, mirror_paths=self._delete(hits[0].record))
+                return self._delete(hits[0].record)
         return ForgetResult("candidates", candidates=hits)
 
     def list(self, limit: int | None = None, category: str | None = None) -> builtins.list[LongTermRecord]:

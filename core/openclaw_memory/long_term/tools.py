@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
+from openclaw_memory.long_term.hooks import OVER_FETCH, recall_for_model
 from openclaw_memory.long_term.store import LongTermMemory
 
 __all__ = [
@@ -119,10 +120,12 @@ def memory_store(memory: LongTermMemory, text: Any, importance: Any = 0.7, categ
 
 
 def memory_recall(memory: LongTermMemory, query: Any, limit: Any = 5, min_score: Any = 0.1) -> ToolOutput:
-    """Run ``memory_recall``: ``memories`` (id, text, category, importance, score), best first."""
+    """Run ``memory_recall``: ``memories`` (id, text, category, importance, score), best first, without the
+    contaminated ones auto-recall leaves out too (:func:`~openclaw_memory.long_term.hooks.recall_for_model`)."""
     try:
         args = MemoryRecallArgs.model_validate({"query": query, "limit": limit, "min_score": min_score})
-        hits = memory.recall(args.query, args.limit, args.min_score)
+        hits = recall_for_model(memory, args.query, limit=args.limit, min_score=args.min_score,
+                                over_fetch=args.limit + OVER_FETCH)
     except ValidationError as exc:
         return _error("memory_recall", _invalid("memory_recall", exc))
     except OpenClawMemoryError as exc:
@@ -137,7 +140,8 @@ def memory_recall(memory: LongTermMemory, query: Any, limit: Any = 5, min_score:
 
 
 def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = None) -> ToolOutput:
-    """Run ``memory_forget``: ``action`` is ``deleted``, ``candidates`` or ``not_found``."""
+    """Run ``memory_forget``: ``action`` is ``deleted`` (with ``restored``: the memories the deleted one had
+    corrected, active again), ``candidates`` or ``not_found``."""
     try:
         args = MemoryForgetArgs.model_validate({"query": query, "memory_id": memory_id})
         if not (args.query and args.query.strip()) and not (args.memory_id and args.memory_id.strip()):
@@ -150,7 +154,12 @@ def memory_forget(memory: LongTermMemory, query: Any = None, memory_id: Any = No
         return _error("memory_forget", f"memory_forget failed: {exc}")
     payload = result.to_dict()
     if result.action == "deleted" and result.deleted is not None:
-        return f'Forgotten (id {result.deleted.id}): "{result.deleted.text}"', payload
+        text = f'Forgotten (id {result.deleted.id}): "{result.deleted.text}"'
+        for again in result.restored:
+            text += f'; the memory it had corrected is active again (id {again.id}): "{_preview(again.text)}"'
+        if result.restored:
+            text += ". Forget that one too if it is no longer true."
+        return text, payload
     if result.action == "not_found":
         return "No matching memories found.", payload
     lines = [f"- [{c.record.id}] {c.record.text[:80]}" + (f" ({c.score * 100:.0f}%)" if c.score is not None else "")
