@@ -48,6 +48,7 @@ from openclaw_memory.consolidation.writer import (
     with_newlines_of,
 )
 from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
+from openclaw_memory.providers._loops import run_on_own_loop
 from openclaw_memory.redaction import redact
 
 if TYPE_CHECKING:
@@ -288,10 +289,6 @@ def _text(answer: object) -> str:
         "(memory, chat_model) or llama_index_openclaw_memory.consolidate(memory, llm)")
 
 
-async def _awaited(answer: Awaitable[object]) -> object:
-    return await answer
-
-
 def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
     """The answer of ``complete`` (a plain or an async function) to ``prompt``, or why it failed."""
     try:
@@ -309,7 +306,7 @@ def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception
             raise MemoryArgumentError("the model function is async and an event loop is running: "
                                       "use 'await aconsolidate(...)'")
         try:
-            answer = asyncio.run(_awaited(answer))
+            answer = run_on_own_loop(answer)  # asyncio.run would unset the caller's event loop
         except Exception as exc:
             return _failed(exc)
     return _text(answer)
