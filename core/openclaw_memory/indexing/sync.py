@@ -14,11 +14,12 @@ re-reads the named ones whatever their growth. Their chunks cite JSONL line numb
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -40,6 +41,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
 from openclaw_memory.errors import (
     IndexingError,
+    IndexLockedError,
     ProviderError,
     ProviderUnresponsiveError,
     StoreError,
@@ -640,6 +642,25 @@ def _dims(store: MemoryStore) -> int | None:
     return store.info().vector_dims
 
 
+@contextlib.contextmanager
+def _sync_lock(store: MemoryStore, timeout: float, cancel: threading.Event | None,
+               lock_wait: Callable[[str | None], None] | None) -> Iterator[None]:
+    """``store.sync_lock``; when another process holds it, ``lock_wait`` hears so before the wait and after it."""
+    with contextlib.ExitStack() as held:
+        if lock_wait is None:
+            held.enter_context(store.sync_lock(timeout=timeout, cancel=cancel))
+        else:
+            try:
+                held.enter_context(store.sync_lock(timeout=0, cancel=cancel))
+            except IndexLockedError:
+                lock_wait(f"another process's sync of {store.info().path}")
+                try:
+                    held.enter_context(store.sync_lock(timeout=timeout, cancel=cancel))
+                finally:
+                    lock_wait(None)
+        yield
+
+
 def run_sync(
     store: MemoryStore,
     plan: SyncPlan,
@@ -649,8 +670,12 @@ def run_sync(
     progress: Progress | None = None,
     lock_timeout: float = 600.0,
     session_files: Sequence[str | os.PathLike[str]] | None = None,
+    lock_wait: Callable[[str | None], None] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with the workspace. Raises IndexingError; the old index stays usable.
+
+    ``lock_wait``, when given, is called with what the sync waits for ("another process's sync of <index>") when
+    another process holds the index's sync lock, and with None once the sync has it.
 
     ``session_files`` makes it a targeted sync (spec §6.3/§6.4, e.g. after a compaction): only those
     transcripts are re-read, whatever ``sync.sessions.delta_bytes`` / ``delta_messages``; memory files
@@ -659,7 +684,7 @@ def run_sync(
     """
     started = time.perf_counter()
     report = SyncReport(reason=reason)
-    with store.sync_lock(timeout=lock_timeout, cancel=plan.cancel):
+    with _sync_lock(store, lock_timeout, plan.cancel, lock_wait):
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
         if current is not None and plan.provider is not None and current.vector_dims and (
