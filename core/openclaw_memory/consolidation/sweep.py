@@ -13,8 +13,6 @@ import difflib
 import inspect
 import json
 import logging
-import os
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -22,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_memory.files.append import append_memory, today as local_today
-from openclaw_memory.files.memory_writes import file_lock
+from openclaw_memory.files.memory_writes import file_lock, replace_atomically
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -181,12 +179,7 @@ def _preimages(config: MemoryConfig) -> Path:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """``data`` as ``path``, atomically (the state directory is trusted configuration)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    replace_atomically(path, json.dumps(data).encode("utf-8"))
 
 
 @contextlib.contextmanager
