@@ -318,8 +318,9 @@ def periods_said(text: str, *, now: datetime | date | None = None) -> list[DayRa
     or 365 days); "past N days/weeks/…"; "N days/weeks/months/years ago" (the calendar period holding that
     day); "in March" (the latest March not after today), "in March 2024", "in 2024"; "early/mid/late March" or
     "the beginning/middle/end of March" (also of a year, "the month", "last year"): that third of it; "since X",
-    "after X", "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week", "March": since
-    its first day, after its last; "the end of October" is its last day there). Words that name no date ("before the launch") name no period.
+    "after X", "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week"; "March"
+    alone: since its first day, after its last; "the end of October" is its last day there). Words that name no
+    date ("before the launch") name no period.
     """
     today = _today(now)
     found: list[DayRange] = []
