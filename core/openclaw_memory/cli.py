@@ -158,7 +158,10 @@ def main(ctx: click.Context, workspace: str | None, config: str | None, create: 
 
 
 def _indexing_line(live: dict[str, Any]) -> str:
-    """``Indexing (reason): 400 / 1,000 files · vectors: 1,234 / ~3,000 chunks · ETA 3m 10s``."""
+    """``Indexing (reason): 400 / 1,000 files · vectors: 1,234 / ~3,000 chunks · ETA 3m 10s``, or what it waits for
+    (``Indexing (reason): waiting for another process's sync of <index>``)."""
+    if live.get("waiting_for"):
+        return f"Indexing ({live['reason']}): waiting for {live['waiting_for']}"
     total = live.get("files_total")
     files = f"{live['files_done']:,} / {total:,} files" if total is not None else "starting"
     estimate = live.get("chunks_estimate")

@@ -17,11 +17,12 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError
+from pydantic.fields import FieldInfo
 
 from openclaw_memory.errors import MissingDependencyError
 
@@ -300,11 +301,52 @@ def _memory_files(served: ServedAgent) -> list[str]:
 
 def _invalid_arguments(tool: str, exc: ValidationError) -> CallToolResult:
     """The error result of a call whose arguments ``exc`` refused, shaped as that tool's error payload."""
-    text = invalid_arguments_text(tool, exc)
+    return _error_result(tool, invalid_arguments_text(tool, exc))
+
+
+def _error_result(tool: str, text: str) -> CallToolResult:
+    """The error result of ``tool`` saying ``text``, shaped as that tool's error payload."""
     payload: dict[str, Any] = {"error": text}
     if tool == "memory_search":
         payload = {"results": [], **payload}
     return _result(text, payload, error=True)
+
+
+@dataclass(frozen=True)
+class _ToolArguments:
+    """The arguments a tool takes: as its schema names them, and every spelling it accepts."""
+
+    named: tuple[str, ...]
+    accepted: frozenset[str]
+
+    def unknown_text(self, tool: str, arguments: Iterable[str]) -> str | None:
+        """The error for the arguments ``tool`` does not take, None when it takes them all."""
+        unknown = [name for name in arguments if name not in self.accepted]
+        if not unknown:
+            return None
+        listed = ", ".join(repr(name) for name in unknown)
+        return (f"invalid {tool} arguments: unknown argument{'s' if len(unknown) > 1 else ''} {listed}; {tool} takes "
+                f"{', '.join(self.named)}. Fix them and call {tool} again.")
+
+
+def _tool_arguments(function: Any) -> _ToolArguments:
+    """The arguments ``function`` (a tool) takes: each parameter's schema name (the first of its
+    ``validation_alias`` choices, else its own) and all its spellings."""
+    named: list[str] = []
+    accepted: set[str] = set()
+    for parameter in inspect.signature(function).parameters.values():
+        spellings = [parameter.name]
+        annotation = parameter.annotation
+        metadata = get_args(annotation)[1:] if get_origin(annotation) is Annotated else ()
+        for info in (item for item in metadata if isinstance(item, FieldInfo)):
+            alias = info.validation_alias
+            if isinstance(alias, AliasChoices):
+                spellings = [*(c for c in alias.choices if isinstance(c, str)), *spellings]
+            elif isinstance(alias, str):
+                spellings = [alias, *spellings]
+        named.append(spellings[0])
+        accepted.update(spellings)
+    return _ToolArguments(tuple(named), frozenset(accepted))
 
 
 class MemoryMCPServer(MCPServer):
@@ -313,9 +355,19 @@ class MemoryMCPServer(MCPServer):
     def __init__(self, agents: _Agents, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.memory_agents = agents
+        self.tool_arguments: dict[str, _ToolArguments] = {}
+
+    def add_memory_tool(self, function: Any, name: str, description: str) -> None:
+        """Serve ``function`` as the tool ``name``; a call with an argument it does not take is refused."""
+        self.add_tool(function, name=name, description=description, structured_output=False)
+        self.tool_arguments[name] = _tool_arguments(function)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """The tool's result; arguments its schema refuses give the agent tools' error result."""
+        """The tool's result; arguments its schema refuses, or does not name, give the agent tools' error result."""
+        known = self.tool_arguments.get(name)
+        unknown = known.unknown_text(name, arguments or {}) if known is not None else None
+        if unknown is not None:
+            return _error_result(name, unknown)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -382,7 +434,7 @@ def create_mcp_server(
     if any(agent.long_term is not None for agent in served.by_id.values()):
         tools += _long_term_tools(served)
     for tool_name, description, function in tools:
-        server.add_tool(function, name=tool_name, description=description, structured_output=False)
+        server.add_memory_tool(function, tool_name, description)
     return server
 
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from pathlib import Path
 
 from openclaw_memory.files.append import normalize_rel_path
-from openclaw_memory.files.memory_writes import file_lock
+from openclaw_memory.files.memory_writes import file_lock, replace_atomically
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.citations import parse_citation
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
@@ -56,12 +54,8 @@ class ForgottenSet:
             self._save()
 
     def _save(self) -> None:
-        tmp = self.path.with_name(f".{self.path.name}.tmp-{uuid.uuid4().hex[:8]}")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"sources": sorted(self.sources), "digests": sorted(self.digests)}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
+        data = {"sources": sorted(self.sources), "digests": sorted(self.digests)}
+        replace_atomically(self.path, json.dumps(data).encode("utf-8"))
 
 
 def forgotten_set(state: Path) -> ForgottenSet:

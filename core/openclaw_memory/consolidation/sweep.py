@@ -13,8 +13,6 @@ import difflib
 import inspect
 import json
 import logging
-import os
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -22,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openclaw_memory.files.append import append_memory, today as local_today
-from openclaw_memory.files.memory_writes import file_lock
+from openclaw_memory.files.memory_writes import file_lock, replace_atomically
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
     Candidate,
@@ -48,6 +46,7 @@ from openclaw_memory.consolidation.writer import (
     with_newlines_of,
 )
 from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
+from openclaw_memory.providers._loops import run_on_own_loop
 from openclaw_memory.redaction import redact
 
 if TYPE_CHECKING:
@@ -180,12 +179,7 @@ def _preimages(config: MemoryConfig) -> Path:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """``data`` as ``path``, atomically (the state directory is trusted configuration)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    replace_atomically(path, json.dumps(data).encode("utf-8"))
 
 
 @contextlib.contextmanager
@@ -288,10 +282,6 @@ def _text(answer: object) -> str:
         "(memory, chat_model) or llama_index_openclaw_memory.consolidate(memory, llm)")
 
 
-async def _awaited(answer: Awaitable[object]) -> object:
-    return await answer
-
-
 def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception:
     """The answer of ``complete`` (a plain or an async function) to ``prompt``, or why it failed."""
     try:
@@ -309,7 +299,7 @@ def _ask(complete: Completion | AsyncCompletion, prompt: str) -> str | Exception
             raise MemoryArgumentError("the model function is async and an event loop is running: "
                                       "use 'await aconsolidate(...)'")
         try:
-            answer = asyncio.run(_awaited(answer))
+            answer = run_on_own_loop(answer)  # asyncio.run would unset the caller's event loop
         except Exception as exc:
             return _failed(exc)
     return _text(answer)

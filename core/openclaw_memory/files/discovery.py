@@ -81,6 +81,15 @@ def _is_real_dir(path: str) -> bool:
     return st is not None and stat.S_ISDIR(st.st_mode)
 
 
+def _is_empty_dir(path: str) -> bool:
+    """A directory with no entry at all (one that cannot be listed is not: the walk reports it)."""
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+
+
 def _is_under(path: str, root: str) -> bool:
     """True when ``path`` is strictly below ``root`` (both absolute and normalised)."""
     return path.startswith(root.rstrip(os.sep) + os.sep)
@@ -128,12 +137,23 @@ class FoundFile:
 @dataclass(frozen=True)
 class UnavailablePath:
     """A place whose files could not be looked at now: a configured extra path that is missing (a drive not
-    mounted, a folder moved, a typo) or a directory that could not be listed. What was indexed from below it
-    is not known to be gone."""
+    mounted, a folder moved, a typo) or an empty folder (the mount point of a drive not mounted), or a directory
+    that could not be listed. What was indexed from below it is not known to be gone."""
 
     path: Path  # absolute
     reason: str
     remedy: str  #: what to do to drop its files from the index
+    #: an extra path that is an empty folder: only unavailable when something was indexed from it
+    empty: bool = False
+
+
+def _empty_extra_path(root: str) -> UnavailablePath:
+    """An extra path that is an empty folder, taken for the mount point of a drive not mounted: what was indexed
+    from it is kept (as for a missing one, a full rebuild included) until any file is in it again, or it leaves
+    the configuration."""
+    return UnavailablePath(Path(root), "extra path is an empty folder",
+                           "put any file in it (an empty .keep will do) and sync, or remove it from extra_paths "
+                           "(extraPaths)", empty=True)
 
 
 @dataclass
@@ -277,8 +297,9 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
 
     MEMORY.md, memory.md and USER.md (the user model) at the workspace root, memory/** and the extra paths (files or
     directories, relative ones resolved against the workspace). Names not ending in ".md" and tool folders below a
-    root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; missing extra paths and
-    directories that cannot be listed are listed in ``unavailable``. Symlinks are never followed, and those named
+    root (:data:`IGNORED_DIRS`: ``.git``, ``node_modules``, ...) are left out silently; missing extra paths, extra
+    paths that are an empty folder (an unmounted drive's mount point; ``empty``) and directories that cannot be
+    listed are listed in ``unavailable``. Symlinks are never followed, and those named
     ``*.md`` or leading to a directory, names that are not valid UTF-8 and directories nested deeper than
     :data:`MAX_DIR_DEPTH` are listed in ``skipped``.
     """
@@ -304,6 +325,8 @@ def scan_memory_files(workspace: Path, extra_paths: Sequence[Path]) -> MemorySca
         if st is None or stat.S_ISLNK(st.st_mode):
             continue
         if stat.S_ISDIR(st.st_mode):
+            if _is_empty_dir(root) and not any(_is_under(root, other) for other in walked):
+                scan.unavailable.append(_empty_extra_path(root))
             _walk(root, [], scan, ws)
         elif stat.S_ISREG(st.st_mode) and root.endswith(".md"):
             scan.files.append(FoundFile(Path(root), os.path.dirname(root)))

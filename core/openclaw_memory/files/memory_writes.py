@@ -43,7 +43,7 @@ if sys.platform != "win32":
 
 __all__ = [
     "LOCK_TIMEOUT_S", "append_file", "create_file", "fallback_lock_path", "file_lock", "refusing_unsafe_paths",
-    "rewrite_file",
+    "replace_atomically", "rewrite_file",
 ]
 
 #: Seconds a write waits for another writer of the same file before giving up.
@@ -342,12 +342,22 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _replace_in(directory: int | str, name: str, data: bytes, *, mode: int) -> None:
+def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Replace the file ``path`` (in a trusted directory, e.g. the state directory) with ``data``, atomically and
+    durably: readers see the old file or the new one, never half; after a crash, one of the two. ``mode`` sets the
+    new file's permissions exactly (``0o600`` for a private file); None creates it as ``open(path, "w")`` would
+    (``0o666`` narrowed by the umask). The temporary file is removed when the write fails. Memory files in the
+    workspace go through :func:`rewrite_file`, which also locks and refuses symlinks below the workspace."""
+    path = os.fspath(path)
+    _replace_in(os.path.dirname(path) or ".", os.path.basename(path), data, mode=mode)
+
+
+def _replace_in(directory: int | str, name: str, data: bytes, *, mode: int | None) -> None:
     tmp = f".{name[:64]}.tmp-{uuid.uuid4().hex[:12]}"  # short enough beside a name of the longest length
-    fd = safe_fs.open_in(directory, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = safe_fs.open_in(directory, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
     try:
         try:
-            if hasattr(os, "fchmod"):
+            if mode is not None and hasattr(os, "fchmod"):
                 os.fchmod(fd, mode)  # the umask may have narrowed it
             _write_all(fd, data)
             os.fsync(fd)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from openclaw_memory.files.append import LOCK_TIMEOUT_S
+from openclaw_memory.files.memory_writes import replace_atomically
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryArgumentError, OpenClawMemoryError
 
@@ -120,16 +120,8 @@ class SessionStateStore:
         return {}
 
     def _write(self, data: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, indent=2, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
+        replace_atomically(self.path, text.encode("utf-8"), mode=0o600)  # private, as it always was
 
     @contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:

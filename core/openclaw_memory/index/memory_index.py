@@ -141,6 +141,9 @@ class MemoryIndex:
         self._session_stats = SessionIndexStats()
         # the sync worker, its queue and the sync state (dirty, last report and failure, closed)
         self._scheduler = SyncScheduler(lambda request: self._runner.run(request), self.store, self.config)
+        self._close_lock = threading.Lock()  # the first close() releases; a later one waits for ``_released``
+        self._closing = False
+        self._released = threading.Event()
         # the provider (resolved on first use), its fallback, breaker, query embedder and tiers
         self._access = ProviderAccess(self.config, self.store, provider, cancel=self._scheduler.cancel_event)
         # runs the syncs (recovery, fallback, the tiers' upgrade) and guards the reads
@@ -616,8 +619,13 @@ class MemoryIndex:
         sync (a rebuild in progress is discarded; the index stays as it was), and close the store and the provider
         the index created (one passed in is left open for its owner). A second call does nothing. Called from a
         sync's ``progress`` callback, it returns at once and finishes once that sync has stopped (it raises
-        SyncCancelled)."""
-        if self._scheduler.closed:
+        SyncCancelled). A call while another thread closes the index returns once it is closed (from the sync's
+        progress callback: at once)."""
+        with self._close_lock:
+            first, self._closing = not self._closing, True
+        if not first:
+            if not self._scheduler.in_worker():  # that sync's own callback would wait for itself
+                self._released.wait()
             return
         self._scheduler.cancel()  # closed: a running sync stops at its next file
         if self._scheduler.in_worker():  # from that sync's own progress callback: the rest waits for it to stop
@@ -627,7 +635,13 @@ class MemoryIndex:
 
     def _release(self) -> None:
         """The rest of :meth:`close`: stop the triggers, wait for the running sync and the upgrade, close the store
-        and the provider the index created."""
+        and the provider the index created; then let any other close() return."""
+        try:
+            self._release_parts()
+        finally:
+            self._released.set()
+
+    def _release_parts(self) -> None:
         if self._backend is not None:
             self._backend.close()
         self._freshness.stop()

@@ -93,6 +93,10 @@ class SyncRunner:
         self.live = SyncProgress(reason)
         caller_progress = request.progress
 
+        def waiting(what: str | None) -> None:
+            if (live := self.live) is not None:
+                live.waiting_for(what)
+
         def tracked(done: int, total: int, label: str) -> None:
             if (live := self.live) is not None:
                 live.files(done, total)
@@ -102,19 +106,19 @@ class SyncRunner:
         try:
             try:
                 report = run_sync(self.store, self.plan(), force=request.force, reason=reason, progress=tracked,
-                                  session_files=request.session_files, lock_timeout=lock_timeout)
+                                  session_files=request.session_files, lock_timeout=lock_timeout, lock_wait=waiting)
             except Exception as exc:
                 if self.recover_from_damage(exc) is None:
                     raise
                 self.live = SyncProgress(f"{reason} (damaged index rebuilt)")
                 report = run_sync(self.store, self.plan(), force=True, reason=f"{reason} (damaged index rebuilt)",
-                                  progress=tracked, lock_timeout=lock_timeout)
+                                  progress=tracked, lock_timeout=lock_timeout, lock_wait=waiting)
         except IndexingError as exc:
             if not self.access.activate_fallback(exc):
                 raise
             self.live = SyncProgress(f"{reason} (fallback)")
             report = run_sync(self.store, self.plan(), force=True, reason=f"{reason} (fallback)",
-                              progress=tracked, lock_timeout=lock_timeout)
+                              progress=tracked, lock_timeout=lock_timeout, lock_wait=waiting)
         finally:
             self.live = None
         self.start_upgrade()

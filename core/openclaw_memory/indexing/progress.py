@@ -22,6 +22,12 @@ class SyncProgress:
         self._files_done = 0
         self._files_total: int | None = None
         self._embedded = 0
+        self._waiting_for: str | None = None
+
+    def waiting_for(self, what: str | None) -> None:
+        """Record what the sync waits for before it can start (another process's sync lock), None once it runs."""
+        with self._lock:
+            self._waiting_for = what
 
     def files(self, done: int, total: int) -> None:
         """Record that ``done`` of ``total`` files are processed (the sync ``progress`` callback)."""
@@ -36,9 +42,12 @@ class SyncProgress:
     def snapshot(self) -> dict[str, Any]:
         """``reason``, ``files_done``, ``files_total`` (None until the first file is done),
         ``chunks_embedded``, ``chunks_estimate`` (chunks the sync will have embedded when done, from
-        the rate so far; None before the first file), ``elapsed_s`` and ``eta_s`` (None until known)."""
+        the rate so far; None before the first file), ``elapsed_s``, ``eta_s`` (None until known) and
+        ``waiting_for`` (what the sync waits for before it can start, e.g. "another process's sync of <index>"; None
+        once it runs)."""
         with self._lock:
             done, total, embedded = self._files_done, self._files_total, self._embedded
+            waiting = self._waiting_for
         elapsed = time.monotonic() - self._started
         eta = estimate = None
         if total and done:
@@ -47,7 +56,7 @@ class SyncProgress:
         return {
             "reason": self.reason, "files_done": done, "files_total": total, "chunks_embedded": embedded,
             "chunks_estimate": estimate, "elapsed_s": round(elapsed, 1),
-            "eta_s": None if eta is None else round(eta, 1),
+            "eta_s": None if eta is None else round(eta, 1), "waiting_for": waiting,
         }
 
 

@@ -6,6 +6,11 @@ changed file is replaced in one transaction. A full rebuild is written to a temp
 database that replaces the old one only when complete, so a failure or a ``kill -9`` leaves
 the previous index searchable. Markdown files are only ever read.
 
+Files whose place cannot be looked at now (an extra path that is missing or an empty folder: a drive not
+mounted; a directory that cannot be listed) and files that cannot be read now stay in the index as they are, and a
+full rebuild carries them over from the index it replaces (see :func:`_carry_over`): a rebuild run while a drive is
+away does not lose its notes from search.
+
 Session transcripts (when ``sources`` includes ``"sessions"``) are read when first seen, then
 again only once they grew past ``sync.sessions.delta_bytes`` / ``delta_messages`` or shrank; a
 forced sync re-reads them all, and a targeted sync (``session_files``, run after a compaction)
@@ -14,11 +19,12 @@ re-reads the named ones whatever their growth. Their chunks cite JSONL line numb
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -40,6 +46,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.files.discovery import SkippedName
 from openclaw_memory.errors import (
     IndexingError,
+    IndexLockedError,
     ProviderError,
     ProviderUnresponsiveError,
     StoreError,
@@ -166,8 +173,13 @@ class _Scan(NamedTuple):
     kept: dict[discovery.UnavailablePath, set[str]]
 
 
-def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> _Scan:
+def _scan(config: MemoryConfig, known: Mapping[str, FileRecord],
+          indexed: Mapping[str, FileRecord] | None = None) -> _Scan:
+    """The memory files (``unchanged`` by their ``known`` record) and the ``indexed`` paths (default: ``known``)
+    below each place that could not be looked at; an empty extra folder is such a place only when something was
+    indexed from below it."""
     ws = config.resolved_workspace()
+    indexed = known if indexed is None else indexed
     scan = discovery.scan_memory_files(ws, config.resolved_extra_paths())
     out: list[ScannedFile] = []
     for found in scan.files:
@@ -178,7 +190,8 @@ def _scan(config: MemoryConfig, known: Mapping[str, FileRecord]) -> _Scan:
         except OSError:
             same = False
         out.append(ScannedFile(rel, found.path, same, found.root))
-    return _Scan(out, scan.skipped, {place: _below(ws, place.path, known) for place in scan.unavailable})
+    kept = {place: _below(ws, place.path, indexed) for place in scan.unavailable}
+    return _Scan(out, scan.skipped, {place: paths for place, paths in kept.items() if paths or not place.empty})
 
 
 def _below(workspace: Path, place: Path, known: Mapping[str, FileRecord]) -> set[str]:
@@ -192,8 +205,8 @@ def stat_scan_and_kept(config: MemoryConfig, known: Mapping[str, FileRecord]) ->
     """Each memory file of the workspace, with ``unchanged`` set when its size and mtime match its
     ``known`` record (the stat shortcut of a sync; a file that cannot be stat-ed counts as changed; files whose
     names are not valid UTF-8 are left out: a sync reports them), and the ``known`` paths a sync keeps though it
-    does not see them: those below a configured extra path that is missing (a drive not mounted) or a directory
-    that cannot be listed."""
+    does not see them: those below a configured extra path that is missing or an empty folder (a drive not
+    mounted) or a directory that cannot be listed."""
     scan = _scan(config, known)
     return scan.files, set().union(*scan.kept.values())
 
@@ -211,10 +224,12 @@ def would_index(file: ScannedFile) -> bool:
 
 
 def _memory_docs(
-    config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord]
+    config: MemoryConfig, report: SyncReport, known: dict[str, FileRecord],
+    indexed: Mapping[str, FileRecord] | None = None,
 ) -> tuple[list[_Doc], set[str], set[str]]:
-    """Files to (re)consider, the paths skipped unread because size and mtime match the index, and the indexed
-    paths kept unseen (below an extra path that is missing, or a directory that cannot be listed).
+    """Files to (re)consider, the paths skipped unread because size and mtime match ``known``, and the ``indexed``
+    paths (default: ``known``) kept unseen (below an extra path that is missing or an empty folder, or a
+    directory that cannot be listed).
 
     Files that cannot be read as text, and names that are not valid UTF-8, are reported in
     ``report.files_skipped`` and ``report.warnings`` and left as they are in the index; so are the places that
@@ -223,7 +238,7 @@ def _memory_docs(
     ws = config.resolved_workspace()
     docs: list[_Doc] = []
     unchanged: set[str] = set()
-    scanned, skipped_names, kept = _scan(config, known)
+    scanned, skipped_names, kept = _scan(config, known, indexed)
     for place, paths in kept.items():
         report.warnings.append(_unavailable_warning(place, len(paths)))
         discovery.warn_once(str(place.path), report.warnings[-1])
@@ -594,10 +609,14 @@ def _index_docs(
 
 
 def _sync_into(
-    store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None
+    store: MemoryStore, plan: SyncPlan, report: SyncReport, *, full: bool, progress: Progress | None,
+    previous: MemoryStore | None = None,
 ) -> None:
+    """Sync the workspace into ``store``; ``full``: read every file (``store`` is a rebuild's fresh one, and
+    ``previous`` the index it replaces, whose files that cannot be seen now are carried over)."""
     known = {} if full else store.file_records()
-    docs, deferred, unseen = _memory_docs(plan.config, report, known)  # unseen: kept, their place unavailable
+    indexed = previous.file_records() if previous is not None else known
+    docs, deferred, unseen = _memory_docs(plan.config, report, known, indexed)  # unseen: kept, their place unavailable
     if plan.config.sessions_enabled():
         session_docs, kept = _session_docs(plan, report, known)  # kept: below the re-index thresholds
         docs += session_docs
@@ -606,11 +625,76 @@ def _sync_into(
     report.files_unchanged += len(deferred)
     seen = {d.file.path for d in docs} | deferred
     _index_docs(store, plan, report, docs, known, progress)
+    if previous is not None:
+        _carry_over(previous, store, plan, report, {p: indexed[p] for p in unseen | set(report.files_skipped)
+                                                    if p in indexed and p not in seen})
     for path in set(known) - seen - set(report.files_skipped) - unseen:
         store.delete_file(path)
         report.files_deleted += 1
         if plan.session_stats is not None:
             plan.session_stats.forget(path)
+
+
+#: the record of a file a rebuild carried over unread: matching no file's stat or hash, it is read again once seen
+CARRIED_OVER = "carried-over"
+
+
+def _carry_over(previous: MemoryStore, fresh: MemoryStore, plan: SyncPlan, report: SyncReport,
+                records: Mapping[str, FileRecord]) -> None:
+    """Copy into a rebuild's ``fresh`` store the chunks of the files it could not read (their place unavailable: a
+    drive not mounted; or unreadable now), which a normal sync would have kept: they stay searchable.
+
+    Their text and keyword rows are copied as they are (chunked by the old settings). A chunk keeps its vector
+    when it is of the model this rebuild embeds with (same provider key, model name and dimension), else takes
+    that model's vector from the embedding cache, else is keyword-only: no embedding call is made for text that
+    cannot be read now. Each file is recorded as :data:`CARRIED_OVER`, which matches no file on disk, so the first
+    sync that sees it again re-reads, re-chunks and re-embeds it with the current settings."""
+    if not records:
+        return
+    rows = _carried_rows(previous, plan, records)
+    _vectors_from_cache(fresh, plan, [c for chunks in rows.values() for c in chunks if c.embedding is None])
+    without_vectors = 0
+    for path, chunks in rows.items():
+        fresh.replace_file(MemoryFile(path=path, abs_path="", mtime_ms=0, size=-1, hash=CARRIED_OVER,
+                                      source=records[path].source), chunks)  # type: ignore[arg-type]
+        without_vectors += plan.provider is not None and any(c.embedding is None for c in chunks)
+    if without_vectors:
+        report.warnings.append(f"{without_vectors} file(s) this rebuild could not read were kept by their text "
+                               "(keyword search finds them); their vectors follow once they can be read again")
+
+
+def _carried_rows(previous: MemoryStore, plan: SyncPlan,
+                  records: Mapping[str, FileRecord]) -> dict[str, list[StoredChunk]]:
+    """The chunks of ``records``' files in ``previous``, by path, as this rebuild stores them: under its model,
+    with their vector only when it is of that model."""
+    p = plan.provider
+    model = p.model if p else "fts-only"
+    rows: dict[str, list[StoredChunk]] = {path: [] for path in records}
+    for chunk in previous.iter_chunks():
+        if chunk.path not in rows or chunk.source != records[chunk.path].source:
+            continue
+        vector = chunk.embedding
+        if p is None or plan.dims is None or chunk.model != p.model or vector is None or vector.size != plan.dims:
+            vector = None  # another model's vector, or none
+        rows[chunk.path].append(StoredChunk(
+            id=chunk_id(chunk.source, chunk.path, chunk.start_line, chunk.end_line, chunk.hash, model),
+            path=chunk.path, source=chunk.source, start_line=chunk.start_line, end_line=chunk.end_line,
+            hash=chunk.hash, model=model, text=chunk.text, embedding=vector))
+    return rows
+
+
+def _vectors_from_cache(fresh: MemoryStore, plan: SyncPlan, chunks: list[StoredChunk]) -> None:
+    """In place: the vectors the embedding cache holds for ``chunks`` under this rebuild's model."""
+    p = plan.provider
+    dims = plan.dims or fresh.info().vector_dims
+    if p is None or dims is None or not chunks or not plan.config.cache.enabled:
+        return
+    keys = {c.id: indexed_hash(c.text, c.hash) for c in chunks}
+    cached = fresh.cache_get(p.id, p.model, provider_key(p.fingerprint()), list(set(keys.values())))
+    for chunk in chunks:
+        vector = cached.get(keys[chunk.id])
+        if vector is not None and vector.size == dims:
+            chunk.embedding = vector
 
 
 def _sync_session_files(
@@ -640,6 +724,25 @@ def _dims(store: MemoryStore) -> int | None:
     return store.info().vector_dims
 
 
+@contextlib.contextmanager
+def _sync_lock(store: MemoryStore, timeout: float, cancel: threading.Event | None,
+               lock_wait: Callable[[str | None], None] | None) -> Iterator[None]:
+    """``store.sync_lock``; when another process holds it, ``lock_wait`` hears so before the wait and after it."""
+    with contextlib.ExitStack() as held:
+        if lock_wait is None:
+            held.enter_context(store.sync_lock(timeout=timeout, cancel=cancel))
+        else:
+            try:
+                held.enter_context(store.sync_lock(timeout=0, cancel=cancel))
+            except IndexLockedError:
+                lock_wait(f"another process's sync of {store.info().path}")
+                try:
+                    held.enter_context(store.sync_lock(timeout=timeout, cancel=cancel))
+                finally:
+                    lock_wait(None)
+        yield
+
+
 def run_sync(
     store: MemoryStore,
     plan: SyncPlan,
@@ -649,8 +752,12 @@ def run_sync(
     progress: Progress | None = None,
     lock_timeout: float = 600.0,
     session_files: Sequence[str | os.PathLike[str]] | None = None,
+    lock_wait: Callable[[str | None], None] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with the workspace. Raises IndexingError; the old index stays usable.
+
+    ``lock_wait``, when given, is called with what the sync waits for ("another process's sync of <index>") when
+    another process holds the index's sync lock, and with None once the sync has it.
 
     ``session_files`` makes it a targeted sync (spec §6.3/§6.4, e.g. after a compaction): only those
     transcripts are re-read, whatever ``sync.sessions.delta_bytes`` / ``delta_messages``; memory files
@@ -659,7 +766,7 @@ def run_sync(
     """
     started = time.perf_counter()
     report = SyncReport(reason=reason)
-    with store.sync_lock(timeout=lock_timeout, cancel=plan.cancel):
+    with _sync_lock(store, lock_timeout, plan.cancel, lock_wait):
         current = store.read_meta()
         why = "forced" if force else rebuild_reason(current, plan.meta(current.vector_dims if current else None))
         if current is not None and plan.provider is not None and current.vector_dims and (
@@ -671,7 +778,7 @@ def run_sync(
                 log.info("full rebuild of %s: %s", store.info().path, why)
                 plan.text_first = current is None or store.is_empty()  # nothing to keep: text first
                 with store.rebuild(swap_warnings=report.warnings) as fresh:
-                    _sync_into(fresh, plan, report, full=True, progress=progress)
+                    _sync_into(fresh, plan, report, full=True, progress=progress, previous=store)
                     fresh.write_meta(plan.meta(_dims(fresh)))
                     if plan.config.cache.max_entries:
                         fresh.cache_prune(max(plan.config.cache.max_entries, plan.cache_floor),
@@ -729,6 +836,10 @@ def workspace_issues(config: MemoryConfig) -> list[str]:
     for p in config.resolved_extra_paths():
         if not Path(p).exists():
             issues.append(f"additional memory path missing ({p}); what was indexed from it is kept until it is back")
+    for place in scan.unavailable:
+        if place.empty:
+            issues.append(f"additional memory path is an empty folder ({place.path}); taken for a drive not mounted, "
+                          f"what was indexed from it is kept until files are back (to drop it: {place.remedy})")
     if config.sessions_enabled() and not config.resolved_sessions_dir().is_dir():
         issues.append(f"sessions directory missing ({config.resolved_sessions_dir()})")
     return issues

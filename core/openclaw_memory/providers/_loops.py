@@ -14,9 +14,11 @@ import functools
 import logging
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["LoopClients", "close_here", "close_soon", "running_loop"]
+__all__ = ["LoopClients", "close_here", "close_soon", "run_on_own_loop", "running_loop"]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +65,35 @@ def close_here(closing: Callable[[], Awaitable[Any]], what: str) -> None:
     if here is not None:
         close_soon(closing, here, what)
         return
+    try:
+        run_on_own_loop(closing())
+    except Exception as exc:  # noqa: BLE001 - closing is best effort
+        log.debug("closing %s failed: %s", what, exc)
+
+
+async def _awaited(awaitable: Awaitable[_T]) -> _T:
+    return await awaitable
+
+
+def run_on_own_loop(awaitable: Awaitable[_T]) -> _T:
+    """``awaitable``'s result, run to its end from sync code (no loop running in this thread) on a new loop, as
+    ``asyncio.run`` does (tasks left are cancelled, async generators and the default executor shut down), but
+    leaving the thread's current event loop as it is: ``asyncio.run`` unsets it, and a caller that had set one
+    (Jupyter, a LangChain app) finds ``asyncio.get_event_loop()`` failing after."""
     loop = asyncio.new_event_loop()
     try:
-        close_soon(closing, loop, what)
+        return loop.run_until_complete(_awaited(awaitable))
     finally:
-        loop.close()
+        try:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            loop.close()
 
 
 class LoopClients:

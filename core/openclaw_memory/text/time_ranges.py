@@ -318,15 +318,17 @@ def periods_said(text: str, *, now: datetime | date | None = None) -> list[DayRa
     or 365 days); "past N days/weeks/…"; "N days/weeks/months/years ago" (the calendar period holding that
     day); "in March" (the latest March not after today), "in March 2024", "in 2024"; "early/mid/late March" or
     "the beginning/middle/end of March" (also of a year, "the month", "last year"): that third of it; "since X",
-    "after X", "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week"; "the end of
-    October" is its last day there). Words that name no date ("before the launch") name no period.
+    "after X", "before X" with X a date or one of those periods ("2024-05-01", "1 May 2024", "last week"; "March"
+    alone: since its first day, after its last; "the end of October" is its last day there). Words that name no
+    date ("before the launch") name no period.
     """
     today = _today(now)
     found: list[DayRange] = []
     taken: list[tuple[int, int]] = []  # the spans of "since/after/before X": X is not a period of its own
     for match in _BOUND.finditer(text):
         part = _part_bound(match.group(2), today)
-        period = [part] if part is not None else _calendar_unit(match.group(2)) or _periods(match.group(2), today)
+        period = [part] if part is not None else \
+            _calendar_unit(match.group(2)) or _month_alone(match.group(2), today) or _periods(match.group(2), today)
         day = None if period else _bound_day(match.group(2), today)
         if not period and day is None:
             continue
@@ -356,6 +358,19 @@ def _calendar_unit(words: str) -> list[DayRange]:
     if match:
         return [DayRange(date(int(match.group(1)), 1, 1), date(int(match.group(1)), 12, 31))]
     return []
+
+
+_MONTH_ALONE = re.compile(rf"^\s*{_MONTH_NAME}\b(?![\s,]*\d)", re.I)
+
+
+def _month_alone(words: str, today: date) -> list[DayRange]:
+    """The month ``words`` start with when named without a day or year ("March": the latest March not after
+    ``today``), as a one-element list, else []: "since March" starts on March 1st, not on today's day of March."""
+    match = _MONTH_ALONE.match(words)
+    if match is None:
+        return []
+    month = _MONTHS.index(match.group(1).lower()) + 1
+    return [_month_range(today.year - (month > today.month), month)]
 
 
 def _periods(text: str, today: date, skip: list[tuple[int, int]] = ()) -> list[DayRange]:  # type: ignore[assignment]
