@@ -41,7 +41,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import REDACTED, redact, url_without_password
+from openclaw_memory.redaction import REDACTED, redact, url_without_credentials, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -129,6 +129,16 @@ class _Model(BaseModel):
         if isinstance(value, bool) and info.field_name and _is_number(cls.model_fields[info.field_name].annotation):
             raise ValueError("expected a number, not true/false")
         return value
+
+
+def _endpoint_url_kept(url: str) -> str:
+    """An endpoint URL as :meth:`MemoryConfig.without_secrets` writes it: without its password or token
+    (:func:`~openclaw_memory.redaction.url_without_credentials`), the user name of a ``user:password@`` kept (it
+    names the account, and :func:`redact` would take it for a token), the rest redacted."""
+    scheme, separator, rest = url_without_credentials(url).partition("://")
+    authority = rest.split("/", 1)[0]
+    user = authority.rpartition("@")[0] + "@" if separator and "@" in authority else ""
+    return scheme + separator + user + redact(rest.removeprefix(user))
 
 
 def _is_number(annotation: Any) -> bool:
@@ -992,8 +1002,8 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
-        ``dreaming.api_key`` and the password of ``store.url`` and of each endpoint's ``base_url``): what may be
-        written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
+        ``dreaming.api_key``, the password of ``store.url`` and the password or token of each endpoint's ``base_url``):
+        what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
         database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
         data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
@@ -1002,7 +1012,7 @@ class MemoryConfig(_Model):
             data["store"]["url"] = url
         for section in (data["remote"], data["query"]["rerank"], data["dreaming"]):  # endpoints: no password
             if section.get("base_url"):
-                section["base_url"] = redact(url_without_password(section["base_url"]) or section["base_url"])
+                section["base_url"] = _endpoint_url_kept(section["base_url"])
         return data
 
     def sessions_enabled(self) -> bool:
@@ -1402,6 +1412,8 @@ def config_error(exc: ValidationError) -> ConfigError:
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
         # never shown: a DSN, a key, a header's value (whose key ends in the header's name)
         secret = key.startswith("store") or bool({"api_key", "apiKey", "headers"} & set(key.split(".")))
-        shown = "" if secret else redact(f" (got {err.get('input')!r})")
+        given = err.get("input")
+        given = url_without_credentials(given) if key.endswith("url") and isinstance(given, str) else given
+        shown = "" if secret else redact(f" (got {given!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from openclaw_memory.config import header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
-from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_password
+from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_credentials
 
 __all__ = [
     "RemoteRequestError",
@@ -89,9 +89,10 @@ def fingerprint_headers(headers: Mapping[str, str] | None) -> list[list[str]]:
 
 
 def fingerprint_url(url: str) -> str:
-    """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
-    credential is no part of the vector space, and a fingerprint is never a secret)."""
-    return url_without_password(url) or url
+    """A base URL as a fingerprint holds it and messages show it: without the password of its ``user:password@``
+    part, nor a token given as its user info alone (``https://TOKEN@host/v1``): a proxy's credential is no part of
+    the vector space, and a fingerprint is never a secret."""
+    return url_without_credentials(url)
 
 
 def check_http_url(url: str, who: str) -> None:

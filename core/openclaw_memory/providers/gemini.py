@@ -124,8 +124,8 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         bare_url, sdk_headers = check_remote_settings((base_url or DEFAULT_GEMINI_BASE_URL).strip(), self.headers,
                                                       api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
         self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
-        with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
-        self.base_url = with_user.rstrip("/") + "/" + self.api_version
+        shown = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password or token
+        self.base_url = shown.rstrip("/") + "/" + self.api_version
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(

@@ -82,7 +82,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         self._openai = _import_openai()
         self._api_key = api_key
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-        self.base_url = fingerprint_url(url)  # as messages show it: no password
+        self.base_url = fingerprint_url(url)  # as messages show it: no password or token
         self.headers = dict(headers or {})
         self._sdk_base_url, self._sdk_headers = check_remote_settings(url, self.headers, api_key, "openai",
                                                                       "remote.api_key / OPENAI_API_KEY")
