@@ -79,9 +79,6 @@ ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "fake", "n
 FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
 
 
-_HTTP_URL = re.compile(r"(?i)^https?://")
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -118,8 +115,9 @@ class _Model(BaseModel):
             return value
         if REDACTED in value:
             raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
-        if info.field_name == "base_url" and value.strip() and not _HTTP_URL.match(value.strip()):
-            raise ValueError("an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+        problem = endpoint_url_problem(value) if info.field_name == "base_url" and value.strip() else None
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("*", mode="before")
@@ -511,6 +509,15 @@ class BatchConfig(_Model):
     concurrency: int = Field(2, ge=1)
     poll_interval_ms: int = Field(2000, ge=1)
     timeout_minutes: float = Field(60, gt=0)
+
+
+def endpoint_url_problem(url: str) -> str | None:
+    """Why ``url`` is no endpoint URL, or None: it must start with ``http://`` or ``https://`` (``localhost:8000/v1``
+    would fail each request as "could not connect", as if the server were down). Never quotes the URL (it may hold
+    a password)."""
+    if url.strip().lower().startswith(("http://", "https://")):
+        return None
+    return "an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)"
 
 
 #: an HTTP header name (an RFC 9110 token)

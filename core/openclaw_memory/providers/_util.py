@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from openclaw_memory.config import header_problem
+from openclaw_memory.config import endpoint_url_problem, header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
 from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_credentials
 
@@ -96,11 +96,11 @@ def fingerprint_url(url: str) -> str:
 
 
 def check_http_url(url: str, who: str) -> None:
-    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each
-    request as "could not connect", as if the server were down)."""
-    if not url.strip().lower().startswith(("http://", "https://")):
-        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
-                                       "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (see
+    :func:`~openclaw_memory.config.endpoint_url_problem`, the check a config's ``base_url`` passes)."""
+    problem = endpoint_url_problem(url)
+    if problem:
+        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r}: {problem}")
 
 
 def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str,
