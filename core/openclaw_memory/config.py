@@ -87,6 +87,7 @@ class _Model(BaseModel):
         validate_assignment=True,
         frozen=False,
         allow_inf_nan=False,  # an infinite interval or timeout would overflow the wait it is given
+        hide_input_in_errors=True,  # a refused value may be a key, a header's value or a URL with its token
     )
 
     def __repr_args__(self) -> Any:
@@ -1010,8 +1011,8 @@ class MemoryConfig(_Model):
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
         ``dreaming.api_key``, the password of ``store.url`` and the password or token of each endpoint's ``base_url``):
-        what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
-        database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
+        what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``,
+        ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
         data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None

@@ -20,8 +20,9 @@ MODEL = "fake-shared-model-name"
 
 
 def _search(workspace: Path, index: Path, dims: int) -> tuple[list[str], str | None]:
+    query = {"hybrid": {"enabled": False}, "rerank": {"enabled": True}}
     with MemoryIndex(provider=FakeEmbeddingProvider(dims=dims, model=MODEL), workspace=workspace, watch=False,
-                     store={"path": str(index)}, query={"hybrid": {"enabled": False}, "rerank": {"enabled": True}}) as m:
+                     store={"path": str(index)}, query=query) as m:
         m.sync()
         result = m.search("zebra quokka lantern", min_score=0)
     return [h.path for h in result.hits], result.rerank_error
