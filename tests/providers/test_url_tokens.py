@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 
 import httpx
 import pytest
-from openclaw_memory.errors import ProviderError, ProviderUnavailableError
+from openclaw_memory import MemoryConfig, MemoryIndex
+from openclaw_memory.errors import OpenClawMemoryError, ProviderError, ProviderUnavailableError
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
@@ -101,3 +103,25 @@ def test_a_url_token_is_redacted_by_its_shape() -> None:
     assert redact(f"POST https://{unseen}@gateway.internal/v1/embeddings failed") == \
         "POST https://[REDACTED]@gateway.internal/v1/embeddings failed"
     assert redact("ssh://git@github.com and user@example.com") == "ssh://git@github.com and user@example.com"
+
+
+def test_an_index_whose_endpoint_is_down_shows_no_token_in_status_search_or_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "MEMORY.md").write_text("# Memory\n\nThe heron count was three.\n", encoding="utf-8")
+    config = MemoryConfig(workspace=str(tmp_path / "ws"), state_dir=str(tmp_path / "state"), provider="openai",
+                          remote={"base_url": _with_token("http://127.0.0.1:9") + "/v1", "api_key": OPENAI_KEY},
+                          provider_limits={"retries": 0})
+    caplog.set_level(logging.DEBUG)
+    with MemoryIndex(config, watch=False) as memory:
+        try:
+            memory.sync()
+        except OpenClawMemoryError as exc:
+            shown = [str(exc)]
+        else:
+            shown = []
+        result = memory.search("heron")
+        status = memory.status(deep=True)
+    shown += [repr(result), json.dumps(status.to_dict(), default=str), caplog.text]
+    assert "127.0.0.1:9" in "".join(shown) and not [text for text in shown if TOKEN in text]
