@@ -92,16 +92,16 @@ class _Model(BaseModel):
 
     def __repr_args__(self) -> Any:
         """The fields as ``repr`` shows them: an endpoint URL with its password or key redacted
-        (``http://user:[REDACTED]@host``), so a printed or logged config holds no secret."""
+        (``http://user:[REDACTED]@host``), and QMD's command too (``env HF_TOKEN=[REDACTED] qmd``), so a printed or
+        logged config holds no secret."""
         for name, value in super().__repr_args__():
-            yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
-                         else value)
+            yield name, (redact(value) if isinstance(value, str) and _shown_redacted(name) else value)
 
-    @field_serializer("base_url", check_fields=False)  # every section with an endpoint: remote, rerank, dreaming
-    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
-        """An endpoint URL as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its ``repr`` does:
-        with its password or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps
-        with the context ``{"secrets": True}`` to copy it whole)."""
+    @field_serializer("base_url", "command", check_fields=False)  # every endpoint (remote, rerank, dreaming); QMD
+    def _shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        """An endpoint URL or QMD's command as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its
+        ``repr`` does: with its password or key redacted, while the config itself keeps the real value
+        (``MemoryConfig.load`` dumps with the context ``{"secrets": True}`` to copy it whole)."""
         if value is None or (isinstance(info.context, dict) and info.context.get("secrets")):
             return value
         return redact(value)
@@ -110,12 +110,13 @@ class _Model(BaseModel):
     @classmethod
     def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
         """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each request as "could not
-        connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
-        fail at the server, later and less clearly)."""
-        if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
+        connect"), and neither it nor QMD's command is a dumped config's redacted one (``http://user:[REDACTED]@host``:
+        that password would fail at the server, later and less clearly)."""
+        if not isinstance(value, str) or not _shown_redacted(info.field_name):
             return value
         if REDACTED in value:
-            raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
+            what = "command" if info.field_name == "command" else "URL"
+            raise ValueError(f"this {what} is redacted, as a printed or dumped config shows it: give the real {what}")
         problem = endpoint_url_problem(value) if info.field_name == "base_url" and value.strip() else None
         if problem:
             raise ValueError(problem)
@@ -128,6 +129,12 @@ class _Model(BaseModel):
         if isinstance(value, bool) and info.field_name and _is_number(cls.model_fields[info.field_name].annotation):
             raise ValueError("expected a number, not true/false")
         return value
+
+
+def _shown_redacted(name: str | None) -> bool:
+    """Whether setting ``name`` is shown redacted by a printed or dumped config: an endpoint URL, or QMD's command
+    (either may carry a credential: ``https://TOKEN@host``, ``env HF_TOKEN=… qmd``)."""
+    return name is not None and (name.endswith("url") or name == "command")
 
 
 def _endpoint_url_kept(url: str) -> str:
@@ -1010,8 +1017,8 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
-        ``dreaming.api_key``, the password of ``store.url`` and the password or token of each endpoint's ``base_url``):
-        what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``,
+        ``dreaming.api_key``, the password of ``store.url``, the password or token of each endpoint's ``base_url``, a
+        credential in ``qmd.command``): what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``,
         ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
         data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
@@ -1021,6 +1028,7 @@ class MemoryConfig(_Model):
         for section in (data["remote"], data["query"]["rerank"], data["dreaming"]):  # endpoints: no password
             if section.get("base_url"):
                 section["base_url"] = _endpoint_url_kept(section["base_url"])
+        data["qmd"]["command"] = redact(data["qmd"]["command"])  # a credential in it (``env HF_TOKEN=… qmd``)
         return data
 
     def sessions_enabled(self) -> bool:

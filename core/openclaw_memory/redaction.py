@@ -4,8 +4,8 @@
 
 * the secrets this process was given (API keys, ``remote.headers`` values, the reranker's key), registered with
   :func:`register_secret` where they are read, whatever their format (an Azure ``api-key`` is 32 hex digits);
-* text shaped like a credential: vendor API keys (OpenAI, Anthropic, Google, Voyage, GitHub, Slack, AWS), JWTs,
-  bearer tokens, private keys, ``key=``/``token=``/``password=`` assignments, the password of a URL
+* text shaped like a credential: vendor API keys (OpenAI, Anthropic, Google, Voyage, Hugging Face, GitHub, Slack,
+  AWS), JWTs, bearer tokens, private keys, ``key=``/``token=``/``password=`` assignments, the password of a URL
   (``postgresql://user:password@host``) and the token an endpoint URL carries as its user info alone
   (``https://TOKEN@gateway/v1``).
 """
@@ -31,6 +31,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"), REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
     (re.compile(r"\bpa-[A-Za-z0-9_\-]{20,}"), REDACTED),  # Voyage AI
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}"), REDACTED),  # Hugging Face (QMD's and local models' downloads)
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
