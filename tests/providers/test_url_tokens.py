@@ -18,7 +18,8 @@ from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
 from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
-from openclaw_memory.redaction import redact
+from openclaw_memory.providers._util import fingerprint_url
+from openclaw_memory.redaction import redact, url_without_password
 from tests.helpers.vendor_server import VendorServer
 from tests.providers.test_remote_providers import GEMINI_KEY, OPENAI_KEY, VOYAGE_KEY
 
@@ -125,3 +126,10 @@ def test_an_index_whose_endpoint_is_down_shows_no_token_in_status_search_or_logs
         status = memory.status(deep=True)
     shown += [repr(result), json.dumps(status.to_dict(), default=str), caplog.text]
     assert "127.0.0.1:9" in "".join(shown) and not [text for text in shown if TOKEN in text]
+
+
+@pytest.mark.parametrize("url", ["https://api.openai.com/v1", "http://127.0.0.1:8000/v1/", "HTTP://Gateway:8080/v1?x=1",
+                                 "https://team:pass-1234@proxy.internal/v1", "http://[::1]:8080/v1"])
+def test_a_url_without_a_lone_token_is_fingerprinted_as_before(url: str) -> None:
+    """Only a token alone is new to the fingerprint's URL: other URLs keep their index (no embedding again)."""
+    assert fingerprint_url(url) == (url_without_password(url) or url)  # what the fingerprint held before
