@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import re
+from urllib.parse import urlsplit
 import socket
 import types
 from pathlib import Path
@@ -520,12 +521,20 @@ class BatchConfig(_Model):
 
 
 def endpoint_url_problem(url: str) -> str | None:
-    """Why ``url`` is no endpoint URL, or None: it must start with ``http://`` or ``https://`` (``localhost:8000/v1``
-    would fail each request as "could not connect", as if the server were down). Never quotes the URL (it may hold
-    a password)."""
-    if url.strip().lower().startswith(("http://", "https://")):
-        return None
-    return "an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)"
+    """Why ``url`` is no endpoint URL, or None: it starts with ``http://`` or ``https://`` and names a host, with a
+    port from 0 to 65535 if any (``localhost:8000/v1`` or ``http://127.0.0.1:80a/v1`` would fail each request as
+    "could not connect", as if the server were down). Never quotes the URL (it may hold a password)."""
+    example = "(e.g. http://127.0.0.1:8000/v1)"
+    if not url.strip().lower().startswith(("http://", "https://")):
+        return f"an endpoint URL starts with http:// or https:// {example}"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number from 0 to 65535
+    except ValueError as exc:
+        return f"this endpoint URL does not parse ({str(exc).lower().removesuffix('.')}) {example}"
+    if not parts.hostname:
+        return f"this endpoint URL names no host after its http:// {example}"
+    return None
 
 
 #: an HTTP header name (an RFC 9110 token)
