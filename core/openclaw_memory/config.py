@@ -121,7 +121,7 @@ class _Model(BaseModel):
         problem = endpoint_url_problem(value) if info.field_name == "base_url" and value.strip() else None
         if problem:
             raise ValueError(problem)
-        return value
+        return value.strip() if info.field_name == "base_url" else value  # a line break read with it is no part
 
     @field_validator("*", mode="before")
     @classmethod

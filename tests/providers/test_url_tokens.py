@@ -133,3 +133,10 @@ def test_an_index_whose_endpoint_is_down_shows_no_token_in_status_search_or_logs
 def test_a_url_without_a_lone_token_is_fingerprinted_as_before(url: str) -> None:
     """Only a token alone is new to the fingerprint's URL: other URLs keep their index (no embedding again)."""
     assert fingerprint_url(url) == (url_without_password(url) or url)  # what the fingerprint held before
+
+
+@pytest.mark.parametrize("make", [_openai, _gemini])
+def test_a_base_url_with_user_and_password_keeps_its_fingerprint(make) -> None:  # type: ignore[no-untyped-def]
+    """The user name of ``user:password@`` stays in the fingerprint, as before (no embedding again)."""
+    assert make("http://team:pass-1234@proxy.internal:8080").fingerprint()["baseUrl"].startswith(
+        "http://team@proxy.internal:8080/")

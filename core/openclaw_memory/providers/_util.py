@@ -27,6 +27,7 @@ __all__ = [
     "check_http_url",
     "check_remote_settings",
     "connection_failure",
+    "endpoint_url",
     "fingerprint_url",
     "check_configured_dims",
     "parse_retry_after",
@@ -93,6 +94,12 @@ def fingerprint_url(url: str) -> str:
     part, nor a token given as its user info alone (``https://TOKEN@host/v1``): a proxy's credential is no part of
     the vector space, and a fingerprint is never a secret."""
     return url_without_credentials(url)
+
+
+def endpoint_url(base_url: str | None, default: str) -> str:
+    """``base_url`` (``default`` when unset or blank) without the spaces or line break around it (pasted, or read
+    from a file) nor a closing ``/``."""
+    return ((base_url or "").strip() or default).rstrip("/")
 
 
 def check_http_url(url: str, who: str) -> None:

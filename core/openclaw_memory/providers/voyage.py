@@ -12,6 +12,7 @@ from openclaw_memory.providers._util import (
     check_configured_dims,
     check_remote_settings,
     connection_failure,
+    endpoint_url,
     fingerprint_url,
     parse_retry_after,
     redact,
@@ -77,7 +78,7 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimension)
         self._voyage = _import_voyageai()
         self._api_key = api_key
-        self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
+        self.base_url = endpoint_url(base_url, DEFAULT_VOYAGE_BASE_URL)
         self.headers = dict(headers or {})
         bare_url, _ = check_remote_settings(self.base_url, self.headers, api_key, "voyage",
                                             "remote.api_key / VOYAGE_API_KEY")
