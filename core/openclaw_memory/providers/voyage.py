@@ -84,9 +84,9 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
                                             "remote.api_key / VOYAGE_API_KEY")
         if bare_url != self.base_url:
             raise ProviderUnavailableError(
-                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
-                "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
-                "on async requests; give the gateway's address without it")
+                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name, token or password: the "
+                "voyageai SDK logs a request's URL with it, never sends it (the API key goes as the bearer token) and "
+                "fails on async requests; give the gateway's address without it")
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
                         "send them), only with batch-API requests", ", ".join(sorted(self.headers)))
