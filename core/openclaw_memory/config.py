@@ -19,11 +19,11 @@ import logging
 import math
 import os
 import re
-from urllib.parse import urlsplit
 import socket
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -1027,8 +1027,9 @@ class MemoryConfig(_Model):
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
         ``dreaming.api_key``, the password of ``store.url``, the password or token of each endpoint's ``base_url``, a
-        credential in ``qmd.command``): what may be written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``,
-        ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
+        credential in ``qmd.command``): what may be written to a file. A config built from it takes its keys from the
+        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and its
+        headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
         data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None

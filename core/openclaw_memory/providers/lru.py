@@ -53,10 +53,9 @@ class LruCache(Generic[K, V]):
             old = self._entries.pop(key, None)
             if old is not None:
                 self._weight -= self._weigh(key, old)
-            if weight > limit:
-                return
-            self._entries[key] = value
-            self._weight += weight
+            if weight <= limit:  # a heavier entry is not kept
+                self._entries[key] = value
+                self._weight += weight
             while self._weight > limit:
                 dropped_key, dropped = self._entries.popitem(last=False)
                 self._weight -= self._weigh(dropped_key, dropped)
