@@ -23,6 +23,7 @@ import socket
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -41,7 +42,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import REDACTED, redact, url_without_password
+from openclaw_memory.redaction import REDACTED, redact, url_without_credentials, url_without_password
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -79,9 +80,6 @@ ProviderName = Literal["auto", "local", "openai", "gemini", "voyage", "fake", "n
 FallbackName = Literal["none", "local", "openai", "gemini", "voyage", "fake"]
 
 
-_HTTP_URL = re.compile(r"(?i)^https?://")
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -90,20 +88,21 @@ class _Model(BaseModel):
         validate_assignment=True,
         frozen=False,
         allow_inf_nan=False,  # an infinite interval or timeout would overflow the wait it is given
+        hide_input_in_errors=True,  # a refused value may be a key, a header's value or a URL with its token
     )
 
     def __repr_args__(self) -> Any:
         """The fields as ``repr`` shows them: an endpoint URL with its password or key redacted
-        (``http://user:[REDACTED]@host``), so a printed or logged config holds no secret."""
+        (``http://user:[REDACTED]@host``), and QMD's command too (``env HF_TOKEN=[REDACTED] qmd``), so a printed or
+        logged config holds no secret."""
         for name, value in super().__repr_args__():
-            yield name, (redact(value) if isinstance(value, str) and name is not None and name.endswith("url")
-                         else value)
+            yield name, (redact(value) if isinstance(value, str) and _shown_redacted(name) else value)
 
-    @field_serializer("base_url", check_fields=False)  # every section with an endpoint: remote, rerank, dreaming
-    def _base_url_shown(self, value: str | None, info: SerializationInfo) -> str | None:
-        """An endpoint URL as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its ``repr`` does:
-        with its password or key redacted, while the config itself keeps the real URL (``MemoryConfig.load`` dumps
-        with the context ``{"secrets": True}`` to copy it whole)."""
+    @field_serializer("base_url", "command", check_fields=False)  # every endpoint (remote, rerank, dreaming); QMD
+    def _shown(self, value: str | None, info: SerializationInfo) -> str | None:
+        """An endpoint URL or QMD's command as a dumped config (``model_dump``, ``model_dump_json``) shows it, as its
+        ``repr`` does: with its password or key redacted, while the config itself keeps the real value
+        (``MemoryConfig.load`` dumps with the context ``{"secrets": True}`` to copy it whole)."""
         if value is None or (isinstance(info.context, dict) and info.context.get("secrets")):
             return value
         return redact(value)
@@ -112,15 +111,17 @@ class _Model(BaseModel):
     @classmethod
     def _usable_url(cls, value: Any, info: ValidationInfo) -> Any:
         """An endpoint URL is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each request as "could not
-        connect"), and not a dumped config's redacted one (``http://user:[REDACTED]@host``: that password would
-        fail at the server, later and less clearly)."""
-        if not isinstance(value, str) or not (info.field_name or "").endswith("url"):
+        connect"), and neither it nor QMD's command is a dumped config's redacted one (``http://user:[REDACTED]@host``:
+        that password would fail at the server, later and less clearly)."""
+        if not isinstance(value, str) or not _shown_redacted(info.field_name):
             return value
         if REDACTED in value:
-            raise ValueError("this URL is redacted, as a printed or dumped config shows it: give the real URL")
-        if info.field_name == "base_url" and value.strip() and not _HTTP_URL.match(value.strip()):
-            raise ValueError("an endpoint URL starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
-        return value
+            what = "command" if info.field_name == "command" else "URL"
+            raise ValueError(f"this {what} is redacted, as a printed or dumped config shows it: give the real {what}")
+        problem = endpoint_url_problem(value) if info.field_name == "base_url" and value.strip() else None
+        if problem:
+            raise ValueError(problem)
+        return value.strip() if info.field_name == "base_url" else value  # a line break read with it is no part
 
     @field_validator("*", mode="before")
     @classmethod
@@ -129,6 +130,22 @@ class _Model(BaseModel):
         if isinstance(value, bool) and info.field_name and _is_number(cls.model_fields[info.field_name].annotation):
             raise ValueError("expected a number, not true/false")
         return value
+
+
+def _shown_redacted(name: str | None) -> bool:
+    """Whether setting ``name`` is shown redacted by a printed or dumped config: an endpoint URL, or QMD's command
+    (either may carry a credential: ``https://TOKEN@host``, ``env HF_TOKEN=… qmd``)."""
+    return name is not None and (name.endswith("url") or name == "command")
+
+
+def _endpoint_url_kept(url: str) -> str:
+    """An endpoint URL as :meth:`MemoryConfig.without_secrets` writes it: without its password or token
+    (:func:`~openclaw_memory.redaction.url_without_credentials`), the user name of a ``user:password@`` kept (it
+    names the account, and :func:`redact` would take it for a token), the rest redacted."""
+    scheme, separator, rest = url_without_credentials(url).partition("://")
+    authority = rest.split("/", 1)[0]
+    user = authority.rpartition("@")[0] + "@" if separator and "@" in authority else ""
+    return scheme + separator + user + redact(rest.removeprefix(user))
 
 
 def _is_number(annotation: Any) -> bool:
@@ -501,6 +518,23 @@ class BatchConfig(_Model):
     concurrency: int = Field(2, ge=1)
     poll_interval_ms: int = Field(2000, ge=1)
     timeout_minutes: float = Field(60, gt=0)
+
+
+def endpoint_url_problem(url: str) -> str | None:
+    """Why ``url`` is no endpoint URL, or None: it starts with ``http://`` or ``https://`` and names a host, with a
+    port from 0 to 65535 if any (``localhost:8000/v1`` or ``http://127.0.0.1:80a/v1`` would fail each request as
+    "could not connect", as if the server were down). Never quotes the URL (it may hold a password)."""
+    example = "(e.g. http://127.0.0.1:8000/v1)"
+    if not url.strip().lower().startswith(("http://", "https://")):
+        return f"an endpoint URL starts with http:// or https:// {example}"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number from 0 to 65535
+    except ValueError as exc:
+        return f"this endpoint URL does not parse ({str(exc).lower().removesuffix('.')}) {example}"
+    if not parts.hostname:
+        return f"this endpoint URL names no host after its http:// {example}"
+    return None
 
 
 #: an HTTP header name (an RFC 9110 token)
@@ -992,9 +1026,10 @@ class MemoryConfig(_Model):
 
     def without_secrets(self) -> dict[str, Any]:
         """Every setting as JSON-safe values, secrets left out (``remote.api_key``, ``remote.headers``,
-        ``dreaming.api_key`` and the password of ``store.url`` and of each endpoint's ``base_url``): what may be
-        written to a file. A config built from it takes its keys from the environment (``OPENAI_API_KEY``, ...), the
-        database password from ``PGPASSWORD`` / ``~/.pgpass``, and its headers from whoever reopens it."""
+        ``dreaming.api_key``, the password of ``store.url``, the password or token of each endpoint's ``base_url``, a
+        credential in ``qmd.command``): what may be written to a file. A config built from it takes its keys from the
+        environment (``OPENAI_API_KEY``, ...), the database password from ``PGPASSWORD`` / ``~/.pgpass``, and its
+        headers from whoever reopens it."""
         secrets = {"remote": {"api_key", "headers"}, "store": {"url"}, "dreaming": {"api_key"}}
         data = self.model_dump(mode="json", exclude=secrets, context={"secrets": True})  # URL passwords: below
         url = url_without_password(self.store.url.get_secret_value()) if self.store.url is not None else None
@@ -1002,7 +1037,8 @@ class MemoryConfig(_Model):
             data["store"]["url"] = url
         for section in (data["remote"], data["query"]["rerank"], data["dreaming"]):  # endpoints: no password
             if section.get("base_url"):
-                section["base_url"] = redact(url_without_password(section["base_url"]) or section["base_url"])
+                section["base_url"] = _endpoint_url_kept(section["base_url"])
+        data["qmd"]["command"] = redact(data["qmd"]["command"])  # a credential in it (``env HF_TOKEN=… qmd``)
         return data
 
     def sessions_enabled(self) -> bool:
@@ -1402,6 +1438,8 @@ def config_error(exc: ValidationError) -> ConfigError:
         key = ".".join(str(p) for p in err.get("loc", ()) if not isinstance(p, int)) or "(config)"
         # never shown: a DSN, a key, a header's value (whose key ends in the header's name)
         secret = key.startswith("store") or bool({"api_key", "apiKey", "headers"} & set(key.split(".")))
-        shown = "" if secret else redact(f" (got {err.get('input')!r})")
+        given = err.get("input")
+        given = url_without_credentials(given) if key.endswith("url") and isinstance(given, str) else given
+        shown = "" if secret else redact(f" (got {given!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -4,9 +4,10 @@
 
 * the secrets this process was given (API keys, ``remote.headers`` values, the reranker's key), registered with
   :func:`register_secret` where they are read, whatever their format (an Azure ``api-key`` is 32 hex digits);
-* text shaped like a credential: vendor API keys (OpenAI, Anthropic, Google, Voyage, GitHub, Slack, AWS), JWTs,
-  bearer tokens, private keys, ``key=``/``token=``/``password=`` assignments and the password of a URL
-  (``postgresql://user:password@host``).
+* text shaped like a credential: vendor API keys (OpenAI, Anthropic, Google, Voyage, Hugging Face, GitHub, Slack,
+  AWS), JWTs, bearer tokens, private keys, ``key=``/``token=``/``password=`` assignments, the password of a URL
+  (``postgresql://user:password@host``) and the token an endpoint URL carries as its user info alone
+  (``https://TOKEN@gateway/v1``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import re
 import threading
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_passwords", "url_without_password"]
+__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_passwords", "url_without_credentials",
+           "url_without_password"]
 
 REDACTED = "[REDACTED]"
 
@@ -29,12 +31,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"), REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
     (re.compile(r"\bpa-[A-Za-z0-9_\-]{20,}"), REDACTED),  # Voyage AI
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}"), REDACTED),  # Hugging Face (QMD's and local models' downloads)
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), REDACTED),
     # the password of a URL: scheme://user:password@host, up to the host's '@' (a password may hold an unencoded '@')
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://[^\s/:@]{0,256}:)[^\s/]{1,256}@"), rf"\1{REDACTED}@"),
+    # the user info of an endpoint URL given alone (https://TOKEN@host): httpx sends it as the Basic credential
+    (re.compile(r"(?i)\b((?:https?|wss?)://)[^\s/:@]{1,256}@"), rf"\1{REDACTED}@"),
     # key=/token=/secret=/password: followed by a long value with at least one digit
     (
         re.compile(
@@ -97,6 +102,23 @@ def url_without_password(url: str, mask: str | None = None) -> str | None:
         " ".join(url.split())
 
 
+def url_without_credentials(url: str) -> str:
+    """An endpoint URL (``remote.base_url``) as it may be shown, stored or fingerprinted: without the password of its
+    ``user:password@`` part (the user name stays: it names the account) and without a user info given alone
+    (``https://TOKEN@host/v1``: the token is the credential, sent as ``Authorization: Basic``). A URL written
+    without its scheme (``TOKEN@host/v1``) loses them too; a URL without credentials is returned as
+    :func:`url_without_password` returns it."""
+    if "://" not in url:  # refused, but quoted in the refusal
+        return url_without_credentials(f"http://{url}").removeprefix("http://")
+    try:
+        userinfo, at, _ = urlsplit(url).netloc.rpartition("@")
+    except ValueError:
+        return url_without_password(url) or url
+    if at and ":" not in userinfo:
+        url = url.replace(f"{userinfo}@", "", 1)
+    return url_without_password(url) or url
+
+
 def url_passwords(url: str) -> list[str]:
     """The passwords of a database URL or libpq key/value string, as written and as libpq reads them
     (percent-decoded, backslash escapes undone), the longest first (replaced in turn, none leaves part of
@@ -118,9 +140,10 @@ def url_passwords(url: str) -> list[str]:
 
 
 def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:
-    """``url`` without its ``user:password@`` part, and the ``Authorization: Basic`` header that part stands for
-    (what httpx and requests send for it): an SDK given the bare URL logs no password with each request's URL.
-    The header's value is registered as a secret (redacted wherever it would show)."""
+    """``url`` without its ``user:password@`` (or ``TOKEN@``) part, and the ``Authorization: Basic`` header that part
+    stands for (what httpx and requests send for it; for a token alone, ``TOKEN:``): an SDK given the bare URL logs no
+    password with each request's URL. The password (or token) and the header's value are registered as secrets
+    (redacted wherever they would show)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -128,8 +151,9 @@ def split_url_credentials(url: str) -> tuple[str, dict[str, str]]:
     if "@" not in parts.netloc:
         return url, {}
     userinfo, host = parts.netloc.rsplit("@", 1)
-    user, _, password = userinfo.partition(":")
+    user, has_password, password = userinfo.partition(":")
     credential = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
-    register_secret(unquote(password), credential)
+    secret = password if has_password else user  # a user info alone is a token (https://TOKEN@host)
+    register_secret(secret, unquote(secret), credential)
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment)), {
         "Authorization": f"Basic {credential}"}

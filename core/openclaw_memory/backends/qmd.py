@@ -39,6 +39,7 @@ from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollec
                                                   to_items)
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.errors import MemoryPathError, QmdError
+from openclaw_memory.redaction import redact
 from openclaw_memory.text.citations import chat_type, citations_enabled, decorate_citation
 from openclaw_memory.retrieval.ranking import clamp_injected
 from openclaw_memory.types import MemoryText, SearchHit, SearchMode, SearchResult, SyncReport
@@ -266,7 +267,7 @@ class QmdBackend:
                 self._version_error = str(exc)
                 return None
             except IndexError:
-                self._version_error = f"`{self.cfg.command} --version` printed nothing"
+                self._version_error = redact(f"`{self.cfg.command} --version` printed nothing")
                 return None
         return self._version
 
@@ -827,7 +828,7 @@ class QmdBackend:
         held = self._failures.recall()
         version = None if held is not None else self.version()  # a remembered failure: no process at all
         details: dict[str, Any] = {
-            "command": self.cfg.command,
+            "command": redact(self.cfg.command),  # it may carry a credential (env HF_TOKEN=… qmd)
             "version": version,
             "command_error": None if version is not None or held is not None else self._version_error,
             "failure": None if held is None else {"reason": held.reason, "at": _iso(held.at),

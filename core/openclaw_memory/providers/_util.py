@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from openclaw_memory.config import header_problem
+from openclaw_memory.config import endpoint_url_problem, header_problem
 from openclaw_memory.errors import ProviderError, ProviderUnavailableError, RemoteRequestError
-from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_password
+from openclaw_memory.redaction import redact, register_secret, split_url_credentials, url_without_credentials
 
 __all__ = [
     "RemoteRequestError",
@@ -27,6 +27,7 @@ __all__ = [
     "check_http_url",
     "check_remote_settings",
     "connection_failure",
+    "endpoint_url",
     "fingerprint_url",
     "check_configured_dims",
     "parse_retry_after",
@@ -89,17 +90,24 @@ def fingerprint_headers(headers: Mapping[str, str] | None) -> list[list[str]]:
 
 
 def fingerprint_url(url: str) -> str:
-    """A base URL as a fingerprint holds it: without the password of its ``user:password@`` part (a proxy's
-    credential is no part of the vector space, and a fingerprint is never a secret)."""
-    return url_without_password(url) or url
+    """A base URL as a fingerprint holds it and messages show it: without the password of its ``user:password@``
+    part, nor a token given as its user info alone (``https://TOKEN@host/v1``): a proxy's credential is no part of
+    the vector space, and a fingerprint is never a secret."""
+    return url_without_credentials(url)
+
+
+def endpoint_url(base_url: str | None, default: str) -> str:
+    """``base_url`` (``default`` when unset or blank) without the spaces or line break around it (pasted, or read
+    from a file) nor a closing ``/``."""
+    return ((base_url or "").strip() or default).rstrip("/")
 
 
 def check_http_url(url: str, who: str) -> None:
-    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (``localhost:8000/v1`` would fail each
-    request as "could not connect", as if the server were down)."""
-    if not url.strip().lower().startswith(("http://", "https://")):
-        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r} has no scheme; an endpoint URL "
-                                       "starts with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+    """ProviderUnavailableError unless ``url`` is an ``http(s)://`` URL (see
+    :func:`~openclaw_memory.config.endpoint_url_problem`, the check a config's ``base_url`` passes)."""
+    problem = endpoint_url_problem(url)
+    if problem:
+        raise ProviderUnavailableError(f"{who}: base URL {fingerprint_url(url)!r}: {problem}")
 
 
 def check_remote_settings(url: str, headers: Mapping[str, str], api_key: str, who: str,

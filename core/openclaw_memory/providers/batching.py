@@ -19,7 +19,6 @@ import random
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from openclaw_memory.providers._util import (
     transport_error_kind,
 )
 from openclaw_memory.providers.base import DEFAULT_CONCURRENCY, EmbeddingProvider
+from openclaw_memory.providers.lru import LruCache
 from openclaw_memory.redaction import redact
 
 __all__ = [
@@ -330,39 +330,33 @@ class CachedQueryEmbedder:
         self.provider = provider
         self.guard = guard
         self.max_entries = max(1, int(max_entries))
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: LruCache[str, np.ndarray] = LruCache(self.max_entries)
+        self._lock = threading.Lock()  # the hit and miss counts
         self.hits = 0
         self.misses = 0
 
     def _get(self, text: str) -> np.ndarray | None:
+        vec = self._cache.get(text)
         with self._lock:
-            vec = self._cache.get(text)
             if vec is None:
                 self.misses += 1
-                return None
-            self._cache.move_to_end(text)
-            self.hits += 1
-            return vec
+            else:
+                self.hits += 1
+        return vec
 
     def _put(self, text: str, vec: np.ndarray) -> np.ndarray:
         vec = np.array(vec, dtype=np.float32, copy=True)
         vec.setflags(write=False)
-        with self._lock:
-            self._cache[text] = vec
-            self._cache.move_to_end(text)
-            while len(self._cache) > self.max_entries:
-                self._cache.popitem(last=False)
+        self._cache.put(text, vec)
         return vec
 
     def lookup(self, text: str) -> np.ndarray | None:
         """The cached vector for ``text``, or None (never calls the provider)."""
-        with self._lock:
-            vec = self._cache.get(text)
-            if vec is not None:
-                self._cache.move_to_end(text)
+        vec = self._cache.get(text)
+        if vec is not None:
+            with self._lock:
                 self.hits += 1
-            return vec
+        return vec
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector for ``text`` (from the cache when seen before)."""
@@ -399,8 +393,7 @@ class CachedQueryEmbedder:
 
     def clear(self) -> None:
         """Forget every cached query."""
-        with self._lock:
-            self._cache.clear()
+        self._cache.clear()
 
     def stats(self) -> dict[str, Any]:
         """``{size, max_entries, hits, misses, hit_rate}`` for status output."""

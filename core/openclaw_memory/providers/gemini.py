@@ -13,6 +13,7 @@ from openclaw_memory.providers._util import (
     check_configured_dims,
     check_remote_settings,
     connection_failure,
+    endpoint_url,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -121,11 +122,12 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
         self._api_key = api_key
         self.headers = dict(headers or {})
         _check_not_a_token(api_key)
-        bare_url, sdk_headers = check_remote_settings((base_url or DEFAULT_GEMINI_BASE_URL).strip(), self.headers,
-                                                      api_key, "gemini", "remote.api_key / GEMINI_API_KEY")
+        url = endpoint_url(base_url, DEFAULT_GEMINI_BASE_URL)
+        bare_url, sdk_headers = check_remote_settings(url, self.headers, api_key, "gemini",
+                                                      "remote.api_key / GEMINI_API_KEY")
         self.sdk_base_url, self.api_version = split_gemini_base_url(bare_url)
-        with_user = fingerprint_url(split_gemini_base_url(base_url)[0])  # as messages show it: no password
-        self.base_url = with_user.rstrip("/") + "/" + self.api_version
+        shown = fingerprint_url(split_gemini_base_url(url)[0])  # as messages show it: no password or token
+        self.base_url = shown.rstrip("/") + "/" + self.api_version
         self.output_dimensionality = output_dimensionality
         self.request_timeout = float(timeout)
         self.client = self._genai.Client(
@@ -142,7 +144,7 @@ class GeminiEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         return {
             "provider": self.id,
-            "baseUrl": fingerprint_url(self.base_url),
+            "baseUrl": self.base_url,  # as messages show it: without its password or token
             "model": self.model,
             "outputDimensionality": self.output_dimensionality,
             "headers": fingerprint_headers(self.headers),

@@ -12,6 +12,7 @@ from openclaw_memory.providers._util import (
     check_configured_dims,
     check_remote_settings,
     connection_failure,
+    endpoint_url,
     fingerprint_headers,
     fingerprint_url,
     parse_retry_after,
@@ -81,8 +82,8 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=dimensions)
         self._openai = _import_openai()
         self._api_key = api_key
-        url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-        self.base_url = fingerprint_url(url)  # as messages show it: no password
+        url = endpoint_url(base_url, DEFAULT_OPENAI_BASE_URL)
+        self.base_url = fingerprint_url(url)  # as messages show it: no password or token
         self.headers = dict(headers or {})
         self._sdk_base_url, self._sdk_headers = check_remote_settings(url, self.headers, api_key, "openai",
                                                                       "remote.api_key / OPENAI_API_KEY")
@@ -101,7 +102,7 @@ class OpenAIEmbeddingProvider(BaseEmbeddingProvider):
     def fingerprint(self) -> dict[str, Any]:
         fp: dict[str, Any] = {
             "provider": self.id,
-            "baseUrl": fingerprint_url(self.base_url),
+            "baseUrl": self.base_url,  # as messages show it: without its password or token
             "model": self.model,
             "headers": fingerprint_headers(self.headers),
         }

@@ -12,6 +12,7 @@ from openclaw_memory.providers._util import (
     check_configured_dims,
     check_remote_settings,
     connection_failure,
+    endpoint_url,
     fingerprint_url,
     parse_retry_after,
     redact,
@@ -77,15 +78,15 @@ class VoyageEmbeddingProvider(BaseEmbeddingProvider):
         super().__init__(model=model_name, dims=output_dimension)
         self._voyage = _import_voyageai()
         self._api_key = api_key
-        self.base_url = (base_url or DEFAULT_VOYAGE_BASE_URL).rstrip("/")
+        self.base_url = endpoint_url(base_url, DEFAULT_VOYAGE_BASE_URL)
         self.headers = dict(headers or {})
         bare_url, _ = check_remote_settings(self.base_url, self.headers, api_key, "voyage",
                                             "remote.api_key / VOYAGE_API_KEY")
         if bare_url != self.base_url:
             raise ProviderUnavailableError(
-                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name or password: the voyageai "
-                "SDK logs a request's URL (with its password) and sends that part in place of the API key, or fails "
-                "on async requests; give the gateway's address without it")
+                f"remote.base_url {fingerprint_url(self.base_url)!r} carries a user name, token or password: the "
+                "voyageai SDK logs a request's URL with it, never sends it (the API key goes as the bearer token) and "
+                "fails on async requests; give the gateway's address without it")
         if self.headers:
             log.warning("voyage: remote.headers (%s) are not sent with embedding requests (the voyageai SDK cannot "
                         "send them), only with batch-API requests", ", ".join(sorted(self.headers)))

@@ -16,13 +16,12 @@ searches, as float16 (searches order their hits as with float32), within
 
 from __future__ import annotations
 
-import collections
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from openclaw_memory.providers.base import TokenEmbeddingProvider, TokenVectors
+from openclaw_memory.providers.lru import LruCache
 from openclaw_memory.text.query_analysis import STOP_WORDS
 from openclaw_memory.retrieval.rerank import reorder_head
 from openclaw_memory.text.speakers import speaker_labels
@@ -38,22 +37,18 @@ RRF_K = 60
 #: recently used lines go first. About 2,300 lines with MiniLM (29 kB a line as float16).
 CACHE_MAX_BYTES = 64 * 2**20
 
-#: Line token vectors kept between searches (float16; keyed by the provider's vector space and the line).
-_CACHE: collections.OrderedDict[tuple[str, str], np.ndarray] = collections.OrderedDict()
-_cache_bytes = 0
-_LOCK = threading.Lock()
-
-
-def _entry_bytes(line: str, vectors: np.ndarray) -> int:
+def _entry_bytes(key: tuple[str, str], vectors: np.ndarray) -> int:
     """What one cached line counts against :data:`CACHE_MAX_BYTES`: its vectors and its text."""
-    return vectors.nbytes + len(line)
+    return vectors.nbytes + len(key[1])
+
+
+#: Line token vectors kept between searches (float16; keyed by the provider's vector space and the line).
+_CACHE: LruCache[tuple[str, str], np.ndarray] = LruCache(lambda: CACHE_MAX_BYTES, _entry_bytes)
 
 
 def cache_usage() -> tuple[int, int]:
-    """The token-vector cache now: (lines, bytes counted against :data:`CACHE_MAX_BYTES`), counted from what it
-    holds."""
-    with _LOCK:
-        return len(_CACHE), sum(_entry_bytes(ln, v) for (_, ln), v in _CACHE.items())
+    """The token-vector cache now: (lines, bytes counted against :data:`CACHE_MAX_BYTES`)."""
+    return _CACHE.usage()
 
 
 def question_vectors(tokens: TokenVectors, drop: set[str]) -> np.ndarray:
@@ -79,30 +74,18 @@ def maxsim(question: np.ndarray, lines: Sequence[np.ndarray]) -> float:
 def _line_vectors(provider: TokenEmbeddingProvider, key: str, lines: Sequence[str]) -> dict[str, np.ndarray]:
     """The token vectors of each line (float16), from the cache (``key``: the provider's vector space) or embedded
     now (in one call); a line read from the cache becomes its most recently used."""
-    global _cache_bytes
     out: dict[str, np.ndarray] = {}
     missing: list[str] = []
-    with _LOCK:
-        for ln in dict.fromkeys(lines):
-            if (v := _CACHE.get((key, ln))) is not None:
-                _CACHE.move_to_end((key, ln))
-                out[ln] = v
-            else:
-                missing.append(ln)
+    for ln in dict.fromkeys(lines):
+        if (v := _CACHE.get((key, ln))) is not None:
+            out[ln] = v
+        else:
+            missing.append(ln)
     if missing:
         fresh = [t.vectors.astype(np.float16) for t in provider.embed_tokens(missing, "document")]
         out.update(zip(missing, fresh))
-        limit = CACHE_MAX_BYTES
-        with _LOCK:
-            for ln, v in zip(missing, fresh):
-                size = _entry_bytes(ln, v)
-                if size > limit or (key, ln) in _CACHE:  # too big to keep / stored meanwhile by another search
-                    continue
-                _CACHE[(key, ln)] = v
-                _cache_bytes += size
-            while _cache_bytes > limit:
-                (_, old), v = _CACHE.popitem(last=False)
-                _cache_bytes -= _entry_bytes(old, v)
+        for ln, v in zip(missing, fresh):
+            _CACHE.put((key, ln), v)
     return out
 
 

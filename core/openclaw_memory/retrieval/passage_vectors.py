@@ -3,39 +3,33 @@ searches of this process: the same passages come back search after search."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
-from openclaw_memory.providers.base import EmbeddingProvider
+from openclaw_memory.providers.base import EmbeddingProvider, provider_key
+from openclaw_memory.providers.lru import LruCache
 
 __all__ = ["passage_vectors"]
 
-#: At most this many embeddings are kept (least recently used dropped first), by model and text.
+#: At most this many embeddings are kept (least recently used dropped first), by vector space and text.
 MAX_PASSAGES = 50_000
-_CACHE: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
-_LOCK = threading.Lock()
+_CACHE: LruCache[tuple[str, str], np.ndarray] = LruCache(MAX_PASSAGES)
 
 
 def passage_vectors(provider: EmbeddingProvider, texts: Sequence[str]) -> dict[str, np.ndarray]:
     """The embedding of each of ``texts`` as a passage by ``provider``'s model: kept ones, and the others embedded
-    now in one call (the provider's errors propagate)."""
-    model = (provider.id, provider.model)
+    now in one call (the provider's errors propagate). They are kept per vector space (the provider's fingerprint:
+    one model asked for another vector size is another space)."""
+    space = provider_key(provider.fingerprint())
     found: dict[str, np.ndarray] = {}
-    with _LOCK:
-        for text in texts:
-            if (vector := _CACHE.get((*model, text))) is not None:
-                _CACHE.move_to_end((*model, text))
-                found[text] = vector
+    for text in texts:
+        if (vector := _CACHE.get((space, text))) is not None:
+            found[text] = vector
     missing = [text for text in dict.fromkeys(texts) if text not in found]
     if missing:
         fresh = [np.asarray(vector, dtype=np.float32) for vector in provider.embed_documents(missing)]
         found.update(zip(missing, fresh, strict=True))
-        with _LOCK:
-            for text, vector in zip(missing, fresh, strict=True):
-                _CACHE[(*model, text)] = vector
-            while len(_CACHE) > MAX_PASSAGES:
-                _CACHE.popitem(last=False)
+        for text, vector in zip(missing, fresh, strict=True):
+            _CACHE.put((space, text), vector)
     return found
