@@ -26,7 +26,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -235,6 +235,11 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _id_in(ids: Iterable[str]) -> str:
+    """The LanceDB filter of the rows whose id is one of ``ids`` (not empty)."""
+    return f"id IN ({', '.join(_quote(i) for i in sorted(ids))})"
+
+
 #: control characters that are not whitespace (NUL, ESC of terminal colour codes, BEL, DEL, C1): not text
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
 
@@ -354,7 +359,7 @@ class LongTermMemory:
         self._table: Any = None
         self._closed = False
         self._last_created = 0
-        self._active_cache: tuple[int, str] | None = None
+        self._orphans_cache: tuple[int, frozenset[str]] | None = None
         if isinstance(optimize_every, bool) or not isinstance(optimize_every, int) or optimize_every < 0:
             raise ConfigError(f"optimize_every: {optimize_every!r} must be a whole number >= 0 (0 = never)")
         self.optimize_every = optimize_every
@@ -574,38 +579,36 @@ class LongTermMemory:
     def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
         return self._with_live_superseders([self._record(r) for r in self._select(extra)])
 
-    def _live_ids(self, ids: set[str]) -> set[str]:
-        """Those of ``ids`` that are memories of this agent."""
-        if not ids:
-            return set()
-        rows = self._select(f"id IN ({', '.join(_quote(i) for i in sorted(ids))})", ["id"])
-        return {str(r["id"]) for r in rows}
-
-    def _with_live_superseders(self, records: builtins.list[LongTermRecord]) -> builtins.list[LongTermRecord]:
-        """``records``, those whose superseding memory no longer exists marked active again."""
-        live = self._live_ids({r.superseded_by for r in records if r.superseded_by})
-        return [r if not r.superseded_by or r.superseded_by in live else replace(r, superseded_by=None)
-                for r in records]
-
-    def _active_filter(self) -> str:
-        """The filter of active memories: not superseded, or superseded by a memory that is gone (deleted by a
-        version that did not restore what it had corrected, or straight from the table). Worked out once per
-        version of the table."""
+    def _orphans(self) -> frozenset[str]:
+        """This agent's memories superseded by a memory that is gone (deleted by a version that did not restore
+        what it had corrected, or straight from the table): they count as active. Worked out once per version of
+        the table."""
+        table = self._open_table()
+        if table is None or _SUPERSEDED not in table.schema.names:
+            return frozenset()
         try:
-            version = int(self._open_table().version)
+            version = int(table.version)
         except Exception:  # no version to key on: work it out every time
             version = None
-        if version is not None and self._active_cache is not None and self._active_cache[0] == version:
-            return self._active_cache[1]
+        if version is not None and self._orphans_cache is not None and self._orphans_cache[0] == version:
+            return self._orphans_cache[1]
         marked = self._select(f"{_SUPERSEDED} IS NOT NULL", ["id", _SUPERSEDED])
-        live = self._live_ids({str(r[_SUPERSEDED]) for r in marked})
-        orphans = [str(r["id"]) for r in marked if str(r[_SUPERSEDED]) not in live]
-        where = f"{_SUPERSEDED} IS NULL"
-        if orphans:
-            where = f"({where} OR id IN ({', '.join(_quote(i) for i in orphans)}))"
+        superseders = {str(r[_SUPERSEDED]) for r in marked}
+        live = {str(r["id"]) for r in self._select(_id_in(superseders), ["id"])} if superseders else set()
+        orphans = frozenset(str(r["id"]) for r in marked if str(r[_SUPERSEDED]) not in live)
         if version is not None:
-            self._active_cache = (version, where)
-        return where
+            self._orphans_cache = (version, orphans)
+        return orphans
+
+    def _with_live_superseders(self, records: builtins.list[LongTermRecord]) -> builtins.list[LongTermRecord]:
+        """``records``, those whose superseding memory is gone (:meth:`_orphans`) marked active again."""
+        orphans = self._orphans() if any(r.superseded_by for r in records) else frozenset()
+        return [replace(r, superseded_by=None) if r.id in orphans else r for r in records]
+
+    def _active_filter(self) -> str:
+        """The filter of active memories: not superseded, or superseded by a memory that is gone (:meth:`_orphans`)."""
+        orphans = self._orphans()
+        return f"({_SUPERSEDED} IS NULL OR {_id_in(orphans)})" if orphans else f"{_SUPERSEDED} IS NULL"
 
     def _corrected_by(self, memory_id: str) -> builtins.list[LongTermRecord]:
         """The memories marked superseded by ``memory_id``."""
@@ -657,9 +660,8 @@ class LongTermMemory:
         if not old_ids:
             return
         table = self._open_table()
-        ids = ", ".join(_quote(i) for i in old_ids)
         try:
-            table.update(where=self._agent_filter(f"id IN ({ids})"), values={_SUPERSEDED: new_id})
+            table.update(where=self._agent_filter(_id_in(old_ids)), values={_SUPERSEDED: new_id})
         except Exception as exc:
             raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
 
@@ -746,9 +748,8 @@ class LongTermMemory:
                 self._forget_promoted(mirror, memory_id, created_at)
                 mirror.remove(memory_id, created_at)
                 restores = [i for i in intent.get("restores") or [] if isinstance(i, str)]
-                ids = ", ".join(_quote(i) for i in restores)
-                if ids:
-                    self._mirror_again(mirror, [r for r in self._rows(f"id IN ({ids})")
+                if restores:
+                    self._mirror_again(mirror, [r for r in self._rows(_id_in(restores))
                                                 if r.superseded_by in (None, memory_id)])
             self._repoint(memory_id, successor)
             self._delete_row(memory_id)
