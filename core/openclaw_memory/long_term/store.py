@@ -637,16 +637,19 @@ class LongTermMemory:
         return self.state.begin({"op": op, "id": record.id, "created_at": record.created_at,
                                  "workspace": str(self.mirror.workspace) if self.mirror else None, **extra})
 
-    def _repoint(self, gone_id: str, successor: str | None) -> None:
-        """Mark the memories ``gone_id`` superseded as superseded by ``successor`` (None: active again)."""
+    def _set_superseded_by(self, where: str, value: str | None) -> None:
+        """Mark this agent's memories matching ``where`` superseded by ``value`` (None: active)."""
         table = self._open_table()
         if table is None or _SUPERSEDED not in table.schema.names:
             return
         try:
-            table.update(where=self._agent_filter(f"{_SUPERSEDED} = {_quote(gone_id)}"),
-                         values={_SUPERSEDED: successor})
+            table.update(where=self._agent_filter(where), values={_SUPERSEDED: value})
         except Exception as exc:
             raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+
+    def _repoint(self, gone_id: str, successor: str | None) -> None:
+        """Mark the memories ``gone_id`` superseded as superseded by ``successor`` (None: active again)."""
+        self._set_superseded_by(f"{_SUPERSEDED} = {_quote(gone_id)}", successor)
 
     @staticmethod
     def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord]) -> None:
@@ -657,13 +660,8 @@ class LongTermMemory:
             mirror.append(record.id, record.text, record.category, record.created_at, origin="agent")
 
     def _mark_superseded(self, old_ids: builtins.list[str], new_id: str) -> None:
-        if not old_ids:
-            return
-        table = self._open_table()
-        try:
-            table.update(where=self._agent_filter(_id_in(old_ids)), values={_SUPERSEDED: new_id})
-        except Exception as exc:
-            raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+        if old_ids:
+            self._set_superseded_by(_id_in(old_ids), new_id)
 
     def _delete_row(self, memory_id: str) -> None:
         table = self._open_table()
