@@ -652,12 +652,13 @@ class LongTermMemory:
         self._set_superseded_by(f"{_SUPERSEDED} = {_quote(gone_id)}", successor)
 
     @staticmethod
-    def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord]) -> None:
-        """Put the daily-note lines of ``records`` (active again) back, exactly one each. The origin of the
-        removed line is not kept, so the line says ``agent``, the stricter of the two a memory can have."""
+    def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord], origin: str = "agent") -> None:
+        """Put the daily-note lines of ``records`` (back) in place, exactly one each (a line left by a crash is
+        dropped first). A memory active again after its correction was forgotten has lost its line's origin, so
+        its line says ``agent``, the stricter of the two a memory can have."""
         for record in records:
             mirror.remove(record.id, record.created_at)
-            mirror.append(record.id, record.text, record.category, record.created_at, origin="agent")
+            mirror.append(record.id, record.text, record.category, record.created_at, origin=origin)
 
     def _mark_superseded(self, old_ids: builtins.list[str], new_id: str) -> None:
         if old_ids:
@@ -757,10 +758,8 @@ class LongTermMemory:
             return  # the memory never reached LanceDB: nothing was stored, nothing to undo
         supersedes = [i for i in intent.get("supersedes") or [] if isinstance(i, str)]
         self._mark_superseded(supersedes, memory_id)
-        if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
-            mirror.remove(memory_id, rows[0].created_at)
-            origin = "owner" if intent.get("origin") == "owner" else "agent"
-            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at, origin=origin)
+        if mirror is not None:
+            self._mirror_again(mirror, rows, "owner" if intent.get("origin") == "owner" else "agent")
             for old_id in supersedes:
                 mirror.remove(old_id)
 
