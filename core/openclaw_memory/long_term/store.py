@@ -39,6 +39,7 @@ from openclaw_memory.config import MemoryConfig, check_agent_id
 from openclaw_memory.errors import (
     ConfigError,
     MemoryArgumentError,
+    MemoryArgumentTypeError,
     MissingDependencyError,
     OpenClawMemoryError,
     ProviderError,
@@ -64,6 +65,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "RecallHit",
     "StoreResult",
+    "check_long_term_memory",
     "default_db_path",
     "distance_to_score",
 ]
@@ -979,3 +981,11 @@ class LongTermMemory:
 
     def __repr__(self) -> str:
         return f"LongTermMemory(db_path={self.db_uri!r}, agent_id={self.agent_id!r}, table={self.table_name!r})"
+
+
+def check_long_term_memory(memory: object) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`LongTermMemory` (the check of the adapters' long-term
+    tools and hooks)."""
+    if not isinstance(memory, LongTermMemory):
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                      f"{type(memory).__name__}")
