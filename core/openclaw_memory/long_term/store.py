@@ -50,7 +50,7 @@ from openclaw_memory.files.append import local_now, replace_lone_surrogates
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
 from openclaw_memory.long_term.novelty import names_a_relative_day, relation
-from openclaw_memory.long_term.state import MemoryState
+from openclaw_memory.long_term.state import MemoryState, is_object_store_uri
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
 
@@ -106,7 +106,6 @@ MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
 #: Longest memory (and query) accepted: memories are short facts; long notes belong in memory/*.md.
 MAX_TEXT_CHARS = 8000
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
 _META_KEY = b"openclaw_memory.embedding"
@@ -384,7 +383,7 @@ class LongTermMemory:
             raw = os.fspath(db_path)
             if not isinstance(raw, str) or not raw.strip():
                 raise ConfigError("db_path: empty; give a folder such as ~/.openclaw/memory/lancedb or a URI such as s3://bucket/memories")
-            if _SCHEME.match(raw.strip()):
+            if is_object_store_uri(raw.strip()):
                 return raw.strip()
             path = Path(raw.strip()).expanduser()
         if path.exists() and not path.is_dir():
@@ -439,7 +438,7 @@ class LongTermMemory:
         """Whether the table's folder holds data files (rows that a new table would hide); a folder without any,
         left by a process killed while creating the table, is made again by the next store. Always True for an
         object-storage URI (not listed here: never written over)."""
-        if _SCHEME.match(self.db_uri):
+        if is_object_store_uri(self.db_uri):
             return True
         data = Path(self.db_uri) / f"{self.table_name}.lance" / "data"
         try:
