@@ -3,9 +3,9 @@
 Rows are ``{id, agent_id, text, vector, importance, category, created_at, superseded_by}``; every
 read, write and delete is filtered by the memory's ``agent_id``, so one table can serve many agents
 and none sees another's rows. A correction does not overwrite: the old memory stays, marked
-``superseded_by`` the new one, and leaves recall until the correction is forgotten. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
-(squared) L2 distance between unit vectors, as in the original plugin: 1.0 for the same text; how
-high unrelated texts score depends on the model (:class:`MemoryThresholds`).
+``superseded_by`` the new one, and leaves recall until the correction is forgotten. Scores are
+``1 / (1 + d)`` with ``d`` LanceDB's (squared) L2 distance between unit vectors, as in the original plugin:
+1.0 for the same text; how high unrelated texts score depends on the model (:class:`MemoryThresholds`).
 
 ``db_path`` is a local folder (created if missing) or an object-storage URI (``s3://bucket/path``,
 ``gs://...``, ``az://...``; credentials through ``storage_options``). Any embedding provider of this
