@@ -8,9 +8,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
-from openclaw_memory.config import MemoryConfig
-from openclaw_memory.errors import MemoryArgumentTypeError
-from openclaw_memory.index import MemoryIndex
+from openclaw_memory.index.memory_index import MemoryIndex, check_memory_index
 from openclaw_memory.text.citations import strip_citation_footer
 from openclaw_memory.types import SearchHit
 from pydantic import PlainSerializer, ValidationError
@@ -50,16 +48,6 @@ CONSOLIDATION_TAG = "memory_consolidation"
 FLUSH_MARK = "openclaw_memory_flush_cycle"
 
 DocumentContent = Literal["snippet", "text"]
-
-
-def check_memory_index(memory: object, *, config: bool = False) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex` (nor, with ``config``,
-    a :class:`~openclaw_memory.config.MemoryConfig`), as the LlamaIndex adapter says it."""
-    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
-        return
-    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
-    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__} (open one with "
-                                  "MemoryIndex(workspace=...))")
 
 
 def memory_description(memory: MemoryIndex) -> dict[str, str]:

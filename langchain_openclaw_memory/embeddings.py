@@ -13,20 +13,17 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError, ProviderUnavailableError
 from openclaw_memory.index import MemoryIndex
-from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
+from openclaw_memory.providers.base import (
+    EmbeddingProvider,
+    FrameworkEmbeddingCalls,
+    FrameworkEmbeddingProvider,
+    check_embedding_provider,
+)
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from langchain_openclaw_memory._convert import SerialisedMemory, SerialisedProvider, check_memory_index
 
 __all__ = ["LangChainEmbeddingProvider", "OpenClawMemoryEmbeddings"]
-
-
-def _check_provider(provider: object) -> None:
-    """MemoryArgumentTypeError when ``provider`` is not an openclaw-memory embedding provider (as LlamaIndex's
-    ``OpenClawMemoryEmbedding`` raises it)."""
-    if not isinstance(provider, EmbeddingProvider):
-        raise MemoryArgumentTypeError(f"provider must implement openclaw_memory's EmbeddingProvider protocol (for "
-                                      f"example memory.provider), got {type(provider).__name__}")
 
 
 class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
@@ -58,7 +55,7 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
                 raise MemoryArgumentTypeError(f"{name} given both positionally and by keyword")
             data[name] = source
         if data.get("provider") is not None:
-            _check_provider(data["provider"])  # before pydantic, which would wrap it in a ValidationError
+            check_embedding_provider(data["provider"])  # before pydantic, which would wrap it in a ValidationError
         if data.get("memory") is not None:
             check_memory_index(data["memory"])
         super().__init__(**data)
@@ -69,7 +66,7 @@ class OpenClawMemoryEmbeddings(BaseModel, Embeddings):
             raise MemoryArgumentError("OpenClawMemoryEmbeddings needs provider=<EmbeddingProvider> or "
                                       "memory=<MemoryIndex>")
         if self.provider is not None:
-            _check_provider(self.provider)  # model_validate(): pydantic wraps it in a ValidationError
+            check_embedding_provider(self.provider)  # model_validate(): pydantic wraps it in a ValidationError
         return self
 
     def _provider(self) -> EmbeddingProvider:

@@ -24,8 +24,8 @@ from langchain.agents.middleware.types import ContextT, ModelCallResult, Private
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.runtime import Runtime
-from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory.long_term import AutoCapture, AutoRecall, CaptureCandidate, LongTermMemory
+from openclaw_memory.long_term.store import check_long_term_memory
 from openclaw_memory.long_term.tools import (
     MEMORY_FORGET_DESCRIPTION,
     MEMORY_RECALL_DESCRIPTION,
@@ -55,17 +55,10 @@ def _output(result: ToolOutput) -> ToolOutput:
     return text, payload
 
 
-def _check_memory(memory: object) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.long_term.LongTermMemory`."""
-    if not isinstance(memory, LongTermMemory):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
-                                      f"{type(memory).__name__}")
-
-
 def create_long_term_tools(memory: LongTermMemory) -> list[StructuredTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; a bad argument or a failing
     provider comes back to the model as a tool error it can act on."""
-    _check_memory(memory)
+    check_long_term_memory(memory)
 
     def store(text: str, importance: float = 0.7, category: str = "other") -> ToolOutput:
         return _output(memory_store(memory, text, importance, category))
@@ -139,7 +132,7 @@ class LongTermMemoryMiddleware(AgentMiddleware[LongTermMemoryState[ResponseT], C
         capture_triggers: Iterable[str] = (),
     ) -> None:
         super().__init__()
-        _check_memory(memory)
+        check_long_term_memory(memory)
         self.memory = memory
         self.recall = (recall or AutoRecall(memory)) if auto_recall else None
         self.capture = (capture or AutoCapture(memory, triggers=capture_triggers)) if auto_capture else None

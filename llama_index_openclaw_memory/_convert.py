@@ -24,9 +24,8 @@ from llama_index.core.schema import (
 )
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
-from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
-from openclaw_memory.config import MemoryConfig
-from openclaw_memory.index import MemoryIndex
+from openclaw_memory.errors import MemoryArgumentError
+from openclaw_memory.index.memory_index import check_memory_index
 from openclaw_memory.text.note_dates import dated_path_timestamp
 from openclaw_memory.types import SearchHit
 
@@ -185,15 +184,6 @@ def section_node(section: Section, path: str) -> TextNode:
                  excluded_embed=section.excluded_embed_metadata_keys, excluded_llm=section.excluded_llm_metadata_keys,
                  templates=section.templates, index_id=section.index_id, image=section.image,
                  links=node_links(section.relationships), char_range=section.char_range)
-
-
-def check_memory_index(memory: object, *, config: bool = False) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.MemoryIndex` (nor, with ``config``,
-    a :class:`~openclaw_memory.config.MemoryConfig`)."""
-    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
-        return
-    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
-    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__}")
 
 
 def relationship_attrs(node: BaseNode) -> dict[str, Any]:

@@ -17,7 +17,12 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 from openclaw_memory.errors import MemoryArgumentTypeError
-from openclaw_memory.providers.base import EmbeddingProvider, FrameworkEmbeddingCalls, FrameworkEmbeddingProvider
+from openclaw_memory.providers.base import (
+    EmbeddingProvider,
+    FrameworkEmbeddingCalls,
+    FrameworkEmbeddingProvider,
+    check_embedding_provider,
+)
 
 __all__ = ["LlamaIndexEmbeddingProvider", "OpenClawMemoryEmbedding"]
 
@@ -73,11 +78,7 @@ class OpenClawMemoryEmbedding(BaseEmbedding):
     _provider: EmbeddingProvider = PrivateAttr()
 
     def __init__(self, provider: EmbeddingProvider, **kwargs: Any) -> None:
-        if provider is None or not isinstance(provider, EmbeddingProvider):
-            raise MemoryArgumentTypeError(
-                "provider must be an openclaw-memory EmbeddingProvider (for example memory.provider); "
-                f"got {type(provider).__name__}. A keyword-only memory index has no provider to share."
-            )
+        check_embedding_provider(provider)
         kwargs.setdefault("model_name", f"{provider.id}:{provider.model}")
         super().__init__(**kwargs)
         self._provider = provider

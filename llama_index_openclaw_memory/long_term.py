@@ -23,8 +23,8 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.tools import FunctionTool
-from openclaw_memory.errors import MemoryArgumentTypeError
 from openclaw_memory.long_term import AutoCapture, AutoRecall, CaptureCandidate, LongTermMemory
+from openclaw_memory.long_term.store import check_long_term_memory
 from openclaw_memory.long_term.tools import (
     MEMORY_FORGET_DESCRIPTION,
     MEMORY_RECALL_DESCRIPTION,
@@ -70,18 +70,11 @@ async def _atext(payload: dict[str, Any]) -> str:
     return _text(payload)
 
 
-def _check_memory(memory: object) -> None:
-    """MemoryArgumentTypeError when ``memory`` is not a :class:`~openclaw_memory.long_term.LongTermMemory`."""
-    if not isinstance(memory, LongTermMemory):
-        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
-                                      f"{type(memory).__name__}")
-
-
 def create_long_term_tools(memory: LongTermMemory) -> list[FunctionTool]:
     """``[memory_store, memory_recall, memory_forget]`` over ``memory``; bad arguments and provider
     failures come back to the model as an explanation, never as an exception, in a ``ToolOutput`` with
     ``is_error=True``. The argument schemas carry the core's bounds."""
-    _check_memory(memory)
+    check_long_term_memory(memory)
 
     def store(text: _Text, importance: _Importance = 0.7, category: _Category = "other") -> dict[str, Any]:
         return _payload(memory_store(memory, text, importance, category))
@@ -148,7 +141,7 @@ class LongTermMemoryBlock(BaseMemoryBlock[str]):
 
     def __init__(self, **data: Any) -> None:
         if "memory" in data:
-            _check_memory(data["memory"])  # before pydantic, which would wrap it in a ValidationError
+            check_long_term_memory(data["memory"])  # before pydantic, which would wrap it in a ValidationError
         super().__init__(**data)
 
     def model_post_init(self, context: Any, /) -> None:

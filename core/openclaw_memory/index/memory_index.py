@@ -29,7 +29,7 @@ from openclaw_memory.retrieval import evaluation
 from openclaw_memory.backends.base import SearchBackend
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.retrieval.recall_signals import record_recalls
-from openclaw_memory.errors import ConfigError, IndexClosedError, MemoryArgumentError
+from openclaw_memory.errors import ConfigError, IndexClosedError, MemoryArgumentError, MemoryArgumentTypeError
 from openclaw_memory.retrieval.evaluation import EvalQuestion, ModeReport
 from openclaw_memory.index.freshness import Freshness
 from openclaw_memory.index.status import IndexStatus, StatusReader
@@ -62,7 +62,7 @@ from openclaw_memory.types import (
     SyncReport,
 )
 
-__all__ = ["IndexStatus", "MemoryIndex"]
+__all__ = ["IndexStatus", "MemoryIndex", "check_memory_index"]
 
 log = logging.getLogger(__name__)
 
@@ -679,6 +679,17 @@ class MemoryIndex:
         if self._custom_storage:
             raise TypeError("a MemoryIndex with a custom storage backend cannot be pickled; pickle its config instead")
         return (_reopen, (self.config, self._explicit_provider, self._watch_arg))
+
+
+def check_memory_index(memory: object, *, config: bool = False) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`MemoryIndex` (nor, with ``config``, a
+    :class:`~openclaw_memory.config.MemoryConfig`): the check every adapter entry point makes at once, before a
+    framework's validation would wrap it."""
+    if isinstance(memory, MemoryIndex) or (config and isinstance(memory, MemoryConfig)):
+        return
+    wanted = "an openclaw_memory.MemoryIndex" + (" or MemoryConfig" if config else "")
+    raise MemoryArgumentTypeError(f"memory must be {wanted}, not {type(memory).__name__} (open one with "
+                                  "MemoryIndex(workspace=...))")
 
 
 def _check_sources_indexed(sources: Sequence[str] | None, config: MemoryConfig) -> None:

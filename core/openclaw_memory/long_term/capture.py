@@ -323,15 +323,15 @@ def select_captures(
     messages: Sequence[CaptureCandidate],
     *,
     triggers: Sequence[re.Pattern[str]] | None = None,
-    max_per_run: int = MAX_CAPTURES_PER_RUN,
+    max_per_run: int | None = MAX_CAPTURES_PER_RUN,
 ) -> list[CaptureCandidate]:
-    """The user messages auto-capture stores, in order, at most ``max_per_run``."""
+    """The user messages auto-capture stores, in order, at most ``max_per_run`` (None: all)."""
     chosen: list[CaptureCandidate] = []
     for message in messages:
         if message.role not in ("user", "human"):
             continue
         if capture_rejection(message.text, triggers=triggers) is None:
             chosen.append(message)
-            if len(chosen) >= max_per_run:
+            if max_per_run is not None and len(chosen) >= max_per_run:
                 break
     return chosen

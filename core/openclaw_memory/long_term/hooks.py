@@ -190,7 +190,7 @@ class AutoCapture:
             log.warning("auto-capture skipped: its cursor could not be read or saved: %s", exc)
             return []
         results: list[StoreResult] = []
-        triggered = select_captures(fresh, triggers=self.triggers, max_per_run=max(1, len(fresh)))
+        triggered = select_captures(fresh, triggers=self.triggers, max_per_run=None)
         chosen, later = triggered[: self.max_per_run], triggered[self.max_per_run:]
         for done, message in enumerate(chosen):
             try:

@@ -308,34 +308,21 @@ _STATE_VERBS = frozenset({"is", "are", "am", "live", "lives", "work", "works"})
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from"})
 
 
-def _only_swap(new: str, old: str) -> tuple[str, str] | None:
-    """When ``new`` is ``old`` word for word but for one value or name put where ``old`` has another of the same
-    kind (not as the first word): that kind and the word before it; otherwise None."""
+def _one_swapped(new: str, old: str, kind: str, *, after: frozenset[str]) -> bool:
+    """Whether ``new`` is ``old`` word for word but for one token of ``kind`` (``"value"`` or ``"name"``, see
+    :func:`_names`) put where ``old`` has another of that kind, right after one of the words ``after``."""
     new_tokens, old_tokens = _names(new), _names(old)
     if len(new_tokens) != len(old_tokens):
-        return None
+        return False
     changed = [i for i, (a, b) in enumerate(zip(new_tokens, old_tokens)) if a[0] != b[0]]
     if len(changed) != 1 or changed[0] == 0:
-        return None
-    kind = new_tokens[changed[0]][1]
-    return (kind, new_tokens[changed[0] - 1][0]) if kind and old_tokens[changed[0]][1] == kind else None
+        return False
+    at = changed[0]
+    return new_tokens[at][1] == old_tokens[at][1] == kind and new_tokens[at - 1][0] in after
 
 
 def _first_verb(text: str) -> str | None:
     return next((_norm(raw) for raw, _ in _tokens(text) if _norm(raw) in _VERBS or raw.lower() in _VERBS), None)
-
-
-def _place_or_time_changed(new: str, old: str, *, has_verb: bool) -> bool:
-    """Whether ``new`` says ``old`` word for word with another place or time, which the value rules miss: a name
-    after "in", "at" or "from" with a verb of where something is now ("our office is in Brno" -> "… in Prague"),
-    or, with a verb they do not list, a value after a preposition ("the backup runs at 02:00" -> "… at 03:30")."""
-    swap = _only_swap(new, old)
-    if swap is None:
-        return False
-    kind, before = swap
-    if has_verb:
-        return kind == "name" and before in _PLACE_PREPOSITIONS and _first_verb(new) in _STATE_VERBS
-    return kind == "value" and before in _PREPOSITIONS
 
 
 def names_a_relative_day(text: str) -> bool:
@@ -352,14 +339,14 @@ def relation(new: str, old: str) -> Relation:
         return "repeat"
     if n.words == o.words and n.values == o.values:
         return "update"  # the same statement, negated or no longer negated, or its names or values rearranged
-    if not (n.has_verb or o.has_verb) and _place_or_time_changed(new, old, has_verb=False):
-        return "update"  # a time or date said again with a verb the rules do not list, the same words around it
+    if not (n.has_verb or o.has_verb) and _one_swapped(new, old, "value", after=_PREPOSITIONS):
+        return "update"  # another time or date after a preposition, in the same words (a verb the rules do not list)
     if not (n.has_verb and o.has_verb) or n.subject != o.subject:
         return "different"
     if n.negated != o.negated or n.cues - o.cues:
         return "update"  # the text negates what the old one said (or no longer does), or says it changed
     if (n.words <= o.words or o.words <= n.words) and _value_changed(new, old):
         return "update"  # the subject's value changed (a room, a date, a limit), said in the same words
-    if _place_or_time_changed(new, old, has_verb=True):
-        return "update"  # the same thing is somewhere else now
+    if _first_verb(new) in _STATE_VERBS and _one_swapped(new, old, "name", after=_PLACE_PREPOSITIONS):
+        return "update"  # the same thing is somewhere else now: another place after in/at/from, in the same words
     return "different"

@@ -32,7 +32,7 @@ from typing import Any
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
 from openclaw_memory.files.memory_writes import file_lock
 
-__all__ = ["MemoryState", "update_json", "write_lock_path"]
+__all__ = ["MemoryState", "is_object_store_uri", "update_json", "write_lock_path"]
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +79,19 @@ def update_json(path: Path, change: Callable[[Any], tuple[Any, Any]], *, timeout
         return result
 
 
-#: A URI of an object store (``s3://...``): no lock file can live next to its data.
-_REMOTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_object_store_uri(db_uri: str) -> bool:
+    """Whether ``db_uri`` is a URI (``s3://...``, ``gs://``, ``az://``), not a local folder: no lock file can live
+    next to its data."""
+    return _SCHEME.match(db_uri) is not None
 
 
 def write_lock_path(state_root: Path, db_uri: str, table: str, agent_id: str) -> Path:
     """The write lock of ``agent_id``'s memories in ``table``: next to the data for a local LanceDB folder,
     in the agent's state folder ``state_root`` for an object store."""
-    if _REMOTE.match(db_uri):
+    if is_object_store_uri(db_uri):
         return state_root / "write.lock"
     return Path(db_uri) / ".openclaw-locks" / table / f"{agent_id}.lock"
 

@@ -3,9 +3,9 @@
 Rows are ``{id, agent_id, text, vector, importance, category, created_at, superseded_by}``; every
 read, write and delete is filtered by the memory's ``agent_id``, so one table can serve many agents
 and none sees another's rows. A correction does not overwrite: the old memory stays, marked
-``superseded_by`` the new one, and leaves recall until the correction is forgotten. Scores are ``1 / (1 + d)`` with ``d`` LanceDB's
-(squared) L2 distance between unit vectors, as in the original plugin: 1.0 for the same text; how
-high unrelated texts score depends on the model (:class:`MemoryThresholds`).
+``superseded_by`` the new one, and leaves recall until the correction is forgotten. Scores are
+``1 / (1 + d)`` with ``d`` LanceDB's (squared) L2 distance between unit vectors, as in the original plugin:
+1.0 for the same text; how high unrelated texts score depends on the model (:class:`MemoryThresholds`).
 
 ``db_path`` is a local folder (created if missing) or an object-storage URI (``s3://bucket/path``,
 ``gs://...``, ``az://...``; credentials through ``storage_options``). Any embedding provider of this
@@ -26,7 +26,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -39,6 +39,7 @@ from openclaw_memory.config import MemoryConfig, check_agent_id
 from openclaw_memory.errors import (
     ConfigError,
     MemoryArgumentError,
+    MemoryArgumentTypeError,
     MissingDependencyError,
     OpenClawMemoryError,
     ProviderError,
@@ -49,7 +50,7 @@ from openclaw_memory.files.append import local_now, replace_lone_surrogates
 from openclaw_memory.long_term.capture import CATEGORIES, MemoryCategory
 from openclaw_memory.long_term.mirror import MarkdownMirror
 from openclaw_memory.long_term.novelty import names_a_relative_day, relation
-from openclaw_memory.long_term.state import MemoryState
+from openclaw_memory.long_term.state import MemoryState, is_object_store_uri
 from openclaw_memory.providers.base import EmbeddingProvider, normalize_vectors, provider_key
 from openclaw_memory.providers.registry import resolve_provider
 
@@ -64,6 +65,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "RecallHit",
     "StoreResult",
+    "check_long_term_memory",
     "default_db_path",
     "distance_to_score",
 ]
@@ -104,7 +106,6 @@ MODEL_THRESHOLDS: dict[str, MemoryThresholds] = {
 #: Longest memory (and query) accepted: memories are short facts; long notes belong in memory/*.md.
 MAX_TEXT_CHARS = 8000
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f]{8}[0-9a-f-]{0,28}$")
 _META_KEY = b"openclaw_memory.embedding"
@@ -235,6 +236,11 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _id_in(ids: Iterable[str]) -> str:
+    """The LanceDB filter of the rows whose id is one of ``ids`` (not empty)."""
+    return f"id IN ({', '.join(_quote(i) for i in sorted(ids))})"
+
+
 #: control characters that are not whitespace (NUL, ESC of terminal colour codes, BEL, DEL, C1): not text
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
 
@@ -354,7 +360,7 @@ class LongTermMemory:
         self._table: Any = None
         self._closed = False
         self._last_created = 0
-        self._active_cache: tuple[int, str] | None = None
+        self._orphans_cache: tuple[int, frozenset[str]] | None = None
         if isinstance(optimize_every, bool) or not isinstance(optimize_every, int) or optimize_every < 0:
             raise ConfigError(f"optimize_every: {optimize_every!r} must be a whole number >= 0 (0 = never)")
         self.optimize_every = optimize_every
@@ -377,7 +383,7 @@ class LongTermMemory:
             raw = os.fspath(db_path)
             if not isinstance(raw, str) or not raw.strip():
                 raise ConfigError("db_path: empty; give a folder such as ~/.openclaw/memory/lancedb or a URI such as s3://bucket/memories")
-            if _SCHEME.match(raw.strip()):
+            if is_object_store_uri(raw.strip()):
                 return raw.strip()
             path = Path(raw.strip()).expanduser()
         if path.exists() and not path.is_dir():
@@ -432,7 +438,7 @@ class LongTermMemory:
         """Whether the table's folder holds data files (rows that a new table would hide); a folder without any,
         left by a process killed while creating the table, is made again by the next store. Always True for an
         object-storage URI (not listed here: never written over)."""
-        if _SCHEME.match(self.db_uri):
+        if is_object_store_uri(self.db_uri):
             return True
         data = Path(self.db_uri) / f"{self.table_name}.lance" / "data"
         try:
@@ -574,38 +580,36 @@ class LongTermMemory:
     def _rows(self, extra: str | None = None) -> builtins.list[LongTermRecord]:
         return self._with_live_superseders([self._record(r) for r in self._select(extra)])
 
-    def _live_ids(self, ids: set[str]) -> set[str]:
-        """Those of ``ids`` that are memories of this agent."""
-        if not ids:
-            return set()
-        rows = self._select(f"id IN ({', '.join(_quote(i) for i in sorted(ids))})", ["id"])
-        return {str(r["id"]) for r in rows}
-
-    def _with_live_superseders(self, records: builtins.list[LongTermRecord]) -> builtins.list[LongTermRecord]:
-        """``records``, those whose superseding memory no longer exists marked active again."""
-        live = self._live_ids({r.superseded_by for r in records if r.superseded_by})
-        return [r if not r.superseded_by or r.superseded_by in live else replace(r, superseded_by=None)
-                for r in records]
-
-    def _active_filter(self) -> str:
-        """The filter of active memories: not superseded, or superseded by a memory that is gone (deleted by a
-        version that did not restore what it had corrected, or straight from the table). Worked out once per
-        version of the table."""
+    def _orphans(self) -> frozenset[str]:
+        """This agent's memories superseded by a memory that is gone (deleted by a version that did not restore
+        what it had corrected, or straight from the table): they count as active. Worked out once per version of
+        the table."""
+        table = self._open_table()
+        if table is None or _SUPERSEDED not in table.schema.names:
+            return frozenset()
         try:
-            version = int(self._open_table().version)
+            version = int(table.version)
         except Exception:  # no version to key on: work it out every time
             version = None
-        if version is not None and self._active_cache is not None and self._active_cache[0] == version:
-            return self._active_cache[1]
+        if version is not None and self._orphans_cache is not None and self._orphans_cache[0] == version:
+            return self._orphans_cache[1]
         marked = self._select(f"{_SUPERSEDED} IS NOT NULL", ["id", _SUPERSEDED])
-        live = self._live_ids({str(r[_SUPERSEDED]) for r in marked})
-        orphans = [str(r["id"]) for r in marked if str(r[_SUPERSEDED]) not in live]
-        where = f"{_SUPERSEDED} IS NULL"
-        if orphans:
-            where = f"({where} OR id IN ({', '.join(_quote(i) for i in orphans)}))"
+        superseders = {str(r[_SUPERSEDED]) for r in marked}
+        live = {str(r["id"]) for r in self._select(_id_in(superseders), ["id"])} if superseders else set()
+        orphans = frozenset(str(r["id"]) for r in marked if str(r[_SUPERSEDED]) not in live)
         if version is not None:
-            self._active_cache = (version, where)
-        return where
+            self._orphans_cache = (version, orphans)
+        return orphans
+
+    def _with_live_superseders(self, records: builtins.list[LongTermRecord]) -> builtins.list[LongTermRecord]:
+        """``records``, those whose superseding memory is gone (:meth:`_orphans`) marked active again."""
+        orphans = self._orphans() if any(r.superseded_by for r in records) else frozenset()
+        return [replace(r, superseded_by=None) if r.id in orphans else r for r in records]
+
+    def _active_filter(self) -> str:
+        """The filter of active memories: not superseded, or superseded by a memory that is gone (:meth:`_orphans`)."""
+        orphans = self._orphans()
+        return f"({_SUPERSEDED} IS NULL OR {_id_in(orphans)})" if orphans else f"{_SUPERSEDED} IS NULL"
 
     def _corrected_by(self, memory_id: str) -> builtins.list[LongTermRecord]:
         """The memories marked superseded by ``memory_id``."""
@@ -634,34 +638,32 @@ class LongTermMemory:
         return self.state.begin({"op": op, "id": record.id, "created_at": record.created_at,
                                  "workspace": str(self.mirror.workspace) if self.mirror else None, **extra})
 
-    def _repoint(self, gone_id: str, successor: str | None) -> None:
-        """Mark the memories ``gone_id`` superseded as superseded by ``successor`` (None: active again)."""
+    def _set_superseded_by(self, where: str, value: str | None) -> None:
+        """Mark this agent's memories matching ``where`` superseded by ``value`` (None: active)."""
         table = self._open_table()
         if table is None or _SUPERSEDED not in table.schema.names:
             return
         try:
-            table.update(where=self._agent_filter(f"{_SUPERSEDED} = {_quote(gone_id)}"),
-                         values={_SUPERSEDED: successor})
+            table.update(where=self._agent_filter(where), values={_SUPERSEDED: value})
         except Exception as exc:
             raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+
+    def _repoint(self, gone_id: str, successor: str | None) -> None:
+        """Mark the memories ``gone_id`` superseded as superseded by ``successor`` (None: active again)."""
+        self._set_superseded_by(f"{_SUPERSEDED} = {_quote(gone_id)}", successor)
 
     @staticmethod
-    def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord]) -> None:
-        """Put the daily-note lines of ``records`` (active again) back, exactly one each. The origin of the
-        removed line is not kept, so the line says ``agent``, the stricter of the two a memory can have."""
+    def _mirror_again(mirror: MarkdownMirror, records: builtins.list[LongTermRecord], origin: str = "agent") -> None:
+        """Put the daily-note lines of ``records`` (back) in place, exactly one each (a line left by a crash is
+        dropped first). A memory active again after its correction was forgotten has lost its line's origin, so
+        its line says ``agent``, the stricter of the two a memory can have."""
         for record in records:
             mirror.remove(record.id, record.created_at)
-            mirror.append(record.id, record.text, record.category, record.created_at, origin="agent")
+            mirror.append(record.id, record.text, record.category, record.created_at, origin=origin)
 
     def _mark_superseded(self, old_ids: builtins.list[str], new_id: str) -> None:
-        if not old_ids:
-            return
-        table = self._open_table()
-        ids = ", ".join(_quote(i) for i in old_ids)
-        try:
-            table.update(where=self._agent_filter(f"id IN ({ids})"), values={_SUPERSEDED: new_id})
-        except Exception as exc:
-            raise StoreError(f"LanceDB update failed in {self.db_uri}: {exc}") from exc
+        if old_ids:
+            self._set_superseded_by(_id_in(old_ids), new_id)
 
     def _delete_row(self, memory_id: str) -> None:
         table = self._open_table()
@@ -746,9 +748,8 @@ class LongTermMemory:
                 self._forget_promoted(mirror, memory_id, created_at)
                 mirror.remove(memory_id, created_at)
                 restores = [i for i in intent.get("restores") or [] if isinstance(i, str)]
-                ids = ", ".join(_quote(i) for i in restores)
-                if ids:
-                    self._mirror_again(mirror, [r for r in self._rows(f"id IN ({ids})")
+                if restores:
+                    self._mirror_again(mirror, [r for r in self._rows(_id_in(restores))
                                                 if r.superseded_by in (None, memory_id)])
             self._repoint(memory_id, successor)
             self._delete_row(memory_id)
@@ -758,10 +759,8 @@ class LongTermMemory:
             return  # the memory never reached LanceDB: nothing was stored, nothing to undo
         supersedes = [i for i in intent.get("supersedes") or [] if isinstance(i, str)]
         self._mark_superseded(supersedes, memory_id)
-        if mirror is not None:  # exactly one line: drop a line the crash may have left, then write it
-            mirror.remove(memory_id, rows[0].created_at)
-            origin = "owner" if intent.get("origin") == "owner" else "agent"
-            mirror.append(memory_id, rows[0].text, rows[0].category, rows[0].created_at, origin=origin)
+        if mirror is not None:
+            self._mirror_again(mirror, rows, "owner" if intent.get("origin") == "owner" else "agent")
             for old_id in supersedes:
                 mirror.remove(old_id)
 
@@ -981,3 +980,11 @@ class LongTermMemory:
 
     def __repr__(self) -> str:
         return f"LongTermMemory(db_path={self.db_uri!r}, agent_id={self.agent_id!r}, table={self.table_name!r})"
+
+
+def check_long_term_memory(memory: object) -> None:
+    """MemoryArgumentTypeError when ``memory`` is not a :class:`LongTermMemory` (the check of the adapters' long-term
+    tools and hooks)."""
+    if not isinstance(memory, LongTermMemory):
+        raise MemoryArgumentTypeError(f"memory must be an openclaw_memory.long_term.LongTermMemory, not "
+                                      f"{type(memory).__name__}")

@@ -18,11 +18,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from openclaw_memory.errors import ProviderError
+from openclaw_memory.errors import MemoryArgumentTypeError, ProviderError
 
 __all__ = ["DEFAULT_CONCURRENCY", "BaseEmbeddingProvider", "EmbeddingProvider", "EmbedKind", "FrameworkEmbeddingCalls",
-           "FrameworkEmbeddingProvider", "TokenEmbeddingProvider", "TokenVectors", "normalize_vectors", "pool_vectors",
-           "provider_key"]
+           "FrameworkEmbeddingProvider", "TokenEmbeddingProvider", "TokenVectors", "check_embedding_provider",
+           "normalize_vectors", "pool_vectors", "provider_key"]
 
 EmbedKind = Literal["query", "document"]
 
@@ -99,6 +99,16 @@ class EmbeddingProvider(Protocol):
 
     def close(self) -> None:
         """Release clients or models; the provider is not used afterwards."""
+
+
+def check_embedding_provider(provider: object) -> None:
+    """MemoryArgumentTypeError when ``provider`` is not an :class:`EmbeddingProvider` (an adapter's embedding
+    wrapper was given something else, or the provider of a keyword-only memory index: None)."""
+    if isinstance(provider, EmbeddingProvider):
+        return
+    none = " A keyword-only memory index has no provider to share." if provider is None else ""
+    raise MemoryArgumentTypeError(f"provider must implement openclaw_memory's EmbeddingProvider protocol (for example "
+                                  f"memory.provider), not {type(provider).__name__}.{none}")
 
 
 def provider_key(fingerprint: dict[str, Any]) -> str:
