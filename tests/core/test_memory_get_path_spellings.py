@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from openclaw_memory import MemoryIndex
+from openclaw_memory import MemoryIndex, MemoryPathError
 from openclaw_memory.agent.tools import memory_get
 
 COMPOSED = unicodedata.normalize("NFC", "memory/café.md")
@@ -79,3 +79,14 @@ def test_a_symlink_below_the_workspace_reached_by_that_path_is_still_refused(
     got = memory_get(memory, str(link / "memory/linked/secret.md"))
 
     assert got["text"] == "" and "symbolic link" in got["error"]
+
+
+def test_a_name_too_long_is_a_path_error(workspace: Path, make_index: Callable[..., MemoryIndex]) -> None:
+    """A name over 255 bytes raised a bare ``OSError`` (errno 36) from ``MemoryIndex.get`` (and from the LangGraph
+    store's ``get``/``put``); it is a MemoryPathError saying the name is too long."""
+    (workspace / "memory").mkdir()
+    memory = make_index(None)
+    with pytest.raises(MemoryPathError, match=r"too long for the file system \(a name of 303 bytes, at most 255\)"):
+        memory.get("memory/" + "a" * 300 + ".md")
+    got = memory_get(memory, "memory/" + "a" * 300 + ".md")
+    assert got["text"] == "" and "a name of 303 bytes" in got["error"]

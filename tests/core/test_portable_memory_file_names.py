@@ -49,6 +49,7 @@ def test_a_windows_device_name_is_refused_and_nothing_is_written(workspace: Path
     ("memory/projects /a.md", "ends with a period or a space"),
     ("memory/meeting 10:30.md", "does not allow"),
     ("memory/what?.md", "does not allow"),
+    ("memory/boat \ud83d.md", "lone UTF-16 surrogate"),  # half an emoji: no UTF-8 name, never indexed
 ])
 def test_a_name_windows_changes_is_refused(workspace: Path, rel: str, reason: str) -> None:
     with pytest.raises(MemoryPathError, match=reason):

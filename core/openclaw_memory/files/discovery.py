@@ -553,10 +553,10 @@ def _checked_components(ws: str, root: str, parts: list[str], requested: str) ->
     as it is on disk where it was asked in another Unicode normalization; MemoryPathError saying what is wrong."""
     current = root
     for position, part in enumerate(parts):
-        st = _lstat(os.path.join(current, part))
+        st = _lstat_named(os.path.join(current, part), requested)
         if st is None:
             part = _spelled_on_disk(current, part)  # café.md asked, cafe\u0301.md stored (as macOS names files)
-            st = _lstat(os.path.join(current, part))
+            st = _lstat_named(os.path.join(current, part), requested)
         current = os.path.join(current, part)
         if st is None:  # a missing file (or directory) is allowed: memory_get returns empty text
             return os.path.join(current, *parts[position + 1 :])
@@ -570,6 +570,20 @@ def _checked_components(ws: str, root: str, parts: list[str], requested: str) ->
         if last and not stat.S_ISREG(st.st_mode):
             raise MemoryPathError(f"{requested!r} is not a regular file")
     return current
+
+
+def _lstat_named(path: str, requested: str) -> os.stat_result | None:
+    """:func:`_lstat` of a component of ``requested``; MemoryPathError when its name or the whole path is longer than
+    the file system takes."""
+    try:
+        return _lstat(path)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        longest = max(len(os.fsencode(name)) for name in path.split(os.sep))
+        reason = f"a name of {longest} bytes, at most 255" if longest > 255 else f"{len(os.fsencode(path))} bytes"
+        shown = f"{requested[:80]!r}{'...' if len(requested) > 80 else ''}"
+        raise MemoryPathError(f"{shown} is too long for the file system ({reason}); give a shorter path") from None
 
 
 def _spelled_on_disk(folder: str, name: str) -> str:

@@ -33,6 +33,7 @@ _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
 #: no twin (macOS and Windows write the one there is, as OpenClaw does).
 _LONG_TERM_FILES = (["MEMORY.md"], ["memory.md"])
 _FORBIDDEN = re.compile(r'[<>:"|?*\x00-\x1f]')
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def windows_reserved(name: str) -> bool:
@@ -48,6 +49,9 @@ def reserved_name_reason(name: str) -> str | None:
                 f"to it is lost; add a word to it (e.g. {stem + '-notes' + dot + rest!r})")
     if name.endswith((".", " ")) and name not in (".", ".."):
         return "ends with a period or a space, which Windows drops (it would be another name's file there); drop it"
+    if _LONE_SURROGATE.search(name):
+        return ("holds half of a character (a lone UTF-16 surrogate, as half of an emoji), so it is no valid UTF-8 "
+                "name and would never be indexed; spell the name out")
     found = _FORBIDDEN.search(name)
     if found is not None:
         return f"holds {found.group()!r}, which Windows does not allow in a file name; use '-' instead"
