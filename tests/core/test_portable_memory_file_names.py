@@ -112,6 +112,16 @@ def test_memory_md_beside_the_lower_case_file_is_written(workspace: Path) -> Non
     assert (workspace / "MEMORY.md").read_text() == "- promoted\n"
 
 
+def test_the_workspace_layout_names_are_written_beside_their_twins(workspace: Path) -> None:
+    """``memory/`` and the root files are OpenClaw's names, not given ones: a hand-made ``Memory/`` folder (which
+    macOS opens as ``memory/``) or ``Memory.md`` never stops the daily notes or MEMORY.md being written."""
+    (workspace / "Memory").mkdir()
+    (workspace / "Memory.md").write_text("- hand-written\n")
+    append_memory(workspace, "memory/2026-01-16.md", "- daily")
+    append_memory(workspace, "MEMORY.md", "- long-term")
+    assert (workspace / "memory/2026-01-16.md").read_text() == "- daily\n"
+
+
 def test_create_file_takes_a_case_twin_as_taken(workspace: Path) -> None:
     (workspace / "memory").mkdir()
     (workspace / "memory/2026-01-16-API.md").write_text("- hand-written\n")

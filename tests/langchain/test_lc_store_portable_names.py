@@ -42,7 +42,8 @@ def test_a_device_name_label_is_a_file_on_every_system(
     (written,) = _store_files(memory)
     names = written.removesuffix(".md").split("/")
     assert [n.lower() for n in names] != [label.lower() for label in namespace]  # no part is the device name
-    assert store.get(namespace, "k").value == {"data": "The user's boat is named Albatross."}  # type: ignore[union-attr]
+    item = store.get(namespace, "k")
+    assert item is not None and item.value == {"data": "The user's boat is named Albatross."}
     assert namespace in store.list_namespaces()
     found = store.search(namespace[:1], query="boat Albatross")
     assert [(item.namespace, item.key, item.score is not None) for item in found] == [(namespace, "k", True)]

@@ -165,7 +165,7 @@ def create_file(root: str | os.PathLike[str], rel: str, data: str) -> bool:
     letter case or Unicode normalization (one file on macOS and Windows)."""
     parts = safe_fs.split_rel(rel)
     portable_names.check_new_names(parts, f"create {rel}")
-    if portable_names.twin_path(root, parts) is not None:
+    if portable_names.twin_path(root, parts, layout=True) is not None:
         return False
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
@@ -192,7 +192,7 @@ def _check_new(root: str | os.PathLike[str], rel: str, action: str) -> None:
     :mod:`~openclaw_memory.files.portable_names`)."""
     parts = safe_fs.split_rel(rel)
     portable_names.check_new_names(parts, action)
-    twin = portable_names.twin_path(root, parts)
+    twin = portable_names.twin_path(root, parts, layout=True)
     if twin is not None:
         raise MemoryPathError(portable_names.twin_message(action, parts, twin))
 

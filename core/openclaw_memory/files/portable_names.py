@@ -10,7 +10,8 @@ Two rules, checked before a write makes a new file or folder:
 * **Twins.** Names differing only in letter case (``Topic.md`` / ``topic.md``) or in Unicode normalization
   (``café.md`` composed / decomposed, as macOS stores it) are one file on macOS and Windows and two on Linux.
 
-``MEMORY.md`` beside ``memory.md`` is no twin: OpenClaw names both as the long-term memory file.
+The workspace's own names (``MEMORY.md`` beside ``memory.md``: OpenClaw names both as the long-term memory file; a
+``Memory/`` folder for ``memory/``) are taken as they are.
 Reads are never refused by these rules: a file made by hand under such a name is read as it is.
 """
 
@@ -23,15 +24,16 @@ from collections.abc import Iterable, Sequence
 
 from openclaw_memory.errors import MemoryPathError
 
-__all__ = ["check_new_names", "folded", "reserved_name_reason", "twin_in", "twin_message", "twin_path",
-           "windows_reserved"]
+__all__ = ["LAYOUT_NAMES", "check_new_names", "folded", "reserved_name_reason", "twin_in", "twin_message",
+           "twin_path", "windows_reserved"]
 
 _DIGITS = "123456789\u00b9\u00b2\u00b3"  # Windows counts COM¹ COM² COM³ (and LPT¹²³) too
 _RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
                       | {f"COM{d}" for d in _DIGITS} | {f"LPT{d}" for d in _DIGITS})
-#: OpenClaw's two spellings of the long-term memory file: both are memory, and a write to one beside the other is
-#: no twin (macOS and Windows write the one there is, as OpenClaw does).
-_LONG_TERM_FILES = (["MEMORY.md"], ["memory.md"])
+#: The workspace's own names (OpenClaw's layout, not names a user or an agent gives): a write to one of them is never
+#: refused as a twin, so ``MEMORY.md`` is written beside ``memory.md`` (OpenClaw's two spellings of the long-term file)
+#: and a workspace whose folder is ``Memory/`` keeps working on macOS, as it did.
+LAYOUT_NAMES = frozenset({"MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "memory"})
 _FORBIDDEN = re.compile(r'[<>:"|?*\x00-\x1f]')
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -88,17 +90,15 @@ def _exists_as_named(path: str) -> bool:
         return True
 
 
-def twin_path(root: str | os.PathLike[str], parts: Sequence[str]) -> list[str] | None:
+def twin_path(root: str | os.PathLike[str], parts: Sequence[str], *, layout: bool = False) -> list[str] | None:
     """The existing path below ``root`` that ``parts`` would open on a case-insensitive (or normalization-insensitive)
     file system though one of its components differs in spelling: that path's components up to the twin. None when
-    each component exists as spelled, or a component and its twins are missing (and for ``MEMORY.md`` beside
-    ``memory.md``: OpenClaw's two spellings of one file)."""
-    if list(parts) in _LONG_TERM_FILES:
-        return None
+    each component exists as spelled, or a component and its twins are missing. ``layout``: ``root`` is a workspace,
+    whose own names (:data:`LAYOUT_NAMES`) as the first component are taken as they are."""
     folder = os.fspath(root)
     for position, name in enumerate(parts):
         path = os.path.join(folder, name)
-        if not _exists_as_named(path):
+        if not (layout and position == 0 and name in LAYOUT_NAMES) and not _exists_as_named(path):
             try:
                 names = os.listdir(folder)
             except OSError:
@@ -112,7 +112,7 @@ def twin_path(root: str | os.PathLike[str], parts: Sequence[str]) -> list[str] |
 
 def check_new_names(parts: Sequence[str], action: str) -> None:
     """MemoryPathError when one of ``parts`` (the components of a path a write may make) is a name Windows reserves
-    or changes (see :func:`reserved_name_reason`); ``action`` says what was refused, e.g. ``"append to memory/x.md"``."""
+    or changes (see :func:`reserved_name_reason`); ``action`` says what was refused (``"append to memory/x.md"``)."""
     for name in parts:
         reason = reserved_name_reason(name)
         if reason is not None:
