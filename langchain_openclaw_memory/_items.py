@@ -34,6 +34,7 @@ from urllib.parse import quote, unquote
 from langgraph.store.base import InvalidNamespaceError, get_text_at_path
 from openclaw_memory.text.chunker import RECORD_INDEX_BODY, RECORD_INDEX_TEXT
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
+from openclaw_memory.files import portable_names
 from openclaw_memory.files.discovery import is_ignored_dir
 from openclaw_memory.files.records import (
     Record,
@@ -81,7 +82,7 @@ def namespace_file(namespace: tuple[str, ...]) -> str:
     parts = [quote(part, safe=_SAFE).replace(" ", "%20") for part in namespace]
     parts = [p if p not in (".", "..") else quote(p, safe="").replace(".", "%2E") for p in parts]
     folders = [_walked(p) for p in parts[:-1]]
-    rel = "/".join([STORE_DIR, *folders, f"{parts[-1]}.md"])
+    rel = "/".join([STORE_DIR, *folders, f"{_portable(parts[-1])}.md"])
     _check_length(namespace, parts, rel)
     return rel
 
@@ -89,34 +90,10 @@ def namespace_file(namespace: tuple[str, ...]) -> str:
 def case_twin(workspace: Path, rel: str) -> tuple[str, ...] | None:
     """The existing namespace (or namespace prefix, for a folder) whose item file or folder a case-insensitive file
     system (macOS's default, Windows) would open for the item file ``rel`` though its name differs in letter case;
-    None when ``rel``'s own folders and file exist or nothing like them does. Item file names are ASCII (labels are
-    percent-encoded), so letter case is ASCII case."""
-    if _exists_as_named(workspace / rel):
-        return None
-    folder, found = workspace / STORE_DIR, []
-    for name in rel[len(STORE_DIR) + 1 :].split("/"):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            return None
-        if name not in names:
-            twin = next((n for n in names if n.lower() == name.lower()), None)
-            return None if twin is None else tuple(unquote(p) for p in [*found, twin.removesuffix(".md")])
-        found.append(name)
-        folder = folder / name
-    return None
-
-
-def _exists_as_named(path: Path) -> bool:
-    """Whether ``path`` exists under this very name, told without listing its folders where that is cheap: on a
-    case-sensitive file system, where its name with the case of its letters swapped is not the same file."""
-    swapped = path.with_name(path.name.swapcase())
-    if swapped.name == path.name or not path.exists():
-        return False
-    try:
-        return not os.path.samefile(path, swapped)
-    except OSError:  # no such file: the file system tells case apart
-        return True
+    None when ``rel``'s own folders and file exist or nothing like them does (the core's rule for every memory
+    file: :func:`openclaw_memory.files.portable_names.twin_path`)."""
+    twin = portable_names.twin_path(workspace / STORE_DIR, rel[len(STORE_DIR) + 1 :].split("/"))
+    return None if twin is None else tuple(unquote(p) for p in [*twin[:-1], twin[-1].removesuffix(".md")])
 
 
 def check_case_twin(workspace: Path, namespace: tuple[str, ...], rel: str) -> None:
@@ -133,35 +110,57 @@ def check_case_twin(workspace: Path, namespace: tuple[str, ...], rel: str) -> No
     )
 
 
+def _encoded_first(label: str) -> str:
+    """``label`` (encoded) with its first character percent-encoded too, which decoding restores."""
+    return f"%{ord(label[0]):02X}{label[1:]}"
+
+
+def _portable(label: str) -> str:
+    """``label`` (encoded) as a name that is a file on every system: a name Windows reserves for a device (``con``,
+    ``nul``, ``com1``, ...: labels hold no '.', so no extension) with its first character percent-encoded."""
+    return _encoded_first(label) if portable_names.windows_reserved(label) else label
+
+
 def _walked(folder: str) -> str:
-    """``folder`` (an encoded label) as a folder name discovery walks into: a tool folder's name (``venv``,
-    ``.git``, ``node_modules``, ...) with its first character percent-encoded, which decoding restores."""
-    return f"%{ord(folder[0]):02X}{folder[1:]}" if is_ignored_dir(folder) else folder
+    """``folder`` (an encoded label) as a folder name discovery walks into, on every system: a tool folder's name
+    (``venv``, ``.git``, ``node_modules``, ...) or a Windows device name with its first character percent-encoded."""
+    return _encoded_first(folder) if is_ignored_dir(folder) else _portable(folder)
 
 
 def move_tool_folder_labels(workspace: Path) -> None:
-    """Move item folders written under a tool folder's name (``memory/store/users/venv/``, by a release before the
-    name was encoded: :func:`_walked`) to the name :func:`namespace_file` gives them now, so their items are read
-    and indexed again. Only a folder holding item files and named as a label can be (LangGraph refuses a period, so
-    a ``.git`` folder is never moved). A folder whose new name is taken already stays, with a warning naming both."""
-    for folder, subfolders, _ in os.walk(workspace / STORE_DIR):
+    """Move item folders and files written under a name :func:`namespace_file` now encodes (a tool folder's name,
+    ``memory/store/users/venv/``, or a Windows device name, ``memory/store/users/con.md``, by a release before the
+    name was encoded) to the name it gives them now, so their items are read and indexed again (and the workspace
+    opens on Windows). Only a folder holding item files, or an item file, named as a label can be (LangGraph refuses a
+    period, so a ``.git`` folder is never moved). One whose new name is taken already stays, with a warning naming
+    both."""
+    for folder, subfolders, files in os.walk(workspace / STORE_DIR):
         for position, name in enumerate(subfolders):
             source = Path(folder) / name
-            if not is_ignored_dir(name) or "." in name or not _holds_item_files(source):
+            if _walked(name) == name or "." in name or not _holds_item_files(source):
                 continue
-            target = Path(folder) / _walked(name)
-            if target.exists():
-                log.warning("store items in %s were not moved to %s, which exists: move them there by hand to find "
-                            "them", source, target)
-                continue
-            try:
-                os.rename(source, target)
-            except FileNotFoundError:  # another process opening the store moved it meanwhile
-                pass
-            except OSError as exc:  # a read-only folder
-                log.warning("store items in %s could not be moved to %s: %s", source, target, exc)
-                continue
-            subfolders[position] = target.name  # walked under its new name
+            if _moved(source, Path(folder) / _walked(name)):
+                subfolders[position] = _walked(name)  # walked under its new name
+        for name in files:
+            label = name.removesuffix(".md")
+            if name.endswith(".md") and "." not in label and _portable(label) != label:
+                _moved(Path(folder) / name, Path(folder) / f"{_portable(label)}.md")
+
+
+def _moved(source: Path, target: Path) -> bool:
+    """Rename ``source`` to ``target`` unless ``target`` exists (a warning names both); whether it is there now."""
+    if target.exists():
+        log.warning("store items in %s were not moved to %s, which exists: move them there by hand to find them",
+                    source, target)
+        return False
+    try:
+        os.rename(source, target)
+    except FileNotFoundError:  # another process opening the store moved it meanwhile
+        return True
+    except OSError as exc:  # a read-only folder
+        log.warning("store items in %s could not be moved to %s: %s", source, target, exc)
+        return False
+    return True
 
 
 def _holds_item_files(folder: Path) -> bool:

@@ -16,6 +16,7 @@ import os
 import posixpath
 import stat
 import threading
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -545,32 +546,80 @@ def _resolve(workspace: Path, extra_paths: Sequence[Path], requested: str) -> tu
         raise MemoryPathError(f"{requested!r} is not a file path (it ends with '/' or a '.' part); "
                               "give the path of one .md file")
     ws = _abs(workspace)
+    extras = _extra_roots(ws, extra_paths)
     cand = _abs(raw, ws)
-    root = _find_root(ws, _extra_roots(ws, extra_paths), cand, requested)
+    if not (_is_under(cand, ws) or any(cand == root or _is_under(cand, root) for root in extras)):
+        cand = _through_workspace_link(ws, cand)
+    root = _find_root(ws, extras, cand, requested)
     if not cand.endswith(".md"):
         raise MemoryPathError(f"{requested!r} is not a Markdown (.md) file; {_ALLOWED}")
 
-    current = root
-    for part in os.path.relpath(cand, root).split(os.sep):
-        current = os.path.join(current, part)
-        st = _lstat(current)
-        if st is None:
-            break  # a missing file (or directory) is allowed: memory_get returns empty text
-        if stat.S_ISLNK(st.st_mode):
-            raise MemoryPathError(
-                f"{requested!r}: {relative_path(Path(ws), Path(current))} is a symbolic link; "
-                "memory_get does not follow symlinks"
-            )
-        if current != cand and not stat.S_ISDIR(st.st_mode):
-            raise MemoryPathError(
-                f"{requested!r}: {relative_path(Path(ws), Path(current))} is a file, not a directory; "
-                "give the path of one .md file"
-            )
-        if current == cand and stat.S_ISDIR(st.st_mode):
-            raise MemoryPathError(f"{requested!r} is a directory; give the path of one .md file")
-        if current == cand and not stat.S_ISREG(st.st_mode):
-            raise MemoryPathError(f"{requested!r} is not a regular file")
+    cand = _checked_components(ws, root, os.path.relpath(cand, root).split(os.sep), requested)
     return root, Path(cand), relative_path(Path(ws), Path(cand))
+
+
+def _through_workspace_link(ws: str, cand: str) -> str:
+    """``cand``, an absolute path outside ``ws``, as the same path below ``ws`` when one of its folders is the
+    workspace by another path (the workspace as configured through a symlink, ``/tmp`` for ``/private/tmp`` on
+    macOS); else ``cand``. What lies below that folder is checked as any path below the workspace is."""
+    real_ws = realpath(ws)
+    folder = os.path.dirname(cand)
+    while folder != os.path.dirname(folder):
+        if realpath(folder) == real_ws:
+            return os.path.join(ws, os.path.relpath(cand, folder))
+        folder = os.path.dirname(folder)
+    return cand
+
+
+def _checked_components(ws: str, root: str, parts: list[str], requested: str) -> str:
+    """``root/parts`` with each component that exists checked (no symlink; folders, then a regular file) and spelled
+    as it is on disk where it was asked in another Unicode normalization; MemoryPathError saying what is wrong."""
+    current = root
+    for position, part in enumerate(parts):
+        st = _lstat_named(os.path.join(current, part), requested)
+        if st is None:
+            part = _spelled_on_disk(current, part)  # café.md asked, cafe\u0301.md stored (as macOS names files)
+            st = _lstat_named(os.path.join(current, part), requested)
+        current = os.path.join(current, part)
+        if st is None:  # a missing file (or directory) is allowed: memory_get returns empty text
+            return os.path.join(current, *parts[position + 1 :])
+        shown, last = relative_path(Path(ws), Path(current)), position == len(parts) - 1
+        if stat.S_ISLNK(st.st_mode):
+            raise MemoryPathError(f"{requested!r}: {shown} is a symbolic link; memory_get does not follow symlinks")
+        if not last and not stat.S_ISDIR(st.st_mode):
+            raise MemoryPathError(f"{requested!r}: {shown} is a file, not a directory; give the path of one .md file")
+        if last and stat.S_ISDIR(st.st_mode):
+            raise MemoryPathError(f"{requested!r} is a directory; give the path of one .md file")
+        if last and not stat.S_ISREG(st.st_mode):
+            raise MemoryPathError(f"{requested!r} is not a regular file")
+    return current
+
+
+def _lstat_named(path: str, requested: str) -> os.stat_result | None:
+    """:func:`_lstat` of a component of ``requested``; MemoryPathError when its name or the whole path is longer than
+    the file system takes."""
+    try:
+        return _lstat(path)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        longest = max(len(os.fsencode(name)) for name in path.split(os.sep))
+        reason = f"a name of {longest} bytes, at most 255" if longest > 255 else f"{len(os.fsencode(path))} bytes"
+        shown = f"{requested[:80]!r}{'...' if len(requested) > 80 else ''}"
+        raise MemoryPathError(f"{shown} is too long for the file system ({reason}); give a shorter path") from None
+
+
+def _spelled_on_disk(folder: str, name: str) -> str:
+    """The name of the one entry of ``folder`` that is ``name`` in another Unicode normalization (a model writes a
+    name composed, ``café.md``, where macOS stored it decomposed), else ``name``."""
+    if name.isascii():
+        return name
+    wanted = unicodedata.normalize("NFC", name)
+    try:
+        found = [n for n in os.listdir(folder) if n != name and unicodedata.normalize("NFC", n) == wanted]
+    except OSError:
+        return name
+    return found[0] if len(found) == 1 else name
 
 
 def line_number(value: object, name: str) -> int | None:

@@ -14,7 +14,10 @@ leaves nothing but whitespace deletes the file.
 Where directories cannot be walked by descriptor (Windows), files are opened by checked path and
 the lock is a file in the state directory named by a hash of the workspace and the path.
 
-Refused paths raise MemoryPathError; a lock not free within :data:`LOCK_TIMEOUT_S` raises
+A write that may make a file or folder first refuses a name that would not be the same file everywhere
+(:mod:`~openclaw_memory.files.portable_names`: a name Windows reserves, such as ``memory/nul.md``, or
+one differing only in letter case or Unicode normalization from an existing one, such as ``memory/topic.md`` beside
+``memory/Topic.md``). Refused paths raise MemoryPathError; a lock not free within :data:`LOCK_TIMEOUT_S` raises
 OpenClawMemoryError. Other ``OSError`` (disk full, permissions) pass through unchanged.
 """
 
@@ -34,7 +37,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from openclaw_memory.files import safe_fs
+from openclaw_memory.files import portable_names, safe_fs
 from openclaw_memory.config import default_state_dir
 from openclaw_memory.errors import MemoryPathError, OpenClawMemoryError
 
@@ -118,6 +121,7 @@ def append_file(root: str | os.PathLike[str], rel: str, data: str, *, ensure_lea
             os.fsync(held.fd)
 
     with refusing_unsafe_paths(f"append to {rel}"):
+        _check_new(root, rel, f"append to {rel}")
         _with_lock(root, rel, write, create=True)
 
 
@@ -150,13 +154,19 @@ def rewrite_file(root: str | os.PathLike[str], rel: str, change: Callable[[str |
         return True
 
     with refusing_unsafe_paths(f"rewrite {rel}"):
+        if create:
+            _check_new(root, rel, f"write {rel}")
         return _with_lock(root, rel, edit, create=create, create_dirs=create)
 
 
 def create_file(root: str | os.PathLike[str], rel: str, data: str) -> bool:
     """Create ``root/rel`` holding ``data`` (parent directories made too), durably; False, and
-    nothing written, when a file (or anything else) of that name exists already."""
+    nothing written, when a file (or anything else) of that name exists already, or one whose name differs only in
+    letter case or Unicode normalization (one file on macOS and Windows)."""
     parts = safe_fs.split_rel(rel)
+    portable_names.check_new_names(parts, f"create {rel}")
+    if portable_names.twin_path(root, parts, layout=True) is not None:
+        return False
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
         try:
@@ -175,6 +185,16 @@ def create_file(root: str | os.PathLike[str], rel: str, data: str) -> bool:
                 return True
         except FileNotFoundError:
             _retry_or_give_up(rel, deadline)
+
+
+def _check_new(root: str | os.PathLike[str], rel: str, action: str) -> None:
+    """MemoryPathError when writing ``root/rel`` may make a name that is not the same file everywhere (see
+    :mod:`~openclaw_memory.files.portable_names`)."""
+    parts = safe_fs.split_rel(rel)
+    portable_names.check_new_names(parts, action)
+    twin = portable_names.twin_path(root, parts, layout=True)
+    if twin is not None:
+        raise MemoryPathError(portable_names.twin_message(action, parts, twin))
 
 
 def _retry_or_give_up(rel: str, deadline: float) -> None:
