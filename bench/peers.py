@@ -254,6 +254,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
     def warm(self) -> None:
         self._warm_pipeline()
         self.store.wait_vector_cache(timeout=600)  # as the SQLite store's: the in-memory vectors loaded
+        self.store.wait_keyword_cache(timeout=600)  # and the keyword copy
 
     def report(self) -> str:
         """The server's resident memory (its processes are not the worker's), then stop it."""

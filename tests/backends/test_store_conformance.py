@@ -205,7 +205,9 @@ def test_a_keyword_only_search_finds_what_any_search_finds(store: MemoryStore) -
     for kwargs in ({}, {"order": "recent"}, {"window": 1}):
         with_vectors = store.keyword_search(match, limit=5, **kwargs)  # type: ignore[arg-type]
         without = store.keyword_search(match, limit=5, vectors=False, **kwargs)  # type: ignore[arg-type]
-        assert [(c.id, c.text, r) for c, r in without] == [(c.id, c.text, r) for c, r in with_vectors] != []
+        # the same rank up to rounding: a server's store may rank on the server or in its local copy
+        assert [(c.id, c.text, round(r, 12)) for c, r in without] == \
+            [(c.id, c.text, round(r, 12)) for c, r in with_vectors] != []
 
 
 def test_keyword_options_recent_like_count_and_rejected_syntax(store: MemoryStore) -> None:

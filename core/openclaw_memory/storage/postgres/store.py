@@ -30,7 +30,9 @@ from openclaw_memory.storage.lock_wait import wait_for_lock
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
+from openclaw_memory.storage.postgres.keyword_copy import KeywordCopy
 from openclaw_memory.storage.postgres.vector_copy import read_matrix
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage.sqlite.vector_cache import (MatrixCache, VectorMatrix, exact_scores, stored_scores,
                                                           unit_rows)
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
@@ -367,6 +369,11 @@ class PostgresStore:
                                         fallback="PostgreSQL's vector search", interrupt=self._interrupt_vector_copy,
                                         refresh=True)
         self._copy_conn: Any = None
+        #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
+        self._keyword_copy = KeywordCopy(
+            functools.partial(self._conn, "copying the keyword index", read=True, untimed=True), self._s,
+            self._build_where, fts_tokenizer=fts_tokenizer, fts_note_dates=fts_note_dates,
+            label=f"{self.safe_url} (namespace {namespace!r})") if memory_cache else None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -918,6 +925,10 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
+        with self._keywords_here() as copy:
+            if copy is not None:
+                return copy.keyword_search(match, limit=limit, sources=sources, like_terms=like_terms, window=window,
+                                           order=order, newest=newest, vectors=vectors)
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
@@ -1108,6 +1119,9 @@ class PostgresStore:
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
+        with self._keywords_here() as copy:
+            if copy is not None:
+                return copy.keyword_search_many(queries)
         out: dict[int, list[tuple[Candidate, float]]] = {}
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
@@ -1428,9 +1442,43 @@ class PostgresStore:
             return None
         return read[1], ({t: singles[t] for t in tokens}, {p: by_prefix[p] for p in prefixes})
 
+    @contextlib.contextmanager
+    def _keywords_here(self) -> Iterator[SQLiteStore | None]:
+        """The keyword copy (:mod:`.keyword_copy`) for one search when it holds the build's current version, read
+        in one round trip (and then recorded as the one this search read); None otherwise: the search runs on the
+        server, and the copy is brought up to date meanwhile."""
+        copy = self._keyword_copy
+        if copy is None:
+            yield None
+            return
+        if copy.generation is None:  # no copy yet: not worth a round trip
+            copy.start_update(None)
+            yield None
+            return
+        generation = self.generation()
+        with copy.searching(generation) as found:
+            if found is None:
+                copy.start_update(generation)
+            else:
+                self._read_at(generation)
+            yield found
+
+    def _read_at(self, generation: str) -> None:
+        """Record ``generation`` as the one this thread's search read (:meth:`search_generation`, the kept vectors)
+        without the server's per-search state, which describes another read."""
+        self._generation_read.value = generation
+        self._stats_read.value = None
+        self._sets_read.value = None
+        build, _, version = generation.partition(":")
+        if build.isdigit():
+            self._vectors_at(int(build), int(version))
+
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
+        with self._keywords_here() as copy:
+            if copy is not None:
+                return copy.match_sets_many(matches, cap=cap)
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
@@ -1496,6 +1544,9 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        with self._keywords_here() as copy:
+            if copy is not None:
+                return copy.count_matches_many(matches, cap=cap)
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
@@ -1647,6 +1698,11 @@ class PostgresStore:
         """Wait for a background load of the in-memory vectors (mainly for tests and benchmarks); True when none
         is running any more."""
         return self._vector_copy.wait(timeout)
+
+    def wait_keyword_cache(self, timeout: float | None = None) -> bool:
+        """Wait for a background update of the keyword copy (mainly for tests and benchmarks); True when none is
+        running any more."""
+        return self._keyword_copy is None or self._keyword_copy.wait(timeout)
 
     def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]
                      ) -> tuple[list[Any], str]:
@@ -2006,6 +2062,7 @@ class PostgresStore:
             sqlite_version="", fts_available=True, fts_error=None,
             vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
             vector_cache=self._vector_copy.state(self._generation_or_none) if self.memory_cache else "off",
+            keyword_cache=self._keyword_copy.state(self._generation_or_none()) if self._keyword_copy else "off",
             notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
@@ -2052,6 +2109,8 @@ class PostgresStore:
                 return
             self._closed = True
         self._vector_copy.close()  # stops a background load promptly and frees the in-memory vectors
+        if self._keyword_copy is not None:
+            self._keyword_copy.close()
         if self._root is self:
             with contextlib.suppress(Exception):
                 self._pool.close()

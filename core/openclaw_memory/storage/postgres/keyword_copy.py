@@ -1,0 +1,258 @@
+"""A PostgreSQL namespace's keyword index held by this process, in a SQLite file of its own.
+
+A keyword search through the server takes two round trips and ranks the matching rows' tokens in Python. This
+copy holds the build's chunks in a :class:`~openclaw_memory.storage.sqlite.store.SQLiteStore` (FTS5: the same
+tokens and BM25 as the server's path), each chunk under its PostgreSQL ``seq`` as rowid, so that ties and "most
+recently indexed" come out in the same order. It is tagged with the build and version it was read at
+(``"<build id>:<version>"``, what :meth:`PostgresStore.generation` returns): a search reads the build's current
+version and asks the copy only when it holds that version, so a write from any host is seen by the next search.
+Otherwise the search runs on the server while the copy is brought up to date in the background, in one read-only
+snapshot that reads again only the files whose rows were added, rewritten or removed since.
+
+The file lives in a private temporary folder (mode 0700, named after the process) removed on
+:meth:`KeywordCopy.close` or at exit; the folders of processes that were killed are removed by the next copy made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from openclaw_memory.storage.protocol import StoredChunk
+from openclaw_memory.storage.sqlite.store import SQLiteStore
+from openclaw_memory.types import MemoryFile
+
+__all__ = ["KeywordCopy"]
+
+log = logging.getLogger(__name__)
+
+#: the chunk columns a copy is written from, in :class:`StoredChunk` order after ``seq``
+_CHUNK_COLUMNS = "seq, id, path, source, start_line, end_line, hash, model, text"
+#: paths whose rows are read per statement while bringing a copy up to date
+_PATHS_PER_READ = 500
+_THREAD_NAME = "openclaw-memory-keyword-copy"
+#: seconds before an update that failed is tried again at the same (or an unknown) version
+_RETRY_AFTER = 60.0
+#: the start of a copy's folder name, followed by the process id
+FOLDER_PREFIX = "openclaw-memory-keywords-"
+
+
+class KeywordCopy:
+    """The keyword index of the build that ``build_where`` (over ``namespaces`` aliased ``n``) selects in the quoted
+    ``schema``, copied into a SQLite file through the read-only snapshots ``snapshot()`` lends (a connection in a
+    REPEATABLE READ READ ONLY transaction). ``fts_tokenizer`` and ``fts_note_dates`` are the PostgreSQL store's, so
+    both index the same tokens. Thread-safe: a search holds the copy for its duration (:meth:`searching`), an
+    update waits for no search and is skipped by searches while it writes."""
+
+    def __init__(self, snapshot: Callable[[], AbstractContextManager[Any]], schema: str,
+                 build_where: Callable[[], tuple[str, list[Any]]], *, fts_tokenizer: str, fts_note_dates: bool,
+                 label: str) -> None:
+        self._snapshot = snapshot
+        self._schema = schema
+        self._build_where = build_where
+        self._fts_tokenizer = fts_tokenizer
+        self._fts_note_dates = fts_note_dates
+        self._label = label
+        self._store: SQLiteStore | None = None
+        self._folder: Path | None = None
+        self._cleanup: weakref.finalize[Any, Any] | None = None
+        #: the build and version the copy holds (None while it is written or before a first load)
+        self.generation: str | None = None
+        #: by seq: the row's version (``xmin``) and path, as the copy holds them
+        self._rows: dict[int, tuple[int, str]] = {}
+        self._use = threading.Lock()  # held by a search on the copy, and by an update while it writes
+        self._loading = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._build: int | None = None  # the build the copy's rows are of
+        self._failed: tuple[str | None, str, float] | None = None  # generation, error and time of a failed update
+
+    @contextlib.contextmanager
+    def searching(self, generation: str) -> Iterator[SQLiteStore | None]:
+        """The copy's store for one search when it holds ``generation``; None when it does not, or while another
+        search or an update uses it (the search then runs on the server)."""
+        if self.generation != generation or not self._use.acquire(blocking=False):
+            yield None
+            return
+        try:
+            yield self._store if self.generation == generation else None
+        finally:
+            self._use.release()
+
+    def start_update(self, generation: str | None) -> None:
+        """Bring the copy up to ``generation`` (or whatever the build holds by then) in a daemon thread, unless
+        it holds it, an update is running, the last update failed at it, or the copy is closed."""
+        with self._loading:
+            if self._stop.is_set() or (generation is not None and self.generation == generation) or (
+                    self._thread is not None and self._thread.is_alive()):
+                return
+            if self._failed is not None and (self._failed[0] == generation or generation is None) and \
+                    time.monotonic() - self._failed[2] < _RETRY_AFTER:
+                return  # tried again after the next write, or a while later
+            self._thread = threading.Thread(target=self._update_logged, args=(generation,), name=_THREAD_NAME,
+                                            daemon=True)
+            self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background update; True when none is running any more."""
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    def state(self, generation: str | None) -> str:
+        """``"loading"``, ``"warm (N chunks)"`` when the copy holds ``generation``, or ``"cold"`` (with the last
+        update's error)."""
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            return "loading"
+        if generation is not None and self.generation == generation:
+            return f"warm ({len(self._rows)} chunks)"
+        failed = self._failed
+        return f"cold (last load failed: {failed[1]})" if failed is not None else "cold"
+
+    def close(self) -> None:
+        """Stop an update at its next step, wait up to 2 s for it, and remove the copy's file."""
+        with self._loading:
+            self._stop.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2.0)
+        with self._use:
+            self.generation = None
+            self._rows, self._build = {}, None
+            store, self._store = self._store, None
+            if store is not None:
+                with contextlib.suppress(Exception):
+                    store.close()
+            if self._cleanup is not None:
+                self._cleanup()
+
+    # ---- updating ----------------------------------------------------------------------------
+
+    def _update_logged(self, generation: str | None) -> None:
+        started = time.monotonic()
+        try:
+            self._update()
+        except Exception as exc:  # noqa: BLE001 - a failed update only means searches stay on the server
+            if self._stop.is_set():
+                return
+            self._failed = (generation, str(exc), time.monotonic())
+            log.warning("cannot copy the keyword index of %s (searches keep using PostgreSQL's): %s", self._label,
+                        exc)
+            return
+        log.debug("keyword copy of %s at %s in %.2fs", self._label, self.generation, time.monotonic() - started)
+
+    def _update(self) -> None:
+        """Read what changed since the copy's version in one snapshot, then write it into the copy."""
+        nw, nargs = self._build_where()
+        s = self._schema
+        with self._snapshot() as conn:
+            head = conn.execute(f"SELECT n.id, n.version FROM {s}.namespaces n WHERE {nw}", nargs).fetchone()
+            if head is None:
+                return
+            build, generation = int(head[0]), f"{head[0]}:{head[1]}"
+            held = self._rows if self._build == build else {}
+            listed = {int(r[0]): (int(r[1]), str(r[2])) for r in conn.execute(
+                f"SELECT seq, xmin::text::bigint, path FROM {s}.chunks WHERE ns_id = %s", (build,), binary=True)}
+            changed = {path for seq, (version, path) in listed.items() if held.get(seq) != (version, path)}
+            changed |= {path for seq, (_, path) in held.items() if seq not in listed}
+            files, chunks = self._read_paths(conn, build, sorted(changed))
+        if self._stop.is_set():
+            return
+        with self._use:
+            self.generation = None  # searches go to the server while the copy is written
+            if self._store is None or not held:
+                self._open_empty()
+            store = self._store
+            assert store is not None
+            first_seq = {path: min(seqs for seqs, _ in rows) for path, rows in chunks.items()}
+            for path in sorted(changed, key=lambda p: first_seq.get(p, 0)):
+                if self._stop.is_set():
+                    return
+                rows = chunks.get(path)
+                if rows:
+                    store.replace_file(files.get(path) or _file_without_record(path, rows[0][1].source),
+                                       [chunk for _, chunk in rows], rowids=[seq for seq, _ in rows])
+                else:
+                    store.delete_file(path)
+            self._rows, self._build = listed, build
+            self.generation = generation
+
+    def _read_paths(self, conn: Any, build: int, paths: Sequence[str]
+                    ) -> tuple[dict[str, MemoryFile], dict[str, list[tuple[int, StoredChunk]]]]:
+        """The file records and the chunks (with their seqs, in seq order) of ``paths`` in build ``build``."""
+        s = self._schema
+        files: dict[str, MemoryFile] = {}
+        chunks: dict[str, list[tuple[int, StoredChunk]]] = {}
+        for at in range(0, len(paths), _PATHS_PER_READ):
+            part = list(paths[at: at + _PATHS_PER_READ])
+            for r in conn.execute(f"SELECT path, source, hash, mtime, size FROM {s}.files WHERE ns_id = %s "
+                                  "AND path = ANY(%s)", (build, part)):
+                files[r[0]] = MemoryFile(path=r[0], abs_path="", mtime_ms=float(r[3]), size=int(r[4]), hash=r[2],
+                                         source=r[1])
+            for r in conn.execute(f"SELECT {_CHUNK_COLUMNS} FROM {s}.chunks WHERE ns_id = %s AND path = ANY(%s) "
+                                  "ORDER BY seq", (build, part)):
+                chunks.setdefault(r[2], []).append((int(r[0]), StoredChunk(*r[1:])))
+            if self._stop.is_set():
+                break
+        return files, chunks
+
+    def _open_empty(self) -> None:
+        """Replace the copy's store with an empty one in a new private folder."""
+        old, self._store = self._store, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                old.close()
+        if self._cleanup is not None:
+            self._cleanup()
+        remove_abandoned_copies()
+        folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+        self._folder = folder
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(folder), True)
+        self._store = SQLiteStore(folder / "keywords.sqlite", vector_enabled=False, memory_cache=False,
+                                  fts_tokenizer=self._fts_tokenizer, fts_note_dates=self._fts_note_dates)
+        self._rows, self._build = {}, None
+
+
+def remove_abandoned_copies(folder: Path | None = None) -> list[Path]:
+    """Remove the copies in ``folder`` (the temporary folder) that processes of this user left when they ended
+    without closing their store (killed); the folders removed. Only on POSIX systems, where a process id can be
+    probed."""
+    if os.name != "posix":
+        return []
+    removed = []
+    for found in Path(folder or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        pid = found.name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and found.stat().st_uid == os.getuid() and not _running(int(pid)):
+                shutil.rmtree(found, ignore_errors=True)
+                removed.append(found)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (POSIX)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
+def _file_without_record(path: str, source: str) -> MemoryFile:
+    """A file record for chunks whose file row is missing (the copy only searches them)."""
+    return MemoryFile(path=path, abs_path="", mtime_ms=0.0, size=0, hash="", source=source)

@@ -1,0 +1,180 @@
+"""The PostgreSQL store's copy of a namespace's keyword index in a SQLite file of this process
+(``store.vector.memoryCache``): a search it answers is the server's answer and costs one round trip, a write from
+any host is seen by the next search, and closing the store removes the copy."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from openclaw_memory.config import MemoryConfig
+from openclaw_memory.retrieval.pipeline import run_search
+from openclaw_memory.storage import StoredChunk
+from openclaw_memory.storage.postgres import PostgresStore, keyword_copy
+from openclaw_memory.types import MemoryFile
+
+MakeStore = Callable[..., PostgresStore]
+WORDS = ["heron", "canal", "lantern", "orchard", "ferry", "compass", "violet", "granite", "painting", "painted"]
+#: MATCH expressions as the keyword side builds them: words, phrases, prefixes, AND/OR/NOT
+MATCHES = ['"heron"', '"heron" AND "canal"', '"heron" OR "violet"', '"paint"*', '"lantern orchard"',
+           '"ferry" NOT "compass"', '("heron" AND "canal") OR ("granite" AND "violet")', '"nothing"']
+#: searches through the whole keyword side (counts, the expressions it tries, the winners)
+SEARCHES = ["heron canal lantern", "orchard ferry compass violet", "painting granite", "2026-03-04 heron",
+            "what about the lantern"]
+
+
+def _file(path: str) -> MemoryFile:
+    return MemoryFile(path=path, abs_path="/nowhere/" + path, mtime_ms=1000.0, size=10, hash="h-" + path)
+
+
+def _note(store: PostgresStore, path: str, texts: list[str], source: str = "memory") -> None:
+    store.replace_file(_file(path), [StoredChunk(
+        id=f"{path}#{i}", path=path, source=source, start_line=i * 2 + 1, end_line=i * 2 + 2, hash=f"{path}{i}{t}",
+        model="m", text=t) for i, t in enumerate(texts)])
+
+
+def _fill(store: PostgresStore) -> None:
+    """Dated notes, a session and a curated file of words from :data:`WORDS`, some chunks alike (ties)."""
+    rng = np.random.default_rng(7)
+    for f in range(8):
+        path = f"memory/2026-03-0{f + 1}.md" if f < 6 else "MEMORY.md" if f == 6 else "sessions/s.jsonl"
+        texts = [" ".join(rng.choice(WORDS, size=5)) for _ in range(12)] + ["heron canal", "heron canal"]
+        _note(store, path, texts, source="sessions" if f == 7 else "memory")
+
+
+def _rows(found: list[tuple[Any, float]]) -> list[tuple[Any, ...]]:
+    return [(c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.text_rank, round(score, 9))
+            for c, score in found]
+
+
+def _warm(store: PostgresStore) -> None:
+    store.keyword_search('"heron"', limit=1)  # starts the copy
+    assert store.wait_keyword_cache(timeout=30)
+    assert store.info().keyword_cache.startswith("warm (")
+
+
+class _RoundTrips:
+    """Statements this process sends to PostgreSQL (each outside a pipeline is a round trip)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        execute = psycopg.Connection.execute
+
+        def counting(conn: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+            self.sent.append(str(query))
+            return execute(conn, query, params, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counting)
+
+
+@pytest.mark.parametrize("tokenizer", ["unicode61", "porter"])
+def test_a_warm_copy_answers_as_the_server_does_in_one_round_trip(
+        make_pg_store: MakeStore, monkeypatch: pytest.MonkeyPatch, tokenizer: str) -> None:
+    server = make_pg_store(fts_tokenizer=tokenizer)
+    _fill(server)
+    copied = make_pg_store(server.namespace, fts_tokenizer=tokenizer, memory_cache=True)
+    _warm(copied)
+    sent = _RoundTrips(monkeypatch)
+    cases: list[dict[str, Any]] = [{"match": m, "limit": 6} for m in MATCHES] + [
+        {"match": '"heron"', "limit": 4, "window": 10}, {"match": '"heron"', "limit": 5, "order": "recent"},
+        {"match": '"heron"', "limit": 6, "newest": 20}, {"match": '"heron"', "limit": 6, "sources": ["sessions"]},
+        {"match": "", "limit": 3, "like_terms": ["heron can"]}, {"match": '"heron"', "limit": 3, "like_terms": ["al"]}]
+    for case in cases:
+        sent.sent.clear()
+        assert _rows(copied.keyword_search(**case)) == _rows(server.keyword_search(**case)), case
+        assert sum(1 for sql in sent.sent if "namespaces" in sql) >= 1
+    sent.sent.clear()
+    def sized(sets: list[tuple[int, frozenset[object] | None]]) -> list[tuple[int, int | None]]:
+        return [(n, None if keys is None else len(keys)) for n, keys in sets]  # keys: opaque to the caller
+
+    assert sized(copied.match_sets_many(MATCHES, cap=40)) == sized(server.match_sets_many(MATCHES, cap=40))
+    assert copied.count_matches_many(MATCHES, cap=5) == server.count_matches_many(MATCHES, cap=5)
+    cfg = MemoryConfig()
+    run_search(copied, cfg, SEARCHES[0], provider=None)  # the chunk counts, read once per version
+    for q in SEARCHES:
+        expected = run_search(server, cfg, q, provider=None)
+        sent.sent.clear()
+        got = run_search(copied, cfg, q, provider=None)
+        assert [(h.path, h.start_line, round(h.score, 9)) for h in got.hits] == \
+            [(h.path, h.start_line, round(h.score, 9)) for h in expected.hits], q
+        # the version check of each call only: no count, phrase or rank statement reached the server
+        assert sent.sent and all(sql.startswith("SELECT n.id, n.version FROM") for sql in sent.sent), (q, sent.sent)
+
+
+def test_a_write_from_another_host_is_seen_by_the_next_search(make_pg_store: MakeStore) -> None:
+    writer = make_pg_store()
+    _note(writer, "memory/a.md", ["the heron by the canal", "a lantern"])
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    _warm(reader)
+    _note(writer, "memory/b.md", ["a heron on the roof"])  # another host's write
+    assert {c.path for c, _ in reader.keyword_search('"heron"', limit=6)} == {"memory/a.md", "memory/b.md"}
+    assert reader.wait_keyword_cache(timeout=30)  # brought up to date meanwhile
+    assert reader.info().keyword_cache == "warm (3 chunks)"
+    writer.delete_file("memory/a.md")
+    _note(writer, "memory/b.md", ["no bird here"])
+    assert reader.keyword_search('"heron"', limit=6) == []
+    assert reader.wait_keyword_cache(timeout=30)
+    assert reader.info().keyword_cache == "warm (1 chunks)"
+    assert reader.keyword_search('"heron"', limit=6) == []
+    assert [c.text for c, _ in reader.keyword_search('"bird"', limit=6)] == ["no bird here"]
+
+
+def test_a_rebuild_s_swap_is_seen_by_the_next_search(make_pg_store: MakeStore) -> None:
+    writer = make_pg_store()
+    _note(writer, "memory/a.md", ["the heron by the canal"])
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    _warm(reader)
+    with writer.rebuild() as new:
+        _note(new, "memory/c.md", ["a heron in the new build"])
+    assert [c.path for c, _ in reader.keyword_search('"heron"', limit=6)] == ["memory/c.md"]
+    assert reader.wait_keyword_cache(timeout=30)
+    assert [c.path for c, _ in reader.keyword_search('"heron"', limit=6)] == ["memory/c.md"]
+    assert reader.info().keyword_cache == "warm (1 chunks)"
+
+
+def test_the_copy_is_private_and_closing_the_store_removes_it(make_pg_store: MakeStore) -> None:
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    _warm(store)
+    folder = store._keyword_copy._folder  # type: ignore[union-attr]
+    assert folder is not None and folder.is_dir()
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700  # memory text: readable by this user only
+    store.close()
+    assert not Path(folder).exists()
+
+
+def test_without_the_memory_cache_there_is_no_copy(make_pg_store: MakeStore) -> None:
+    store = make_pg_store(memory_cache=False)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    assert [c.path for c, _ in store.keyword_search('"heron"', limit=6)] == ["memory/a.md"]
+    assert store.wait_keyword_cache(timeout=1) and store.info().keyword_cache == "off"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process ids are probed on POSIX systems only")
+def test_a_killed_process_s_copy_is_removed_by_the_next_copy(make_pg_store: MakeStore, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process killed before closing its store (SIGKILL: no clean-up runs) leaves its copy of the memory text in
+    the temporary folder; the next copy made by any process of the user removes it."""
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    abandoned = tmp_path / f"{keyword_copy.FOLDER_PREFIX}{int(ended.stdout)}-x1"
+    abandoned.mkdir()
+    (abandoned / "keywords.sqlite").write_text("memory text")
+    alive = tmp_path / f"{keyword_copy.FOLDER_PREFIX}{os.getpid()}-x2"  # a running process's: kept
+    alive.mkdir()
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    _warm(store)
+    assert not abandoned.exists() and alive.is_dir()
+    assert store._keyword_copy._folder.parent == tmp_path  # type: ignore[union-attr]
