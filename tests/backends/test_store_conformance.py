@@ -210,6 +210,19 @@ def test_a_keyword_only_search_finds_what_any_search_finds(store: MemoryStore) -
             [(c.id, c.text, round(r, 12)) for c, r in with_vectors] != []
 
 
+def test_equal_keyword_ranks_keep_the_most_recently_indexed_chunks(store: MemoryStore) -> None:
+    """Chunks that rank alike (the same text) come out newest first, and a limit keeps the newest of them, on every
+    backend and with every option; before, SQLite kept the oldest (FTS5 cuts a tie in index order) and listed
+    substring matches oldest first."""
+    for i in range(8):
+        _put(store, f"memory/t{i}.md", ["the heron by the canal"])
+    match = analyze_query("heron").match or ""
+    newest = ["memory/t7.md#0", "memory/t6.md#0", "memory/t5.md#0"]
+    assert [c.id for c, _ in store.keyword_search(match, limit=3)] == newest
+    assert [c.id for c, _ in store.keyword_search(match, limit=3, window=6)] == newest
+    assert [c.id for c, _ in store.keyword_search("", limit=3, like_terms=["heron by"])] == newest
+
+
 def test_keyword_options_recent_like_count_and_rejected_syntax(store: MemoryStore) -> None:
     for i in range(5):
         _put(store, f"memory/n{i}.md", [f"kestrel sighting number {i}"])

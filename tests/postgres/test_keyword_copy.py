@@ -178,3 +178,14 @@ def test_a_killed_process_s_copy_is_removed_by_the_next_copy(make_pg_store: Make
     _warm(store)
     assert not abandoned.exists() and alive.is_dir()
     assert store._keyword_copy._folder.parent == tmp_path  # type: ignore[union-attr]
+
+
+def test_status_shows_the_keyword_copy(make_pg_index: Callable[..., Any], write: Callable[[dict[str, str]], Path]
+                                       ) -> None:
+    write({"MEMORY.md": "# Notes\n\nThe heron nests by the canal.\n"})
+    idx = make_pg_index()
+    idx.sync()
+    assert idx.search("heron").hits
+    assert idx.store.wait_keyword_cache(timeout=30)  # type: ignore[attr-defined]
+    assert idx.status().fts["cache"] == "warm (1 chunks)"
+    assert [h.path for h in idx.search("heron").hits] == ["MEMORY.md"]

@@ -52,12 +52,14 @@ class KeywordCopy:
     ``schema``, copied into a SQLite file through the read-only snapshots ``snapshot()`` lends (a connection in a
     REPEATABLE READ READ ONLY transaction). ``fts_tokenizer`` and ``fts_note_dates`` are the PostgreSQL store's, so
     both index the same tokens. Thread-safe: a search holds the copy for its duration (:meth:`searching`), an
-    update waits for no search and is skipped by searches while it writes."""
+    update waits for no search and is skipped by searches while it writes. ``interrupt()`` cancels a read under way
+    (on :meth:`close`)."""
 
     def __init__(self, snapshot: Callable[[], AbstractContextManager[Any]], schema: str,
                  build_where: Callable[[], tuple[str, list[Any]]], *, fts_tokenizer: str, fts_note_dates: bool,
-                 label: str) -> None:
+                 label: str, interrupt: Callable[[], None] | None = None) -> None:
         self._snapshot = snapshot
+        self._interrupt = interrupt
         self._schema = schema
         self._build_where = build_where
         self._fts_tokenizer = fts_tokenizer
@@ -127,6 +129,9 @@ class KeywordCopy:
         with self._loading:
             self._stop.set()
             thread = self._thread
+        if thread is not None and self._interrupt is not None and thread.is_alive():
+            with contextlib.suppress(Exception):
+                self._interrupt()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=2.0)
         with self._use:

@@ -278,7 +278,9 @@ class PostgresStore:
     does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
     one). ``memory_cache`` (``store.vector.memoryCache``) keeps the namespace's vectors in this process's memory
     (:mod:`.vector_copy`: loaded in the background after a vector search, on its pooled connections, and again
-    after each write to the namespace from any host) and searches them there while they are current. On a
+    after each write to the namespace from any host) and searches them there while they are current; it also keeps
+    the namespace's keyword index in a SQLite file of this process (:mod:`.keyword_copy`), which answers keyword
+    searches while it holds the namespace's current version. On a
     read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
@@ -371,9 +373,10 @@ class PostgresStore:
         self._copy_conn: Any = None
         #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
         self._keyword_copy = KeywordCopy(
-            functools.partial(self._conn, "copying the keyword index", read=True, untimed=True), self._s,
-            self._build_where, fts_tokenizer=fts_tokenizer, fts_note_dates=fts_note_dates,
-            label=f"{self.safe_url} (namespace {namespace!r})") if memory_cache else None
+            self._keyword_snapshot, self._s, self._build_where, fts_tokenizer=fts_tokenizer,
+            fts_note_dates=fts_note_dates, label=f"{self.safe_url} (namespace {namespace!r})",
+            interrupt=self._interrupt_keyword_copy) if memory_cache else None
+        self._keyword_conn: Any = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -1688,6 +1691,21 @@ class PostgresStore:
                 yield conn
             finally:
                 self._copy_conn = None
+
+    @contextlib.contextmanager
+    def _keyword_snapshot(self) -> Iterator[Any]:
+        """A pooled connection in a read-only snapshot for updating the keyword copy (cancelled by :meth:`close`)."""
+        with self._conn("copying the keyword index", read=True, untimed=True) as conn:
+            self._keyword_conn = conn
+            try:
+                yield conn
+            finally:
+                self._keyword_conn = None
+
+    def _interrupt_keyword_copy(self) -> None:
+        conn = self._keyword_conn
+        if conn is not None:
+            conn.cancel_safe()
 
     def _interrupt_vector_copy(self) -> None:
         conn = self._copy_conn
