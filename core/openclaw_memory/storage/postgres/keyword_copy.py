@@ -114,13 +114,13 @@ class KeywordCopy:
         return not thread.is_alive()
 
     def state(self, generation: str | None) -> str:
-        """``"loading"``, ``"warm (N chunks)"`` when the copy holds ``generation``, or ``"cold"`` (with the last
-        update's error)."""
+        """``"loading"``, ``"warm (N chunks, X MB on disk)"`` when the copy holds ``generation``, or ``"cold"``
+        (with the last update's error)."""
         thread = self._thread
         if thread is not None and thread.is_alive():
             return "loading"
         if generation is not None and self.generation == generation:
-            return f"warm ({len(self._rows)} chunks)"
+            return f"warm ({len(self._rows)} chunks, {self._disk_bytes() / 2**20:.1f} MB on disk)"
         failed = self._failed
         return f"cold (last load failed: {failed[1]})" if failed is not None else "cold"
 
@@ -143,6 +143,17 @@ class KeywordCopy:
                     store.close()
             if self._cleanup is not None:
                 self._cleanup()
+
+    def _disk_bytes(self) -> int:
+        """The bytes of the copy's files."""
+        folder = self._folder
+        if folder is None:
+            return 0
+        total = 0
+        for file in folder.glob("*"):
+            with contextlib.suppress(OSError):
+                total += file.stat().st_size
+        return total
 
     # ---- updating ----------------------------------------------------------------------------
 
