@@ -189,3 +189,30 @@ def test_status_shows_the_keyword_copy(make_pg_index: Callable[..., Any], write:
     assert idx.store.wait_keyword_cache(timeout=30)  # type: ignore[attr-defined]
     assert idx.status().fts["cache"].startswith("warm (1 chunks, ")
     assert [h.path for h in idx.search("heron").hits] == ["MEMORY.md"]
+
+
+def test_with_both_copies_warm_a_vector_search_reads_only_the_version(make_pg_store: MakeStore,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vectors' copy picks the hits and the keyword copy holds their rows (text and stored vector): the same
+    candidates as the server's, for one round trip reading the namespace's version."""
+    rng = np.random.default_rng(3)
+    server = make_pg_store()
+    for f in range(4):
+        path = f"memory/v{f}.md"
+        server.replace_file(_file(path), [StoredChunk(
+            id=f"{path}#{i}", path=path, source="sessions" if f == 3 else "memory", start_line=i + 1, end_line=i + 1,
+            hash=f"{path}{i}", model="other" if f == 2 else "m", text=f"note {f}-{i} heron",
+            embedding=rng.standard_normal(16).astype(np.float32)) for i in range(10)])
+    copied = make_pg_store(server.namespace, memory_cache=True)
+    query = rng.standard_normal(16).astype(np.float32)
+    copied.vector_search(query, limit=1)
+    _warm(copied)
+    assert copied.wait_vector_cache(timeout=30)
+    sent = _RoundTrips(monkeypatch)
+    for options in ({}, {"sources": ["sessions"]}, {"model": "m"}):
+        sent.sent.clear()
+        got = copied.vector_search(query, limit=6, **options)
+        assert len(sent.sent) == 1 and sent.sent[0].startswith("SELECT n.id, n.version FROM"), sent.sent
+        expected = server.vector_search(query, limit=6, **options)
+        assert [(c.id, c.text, c.vector_rank, round(c.vector_score, 9), tuple(c.embedding)) for c in got] == \
+            [(c.id, c.text, c.vector_rank, round(c.vector_score, 9), tuple(c.embedding)) for c in expected] != []

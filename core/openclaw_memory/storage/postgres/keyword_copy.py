@@ -36,8 +36,6 @@ __all__ = ["KeywordCopy"]
 
 log = logging.getLogger(__name__)
 
-#: the chunk columns a copy is written from, in :class:`StoredChunk` order after ``seq``
-_CHUNK_COLUMNS = "seq, id, path, source, start_line, end_line, hash, model, text"
 #: paths whose rows are read per statement while bringing a copy up to date
 _PATHS_PER_READ = 500
 _THREAD_NAME = "openclaw-memory-keyword-copy"
@@ -48,17 +46,21 @@ FOLDER_PREFIX = "openclaw-memory-keywords-"
 
 
 class KeywordCopy:
-    """The keyword index of the build that ``build_where`` (over ``namespaces`` aliased ``n``) selects in the quoted
-    ``schema``, copied into a SQLite file through the read-only snapshots ``snapshot()`` lends (a connection in a
-    REPEATABLE READ READ ONLY transaction). ``fts_tokenizer`` and ``fts_note_dates`` are the PostgreSQL store's, so
+    """The chunks of the build that ``build_where`` (over ``namespaces`` aliased ``n``) selects in the quoted
+    ``schema``, with their vectors, copied into a SQLite file through the read-only snapshots ``snapshot()`` lends (a
+    connection in a REPEATABLE READ READ ONLY transaction); ``chunk_of_row`` makes a chunk of a row of
+    ``chunk_columns``. ``fts_tokenizer`` and ``fts_note_dates`` are the PostgreSQL store's, so
     both index the same tokens. Thread-safe: a search holds the copy for its duration (:meth:`searching`), an
     update waits for no search and is skipped by searches while it writes. ``interrupt()`` cancels a read under way
     (on :meth:`close`)."""
 
     def __init__(self, snapshot: Callable[[], AbstractContextManager[Any]], schema: str,
-                 build_where: Callable[[], tuple[str, list[Any]]], *, fts_tokenizer: str, fts_note_dates: bool,
+                 build_where: Callable[[], tuple[str, list[Any]]], chunk_columns: str,
+                 chunk_of_row: Callable[[Sequence[Any]], StoredChunk], *, fts_tokenizer: str, fts_note_dates: bool,
                  label: str, interrupt: Callable[[], None] | None = None) -> None:
         self._snapshot = snapshot
+        self._chunk_columns = chunk_columns
+        self._chunk_of_row = chunk_of_row
         self._interrupt = interrupt
         self._schema = schema
         self._build_where = build_where
@@ -218,9 +220,10 @@ class KeywordCopy:
                                   "AND path = ANY(%s)", (build, part)):
                 files[r[0]] = MemoryFile(path=r[0], abs_path="", mtime_ms=float(r[3]), size=int(r[4]), hash=r[2],
                                          source=r[1])
-            for r in conn.execute(f"SELECT {_CHUNK_COLUMNS} FROM {s}.chunks WHERE ns_id = %s AND path = ANY(%s) "
-                                  "ORDER BY seq", (build, part)):
-                chunks.setdefault(r[2], []).append((int(r[0]), StoredChunk(*r[1:])))
+            for r in conn.execute(f"SELECT seq, {self._chunk_columns} FROM {s}.chunks WHERE ns_id = %s "
+                                  "AND path = ANY(%s) ORDER BY seq", (build, part), binary=True):
+                chunk = self._chunk_of_row(r[1:])
+                chunks.setdefault(chunk.path, []).append((int(r[0]), chunk))
             if self._stop.is_set():
                 break
         return files, chunks

@@ -373,7 +373,7 @@ class PostgresStore:
         self._copy_conn: Any = None
         #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
         self._keyword_copy = KeywordCopy(
-            self._keyword_snapshot, self._s, self._build_where, fts_tokenizer=fts_tokenizer,
+            self._keyword_snapshot, self._s, self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
             fts_note_dates=fts_note_dates, label=f"{self.safe_url} (namespace {namespace!r})",
             interrupt=self._interrupt_keyword_copy) if memory_cache else None
         self._keyword_conn: Any = None
@@ -1601,6 +1601,8 @@ class PostgresStore:
             return []  # a zero or non-finite query has no direction: nothing is similar to it
         dims = int(q.size)
         picked = self._picked_from_copy(q, limit, sources, model)  # before taking a connection: numpy's part
+        if picked is not None and (local := self._picked_from_keyword_copy(*picked)) is not None:
+            return local
         with self._autocommit("vector search") as conn:
             ranked = self._rows_of_picked(conn, *picked) if picked is not None else None
             if ranked is None:
@@ -1649,6 +1651,23 @@ class PostgresStore:
         if copy is None or self._older_than_seen(copy.generation):
             return None
         return copy, copy.search(q, limit, sources, model)
+
+    def _picked_from_keyword_copy(self, copy: VectorMatrix, hits: Sequence[tuple[str, float]]
+                                  ) -> list[Candidate] | None:
+        """``hits`` (picked from ``copy``) as candidates made of their chunks in the keyword copy, when both copies
+        hold the build's current version (read in one round trip); None otherwise."""
+        keywords = self._keyword_copy
+        if keywords is None or keywords.generation != copy.generation:
+            return None  # not worth the round trip
+        with self._keywords_here() as found:
+            if found is None or keywords.generation != copy.generation:
+                return None
+            chunks = {c.id: c for c in found.get_chunks([chunk_id for chunk_id, _ in hits])}
+        if len(chunks) != len(hits):
+            return None
+        return [Candidate(id=c.id, path=c.path, source=c.source, start_line=c.start_line,  # type: ignore[arg-type]
+                          end_line=c.end_line, text=c.text, vector_score=score, vector_rank=pos, embedding=c.embedding)
+                for pos, (c, score) in enumerate(((chunks[i], s) for i, s in hits), start=1)]
 
     def _rows_of_picked(self, conn: Any, copy: VectorMatrix, hits: Sequence[tuple[str, float]]
                         ) -> list[tuple[Any, float]] | None:
