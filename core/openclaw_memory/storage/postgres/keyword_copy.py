@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -36,8 +37,8 @@ __all__ = ["KeywordCopy"]
 
 log = logging.getLogger(__name__)
 
-#: paths whose rows are read per statement while bringing a copy up to date
-_PATHS_PER_READ = 500
+#: rows read (and held) at most per statement while bringing a copy up to date, unless one file has more
+_ROWS_PER_READ = 2048
 _THREAD_NAME = "openclaw-memory-keyword-copy"
 #: seconds before an update that failed is tried again at the same (or an unknown) version
 _RETRY_AFTER = 60.0
@@ -173,7 +174,10 @@ class KeywordCopy:
         log.debug("keyword copy of %s at %s in %.2fs", self._label, self.generation, time.monotonic() - started)
 
     def _update(self) -> None:
-        """Read what changed since the copy's version in one snapshot, then write it into the copy."""
+        """Bring the copy to the build's version in one snapshot: the files whose rows were added, rewritten or
+        removed since the copy's version are read and written about :data:`_ROWS_PER_READ` rows at a time. Searches go to the
+        server meanwhile; an update stopped half-way leaves the copy at no version, and the next one rewrites the
+        same files again."""
         nw, nargs = self._build_where()
         s = self._schema
         with self._snapshot() as conn:
@@ -186,47 +190,38 @@ class KeywordCopy:
                 f"SELECT seq, xmin::text::bigint, path FROM {s}.chunks WHERE ns_id = %s", (build,), binary=True)}
             changed = {path for seq, (version, path) in listed.items() if held.get(seq) != (version, path)}
             changed |= {path for seq, (_, path) in held.items() if seq not in listed}
-            files, chunks = self._read_paths(conn, build, sorted(changed))
-        if self._stop.is_set():
-            return
-        with self._use:
-            self.generation = None  # searches go to the server while the copy is written
-            if self._store is None or not held:
-                self._open_empty()
-            store = self._store
-            assert store is not None
-            first_seq = {path: min(seqs for seqs, _ in rows) for path, rows in chunks.items()}
-            for path in sorted(changed, key=lambda p: first_seq.get(p, 0)):
-                if self._stop.is_set():
-                    return
-                rows = chunks.get(path)
-                if rows:
-                    store.replace_file(files.get(path) or _file_without_record(path, rows[0][1].source),
-                                       [chunk for _, chunk in rows], rowids=[seq for seq, _ in rows])
-                else:
-                    store.delete_file(path)
-            self._rows, self._build = listed, build
-            self.generation = generation
+            with self._use:
+                self.generation = None  # searches go to the server while the copy is written
+                if self._store is None or not held:
+                    self._open_empty()
+                for paths in _batches(sorted(changed), Counter(path for _, path in listed.values())):
+                    if self._stop.is_set():
+                        return
+                    self._write_paths(conn, build, paths)
+                self._rows, self._build = listed, build
+                self.generation = generation
 
-    def _read_paths(self, conn: Any, build: int, paths: Sequence[str]
-                    ) -> tuple[dict[str, MemoryFile], dict[str, list[tuple[int, StoredChunk]]]]:
-        """The file records and the chunks (with their seqs, in seq order) of ``paths`` in build ``build``."""
+    def _write_paths(self, conn: Any, build: int, paths: Sequence[str]) -> None:
+        """Write into the copy what build ``build`` holds now for each of ``paths``: the file's chunks under their
+        seqs, or nothing (the file was removed)."""
+        store = self._store
+        assert store is not None
         s = self._schema
-        files: dict[str, MemoryFile] = {}
+        files = {r[0]: MemoryFile(path=r[0], abs_path="", mtime_ms=float(r[3]), size=int(r[4]), hash=r[2], source=r[1])
+                 for r in conn.execute(f"SELECT path, source, hash, mtime, size FROM {s}.files WHERE ns_id = %s "
+                                       "AND path = ANY(%s)", (build, list(paths)))}
         chunks: dict[str, list[tuple[int, StoredChunk]]] = {}
-        for at in range(0, len(paths), _PATHS_PER_READ):
-            part = list(paths[at: at + _PATHS_PER_READ])
-            for r in conn.execute(f"SELECT path, source, hash, mtime, size FROM {s}.files WHERE ns_id = %s "
-                                  "AND path = ANY(%s)", (build, part)):
-                files[r[0]] = MemoryFile(path=r[0], abs_path="", mtime_ms=float(r[3]), size=int(r[4]), hash=r[2],
-                                         source=r[1])
-            for r in conn.execute(f"SELECT seq, {self._chunk_columns} FROM {s}.chunks WHERE ns_id = %s "
-                                  "AND path = ANY(%s) ORDER BY seq", (build, part), binary=True):
-                chunk = self._chunk_of_row(r[1:])
-                chunks.setdefault(chunk.path, []).append((int(r[0]), chunk))
-            if self._stop.is_set():
-                break
-        return files, chunks
+        for r in conn.execute(f"SELECT seq, {self._chunk_columns} FROM {s}.chunks WHERE ns_id = %s "
+                              "AND path = ANY(%s) ORDER BY seq", (build, list(paths)), binary=True):
+            chunk = self._chunk_of_row(r[1:])
+            chunks.setdefault(chunk.path, []).append((int(r[0]), chunk))
+        for path in paths:
+            rows = chunks.get(path)
+            if rows:
+                store.replace_file(files.get(path) or _file_without_record(path, rows[0][1].source),
+                                   [chunk for _, chunk in rows], rowids=[seq for seq, _ in rows])
+            else:
+                store.delete_file(path)
 
     def _open_empty(self) -> None:
         """Replace the copy's store with an empty one in a new private folder."""
@@ -270,6 +265,20 @@ def _running(pid: int) -> bool:
     except PermissionError:
         return True  # another user's
     return True
+
+
+def _batches(paths: Sequence[str], rows: Counter[str]) -> Iterator[list[str]]:
+    """``paths`` in runs of about :data:`_ROWS_PER_READ` ``rows`` (each path's row count) at most."""
+    batch: list[str] = []
+    held = 0
+    for path in paths:
+        if batch and held + rows[path] > _ROWS_PER_READ:
+            yield batch
+            batch, held = [], 0
+        batch.append(path)
+        held += rows[path]
+    if batch:
+        yield batch
 
 
 def _file_without_record(path: str, source: str) -> MemoryFile:
