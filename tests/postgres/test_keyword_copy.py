@@ -216,3 +216,33 @@ def test_with_both_copies_warm_a_vector_search_reads_only_the_version(make_pg_st
         expected = server.vector_search(query, limit=6, **options)
         assert [(c.id, c.text, c.vector_rank, round(c.vector_score, 9), tuple(c.embedding)) for c in got] == \
             [(c.id, c.text, c.vector_rank, round(c.vector_score, 9), tuple(c.embedding)) for c in expected] != []
+
+
+def test_writes_while_the_first_copy_is_read_are_in_the_copy(make_pg_store: MakeStore,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first copy is read a batch at a time outside any snapshot: a file rewritten, one removed and one added
+    meanwhile are caught by the snapshot that makes the copy exact."""
+    writer = make_pg_store()
+    for name in "abc":
+        _note(writer, f"memory/{name}.md", [f"the heron of {name}", f"a canal of {name}"])
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    write_paths = keyword_copy.KeywordCopy._write_paths
+    calls: list[int] = []
+
+    def writing_meanwhile(self: Any, conn: Any, build: int, paths: Any) -> Any:
+        written = write_paths(self, conn, build, paths)
+        if not calls:  # after the first batch: another host writes
+            _note(writer, "memory/a.md", ["the heron moved"])
+            writer.delete_file("memory/b.md")
+            _note(writer, "memory/d.md", ["a new heron"])
+        calls.append(len(paths))
+        return written
+
+    monkeypatch.setattr(keyword_copy, "_ROWS_PER_READ", 2)  # one file a batch
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_write_paths", writing_meanwhile)
+    _warm(reader)
+    assert reader._keyword_copy.generation == writer.generation()  # type: ignore[union-attr]
+    expected = _rows(writer.keyword_search('"heron"', limit=10))
+    assert {row[1] for row in expected} == {"memory/a.md", "memory/c.md", "memory/d.md"}
+    assert _rows(reader.keyword_search('"heron"', limit=10)) == expected
+    assert reader.info().keyword_cache.startswith("warm (4 chunks, ")

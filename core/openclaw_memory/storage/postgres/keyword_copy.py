@@ -174,36 +174,71 @@ class KeywordCopy:
         log.debug("keyword copy of %s at %s in %.2fs", self._label, self.generation, time.monotonic() - started)
 
     def _update(self) -> None:
-        """Bring the copy to the build's version in one snapshot: the files whose rows were added, rewritten or
-        removed since the copy's version are read and written about :data:`_ROWS_PER_READ` rows at a time. Searches go to the
-        server meanwhile; an update stopped half-way leaves the copy at no version, and the next one rewrites the
-        same files again."""
-        nw, nargs = self._build_where()
-        s = self._schema
+        """Bring the copy to the build's current version. A first copy (or one of another build) is read a batch
+        of files at a time, each on a connection lent for it alone, so searches get one in between; then one
+        snapshot makes the copy exact, reading again the files whose rows were added, rewritten or removed since
+        (about :data:`_ROWS_PER_READ` rows at a time). Searches go to the server meanwhile; an update stopped
+        half-way leaves the copy at no version, and the next one rewrites the files it had not finished."""
         with self._snapshot() as conn:
-            head = conn.execute(f"SELECT n.id, n.version FROM {s}.namespaces n WHERE {nw}", nargs).fetchone()
-            if head is None:
+            head = self._head(conn)
+        if head is not None and head[0] != self._build:
+            with self._use:
+                self.generation = None
+                self._open_empty()
+                self._build = head[0]
+            for paths in _batches(*self._paths_and_rows(head[0], self._listed_now(head[0]))):
+                if self._stop.is_set():
+                    return
+                with self._snapshot() as conn, self._use:
+                    self._rows.update(self._write_paths(conn, head[0], paths))
+        with self._snapshot() as conn:
+            head = self._head(conn)
+            if head is None:  # no build: nothing to find, as on the server
+                with self._use:
+                    if self._store is None or self._rows:
+                        self._open_empty()
+                    self._build, self.generation = None, "none:0"
                 return
-            build, generation = int(head[0]), f"{head[0]}:{head[1]}"
-            held = self._rows if self._build == build else {}
-            listed = {int(r[0]): (int(r[1]), str(r[2])) for r in conn.execute(
-                f"SELECT seq, xmin::text::bigint, path FROM {s}.chunks WHERE ns_id = %s", (build,), binary=True)}
-            changed = {path for seq, (version, path) in listed.items() if held.get(seq) != (version, path)}
-            changed |= {path for seq, (_, path) in held.items() if seq not in listed}
+            build, generation = head[0], f"{head[0]}:{head[1]}"
+            listed = self._listed(conn, build)
             with self._use:
                 self.generation = None  # searches go to the server while the copy is written
-                if self._store is None or not held:
-                    self._open_empty()
-                for paths in _batches(sorted(changed), Counter(path for _, path in listed.values())):
+                if build != self._build:  # replaced again meanwhile: read by the next update
+                    return
+                for paths in _batches(*self._paths_and_rows(build, listed)):
                     if self._stop.is_set():
                         return
-                    self._write_paths(conn, build, paths)
-                self._rows, self._build = listed, build
+                    self._rows.update(self._write_paths(conn, build, paths))
+                self._rows = listed
                 self.generation = generation
 
-    def _write_paths(self, conn: Any, build: int, paths: Sequence[str]) -> None:
+    def _head(self, conn: Any) -> tuple[int, int] | None:
+        """The build's id and version."""
+        nw, nargs = self._build_where()
+        row = conn.execute(f"SELECT n.id, n.version FROM {self._schema}.namespaces n WHERE {nw}", nargs).fetchone()
+        return (int(row[0]), int(row[1])) if row is not None else None
+
+    def _listed(self, conn: Any, build: int) -> dict[int, tuple[int, str]]:
+        """By seq, the version (``xmin``) and path of each row of build ``build`` now."""
+        return {int(r[0]): (int(r[1]), str(r[2])) for r in conn.execute(
+            f"SELECT seq, xmin::text::bigint, path FROM {self._schema}.chunks WHERE ns_id = %s", (build,),
+            binary=True)}
+
+    def _listed_now(self, build: int) -> dict[int, tuple[int, str]]:
+        with self._snapshot() as conn:
+            return self._listed(conn, build)
+
+    def _paths_and_rows(self, build: int, listed: dict[int, tuple[int, str]]) -> tuple[list[str], Counter[str]]:
+        """The paths whose rows in ``listed`` differ from the copy's (added, rewritten or removed), and how many
+        rows each path has in ``listed``."""
+        held = self._rows if self._build == build else {}
+        changed = {path for seq, (version, path) in listed.items() if held.get(seq) != (version, path)}
+        changed |= {path for seq, (_, path) in held.items() if seq not in listed}
+        return sorted(changed), Counter(path for _, path in listed.values())
+
+    def _write_paths(self, conn: Any, build: int, paths: Sequence[str]) -> dict[int, tuple[int, str]]:
         """Write into the copy what build ``build`` holds now for each of ``paths``: the file's chunks under their
-        seqs, or nothing (the file was removed)."""
+        seqs, or nothing (the file was removed); the rows written, as :meth:`_listed` lists them."""
         store = self._store
         assert store is not None
         s = self._schema
@@ -211,10 +246,12 @@ class KeywordCopy:
                  for r in conn.execute(f"SELECT path, source, hash, mtime, size FROM {s}.files WHERE ns_id = %s "
                                        "AND path = ANY(%s)", (build, list(paths)))}
         chunks: dict[str, list[tuple[int, StoredChunk]]] = {}
-        for r in conn.execute(f"SELECT seq, {self._chunk_columns} FROM {s}.chunks WHERE ns_id = %s "
-                              "AND path = ANY(%s) ORDER BY seq", (build, list(paths)), binary=True):
-            chunk = self._chunk_of_row(r[1:])
+        written: dict[int, tuple[int, str]] = {}
+        for r in conn.execute(f"SELECT seq, xmin::text::bigint, {self._chunk_columns} FROM {s}.chunks "
+                              "WHERE ns_id = %s AND path = ANY(%s) ORDER BY seq", (build, list(paths)), binary=True):
+            chunk = self._chunk_of_row(r[2:])
             chunks.setdefault(chunk.path, []).append((int(r[0]), chunk))
+            written[int(r[0])] = (int(r[1]), chunk.path)
         for path in paths:
             rows = chunks.get(path)
             if rows:
@@ -222,6 +259,10 @@ class KeywordCopy:
                                    [chunk for _, chunk in rows], rowids=[seq for seq, _ in rows])
             else:
                 store.delete_file(path)
+        rewritten = set(paths)
+        for seq in [seq for seq, (_, path) in self._rows.items() if path in rewritten and seq not in written]:
+            del self._rows[seq]
+        return written
 
     def _open_empty(self) -> None:
         """Replace the copy's store with an empty one in a new private folder."""
