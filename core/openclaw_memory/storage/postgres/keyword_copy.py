@@ -40,8 +40,8 @@ log = logging.getLogger(__name__)
 #: rows read (and held) at most per statement while bringing a copy up to date, unless one file has more
 _ROWS_PER_READ = 2048
 _THREAD_NAME = "openclaw-memory-keyword-copy"
-#: seconds before an update that failed is tried again at the same (or an unknown) version
-_RETRY_AFTER = 60.0
+#: seconds before an update that failed is tried again
+_RETRY_AFTER = 300.0
 #: the start of a copy's folder name, followed by the process id
 FOLDER_PREFIX = "openclaw-memory-keywords-"
 
@@ -80,7 +80,7 @@ class KeywordCopy:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._build: int | None = None  # the build the copy's rows are of
-        self._failed: tuple[str | None, str, float] | None = None  # generation, error and time of a failed update
+        self._failed: tuple[str, float] | None = None  # the error and time of the last failed update
 
     @contextlib.contextmanager
     def searching(self, generation: str) -> Iterator[SQLiteStore | None]:
@@ -96,16 +96,15 @@ class KeywordCopy:
 
     def start_update(self, generation: str | None) -> None:
         """Bring the copy up to ``generation`` (or whatever the build holds by then) in a daemon thread, unless
-        it holds it, an update is running, the last update failed at it, or the copy is closed."""
+        it holds it, an update is running, the last one failed less than :data:`_RETRY_AFTER` seconds ago, or the
+        copy is closed (None: the version is not known)."""
         with self._loading:
             if self._stop.is_set() or (generation is not None and self.generation == generation) or (
                     self._thread is not None and self._thread.is_alive()):
                 return
-            if self._failed is not None and (self._failed[0] == generation or generation is None) and \
-                    time.monotonic() - self._failed[2] < _RETRY_AFTER:
-                return  # tried again after the next write, or a while later
-            self._thread = threading.Thread(target=self._update_logged, args=(generation,), name=_THREAD_NAME,
-                                            daemon=True)
+            if self._failed is not None and time.monotonic() - self._failed[1] < _RETRY_AFTER:
+                return  # tried again a while later: a copy that cannot be made (a full disk) is not read again and again
+            self._thread = threading.Thread(target=self._update_logged, name=_THREAD_NAME, daemon=True)
             self._thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -125,7 +124,7 @@ class KeywordCopy:
         if generation is not None and self.generation == generation:
             return f"warm ({len(self._rows)} chunks, {self._disk_bytes() / 2**20:.1f} MB on disk)"
         failed = self._failed
-        return f"cold (last load failed: {failed[1]})" if failed is not None else "cold"
+        return f"cold (last load failed: {failed[0]})" if failed is not None else "cold"
 
     def close(self) -> None:
         """Stop an update at its next step, wait up to 2 s for it, and remove the copy's file."""
@@ -160,14 +159,14 @@ class KeywordCopy:
 
     # ---- updating ----------------------------------------------------------------------------
 
-    def _update_logged(self, generation: str | None) -> None:
+    def _update_logged(self) -> None:
         started = time.monotonic()
         try:
             self._update()
         except Exception as exc:  # noqa: BLE001 - a failed update only means searches stay on the server
             if self._stop.is_set():
                 return
-            self._failed = (generation, str(exc), time.monotonic())
+            self._failed = (str(exc), time.monotonic())
             log.warning("cannot copy the keyword index of %s (searches keep using PostgreSQL's): %s", self._label,
                         exc)
             return
