@@ -4,6 +4,7 @@ any host is seen by the next search, and closing the store removes the copy."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable
@@ -246,3 +247,34 @@ def test_writes_while_the_first_copy_is_read_are_in_the_copy(make_pg_store: Make
     assert {row[1] for row in expected} == {"memory/a.md", "memory/c.md", "memory/d.md"}
     assert _rows(reader.keyword_search('"heron"', limit=10)) == expected
     assert reader.info().keyword_cache.startswith("warm (4 chunks, ")
+
+
+def test_searches_from_several_threads_use_the_copy_at_once(make_pg_store: MakeStore,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hybrid search runs its keyword side and its vector side in two threads: both are answered by the copy
+    (before, the second of two searches at once went to the server)."""
+    import threading
+
+    store = make_pg_store(memory_cache=True)
+    _fill(store)
+    _warm(store)
+    inside = threading.Barrier(2, timeout=10)
+    searching = keyword_copy.KeywordCopy.searching
+
+    @contextlib.contextmanager
+    def meeting(self: Any, generation: str) -> Any:
+        with searching(self, generation) as found:
+            inside.wait()  # both threads inside at once
+            yield found
+
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "searching", meeting)
+    sent = _RoundTrips(monkeypatch)
+    results: list[Any] = []
+    threads = [threading.Thread(target=lambda: results.append(store.keyword_search('"heron"', limit=3)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert len(results) == 2 and results[0] and _rows(results[0]) == _rows(results[1])
+    assert all(sql.startswith("SELECT n.id, n.version FROM") for sql in sent.sent), sent.sent  # no server search

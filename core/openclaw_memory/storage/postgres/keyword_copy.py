@@ -51,8 +51,8 @@ class KeywordCopy:
     ``schema``, with their vectors, copied into a SQLite file through the read-only snapshots ``snapshot()`` lends (a
     connection in a REPEATABLE READ READ ONLY transaction); ``chunk_of_row`` makes a chunk of a row of
     ``chunk_columns``. ``fts_tokenizer`` and ``fts_note_dates`` are the PostgreSQL store's, so
-    both index the same tokens. Thread-safe: a search holds the copy for its duration (:meth:`searching`), an
-    update waits for no search and is skipped by searches while it writes. ``interrupt()`` cancels a read under way
+    both index the same tokens. Thread-safe: searches use the copy at once (:meth:`searching`); an update writes
+    it alone, after the searches using it, and new searches go to the server meanwhile. ``interrupt()`` cancels a read under way
     (on :meth:`close`)."""
 
     def __init__(self, snapshot: Callable[[], AbstractContextManager[Any]], schema: str,
@@ -75,7 +75,10 @@ class KeywordCopy:
         self.generation: str | None = None
         #: by seq: the row's version (``xmin``) and path, as the copy holds them
         self._rows: dict[int, tuple[int, str]] = {}
-        self._use = threading.Lock()  # held by a search on the copy, and by an update while it writes
+        #: searches on the copy (any number at once) and an update writing it (alone) take turns on it
+        self._turns = threading.Condition()
+        self._searches = 0
+        self._writing = False
         self._loading = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -84,15 +87,35 @@ class KeywordCopy:
 
     @contextlib.contextmanager
     def searching(self, generation: str) -> Iterator[SQLiteStore | None]:
-        """The copy's store for one search when it holds ``generation``; None when it does not, or while another
-        search or an update uses it (the search then runs on the server)."""
-        if self.generation != generation or not self._use.acquire(blocking=False):
+        """The copy's store for one search when it holds ``generation``; None when it does not, or while an
+        update writes it (the search then runs on the server). Searches may use it at once."""
+        with self._turns:
+            store = self._store if self.generation == generation and not self._writing else None
+            if store is not None:
+                self._searches += 1
+        if store is None:
             yield None
             return
         try:
-            yield self._store if self.generation == generation else None
+            yield store
         finally:
-            self._use.release()
+            with self._turns:
+                self._searches -= 1
+                self._turns.notify_all()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """The copy for an update (or close) alone: no version while it lasts, so new searches go to the
+        server; the searches using it are waited for."""
+        with self._turns:
+            self._writing = True
+            self.generation = None
+            self._turns.wait_for(lambda: self._searches == 0)
+        try:
+            yield
+        finally:
+            with self._turns:
+                self._writing = False
 
     def start_update(self, generation: str | None) -> None:
         """Bring the copy up to ``generation`` (or whatever the build holds by then) in a daemon thread, unless
@@ -136,8 +159,7 @@ class KeywordCopy:
                 self._interrupt()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=2.0)
-        with self._use:
-            self.generation = None
+        with self._exclusive():
             self._rows, self._build = {}, None
             store, self._store = self._store, None
             if store is not None:
@@ -181,27 +203,25 @@ class KeywordCopy:
         with self._snapshot() as conn:
             head = self._head(conn)
         if head is not None and head[0] != self._build:
-            with self._use:
-                self.generation = None
+            with self._exclusive():
                 self._open_empty()
                 self._build = head[0]
             for paths in _batches(*self._paths_and_rows(head[0], self._listed_now(head[0]))):
                 if self._stop.is_set():
                     return
-                with self._snapshot() as conn, self._use:
+                with self._snapshot() as conn, self._exclusive():
                     self._rows.update(self._write_paths(conn, head[0], paths))
         with self._snapshot() as conn:
             head = self._head(conn)
             if head is None:  # no build: nothing to find, as on the server
-                with self._use:
+                with self._exclusive():
                     if self._store is None or self._rows:
                         self._open_empty()
                     self._build, self.generation = None, "none:0"
                 return
             build, generation = head[0], f"{head[0]}:{head[1]}"
             listed = self._listed(conn, build)
-            with self._use:
-                self.generation = None  # searches go to the server while the copy is written
+            with self._exclusive():  # searches go to the server while the copy is written
                 if build != self._build:  # replaced again meanwhile: read by the next update
                     return
                 for paths in _batches(*self._paths_and_rows(build, listed)):
