@@ -223,6 +223,20 @@ def test_equal_keyword_ranks_keep_the_most_recently_indexed_chunks(store: Memory
     assert [c.id for c, _ in store.keyword_search("", limit=3, like_terms=["heron by"])] == newest
 
 
+def test_newest_counts_chunks_whatever_removals_left_between_them(store: MemoryStore) -> None:
+    """``newest=2`` searches the two most recently indexed chunks, also after files indexed between them were
+    removed (which leaves gaps in a store's row numbers); before, SQLite counted row numbers back from the newest
+    and found one chunk here."""
+    for i in range(4):
+        _put(store, f"memory/n{i}.md", [f"kestrel number {i}"])
+    store.delete_file("memory/n1.md")
+    store.delete_file("memory/n2.md")
+    match = analyze_query("kestrel").match or ""
+    expected = ["memory/n3.md#0", "memory/n0.md#0"]
+    assert [c.id for c, _ in store.keyword_search(match, limit=5, order="recent", newest=2)] == expected
+    assert sorted(c.id for c, _ in store.keyword_search(match, limit=5, newest=2)) == sorted(expected)
+
+
 def test_keyword_options_recent_like_count_and_rejected_syntax(store: MemoryStore) -> None:
     for i in range(5):
         _put(store, f"memory/n{i}.md", [f"kestrel sighting number {i}"])

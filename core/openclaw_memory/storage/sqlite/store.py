@@ -675,8 +675,8 @@ class SQLiteStore:
             # FTS row's own copy of the column; LIKE terms (never combined with a MATCH today) filter after.
             src_sql, src_args = self._source_clause(sources, "source")
             if newest is not None:  # FTS5 seeks its posting lists to this rowid range
-                src_sql += " AND rowid > (SELECT coalesce(max(rowid), 0) FROM chunks_fts) - ?"
-                src_args.append(int(newest))
+                src_sql += f" AND rowid >= {self._newest_floor()}"
+                src_args.append(max(0, int(newest) - 1))
             if order == "recent":  # no BM25 at all: the most recently indexed matches, rank 0
                 inner = (f"SELECT rowid AS rid, 0.0 AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
                          "ORDER BY rowid DESC LIMIT ?")
@@ -694,10 +694,9 @@ class SQLiteStore:
             join = ("JOIN chunks c ON c.rowid = f.rid" if self._fts_aligned
                     else "JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id")
             extra, extra_args = "", []
-            if memo_key is not None:  # the rowid, the newest rowid and the generation, from the same snapshot
-                extra = (", f.rid, (SELECT coalesce(max(rowid), 0) FROM chunks_fts), "
-                         "(SELECT value FROM meta WHERE key = ?)")
-                extra_args = [_GENERATION_KEY]
+            if memo_key is not None:  # the rowid, the newest chunks' floor and the generation, from one snapshot
+                extra = (f", f.rid, {self._newest_floor()}, (SELECT value FROM meta WHERE key = ?)")
+                extra_args = [max(0, int(window_newest or 1) - 1), _GENERATION_KEY]
             sql = (
                 f"SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r{extra} FROM "
                 f"({inner}) f {join} "
@@ -721,8 +720,14 @@ class SQLiteStore:
             if rows:
                 self._recent_memo = (memo_key, f"{self._inode}:{rows[0][9] if rows[0][9] is not None else 0}", rows)
             if window_newest is not None:
-                rows = [r for r in rows if r[7] > r[8] - window_newest]
+                rows = [r for r in rows if r[7] >= r[8]]
         return self._keyword_candidates(rows)
+
+    def _newest_floor(self) -> str:
+        """SQL for the rowid of the n-th most recently indexed chunk (n - 1 its one parameter; 0 when there are
+        fewer): the newest n chunks are those from it, wherever rewritten files left gaps in the rowids."""
+        table = "chunks" if self._fts_aligned else "chunks_fts"
+        return f"coalesce((SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1 OFFSET ?), 0)"
 
     @staticmethod
     def _keyword_candidates(rows: Sequence[Sequence[Any]]) -> list[tuple[Candidate, float]]:
