@@ -158,27 +158,39 @@ def test_without_the_memory_cache_there_is_no_copy(make_pg_store: MakeStore) -> 
     assert store.wait_keyword_cache(timeout=1) and store.info().keyword_cache == "off"
 
 
-@pytest.mark.skipif(os.name != "posix", reason="process ids are probed on POSIX systems only")
+@pytest.mark.skipif(os.name != "posix", reason="abandoned copies are found by their owner's lock (fcntl)")
 def test_a_killed_process_s_copy_is_removed_by_the_next_copy(make_pg_store: MakeStore, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A process killed before closing its store (SIGKILL: no clean-up runs) leaves its copy of the memory text in
-    the temporary folder; the next copy made by any process of the user removes it."""
+    the temporary folder; the next copy made by any process of the user removes it, and leaves the copies of
+    processes still running (their owner lock is held), whatever their process ids look like from here."""
+    import signal
     import subprocess
     import sys
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    abandoned = tmp_path / f"{keyword_copy.FOLDER_PREFIX}{int(ended.stdout)}-x1"
-    abandoned.mkdir()
-    (abandoned / "keywords.sqlite").write_text("memory text")
-    alive = tmp_path / f"{keyword_copy.FOLDER_PREFIX}{os.getpid()}-x2"  # a running process's: kept
-    alive.mkdir()
-    store = make_pg_store(memory_cache=True)
-    _note(store, "memory/a.md", ["the heron by the canal"])
-    _warm(store)
-    assert not abandoned.exists() and alive.is_dir()
-    assert store._keyword_copy._folder.parent == tmp_path  # type: ignore[union-attr]
+    holder = ("import sys, tempfile, time; from pathlib import Path; "
+              "from openclaw_memory.storage.postgres import keyword_copy as k; "
+              "f = Path(tempfile.mkdtemp(prefix=k.FOLDER_PREFIX, dir=sys.argv[1])); "
+              "o = k._hold(f / k._OWNER_LOCK); (f / 'keywords.sqlite').write_text('memory text'); "
+              "print(f, flush=True); time.sleep(60)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    running = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        abandoned = Path(killed.stdout.readline().strip())  # type: ignore[union-attr]
+        alive = Path(running.stdout.readline().strip())  # type: ignore[union-attr]
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+        store = make_pg_store(memory_cache=True)
+        _note(store, "memory/a.md", ["the heron by the canal"])
+        _warm(store)
+        assert not abandoned.exists() and alive.is_dir()
+        assert store._keyword_copy._folder.parent == tmp_path  # type: ignore[union-attr]
+    finally:
+        running.kill()
+        running.wait(timeout=30)
 
 
 def test_status_shows_the_keyword_copy(make_pg_index: Callable[..., Any], write: Callable[[dict[str, str]], Path]
@@ -219,32 +231,37 @@ def test_with_both_copies_warm_a_vector_search_reads_only_the_version(make_pg_st
             [(c.id, c.text, c.vector_rank, round(c.vector_score, 9), tuple(c.embedding)) for c in expected] != []
 
 
-def test_writes_while_the_first_copy_is_read_are_in_the_copy(make_pg_store: MakeStore,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first copy is read a batch at a time outside any snapshot: a file rewritten, one removed and one added
-    meanwhile are caught by the snapshot that makes the copy exact."""
+def test_writes_while_the_copy_is_read_are_caught_up(make_pg_store: MakeStore, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """A copy is read a batch of files at a time, each in a statement of its own: a file rewritten, one removed and
+    one added meanwhile leave it at no version (it never answers with rows of two versions), and the update the next
+    search starts catches up."""
     writer = make_pg_store()
     for name in "abc":
         _note(writer, f"memory/{name}.md", [f"the heron of {name}", f"a canal of {name}"])
     reader = make_pg_store(writer.namespace, memory_cache=True)
-    write_paths = keyword_copy.KeywordCopy._write_paths
+    read_paths = keyword_copy.KeywordCopy._read_paths
     calls: list[int] = []
 
     def writing_meanwhile(self: Any, conn: Any, build: int, paths: Any) -> Any:
-        written = write_paths(self, conn, build, paths)
-        if not calls:  # after the first batch: another host writes
+        read = read_paths(self, conn, build, paths)
+        if not calls:  # after the first batch is read: another host writes
             _note(writer, "memory/a.md", ["the heron moved"])
             writer.delete_file("memory/b.md")
             _note(writer, "memory/d.md", ["a new heron"])
         calls.append(len(paths))
-        return written
+        return read
 
     monkeypatch.setattr(keyword_copy, "_ROWS_PER_READ", 2)  # one file a batch
-    monkeypatch.setattr(keyword_copy.KeywordCopy, "_write_paths", writing_meanwhile)
-    _warm(reader)
-    assert reader._keyword_copy.generation == writer.generation()  # type: ignore[union-attr]
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_read_paths", writing_meanwhile)
+    reader.keyword_search('"heron"', limit=1)
+    assert reader.wait_keyword_cache(timeout=30)
+    assert reader._keyword_copy.generation is None  # type: ignore[union-attr]
     expected = _rows(writer.keyword_search('"heron"', limit=10))
     assert {row[1] for row in expected} == {"memory/a.md", "memory/c.md", "memory/d.md"}
+    assert _rows(reader.keyword_search('"heron"', limit=10)) == expected  # the server's answer meanwhile
+    assert reader.wait_keyword_cache(timeout=30)
+    assert reader._keyword_copy.generation == writer.generation()  # type: ignore[union-attr]
     assert _rows(reader.keyword_search('"heron"', limit=10)) == expected
     assert reader.info().keyword_cache.startswith("warm (4 chunks, ")
 
@@ -278,3 +295,94 @@ def test_searches_from_several_threads_use_the_copy_at_once(make_pg_store: MakeS
         t.join(timeout=20)
     assert len(results) == 2 and results[0] and _rows(results[0]) == _rows(results[1])
     assert all(sql.startswith("SELECT n.id, n.version FROM") for sql in sent.sent), sent.sent  # no server search
+
+
+def _failing_on(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """The copy's SQLite write of ``path`` fails (a full disk)."""
+    from openclaw_memory.storage.sqlite.store import SQLiteStore
+
+    real = SQLiteStore.replace_file
+
+    def failing(self: Any, file: MemoryFile, chunks: Any, **kwargs: Any) -> None:
+        if file.path == path:
+            raise OSError("disk full")
+        real(self, file, chunks, **kwargs)
+
+    monkeypatch.setattr(SQLiteStore, "replace_file", failing)
+
+
+def test_an_update_that_fails_half_way_leaves_nothing_stale(make_pg_store: MakeStore,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update writes q.md, then fails on r.md of the same batch; q.md is then removed on the server. The next
+    update reads the copy again from nothing, so the copy, once current, does not find q.md (before, q.md was in the
+    file but not in what the copy knew it held, and no later update looked at it again)."""
+    writer = make_pg_store()
+    _note(writer, "memory/a.md", ["the heron by the canal"])
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    _warm(reader)
+    monkeypatch.setattr(keyword_copy, "_RETRY_AFTER", 0.0)
+    _note(writer, "memory/q.md", ["a quokka on the quay"])  # q and r: one batch
+    _note(writer, "memory/r.md", ["a raven"])
+    with monkeypatch.context() as failing:
+        _failing_on(failing, "memory/r.md")
+        assert reader.keyword_search('"quokka"', limit=5)  # the server's answer; the update fails on r
+        assert reader.wait_keyword_cache(timeout=30)
+        assert reader.info().keyword_cache == "cold (last load failed: disk full)"
+    writer.delete_file("memory/q.md")
+    assert reader.keyword_search('"quokka"', limit=5) == []
+    assert reader.wait_keyword_cache(timeout=30)
+    assert reader.info().keyword_cache.startswith("warm (")  # and the failure is forgotten
+    assert reader.keyword_search('"quokka"', limit=5) == []
+    assert [c.path for c, _ in reader.keyword_search('"raven"', limit=5)] == ["memory/r.md"]
+
+
+def test_a_close_during_an_update_leaves_no_copy_behind(make_pg_store: MakeStore, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() while an update is between two statements (nothing for the cancel to stop): the update, once it
+    goes on, writes nothing and makes no new folder."""
+    import tempfile
+    import threading
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    go_on, inside = threading.Event(), threading.Event()
+    read_paths = keyword_copy.KeywordCopy._read_paths
+
+    def held(self: Any, conn: Any, build: int, paths: Any) -> Any:
+        inside.set()
+        go_on.wait(timeout=30)
+        return read_paths(self, conn, build, paths)
+
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_read_paths", held)
+    store.keyword_search('"heron"', limit=1)
+    assert inside.wait(timeout=30)
+    store.close()  # waits 2 s for the update, which is held
+    go_on.set()
+    assert store.wait_keyword_cache(timeout=30)
+    assert list(tmp_path.glob(keyword_copy.FOLDER_PREFIX + "*")) == []
+    assert store.info().keyword_cache == "cold"
+
+
+def test_an_update_keeps_no_transaction_open_while_it_writes_the_copy(make_pg_store: MakeStore, pg: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the copy is written (seconds for a large namespace) no connection of this process holds a transaction
+    open on the server: one would hold back another host's DDL on the chunks table (a rebuild dropping its old HNSW
+    index), and every statement on that table queued behind it (before, the update's snapshot stayed open)."""
+    store = make_pg_store(memory_cache=True)
+    for name in "abc":
+        _note(store, f"memory/{name}.md", [f"the heron of {name}"])
+    open_transactions: list[int] = []
+    write_paths = keyword_copy.KeywordCopy._write_paths
+
+    def noting(self: Any, *args: Any) -> None:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            open_transactions.append(conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
+                "pg_backend_pid() AND application_name = 'openclaw-memory' AND xact_start IS NOT NULL").fetchone()[0])
+        write_paths(self, *args)
+
+    monkeypatch.setattr(keyword_copy, "_ROWS_PER_READ", 1)
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_write_paths", noting)
+    _warm(store)
+    assert open_transactions == [0, 0, 0]

@@ -83,6 +83,8 @@ _VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
 _NO_VECTOR_COLS = "model, NULL::bytea, NULL::bytea"
 #: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
 _KEPT_VECTORS = 4096
+#: what :meth:`PostgresStore._answered_by_copy` returns when the server's path is to answer
+_ON_SERVER = object()
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -373,7 +375,7 @@ class PostgresStore:
         self._copy_conn: Any = None
         #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
         self._keyword_copy = KeywordCopy(
-            self._keyword_snapshot, self._s, self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
+            self._keyword_connection, self._s, self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
             fts_note_dates=fts_note_dates, label=f"{self.safe_url} (namespace {namespace!r})",
             interrupt=self._interrupt_keyword_copy) if memory_cache else None
         self._keyword_conn: Any = None
@@ -928,10 +930,11 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
-        with self._keywords_here() as copy:
-            if copy is not None:
-                return copy.keyword_search(match, limit=limit, sources=sources, like_terms=like_terms, window=window,
-                                           order=order, newest=newest, vectors=vectors)
+        if not like_terms:  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only) in the copy
+            found = self._answered_by_copy(lambda copy: copy.keyword_search(
+                match, limit=limit, sources=sources, window=window, order=order, newest=newest, vectors=vectors))
+            if found is not _ON_SERVER:
+                return found  # type: ignore[no-any-return]
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
@@ -1122,9 +1125,10 @@ class PostgresStore:
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
-        with self._keywords_here() as copy:
-            if copy is not None:
-                return copy.keyword_search_many(queries)
+        if not any(q.get("like_terms") for q in queries):
+            found = self._answered_by_copy(lambda copy: copy.keyword_search_many(queries))
+            if found is not _ON_SERVER:
+                return found  # type: ignore[no-any-return]
         out: dict[int, list[tuple[Candidate, float]]] = {}
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
@@ -1454,7 +1458,7 @@ class PostgresStore:
         if copy is None:
             yield None
             return
-        if copy.generation is None:  # no copy yet: not worth a round trip
+        if copy.generation is None or self._older_than_seen(copy.generation):  # known to be behind: no round trip
             copy.start_update(None)
             yield None
             return
@@ -1465,6 +1469,19 @@ class PostgresStore:
             else:
                 self._read_at(generation)
             yield found
+
+    def _answered_by_copy(self, ask: Callable[[SQLiteStore], Any]) -> Any:
+        """What ``ask`` returns of the keyword copy when it holds the build's current version (:meth:`_keywords_here`);
+        :data:`_ON_SERVER` when it does not, or cannot answer (a MATCH SQLite reads otherwise): the server's path
+        answers then."""
+        with self._keywords_here() as copy:
+            if copy is None:
+                return _ON_SERVER
+            try:
+                return ask(copy)
+            except StoreError as exc:
+                log.debug("the keyword copy of %s could not answer (%s): asking the server", self.safe_url, exc)
+                return _ON_SERVER
 
     def _read_at(self, generation: str) -> None:
         """Record ``generation`` as the one this thread's search read (:meth:`search_generation`, the kept vectors)
@@ -1479,9 +1496,9 @@ class PostgresStore:
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
-        with self._keywords_here() as copy:
-            if copy is not None:
-                return copy.match_sets_many(matches, cap=cap)
+        found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap))
+        if found is not _ON_SERVER:
+            return found  # type: ignore[no-any-return]
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
@@ -1547,9 +1564,9 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
-        with self._keywords_here() as copy:
-            if copy is not None:
-                return copy.count_matches_many(matches, cap=cap)
+        counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap))
+        if counted is not _ON_SERVER:
+            return counted  # type: ignore[no-any-return]
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
@@ -1712,9 +1729,9 @@ class PostgresStore:
                 self._copy_conn = None
 
     @contextlib.contextmanager
-    def _keyword_snapshot(self) -> Iterator[Any]:
-        """A pooled connection in a read-only snapshot for updating the keyword copy (cancelled by :meth:`close`)."""
-        with self._conn("copying the keyword index", read=True, untimed=True) as conn:
+    def _keyword_connection(self) -> Iterator[Any]:
+        """A pooled connection for a step of updating the keyword copy (cancelled by :meth:`close`)."""
+        with self._autocommit("copying the keyword index") as conn:
             self._keyword_conn = conn
             try:
                 yield conn
