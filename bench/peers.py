@@ -250,10 +250,16 @@ class OpenClawMemoryPostgres(OpenClawMemory):
         self.provider = bench_provider(dims, corpus)
         self.variants = query_variants(corpus)
         self.pool = ThreadPoolExecutor(max_workers=2)
+        self.keyword_copy = "keyword copy not read"
 
     def warm(self) -> None:
-        self._warm_pipeline()
+        started = time.perf_counter()
+        self._warm_pipeline()  # its first keyword search starts reading the keyword copy
         self.store.wait_vector_cache(timeout=600)  # as the SQLite store's: the in-memory vectors loaded
+        self.store.wait_keyword_cache(timeout=600)  # and the keyword copy
+        waited = time.perf_counter() - started
+        self.keyword_copy = f"keyword copy {self.store.info().keyword_cache}, ready {waited:.1f} s " \
+            "after the first search"
 
     def report(self) -> str:
         """The server's resident memory (its processes are not the worker's), then stop it."""
@@ -270,7 +276,7 @@ class OpenClawMemoryPostgres(OpenClawMemory):
         self.server.cleanup()
         shutil.rmtree(self.root, ignore_errors=True)
         return (f"PostgreSQL server processes: {rss:,.0f} MB (PSS) after the searches, not in the worker's peak RSS"
-                if rss else "PostgreSQL server memory not measured")
+                if rss else "PostgreSQL server memory not measured") + f"; {self.keyword_copy}"
 
 
 class OpenClawMemoryQMD(System):

@@ -221,6 +221,8 @@ def _print_status(st: IndexStatus) -> None:
     if vec.get("error"):
         click.echo(f"Vector note: {vec['error']}")
     click.echo(f"FTS: {'ready' if st.fts['available'] else 'unavailable'} ({st.fts['tokenizer']})")
+    if st.fts.get("cache"):
+        click.echo(f"Keyword cache: {st.fts['cache']}")
     if st.fts.get("error"):
         click.echo(f"FTS error: {st.fts['error']}")
     cache = st.cache

@@ -137,7 +137,7 @@ class StatusReader:
             driver=info.driver,
             sqlite_version=info.sqlite_version,
             fts={"available": info.fts_available, "error": info.fts_error,
-                 "tokenizer": self.store.fts_tokenizer_id},
+                 "tokenizer": self.store.fts_tokenizer_id, "cache": info.keyword_cache},
             vector={"enabled": self.config.store.vector.enabled, "path": info.vector_path,
                     "error": info.vector_error, "dims": info.vector_dims, "cache": info.vector_cache},
             cache=self.cache_status(),

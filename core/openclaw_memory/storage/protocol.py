@@ -124,6 +124,8 @@ class StoreInfo:
     vector_dims: int | None
     # the in-memory copy of the vectors: "warm (N vectors, X MB)" | "loading" | "cold" | "off"
     vector_cache: str | None = None
+    # a server backend's keyword index copied into this process: "warm (N chunks)" | "loading" | "cold" | "off"
+    keyword_cache: str | None = None
     notes: list[str] = field(default_factory=list)
     # server backends (PostgreSQL): the server's and pgvector's versions, the namespace, bytes on the server
     server_version: str | None = None

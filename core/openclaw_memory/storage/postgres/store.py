@@ -30,7 +30,9 @@ from openclaw_memory.storage.lock_wait import wait_for_lock
 from openclaw_memory.storage.postgres import fts
 from openclaw_memory.storage.postgres.schema import SCHEMA_VERSION, migrate
 from openclaw_memory.storage.postgres.workspace_id import WORKSPACE_ID_FILE, read_workspace_id, workspace_id
+from openclaw_memory.storage.postgres.keyword_copy import KeywordCopy
 from openclaw_memory.storage.postgres.vector_copy import read_matrix
+from openclaw_memory.storage.sqlite.store import SQLiteStore
 from openclaw_memory.storage.sqlite.vector_cache import (MatrixCache, VectorMatrix, exact_scores, stored_scores,
                                                           unit_rows)
 from openclaw_memory.storage import META_KEY, CacheKeys, FileRecord, IndexMeta, StoreInfo, StoredChunk
@@ -81,6 +83,8 @@ _VECTOR_COLS = "model, vector_send(embedding), raw_embedding"
 _NO_VECTOR_COLS = "model, NULL::bytea, NULL::bytea"
 #: vectors of keyword candidates kept for :meth:`PostgresStore.vector_scores` at most
 _KEPT_VECTORS = 4096
+#: what :meth:`PostgresStore._answered_by_copy` returns when the server's path is to answer
+_ON_SERVER = object()
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -276,7 +280,9 @@ class PostgresStore:
     does. ``prepared_statements`` False never prepares (None: off once a transaction-mode pooler rejects
     one). ``memory_cache`` (``store.vector.memoryCache``) keeps the namespace's vectors in this process's memory
     (:mod:`.vector_copy`: loaded in the background after a vector search, on its pooled connections, and again
-    after each write to the namespace from any host) and searches them there while they are current. On a
+    after each write to the namespace from any host) and searches them there while they are current; it also keeps
+    the namespace's keyword index in a SQLite file of this process (:mod:`.keyword_copy`), which answers keyword
+    searches while it holds the namespace's current version. On a
     read-only session or role (``read_only``) it searches and refuses to write. Thread-safe.
     """
 
@@ -367,6 +373,12 @@ class PostgresStore:
                                         fallback="PostgreSQL's vector search", interrupt=self._interrupt_vector_copy,
                                         refresh=True)
         self._copy_conn: Any = None
+        #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
+        self._keyword_copy = KeywordCopy(
+            self._keyword_connection, self._s, self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
+            fts_note_dates=fts_note_dates, label=f"{self.safe_url} (namespace {namespace!r})",
+            interrupt=self._interrupt_keyword_copy) if memory_cache else None
+        self._keyword_conn: Any = None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -918,6 +930,11 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
+        if not like_terms:  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only) in the copy
+            found = self._answered_by_copy(lambda copy: copy.keyword_search(
+                match, limit=limit, sources=sources, window=window, order=order, newest=newest, vectors=vectors))
+            if found is not _ON_SERVER:
+                return found  # type: ignore[no-any-return]
         parsed = self._parse(match) if match else None
         if match and parsed is None:
             return []
@@ -1108,6 +1125,10 @@ class PostgresStore:
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
+        if not any(q.get("like_terms") for q in queries):
+            found = self._answered_by_copy(lambda copy: copy.keyword_search_many(queries))
+            if found is not _ON_SERVER:
+                return found  # type: ignore[no-any-return]
         out: dict[int, list[tuple[Candidate, float]]] = {}
         parsed = {i: p for i, q in enumerate(queries) if q.get("match") and int(q["limit"]) > 0
                   and (p := self._parse(q["match"])) is not None}
@@ -1428,9 +1449,56 @@ class PostgresStore:
             return None
         return read[1], ({t: singles[t] for t in tokens}, {p: by_prefix[p] for p in prefixes})
 
+    @contextlib.contextmanager
+    def _keywords_here(self) -> Iterator[SQLiteStore | None]:
+        """The keyword copy (:mod:`.keyword_copy`) for one search when it holds the build's current version, read
+        in one round trip (and then recorded as the one this search read); None otherwise: the search runs on the
+        server, and the copy is brought up to date meanwhile."""
+        copy = self._keyword_copy
+        if copy is None:
+            yield None
+            return
+        if copy.generation is None or self._older_than_seen(copy.generation):  # known to be behind: no round trip
+            copy.start_update(None)
+            yield None
+            return
+        generation = self.generation()
+        with copy.searching(generation) as found:
+            if found is None:
+                copy.start_update(generation)
+            else:
+                self._read_at(generation)
+            yield found
+
+    def _answered_by_copy(self, ask: Callable[[SQLiteStore], Any]) -> Any:
+        """What ``ask`` returns of the keyword copy when it holds the build's current version (:meth:`_keywords_here`);
+        :data:`_ON_SERVER` when it does not, or cannot answer (a MATCH SQLite reads otherwise): the server's path
+        answers then."""
+        with self._keywords_here() as copy:
+            if copy is None:
+                return _ON_SERVER
+            try:
+                return ask(copy)
+            except StoreError as exc:
+                log.debug("the keyword copy of %s could not answer (%s): asking the server", self.safe_url, exc)
+                return _ON_SERVER
+
+    def _read_at(self, generation: str) -> None:
+        """Record ``generation`` as the one this thread's search read (:meth:`search_generation`, the kept vectors)
+        without the server's per-search state, which describes another read."""
+        self._generation_read.value = generation
+        self._stats_read.value = None
+        self._sets_read.value = None
+        build, _, version = generation.partition(":")
+        if build.isdigit():
+            self._vectors_at(int(build), int(version))
+
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
+        found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap))
+        if found is not _ON_SERVER:
+            return found  # type: ignore[no-any-return]
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
@@ -1496,6 +1564,9 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
+        counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap))
+        if counted is not _ON_SERVER:
+            return counted  # type: ignore[no-any-return]
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
@@ -1547,6 +1618,8 @@ class PostgresStore:
             return []  # a zero or non-finite query has no direction: nothing is similar to it
         dims = int(q.size)
         picked = self._picked_from_copy(q, limit, sources, model)  # before taking a connection: numpy's part
+        if picked is not None and (local := self._picked_from_keyword_copy(*picked)) is not None:
+            return local
         with self._autocommit("vector search") as conn:
             ranked = self._rows_of_picked(conn, *picked) if picked is not None else None
             if ranked is None:
@@ -1596,6 +1669,23 @@ class PostgresStore:
             return None
         return copy, copy.search(q, limit, sources, model)
 
+    def _picked_from_keyword_copy(self, copy: VectorMatrix, hits: Sequence[tuple[str, float]]
+                                  ) -> list[Candidate] | None:
+        """``hits`` (picked from ``copy``) as candidates made of their chunks in the keyword copy, when both copies
+        hold the build's current version (read in one round trip); None otherwise."""
+        keywords = self._keyword_copy
+        if keywords is None or keywords.generation != copy.generation:
+            return None  # not worth the round trip
+        with self._keywords_here() as found:
+            if found is None or keywords.generation != copy.generation:
+                return None
+            chunks = {c.id: c for c in found.get_chunks([chunk_id for chunk_id, _ in hits])}
+        if len(chunks) != len(hits):
+            return None
+        return [Candidate(id=c.id, path=c.path, source=c.source, start_line=c.start_line,  # type: ignore[arg-type]
+                          end_line=c.end_line, text=c.text, vector_score=score, vector_rank=pos, embedding=c.embedding)
+                for pos, (c, score) in enumerate(((chunks[i], s) for i, s in hits), start=1)]
+
     def _rows_of_picked(self, conn: Any, copy: VectorMatrix, hits: Sequence[tuple[str, float]]
                         ) -> list[tuple[Any, float]] | None:
         """``hits`` (picked from ``copy``) each with its row as :meth:`_vector_rows` reads it, read in one statement
@@ -1638,6 +1728,21 @@ class PostgresStore:
             finally:
                 self._copy_conn = None
 
+    @contextlib.contextmanager
+    def _keyword_connection(self) -> Iterator[Any]:
+        """A pooled connection for a step of updating the keyword copy (cancelled by :meth:`close`)."""
+        with self._autocommit("copying the keyword index") as conn:
+            self._keyword_conn = conn
+            try:
+                yield conn
+            finally:
+                self._keyword_conn = None
+
+    def _interrupt_keyword_copy(self) -> None:
+        conn = self._keyword_conn
+        if conn is not None:
+            conn.cancel_safe()
+
     def _interrupt_vector_copy(self) -> None:
         conn = self._copy_conn
         if conn is not None:
@@ -1647,6 +1752,11 @@ class PostgresStore:
         """Wait for a background load of the in-memory vectors (mainly for tests and benchmarks); True when none
         is running any more."""
         return self._vector_copy.wait(timeout)
+
+    def wait_keyword_cache(self, timeout: float | None = None) -> bool:
+        """Wait for a background update of the keyword copy (mainly for tests and benchmarks); True when none is
+        running any more."""
+        return self._keyword_copy is None or self._keyword_copy.wait(timeout)
 
     def _vector_rows(self, conn: Any, q: np.ndarray, limit: int, filt: str, args: Sequence[Any]
                      ) -> tuple[list[Any], str]:
@@ -2006,6 +2116,7 @@ class PostgresStore:
             sqlite_version="", fts_available=True, fts_error=None,
             vector_path=mode if self.vector_enabled else "disabled", vector_error=None, vector_dims=dims,
             vector_cache=self._vector_copy.state(self._generation_or_none) if self.memory_cache else "off",
+            keyword_cache=self._keyword_copy.state(self._generation_or_none()) if self._keyword_copy else "off",
             notes=notes, server_version=self._server_version,
             pgvector_version=self._pgvector_version, namespace=self.namespace, size_bytes=size,
         )
@@ -2052,6 +2163,8 @@ class PostgresStore:
                 return
             self._closed = True
         self._vector_copy.close()  # stops a background load promptly and frees the in-memory vectors
+        if self._keyword_copy is not None:
+            self._keyword_copy.close()
         if self._root is self:
             with contextlib.suppress(Exception):
                 self._pool.close()

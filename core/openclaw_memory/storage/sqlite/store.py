@@ -548,7 +548,10 @@ class SQLiteStore:
         db.execute(f"DELETE FROM chunks WHERE {where}", args)
 
     @_store_errors("writing")
-    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk]) -> None:
+    def replace_file(self, file: MemoryFile, chunks: Sequence[StoredChunk], *,
+                     rowids: Sequence[int] | None = None) -> None:
+        """Store ``file``'s ``chunks`` in place of what it held. ``rowids``: the rowid each chunk takes (a copy of
+        another store keeps that store's order of indexing: ties and "most recent" come out alike)."""
         now = _now_ms()
         with self._tx() as db:
             dims = next((int(c.embedding.size) for c in chunks if c.embedding is not None and c.embedding.size),
@@ -558,13 +561,14 @@ class SQLiteStore:
             blobs = [pack_vector(c.embedding) if c.embedding is not None else None for c in chunks]
             if vec_dims is not None:  # before the chunks are stored: it looks up which ids move from another file
                 self._vec.write(db, chunks, blobs, vec_dims)
-            for c, emb in zip(chunks, blobs):
+            for at, (c, emb) in enumerate(zip(chunks, blobs)):
                 if self._fts_ok and self._fts_aligned:  # the same id under another path: drop its FTS row too
                     db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE id = ?)", (c.id,))
                 cur = db.execute(
-                    "INSERT OR REPLACE INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
-                    "embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (c.id, c.path, c.source, c.start_line, c.end_line, c.hash, c.model, c.text, emb, now),
+                    "INSERT OR REPLACE INTO chunks(rowid, id, path, source, start_line, end_line, hash, model, text, "
+                    "embedding, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (None if rowids is None else int(rowids[at]), c.id, c.path, c.source, c.start_line, c.end_line,
+                     c.hash, c.model, c.text, emb, now),
                 )
                 if self._fts_ok:
                     db.execute(
@@ -671,27 +675,28 @@ class SQLiteStore:
             # FTS row's own copy of the column; LIKE terms (never combined with a MATCH today) filter after.
             src_sql, src_args = self._source_clause(sources, "source")
             if newest is not None:  # FTS5 seeks its posting lists to this rowid range
-                src_sql += " AND rowid > (SELECT coalesce(max(rowid), 0) FROM chunks_fts) - ?"
-                src_args.append(int(newest))
+                src_sql += f" AND rowid >= {self._newest_floor()}"
+                src_args.append(max(0, int(newest) - 1))
             if order == "recent":  # no BM25 at all: the most recently indexed matches, rank 0
                 inner = (f"SELECT rowid AS rid, 0.0 AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
                          "ORDER BY rowid DESC LIMIT ?")
                 inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
             elif window is not None:  # BM25 for the `window` most recently indexed matches only
                 inner = ("SELECT rid, r FROM (SELECT rowid AS rid, bm25(chunks_fts) AS r FROM chunks_fts "
-                         f"WHERE chunks_fts MATCH ?{src_sql} ORDER BY rowid DESC LIMIT ?) ORDER BY r LIMIT ?")
+                         f"WHERE chunks_fts MATCH ?{src_sql} ORDER BY rowid DESC LIMIT ?) ORDER BY r, rid DESC LIMIT ?")
                 inner_args = [match, *src_args, max(int(window), int(limit)), int(limit) * (4 if like_sql else 1)]
             else:
+                # equal ranks: the most recently indexed first, as everywhere (a bare ORDER BY rank cuts a tie
+                # at the oldest rows)
                 inner = (f"SELECT rowid AS rid, rank AS r FROM chunks_fts WHERE chunks_fts MATCH ?{src_sql} "
-                         "ORDER BY rank LIMIT ?")
+                         "ORDER BY rank, rowid DESC LIMIT ?")
                 inner_args = [match, *src_args, int(limit) * (4 if like_sql else 1)]
             join = ("JOIN chunks c ON c.rowid = f.rid" if self._fts_aligned
                     else "JOIN chunks_fts x ON x.rowid = f.rid JOIN chunks c ON c.id = x.id")
             extra, extra_args = "", []
-            if memo_key is not None:  # the rowid, the newest rowid and the generation, from the same snapshot
-                extra = (", f.rid, (SELECT coalesce(max(rowid), 0) FROM chunks_fts), "
-                         "(SELECT value FROM meta WHERE key = ?)")
-                extra_args = [_GENERATION_KEY]
+            if memo_key is not None:  # the rowid, the newest chunks' floor and the generation, from one snapshot
+                extra = (f", f.rid, {self._newest_floor()}, (SELECT value FROM meta WHERE key = ?)")
+                extra_args = [max(0, int(window_newest or 1) - 1), _GENERATION_KEY]
             sql = (
                 f"SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.r{extra} FROM "
                 f"({inner}) f {join} "
@@ -702,7 +707,7 @@ class SQLiteStore:
             src_sql, src_args = self._source_clause(sources)
             sql = (
                 "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0 AS rank FROM chunks c "
-                f"WHERE 1=1{src_sql}{like_sql} LIMIT ?"
+                f"WHERE 1=1{src_sql}{like_sql} ORDER BY c.rowid DESC LIMIT ?"
             )
             args = [*src_args, *like_args, int(limit)]
         try:
@@ -715,8 +720,14 @@ class SQLiteStore:
             if rows:
                 self._recent_memo = (memo_key, f"{self._inode}:{rows[0][9] if rows[0][9] is not None else 0}", rows)
             if window_newest is not None:
-                rows = [r for r in rows if r[7] > r[8] - window_newest]
+                rows = [r for r in rows if r[7] >= r[8]]
         return self._keyword_candidates(rows)
+
+    def _newest_floor(self) -> str:
+        """SQL for the rowid of the n-th most recently indexed chunk (n - 1 its one parameter; 0 when there are
+        fewer): the newest n chunks are those from it, wherever rewritten files left gaps in the rowids."""
+        table = "chunks" if self._fts_aligned else "chunks_fts"
+        return f"coalesce((SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1 OFFSET ?), 0)"
 
     @staticmethod
     def _keyword_candidates(rows: Sequence[Sequence[Any]]) -> list[tuple[Candidate, float]]:
