@@ -370,15 +370,17 @@ class PostgresStore:
         #: the namespace's vectors in this process's memory (``memory_cache``), and the connection reading them
         self.memory_cache = memory_cache
         self._vector_copy = MatrixCache(self._read_vector_copy, label=f"{self.safe_url} (namespace {namespace!r})",
-                                        fallback="PostgreSQL's vector search", interrupt=self._interrupt_vector_copy,
+                                        fallback="PostgreSQL's vector search",
+                                        interrupt=functools.partial(self._interrupt_copy, "vectors"),
                                         refresh=True)
-        self._copy_conn: Any = None
+        #: by copy ("vectors", "keywords"): the connection a step of loading it holds (cancelled by :meth:`close`)
+        self._copy_conns: dict[str, Any] = {}
         #: the namespace's keyword index copied into a SQLite file of this process (``memory_cache``)
         self._keyword_copy = KeywordCopy(
-            self._keyword_connection, self._s, self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
+            functools.partial(self._copy_connection, "keywords", "copying the keyword index"), self._s,
+            self._build_where, _CHUNK_COLS, self._chunk, fts_tokenizer=fts_tokenizer,
             fts_note_dates=fts_note_dates, label=f"{self.safe_url} (namespace {namespace!r})",
-            interrupt=self._interrupt_keyword_copy) if memory_cache else None
-        self._keyword_conn: Any = None
+            interrupt=functools.partial(self._interrupt_copy, "keywords")) if memory_cache else None
         #: the store owning the pool and the outage state (a rebuild's store shares its parent's)
         self._root: PostgresStore = _parent._root if _parent is not None else self
         if _parent is not None:
@@ -1716,35 +1718,23 @@ class PostgresStore:
         """The build's vectors of ``dims`` dimensions (``previous`` brought up to date) as
         :func:`.vector_copy.read_matrix` reads them on this store's pooled connections."""
         nw, nargs = self._build_where()
-        return read_matrix(self._copy_connection, self._s, nw, nargs, dims, stop, previous)
+        return read_matrix(functools.partial(self._copy_connection, "vectors", "loading the vectors into memory"),
+                           self._s, nw, nargs, dims, stop, previous)
 
     @contextlib.contextmanager
-    def _copy_connection(self) -> Iterator[Any]:
-        """A pooled connection for a step of loading the in-memory copy (cancelled by :meth:`close`)."""
-        with self._autocommit("loading the vectors into memory") as conn:
-            self._copy_conn = conn
+    def _copy_connection(self, copy: str, what: str) -> Iterator[Any]:
+        """A pooled connection for a step of loading ``copy`` (``"vectors"``, ``"keywords"``; cancelled by
+        :meth:`close`), doing ``what``."""
+        with self._autocommit(what) as conn:
+            self._copy_conns[copy] = conn
             try:
                 yield conn
             finally:
-                self._copy_conn = None
+                self._copy_conns.pop(copy, None)
 
-    @contextlib.contextmanager
-    def _keyword_connection(self) -> Iterator[Any]:
-        """A pooled connection for a step of updating the keyword copy (cancelled by :meth:`close`)."""
-        with self._autocommit("copying the keyword index") as conn:
-            self._keyword_conn = conn
-            try:
-                yield conn
-            finally:
-                self._keyword_conn = None
-
-    def _interrupt_keyword_copy(self) -> None:
-        conn = self._keyword_conn
-        if conn is not None:
-            conn.cancel_safe()
-
-    def _interrupt_vector_copy(self) -> None:
-        conn = self._copy_conn
+    def _interrupt_copy(self, copy: str) -> None:
+        """Cancel the statement a step of loading ``copy`` runs, if any."""
+        conn = self._copy_conns.get(copy)
         if conn is not None:
             conn.cancel_safe()
 
