@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import unicodedata
-from pathlib import Path
 
 import pytest
 from openclaw_memory import MemoryIndex, MemoryPathError

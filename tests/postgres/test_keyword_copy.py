@@ -176,8 +176,8 @@ def test_a_killed_process_s_copy_is_removed_by_the_next_copy(make_pg_store: Make
               "o = k._hold(f / k._OWNER_LOCK); (f / 'keywords.sqlite').write_text('memory text'); "
               "print(f, flush=True); time.sleep(60)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    killed = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
-    running = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    killed, running = (subprocess.Popen([sys.executable, "-c", holder, str(tmp_path)], stdout=subprocess.PIPE,
+                                        text=True, env=env) for _ in range(2))
     try:
         abandoned = Path(killed.stdout.readline().strip())  # type: ignore[union-attr]
         alive = Path(running.stdout.readline().strip())  # type: ignore[union-attr]

@@ -377,4 +377,4 @@ def _batches(paths: Sequence[str], rows: Counter[str]) -> Iterator[list[str]]:
 
 def _file_without_record(path: str, source: str) -> MemoryFile:
     """A file record for chunks whose file row is missing (the copy only searches them)."""
-    return MemoryFile(path=path, abs_path="", mtime_ms=0.0, size=0, hash="", source=source)
+    return MemoryFile(path=path, abs_path="", mtime_ms=0.0, size=0, hash="", source=source)  # type: ignore[arg-type]
