@@ -172,7 +172,7 @@ def test_a_killed_process_s_copy_is_removed_by_the_next_copy(make_pg_store: Make
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     holder = ("import sys, tempfile, time; from pathlib import Path; "
               "from openclaw_memory.storage.postgres import keyword_copy as k; "
-              "f = Path(tempfile.mkdtemp(prefix=k.FOLDER_PREFIX, dir=sys.argv[1])); "
+              "f = Path(tempfile.mkdtemp(prefix=k._folder_prefix(), dir=sys.argv[1])); "
               "o = k._hold(f / k._OWNER_LOCK); (f / 'keywords.sqlite').write_text('memory text'); "
               "print(f, flush=True); time.sleep(60)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -386,3 +386,143 @@ def test_an_update_keeps_no_transaction_open_while_it_writes_the_copy(make_pg_st
     monkeypatch.setattr(keyword_copy.KeywordCopy, "_write_paths", noting)
     _warm(store)
     assert open_transactions == [0, 0, 0]
+
+
+#: MATCH strings the server's translation reads as words and FTS5 rejects as syntax or reads as operators
+RAW_MATCHES = ["heron.canal", "don't", "c++", "3.14", "alice@example.com", "heron,canal", "#heron", "heron's",
+               "NEAR(heron canal)", "text:heron", "^heron", "{text}:heron"]
+
+
+def test_a_match_fts5_reads_otherwise_is_answered_by_the_server(make_pg_store: MakeStore) -> None:
+    """Bare words with punctuation and FTS5's own operators (which the keyword side never builds: it quotes every
+    phrase) are answered as the server reads them, copy or not (before, the copy found nothing for ``heron.canal``
+    and found hits for ``NEAR(...)`` where the server found none)."""
+    server = make_pg_store()
+    _note(server, "memory/a.md", ["the heron.canal note", "don't panic", "c++ code", "pi is 3.14",
+                                  "mail alice@example.com", "heron,canal", "#heron tag", "the heron's nest",
+                                  "near the heron canal", "text about a heron"])
+    copied = make_pg_store(server.namespace, memory_cache=True)
+    _warm(copied)
+
+    def sized(sets: list[tuple[int, frozenset[object] | None]]) -> list[tuple[int, int | None]]:
+        return [(n, None if keys is None else len(keys)) for n, keys in sets]
+
+    for match in RAW_MATCHES:
+        assert _rows(copied.keyword_search(match, limit=5)) == _rows(server.keyword_search(match, limit=5)), match
+        assert copied.count_matches_many([match], cap=9) == server.count_matches_many([match], cap=9), match
+        assert sized(copied.match_sets_many([match], cap=9)) == sized(server.match_sets_many([match], cap=9)), match
+    assert copied.info().keyword_cache.startswith("warm (")
+
+
+def test_a_close_while_an_update_makes_the_copy_waits_for_it(make_pg_store: MakeStore, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update making the copy's folder for longer than close() waits for its thread (a slow sweep of the
+    temporary folder): close() waits for that step, and nothing is left afterwards (before, the update made its
+    folder and opened its file after close() had dropped the copy)."""
+    import tempfile
+    import threading
+    import time
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    inside = threading.Event()
+    sweep = keyword_copy.remove_abandoned_copies
+
+    def slow_sweep(folder: Path | None = None) -> list[Path]:
+        inside.set()
+        time.sleep(3)  # longer than close()'s 2 s wait for the thread
+        return sweep(folder)
+
+    monkeypatch.setattr(keyword_copy, "remove_abandoned_copies", slow_sweep)
+    store.keyword_search('"heron"', limit=1)
+    assert inside.wait(timeout=10)
+    store.close()
+    assert store.wait_keyword_cache(timeout=30)
+    assert list(tmp_path.glob(keyword_copy.FOLDER_PREFIX + "*")) == []
+    assert store._keyword_copy._store is None  # type: ignore[union-attr]
+
+
+def test_a_temporary_folder_without_locks_still_gets_a_copy_and_leaves_no_folder(
+        make_pg_store: MakeStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a file system without file locks (NFS without a lock daemon: ENOLCK) the copy is made all the same and
+    removed at close (before, every try left a folder and the copy stayed cold)."""
+    import errno
+    import tempfile
+
+    class NoLocks:
+        LOCK_EX, LOCK_NB = 2, 4
+
+        @staticmethod
+        def flock(fd: Any, operation: int) -> None:
+            raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(keyword_copy, "fcntl", NoLocks)
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    _warm(store)
+    assert len(list(tmp_path.glob(keyword_copy.FOLDER_PREFIX + "*"))) == 1
+    store.close()
+    assert list(tmp_path.glob(keyword_copy.FOLDER_PREFIX + "*")) == []
+
+
+def test_a_failed_read_from_the_server_keeps_what_the_copy_holds(make_pg_store: MakeStore,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listing cut off (a dropped connection, a failover) is tried again at the next search, which reads only the
+    file that changed (before, any failure made the next update read the whole namespace again, 60 s later)."""
+    from openclaw_memory.errors import StoreError
+
+    writer = make_pg_store()
+    for i in range(20):
+        _note(writer, f"memory/n{i:02d}.md", [f"heron {i}"])
+    reader = make_pg_store(writer.namespace, memory_cache=True)
+    _warm(reader)
+    listing = keyword_copy.KeywordCopy._listing
+    failed: list[int] = []
+
+    def cut_off_once(self: Any, conn: Any) -> Any:
+        if not failed:
+            failed.append(1)
+            raise StoreError("server closed the connection unexpectedly")
+        return listing(self, conn)
+
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_listing", cut_off_once)
+    _note(writer, "memory/n00.md", ["heron changed"])
+    reader.keyword_search('"heron"', limit=1)
+    assert reader.wait_keyword_cache(timeout=30) and failed
+    read_paths = keyword_copy.KeywordCopy._read_paths
+    read: list[str] = []
+
+    def counting(self: Any, conn: Any, build: int, paths: Any) -> Any:
+        read.extend(paths)
+        return read_paths(self, conn, build, paths)
+
+    monkeypatch.setattr(keyword_copy.KeywordCopy, "_read_paths", counting)
+    reader.keyword_search('"heron"', limit=1)
+    assert reader.wait_keyword_cache(timeout=30)
+    assert reader.info().keyword_cache.startswith("warm (20 chunks, ")
+    assert read == ["memory/n00.md"]
+
+
+def test_waiting_for_an_update_as_it_starts(make_pg_store: MakeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """wait_keyword_cache() from another thread while an update's thread is being started returns once it ends
+    (before, it could join the thread before it started: RuntimeError)."""
+    import threading
+    import time
+
+    class SlowStart(threading.Thread):
+        def start(self) -> None:
+            time.sleep(0.5)
+            super().start()
+
+    store = make_pg_store(memory_cache=True)
+    _note(store, "memory/a.md", ["the heron by the canal"])
+    monkeypatch.setattr(keyword_copy.threading, "Thread", SlowStart)
+    searcher = threading.Thread(target=lambda: store.keyword_search('"heron"', limit=1))
+    searcher.start()
+    time.sleep(0.2)  # the searcher is starting the update's thread
+    try:
+        assert store.wait_keyword_cache(timeout=5)
+    finally:
+        searcher.join(timeout=10)

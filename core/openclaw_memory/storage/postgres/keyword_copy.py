@@ -10,23 +10,27 @@ it holds that version, so a write from any host is seen by the next search. Othe
 server while the copy is brought up to date in the background.
 
 An update lists the build's rows (``seq``, ``xmin``, path) and its version in one statement, then reads the rows
-of the files that changed since the copy's listing by ``seq``, a batch at a time, each in a short statement of its
+of the files that changed since the copy's listing, a batch of files at a time, each in a short statement of its
 own: no transaction stays open (one would hold back another host's DDL, such as a rebuild dropping its old HNSW
-index), and no connection is held while the copy is written. A row read at the ``xmin`` the listing gave is the
-row of that version; when one is gone or rewritten meanwhile, the copy keeps what it read and takes no version
-(the next search starts another update).
+index), and no connection is held while the copy is written. A file's rows read as listed (the same seqs at the
+same ``xmin``) are its rows at the listed version; when rows were added, removed or rewritten meanwhile, the copy
+keeps what it read and takes no version (the next search starts another update).
 
-The file lives in a private temporary folder (mode 0700) removed on :meth:`KeywordCopy.close` or at exit. The
-process holds a lock on a file in it while it lives; a folder whose lock can be taken was left by a process that
-was killed, and the next copy made by any process of the user removes it.
+The file lives in a private temporary folder (mode 0700, named after the host) removed on
+:meth:`KeywordCopy.close` or at exit. The process holds a lock on a file in it while it lives; a folder of this
+host whose lock can be taken was left by a process that was killed, and the next copy made by any process of the
+user removes it (and a folder without the lock file after an hour).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
+import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -59,6 +63,8 @@ _RETRY_AFTER = 60.0
 FOLDER_PREFIX = "openclaw-memory-keywords-"
 #: the file in a copy's folder its process holds a lock on while it lives
 _OWNER_LOCK = "owner.lock"
+#: seconds after which a folder without its lock file (its process was killed while making it) is removed
+_UNLOCKED_AGE = 3600.0
 
 #: by seq: a row's version (``xmin``) and path
 Rows = dict[int, tuple[int, str]]
@@ -132,8 +138,9 @@ class KeywordCopy:
                 return
             if self._failed is not None and time.monotonic() - self._failed[1] < _RETRY_AFTER:
                 return  # a copy that cannot be made (a full disk) is not read again after every write
-            self._thread = threading.Thread(target=self._update_logged, name=_THREAD_NAME, daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._update_logged, name=_THREAD_NAME, daemon=True)
+            thread.start()
+            self._thread = thread  # once started: wait() may join it
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background update; True when none is running any more."""
@@ -182,8 +189,9 @@ class KeywordCopy:
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
         """The copy for an update (or close) alone: no version while it lasts, so new searches go to the
-        server; the searches using it are waited for."""
+        server; the searches using it, and another writer, are waited for."""
         with self._turns:
+            self._turns.wait_for(lambda: not self._writing)  # another writer (an update, close) first
             self._writing = True
             self.generation = None
             self._turns.wait_for(lambda: self._searches == 0)
@@ -192,26 +200,32 @@ class KeywordCopy:
         finally:
             with self._turns:
                 self._writing = False
+                self._turns.notify_all()
 
     def _update_logged(self) -> None:
         started = time.monotonic()
         try:
             self._update()
-        except Exception as exc:  # noqa: BLE001 - a failed update only means searches stay on the server
-            with self._exclusive():
-                self._build = None  # what the copy holds is not known: read it all again
-            if self._stop.is_set():
-                return
-            self._failed = (str(exc), time.monotonic())
-            log.warning("cannot copy the keyword index of %s (searches keep using PostgreSQL's): %s", self._label,
-                        exc)
+        except _WriteFailed as exc:  # the file (a full disk): tried again a while later, from nothing
+            self._failed = (str(exc.__cause__), time.monotonic())
+            self._warn(exc.__cause__)
+            return
+        except Exception as exc:  # noqa: BLE001 - a failed read (the server) only means searches stay on the server
+            self._failed = (str(exc), time.monotonic() - _RETRY_AFTER)  # tried again at the next search
+            self._warn(exc)
             return
         self._failed = None
         log.debug("keyword copy of %s at %s in %.2fs", self._label, self.generation, time.monotonic() - started)
 
+    def _warn(self, exc: BaseException | None) -> None:
+        if not self._stop.is_set():
+            log.warning("cannot copy the keyword index of %s (searches keep using PostgreSQL's): %s", self._label, exc)
+
     def _update(self) -> None:
         """List the build's rows and version, read the files whose rows differ from the copy's, and give the copy
         that version when every row was read as listed."""
+        if self._stop.is_set():
+            return
         with self._connection() as conn:
             build, version, listed = self._listing(conn)
         if build is None:  # no build: nothing to find, as on the server
@@ -233,12 +247,15 @@ class KeywordCopy:
             with self._connection() as conn:
                 files, chunks, read = self._read_paths(conn, build, paths)
             batch = set(paths)  # read as listed: every row listed for these paths, at the version listed
-            whole &= all(listed.get(seq) == row for seq, row in read.items()) and \
-                sum(1 for _, path in listed.values() if path in batch) == len(read)
+            whole &= read == {seq: row for seq, row in listed.items() if row[1] in batch}
             with self._exclusive():
                 if self._stop.is_set():
                     return
-                self._write_paths(paths, files, chunks, read)
+                try:
+                    self._write_paths(paths, files, chunks, read)
+                except Exception as exc:
+                    self._build = None  # what the file holds is not known: read it all again
+                    raise _WriteFailed from exc
         if whole:
             with self._exclusive():
                 if not self._stop.is_set() and self._build == build:
@@ -302,12 +319,17 @@ class KeywordCopy:
         """Replace the copy's store with an empty one in a new private folder."""
         self._drop_store()
         remove_abandoned_copies()
-        folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
-        self._folder = folder
-        self._owner = _hold(folder / _OWNER_LOCK)
-        self._cleanup = weakref.finalize(self, _remove, str(folder), self._owner)
-        self._store = SQLiteStore(folder / "keywords.sqlite", vector_enabled=False, memory_cache=False,
-                                  fts_tokenizer=self._fts_tokenizer, fts_note_dates=self._fts_note_dates)
+        folder = Path(tempfile.mkdtemp(prefix=_folder_prefix()))
+        owner = None
+        try:
+            owner = _hold(folder / _OWNER_LOCK)
+            store = SQLiteStore(folder / "keywords.sqlite", vector_enabled=False, memory_cache=False,
+                                fts_tokenizer=self._fts_tokenizer, fts_note_dates=self._fts_note_dates)
+        except BaseException:
+            _remove(str(folder), owner)
+            raise
+        self._folder, self._owner, self._store = folder, owner, store
+        self._cleanup = weakref.finalize(self, _remove, str(folder), owner)
 
     def _drop_store(self) -> None:
         """Close the copy's store and remove its folder."""
@@ -327,18 +349,28 @@ def remove_abandoned_copies(folder: Path | None = None) -> list[Path]:
     if fcntl is None:
         return []
     removed = []
-    for found in Path(folder or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+    for found in Path(folder or tempfile.gettempdir()).glob(glob.escape(_folder_prefix()) + "*"):
         with contextlib.suppress(OSError):
             if found.is_symlink() or not found.is_dir() or found.stat().st_uid != os.getuid():
+                continue
+            if not (found / _OWNER_LOCK).exists():
+                if time.time() - found.stat().st_mtime > _UNLOCKED_AGE:  # killed while it was made
+                    shutil.rmtree(found)
+                    removed.append(found)
                 continue
             with open(found / _OWNER_LOCK, "rb") as owner:
                 try:
                     fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # its process lives
+                except OSError:
+                    continue  # its process lives (or the file system cannot tell: kept)
                 shutil.rmtree(found)
                 removed.append(found)
     return removed
+
+
+def _folder_prefix() -> str:
+    """The start of the name of this host's copies' folders (a lock says nothing across hosts sharing a folder)."""
+    return FOLDER_PREFIX + re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] + "-"
 
 
 def _hold(path: Path) -> IO[bytes] | None:
@@ -348,7 +380,8 @@ def _hold(path: Path) -> IO[bytes] | None:
         return None
     unnamed = path.with_name(path.name + ".new")
     owner = open(unnamed, "wb")  # noqa: SIM115 - kept open: the lock lasts as long as the file is open
-    fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with contextlib.suppress(OSError):  # a file system without locks (ENOLCK): a sweep cannot lock it either
+        fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.replace(unnamed, path)
     return owner
 
@@ -359,6 +392,10 @@ def _remove(folder: str, owner: IO[bytes] | None) -> None:
         with contextlib.suppress(OSError):
             owner.close()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+class _WriteFailed(Exception):
+    """Writing the copy's file failed (raised from the cause)."""
 
 
 def _batches(paths: Sequence[str], rows: Counter[str]) -> Iterator[list[str]]:

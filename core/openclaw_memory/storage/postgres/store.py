@@ -85,6 +85,17 @@ _NO_VECTOR_COLS = "model, NULL::bytea, NULL::bytea"
 _KEPT_VECTORS = 4096
 #: what :meth:`PostgresStore._answered_by_copy` returns when the server's path is to answer
 _ON_SERVER = object()
+#: a quoted phrase of a MATCH (a prefix's star included)
+_QUOTED_PHRASE = re.compile(r'"(?:[^"]|"")*"\*?')
+#: what may stand between the quoted phrases of a MATCH both FTS5 and the server's translation read alike
+_BETWEEN_PHRASES = re.compile(r"(?:\s|\(|\)|\bAND\b|\bOR\b|\bNOT\b)*")
+
+
+def _read_alike(matches: Sequence[str]) -> bool:
+    """Whether each of ``matches`` is made of quoted phrases, AND/OR/NOT and parentheses only, as the keyword side
+    builds them: FTS5 (the keyword copy) and the server's translation read those alike, not bare words (FTS5 reads
+    ``heron.canal`` as a syntax error, ``NEAR(...)`` and ``text:heron`` as operators)."""
+    return all(_BETWEEN_PHRASES.fullmatch(_QUOTED_PHRASE.sub(" ", m)) is not None for m in matches)
 #: seconds a probe of a server that is down may take (libpq's smallest connect_timeout)
 _PROBE_TIMEOUT = 2
 #: SQLSTATEs that mean the server cannot serve this connection now (shutting down, starting, out of connections)
@@ -932,7 +943,7 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
-        if not like_terms:  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only) in the copy
+        if not like_terms and _read_alike([match]):  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only)
             found = self._answered_by_copy(lambda copy: copy.keyword_search(
                 match, limit=limit, sources=sources, window=window, order=order, newest=newest, vectors=vectors))
             if found is not _ON_SERVER:
@@ -1127,7 +1138,7 @@ class PostgresStore:
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
-        if not any(q.get("like_terms") for q in queries):
+        if not any(q.get("like_terms") for q in queries) and _read_alike([q.get("match") or "" for q in queries]):
             found = self._answered_by_copy(lambda copy: copy.keyword_search_many(queries))
             if found is not _ON_SERVER:
                 return found  # type: ignore[no-any-return]
@@ -1498,7 +1509,8 @@ class PostgresStore:
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
-        found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap))
+        found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap)) \
+            if _read_alike(matches) else _ON_SERVER
         if found is not _ON_SERVER:
             return found  # type: ignore[no-any-return]
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
@@ -1566,7 +1578,8 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
-        counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap))
+        counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap)) \
+            if _read_alike(matches) else _ON_SERVER
         if counted is not _ON_SERVER:
             return counted  # type: ignore[no-any-return]
         out = [0] * len(matches)
