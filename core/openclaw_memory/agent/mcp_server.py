@@ -420,8 +420,10 @@ def create_mcp_server(
         agents = [ServedAgent(agents.config.agent_id, agents)]
     elif isinstance(agents, ServedAgent):
         agents = [agents]
+    from openclaw_memory import __version__  # the package, imported by now (this module is under it)
+
     served = _Agents(list(agents))
-    server = MemoryMCPServer(served, name=name, log_level="WARNING", instructions=(
+    server = MemoryMCPServer(served, name=name, version=__version__, log_level="WARNING", instructions=(
         "Memory of the user's agents: Markdown notes (MEMORY.md, memory/YYYY-MM-DD.md). Call memory_search "
         "before answering about prior work, decisions, dates, people, preferences or todos; then memory_get "
         "for the lines you need. Results carry citations (path#Lx-Ly)."))
