@@ -80,10 +80,28 @@ def _load_config(ctx: click.Context) -> MemoryConfig:
         return _config(ctx)
 
 
+def _check_workspace_exists(ctx: click.Context, config: MemoryConfig) -> None:
+    """A workspace folder that does not exist (and no --create), said with the CLI's options: whether it was
+    given or is the default, and what to pass (the library's own error names Python's ``create=True``)."""
+    opts = ctx.obj or {}
+    workspace = config.resolved_workspace()
+    if opts.get("create") or workspace.exists():
+        return
+    if opts.get("workspace"):
+        problem = f"workspace {workspace} does not exist"
+    elif _config_file(ctx):
+        problem = f"the config file's workspace {workspace} does not exist"
+    else:
+        problem = f"no --workspace given, and the default workspace {workspace} does not exist"
+    raise click.ClickException(f"{problem}: pass --workspace FOLDER (the folder holding MEMORY.md and memory/), "
+                               "or add --create to start an empty memory there")
+
+
 @contextmanager
 def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
     with _user_errors():
         config = config if config is not None else _config(ctx)
+        _check_workspace_exists(ctx, config)
         memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False,
                              create=bool((ctx.obj or {}).get("create")))
     try:
@@ -637,6 +655,9 @@ def get(ctx: click.Context, path: str, from_line: int | None, lines: int | None,
         got = memory.get(path, from_line=from_line, lines=lines)
     if not got.exists:
         raise click.ClickException(f"{got.path} does not exist in {memory.workspace}")
+    if got.start_line > max(got.end_line, 1):
+        raise click.ClickException(f"{got.path} has no line {got.start_line}: the file is shorter (leave out --from "
+                                   "to read it from line 1)")
     if as_json:
         click.echo(json.dumps(got.to_dict(), ensure_ascii=False))
     else:
@@ -702,6 +723,7 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
             if agent_id is not None:
                 ctx.obj["agent"] = agent_id
             config = _config(ctx)
+            _check_workspace_exists(ctx, config)
             memory = MemoryIndex(config, watch=True, create=bool(ctx.obj.get("create")))
             served.append(ServedAgent(config.agent_id, memory))  # closed if a later agent fails to open
             memory.sync_in_background("mcp server start")
