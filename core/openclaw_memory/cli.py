@@ -339,7 +339,7 @@ def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
         if not no_upgrade:
             with _progress_bar("Upgrading vectors to the full model") as progress:
                 upgraded = memory.upgrade_embeddings(progress)
-            if upgraded is not None:
+            if upgraded is not None and (upgraded.cache_hits or upgraded.embedded):  # not for an empty memory
                 click.echo("Fast first index searchable; full vectors swapped in "
                            f"({upgraded.cache_hits} from the upgrade, {upgraded.embedded} embedded since).")
         st = memory.status()
