@@ -87,14 +87,15 @@ def _check_workspace_exists(ctx: click.Context, config: MemoryConfig) -> None:
     workspace = config.resolved_workspace()
     if opts.get("create") or workspace.exists():
         return
+    create = "or add --create to start an empty memory there"
     if opts.get("workspace"):
-        problem = f"workspace {workspace} does not exist"
-    elif _config_file(ctx):
-        problem = f"the config file's workspace {workspace} does not exist"
-    else:
-        problem = f"no --workspace given, and the default workspace {workspace} does not exist"
-    raise click.ClickException(f"{problem}: pass --workspace FOLDER (the folder holding MEMORY.md and memory/), "
-                               "or add --create to start an empty memory there")
+        raise click.ClickException(f"workspace {workspace} does not exist: check the --workspace path (the folder "
+                                   f"holding MEMORY.md and memory/), {create}")
+    if _config_file(ctx):
+        raise click.ClickException(f"workspace {workspace} of agent {config.agent_id!r} (from {_config_file(ctx)}) "
+                                   f"does not exist: fix it in that file or pass --workspace FOLDER, {create}")
+    raise click.ClickException(f"no --workspace given, and the default workspace {workspace} does not exist: pass "
+                               f"--workspace FOLDER (the folder holding MEMORY.md and memory/), {create}")
 
 
 @contextmanager

@@ -360,6 +360,12 @@ def test_without_a_workspace_the_error_says_none_was_given_and_what_to_pass(comm
 def test_a_missing_workspace_names_the_cli_options_not_python_arguments(tmp_path):
     res = run("-w", str(tmp_path / "notse"), "-p", "none", "status")
     assert res.exit_code == 1 and "create=True" not in res.output and "--create" in res.output, res.output
+    config = tmp_path / "openclaw.json"
+    config.write_text('{"agents": {"list": [{"id": "bob", "workspace": "%s"}]}}' % (tmp_path / "bobnotes"))
+    res = run("-c", str(config), "-a", "bob", "-p", "none", "status")
+    assert res.exit_code == 1, res.output
+    assert f"workspace {tmp_path / 'bobnotes'} of agent 'bob' (from {config}) does not exist" in res.output
+    assert "create=True" not in res.output and "--create" in res.output
 
 
 @pytest.mark.parametrize("agent", ["../evil", "../../escaped", "a/b"])
