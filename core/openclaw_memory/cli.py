@@ -68,11 +68,12 @@ _NO_BACKGROUND_SYNC = {"on_search": False, "on_session_start": False, "watch": F
 
 @contextmanager
 def _user_errors() -> Iterator[None]:
-    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback."""
+    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback (a driver's message
+    spread over several lines, such as psycopg's, joined into one)."""
     try:
         yield
     except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(" ".join(line.strip() for line in str(exc).splitlines() if line.strip())) from None
 
 
 def _load_config(ctx: click.Context) -> MemoryConfig:

@@ -368,6 +368,16 @@ def test_a_missing_workspace_names_the_cli_options_not_python_arguments(tmp_path
     assert "create=True" not in res.output and "--create" in res.output
 
 
+def test_an_unreachable_postgresql_server_is_a_one_line_error_without_the_password(ws):
+    """psycopg's message has a second line ("\tIs the server running on that host ..."), which the CLI printed as is;
+    the manual says CLI errors are one line."""
+    pytest.importorskip("psycopg")
+    res = run("-w", str(ws), "-p", "none", "--store", "postgresql://memory:hunter2@127.0.0.1:9/agents", "status")
+    assert res.exit_code == 1, res.output
+    assert res.output.startswith("Error: cannot open the memory index in PostgreSQL")
+    assert res.output.count("\n") == 1 and "hunter2" not in res.output
+
+
 @pytest.mark.parametrize("agent", ["../evil", "../../escaped", "a/b"])
 def test_an_agent_id_naming_another_path_is_refused_and_nothing_created(ws, tmp_path, agent):
     state = Path(os.environ["OPENCLAW_STATE_DIR"])
