@@ -13,7 +13,7 @@ from openclaw_memory.errors import MemoryArgumentError, MemoryArgumentTypeError
 from openclaw_memory.index import MemoryIndex
 from openclaw_memory.index.search_options import check_search_arguments
 from openclaw_memory.types import SearchResult
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from langchain_openclaw_memory._convert import DocumentContent, SerialisedMemory, check_memory_index, hit_to_document
 
@@ -58,6 +58,18 @@ def _check_options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+def _argument_error(exc: ValidationError) -> MemoryArgumentError:
+    """The MemoryArgumentError for constructor values pydantic refused: the library's own check's error when one
+    raised it, else each argument, what is wrong with it and what it got."""
+    for error in exc.errors():
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, MemoryArgumentError):
+            return cause
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']} (got {e.get('input')!r})"
+             for e in exc.errors()]
+    return MemoryArgumentError("OpenClawMemoryRetriever: " + "; ".join(parts))
+
+
 class OpenClawMemoryRetriever(BaseRetriever):
     """Retrieve memory snippets (``MEMORY.md``, ``memory/*.md``, optionally session transcripts).
 
@@ -71,8 +83,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     ``search_kwargs`` (which win over the fields) or per call (``invoke(query, k=2,
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
     ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
-    argument, e.g. ``filter`` or ``search_type="mmr"``) raises ValueError, so a typo is not silently
-    ignored. The memory index may be passed positionally. A retriever pickles (the index is
+    argument, e.g. ``filter`` or ``search_type="mmr"``), or a bad value, raises MemoryArgumentError (a
+    ValueError), so a typo is not silently ignored. The memory index may be passed positionally. A retriever pickles (the index is
     re-opened from its configuration when unpickled).
 
     Example:
@@ -120,7 +132,10 @@ class OpenClawMemoryRetriever(BaseRetriever):
         if "memory" in data:
             check_memory_index(data["memory"])  # before pydantic, which would wrap it in a ValidationError
         _check_fields(data, type(self).model_fields)
-        super().__init__(**data)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _argument_error(exc) from None
 
     @field_validator("search_type")
     @classmethod

@@ -68,11 +68,12 @@ _NO_BACKGROUND_SYNC = {"on_search": False, "on_session_start": False, "watch": F
 
 @contextmanager
 def _user_errors() -> Iterator[None]:
-    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback."""
+    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback (a driver's message
+    spread over several lines, such as psycopg's, joined into one)."""
     try:
         yield
     except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(" ".join(line.strip() for line in str(exc).splitlines() if line.strip())) from None
 
 
 def _load_config(ctx: click.Context) -> MemoryConfig:
@@ -80,10 +81,29 @@ def _load_config(ctx: click.Context) -> MemoryConfig:
         return _config(ctx)
 
 
+def _check_workspace_exists(ctx: click.Context, config: MemoryConfig) -> None:
+    """A workspace folder that does not exist (and no --create), said with the CLI's options: whether it was
+    given or is the default, and what to pass (the library's own error names Python's ``create=True``)."""
+    opts = ctx.obj or {}
+    workspace = config.resolved_workspace()
+    if opts.get("create") or workspace.exists():
+        return
+    create = "or add --create to start an empty memory there"
+    if opts.get("workspace"):
+        raise click.ClickException(f"workspace {workspace} does not exist: check the --workspace path (the folder "
+                                   f"holding MEMORY.md and memory/), {create}")
+    if _config_file(ctx):
+        raise click.ClickException(f"workspace {workspace} of agent {config.agent_id!r} (from {_config_file(ctx)}) "
+                                   f"does not exist: fix it in that file or pass --workspace FOLDER, {create}")
+    raise click.ClickException(f"no --workspace given, and the default workspace {workspace} does not exist: pass "
+                               f"--workspace FOLDER (the folder holding MEMORY.md and memory/), {create}")
+
+
 @contextmanager
 def _index(ctx: click.Context, config: MemoryConfig | None = None) -> Iterator[MemoryIndex]:
     with _user_errors():
         config = config if config is not None else _config(ctx)
+        _check_workspace_exists(ctx, config)
         memory = MemoryIndex(MemoryConfig.load(config, sync=_NO_BACKGROUND_SYNC), watch=False,
                              create=bool((ctx.obj or {}).get("create")))
     try:
@@ -323,7 +343,7 @@ def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
         if not no_upgrade:
             with _progress_bar("Upgrading vectors to the full model") as progress:
                 upgraded = memory.upgrade_embeddings(progress)
-            if upgraded is not None:
+            if upgraded is not None and (upgraded.cache_hits or upgraded.embedded):  # not for an empty memory
                 click.echo("Fast first index searchable; full vectors swapped in "
                            f"({upgraded.cache_hits} from the upgrade, {upgraded.embedded} embedded since).")
         st = memory.status()
@@ -639,6 +659,9 @@ def get(ctx: click.Context, path: str, from_line: int | None, lines: int | None,
         got = memory.get(path, from_line=from_line, lines=lines)
     if not got.exists:
         raise click.ClickException(f"{got.path} does not exist in {memory.workspace}")
+    if got.start_line > max(got.end_line, 1):
+        raise click.ClickException(f"{got.path} has no line {got.start_line}: the file is shorter (leave out --from "
+                                   "to read it from line 1)")
     if as_json:
         click.echo(json.dumps(got.to_dict(), ensure_ascii=False))
     else:
@@ -704,6 +727,7 @@ def _served_agents(ctx: click.Context, agent_ids: list[str], long_term: bool) ->
             if agent_id is not None:
                 ctx.obj["agent"] = agent_id
             config = _config(ctx)
+            _check_workspace_exists(ctx, config)
             memory = MemoryIndex(config, watch=True, create=bool(ctx.obj.get("create")))
             served.append(ServedAgent(config.agent_id, memory))  # closed if a later agent fails to open
             memory.sync_in_background("mcp server start")

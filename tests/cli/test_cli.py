@@ -301,6 +301,19 @@ def test_get_of_a_missing_file_is_an_error(ws, tmp_path):
     assert "memory/nope.md does not exist" in res.output
 
 
+def test_get_past_the_last_line_says_the_file_is_shorter(ws, tmp_path):
+    """`get MEMORY.md --from 100` printed an empty line and exited 0, as if the lines were blank."""
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", "MEMORY.md", "--from", "100"])
+    assert res.exit_code == 1, res.output
+    assert "MEMORY.md has no line 100: the file is shorter" in res.output
+    empty = ws / "memory" / "2026-11-21.md"
+    empty.write_text("", encoding="utf-8")
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", "memory/2026-11-21.md"])
+    assert res.exit_code == 0 and res.output == "\n"  # an empty file reads as empty
+    res = CliRunner().invoke(main, [*base(ws, tmp_path), "get", "MEMORY.md#L3-L3"])
+    assert res.exit_code == 0 and res.output == "- Priya runs the deployment pipeline.\n"
+
+
 def test_status_right_after_index_is_not_dirty_in_a_fresh_process(ws, tmp_path):
     assert run(*base(ws, tmp_path), "index").exit_code == 0
     res = run(*base(ws, tmp_path), "status")
@@ -330,6 +343,39 @@ def test_a_missing_workspace_is_an_error_unless_created(tmp_path):
     assert not missing.exists()
     res = run("-w", str(missing), "-p", "none", "--create", "index")
     assert res.exit_code == 0 and missing.is_dir(), res.output
+
+
+@pytest.mark.parametrize("command", [["status"], ["index"], ["search", "coffee"], ["mcp"]])
+def test_without_a_workspace_the_error_says_none_was_given_and_what_to_pass(command):
+    """A first `openclaw-memory status` with no --workspace said "workspace: <state dir>/workspace does not exist;
+    ... pass create=True (CLI: --create)": neither that this is the default nor which option to give."""
+    default = Path(os.environ["OPENCLAW_STATE_DIR"]) / "workspace"
+    res = run("-p", "none", *command)
+    assert res.exit_code == 1, res.output
+    assert f"no --workspace given, and the default workspace {default.resolve()} does not exist" in res.output
+    assert "--workspace FOLDER" in res.output and "--create" in res.output
+    assert "create=True" not in res.output and not default.exists()
+
+
+def test_a_missing_workspace_names_the_cli_options_not_python_arguments(tmp_path):
+    res = run("-w", str(tmp_path / "notse"), "-p", "none", "status")
+    assert res.exit_code == 1 and "create=True" not in res.output and "--create" in res.output, res.output
+    config = tmp_path / "openclaw.json"
+    config.write_text('{"agents": {"list": [{"id": "bob", "workspace": "%s"}]}}' % (tmp_path / "bobnotes"))
+    res = run("-c", str(config), "-a", "bob", "-p", "none", "status")
+    assert res.exit_code == 1, res.output
+    assert f"workspace {tmp_path / 'bobnotes'} of agent 'bob' (from {config}) does not exist" in res.output
+    assert "create=True" not in res.output and "--create" in res.output
+
+
+def test_an_unreachable_postgresql_server_is_a_one_line_error_without_the_password(ws):
+    """psycopg's message has a second line ("\tIs the server running on that host ..."), which the CLI printed as is;
+    the manual says CLI errors are one line."""
+    pytest.importorskip("psycopg")
+    res = run("-w", str(ws), "-p", "none", "--store", "postgresql://memory:hunter2@127.0.0.1:9/agents", "status")
+    assert res.exit_code == 1, res.output
+    assert res.output.startswith("Error: cannot open the memory index in PostgreSQL")
+    assert res.output.count("\n") == 1 and "hunter2" not in res.output
 
 
 @pytest.mark.parametrize("agent", ["../evil", "../../escaped", "a/b"])

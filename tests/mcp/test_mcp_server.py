@@ -550,3 +550,15 @@ async def test_get_reads_the_citation_a_search_shows(notes: Path, tmp_path: Path
     assert cited.structured_content["path"] == "memory/2026-03-02.md"
     assert _text(one_line) == "- The launch codename is Falcon."
     assert _text(given) == "- Deploys happen on Tuesdays.\n"  # lines given as arguments win over the citation's
+
+
+async def test_the_server_names_its_version_to_clients(notes: Path, tmp_path: Path) -> None:
+    """A client's ``server_info`` carries openclaw-memory's version (it was an empty string)."""
+    import openclaw_memory
+    from openclaw_memory.agent.mcp_server import create_mcp_server
+
+    with _index(notes, tmp_path) as memory:
+        async with Client(create_mcp_server(memory)) as client:
+            info = client.server_info
+    assert info is not None and info.name == "openclaw-memory"
+    assert info.version == openclaw_memory.__version__

@@ -89,6 +89,21 @@ def test_a_placeholder_key_for_a_local_openai_compatible_server_is_sent(vendor: 
     assert vendor.headers("openai.embeddings")[0]["authorization"] == "Bearer EMPTY"
 
 
+@pytest.mark.parametrize("provider", ["auto", "openai"])
+def test_the_openai_sdk_base_url_variable_is_where_the_environment_key_goes(vendor: VendorServer, provider: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENAI_API_KEY`` with ``OPENAI_BASE_URL`` (a LiteLLM or company proxy, as the OpenAI SDK and LangChain read
+    them): the key was sent to api.openai.com, with the notes, instead of the proxy it belongs to."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proxy-key-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{vendor.url}/openai/v1/")
+    resolution = resolve_provider(MemoryConfig(provider=provider))
+    assert resolution.provider is not None and resolution.provider.id == "openai"
+    resolution.provider.embed_query("hello")
+    assert vendor.headers("openai.embeddings")[0]["authorization"] == "Bearer sk-proxy-key-0123456789"
+    configured = resolve_provider(MemoryConfig(provider="openai", remote={"baseUrl": f"{vendor.url}/other/v1"}))
+    assert configured.provider.base_url == f"{vendor.url}/other/v1"  # type: ignore[union-attr]  # remote.baseUrl wins
+
+
 def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorServer) -> None:
     """Google says how long to wait in the body (RetryInfo.retryDelay), not in a Retry-After header."""
     body = {"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details.",

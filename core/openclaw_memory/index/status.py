@@ -104,6 +104,8 @@ class StatusReader:
         if access.embed_state is not None:
             batch = access.embed_state.to_dict()
         notes = list(info.notes)
+        if (changed := self.model_change(provider)) is not None:
+            notes.append(changed)
         breaker = access.breaker
         breaker_open = provider is not None and breaker.is_open
         if breaker_open:
@@ -156,6 +158,18 @@ class StatusReader:
                 "namespace": info.namespace, "size_bytes": info.size_bytes},
             provider_error=provider_error,
         )
+
+    def model_change(self, provider: EmbeddingProvider | None) -> str | None:
+        """What is wrong when the index holds the vectors of another model than the one embedding queries now
+        (a provider or model change that the next sync rebuilds the index for), else None."""
+        query = self.access.tier_provider(provider, query=True)
+        meta = self.runner.guarded(self.store.read_meta) if query is not None else None
+        if meta is None or query is None or meta.provider == "none" or (meta.provider, meta.model) == (query.id,
+                                                                                                      query.model):
+            return None
+        return (f"the index holds vectors of {meta.provider}:{meta.model}, not of {query.id}:{query.model} that embeds "
+                "queries now: vector search finds nothing until the next sync rebuilds it (run `openclaw-memory index` "
+                "or memory.sync())")
 
     def provider_or_error(self) -> tuple[EmbeddingProvider | None, str | None]:
         """The provider in use (None in keyword-only mode), or None and why the one asked for cannot start."""

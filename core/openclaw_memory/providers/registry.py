@@ -9,7 +9,8 @@ Keys come from ``remote.api_key`` first ("config"), then the environment ("env")
 ``OPENAI_API_KEY``, ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, ``VOYAGE_API_KEY``. A configured
 key that is itself the name of a set variable (``"GEMINI_API_KEY"``) is read from the environment;
 an unset name ending in ``_KEY``, ``_TOKEN`` or ``_SECRET`` is no key, while other words in capitals
-(the ``EMPTY`` a vLLM server takes) are keys. ``remote`` settings (key, base URL, headers) belong to
+(the ``EMPTY`` a vLLM server takes) are keys. The base URL is ``remote.base_url``, else ``OPENAI_BASE_URL`` for
+openai (where the OpenAI SDK sends that key), else the vendor's. ``remote`` settings (key, base URL, headers) belong to
 the primary provider when it is remote, otherwise to the fallback.
 
 An explicitly chosen provider that cannot start raises, unless ``fallback`` names another
@@ -91,6 +92,16 @@ def _lookup_env(names: tuple[str, ...]) -> str | None:
     return None
 
 
+#: the variable naming a remote provider's endpoint, as its own SDK reads it (used when ``remote.base_url`` is unset)
+_ENV_BASE_URLS = {"openai": "OPENAI_BASE_URL"}
+
+
+def _environment_base_url(provider: str) -> str | None:
+    """The endpoint the provider's SDK would take from the environment (``OPENAI_BASE_URL``), or None."""
+    name = _ENV_BASE_URLS.get(provider)
+    return _lookup_env((name,)) if name else None
+
+
 def _names_a_key_variable(configured: str) -> bool:
     """Whether a configured key is rather the name of a variable holding one (``GEMINI_API_KEY``,
     ``MY_OPENAI_KEY``); a placeholder such as vLLM's ``EMPTY`` is a key."""
@@ -128,7 +139,7 @@ def create_provider(
         if not key:
             envs = " or ".join(ENV_KEYS[name])
             raise ProviderUnavailableError(f"No API key found for provider {name}: set remote.api_key or {envs}")
-        base_url = config.remote.base_url if use_remote else None
+        base_url = (config.remote.base_url if use_remote else None) or _environment_base_url(name)
         headers = config.remote.header_values() if use_remote else {}
         dims = config.output_dimensionality
         timeout = config.provider_limits.request_timeout_seconds
