@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 from typing import Literal
@@ -24,7 +25,6 @@ from urllib.parse import unquote, urlsplit
 from pydantic import AliasChoices, Field, ValidationError
 from pydantic.fields import FieldInfo
 
-from openclaw_memory import __version__
 from openclaw_memory.errors import MissingDependencyError
 
 try:
@@ -406,6 +406,15 @@ class MemoryMCPServer(MCPServer):
 
 
 
+def _package_version() -> str:
+    """openclaw-memory's version, as ``openclaw_memory.__version__`` gives it (what the server tells clients); read
+    here, since the agent stage imports nothing from the package's entry point (tests/core/test_import_graph.py)."""
+    try:
+        return version("openclaw-memory")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
 def create_mcp_server(
     agents: MemoryIndex | ServedAgent | Sequence[ServedAgent], *, name: str = "openclaw-memory",
 ) -> MCPServer:
@@ -422,7 +431,7 @@ def create_mcp_server(
     elif isinstance(agents, ServedAgent):
         agents = [agents]
     served = _Agents(list(agents))
-    server = MemoryMCPServer(served, name=name, version=__version__, log_level="WARNING", instructions=(
+    server = MemoryMCPServer(served, name=name, version=_package_version(), log_level="WARNING", instructions=(
         "Memory of the user's agents: Markdown notes (MEMORY.md, memory/YYYY-MM-DD.md). Call memory_search "
         "before answering about prior work, decisions, dates, people, preferences or todos; then memory_get "
         "for the lines you need. Results carry citations (path#Lx-Ly)."))
