@@ -66,14 +66,23 @@ def _config_file(ctx: click.Context) -> str | None:
 _NO_BACKGROUND_SYNC = {"on_search": False, "on_session_start": False, "watch": False, "interval_minutes": 0}
 
 
+def _one_line(message: str) -> str:
+    """``message`` on one line: its lines joined, a ``;`` closing each that ends without punctuation (psycopg's
+    "Connection refused" before its hint, a failed provider's reason before the fallback's), so that where one
+    ended stays visible."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return " ".join([*(ln if ln.endswith((".", ":", ";", ",", "?", "!")) else ln + ";" for ln in lines[:-1]),
+                     *lines[-1:]])
+
+
 @contextmanager
 def _user_errors() -> Iterator[None]:
-    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback (a driver's message
-    spread over several lines, such as psycopg's, joined into one)."""
+    """The library's errors (and OS errors) as a one-line CLI error instead of a traceback (a message spread over
+    several lines, such as psycopg's, joined into one by :func:`_one_line`)."""
     try:
         yield
     except (OpenClawMemoryError, OSError) as exc:
-        raise click.ClickException(" ".join(line.strip() for line in str(exc).splitlines() if line.strip())) from None
+        raise click.ClickException(_one_line(str(exc))) from None
 
 
 def _load_config(ctx: click.Context) -> MemoryConfig:

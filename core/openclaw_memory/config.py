@@ -1439,7 +1439,8 @@ def config_error(exc: ValidationError) -> ConfigError:
         # never shown: a DSN, a key, a header's value (whose key ends in the header's name)
         secret = key.startswith("store") or bool({"api_key", "apiKey", "headers"} & set(key.split(".")))
         given = err.get("input")
-        given = url_without_credentials(given) if key.endswith("url") and isinstance(given, str) else given
+        url = key.lower().endswith("url")  # remote.base_url, or remote.baseUrl as openclaw.json spells it
+        given = url_without_credentials(given) if url and isinstance(given, str) else given
         shown = "" if secret else redact(f" (got {given!r})")
         parts.append(f"{key}: {err.get('msg')}{shown}")
     return ConfigError("invalid memory configuration: " + "; ".join(parts))

@@ -378,6 +378,17 @@ def test_an_unreachable_postgresql_server_is_a_one_line_error_without_the_passwo
     assert res.output.count("\n") == 1 and "hunter2" not in res.output
 
 
+def test_a_two_part_error_keeps_where_the_first_part_ends_on_its_one_line(ws, tmp_path):
+    """A failed fallback's message is two paragraphs; joined with a bare space the CLI printed "... or
+    OPENAI_API_KEY Fallback to gemini failed: ...", as if the variable's name ran on into the next sentence."""
+    config = tmp_path / "openclaw.json"
+    config.write_text('{"agents": {"defaults": {"memorySearch": {"provider": "openai", "fallback": "gemini"}}}}')
+    res = run("-w", str(ws), "-c", str(config), "--store", str(tmp_path / "cli.sqlite"), "search", "coffee")
+    assert res.exit_code == 1 and res.output.count("\n") == 1, res.output
+    assert "set remote.api_key or OPENAI_API_KEY; Fallback to gemini failed: No API key found for provider gemini" \
+        in res.output
+
+
 @pytest.mark.parametrize("agent", ["../evil", "../../escaped", "a/b"])
 def test_an_agent_id_naming_another_path_is_refused_and_nothing_created(ws, tmp_path, agent):
     state = Path(os.environ["OPENCLAW_STATE_DIR"])

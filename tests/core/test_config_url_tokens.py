@@ -41,3 +41,12 @@ def test_a_config_error_quotes_no_url_token() -> None:
     with pytest.raises(ConfigError) as info:
         MemoryConfig.from_dict({"remote": {"base_url": f"{TOKEN}@localhost:8000/v1"}})
     assert "remote.base_url" in str(info.value) and TOKEN not in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["baseUrl", "base_url"])
+def test_a_config_error_quotes_no_url_token_under_either_spelling_of_the_key(key: str) -> None:
+    """openclaw.json spells the key ``baseUrl``: the error named ``remote.baseUrl`` and quoted the URL whole,
+    token and all (only ``remote.base_url`` had the token left out)."""
+    with pytest.raises(ConfigError) as info:
+        MemoryConfig.from_dict({"remote": {key: f"{TOKEN}@localhost:8000/v1"}})
+    assert "localhost:8000/v1" in str(info.value) and TOKEN not in str(info.value)

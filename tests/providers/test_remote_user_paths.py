@@ -3,9 +3,12 @@ providers written from scratch whose exceptions quote their keys."""
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from openclaw_memory import MemoryConfig, MemoryIndex
-from openclaw_memory.errors import OpenClawMemoryError, ProviderError, ProviderRequestError
+from openclaw_memory.errors import OpenClawMemoryError, ProviderError, ProviderRequestError, ProviderUnavailableError
 from openclaw_memory.providers.base import provider_key
 from openclaw_memory.providers.batching import embed_documents_batched, is_retryable
 from openclaw_memory.providers.fake import FakeEmbeddingProvider
@@ -102,6 +105,26 @@ def test_the_openai_sdk_base_url_variable_is_where_the_environment_key_goes(vend
     assert vendor.headers("openai.embeddings")[0]["authorization"] == "Bearer sk-proxy-key-0123456789"
     configured = resolve_provider(MemoryConfig(provider="openai", remote={"baseUrl": f"{vendor.url}/other/v1"}))
     assert configured.provider.base_url == f"{vendor.url}/other/v1"  # type: ignore[union-attr]  # remote.baseUrl wins
+
+
+def test_openai_base_url_is_taken_as_remote_base_url_is(vendor: VendorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENAI_BASE_URL`` passes the checks ``remote.base_url`` does: the line break read with it dropped, a token in
+    it sent as the ``Authorization: Basic`` header and in no ``base_url``, fingerprint or message, and a URL
+    without its scheme refused."""
+    token = "gw-token-5d4c3b2a19f8"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proxy-key-0123456789")
+    monkeypatch.setenv("OPENAI_BASE_URL", " " + vendor.url.replace("http://", f"http://{token}@") + "/openai/v1/\n")
+    provider = resolve_provider(MemoryConfig(provider="openai")).provider
+    assert provider is not None
+    provider.embed_query("hello")
+    assert provider.base_url == f"{vendor.url}/openai/v1"  # type: ignore[attr-defined]
+    assert token not in json.dumps(provider.fingerprint())
+    basic = base64.b64encode(f"{token}:".encode()).decode()
+    assert vendor.headers("openai.embeddings")[0]["authorization"] == f"Basic {basic}"
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{token}@127.0.0.1:9/v1")
+    with pytest.raises(ProviderUnavailableError) as info:
+        resolve_provider(MemoryConfig(provider="openai"))
+    assert "127.0.0.1:9/v1" in str(info.value) and token not in str(info.value)
 
 
 def test_gemini_rate_limit_waits_the_retry_delay_google_asks_for(vendor: VendorServer) -> None:

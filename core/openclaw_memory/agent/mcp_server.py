@@ -407,7 +407,8 @@ class MemoryMCPServer(MCPServer):
 
 
 def _package_version() -> str:
-    """openclaw-memory's version, as ``openclaw_memory.__version__`` gives it (what the server tells clients)."""
+    """openclaw-memory's version, as ``openclaw_memory.__version__`` gives it (what the server tells clients); read
+    here, since the agent stage imports nothing from the package's entry point (tests/core/test_import_graph.py)."""
     try:
         return version("openclaw-memory")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree

@@ -163,9 +163,10 @@ class StatusReader:
         """What is wrong when the index holds the vectors of another model than the one embedding queries now
         (a provider or model change that the next sync rebuilds the index for), else None."""
         query = self.access.tier_provider(provider, query=True)
-        meta = self.runner.guarded(self.store.read_meta) if query is not None else None
-        if meta is None or query is None or meta.provider == "none" or (meta.provider, meta.model) == (query.id,
-                                                                                                      query.model):
+        if query is None:
+            return None
+        meta = self.runner.guarded(self.store.read_meta)
+        if meta is None or meta.provider == "none" or (meta.provider, meta.model) == (query.id, query.model):
             return None
         return (f"the index holds vectors of {meta.provider}:{meta.model}, not of {query.id}:{query.model} that embeds "
                 "queries now: vector search finds nothing until the next sync rebuilds it (run `openclaw-memory index` "

@@ -336,12 +336,11 @@ class CachedQueryEmbedder:
         self.misses = 0
 
     def _get(self, text: str) -> np.ndarray | None:
-        vec = self._cache.get(text)
-        with self._lock:
-            if vec is None:
+        """:meth:`lookup`, a miss counted too (the caller embeds the query)."""
+        vec = self.lookup(text)
+        if vec is None:
+            with self._lock:
                 self.misses += 1
-            else:
-                self.hits += 1
         return vec
 
     def _put(self, text: str, vec: np.ndarray) -> np.ndarray:
