@@ -87,3 +87,14 @@ def test_a_store_string_that_is_no_connection_string_nor_index_file_is_refused(t
             PostgresStore(dsn, namespace="n")
         assert SECRET not in str(failed.value) and "password=***" in str(failed.value)
     assert MemoryConfig.load({"store": str(tmp_path / "index.sqlite")}).store.path == str(tmp_path / "index.sqlite")
+
+
+def test_a_server_that_refuses_the_connection_reads_as_sentences(tmp_path: Path) -> None:
+    """The driver's message ends with a question mark ("Is the server running ...?"): the advice follows it as a
+    sentence of its own, not after "?." as before."""
+    from openclaw_memory.storage.postgres import PostgresStore
+
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(f"postgresql://nobody@/db?host={tmp_path / 'no-server-here'}&connect_timeout=2", namespace="n")
+    message = str(caught.value)
+    assert "Check that the server is running" in message and "?." not in message, message

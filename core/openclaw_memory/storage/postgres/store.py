@@ -197,6 +197,12 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a full stop added unless it ends with one, or with ? or !)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def _array(value: Any) -> np.ndarray:
     """A stored ``vector`` as a float32 numpy array."""
     return value.to_numpy().astype(np.float32, copy=False) if isinstance(value, Vector) else \
@@ -430,8 +436,9 @@ class PostgresStore:
         except (StoreError, ConfigError):
             raise
         except Exception as exc:
-            raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: {self._clean(exc)}. "
-                             "Check that the server is running and the URL (store.url) is right") from None
+            raise StoreError(f"cannot open the memory index in PostgreSQL at {self.safe_url}: "
+                             f"{_sentence(self._clean(exc))} Check that the server is running and the URL (store.url) "
+                             "is right") from None
 
     def _require_vector_extension(self, conn: Any) -> None:
         """Create pgvector in the database when it is missing (StoreError when that is not possible)."""
