@@ -161,3 +161,23 @@ def test_a_model_change_takes_the_new_models_vectors_from_the_cache(index: Calla
         carried = _team_chunks(memory)
         assert len(carried) == 2 and all(c.model == "model-a" and c.embedding is not None and
                                          (c.embedding == vectors_a[c.text]).all() for c in carried)
+
+
+class _ProxiedProvider(FakeEmbeddingProvider):
+    """The same model name served from another base URL: another provider key, so another vector space."""
+
+    def fingerprint(self) -> dict[str, object]:
+        return {**super().fingerprint(), "base_url": "https://proxy.example"}
+
+
+def test_a_provider_key_change_with_the_same_model_name_does_not_carry_the_old_vectors(
+        index: Callable[..., MemoryIndex], team: Path) -> None:
+    with index(FakeEmbeddingProvider(model="model-a", dims=64)) as memory:
+        memory.sync()
+    _unmount(team)
+    with index(_ProxiedProvider(model="model-a", dims=64)) as memory:
+        report = memory.sync()
+        assert report.full_rebuild and report.files_deleted == 0
+        carried = _team_chunks(memory)
+        assert len(carried) == 2 and all(c.embedding is None for c in carried)
+        assert _searchable(memory)  # by its keywords

@@ -8,10 +8,11 @@ back to the builtin index at once instead of paying the timeout again.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from openclaw_memory.files.memory_writes import replace_atomically
 
 __all__ = ["FailureMemory", "RememberedFailure"]
 
@@ -44,9 +45,7 @@ class FailureMemory:
         """Keep ``reason`` as the latest failure (written atomically; a write error is ignored)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"reason": reason, "at": time.time()}), encoding="utf-8")
-            os.replace(tmp, self.path)
+            replace_atomically(self.path, json.dumps({"reason": reason, "at": time.time()}).encode("utf-8"))
         except OSError:
             pass
 

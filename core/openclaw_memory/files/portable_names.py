@@ -96,6 +96,8 @@ def twin_path(root: str | os.PathLike[str], parts: Sequence[str], *, layout: boo
     each component exists as spelled, or a component and its twins are missing. ``layout``: ``root`` is a workspace,
     whose own names (:data:`LAYOUT_NAMES`) as the first component are taken as they are."""
     folder = os.fspath(root)
+    if _exists_as_named(os.path.join(folder, *parts)):
+        return None  # the whole path, told apart from its case twin: each of its components is spelled as on disk
     for position, name in enumerate(parts):
         path = os.path.join(folder, name)
         if not (layout and position == 0 and name in LAYOUT_NAMES) and not _exists_as_named(path):

@@ -666,16 +666,20 @@ def _carry_over(previous: MemoryStore, fresh: MemoryStore, plan: SyncPlan, repor
 def _carried_rows(previous: MemoryStore, plan: SyncPlan,
                   records: Mapping[str, FileRecord]) -> dict[str, list[StoredChunk]]:
     """The chunks of ``records``' files in ``previous``, by path, as this rebuild stores them: under its model,
-    with their vector only when it is of that model."""
+    with their vector only when it is of that model (same provider key: a model name served from another base URL,
+    or with other dimensions, is another vector space)."""
     p = plan.provider
     model = p.model if p else "fts-only"
+    meta = previous.read_meta()
+    same_space = p is not None and meta is not None and meta.provider_key == provider_key(p.fingerprint())
     rows: dict[str, list[StoredChunk]] = {path: [] for path in records}
     for chunk in previous.iter_chunks():
         if chunk.path not in rows or chunk.source != records[chunk.path].source:
             continue
         vector = chunk.embedding
-        if p is None or plan.dims is None or chunk.model != p.model or vector is None or vector.size != plan.dims:
-            vector = None  # another model's vector, or none
+        if p is None or not same_space or plan.dims is None or chunk.model != p.model or vector is None \
+                or vector.size != plan.dims:
+            vector = None  # another vector space's, or none
         rows[chunk.path].append(StoredChunk(
             id=chunk_id(chunk.source, chunk.path, chunk.start_line, chunk.end_line, chunk.hash, model),
             path=chunk.path, source=chunk.source, start_line=chunk.start_line, end_line=chunk.end_line,

@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_memory.errors import OpenClawMemoryError, StoreError
-from openclaw_memory.files.memory_writes import file_lock
+from openclaw_memory.files.memory_writes import file_lock, replace_atomically
 
 __all__ = ["MemoryState", "is_object_store_uri", "update_json", "write_lock_path"]
 
@@ -41,22 +40,8 @@ WRITE_LOCK_TIMEOUT_S = 30.0
 
 
 def _write_json(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` as JSON, atomically and durably."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Replace ``path`` with ``data`` as JSON, atomically and durably, as a private (0o600) file."""
+    replace_atomically(path, json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8"), mode=0o600)
 
 
 def _read_json(path: Path) -> Any:
