@@ -84,8 +84,8 @@ class OpenClawMemoryRetriever(BaseRetriever):
     min_score=0.2)``, which win over both): ``k``, ``min_score`` (alias ``score_threshold``),
     ``sources``, ``session_key``, ``after`` and ``before``. Anything else (here or as a constructor
     argument, e.g. ``filter`` or ``search_type="mmr"``), or a bad value, raises MemoryArgumentError (a
-    ValueError), so a typo is not silently ignored. The memory index may be passed positionally. A retriever pickles (the index is
-    re-opened from its configuration when unpickled).
+    ValueError), so a typo is not silently ignored. The memory index may be passed positionally. A retriever
+    pickles (the index is re-opened from its configuration when unpickled).
 
     Example:
         ```python

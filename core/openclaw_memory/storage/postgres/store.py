@@ -1516,10 +1516,10 @@ class PostgresStore:
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
-        found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap)) \
-            if _read_alike(matches) else _ON_SERVER
-        if found is not _ON_SERVER:
-            return found  # type: ignore[no-any-return]
+        if _read_alike(matches):
+            found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap))
+            if found is not _ON_SERVER:
+                return found  # type: ignore[no-any-return]
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
@@ -1585,10 +1585,10 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
-        counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap)) \
-            if _read_alike(matches) else _ON_SERVER
-        if counted is not _ON_SERVER:
-            return counted  # type: ignore[no-any-return]
+        if _read_alike(matches):
+            counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap))
+            if counted is not _ON_SERVER:
+                return counted  # type: ignore[no-any-return]
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
