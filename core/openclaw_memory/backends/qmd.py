@@ -236,7 +236,9 @@ class QmdBackend:
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
         self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
         self._processes = QmdProcesses()  # killed on close() and at exit
-        self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
+        # a failure is remembered for these settings only: the command as it runs (the dump redacts it) and the rest
+        self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S,
+                                       settings=self.cfg.command + "\n" + self.cfg.model_dump_json())
         self._recalled = False  # the remembered failure was looked at (at the first search or sync)
         self._closed = False
 
