@@ -198,9 +198,9 @@ class QmdBackend:
         self.collections = plan_collections(config)
         self._by_name = {c.name: c for c in self.collections}
         # memory_get reads the workspace's memory files, the extra paths and the qmd.paths folders in the
-        # workspace (those outside it are read as qmd/<collection>/<file>)
+        # workspace, or the workspace itself (those outside it are read as qmd/<collection>/<file>)
         self._read_roots = [*config.resolved_extra_paths(),
-                            *(p for p in qmd_paths(config) if self.workspace in p.parents)]
+                            *(p for p in qmd_paths(config) if p == self.workspace or self.workspace in p.parents)]
         home = qmd_home(config)
         xdg_config, xdg_cache = home / "xdg-config", home / "xdg-cache"
         self.index_path = xdg_cache / "qmd" / "index.sqlite"
