@@ -21,6 +21,7 @@ import shlex
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -181,6 +182,13 @@ def qmd_home(config: MemoryConfig) -> Path:
     return config.resolved_state_dir() / "agents" / config.agent_id / "qmd"
 
 
+def _call_if_alive(method: weakref.WeakMethod[Any]) -> None:
+    """Call the weakly held ``method`` unless its object is gone."""
+    bound = method()
+    if bound is not None:
+        bound()
+
+
 def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else None
 
@@ -235,7 +243,8 @@ class QmdBackend:
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
         self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
-        self._processes = QmdProcesses()  # killed on close() and at exit
+        self._processes = QmdProcesses()  # killed on close(), at exit, and when this backend is garbage-collected
+        weakref.finalize(self, self._processes.kill_all)
         # a failure is remembered for these settings only: the command as it runs (the dump redacts it) and the rest
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S,
                                        settings=self.cfg.command + "\n" + self.cfg.model_dump_json())
@@ -476,7 +485,8 @@ class QmdBackend:
             return
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = threading.Timer(interval / 1000, self._background_update)
+        # the timer holds the backend weakly: a backend dropped without close() is collected, ending its processes
+        self._timer = threading.Timer(interval / 1000, _call_if_alive, [weakref.WeakMethod(self._background_update)])
         self._timer.daemon = True
         self._timer.start()
 
