@@ -34,7 +34,7 @@ from openclaw_memory.files import discovery
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.backends.qmd_exports import SessionExports, export_header
 from openclaw_memory.backends.qmd_failure import FailureMemory
-from openclaw_memory.backends.qmd_models import missing_models
+from openclaw_memory.backends.qmd_models import command_env, missing_models
 from openclaw_memory.backends.qmd_process import McpSession, QmdProcesses, run_qmd
 from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollection, QmdItem, map_item, parse_items,
                                                   to_items)
@@ -288,7 +288,7 @@ class QmdBackend:
     def _require_models(self) -> None:
         """QmdError when QMD would have to download a model the search mode needs: it would try for minutes,
         and forever where its model hub is unreachable."""
-        missing = missing_models(self.cfg.search_mode, self.env, self._models_dir())
+        missing = missing_models(self.cfg.search_mode, command_env(self.argv, self.env), self._models_dir())
         if missing:
             raise QmdError(
                 f"QMD's model{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
