@@ -418,6 +418,8 @@ class QmdBackend:
                     self._last_update = earlier
                     self._snapshot, self._scanned_at = self._stat_snapshot(), time.monotonic()  # it covers these
                     self._start_background(force=True)
+            elif earlier is not None:  # no boot update: the earlier index answers, changed files update on search
+                self._last_update = earlier
             self._ready = True
 
     def _debounced(self, last: float | None) -> bool:
