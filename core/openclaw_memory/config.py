@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import re
+import shlex
 import socket
 import types
 from pathlib import Path
@@ -42,7 +43,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import REDACTED, redact, url_without_credentials, url_without_password
+from openclaw_memory.redaction import (REDACTED, redact, register_secret, url_without_credentials,
+                                       url_without_password)
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -812,7 +814,22 @@ class QmdConfig(_Model):
             raise ValueError("the QMD command must not be empty")
         if v in ("/opt/homebrew/bin/qmd", "/usr/local/bin/qmd"):  # as the original normalises them
             return "qmd"
+        _register_command_secrets(v)
         return v
+
+
+_SECRET_ASSIGNMENT = re.compile(r"(?i)[A-Z0-9_]*(?:key|token|secret|password|passwd|credential|auth)[A-Z0-9_]*=(.+)",
+                                re.DOTALL)
+
+
+def _register_command_secrets(command: str) -> None:
+    """Have :func:`~openclaw_memory.redaction.redact` hide the value of each ``NAME=value`` word of QMD's command
+    whose name says it is a credential (``env QMD_API_KEY=… qmd``), whatever its shape."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return
+    register_secret(*(m.group(1) for m in map(_SECRET_ASSIGNMENT.fullmatch, words) if m))
 
 # ---- end of memory.qmd ------------------------------------------------------------------------------
 

@@ -43,3 +43,23 @@ def test_a_printed_or_dumped_config_shows_no_token_of_the_qmd_command() -> None:
 def test_a_redacted_command_given_back_is_refused() -> None:
     with pytest.raises(ConfigError, match="qmd.command"):
         MemoryConfig.from_dict(MemoryConfig(qmd={"command": f"env HF_TOKEN={TOKEN} qmd"}).model_dump())
+
+
+@pytest.mark.parametrize("assignment", ["QMD_API_KEY=plainsecretvalue", "MIRROR_PASSWORD=hunter2hunter2",
+                                        "HF_AUTH_TOKEN='two words here'"])
+def test_a_secret_named_variable_of_the_qmd_command_is_not_shown(tmp_path: Path, assignment: str) -> None:
+    """A credential without a known shape (no digit, short, spaces) set in the command under a name saying what it is
+    (…KEY, …PASSWORD, …TOKEN) was shown as written in status and in a dumped config."""
+    secret = shlex.split(assignment)[0].split("=", 1)[1]
+    command = f"env {assignment} /nonexistent/qmd"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "MEMORY.md").write_text("# Memory\n\nThe heron count was three.\n", encoding="utf-8")
+    config = MemoryConfig(backend="qmd", qmd={"command": command})
+    with MemoryIndex(workspace=tmp_path / "ws", state_dir=tmp_path / "state", provider=None, watch=False,
+                     backend="qmd", qmd={"command": command}) as memory:
+        result = memory.search("heron")
+        shown = json.dumps(memory.status(deep=True).to_dict(), default=str) + repr(memory) + repr(config)
+        shown += config.model_dump_json() + str(result.fallback)
+    assert result.fallback is not None and result.hits  # the builtin index answered
+    assert "/nonexistent/qmd" in shown
+    assert secret not in shown

@@ -21,6 +21,7 @@ import shlex
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -33,7 +34,7 @@ from openclaw_memory.files import discovery
 from openclaw_memory.backends.base import BackendStatus
 from openclaw_memory.backends.qmd_exports import SessionExports, export_header
 from openclaw_memory.backends.qmd_failure import FailureMemory
-from openclaw_memory.backends.qmd_models import missing_models
+from openclaw_memory.backends.qmd_models import command_env, missing_models
 from openclaw_memory.backends.qmd_process import McpSession, QmdProcesses, run_qmd
 from openclaw_memory.backends.qmd_results import (ChunkSpans, FileMap, QmdCollection, QmdItem, map_item, parse_items,
                                                   to_items)
@@ -181,6 +182,13 @@ def qmd_home(config: MemoryConfig) -> Path:
     return config.resolved_state_dir() / "agents" / config.agent_id / "qmd"
 
 
+def _call_if_alive(method: weakref.WeakMethod[Any]) -> None:
+    """Call the weakly held ``method`` unless its object is gone."""
+    bound = method()
+    if bound is not None:
+        bound()
+
+
 def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds") if ts else None
 
@@ -198,9 +206,9 @@ class QmdBackend:
         self.collections = plan_collections(config)
         self._by_name = {c.name: c for c in self.collections}
         # memory_get reads the workspace's memory files, the extra paths and the qmd.paths folders in the
-        # workspace (those outside it are read as qmd/<collection>/<file>)
+        # workspace, or the workspace itself (those outside it are read as qmd/<collection>/<file>)
         self._read_roots = [*config.resolved_extra_paths(),
-                            *(p for p in qmd_paths(config) if self.workspace in p.parents)]
+                            *(p for p in qmd_paths(config) if p == self.workspace or self.workspace in p.parents)]
         home = qmd_home(config)
         xdg_config, xdg_cache = home / "xdg-config", home / "xdg-cache"
         self.index_path = xdg_cache / "qmd" / "index.sqlite"
@@ -235,8 +243,11 @@ class QmdBackend:
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
         self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
-        self._processes = QmdProcesses()  # killed on close() and at exit
-        self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S)
+        self._processes = QmdProcesses()  # killed on close(), at exit, and when this backend is garbage-collected
+        weakref.finalize(self, self._processes.kill_all)
+        # a failure is remembered for these settings only: the command as it runs (the dump redacts it) and the rest
+        self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S,
+                                       settings=self.cfg.command + "\n" + self.cfg.model_dump_json())
         self._recalled = False  # the remembered failure was looked at (at the first search or sync)
         self._closed = False
 
@@ -277,7 +288,7 @@ class QmdBackend:
     def _require_models(self) -> None:
         """QmdError when QMD would have to download a model the search mode needs: it would try for minutes,
         and forever where its model hub is unreachable."""
-        missing = missing_models(self.cfg.search_mode, self.env, self._models_dir())
+        missing = missing_models(self.cfg.search_mode, command_env(self.argv, self.env), self._models_dir())
         if missing:
             raise QmdError(
                 f"QMD's model{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
@@ -407,6 +418,8 @@ class QmdBackend:
                     self._last_update = earlier
                     self._snapshot, self._scanned_at = self._stat_snapshot(), time.monotonic()  # it covers these
                     self._start_background(force=True)
+            elif earlier is not None:  # no boot update: the earlier index answers, changed files update on search
+                self._last_update = earlier
             self._ready = True
 
     def _debounced(self, last: float | None) -> bool:
@@ -474,7 +487,8 @@ class QmdBackend:
             return
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = threading.Timer(interval / 1000, self._background_update)
+        # the timer holds the backend weakly: a backend dropped without close() is collected, ending its processes
+        self._timer = threading.Timer(interval / 1000, _call_if_alive, [weakref.WeakMethod(self._background_update)])
         self._timer.daemon = True
         self._timer.start()
 

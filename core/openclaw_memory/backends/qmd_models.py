@@ -4,9 +4,11 @@ a missing one from its model hub: minutes at best, forever where the hub is unre
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["missing_models"]
+__all__ = ["command_env", "missing_models"]
 
 # The GGUF models QMD 2.x loads (its defaults, overridden by these environment variables): the vector modes need
 # the embedding model, `query` also the reranker and the query-expansion model.
@@ -36,3 +38,20 @@ def missing_models(search_mode: str, env: dict[str, str], models_dir: Path) -> l
         elif not Path(model).expanduser().is_file():
             missing.append(model)
     return missing
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def command_env(argv: Sequence[str], env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the ``NAME=value`` assignments of a command that starts with ``env``
+    (``env QMD_EMBED_MODEL=/models/embed.gguf qmd``): the environment QMD itself runs with."""
+    if not argv or os.path.basename(argv[0]) != "env":
+        return env
+    out = dict(env)
+    for arg in argv[1:]:
+        if not _ASSIGNMENT.match(arg):
+            break
+        name, _, value = arg.partition("=")
+        out[name] = value
+    return out

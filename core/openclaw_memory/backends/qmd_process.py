@@ -91,12 +91,14 @@ def _kill_at_exit() -> None:
         processes.kill_all()
 
 
+_INSTALL_ADVICE = ("Install QMD (npm install @tobilu/qmd with Node 24, or `make qmd` in this repository), set "
+                   "memory.qmd.command to it, or set memory.backend to 'builtin'.")
+# what `env`, a shell or a wrapper script exits with when the command it runs cannot be found (127) or run (126)
+_LAUNCHER_NOT_FOUND = (126, 127)
+
+
 def _not_found(argv: list[str], exc: OSError) -> QmdError:
-    return QmdError(
-        f"QMD command not found or not executable: {argv[0]!r} ({exc.strerror or exc}). Install QMD "
-        "(npm install @tobilu/qmd with Node 24, or `make qmd` in this repository), set memory.qmd.command "
-        "to it, or set memory.backend to 'builtin'."
-    )
+    return QmdError(f"QMD command not found or not executable: {argv[0]!r} ({exc.strerror or exc}). {_INSTALL_ADVICE}")
 
 
 def run_qmd(argv: list[str], args: list[str], *, cwd: Path, env: dict[str, str], timeout_ms: int,
@@ -126,6 +128,9 @@ def run_qmd(argv: list[str], args: list[str], *, cwd: Path, env: dict[str, str],
     err = err_b.decode("utf-8", "replace")[-2000:]
     if proc.returncode < 0:
         raise QmdError(f"{what} crashed (signal {-proc.returncode}); stderr: {err.strip()[-300:]!r}")
+    if proc.returncode in _LAUNCHER_NOT_FOUND:  # `env HF_TOKEN=… qmd` without qmd: env ran, qmd did not
+        raise QmdError(f"QMD command not found or not executable ({what} exited {proc.returncode}): "
+                       f"{(err.strip() or out.strip())[-300:]!r}. {_INSTALL_ADVICE}")
     if proc.returncode != 0:
         raise QmdError(f"{what} failed (exit {proc.returncode}): {(err.strip() or out.strip())[-300:]!r}")
     return out
