@@ -107,12 +107,32 @@ def _record_lines(text: str) -> set[int]:
     return inside
 
 
+def _promoted_texts(memory_text: str) -> tuple[set[str], list[str]]:
+    """What MEMORY.md already holds, as :func:`normalized` keys: each entry, and each promoted line in it (one merged
+    under an entry too); and the keys of the promoted lines cut to ``max_entry_chars`` (without their last, cut
+    word), which a longer candidate starts with. So a promoted note is known by its text once its lines moved."""
+    known: set[str] = set()
+    clipped: list[str] = []
+    for block in parse_blocks(memory_text):
+        if not block.entry:
+            continue
+        known.add(normalized(block.text))
+        for line in block.lines:
+            if not source_refs(line):
+                continue
+            key = normalized(line)
+            known.add(key)
+            if "… — Source: " in line and len(key.split()) > _MIN_WORDS:
+                clipped.append(key.rsplit(" ", 1)[0] + " ")
+    return known, clipped
+
+
 def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookback_days: int,
                        counts: GateCounts, forgotten: ForgottenSet) -> list[Candidate]:
     """The entries of the last ``lookback_days`` daily notes that ``memory_text`` (MEMORY.md) does
     not already hold, one per distinct text, newest note first. Entries of origin ``untrusted`` or
     ``system``, forgotten ones and the bodies of program-written records are never candidates."""
-    known = {normalized(block.text) for block in parse_blocks(memory_text) if block.entry}
+    known, clipped = _promoted_texts(memory_text)
     known_sources = source_refs(memory_text)
     seen: set[str] = set()
     found: list[Candidate] = []
@@ -134,7 +154,7 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
             if (candidate.source, candidate.text) in forgotten:
                 counts.forgotten += 1
                 continue
-            if key in known or candidate.source in known_sources:
+            if key in known or key.startswith(tuple(clipped)) or candidate.source in known_sources:
                 counts.already_in_memory += 1
                 continue
             found.append(candidate)

@@ -1,0 +1,49 @@
+"""Consolidation defects met by a user of the adapters: duplicates, misplaced promotions, odd model answers.
+Real files, scripted models (plain ``str -> str`` functions)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from openclaw_memory.consolidation import consolidate
+from tests.helpers.consolidation import NOTE, TODAY, config_for, make_workspace, scripted
+
+
+
+def add_everything(prompt: str) -> str:
+    """A model adding every candidate the prompt offers."""
+    offered = re.findall(r"^(C\d+) \(", prompt.split("## Candidates")[1], re.M)
+    return json.dumps({"decisions": [{"op": "add", "candidate": c} for c in offered]})
+
+
+def _shift_the_note(ws: Path) -> None:
+    """A hand edit at the top of the daily note: every candidate's line number moves down by two."""
+    (ws / "memory" / "2026-11-26.md").write_text("# 2026-11-26\n\nStandup notes below.\n" + NOTE.split("\n", 1)[1])
+
+
+def test_a_merged_candidate_is_not_promoted_again_when_its_note_lines_move(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    merge = {"decisions": [{"op": "merge", "candidate": "C2", "entry": "E1"},
+                           *({"op": "skip", "candidate": c} for c in ("C1", "C3"))]}
+    consolidate(config_for(ws), scripted(merge), today=TODAY)
+    _shift_the_note(ws)
+    report = consolidate(config_for(ws), add_everything, today=TODAY)
+    assert report.added and (ws / "MEMORY.md").read_text().count("supports PostgreSQL with pgvector") == 1
+
+
+def test_a_clipped_promoted_candidate_is_not_promoted_again_when_its_note_lines_move(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    long_line = "- The staging cluster " + "keeps every nightly build for review " * 6 + "until Friday."
+    (ws / "memory" / "2026-11-26.md").write_text(NOTE + long_line + "\n")
+    settings = {"max_entry_chars": 80}
+    add_long = {"decisions": [{"op": "add", "candidate": "C4"},
+                              *({"op": "skip", "candidate": c} for c in ("C1", "C2", "C3"))]}
+    consolidate(config_for(ws, **settings), scripted(add_long), today=TODAY)
+    assert (ws / "MEMORY.md").read_text().count("The staging cluster") == 1
+    (ws / "memory" / "2026-11-26.md").write_text("# 2026-11-26\n\nStandup notes below.\n"
+                                                 + NOTE.split("\n", 1)[1] + long_line + "\n")
+    report = consolidate(config_for(ws, **settings), add_everything, today=TODAY)
+    assert report.added
+    assert (ws / "MEMORY.md").read_text().count("The staging cluster") == 1
