@@ -47,3 +47,19 @@ def test_a_clipped_promoted_candidate_is_not_promoted_again_when_its_note_lines_
     report = consolidate(config_for(ws, **settings), add_everything, today=TODAY)
     assert report.added
     assert (ws / "MEMORY.md").read_text().count("The staging cluster") == 1
+
+
+def test_a_second_sweep_of_the_day_adds_under_its_promoted_heading_not_under_a_later_one(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    first = {"decisions": [{"op": "add", "candidate": "C1"}, *({"op": "skip", "candidate": c} for c in ("C2", "C3"))]}
+    consolidate(config_for(ws), scripted(first), today=TODAY)
+    with (ws / "MEMORY.md").open("a") as memory:
+        memory.write("\n## People\n\n- Erin joined the team as the new SRE.\n")
+    report = consolidate(config_for(ws), add_everything, today=TODAY)
+    assert report.added
+    lines = (ws / "MEMORY.md").read_text().splitlines()
+    promoted, people = lines.index("## Promoted 2026-11-27"), lines.index("## People")
+    for source in report.added:
+        at = next(i for i, line in enumerate(lines) if source in line)
+        assert promoted < at < people, "\n".join(lines)
+    assert lines[people:] == ["## People", "", "- Erin joined the team as the new SRE."]
