@@ -63,3 +63,18 @@ def test_a_second_sweep_of_the_day_adds_under_its_promoted_heading_not_under_a_l
         at = next(i for i, line in enumerate(lines) if source in line)
         assert promoted < at < people, "\n".join(lines)
     assert lines[people:] == ["## People", "", "- Erin joined the team as the new SRE."]
+
+
+def test_nulls_a_single_trigger_and_a_capitalised_op_are_read_not_turned_into_promoting_everything(
+        tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    answer = {"decisions": [
+        {"op": "Add", "candidate": "C1", "entry": None, "triggers": "deploy day", "importance": 8},
+        {"op": "skip", "candidate": "C2", "entry": None, "triggers": None, "importance": None},
+        {"op": "SKIP", "candidate": "C3", "entry": None, "triggers": [None], "importance": None}]}
+    report = consolidate(config_for(ws), scripted(answer), today=TODAY)
+    assert (report.mode, report.fallback_reason) == ("rewrite", None)
+    assert report.added == ["memory/2026-11-26.md#L3-L3"]
+    text = (ws / "MEMORY.md").read_text()
+    assert "<!-- trigger: deploy day --> <!-- importance: 8 -->" in text
+    assert "PostgreSQL" not in text and "Carol" not in text

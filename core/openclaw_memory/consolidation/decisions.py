@@ -54,14 +54,30 @@ class Decision(BaseModel):
             return f"{prefix}{value}"
         return value.strip().upper() if isinstance(value, str) else value
 
-    @field_validator("triggers")
+    @field_validator("op", mode="before")
     @classmethod
-    def _at_most_three(cls, value: list[str]) -> list[str]:
-        return [str(t) for t in value if str(t).strip()][:MAX_TRIGGERS]
+    def _operation(cls, value: object) -> object:
+        """``"add"`` also from ``"Add"`` or ``" SKIP "``."""
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("triggers", mode="before")
+    @classmethod
+    def _at_most_three(cls, value: object) -> object:
+        """At most three phrases; one phrase given as a string is a list of one, null (or a null phrase) none."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            return value  # the schema's error
+        phrases = [t for t in value if isinstance(t, str | int | float) and not isinstance(t, bool)]
+        return [str(t) for t in phrases if str(t).strip()][:MAX_TRIGGERS]
 
     @field_validator("importance", mode="before")
     @classmethod
     def _bounded(cls, value: object) -> int:
+        if value is None:  # a model filling every field, on a skip say
+            return 5
         if isinstance(value, str):  # "8": a number a model put in quotes
             try:
                 value = float(value.strip())
