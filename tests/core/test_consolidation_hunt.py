@@ -4,10 +4,16 @@ Real files, scripted models (plain ``str -> str`` functions)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
-from openclaw_memory.consolidation import consolidate
+import pytest
+
+from openclaw_memory.consolidation import consolidate, undo
 from tests.helpers.consolidation import NOTE, TODAY, config_for, make_workspace, scripted
 
 
@@ -78,3 +84,27 @@ def test_nulls_a_single_trigger_and_a_capitalised_op_are_read_not_turned_into_pr
     text = (ws / "MEMORY.md").read_text()
     assert "<!-- trigger: deploy day --> <!-- importance: 8 -->" in text
     assert "PostgreSQL" not in text and "Carol" not in text
+
+
+def test_dreams_md_is_stamped_in_the_configured_time_zone_as_memory_md_is(tmp_path: Path) -> None:
+    if not hasattr(time, "tzset"):
+        pytest.skip("time.tzset is POSIX-only")
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    try:
+        ws = make_workspace(tmp_path)
+        config = config_for(ws).model_copy(update={"timezone": "Pacific/Kiritimati"})  # UTC+14: another hour
+        zone = ZoneInfo("Pacific/Kiritimati")
+        before = datetime.now(zone).strftime("%Y-%m-%d %H")
+        consolidate(config, scripted({"decisions": [{"op": "add", "candidate": "C1"}]}), today=TODAY)
+        undo(config)
+        after = datetime.now(zone).strftime("%Y-%m-%d %H")
+    finally:
+        if saved is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+    stamps = re.findall(r"^## (?:Deep Sleep|Undone) (\d{4}-\d\d-\d\d \d\d):\d\d$", (ws / "DREAMS.md").read_text(), re.M)
+    assert len(stamps) == 2 and all(stamp in (before, after) for stamp in stamps), stamps
