@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from openclaw_memory.consolidation import consolidate, undo
-from tests.helpers.consolidation import NOTE, TODAY, config_for, make_workspace, scripted
+from openclaw_memory.consolidation import consolidate, forget, undo
+from tests.helpers.consolidation import MEMORY, NOTE, TODAY, config_for, make_workspace, scripted
 
 
 
@@ -108,3 +108,28 @@ def test_dreams_md_is_stamped_in_the_configured_time_zone_as_memory_md_is(tmp_pa
         time.tzset()
     stamps = re.findall(r"^## (?:Deep Sleep|Undone) (\d{4}-\d\d-\d\d \d\d):\d\d$", (ws / "DREAMS.md").read_text(), re.M)
     assert len(stamps) == 2 and all(stamp in (before, after) for stamp in stamps), stamps
+
+
+def _merged(tmp_path: Path) -> Path:
+    """MEMORY.md with yesterday's PostgreSQL note merged under the owner's SQLite entry."""
+    ws = make_workspace(tmp_path)
+    merge = {"decisions": [{"op": "merge", "candidate": "C2", "entry": "E1"},
+                           *({"op": "skip", "candidate": c} for c in ("C1", "C3"))]}
+    consolidate(config_for(ws), scripted(merge), today=TODAY)
+    assert "  - The index also supports PostgreSQL" in (ws / "MEMORY.md").read_text()
+    return ws
+
+
+def test_forgetting_a_merged_note_by_its_source_keeps_the_owner_entry_it_was_merged_under(tmp_path: Path) -> None:
+    ws = _merged(tmp_path)
+    assert forget(config_for(ws), "memory/2026-11-26.md#L4-L4") == 1
+    text = (ws / "MEMORY.md").read_text()
+    assert text == MEMORY, text
+
+
+def test_forgetting_a_merged_note_as_a_search_cites_it_in_memory_md_removes_it(tmp_path: Path) -> None:
+    ws = _merged(tmp_path)
+    at = (ws / "MEMORY.md").read_text().split("\n").index(
+        next(line for line in (ws / "MEMORY.md").read_text().split("\n") if "PostgreSQL" in line)) + 1
+    assert forget(config_for(ws), f"MEMORY.md#L{at}") == 1
+    assert (ws / "MEMORY.md").read_text() == MEMORY
