@@ -133,3 +133,13 @@ def test_forgetting_a_merged_note_as_a_search_cites_it_in_memory_md_removes_it(t
         next(line for line in (ws / "MEMORY.md").read_text().split("\n") if "PostgreSQL" in line)) + 1
     assert forget(config_for(ws), f"MEMORY.md#L{at}") == 1
     assert (ws / "MEMORY.md").read_text() == MEMORY
+
+
+def test_a_bare_json_array_of_decisions_is_read_not_turned_into_promoting_everything(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    answer = json.dumps([{"op": "add", "candidate": "C3", "importance": 7},
+                         {"op": "skip", "candidate": "C1"}, {"op": "skip", "candidate": "C2"}])
+    report = consolidate(config_for(ws), scripted(f"```json\n{answer}\n```"), today=TODAY)
+    assert (report.mode, report.added) == ("rewrite", ["memory/2026-11-26.md#L6-L6"])
+    text = (ws / "MEMORY.md").read_text()
+    assert "Carol" in text and "Fridays" not in text and "PostgreSQL" not in text
