@@ -381,8 +381,8 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     workspace = config.resolved_workspace()
     with _preimages_locked(config):
         path, record = _restore_last(config, workspace, force)
-    append_memory(workspace, _DREAMS, f"\n## Undone {_stamp(config)}\n\n- MEMORY.md restored as it was before the change of "
-                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
+    append_memory(workspace, _DREAMS, f"\n## Undone {_stamp(config)}\n\n- MEMORY.md restored as it was before the "
+                                      f"change of {record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
     return path
 
 
