@@ -17,6 +17,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.citations import parse_citation
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.files.discovery import read_memory_text
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
@@ -94,8 +95,9 @@ def without(memory_text: str, source: str | None, text: str) -> tuple[str, int]:
 
     kept: list[str] = []
     removed = 0
+    entries = {block.start for block in memory_entries(memory_text)}  # not a program-written record's lines
     for block in parse_blocks(memory_text):
-        if not block.entry:
+        if block.start not in entries:
             kept.extend(block.lines)
             continue
         head, merged = _split_merged(block.lines)

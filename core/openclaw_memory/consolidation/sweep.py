@@ -30,8 +30,9 @@ from openclaw_memory.consolidation.candidates import (
     rehydrate,
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
-from openclaw_memory.text.entries import parse_blocks, source_refs
+from openclaw_memory.text.entries import source_refs
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import (
     MemoryChanged,
@@ -104,7 +105,7 @@ class _Sweep:
 
     @property
     def entries(self) -> list[str]:
-        return [readable(block.text) for block in parse_blocks(self.memory_text) if block.entry]
+        return [readable(block.text) for block in memory_entries(self.memory_text)]
 
 
 def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:

@@ -20,6 +20,7 @@ from pathlib import Path
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
@@ -121,7 +122,7 @@ def compose(memory_text: str, decisions: Sequence[Decision], candidates: Sequenc
     """The rewrite the decisions describe, or the append-only plan when it fails a check."""
     by_id = {c.id: c for c in candidates}
     blocks = parse_blocks(memory_text)
-    entry_blocks = [b for b in blocks if b.entry]
+    entry_blocks = memory_entries(memory_text)  # E1.. as the prompt numbered them
     replaced: dict[int, list[str]] = {}  # block start -> its new lines
     plan = Plan(memory_text, "rewrite")
     additions: list[str] = []
