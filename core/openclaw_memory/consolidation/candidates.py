@@ -12,11 +12,10 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from openclaw_memory.files.append import DAILY_NOTE_RE
-from openclaw_memory.text.chunker import parse_record_marker
-from openclaw_memory.text.preparation import CODE_FENCE
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.consolidation.forgetting import ForgottenSet
+from openclaw_memory.consolidation.records import record_lines
 from openclaw_memory.retrieval.recall_signals import RecallSignals, RecallStats
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.errors import UnreadableFileError
@@ -85,26 +84,24 @@ def _recent_notes(workspace: Path, today: date, lookback_days: int) -> list[tupl
     return sorted(notes, reverse=True)  # newest first: a line repeated on several days is grounded in its latest
 
 
-def _record_lines(text: str) -> set[int]:
-    """The 0-based lines inside program-written records (``<!-- openclaw-memory:KIND {...} -->`` to
-    ``<!-- /openclaw-memory:KIND -->``: documents and store items an application inserted), which
-    are data, not notes. A marker shown in a code fence, or one never closed, is a hand-written line."""
-    inside: set[int] = set()
-    body: list[int] = []
-    kind: str | None = None  # of the record open at this line
-    fenced = False
-    for number, line in enumerate(text.split("\n")):
-        marker = parse_record_marker(line.strip())
-        if kind is None and marker is None and CODE_FENCE.match(line):
-            fenced = not fenced
-        elif kind is None and not fenced and marker is not None and marker.opening:
-            kind, body = marker.kind, []
-        elif kind is not None and marker is not None and not marker.opening and marker.kind == kind:
-            inside.update(body)
-            kind = None
-        elif kind is not None:
-            body.append(number)
-    return inside
+def _promoted_texts(memory_text: str) -> tuple[set[str], list[str]]:
+    """What MEMORY.md already holds, as :func:`normalized` keys: each entry, and each promoted line in it (one merged
+    under an entry too); and the keys of the promoted lines cut to ``max_entry_chars`` (without their last, cut
+    word), which a longer candidate starts with. So a promoted note is known by its text once its lines moved."""
+    known: set[str] = set()
+    clipped: list[str] = []
+    for block in parse_blocks(memory_text):
+        if not block.entry:
+            continue
+        known.add(normalized(block.text))
+        for line in block.lines:
+            if not source_refs(line):
+                continue
+            key = normalized(line)
+            known.add(key)
+            if "… — Source: " in line and len(key.split()) > _MIN_WORDS:
+                clipped.append(key.rsplit(" ", 1)[0] + " ")
+    return known, clipped
 
 
 def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookback_days: int,
@@ -112,7 +109,7 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
     """The entries of the last ``lookback_days`` daily notes that ``memory_text`` (MEMORY.md) does
     not already hold, one per distinct text, newest note first. Entries of origin ``untrusted`` or
     ``system``, forgotten ones and the bodies of program-written records are never candidates."""
-    known = {normalized(block.text) for block in parse_blocks(memory_text) if block.entry}
+    known, clipped = _promoted_texts(memory_text)
     known_sources = source_refs(memory_text)
     seen: set[str] = set()
     found: list[Candidate] = []
@@ -120,7 +117,7 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
         text = _read(workspace, rel)
         if text is None:
             continue
-        in_records = _record_lines(text)
+        in_records = record_lines(text)
         for block in parse_blocks(text):
             key = normalized(block.text)
             if not block.entry or len(key.split()) < _MIN_WORDS or key in seen or block.start in in_records:
@@ -134,7 +131,7 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
             if (candidate.source, candidate.text) in forgotten:
                 counts.forgotten += 1
                 continue
-            if key in known or candidate.source in known_sources:
+            if key in known or key.startswith(tuple(clipped)) or candidate.source in known_sources:
                 counts.already_in_memory += 1
                 continue
             found.append(candidate)

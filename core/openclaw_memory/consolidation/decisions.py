@@ -1,7 +1,7 @@
 """What the model is asked and what it may answer: decisions about candidates, never memory prose.
 
 The model sees MEMORY.md's entries (``E1``..) and the candidates (``C1``..) and answers a JSON
-object ``{"decisions": [...]}``; each decision is one of
+object ``{"decisions": [...]}`` (or the bare array); each decision is one of
 
 * ``{"op": "add", "candidate": "C1", "triggers": [...], "importance": 1-10}``
 * ``{"op": "merge", "candidate": "C2", "entry": "E3", ...}``: the candidate adds to entry E3
@@ -54,14 +54,30 @@ class Decision(BaseModel):
             return f"{prefix}{value}"
         return value.strip().upper() if isinstance(value, str) else value
 
-    @field_validator("triggers")
+    @field_validator("op", mode="before")
     @classmethod
-    def _at_most_three(cls, value: list[str]) -> list[str]:
-        return [str(t) for t in value if str(t).strip()][:MAX_TRIGGERS]
+    def _operation(cls, value: object) -> object:
+        """``"add"`` also from ``"Add"`` or ``" SKIP "``."""
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("triggers", mode="before")
+    @classmethod
+    def _at_most_three(cls, value: object) -> object:
+        """At most three phrases; one phrase given as a string is a list of one, null (or a null phrase) none."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            return value  # the schema's error
+        phrases = [t for t in value if isinstance(t, str | int | float) and not isinstance(t, bool)]
+        return [str(t) for t in phrases if str(t).strip()][:MAX_TRIGGERS]
 
     @field_validator("importance", mode="before")
     @classmethod
     def _bounded(cls, value: object) -> int:
+        if value is None:  # a model filling every field, on a skip say
+            return 5
         if isinstance(value, str):  # "8": a number a model put in quotes
             try:
                 value = float(value.strip())
@@ -125,13 +141,16 @@ def _json_objects(answer: str) -> tuple[list[dict[str, object]], json.JSONDecode
 
 def _json_object(answer: str) -> object:
     """The answer's decisions object: the last JSON object holding ``decisions`` (a model that
-    reasons before answering may show braces first), else the last object at all."""
+    reasons before answering may show braces first); else, when every object is a decision (a bare
+    array of them), those; else the last object at all."""
     found, error = _json_objects(answer)
     if not found:
         if error is not None:
             raise InvalidDecisions(f"the model's answer is not valid JSON: {error}")
         raise InvalidDecisions("the model's answer holds no JSON object")
     with_decisions = [value for value in found if "decisions" in value]
+    if not with_decisions and all("op" in value and "candidate" in value for value in found):
+        return {"decisions": found}
     return (with_decisions or found)[-1]
 
 

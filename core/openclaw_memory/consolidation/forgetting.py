@@ -17,6 +17,7 @@ from openclaw_memory.config import MemoryConfig
 from openclaw_memory.text.citations import parse_citation
 from openclaw_memory.text.entries import normalized, parse_blocks, source_refs
 from openclaw_memory.files.discovery import read_memory_text
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.errors import MemoryArgumentError, MemoryPathError
 
 __all__ = ["ForgottenSet", "forgotten_set", "resolve", "without"]
@@ -84,13 +85,34 @@ def resolve(config: MemoryConfig, what: str) -> tuple[str | None, str]:
 
 
 def without(memory_text: str, source: str | None, text: str) -> tuple[str, int]:
-    """``memory_text`` without the entries that are ``text`` or cite ``source``; how many went."""
+    """``memory_text`` without the entries that are ``text`` or cite ``source``; how many went. A line merged under
+    an entry (indented, with its own source) that is ``text`` or cites ``source`` goes alone: the entry stays."""
     key = normalized(text)
+
+    def named(lines: tuple[str, ...] | list[str]) -> bool:
+        joined = "\n".join(lines)
+        return bool((key and normalized(joined) == key) or (source and source in source_refs(joined)))
+
     kept: list[str] = []
     removed = 0
+    entries = {block.start for block in memory_entries(memory_text)}  # not a program-written record's lines
     for block in parse_blocks(memory_text):
-        if block.entry and ((key and normalized(block.text) == key) or (source and source in source_refs(block.text))):
+        if block.start not in entries:
+            kept.extend(block.lines)
+            continue
+        head, merged = _split_merged(block.lines)
+        if named(head) or (key and normalized(block.text) == key):
             removed += 1
             continue
-        kept.extend(block.lines)
+        left = [line for line in merged if not named([line])]
+        removed += len(merged) - len(left)
+        kept.extend([*head, *left])
     return "\n".join(kept), removed
+
+
+def _split_merged(lines: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """An entry's own lines, and the promoted lines merged under it (indented lines with a source, to its end)."""
+    for index, line in enumerate(lines[1:], start=1):
+        if line[:1] in (" ", "\t") and source_refs(line) and all(source_refs(rest) for rest in lines[index:]):
+            return list(lines[:index]), list(lines[index:])
+    return list(lines), []

@@ -19,7 +19,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openclaw_memory.files.append import append_memory, today as local_today
+from openclaw_memory.files.append import append_memory, local_now, today as local_today
 from openclaw_memory.files.memory_writes import file_lock, replace_atomically
 from openclaw_memory.config import MemoryConfig
 from openclaw_memory.consolidation.candidates import (
@@ -30,8 +30,9 @@ from openclaw_memory.consolidation.candidates import (
     rehydrate,
 )
 from openclaw_memory.consolidation.decisions import Decision, InvalidDecisions, build_prompt, parse_decisions
-from openclaw_memory.text.entries import parse_blocks, source_refs
+from openclaw_memory.text.entries import source_refs
 from openclaw_memory.consolidation.forgetting import forgotten_set, resolve, without
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.retrieval.recall_signals import RecallSignals, state_dir
 from openclaw_memory.consolidation.writer import (
     MemoryChanged,
@@ -104,7 +105,7 @@ class _Sweep:
 
     @property
     def entries(self) -> list[str]:
-        return [readable(block.text) for block in parse_blocks(self.memory_text) if block.entry]
+        return [readable(block.text) for block in memory_entries(self.memory_text)]
 
 
 def _config(memory: MemoryIndex | MemoryConfig) -> MemoryConfig:
@@ -197,7 +198,7 @@ def _save_preimage(config: MemoryConfig, before: str, after: str) -> Path:
     now = datetime.now(timezone.utc)  # names in UTC: the local clock jumps with time zones and summer time
     path = _preimages(config) / f"{now.strftime('%Y%m%dT%H%M%S%f')}.json"
     _write_json(path, {"path": _MEMORY, "before": before, "after_sha256": digest(after),
-                       "at": now.astimezone().isoformat(timespec="seconds")})
+                       "at": local_now(config.timezone, now).isoformat(timespec="seconds")})
     kept = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".undone")), key=_written_at)
     for old in kept[:-_KEPT_PREIMAGES]:
         old.unlink(missing_ok=True)
@@ -215,9 +216,14 @@ def _written_at(path: Path) -> tuple[float, str]:
     return written, path.stem
 
 
+def _stamp(config: MemoryConfig) -> str:
+    """The current time for DREAMS.md, in the configured time zone (as the day of ``## Promoted``)."""
+    return local_now(config.timezone).strftime("%Y-%m-%d %H:%M")
+
+
 def _diary(sweep: _Sweep, plan: Plan) -> str:
     counts = sweep.counts
-    lines = [f"## Deep Sleep {datetime.now().astimezone().strftime('%Y-%m-%d %H:%M')}", "",
+    lines = [f"## Deep Sleep {_stamp(sweep.config)}", "",
              f"- {plan.mode}: added {len(plan.added)}, merged {len(plan.merged)}, superseded {len(plan.superseded)}"
              f"; candidates found {counts.found}, untrusted {counts.untrusted}, forgotten {counts.forgotten}, already in "
              f"memory {counts.already_in_memory}, below the gates "
@@ -376,9 +382,8 @@ def undo(memory: MemoryIndex | MemoryConfig, *, force: bool = False) -> Path:
     workspace = config.resolved_workspace()
     with _preimages_locked(config):
         path, record = _restore_last(config, workspace, force)
-    stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
-    append_memory(workspace, _DREAMS, f"\n## Undone {stamp}\n\n- MEMORY.md restored as it was before the change of "
-                                      f"{record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
+    append_memory(workspace, _DREAMS, f"\n## Undone {_stamp(config)}\n\n- MEMORY.md restored as it was before the "
+                                      f"change of {record.get('at', 'the last sweep')}\n", allowed={_DREAMS})
     return path
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from openclaw_memory.config import DreamingConfig
 from openclaw_memory.consolidation.candidates import Candidate
 from openclaw_memory.consolidation.decisions import Decision
+from openclaw_memory.consolidation.records import memory_entries
 from openclaw_memory.text.entries import one_line, parse_blocks, render_entry, source_refs
 from openclaw_memory.files.discovery import read_memory_text
 from openclaw_memory.files.memory_writes import rewrite_file
@@ -71,8 +72,31 @@ def _entry(candidate: Candidate, decision: Decision | None, settings: DreamingCo
     return line if origin == "owner" else mark_origin(line, origin)
 
 
+def _section_end(text: str, heading: str) -> int | None:
+    """The line index after the last non-blank line of ``heading``'s section when another heading follows it (None
+    when ``heading`` is missing or its section runs to the end of ``text``)."""
+    found = None
+    for block in parse_blocks(text):
+        first = block.lines[0].rstrip("\r")
+        if found is None and not block.entry and first == heading:
+            found = block.start
+        elif found is not None and not block.entry and first.startswith("#"):
+            lines = text.split("\n")
+            end = block.start
+            while end > found + 1 and not lines[end - 1].strip():
+                end -= 1
+            return end
+    return None
+
+
 def _with_section(text: str, lines: Sequence[str], today: date) -> str:
+    """``text`` with ``lines`` at the end of today's ``## Promoted`` section (made at the end of the file when
+    missing)."""
     heading = f"## Promoted {today.isoformat()}"
+    end = _section_end(text, heading)
+    if end is not None:  # a section the owner wrote after it: today's promotions stay under their heading
+        old = text.split("\n")
+        return "\n".join([*old[:end], *lines, *old[end:]])
     body = text if not text or text.endswith("\n") else text + "\n"
     if heading not in (line.rstrip("\r") for line in text.split("\n")):
         body += ("\n" if body else "") + heading + "\n\n"
@@ -98,7 +122,7 @@ def compose(memory_text: str, decisions: Sequence[Decision], candidates: Sequenc
     """The rewrite the decisions describe, or the append-only plan when it fails a check."""
     by_id = {c.id: c for c in candidates}
     blocks = parse_blocks(memory_text)
-    entry_blocks = [b for b in blocks if b.entry]
+    entry_blocks = memory_entries(memory_text)  # E1.. as the prompt numbered them
     replaced: dict[int, list[str]] = {}  # block start -> its new lines
     plan = Plan(memory_text, "rewrite")
     additions: list[str] = []
