@@ -759,6 +759,15 @@ def _close_served(served: list[Any]) -> None:
             agent.long_term.close()
 
 
+def _check_http_options(ctx: click.Context, use_http: bool) -> None:
+    """Refuse --host, --port or --token given without --http (a stdio server would ignore them)."""
+    given = [f"--{name}" for name in ("host", "port", "token")
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+    if given and not use_http:
+        raise click.UsageError(f"{', '.join(given)} apply to the HTTP server only: add --http (without it the "
+                               "server speaks MCP over stdin/stdout)")
+
+
 @main.command()
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
@@ -775,6 +784,8 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
     """Serve the memory to MCP clients (pip install 'openclaw-memory[mcp]'): memory_search, memory_get,
     memory_append, memory_forget_entry, and MEMORY.md and the daily notes as read-only resources. stdio by
     default."""
+    _check_http_options(ctx, use_http)
+    token = (token or "").strip() or None  # an env file's trailing newline is no part of what clients send
     if use_http and host not in _LOOPBACK_HOSTS and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
