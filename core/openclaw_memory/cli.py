@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -759,6 +760,16 @@ def _close_served(served: list[Any]) -> None:
             agent.long_term.close()
 
 
+def _listening_socket(host: str, port: int, address: str) -> socket.socket:
+    """A socket bound to ``host``:``port``; a port in use or an address this machine lacks is a CLI error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {address}:{port}: {exc.strerror or exc}; pass a free --port (and a "
+                                   "--host that is an address of this machine)") from None
+
+
 def _check_http_options(ctx: click.Context, use_http: bool) -> None:
     """Refuse --host, --port or --token given without --http (a stdio server would ignore them)."""
     given = [f"--{name}" for name in ("host", "port", "token")
@@ -807,8 +818,10 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
         if token:
             app = bearer_token_guard(app, token)
         address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
-        click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
-        anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
+        with _listening_socket(host, port, address) as listening:
+            click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
+            anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve,
+                      [listening])
     finally:
         _close_served(served)
 

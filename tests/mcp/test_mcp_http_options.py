@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,14 @@ async def test_token_with_surrounding_whitespace_lets_its_clients_in() -> None:
     await bearer_token_guard(app, "s3cret\n")(scope, None, send)
     await bearer_token_guard(app, " s3cret ")(scope, None, send)
     assert statuses == [200, 200]
+
+
+def test_http_on_a_port_in_use_is_a_one_line_error(write: Any) -> None:
+    """A busy port is the CLI's one-line error, exit status 1, naming --port; the server's URL is not announced
+    first (it printed "MCP server on http://…" then uvicorn's bind error, exit status 3)."""
+    notes: Path = write({"MEMORY.md": "# Notes\n"})
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(main, ["-w", str(notes), "-p", "none", "mcp", "--http", "--port", str(port)])
+    assert result.exit_code == 1, result.output
+    assert "--port" in result.output and "MCP server on" not in result.output
