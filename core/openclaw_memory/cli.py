@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -383,6 +384,13 @@ def _files_text(paths: list[str]) -> str:
 
 
 _SHOWN_LINES = 8
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    """``text`` with its control characters (a terminal's escape sequences, tab aside) spelt out as ``\\x1b``:
+    a note's text is shown, never run by the terminal."""
+    return _CONTROL_CHARACTERS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def _best_window(lines: list[str], query: QueryAnalysis, size: int) -> int:
@@ -416,13 +424,13 @@ def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
     analysis = analyze_query(result.query) if result.hits else None
     for hit in result.hits:
         cite = hit.citation or format_citation(hit.path, hit.start_line, hit.end_line)
-        click.echo(f"{hit.score:.3f} {cite}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
+        click.echo(f"{hit.score:.3f} {_shown(cite)}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
         lines = (hit.text or strip_citation_footer(hit.snippet, hit.citation)).strip("\n").splitlines()
         start = _best_window(lines, analysis, _SHOWN_LINES) if analysis is not None else 0
         if start > 0:
             click.echo("    …")
         for line in lines[start:start + _SHOWN_LINES]:
-            click.echo(f"    {line}")
+            click.echo(f"    {_shown(line)}")
         if start + _SHOWN_LINES < len(lines):
             click.echo("    …")
         click.echo("")

@@ -31,3 +31,13 @@ def test_eval_reads_a_questions_file_saved_with_a_byte_order_mark(write: Any, tm
                          encoding="utf-8-sig")
     result = CliRunner().invoke(main, ["-w", str(notes), "-p", "none", "eval", "--json", str(questions)])
     assert result.exit_code == 0, result.output
+
+
+def test_search_shows_a_notes_terminal_escape_sequences_instead_of_sending_them(write: Any) -> None:
+    """A note holding escape sequences (a fetched page appended as untrusted text) is shown with them spelt out:
+    on a terminal they cleared the screen, retitled the window or hid lines of the results."""
+    notes: Path = write({"memory/2026-03-02.md": "- Falcon launch \x1b[2J\x1b]0;pwned\x07 notes \x9b31m here\n"})
+    result = CliRunner().invoke(main, ["-w", str(notes), "-p", "none", "search", "Falcon launch"], color=True)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output and "\x9b" not in result.output
+    assert "Falcon launch \\x1b[2J\\x1b]0;pwned\\x07 notes \\x9b31m here" in result.output
