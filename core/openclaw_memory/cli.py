@@ -24,7 +24,7 @@ from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.indexing.sync import Progress
 from openclaw_memory.agent.tools import cited_lines, corpus_error, corpus_sources
-from openclaw_memory.types import SearchResult
+from openclaw_memory.types import SearchResult, SyncReport
 
 __all__ = ["main"]
 
@@ -340,6 +340,17 @@ def _progress_bar(desc: str) -> Iterator[Progress]:
         yield bar
 
 
+def _sync_saying_when_it_waits(memory: MemoryIndex, *, force: bool, progress: Progress) -> SyncReport:
+    """``memory.sync`` for ``index``; when another process is indexing the same memory, a line on stderr says that
+    it waits for it (up to the sync's usual ten minutes)."""
+    try:
+        return memory.sync(force=force, reason="cli", progress=progress, lock_timeout=1.0)
+    except IndexLockedError:
+        click.echo("Waiting for another process to finish indexing this memory (an `openclaw-memory mcp` server or "
+                   "`watch`, say)…", err=True)
+    return memory.sync(force=force, reason="cli", progress=progress)
+
+
 @main.command()
 @click.option("--force", is_flag=True, help="Rebuild the whole index (embeddings come from the cache).")
 @click.option("--no-upgrade", is_flag=True,
@@ -350,7 +361,7 @@ def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
     """Index the workspace (incremental unless --force)."""
     with _index(ctx) as memory:
         with _progress_bar("Indexing memory files") as progress:
-            report = memory.sync(force=force, reason="cli", progress=progress)
+            report = _sync_saying_when_it_waits(memory, force=force, progress=progress)
         if not no_upgrade:
             with _progress_bar("Upgrading vectors to the full model") as progress:
                 upgraded = memory.upgrade_embeddings(progress)
