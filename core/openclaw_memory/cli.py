@@ -785,8 +785,8 @@ def _listening_socket(host: str, port: int, address: str) -> socket.socket:
     try:
         return socket.create_server((host, port), family=family)
     except OSError as exc:
-        raise click.ClickException(f"cannot serve on {address}:{port}: {exc.strerror or exc}; pass a free --port (and a "
-                                   "--host that is an address of this machine)") from None
+        raise click.ClickException(f"cannot serve on {address}:{port}: {exc.strerror or exc}; pass a free --port "
+                                   "(and a --host that is an address of this machine)") from None
 
 
 def _check_http_options(ctx: click.Context, use_http: bool) -> None:
