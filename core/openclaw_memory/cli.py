@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ from openclaw_memory.index import IndexStatus, MemoryIndex
 from openclaw_memory.text.query_analysis import QueryAnalysis, analyze_query
 from openclaw_memory.indexing.sync import Progress
 from openclaw_memory.agent.tools import cited_lines, corpus_error, corpus_sources
-from openclaw_memory.types import SearchResult
+from openclaw_memory.types import SearchResult, SyncReport
 
 __all__ = ["main"]
 
@@ -338,6 +340,17 @@ def _progress_bar(desc: str) -> Iterator[Progress]:
         yield bar
 
 
+def _sync_saying_when_it_waits(memory: MemoryIndex, *, force: bool, progress: Progress) -> SyncReport:
+    """``memory.sync`` for ``index``; when another process is indexing the same memory, a line on stderr says that
+    it waits for it (up to the sync's usual ten minutes)."""
+    try:
+        return memory.sync(force=force, reason="cli", progress=progress, lock_timeout=1.0)
+    except IndexLockedError:
+        click.echo("Waiting for another process to finish indexing this memory (an `openclaw-memory mcp` server or "
+                   "`watch`, say)…", err=True)
+    return memory.sync(force=force, reason="cli", progress=progress)
+
+
 @main.command()
 @click.option("--force", is_flag=True, help="Rebuild the whole index (embeddings come from the cache).")
 @click.option("--no-upgrade", is_flag=True,
@@ -348,7 +361,7 @@ def index(ctx: click.Context, force: bool, no_upgrade: bool) -> None:
     """Index the workspace (incremental unless --force)."""
     with _index(ctx) as memory:
         with _progress_bar("Indexing memory files") as progress:
-            report = memory.sync(force=force, reason="cli", progress=progress)
+            report = _sync_saying_when_it_waits(memory, force=force, progress=progress)
         if not no_upgrade:
             with _progress_bar("Upgrading vectors to the full model") as progress:
                 upgraded = memory.upgrade_embeddings(progress)
@@ -382,6 +395,13 @@ def _files_text(paths: list[str]) -> str:
 
 
 _SHOWN_LINES = 8
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    """``text`` with its control characters (a terminal's escape sequences, tab aside) spelt out as ``\\x1b``:
+    a note's text is shown, never run by the terminal."""
+    return _CONTROL_CHARACTERS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def _best_window(lines: list[str], query: QueryAnalysis, size: int) -> int:
@@ -415,13 +435,13 @@ def _print_result(result: SearchResult, stale: list[str] | None = None) -> None:
     analysis = analyze_query(result.query) if result.hits else None
     for hit in result.hits:
         cite = hit.citation or format_citation(hit.path, hit.start_line, hit.end_line)
-        click.echo(f"{hit.score:.3f} {cite}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
+        click.echo(f"{hit.score:.3f} {_shown(cite)}  (vector {hit.vector_score:.2f}, keyword {hit.text_score:.2f})")
         lines = (hit.text or strip_citation_footer(hit.snippet, hit.citation)).strip("\n").splitlines()
         start = _best_window(lines, analysis, _SHOWN_LINES) if analysis is not None else 0
         if start > 0:
             click.echo("    …")
         for line in lines[start:start + _SHOWN_LINES]:
-            click.echo(f"    {line}")
+            click.echo(f"    {_shown(line)}")
         if start + _SHOWN_LINES < len(lines):
             click.echo("    …")
         click.echo("")
@@ -759,6 +779,25 @@ def _close_served(served: list[Any]) -> None:
             agent.long_term.close()
 
 
+def _listening_socket(host: str, port: int, address: str) -> socket.socket:
+    """A socket bound to ``host``:``port``; a port in use or an address this machine lacks is a CLI error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {address}:{port}: {exc.strerror or exc}; pass a free --port "
+                                   "(and a --host that is an address of this machine)") from None
+
+
+def _check_http_options(ctx: click.Context, use_http: bool) -> None:
+    """Refuse --host, --port or --token given without --http (a stdio server would ignore them)."""
+    given = [f"--{name}" for name in ("host", "port", "token")
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+    if given and not use_http:
+        raise click.UsageError(f"{', '.join(given)} apply to the HTTP server only: add --http (without it the "
+                               "server speaks MCP over stdin/stdout)")
+
+
 @main.command()
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP address to bind (with --http).")
@@ -775,6 +814,8 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
     """Serve the memory to MCP clients (pip install 'openclaw-memory[mcp]'): memory_search, memory_get,
     memory_append, memory_forget_entry, and MEMORY.md and the daily notes as read-only resources. stdio by
     default."""
+    _check_http_options(ctx, use_http)
+    token = (token or "").strip() or None  # an env file's trailing newline is no part of what clients send
     if use_http and host not in _LOOPBACK_HOSTS and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or set "
                                "OPENCLAW_MCP_TOKEN) so only clients with the token get in")
@@ -796,8 +837,10 @@ def mcp(ctx: click.Context, use_http: bool, host: str, port: int, token: str | N
         if token:
             app = bearer_token_guard(app, token)
         address = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed in a URL
-        click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
-        anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
+        with _listening_socket(host, port, address) as listening:
+            click.echo(f"openclaw-memory MCP server on http://{address}:{port}/mcp", err=True)
+            anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve,
+                      [listening])
     finally:
         _close_served(served)
 

@@ -450,8 +450,8 @@ def create_mcp_server(
 
 def bearer_token_guard(app: Any, token: str) -> Any:
     """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>`` (the scheme in
-    any case)."""
-    expected = token.encode()
+    any case); ``token``'s surrounding whitespace is no part of it, as HTTP strips it from what clients send."""
+    expected = token.strip().encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":

@@ -245,11 +245,12 @@ def append_memory(
     record a store may later remove; ``keep_record_markers`` is for the record writers
     (:class:`~openclaw_memory.files.records.RecordFiles`) alone. ``origin`` (``owner``, ``agent``,
     ``untrusted``, ``system``) marks each entry of ``text`` with it (:mod:`openclaw_memory.text.provenance`).
-    A lone surrogate in ``text`` (half an emoji, as a model's tool arguments may decode) is written as U+FFFD.
+    A lone surrogate in ``text`` (half an emoji, as a model's tool arguments may decode) is written as U+FFFD, and
+    so is a NUL (the indexer takes a file holding one for binary and skips it whole).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    text = replace_lone_surrogates(text)
+    text = replace_lone_surrogates(text).replace("\x00", "\ufffd")
     if not keep_record_markers:
         text = escape_record_markers(text)
     if origin is not None:
