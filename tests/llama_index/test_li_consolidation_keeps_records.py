@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from llama_index.core.schema import TextNode
-from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_openclaw_memory import OpenClawVectorStore
 from openclaw_memory.consolidation import consolidate, forget

@@ -5,8 +5,6 @@ more per index. The QMD processes of a backend that is garbage-collected are end
 from __future__ import annotations
 
 import gc
-import os
-from collections.abc import Callable
 from pathlib import Path
 
 from openclaw_memory import MemoryIndex

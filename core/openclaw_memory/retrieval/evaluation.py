@@ -125,8 +125,8 @@ def load_questions(path: str | Path) -> list[EvalQuestion]:
     try:
         text = raw.decode("utf-8-sig")  # a byte order mark (as Notepad saves UTF-8) is no part of line 1
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{p}, line {line}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the "
+        at_line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{p}, line {at_line}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the "
                           "questions file as UTF-8") from None
     out: list[EvalQuestion] = []
     for n, line in enumerate(text.splitlines(), start=1):
