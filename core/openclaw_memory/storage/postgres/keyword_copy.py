@@ -299,7 +299,8 @@ class KeywordCopy:
     def _write_paths(self, paths: Sequence[str], files: dict[str, MemoryFile],
                      chunks: dict[str, list[tuple[int, StoredChunk]]], read: Rows) -> None:
         """Write each of ``paths`` into the copy as read (its chunks under their seqs, or nothing: the file was
-        removed), noting each file's rows once it is written."""
+        removed), then note the rows the copy holds for them (a failed write makes the next update read the whole
+        copy again, so they are noted once all are written)."""
         store = self._store
         assert store is not None
         for path in paths:
@@ -309,9 +310,10 @@ class KeywordCopy:
                                    [chunk for _, chunk in rows], rowids=[seq for seq, _ in rows])
             else:
                 store.delete_file(path)
-            for seq in [seq for seq, (_, held) in self._rows.items() if held == path]:
-                del self._rows[seq]
-            self._rows.update({seq: read[seq] for seq, _ in rows})
+        batch = set(paths)  # one pass over the held rows per batch, not per file
+        for seq in [seq for seq, (_, path) in self._rows.items() if path in batch]:
+            del self._rows[seq]
+        self._rows.update(read)
 
     # ---- the folder --------------------------------------------------------------------------
 

@@ -950,8 +950,8 @@ class PostgresStore:
     ) -> list[tuple[Candidate, float]]:
         if limit <= 0 or (not match and not like_terms):
             return []
-        if not like_terms and _read_alike([match]):  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only)
-            found = self._answered_by_copy(lambda copy: copy.keyword_search(
+        if not like_terms:  # substrings: ILIKE on the server, SQLite's LIKE (ASCII case only) in the copy
+            found = self._answered_by_copy([match], lambda copy: copy.keyword_search(
                 match, limit=limit, sources=sources, window=window, order=order, newest=newest, vectors=vectors))
             if found is not _ON_SERVER:
                 return found  # type: ignore[no-any-return]
@@ -1145,8 +1145,9 @@ class PostgresStore:
     @_retry_once
     def keyword_search_many(self, queries: Sequence[Mapping[str, Any]]) -> list[list[tuple[Candidate, float]]]:
         """:meth:`keyword_search` of each of ``queries``, the BM25-ranked ones in one round trip (one snapshot)."""
-        if not any(q.get("like_terms") for q in queries) and _read_alike([q.get("match") or "" for q in queries]):
-            found = self._answered_by_copy(lambda copy: copy.keyword_search_many(queries))
+        if not any(q.get("like_terms") for q in queries):
+            found = self._answered_by_copy([q.get("match") or "" for q in queries],
+                                           lambda copy: copy.keyword_search_many(queries))
             if found is not _ON_SERVER:
                 return found  # type: ignore[no-any-return]
         out: dict[int, list[tuple[Candidate, float]]] = {}
@@ -1490,10 +1491,12 @@ class PostgresStore:
                 self._read_at(generation)
             yield found
 
-    def _answered_by_copy(self, ask: Callable[[SQLiteStore], Any]) -> Any:
-        """What ``ask`` returns of the keyword copy when it holds the build's current version (:meth:`_keywords_here`);
-        :data:`_ON_SERVER` when it does not, or cannot answer (a MATCH SQLite reads otherwise): the server's path
-        answers then."""
+    def _answered_by_copy(self, matches: Sequence[str], ask: Callable[[SQLiteStore], Any]) -> Any:
+        """What ``ask`` returns of the keyword copy for ``matches`` when it holds the build's current version
+        (:meth:`_keywords_here`); :data:`_ON_SERVER` when it does not, when FTS5 would read one of ``matches`` otherwise
+        than the server (:func:`_read_alike`), or when the copy cannot answer: the server's path answers then."""
+        if not _read_alike(matches):
+            return _ON_SERVER
         with self._keywords_here() as copy:
             if copy is None:
                 return _ON_SERVER
@@ -1516,10 +1519,9 @@ class PostgresStore:
     @_retry_once
     def match_sets_many(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, frozenset[object] | None]]:
         """The counts, and the seqs of the chunks of each match below ``cap``, in one statement (one snapshot)."""
-        if _read_alike(matches):
-            found = self._answered_by_copy(lambda copy: copy.match_sets_many(matches, cap=cap))
-            if found is not _ON_SERVER:
-                return found  # type: ignore[no-any-return]
+        found = self._answered_by_copy(matches, lambda copy: copy.match_sets_many(matches, cap=cap))
+        if found is not _ON_SERVER:
+            return found  # type: ignore[no-any-return]
         out: list[tuple[int, frozenset[object] | None]] = [(0, frozenset())] * len(matches)
         self._generation_read.value = None  # set below by the counts that read it
         self._stats_read.value = None
@@ -1585,10 +1587,9 @@ class PostgresStore:
 
     @_retry_once
     def count_matches_many(self, matches: Sequence[str], *, cap: int) -> list[int]:
-        if _read_alike(matches):
-            counted = self._answered_by_copy(lambda copy: copy.count_matches_many(matches, cap=cap))
-            if counted is not _ON_SERVER:
-                return counted  # type: ignore[no-any-return]
+        counted = self._answered_by_copy(matches, lambda copy: copy.count_matches_many(matches, cap=cap))
+        if counted is not _ON_SERVER:
+            return counted  # type: ignore[no-any-return]
         out = [0] * len(matches)
         parsed = {i: p for i, m in enumerate(matches) if m and cap > 0 and (p := self._parse(m)) is not None}
         plans = {i: self._count_statement(node, q, cap) for i, (node, q) in parsed.items()}
