@@ -20,3 +20,13 @@ def plain_index(workspace: Path, state_dir: Path, **settings: object) -> MemoryI
     """A keyword-only index (no embedding provider) on ``workspace`` that does not watch its files."""
     return MemoryIndex(workspace=workspace, state_dir=str(state_dir), provider=None, watch=False,
                        **settings)  # type: ignore[arg-type]
+
+
+def heron_days_index(root: Path) -> MemoryIndex:
+    """Nine daily notes under ``root`` (``memory/2026-01-0N.md``: "The heron count was N."), synced into a
+    keyword-only index at ``root/i.sqlite``: more hits for "heron count" than a client asking for two wants."""
+    write_files(root, {f"memory/2026-01-0{day}.md": f"# Day {day}\n\nThe heron count was {day}.\n"
+                       for day in range(1, 10)})
+    memory = MemoryIndex(workspace=root, provider=None, watch=False, store={"path": str(root / "i.sqlite")})
+    memory.sync()
+    return memory

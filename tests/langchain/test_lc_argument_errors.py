@@ -14,7 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langgraph.store.base import InvalidNamespaceError, PutOp
 from openclaw_memory import MemoryIndex
 from openclaw_memory.errors import MemoryArgumentTypeError
-from tests.helpers.argument_errors import assert_bad_type, assert_bad_value
+from tests.helpers.argument_errors import argument_error_tests
 
 from langchain_openclaw_memory import (
     ConsolidationMiddleware,
@@ -91,14 +91,8 @@ def test_something_else_for_the_memory_is_a_memory_argument_type_error(call: Cal
         call("~/notes")  # the workspace path instead of MemoryIndex(workspace="~/notes")
 
 
-@pytest.mark.parametrize("call", BAD_VALUES.values(), ids=BAD_VALUES.keys())
-def test_a_bad_value_is_a_memory_argument_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    assert_bad_value(memory, call)
-
-
-@pytest.mark.parametrize("call", BAD_TYPES.values(), ids=BAD_TYPES.keys())
-def test_a_bad_type_is_a_memory_argument_type_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    assert_bad_type(memory, call)
+test_a_bad_value_is_a_memory_argument_error, test_a_bad_type_is_a_memory_argument_type_error = argument_error_tests(
+    BAD_VALUES, BAD_TYPES)
 
 
 def test_a_bad_field_in_a_validator_is_pydantics_validation_error_naming_the_fix(memory: MemoryIndex) -> None:

@@ -19,7 +19,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 from openclaw_memory import MemoryIndex
-from tests.helpers.argument_errors import assert_bad_type, assert_bad_value
+from tests.helpers.argument_errors import argument_error_tests
 
 from llama_index_openclaw_memory import (
     LlamaIndexEmbeddingProvider,
@@ -80,14 +80,8 @@ BAD_TYPES: dict[str, Callable[[MemoryIndex], Any]] = {
 }
 
 
-@pytest.mark.parametrize("call", BAD_VALUES.values(), ids=BAD_VALUES.keys())
-def test_a_bad_value_is_a_memory_argument_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    assert_bad_value(memory, call)
-
-
-@pytest.mark.parametrize("call", BAD_TYPES.values(), ids=BAD_TYPES.keys())
-def test_a_bad_type_is_a_memory_argument_type_error(memory: MemoryIndex, call: Callable[[MemoryIndex], Any]) -> None:
-    assert_bad_type(memory, call)
+test_a_bad_value_is_a_memory_argument_error, test_a_bad_type_is_a_memory_argument_type_error = argument_error_tests(
+    BAD_VALUES, BAD_TYPES)
 
 
 def test_the_conditions_it_names_are_the_ones_it_takes(memory: MemoryIndex) -> None:

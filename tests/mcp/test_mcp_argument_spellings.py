@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.agent.mcp_server import create_mcp_server  # noqa: E402
+from tests.helpers.workspaces import heron_days_index  # noqa: E402
 
 
 def _results(server: Any, arguments: dict[str, Any]) -> Any:
@@ -23,11 +23,7 @@ def _results(server: Any, arguments: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Any:
-    (tmp_path / "memory").mkdir()
-    for day in range(1, 10):
-        (tmp_path / "memory" / f"2026-01-0{day}.md").write_text(f"# Day {day}\n\nThe heron count was {day}.\n")
-    memory = MemoryIndex(workspace=tmp_path, provider=None, watch=False, store={"path": str(tmp_path / "i.sqlite")})
-    memory.sync()
+    memory = heron_days_index(tmp_path)
     yield create_mcp_server(memory)
     memory.close()
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from openclaw_memory.agent.mcp_server import bearer_token_guard  # noqa: E402
 from openclaw_memory.cli import main  # noqa: E402
+from openclaw_memory.errors import MemoryArgumentError  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -60,6 +61,16 @@ async def test_token_with_surrounding_whitespace_lets_its_clients_in() -> None:
     await bearer_token_guard(app, "s3cret\n")(scope, None, send)
     await bearer_token_guard(app, " s3cret ")(scope, None, send)
     assert statuses == [200, 200]
+
+
+def test_a_blank_token_is_refused_by_the_guard_itself() -> None:
+    """The guard's own check, not only the CLI's: a blank token would let in every request saying ``Bearer``."""
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("not reached")
+
+    for blank in ("", "  \n"):
+        with pytest.raises(MemoryArgumentError, match="blank"):
+            bearer_token_guard(app, blank)
 
 
 def test_http_on_a_port_in_use_is_a_one_line_error(write: Any) -> None:

@@ -15,6 +15,7 @@ from mcp import Client  # noqa: E402
 
 from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.agent.mcp_server import create_mcp_server  # noqa: E402
+from tests.helpers.workspaces import heron_days_index  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -25,11 +26,7 @@ def _text(result: Any) -> str:
 
 @pytest.fixture
 def memory(tmp_path: Path) -> Any:
-    (tmp_path / "memory").mkdir()
-    for day in range(1, 10):
-        (tmp_path / "memory" / f"2026-01-0{day}.md").write_text(f"# Day {day}\n\nThe heron count was {day}.\n")
-    index = MemoryIndex(workspace=tmp_path, provider=None, watch=False, store={"path": str(tmp_path / "i.sqlite")})
-    index.sync()
+    index = heron_days_index(tmp_path)
     yield index
     index.close()
 

@@ -450,8 +450,11 @@ def create_mcp_server(
 
 def bearer_token_guard(app: Any, token: str) -> Any:
     """``app`` (ASGI) answering 401 to any HTTP request without ``Authorization: Bearer <token>`` (the scheme in
-    any case); ``token``'s surrounding whitespace is no part of it, as HTTP strips it from what clients send."""
+    any case); ``token``'s surrounding whitespace is no part of it, as HTTP strips it from what clients send. A
+    blank ``token`` is a MemoryArgumentError: it would let in any request saying ``Bearer`` and nothing more."""
     expected = token.strip().encode()
+    if not expected:
+        raise MemoryArgumentError("the bearer token is blank: give a secret clients must send")
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":

@@ -84,7 +84,7 @@ def _recent_notes(workspace: Path, today: date, lookback_days: int) -> list[tupl
     return sorted(notes, reverse=True)  # newest first: a line repeated on several days is grounded in its latest
 
 
-def _promoted_texts(memory_text: str) -> tuple[set[str], list[str]]:
+def _promoted_texts(memory_text: str) -> tuple[set[str], tuple[str, ...]]:
     """What MEMORY.md already holds, as :func:`normalized` keys: each entry, and each promoted line in it (one merged
     under an entry too); and the keys of the promoted lines cut to ``max_entry_chars`` (without their last, cut
     word), which a longer candidate starts with. So a promoted note is known by its text once its lines moved."""
@@ -101,7 +101,7 @@ def _promoted_texts(memory_text: str) -> tuple[set[str], list[str]]:
             known.add(key)
             if "… — Source: " in line and len(key.split()) > _MIN_WORDS:
                 clipped.append(key.rsplit(" ", 1)[0] + " ")
-    return known, clipped
+    return known, tuple(clipped)
 
 
 def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookback_days: int,
@@ -131,7 +131,7 @@ def collect_candidates(workspace: Path, memory_text: str, *, today: date, lookba
             if (candidate.source, candidate.text) in forgotten:
                 counts.forgotten += 1
                 continue
-            if key in known or key.startswith(tuple(clipped)) or candidate.source in known_sources:
+            if key in known or key.startswith(clipped) or candidate.source in known_sources:
                 counts.already_in_memory += 1
                 continue
             found.append(candidate)

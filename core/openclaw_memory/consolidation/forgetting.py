@@ -95,8 +95,9 @@ def without(memory_text: str, source: str | None, text: str) -> tuple[str, int]:
 
     kept: list[str] = []
     removed = 0
-    entries = {block.start for block in memory_entries(memory_text)}  # not a program-written record's lines
-    for block in parse_blocks(memory_text):
+    blocks = parse_blocks(memory_text)
+    entries = {block.start for block in memory_entries(memory_text, blocks)}  # not a program-written record's lines
+    for block in blocks:
         if block.start not in entries:
             kept.extend(block.lines)
             continue

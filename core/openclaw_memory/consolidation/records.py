@@ -4,6 +4,8 @@ lines are data, not notes: never a candidate, never an entry a sweep or forget m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from openclaw_memory.text.chunker import parse_record_marker
 from openclaw_memory.text.entries import Block, parse_blocks
 from openclaw_memory.text.preparation import CODE_FENCE
@@ -33,8 +35,9 @@ def record_lines(text: str) -> set[int]:
     return inside
 
 
-def memory_entries(text: str) -> list[Block]:
+def memory_entries(text: str, blocks: Sequence[Block] | None = None) -> list[Block]:
     """The entry blocks of ``text`` (MEMORY.md) a sweep shows the model as ``E1``.. and may change: every entry
-    outside program-written records."""
+    outside program-written records. ``blocks`` is ``parse_blocks(text)`` when the caller has it already."""
     inside = record_lines(text)
-    return [block for block in parse_blocks(text) if block.entry and block.start not in inside]
+    return [block for block in (parse_blocks(text) if blocks is None else blocks)
+            if block.entry and block.start not in inside]

@@ -122,7 +122,7 @@ def compose(memory_text: str, decisions: Sequence[Decision], candidates: Sequenc
     """The rewrite the decisions describe, or the append-only plan when it fails a check."""
     by_id = {c.id: c for c in candidates}
     blocks = parse_blocks(memory_text)
-    entry_blocks = memory_entries(memory_text)  # E1.. as the prompt numbered them
+    entry_blocks = memory_entries(memory_text, blocks)  # E1.. as the prompt numbered them
     replaced: dict[int, list[str]] = {}  # block start -> its new lines
     plan = Plan(memory_text, "rewrite")
     additions: list[str] = []
