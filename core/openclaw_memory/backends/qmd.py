@@ -244,8 +244,7 @@ class QmdBackend:
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
         self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
-        self._processes = QmdProcesses()  # killed on close(), at exit, and when this backend is garbage-collected
-        weakref.finalize(self, self._processes.kill_all)
+        self._processes = QmdProcesses(self)  # killed on close(), at exit, and when this backend is garbage-collected
         # a failure is remembered for these settings only: the command as it runs (the dump redacts it) and the rest
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S,
                                        settings=self.cfg.command + "\n" + self.cfg.model_dump_json())
