@@ -43,8 +43,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import (REDACTED, redact, register_secret, url_without_credentials,
-                                       url_without_password)
+from openclaw_memory.redaction import (REDACTED, redact, register_assigned_secrets, register_secret,
+                                       url_without_credentials, url_without_password)
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
 __all__ = [
@@ -818,10 +818,6 @@ class QmdConfig(_Model):
         return v
 
 
-_SECRET_ASSIGNMENT = re.compile(r"(?i)[A-Z0-9_]*(?:key|token|secret|password|passwd|credential|auth)[A-Z0-9_]*=(.+)",
-                                re.DOTALL)
-
-
 def _register_command_secrets(command: str) -> None:
     """Have :func:`~openclaw_memory.redaction.redact` hide the value of each ``NAME=value`` word of QMD's command
     whose name says it is a credential (``env QMD_API_KEY=… qmd``), whatever its shape."""
@@ -829,7 +825,7 @@ def _register_command_secrets(command: str) -> None:
         words = shlex.split(command)
     except ValueError:
         return
-    register_secret(*(m.group(1) for m in map(_SECRET_ASSIGNMENT.fullmatch, words) if m))
+    register_assigned_secrets(words)
 
 # ---- end of memory.qmd ------------------------------------------------------------------------------
 

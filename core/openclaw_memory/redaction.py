@@ -15,15 +15,19 @@ from __future__ import annotations
 import base64
 import re
 import threading
+from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact", "register_secret", "split_url_credentials", "url_passwords", "url_without_credentials",
-           "url_without_password"]
+__all__ = ["REDACTED", "redact", "register_assigned_secrets", "register_secret", "split_url_credentials",
+           "url_passwords", "url_without_credentials", "url_without_password"]
 
 REDACTED = "[REDACTED]"
 
 #: registered values shorter than this are not redacted (a header such as ``X-Cache: on`` is no secret)
 _MIN_SECRET_CHARS = 8
+
+#: the words by which a name says it holds a credential (``OPENAI_API_KEY``, ``HF_TOKEN``, ``db_password``)
+_SECRET_NAME_WORDS = "key|token|secret|password|passwd|credential"
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL), REDACTED),
@@ -43,7 +47,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # key=/token=/secret=/password: followed by a long value with at least one digit
     (
         re.compile(
-            r"(?i)(\b[\w\-]{0,40}(?:key|token|secret|password|passwd|credential)s?[\"']?\s{0,8}[=:]\s{0,8}[\"']?)"
+            rf"(?i)(\b[\w\-]{{0,40}}(?:{_SECRET_NAME_WORDS})s?[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)"
             r"(?=[A-Za-z0-9+/_\-.]{0,512}\d)[A-Za-z0-9+/_\-.]{16,}=*"
         ),
         r"\1" + REDACTED,
@@ -62,6 +66,16 @@ def register_secret(*values: str | None) -> None:
     if fresh:
         with _lock:
             _known.update(fresh)
+
+
+#: a ``NAME=value`` word whose name says it is a credential (``auth`` too: ``GATEWAY_AUTH=…``), its value grouped
+_SECRET_ASSIGNMENT = re.compile(rf"(?i)[A-Z0-9_]*(?:{_SECRET_NAME_WORDS}|auth)[A-Z0-9_]*=(.+)", re.DOTALL)
+
+
+def register_assigned_secrets(words: Iterable[str]) -> None:
+    """Register the value of each ``NAME=value`` word whose name says it is a credential (``QMD_API_KEY=…`` in a
+    command's words), whatever its shape."""
+    register_secret(*(m.group(1) for m in map(_SECRET_ASSIGNMENT.fullmatch, words) if m))
 
 
 def redact(text: str, *secrets: str | None) -> str:

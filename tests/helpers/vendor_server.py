@@ -435,3 +435,14 @@ def _multipart(content_type: str, body: bytes) -> dict[str, Any]:
         payload = part.get_payload(decode=True)
         out[name] = payload if part.get_filename() else payload.decode()
     return out
+
+
+def embed_logged(provider: Any, caplog: Any) -> str:
+    """Embed one query through ``provider``'s sync and one through its async client, close it, and return every
+    message ``caplog`` holds by then (an SDK's HTTP log included, at the level the caller set)."""
+    try:
+        provider.embed_query("sync request")
+        asyncio.run(provider.aembed_query("async request"))
+    finally:
+        provider.close()
+    return "\n".join(record.getMessage() for record in caplog.records)

@@ -4,7 +4,6 @@ credential as before (``Authorization: Basic``, as httpx sends a URL's user info
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 
@@ -13,7 +12,7 @@ from openclaw_memory.errors import ProviderUnavailableError
 from openclaw_memory.providers.gemini import GeminiEmbeddingProvider
 from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
 from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
-from tests.helpers.vendor_server import VendorServer
+from tests.helpers.vendor_server import VendorServer, embed_logged
 from tests.providers.test_remote_providers import GEMINI_KEY, OPENAI_KEY, VOYAGE_KEY
 
 PASSWORD = "gw-pass-7c6b5a49"
@@ -38,12 +37,7 @@ def test_a_base_url_password_is_in_no_log_line_and_still_sent(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     provider = make(vendor)
-    try:
-        provider.embed_query("sync request")
-        asyncio.run(provider.aembed_query("async request"))
-    finally:
-        provider.close()
-    logged = "\n".join(record.getMessage() for record in caplog.records)
+    logged = embed_logged(provider, caplog)
     assert "HTTP Request: POST" in logged  # the SDK's HTTP log was on
     assert PASSWORD not in logged
     assert PASSWORD not in repr(provider.base_url) and PASSWORD not in repr(provider.fingerprint())

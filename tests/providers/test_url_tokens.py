@@ -5,7 +5,6 @@ gets the credential httpx sends for that URL (``Authorization: Basic`` of ``TOKE
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from pathlib import Path
@@ -20,7 +19,7 @@ from openclaw_memory.providers.openai import OpenAIEmbeddingProvider
 from openclaw_memory.providers.voyage import VoyageEmbeddingProvider
 from openclaw_memory.providers._util import fingerprint_url
 from openclaw_memory.redaction import redact, url_without_password
-from tests.helpers.vendor_server import VendorServer
+from tests.helpers.vendor_server import VendorServer, embed_logged
 from tests.providers.test_remote_providers import GEMINI_KEY, OPENAI_KEY, VOYAGE_KEY
 
 TOKEN = "gw-token-5d4c3b2a19f8"
@@ -53,12 +52,7 @@ def test_a_base_url_token_is_in_no_log_line_base_url_or_fingerprint_and_still_se
     expected = _what_httpx_sends(vendor)
     caplog.set_level(logging.DEBUG)
     provider = make(_with_token(vendor.url))
-    try:
-        provider.embed_query("sync request")
-        asyncio.run(provider.aembed_query("async request"))
-    finally:
-        provider.close()
-    logged = "\n".join(record.getMessage() for record in caplog.records)
+    logged = embed_logged(provider, caplog)
     assert "HTTP Request: POST" in logged and TOKEN not in logged
     assert TOKEN not in provider.base_url and TOKEN not in json.dumps(provider.fingerprint())
     assert expected is not None and expected.startswith("Basic ")

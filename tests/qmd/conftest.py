@@ -168,6 +168,31 @@ def sync_concurrently() -> Callable[[Sequence[MemoryIndex]], list[BaseException]
 
 
 @pytest.fixture
+def update_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Write a number of seconds here: how long each later `qmd update` of the stand-in takes."""
+    seconds = tmp_path / "update-seconds"
+    seconds.write_text("0")
+    monkeypatch.setenv("FAKE_QMD_UPDATE_SECONDS", str(seconds))
+    return seconds
+
+
+@pytest.fixture
+def indexes(memory_ws: Path, tmp_path: Path) -> Iterator[Callable[..., MemoryIndex]]:
+    """``indexes(command, state="state", **qmd)``: a MemoryIndex on QMD ``command``; closed at the end."""
+    made: list[MemoryIndex] = []
+
+    def make(command: str, state: str = "state", **qmd: object) -> MemoryIndex:
+        mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / state, provider=None, watch=False,
+                          backend="qmd", qmd={"command": command, **qmd})
+        made.append(mem)
+        return mem
+
+    yield make
+    for mem in made:
+        mem.close()
+
+
+@pytest.fixture
 def qmd_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """QMD's embedding model, "downloaded": a file QMD_EMBED_MODEL names (the stand-in never loads it)."""
     model = tmp_path / "embed-model.gguf"

@@ -11,7 +11,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,22 +19,6 @@ from click.testing import CliRunner
 from openclaw_memory import MemoryIndex
 from openclaw_memory.cli import main
 from tests.helpers.waiting import wait_for as _wait_for
-
-
-@pytest.fixture
-def indexes(memory_ws: Path, tmp_path: Path) -> Iterator[Callable[..., MemoryIndex]]:
-    """``indexes(command, state="state", **qmd)``: a MemoryIndex on QMD ``command``; closed at the end."""
-    made: list[MemoryIndex] = []
-
-    def make(command: str, state: str = "state", **qmd: object) -> MemoryIndex:
-        mem = MemoryIndex(workspace=memory_ws, state_dir=tmp_path / state, provider=None, watch=False,
-                          backend="qmd", qmd={"command": command, **qmd})
-        made.append(mem)
-        return mem
-
-    yield make
-    for mem in made:
-        mem.close()
 
 
 @pytest.fixture
@@ -108,15 +92,11 @@ def test_a_hanging_qmd_costs_a_search_its_timeout_not_the_command_timeouts(
 
 
 def test_a_search_waits_for_a_hanging_update_of_changed_files_no_longer_than_its_timeout(
-    indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], memory_ws: Path, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], memory_ws: Path, update_seconds: Path,
 ) -> None:
-    seconds = tmp_path / "update-seconds"  # how long the stand-in's `qmd update` takes
-    seconds.write_text("0")
-    monkeypatch.setenv("FAKE_QMD_UPDATE_SECONDS", str(seconds))
     mem = indexes(fake_qmd("noresults"), daemon=False, update={"debounceMs": 0}, limits={"timeoutMs": 1_500})
     assert mem.search("pgbouncer").fallback is None  # the first update (quick)
-    seconds.write_text("30")  # from now on `qmd update` hangs (updateTimeoutMs stays 120 s)
+    update_seconds.write_text("30")  # from now on `qmd update` hangs (updateTimeoutMs stays 120 s)
     (memory_ws / "memory" / "2026-01-03.md").write_text("# 2026-01-03\n\nA new note.\n", encoding="utf-8")
     time.sleep(2.1)  # past the 2 s between two looks at the files
     started = time.monotonic()

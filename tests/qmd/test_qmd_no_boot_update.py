@@ -7,39 +7,20 @@ searches' do, and goes on in the background."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from openclaw_memory import MemoryIndex
 
 
-@pytest.fixture
-def indexes(memory_ws: Path, tmp_path: Path) -> Iterator[Callable[..., MemoryIndex]]:
-    made: list[MemoryIndex] = []
-
-    def make(command: str, **qmd: object) -> MemoryIndex:
-        made.append(MemoryIndex(workspace=memory_ws, state_dir=tmp_path / "state", provider=None, watch=False,
-                                backend="qmd", qmd={"command": command, **qmd}))
-        return made[-1]
-
-    yield make
-    for memory in made:
-        memory.close()
-
-
 def test_the_first_search_without_a_boot_update_waits_no_longer_than_its_timeout(
-    indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], memory_ws: Path, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    indexes: Callable[..., MemoryIndex], fake_qmd: Callable[[str], str], memory_ws: Path, update_seconds: Path,
 ) -> None:
-    seconds = tmp_path / "update-seconds"  # how long the stand-in's `qmd update` takes
-    seconds.write_text("0")
-    monkeypatch.setenv("FAKE_QMD_UPDATE_SECONDS", str(seconds))
     settings = {"daemon": False, "update": {"debounceMs": 0, "onBoot": False}, "limits": {"timeoutMs": 1_500}}
     earlier = indexes(fake_qmd("noresults"), **settings)
     assert earlier.search("pgbouncer").fallback is None  # the index's first update (quick)
     earlier.close()
-    seconds.write_text("8")  # from now on `qmd update` is slow
+    update_seconds.write_text("8")  # from now on `qmd update` is slow
     (memory_ws / "memory" / "2026-01-03.md").write_text("# 2026-01-03\n\nA new note.\n", encoding="utf-8")
     later = indexes(fake_qmd("noresults"), **settings)  # another process on that index
     started = time.monotonic()

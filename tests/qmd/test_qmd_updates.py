@@ -25,15 +25,6 @@ def qmd_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], lis
 
 
 @pytest.fixture
-def update_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Write a number of seconds here: how long each later `qmd update` of the stand-in takes."""
-    seconds = tmp_path / "update-seconds"
-    seconds.write_text("0")
-    monkeypatch.setenv("FAKE_QMD_UPDATE_SECONDS", str(seconds))
-    return seconds
-
-
-@pytest.fixture
 def fake_index(memory_ws: Path, tmp_path: Path, fake_qmd: Callable[[str], str]) -> Iterator[Callable[..., MemoryIndex]]:
     made: list[MemoryIndex] = []
 

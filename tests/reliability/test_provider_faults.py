@@ -18,6 +18,7 @@ from openclaw_memory import MemoryIndex  # noqa: E402
 from openclaw_memory.cli import main  # noqa: E402
 from openclaw_memory.errors import IndexingError  # noqa: E402
 from tests.helpers.vendor_server import Fault, VendorServer
+from tests.helpers.workspaces import write_files
 
 KEY = "sk-test-reliability-1234567890"
 NOTES = {
@@ -45,12 +46,7 @@ def vendor(server: VendorServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ve
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for rel, text in NOTES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root
+    return write_files(tmp_path / "ws", NOTES)
 
 
 def _index(ws: Path, vendor: VendorServer, **limits: Any) -> MemoryIndex:

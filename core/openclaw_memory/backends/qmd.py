@@ -216,6 +216,7 @@ class QmdBackend:
         self._last_update_file = home / "last-update"  # when any process last ran `qmd update` here
         self.env = {**os.environ, "XDG_CONFIG_HOME": str(xdg_config), "QMD_CONFIG_DIR": str(xdg_config / "qmd"),
                     "XDG_CACHE_HOME": str(xdg_cache), "NO_COLOR": "1"}
+        self._qmd_env = command_env(self.argv, self.env)  # with the command's `env NAME=value` words: QMD's own
         self._home = home
         self._lock = threading.RLock()  # readiness, the daemon
         # One `qmd update` at a time: in this process (forced requests wait and then run, others
@@ -243,8 +244,7 @@ class QmdBackend:
         self._boot_report: SyncReport | None = None  # the awaited boot update's report, for the first sync()
         self._vectors_seen = False  # QMD's index had vectors at a search (no need to look again)
         self._exports: SessionExports | None = None  # the transcripts' exports (memory.qmd.sessions)
-        self._processes = QmdProcesses()  # killed on close(), at exit, and when this backend is garbage-collected
-        weakref.finalize(self, self._processes.kill_all)
+        self._processes = QmdProcesses(self)  # killed on close(), at exit, and when this backend is garbage-collected
         # a failure is remembered for these settings only: the command as it runs (the dump redacts it) and the rest
         self._failures = FailureMemory(home / "failure.json", FAILURE_HOLD_S,
                                        settings=self.cfg.command + "\n" + self.cfg.model_dump_json())
@@ -288,7 +288,7 @@ class QmdBackend:
     def _require_models(self) -> None:
         """QmdError when QMD would have to download a model the search mode needs: it would try for minutes,
         and forever where its model hub is unreachable."""
-        missing = missing_models(self.cfg.search_mode, command_env(self.argv, self.env), self._models_dir())
+        missing = missing_models(self.cfg.search_mode, self._qmd_env, self._models_dir())
         if missing:
             raise QmdError(
                 f"QMD's model{'s' if len(missing) > 1 else ''} {', '.join(missing)} "

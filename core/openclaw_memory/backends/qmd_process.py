@@ -1,13 +1,12 @@
 """Running QMD: one process per command, or a warm ``qmd mcp`` session (MCP over stdio).
 
 Every QMD process runs in a process group of its own, registered in a :class:`QmdProcesses` while it
-runs: closing the backend kills them (a ``qmd embed`` in the background included), and so does the
-interpreter's exit for any still running.
+runs: closing the backend kills them (a ``qmd embed`` in the background included), and so do the backend's
+garbage collection and the interpreter's exit for any still running.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import os
@@ -43,16 +42,16 @@ def _kill(proc: subprocess.Popen[Any]) -> None:
 
 
 class QmdProcesses:
-    """The QMD processes one backend has running; :meth:`kill_all` ends them and their children.
+    """The QMD processes one backend (``owner``) has running; :meth:`kill_all` ends them and their children.
 
-    Every instance is also ended when the interpreter exits (QMD runs in sessions of its own, so
-    nothing else would stop a ``qmd embed`` left running)."""
+    They are also ended when ``owner`` is garbage-collected and when the interpreter exits (QMD runs in
+    sessions of its own, so nothing else would stop a ``qmd embed`` left running)."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: object) -> None:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen[Any]] = set()
         self._closed = False
-        _EVERY.add(self)
+        weakref.finalize(owner, self.kill_all)  # called at the owner's collection, or at exit while it lives
 
     def add(self, proc: subprocess.Popen[Any]) -> None:
         """Track ``proc`` until :meth:`discard`; killed at once when this set is already closed."""
@@ -80,15 +79,6 @@ class QmdProcesses:
         for proc in running:
             if proc.poll() is None:
                 _kill(proc)
-
-
-_EVERY: weakref.WeakSet[QmdProcesses] = weakref.WeakSet()
-
-
-@atexit.register
-def _kill_at_exit() -> None:
-    for processes in list(_EVERY):
-        processes.kill_all()
 
 
 _INSTALL_ADVICE = ("Install QMD (npm install @tobilu/qmd with Node 24, or `make qmd` in this repository), set "
