@@ -43,7 +43,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from openclaw_memory.errors import ConfigError
-from openclaw_memory.redaction import (REDACTED, redact, register_assigned_secrets, register_secret,
+from openclaw_memory.redaction import (REDACTED, redact, register_assigned_secrets,
                                        url_without_credentials, url_without_password)
 from openclaw_memory.text.note_dates import NOTE_DATES_IN_KEYWORD_INDEX
 
